@@ -1,0 +1,26 @@
+//! Writes the sample runs in `sample_runs/` and the bundled demo in `assets/`, deterministically.
+//!
+//! `cargo run --example gen_samples` regenerates them byte for byte (a fixed seed per file);
+//! `tests/sample_runs.rs` checks that the committed files equal a fresh generation.
+
+use vantage::load::native::write::to_jsonl;
+
+#[path = "gen_samples/mod.rs"]
+mod samples;
+
+fn main() -> std::process::ExitCode {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (path, run) in samples::all() {
+        let target = root.join(path);
+        if let Err(err) = std::fs::write(&target, to_jsonl(&run)) {
+            eprintln!("gen_samples: {err}: {}", target.display());
+            return std::process::ExitCode::FAILURE;
+        }
+        println!(
+            "wrote {} ({} trajectories)",
+            target.display(),
+            run.trajectories.len()
+        );
+    }
+    std::process::ExitCode::SUCCESS
+}

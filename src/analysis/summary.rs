@@ -1,0 +1,268 @@
+//! Run summaries: counts, which fields are present, outcome statistics, zero-variance groups.
+
+use std::collections::BTreeMap;
+
+use crate::model::{GroupId, Run};
+
+/// What a run contains, for `vantage check` and the run overview.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunSummary {
+    /// Number of groups.
+    pub num_groups: usize,
+    /// Number of trajectories.
+    pub num_trajectories: usize,
+    /// Number of distinct steps (nodes).
+    pub num_nodes: usize,
+    /// Sum of path lengths (a shared tree prefix counts once per trajectory).
+    pub num_path_steps: usize,
+    /// Number of tokens.
+    pub num_tokens: usize,
+    /// Number of tree records.
+    pub num_trees: usize,
+    /// Nodes with more than one child (branch points).
+    pub num_branch_points: usize,
+    /// Smallest and largest training step.
+    pub train_steps: Option<(i64, i64)>,
+    /// Mean outcome reward over trajectories that have one.
+    pub mean_reward: Option<f64>,
+    /// Trajectories with a logged outcome reward.
+    pub num_with_reward: usize,
+    /// Share of successes among trajectories with a success flag.
+    pub success_rate: Option<f64>,
+    /// Groups of two or more rewarded trajectories whose rewards are all equal.
+    pub num_zero_variance_groups: usize,
+    /// Groups with at least two trajectories.
+    pub num_multi_groups: usize,
+    /// Step score names and how many nodes carry each.
+    pub scores: BTreeMap<String, usize>,
+    /// Outcome component names and how many trajectories carry each.
+    pub components: BTreeMap<String, usize>,
+    /// Role labels and their node counts.
+    pub roles: BTreeMap<String, usize>,
+    /// Step kinds and their node counts.
+    pub kinds: BTreeMap<String, usize>,
+    /// Finish reasons and their trajectory counts.
+    pub finish: BTreeMap<String, usize>,
+    /// Nodes with an environment reward.
+    pub num_env_rewards: usize,
+    /// Nodes with a state key, and how many distinct keys.
+    pub num_state_keys: (usize, usize),
+    /// Nodes with Monte-Carlo statistics.
+    pub num_mc: usize,
+    /// Nodes labelled as the first error, and nodes with any first-error label.
+    pub num_first_error: (usize, usize),
+    /// Nodes with retrieved documents.
+    pub num_with_docs: usize,
+    /// Token columns present.
+    pub token_columns: Vec<&'static str>,
+}
+
+/// Whether a group has at least two rewarded trajectories, all with the same reward.
+pub fn is_zero_variance(run: &Run, group: GroupId) -> bool {
+    let mut rewards = run
+        .groups
+        .members(group)
+        .iter()
+        .map(|t| run.trajectories.reward[t.index()])
+        .filter(|r| !r.is_nan());
+    let Some(first) = rewards.next() else {
+        return false;
+    };
+    let mut count = 1;
+    for r in rewards {
+        if r != first {
+            return false;
+        }
+        count += 1;
+    }
+    count >= 2
+}
+
+fn count_labels(run: &Run, column: &[crate::model::Sym]) -> BTreeMap<String, usize> {
+    let mut counts = vec![0usize; run.labels.len()];
+    for sym in column {
+        if let Some(c) = counts.get_mut(sym.index()) {
+            *c += 1;
+        }
+    }
+    counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, c)| (run.label(crate::model::Sym::from_index(i)).to_owned(), *c))
+        .collect()
+}
+
+impl RunSummary {
+    /// Summarises a run in one pass over its columns.
+    pub fn of(run: &Run) -> Self {
+        let nodes = &run.nodes;
+        let tr = &run.trajectories;
+        let rewards: Vec<f64> = tr
+            .reward
+            .iter()
+            .filter(|r| !r.is_nan())
+            .map(|&r| f64::from(r))
+            .collect();
+        let successes: Vec<bool> = tr.success.iter().flatten().copied().collect();
+        let steps: Vec<i64> = run.groups.train_step.iter().flatten().copied().collect();
+        let mut distinct_states: Vec<u32> = nodes
+            .state_key
+            .iter()
+            .filter(|s| s.is_some())
+            .map(|s| s.0)
+            .collect();
+        let num_state_nodes = distinct_states.len();
+        distinct_states.sort_unstable();
+        distinct_states.dedup();
+        Self {
+            num_groups: run.groups.len(),
+            num_trajectories: tr.len(),
+            num_nodes: nodes.len(),
+            num_path_steps: run.num_path_steps(),
+            num_tokens: run.tokens.len,
+            num_trees: run.trees.len(),
+            num_branch_points: (0..nodes.len())
+                .filter(|&i| {
+                    nodes
+                        .children(crate::model::NodeId::from_index(i))
+                        .nth(1)
+                        .is_some()
+                })
+                .count(),
+            train_steps: steps
+                .iter()
+                .min()
+                .zip(steps.iter().max())
+                .map(|(a, b)| (*a, *b)),
+            mean_reward: (!rewards.is_empty())
+                .then(|| rewards.iter().sum::<f64>() / rewards.len() as f64),
+            num_with_reward: rewards.len(),
+            success_rate: (!successes.is_empty())
+                .then(|| successes.iter().filter(|s| **s).count() as f64 / successes.len() as f64),
+            num_zero_variance_groups: run
+                .groups
+                .ids()
+                .filter(|&g| is_zero_variance(run, g))
+                .count(),
+            num_multi_groups: run
+                .groups
+                .ids()
+                .filter(|&g| run.groups.members(g).len() >= 2)
+                .count(),
+            scores: nodes
+                .scores
+                .iter()
+                .map(|(k, v)| (k.clone(), v.iter().filter(|x| !x.is_nan()).count()))
+                .collect(),
+            components: tr
+                .components
+                .iter()
+                .map(|(k, v)| (k.clone(), v.iter().filter(|x| !x.is_nan()).count()))
+                .collect(),
+            roles: count_labels(run, &nodes.role),
+            kinds: count_labels(run, &nodes.kind),
+            finish: count_labels(run, &tr.finish),
+            num_env_rewards: nodes.env_reward.iter().filter(|x| !x.is_nan()).count(),
+            num_state_keys: (num_state_nodes, distinct_states.len()),
+            num_mc: (0..nodes.len())
+                .filter(|&i| nodes.mc(crate::model::NodeId::from_index(i)).is_some())
+                .count(),
+            num_first_error: (
+                nodes
+                    .flags
+                    .iter()
+                    .filter(|f| **f & crate::model::FLAG_FIRST_ERROR != 0)
+                    .count(),
+                nodes
+                    .flags
+                    .iter()
+                    .filter(|f| **f & crate::model::FLAG_FIRST_ERROR_LABELLED != 0)
+                    .count(),
+            ),
+            num_with_docs: (0..nodes.len())
+                .filter(|&i| !nodes.docs(crate::model::NodeId::from_index(i)).is_empty())
+                .count(),
+            token_columns: run.tokens.present(),
+        }
+    }
+
+    /// Whether any node has more than one child, i.e. the run has real tree structure.
+    pub fn has_tree_links(&self) -> bool {
+        self.num_branch_points > 0
+    }
+
+    /// Human-readable lines, as `vantage check` prints them (indented by the caller).
+    pub fn lines(&self) -> Vec<String> {
+        let list = |map: &BTreeMap<String, usize>| {
+            if map.is_empty() {
+                "none".to_owned()
+            } else {
+                map.iter()
+                    .map(|(k, v)| format!("{k} ({v})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        let mut lines = vec![format!(
+            "groups {} · trajectories {} · steps {} (nodes {}) · tokens {}",
+            self.num_groups,
+            self.num_trajectories,
+            self.num_path_steps,
+            self.num_nodes,
+            self.num_tokens
+        )];
+        let mut outcome = Vec::new();
+        if let Some((a, b)) = self.train_steps {
+            outcome.push(if a == b {
+                format!("train step {a}")
+            } else {
+                format!("train steps {a}..{b}")
+            });
+        }
+        match self.mean_reward {
+            Some(mean) => outcome.push(format!(
+                "mean reward {mean:.3} ({} rewarded)",
+                self.num_with_reward
+            )),
+            None => outcome.push("no outcome rewards".to_owned()),
+        }
+        if let Some(rate) = self.success_rate {
+            outcome.push(format!("success {:.1}%", rate * 100.0));
+        }
+        outcome.push(format!(
+            "zero-variance groups {} of {}",
+            self.num_zero_variance_groups, self.num_multi_groups
+        ));
+        lines.push(outcome.join(" · "));
+        lines.push(format!("step scores: {}", list(&self.scores)));
+        lines.push(format!("outcome components: {}", list(&self.components)));
+        lines.push(format!("roles: {}", list(&self.roles)));
+        lines.push(format!("kinds: {}", list(&self.kinds)));
+        lines.push(format!("finish reasons: {}", list(&self.finish)));
+        lines.push(format!(
+            "tree links: {} · env rewards {} · state keys {} ({} distinct) · MC stats {} · first-error labels {} ({} errors) · retrieved docs {}",
+            if self.has_tree_links() {
+                format!("yes ({} trees, {} branch points)", self.num_trees, self.num_branch_points)
+            } else {
+                "no".to_owned()
+            },
+            self.num_env_rewards,
+            self.num_state_keys.0,
+            self.num_state_keys.1,
+            self.num_mc,
+            self.num_first_error.1,
+            self.num_first_error.0,
+            self.num_with_docs,
+        ));
+        lines.push(format!(
+            "tokens: {}",
+            if self.token_columns.is_empty() {
+                "none".to_owned()
+            } else {
+                self.token_columns.join(", ")
+            }
+        ));
+        lines
+    }
+}

@@ -1,0 +1,204 @@
+//! Loading runs off the UI thread: a named worker thread per file on native, in-frame on the web.
+
+use std::sync::mpsc;
+
+use crate::load::{LoadError, LoadReport, load_bytes};
+use crate::model::Run;
+
+/// Something to open.
+#[derive(Clone, Debug)]
+pub enum LoadSource {
+    /// Bytes already in memory (bundled sample, web picker, drag-and-drop on the web).
+    Bytes {
+        /// Display name.
+        name: String,
+        /// Content.
+        bytes: std::sync::Arc<[u8]>,
+    },
+    /// A file on disk (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    Path(std::path::PathBuf),
+}
+
+impl LoadSource {
+    /// Display name.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Bytes { name, .. } => name.clone(),
+            #[cfg(not(target_arch = "wasm32"))]
+            Self::Path(path) => path.display().to_string(),
+        }
+    }
+
+    fn load(&self) -> LoadOutcome {
+        let name = self.name();
+        let mut report = LoadReport::new(&name);
+        let result = match self {
+            Self::Bytes { bytes, .. } => load_bytes(&name, bytes, &mut report),
+            #[cfg(not(target_arch = "wasm32"))]
+            Self::Path(path) => crate::native::load_path(path, None, &mut report),
+        };
+        LoadOutcome {
+            name,
+            result,
+            report,
+        }
+    }
+}
+
+/// The result of one load.
+#[derive(Debug)]
+pub struct LoadOutcome {
+    /// Display name.
+    pub name: String,
+    /// The run, or why nothing loaded.
+    pub result: Result<Run, LoadError>,
+    /// Warnings.
+    pub report: LoadReport,
+}
+
+/// Loads in flight.
+#[derive(Default)]
+pub struct Loader {
+    pending: Vec<(String, mpsc::Receiver<LoadOutcome>)>,
+}
+
+impl Loader {
+    /// Starts loading `source`; `repaint` is called when it is done.
+    pub fn start(&mut self, source: LoadSource, repaint: impl Fn() + Send + 'static) {
+        let (sender, receiver) = mpsc::channel();
+        let name = source.name();
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let spawned = std::thread::Builder::new()
+                .name(format!("load {name}"))
+                .spawn(move || {
+                    let _ = sender.send(source.load());
+                    repaint();
+                });
+            if let Err(err) = spawned {
+                log::error!("could not start a loader thread: {err}");
+                return;
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = sender.send(source.load());
+            repaint();
+        }
+        self.pending.push((name, receiver));
+    }
+
+    /// Names of the loads still running.
+    pub fn pending_names(&self) -> impl Iterator<Item = &str> {
+        self.pending.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// Loads a file dropped on the window: from its path on native, from its bytes on the web.
+    pub fn start_dropped(
+        &mut self,
+        file: egui::DroppedFileHandle,
+        repaint: impl Fn() + Send + 'static,
+    ) {
+        #[cfg(not(target_arch = "wasm32"))]
+        self.start(LoadSource::Path(file.path().to_path_buf()), repaint);
+        #[cfg(target_arch = "wasm32")]
+        {
+            let (sender, receiver) = mpsc::channel();
+            let name = file.path().display().to_string();
+            wasm_bindgen_futures::spawn_local(async move {
+                let name = file.path().display().to_string();
+                let outcome = match file.bytes_async().await {
+                    Ok(bytes) => LoadSource::Bytes {
+                        name,
+                        bytes: bytes.into(),
+                    }
+                    .load(),
+                    Err(err) => {
+                        let report = LoadReport::new(&name);
+                        let err = LoadError::from(std::io::Error::other(err)).with_path(&name);
+                        LoadOutcome {
+                            name,
+                            result: Err(err),
+                            report,
+                        }
+                    }
+                };
+                let _ = sender.send(outcome);
+                repaint();
+            });
+            self.pending.push((name, receiver));
+        }
+    }
+
+    /// Asks the user for files (native dialog on a worker thread, async picker on the web) and loads them.
+    pub fn start_picker(&mut self, repaint: impl Fn() + Send + 'static) {
+        let (sender, receiver) = mpsc::channel();
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let spawned = std::thread::Builder::new()
+                .name("file dialog".to_owned())
+                .spawn(move || {
+                    let paths = rfd::FileDialog::new()
+                        .add_filter(
+                            "rollout logs",
+                            &["jsonl", "json", "eval", "traj", "parquet"],
+                        )
+                        .add_filter("all files", &["*"])
+                        .pick_files()
+                        .unwrap_or_default();
+                    for path in paths {
+                        let _ = sender.send(LoadSource::Path(path).load());
+                    }
+                    repaint();
+                });
+            if let Err(err) = spawned {
+                log::error!("could not start the file dialog thread: {err}");
+                return;
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        wasm_bindgen_futures::spawn_local(async move {
+            let files = rfd::AsyncFileDialog::new()
+                .pick_files()
+                .await
+                .unwrap_or_default();
+            for file in files {
+                let bytes = file.read().await;
+                let source = LoadSource::Bytes {
+                    name: file.file_name(),
+                    bytes: bytes.into(),
+                };
+                let _ = sender.send(source.load());
+            }
+            repaint();
+        });
+        self.pending.push(("file dialog".to_owned(), receiver));
+    }
+
+    /// Finished loads, in the order they were started.
+    pub fn poll(&mut self) -> Vec<LoadOutcome> {
+        let mut done = Vec::new();
+        self.pending.retain(|(name, receiver)| {
+            loop {
+                match receiver.try_recv() {
+                    Ok(outcome) => done.push(outcome),
+                    Err(mpsc::TryRecvError::Empty) => return true,
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        log::debug!("{name}: finished");
+                        return false;
+                    }
+                }
+            }
+        });
+        done
+    }
+
+    /// Waits for every pending load (tests and headless use).
+    pub fn wait_all(&mut self) -> Vec<LoadOutcome> {
+        self.pending
+            .drain(..)
+            .flat_map(|(_, receiver)| receiver.into_iter())
+            .collect()
+    }
+}

@@ -1,0 +1,382 @@
+//! The command line: `vantage [FILES…]` opens the app; `check`, `schemes` and `credit` run headless.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::analysis::RunSummary;
+use crate::credit::{self, ParamKind, ParamValues, Support};
+use crate::load::{LOADERS, LoadReport};
+use crate::model::Run;
+use crate::native::load_path;
+
+/// See where outcome-only and process credit agree and disagree on the same RL rollouts.
+#[derive(Debug, Parser)]
+#[command(name = "vantage", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Rollout logs to open in the app (none: the bundled sample run).
+    files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Load files, print what they contain and every warning; exit 0 clean, 1 records skipped, 2 nothing loadable.
+    Check {
+        /// Files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Read as this format instead of detecting it.
+        #[arg(long)]
+        format: Option<String>,
+    },
+    /// List every credit scheme with its parameters, requirements and citation.
+    Schemes {
+        /// Print Markdown (docs/SCHEMES.md is generated this way).
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Compute credit under one scheme and write it per step (or per token) as JSONL or CSV.
+    Credit {
+        /// The rollout log.
+        file: PathBuf,
+        /// Scheme id (see `vantage schemes`).
+        #[arg(long)]
+        scheme: String,
+        /// Parameter value, repeatable: `--set gamma=0.99`.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Write per-token rows instead of per-step rows.
+        #[arg(long)]
+        tokens: bool,
+        /// Output file (`.jsonl` or `.csv`); standard output as JSONL when absent.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Read as this format instead of detecting it.
+        #[arg(long)]
+        format: Option<String>,
+    },
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    match cli.command {
+        None => crate::native::run_app(cli.files),
+        Some(Command::Check { files, format }) => check(&files, format.as_deref()),
+        Some(Command::Schemes { markdown }) => {
+            print!(
+                "{}",
+                if markdown {
+                    schemes_markdown()
+                } else {
+                    schemes_text()
+                }
+            );
+            ExitCode::SUCCESS
+        }
+        Some(Command::Credit {
+            file,
+            scheme,
+            set,
+            tokens,
+            out,
+            format,
+        }) => {
+            match credit_command(
+                &file,
+                &scheme,
+                &set,
+                tokens,
+                out.as_deref(),
+                format.as_deref(),
+            ) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("vantage credit: {err:#}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}
+
+/// Loads and reports each file; the exit code is the worst over all files.
+fn check(files: &[PathBuf], format: Option<&str>) -> ExitCode {
+    let mut worst = 0u8;
+    let mut stdout = std::io::stdout().lock();
+    for path in files {
+        let mut report = LoadReport::new(&path.display().to_string());
+        let code = match load_path(path, format, &mut report) {
+            Ok(run) => {
+                let _ = writeln!(stdout, "{}: {}", path.display(), run.meta.format);
+                for line in RunSummary::of(&run).lines() {
+                    let _ = writeln!(stdout, "  {line}");
+                }
+                for note in &run.meta.notes {
+                    let _ = writeln!(stdout, "  note: {note}");
+                }
+                print_schemes_support(&mut stdout, &run);
+                u8::from(!report.warnings.is_empty())
+            }
+            Err(err) => {
+                let _ = writeln!(stdout, "{}: nothing loaded", path.display());
+                let _ = writeln!(stdout, "  {}", err.located());
+                2
+            }
+        };
+        let skipped = report.num_skipped();
+        let _ = writeln!(
+            stdout,
+            "  warnings: {} ({skipped} skipped)",
+            report.warnings.len()
+        );
+        for line in report.located() {
+            let _ = writeln!(stdout, "  {line}");
+        }
+        worst = worst.max(code);
+    }
+    ExitCode::from(worst)
+}
+
+fn print_schemes_support(out: &mut impl std::io::Write, run: &Run) {
+    let table = credit::support_table(run);
+    if table.is_empty() {
+        let _ = writeln!(out, "  schemes: none registered in this build");
+        return;
+    }
+    let supported: Vec<&str> = table
+        .iter()
+        .filter(|(_, s)| *s == Support::Yes)
+        .map(|(i, _)| i.id)
+        .collect();
+    let _ = writeln!(
+        out,
+        "  schemes supported ({}): {}",
+        supported.len(),
+        supported.join(", ")
+    );
+    for (info, support) in &table {
+        if let Support::No(reason) = support {
+            let _ = writeln!(out, "  scheme {} unavailable: {reason}", info.id);
+        }
+    }
+}
+
+fn param_kind_text(kind: &ParamKind) -> String {
+    match kind {
+        ParamKind::Float { min, max } => format!("number in [{min}, {max}]"),
+        ParamKind::Int { min, max } => format!("integer in [{min}, {max}]"),
+        ParamKind::Bool => "true or false".to_owned(),
+        ParamKind::Choice(options) => format!("one of {}", options.join(", ")),
+    }
+}
+
+fn schemes_text() -> String {
+    if credit::SCHEMES.is_empty() {
+        return "No credit schemes are registered in this build.\n".to_owned();
+    }
+    let mut out = String::new();
+    for scheme in credit::SCHEMES {
+        let info = scheme.info();
+        out.push_str(&format!(
+            "{} ({:?}): {}\n  {}\n",
+            info.id, info.family, info.display_name, info.citation
+        ));
+        for p in scheme.params() {
+            out.push_str(&format!(
+                "  --set {}=… ({}, default {}): {}\n",
+                p.name,
+                param_kind_text(&p.kind),
+                p.default,
+                p.doc
+            ));
+        }
+    }
+    out
+}
+
+fn schemes_markdown() -> String {
+    let mut out = String::from(
+        "# Credit schemes\n\nGenerated by `vantage schemes --markdown`; do not edit by hand.\n\n",
+    );
+    if credit::SCHEMES.is_empty() {
+        out.push_str("No credit schemes are registered in this build.\n");
+        return out;
+    }
+    for scheme in credit::SCHEMES {
+        let info = scheme.info();
+        let source = match info.source {
+            credit::SourceQuality::FromCode(at) => format!("from code: {at}"),
+            credit::SourceQuality::Approximate(why) => format!("approximate: {why}"),
+        };
+        out.push_str(&format!(
+            "## `{}` — {}\n\n{:?} · {source}\n\n{}\n\n",
+            info.id, info.display_name, info.family, info.citation
+        ));
+        if !scheme.params().is_empty() {
+            out.push_str("| parameter | type | default | meaning |\n|---|---|---|---|\n");
+            for p in scheme.params() {
+                out.push_str(&format!(
+                    "| `{}` | {} | `{}` | {} |\n",
+                    p.name,
+                    param_kind_text(&p.kind),
+                    p.default,
+                    p.doc
+                ));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn credit_command(
+    file: &Path,
+    scheme_id: &str,
+    sets: &[String],
+    tokens: bool,
+    out: Option<&Path>,
+    format: Option<&str>,
+) -> anyhow::Result<()> {
+    let scheme = credit::scheme(scheme_id)?;
+    let mut values = ParamValues::new();
+    for set in sets {
+        let Some((name, value)) = set.split_once('=') else {
+            anyhow::bail!("--set {set:?}: expected NAME=VALUE");
+        };
+        if !scheme.params().iter().any(|p| p.name == name) {
+            return Err(credit::CreditError::UnknownParam {
+                scheme: scheme_id.to_owned(),
+                name: name.to_owned(),
+            }
+            .into());
+        }
+        values.insert(name.to_owned(), value.to_owned());
+    }
+    let mut report = LoadReport::new(&file.display().to_string());
+    let run = load_path(file, format, &mut report)?;
+    for line in report.located() {
+        eprintln!("warning: {line}");
+    }
+    if let Support::No(reason) = scheme.supports(&run) {
+        return Err(credit::CreditError::Unsupported {
+            scheme: scheme_id.to_owned(),
+            reason,
+        }
+        .into());
+    }
+    let credit = scheme.compute(&run, &values)?;
+    let csv = out.is_some_and(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")));
+    let text = if tokens {
+        let Some(token_credit) = credit.token.as_deref() else {
+            anyhow::bail!("scheme {scheme_id} gives step-level credit only; drop --tokens");
+        };
+        token_rows(&run, token_credit, csv)
+    } else {
+        step_rows(&run, &credit.step, csv)
+    };
+    match out {
+        Some(path) => {
+            std::fs::write(path, text).map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn push_row(out: &mut String, csv: bool, fields: &[(&str, serde_json::Value)]) {
+    if csv {
+        let cells: Vec<String> = fields
+            .iter()
+            .map(|(_, v)| match v {
+                serde_json::Value::String(s) if s.contains([',', '"', '\n']) => {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                }
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        out.push_str(&cells.join(","));
+    } else {
+        let map: serde_json::Map<String, serde_json::Value> = fields
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect();
+        out.push_str(&serde_json::Value::Object(map).to_string());
+    }
+    out.push('\n');
+}
+
+fn number(value: f32) -> serde_json::Value {
+    serde_json::Number::from_f64(f64::from(value))
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+fn step_rows(run: &Run, credit: &[f32], csv: bool) -> String {
+    let mut out = String::new();
+    if csv {
+        out.push_str("trajectory,group,step,node,credit\n");
+    }
+    for trajectory in run.trajectories.ids() {
+        let group = run.group_key(run.trajectories.group[trajectory.index()]);
+        let offset = run.trajectories.path_offsets[trajectory.index()] as usize;
+        for (step, node) in run.trajectories.path(trajectory).iter().enumerate() {
+            let value = credit.get(offset + step).copied().unwrap_or(f32::NAN);
+            push_row(
+                &mut out,
+                csv,
+                &[
+                    ("trajectory", run.trajectory_key(trajectory).into()),
+                    ("group", group.into()),
+                    ("step", step.into()),
+                    ("node", node.0.into()),
+                    ("credit", number(value)),
+                ],
+            );
+        }
+    }
+    out
+}
+
+fn token_rows(run: &Run, credit: &[f32], csv: bool) -> String {
+    let mut out = String::new();
+    if csv {
+        out.push_str("trajectory,group,token,mask,credit\n");
+    }
+    for trajectory in run.trajectories.ids() {
+        let group = run.group_key(run.trajectories.group[trajectory.index()]);
+        let range = run.trajectories.token_range(trajectory);
+        for (position, token) in range.enumerate() {
+            let mask = run
+                .tokens
+                .mask
+                .as_ref()
+                .is_none_or(|m| m.get(token).copied().unwrap_or(true));
+            push_row(
+                &mut out,
+                csv,
+                &[
+                    ("trajectory", run.trajectory_key(trajectory).into()),
+                    ("group", group.into()),
+                    ("token", position.into()),
+                    ("mask", u8::from(mask).into()),
+                    (
+                        "credit",
+                        number(credit.get(token).copied().unwrap_or(f32::NAN)),
+                    ),
+                ],
+            );
+        }
+    }
+    out
+}
+
+/// The names of the formats this build reads, for help texts.
+pub fn format_names() -> Vec<&'static str> {
+    LOADERS.iter().map(|l| l.name()).collect()
+}

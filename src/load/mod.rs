@@ -1,0 +1,85 @@
+//! Loading: bytes in, [`Run`] out. One file per format; detection by content.
+//!
+//! Loaders never touch the filesystem: [`load_bytes`] takes the bytes and a display name; the
+//! native-only `crate::native::load_path` reads a file and calls it. A malformed record is skipped and
+//! reported in the [`LoadReport`] as `FILE:LINE: FIELD: reason`; everything valid still loads.
+
+mod error;
+mod lenient;
+pub mod native;
+mod report;
+
+pub use error::LoadError;
+pub use report::LoadReport;
+
+use crate::model::Run;
+
+/// A log format that can be read from bytes.
+pub trait Loader: Sync {
+    /// Short name used by `--format`.
+    fn name(&self) -> &'static str;
+
+    /// One line about the format, for help texts.
+    fn description(&self) -> &'static str;
+
+    /// Reads a run; [`LoadError::Incompatible`] means "not this format".
+    fn load_bytes(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        report: &mut LoadReport,
+    ) -> Result<Run, LoadError>;
+}
+
+/// Every loader, in detection order. A new format is a new file plus one line here.
+pub static LOADERS: &[&dyn Loader] = &[&native::NativeJsonl];
+
+/// The loader named `name`.
+pub fn loader(name: &str) -> Option<&'static dyn Loader> {
+    LOADERS.iter().copied().find(|l| l.name() == name)
+}
+
+/// Reads a run from bytes, trying each loader until one accepts the content.
+pub fn load_bytes(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    if report.file.is_empty() {
+        report.file = name.to_owned();
+    }
+    let mut declined = Vec::new();
+    for loader in LOADERS {
+        match loader.load_bytes(name, bytes, report) {
+            Err(LoadError::Incompatible { reason, .. }) => {
+                declined.push(format!("{}: {reason}", loader.name()))
+            }
+            other => return other.map_err(|e| e.with_path(name)),
+        }
+    }
+    Err(LoadError::Unrecognised {
+        tried: declined.join("; "),
+    }
+    .with_path(name))
+}
+
+/// Reads a run from bytes with an explicit format.
+pub fn load_bytes_as(
+    format: &str,
+    name: &str,
+    bytes: &[u8],
+    report: &mut LoadReport,
+) -> Result<Run, LoadError> {
+    if report.file.is_empty() {
+        report.file = name.to_owned();
+    }
+    let Some(loader) = loader(format) else {
+        let known = LOADERS
+            .iter()
+            .map(|l| l.name())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(LoadError::Unrecognised {
+            tried: format!("unknown format {format:?}; known: {known}"),
+        });
+    };
+    loader
+        .load_bytes(name, bytes, report)
+        .map_err(|e| e.with_path(name))
+}

@@ -1,0 +1,269 @@
+//! Building a [`Run`] record by record, then deriving paths, children and group members.
+//!
+//! The builder trusts its caller (a loader) to have validated each record: it never panics, but
+//! it does not report problems either, except the few that only it can see (duplicate ids).
+
+use std::collections::HashMap;
+
+use super::nodes::NodeRow;
+use super::{
+    GroupId, NewStep, NewTokens, NodeId, Outcome, Run, RunMeta, Sym, TextId, TrajectoryId, TreeId,
+};
+
+/// A group's attributes as a record states them.
+#[derive(Clone, Debug, Default)]
+pub struct NewGroup<'a> {
+    /// External id.
+    pub key: &'a str,
+    /// Task / prompt id.
+    pub task: Option<&'a str>,
+    /// Training step.
+    pub train_step: Option<i64>,
+    /// Prompt text.
+    pub prompt: Option<&'a str>,
+    /// Gold answer.
+    pub gold: Option<&'a str>,
+}
+
+/// Accumulates records into a [`Run`].
+#[derive(Debug, Default)]
+pub struct RunBuilder {
+    run: Run,
+    groups_by_key: HashMap<Sym, GroupId>,
+    trajectories_by_key: HashMap<Sym, TrajectoryId>,
+    trees_by_key: HashMap<Sym, TreeId>,
+}
+
+impl RunBuilder {
+    /// An empty run named `name`, read from `format`.
+    pub fn new(name: &str, format: &str) -> Self {
+        let mut builder = Self::default();
+        builder.run.meta.name = name.to_owned();
+        builder.run.meta.format = format.to_owned();
+        builder
+    }
+
+    /// The run's metadata, to fill in header fields.
+    pub fn meta_mut(&mut self) -> &mut RunMeta {
+        &mut self.run.meta
+    }
+
+    /// Number of nodes so far.
+    pub fn num_nodes(&self) -> usize {
+        self.run.nodes.len()
+    }
+
+    /// Number of trajectories so far.
+    pub fn num_trajectories(&self) -> usize {
+        self.run.trajectories.len()
+    }
+
+    /// The group with external id `key`, if one was added.
+    pub fn group(&self, key: &str) -> Option<GroupId> {
+        self.groups_by_key
+            .get(&self.run.labels.lookup(key)?)
+            .copied()
+    }
+
+    /// Whether a trajectory with this external id exists.
+    pub fn has_trajectory(&self, key: &str) -> bool {
+        self.run
+            .labels
+            .lookup(key)
+            .is_some_and(|sym| self.trajectories_by_key.contains_key(&sym))
+    }
+
+    /// Whether a tree with this external id exists.
+    pub fn has_tree(&self, key: &str) -> bool {
+        self.run
+            .labels
+            .lookup(key)
+            .is_some_and(|sym| self.trees_by_key.contains_key(&sym))
+    }
+
+    /// Adds a group, or merges into the existing one with the same key. Returns the group and the
+    /// names of attributes whose new value disagrees with the one already set (the first wins).
+    pub fn add_group(&mut self, group: &NewGroup<'_>) -> (GroupId, Vec<&'static str>) {
+        let key = self.run.labels.intern(group.key);
+        let run = &mut self.run;
+        if let Some(&id) = self.groups_by_key.get(&key) {
+            let i = id.index();
+            let mut conflicts = Vec::new();
+            if let Some(task) = group.task {
+                let sym = run.labels.intern(task);
+                if run.groups.task[i].is_none() {
+                    run.groups.task[i] = sym;
+                } else if run.groups.task[i] != sym {
+                    conflicts.push("task");
+                }
+            }
+            if let Some(step) = group.train_step {
+                match run.groups.train_step[i] {
+                    None => run.groups.train_step[i] = Some(step),
+                    Some(existing) if existing != step => conflicts.push("train_step"),
+                    Some(_) => {}
+                }
+            }
+            for (name, value, column) in [
+                ("prompt", group.prompt, &mut run.groups.prompt),
+                ("gold", group.gold, &mut run.groups.gold),
+            ] {
+                let Some(value) = value.filter(|v| !v.is_empty()) else {
+                    continue;
+                };
+                if column[i].is_none() {
+                    column[i] = run.text.push(value);
+                } else if run.text.get(column[i]) != value {
+                    conflicts.push(name);
+                }
+            }
+            return (id, conflicts);
+        }
+        let id = GroupId::from_index(run.groups.len());
+        run.groups.key.push(key);
+        run.groups.task.push(run.labels.intern_opt(group.task));
+        run.groups.train_step.push(group.train_step);
+        run.groups.prompt.push(run.text.push_opt(group.prompt));
+        run.groups.gold.push(run.text.push_opt(group.gold));
+        self.groups_by_key.insert(key, id);
+        (id, Vec::new())
+    }
+
+    /// Adds a tree record; `None` if a tree with this key exists.
+    pub fn add_tree(&mut self, key: &str, group: GroupId) -> Option<TreeId> {
+        let sym = self.run.labels.intern(key);
+        if self.trees_by_key.contains_key(&sym) {
+            return None;
+        }
+        let id = TreeId::from_index(self.run.trees.len());
+        self.run.trees.key.push(sym);
+        self.run.trees.group.push(group);
+        self.trees_by_key.insert(sym, id);
+        Some(id)
+    }
+
+    /// Adds one node under `parent` (`NONE`: under the prompt). The parent must already exist.
+    pub fn add_node(&mut self, group: GroupId, parent: NodeId, step: &NewStep<'_>) -> NodeId {
+        let run = &mut self.run;
+        let parent = if parent.index() < run.nodes.len() {
+            parent
+        } else {
+            NodeId::NONE
+        };
+        let row = NodeRow {
+            parent,
+            group,
+            key: run.labels.intern_opt(step.key),
+            kind: run.labels.intern_opt(step.kind),
+            role: run.labels.intern_opt(step.role),
+            thought: run.text.push_opt(step.thought),
+            action: run.text.push_opt(step.action),
+            observation: run.text.push_opt(step.observation),
+            state_key: run.labels.intern_opt(step.state_key),
+            docs: step.docs.iter().map(|d| run.labels.intern(d)).collect(),
+        };
+        run.nodes.push(row, step)
+    }
+
+    /// Adds a chain of steps under the prompt of `group`, returning the last node (`NONE` if `steps` is empty).
+    pub fn add_chain(&mut self, group: GroupId, steps: &[NewStep<'_>]) -> NodeId {
+        let mut parent = NodeId::NONE;
+        for step in steps {
+            parent = self.add_node(group, parent, step);
+        }
+        parent
+    }
+
+    /// Adds a trajectory ending at `leaf`; `None` if the key is taken or `leaf` does not exist.
+    /// Token arrays must have equal lengths (checked by the caller); extra values are ignored.
+    pub fn add_trajectory(
+        &mut self,
+        key: &str,
+        group: GroupId,
+        tree: TreeId,
+        leaf: NodeId,
+        outcome: &Outcome<'_>,
+        tokens: &NewTokens<'_>,
+    ) -> Option<TrajectoryId> {
+        let run = &mut self.run;
+        let sym = run.labels.intern(key);
+        if self.trajectories_by_key.contains_key(&sym) || leaf.index() >= run.nodes.len() {
+            return None;
+        }
+        let index = run.trajectories.len();
+        let t = &mut run.trajectories;
+        t.key.push(sym);
+        t.group.push(group);
+        t.tree.push(tree);
+        t.leaf.push(leaf);
+        t.reward.push(outcome.reward.unwrap_or(f32::NAN));
+        t.success.push(outcome.success);
+        t.finish.push(run.labels.intern_opt(outcome.finish));
+        super::columns::push_named(&mut t.components, index, &outcome.components);
+        let num_tokens = tokens.len().unwrap_or(0);
+        let text: Option<Vec<TextId>> = tokens
+            .text
+            .map(|strings| strings.iter().map(|s| run.text.push(s)).collect());
+        if t.token_offsets.is_empty() {
+            t.token_offsets.push(0);
+        }
+        run.tokens.push(tokens, text.as_deref(), num_tokens);
+        t.token_offsets.push(run.tokens.len as u64);
+        let id = TrajectoryId::from_index(index);
+        self.trajectories_by_key.insert(sym, id);
+        Some(id)
+    }
+
+    /// Derives paths, children and group members, and returns the run.
+    pub fn finish(mut self) -> Run {
+        let run = &mut self.run;
+        run.nodes.link_children();
+        let t = &mut run.trajectories;
+        if t.token_offsets.is_empty() {
+            t.token_offsets.push(0);
+        }
+        t.path_offsets = Vec::with_capacity(t.len() + 1);
+        t.path_offsets.push(0);
+        t.path_nodes.clear();
+        for &leaf in &t.leaf {
+            let start = t.path_nodes.len();
+            let mut current = leaf;
+            // Parents precede children, so this walk ends; the bound guards against a broken arena.
+            while let Some(node) = current.get() {
+                t.path_nodes.push(node);
+                if t.path_nodes.len() - start > run.nodes.parent.len() {
+                    break;
+                }
+                current = run
+                    .nodes
+                    .parent
+                    .get(node.index())
+                    .copied()
+                    .unwrap_or(NodeId::NONE);
+            }
+            t.path_nodes[start..].reverse();
+            t.path_offsets.push(t.path_nodes.len() as u32);
+        }
+        let num_groups = run.groups.len();
+        let mut counts = vec![0u32; num_groups + 1];
+        for g in &t.group {
+            if let Some(c) = counts.get_mut(g.index() + 1) {
+                *c += 1;
+            }
+        }
+        for i in 0..num_groups {
+            counts[i + 1] += counts[i];
+        }
+        let mut fill = counts.clone();
+        let mut members = vec![TrajectoryId::NONE; t.len()];
+        for (i, g) in t.group.iter().enumerate() {
+            if let Some(slot) = fill.get_mut(g.index()) {
+                members[*slot as usize] = TrajectoryId::from_index(i);
+                *slot += 1;
+            }
+        }
+        run.groups.member_offsets = counts;
+        run.groups.member_ids = members;
+        self.run
+    }
+}

@@ -1,0 +1,35 @@
+//! The data model: runs, groups, a node arena with parent links, trajectories and tokens.
+//!
+//! Everything is columnar. A [`Run`] holds struct-of-arrays tables indexed by `u32` newtypes
+//! ([`NodeId`], [`TrajectoryId`], [`GroupId`]); labels (kinds, roles, state keys, ids) are interned
+//! as [`Sym`]s; all text lives in one [`TextArena`]; a missing number is `f32::NAN`.
+//!
+//! Every step is a node whose `parent` is the previous step (or `NONE` under the group's prompt).
+//! A linear trajectory is a chain; tree rollouts share prefix nodes, so one node can lie on many
+//! trajectories. A trajectory is a root-to-leaf path with an outcome; its steps are the nodes on its
+//! path, root first. Parents always precede children in the arena.
+//!
+//! Nothing here touches egui, the filesystem or threads.
+
+mod builder;
+mod columns;
+mod groups;
+mod ids;
+mod intern;
+mod nodes;
+mod run;
+mod text;
+mod tokens;
+mod trajectories;
+mod warning;
+
+pub use builder::{NewGroup, RunBuilder};
+pub use groups::{Groups, Trees};
+pub use ids::{GroupId, NodeId, Sym, TextId, TrajectoryId, TreeId};
+pub use intern::Interner;
+pub use nodes::{Children, FLAG_FIRST_ERROR, FLAG_FIRST_ERROR_LABELLED, McStats, NewStep, Nodes};
+pub use run::{Run, RunMeta};
+pub use text::TextArena;
+pub use tokens::{NewTokens, Tokens};
+pub use trajectories::{Outcome, Trajectories};
+pub use warning::Warning;

@@ -1,0 +1,133 @@
+//! A loaded run: one source, its groups, node arena, trajectories and tokens.
+
+use std::collections::BTreeMap;
+
+use super::{
+    GroupId, Groups, Interner, NodeId, Nodes, Sym, TextArena, TextId, Tokens, Trajectories,
+    TrajectoryId, Trees, Warning,
+};
+
+/// What a run is and where it came from.
+#[derive(Clone, Debug, Default)]
+pub struct RunMeta {
+    /// Display name (usually the file name).
+    pub name: String,
+    /// The format it was read from, e.g. `vantage JSONL v1`.
+    pub format: String,
+    /// Free-form run metadata from the log's header (model, trainer, config, …).
+    pub metadata: BTreeMap<String, serde_json::Value>,
+    /// Warnings recorded while loading, in file order.
+    pub warnings: Vec<Warning>,
+    /// Facts about how the log was interpreted, e.g. "groups rebuilt from identical prompts".
+    pub notes: Vec<String>,
+}
+
+/// A run in memory: struct-of-arrays, `u32` indices, interned labels, one text arena.
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    /// Name, format, metadata and load warnings.
+    pub meta: RunMeta,
+    /// Interned labels (kinds, roles, ids, state keys, document ids, finish reasons).
+    pub labels: Interner,
+    /// All texts.
+    pub text: TextArena,
+    /// Groups.
+    pub groups: Groups,
+    /// Tree records.
+    pub trees: Trees,
+    /// The node arena.
+    pub nodes: Nodes,
+    /// Trajectories (root-to-leaf paths).
+    pub trajectories: Trajectories,
+    /// Per-token columns.
+    pub tokens: Tokens,
+}
+
+impl Run {
+    /// The string of a label, `""` if absent.
+    pub fn label(&self, sym: Sym) -> &str {
+        self.labels.str(sym)
+    }
+
+    /// A text, `""` if absent.
+    pub fn text(&self, id: TextId) -> &str {
+        self.text.get(id)
+    }
+
+    /// Sum of path lengths over all trajectories (a shared tree prefix counts once per trajectory).
+    pub fn num_path_steps(&self) -> usize {
+        self.trajectories.path_nodes.len()
+    }
+
+    /// The trajectory with external id `key`.
+    pub fn trajectory_by_key(&self, key: &str) -> Option<TrajectoryId> {
+        let sym = self.labels.lookup(key)?;
+        self.trajectories
+            .key
+            .iter()
+            .position(|&k| k == sym)
+            .map(TrajectoryId::from_index)
+    }
+
+    /// The group with external id `key`.
+    pub fn group_by_key(&self, key: &str) -> Option<GroupId> {
+        let sym = self.labels.lookup(key)?;
+        self.groups
+            .key
+            .iter()
+            .position(|&k| k == sym)
+            .map(GroupId::from_index)
+    }
+
+    /// External id of a trajectory.
+    pub fn trajectory_key(&self, trajectory: TrajectoryId) -> &str {
+        self.label(
+            self.trajectories
+                .key
+                .get(trajectory.index())
+                .copied()
+                .unwrap_or(Sym::NONE),
+        )
+    }
+
+    /// External id of a group.
+    pub fn group_key(&self, group: GroupId) -> &str {
+        self.label(
+            self.groups
+                .key
+                .get(group.index())
+                .copied()
+                .unwrap_or(Sym::NONE),
+        )
+    }
+
+    /// Depth of a node (1 for a child of the prompt).
+    pub fn depth(&self, node: NodeId) -> usize {
+        let mut depth = 0;
+        let mut current = node;
+        while let Some(n) = current.get() {
+            depth += 1;
+            current = self
+                .nodes
+                .parent
+                .get(n.index())
+                .copied()
+                .unwrap_or(NodeId::NONE);
+            if depth > self.nodes.len() {
+                break;
+            }
+        }
+        depth
+    }
+
+    /// Approximate heap bytes of the whole run.
+    pub fn heap_bytes(&self) -> usize {
+        self.labels.heap_bytes()
+            + self.text.heap_bytes()
+            + self.groups.heap_bytes()
+            + self.trees.key.capacity() * 8
+            + self.nodes.heap_bytes()
+            + self.trajectories.heap_bytes()
+            + self.tokens.heap_bytes()
+    }
+}

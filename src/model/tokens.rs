@@ -1,0 +1,144 @@
+//! Optional per-token columns, concatenated over all trajectories (see `Trajectories::token_offsets`).
+
+use super::TextId;
+use super::columns::{opt_bytes, push_opt};
+
+/// The token arrays one trajectory may carry, all of the same length.
+#[derive(Clone, Debug, Default)]
+pub struct NewTokens<'a> {
+    /// Policy mask: `true` for tokens the policy generated, `false` for environment / tool tokens.
+    pub mask: Option<&'a [bool]>,
+    /// Per-token reward.
+    pub reward: Option<&'a [f32]>,
+    /// Policy log-probability.
+    pub logprob: Option<&'a [f32]>,
+    /// Reference-model log-probability.
+    pub ref_logprob: Option<&'a [f32]>,
+    /// Critic value.
+    pub value: Option<&'a [f32]>,
+    /// Policy entropy.
+    pub entropy: Option<&'a [f32]>,
+    /// Token strings.
+    pub text: Option<&'a [&'a str]>,
+}
+
+impl NewTokens<'_> {
+    /// The common length of the present arrays, or the first pair of (name, length) that disagrees.
+    pub fn len(&self) -> Result<usize, (&'static str, usize, usize)> {
+        let lengths = [
+            ("mask", self.mask.map(<[bool]>::len)),
+            ("reward", self.reward.map(<[f32]>::len)),
+            ("logprob", self.logprob.map(<[f32]>::len)),
+            ("ref_logprob", self.ref_logprob.map(<[f32]>::len)),
+            ("value", self.value.map(<[f32]>::len)),
+            ("entropy", self.entropy.map(<[f32]>::len)),
+            ("text", self.text.map(<[&str]>::len)),
+        ];
+        let mut common: Option<usize> = None;
+        for (name, len) in lengths {
+            let Some(len) = len else { continue };
+            match common {
+                None => common = Some(len),
+                Some(c) if c != len => return Err((name, len, c)),
+                Some(_) => {}
+            }
+        }
+        Ok(common.unwrap_or(0))
+    }
+
+    /// Whether no array is present.
+    pub fn is_empty(&self) -> bool {
+        matches!(self.len(), Ok(0))
+    }
+}
+
+/// All token columns of a run; a column is `None` when no trajectory logged it.
+#[derive(Clone, Debug, Default)]
+pub struct Tokens {
+    /// Total number of tokens.
+    pub len: usize,
+    /// Policy mask (1 = policy token); tokens of trajectories without a mask count as policy tokens.
+    pub mask: Option<Vec<bool>>,
+    /// Per-token reward (`NaN` where missing).
+    pub reward: Option<Vec<f32>>,
+    /// Policy log-probability.
+    pub logprob: Option<Vec<f32>>,
+    /// Reference log-probability.
+    pub ref_logprob: Option<Vec<f32>>,
+    /// Critic value.
+    pub value: Option<Vec<f32>>,
+    /// Entropy.
+    pub entropy: Option<Vec<f32>>,
+    /// Token strings.
+    pub text: Option<Vec<TextId>>,
+}
+
+fn push_f32s(column: &mut Option<Vec<f32>>, start: usize, values: Option<&[f32]>, len: usize) {
+    for i in 0..len {
+        push_opt(
+            column,
+            start + i,
+            values.and_then(|v| v.get(i).copied()),
+            f32::NAN,
+        );
+    }
+}
+
+impl Tokens {
+    /// Appends one trajectory's arrays (already checked to have equal length `len`); `text` is interned by the caller.
+    pub(crate) fn push(&mut self, tokens: &NewTokens<'_>, text: Option<&[TextId]>, len: usize) {
+        let start = self.len;
+        for i in 0..len {
+            push_opt(
+                &mut self.mask,
+                start + i,
+                tokens.mask.and_then(|m| m.get(i).copied()),
+                true,
+            );
+        }
+        push_f32s(&mut self.reward, start, tokens.reward, len);
+        push_f32s(&mut self.logprob, start, tokens.logprob, len);
+        push_f32s(&mut self.ref_logprob, start, tokens.ref_logprob, len);
+        push_f32s(&mut self.value, start, tokens.value, len);
+        push_f32s(&mut self.entropy, start, tokens.entropy, len);
+        for i in 0..len {
+            push_opt(
+                &mut self.text,
+                start + i,
+                text.and_then(|t| t.get(i).copied()),
+                TextId::NONE,
+            );
+        }
+        self.len += len;
+    }
+
+    /// Names of the columns present.
+    pub fn present(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for (name, present) in [
+            ("mask", self.mask.is_some()),
+            ("reward", self.reward.is_some()),
+            ("logprob", self.logprob.is_some()),
+            ("ref_logprob", self.ref_logprob.is_some()),
+            ("value", self.value.is_some()),
+            ("entropy", self.entropy.is_some()),
+            ("text", self.text.is_some()),
+        ] {
+            if present {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    /// Heap bytes used.
+    pub fn heap_bytes(&self) -> usize {
+        opt_bytes(self.mask.as_ref())
+            + opt_bytes(self.reward.as_ref())
+            + opt_bytes(self.logprob.as_ref())
+            + opt_bytes(self.ref_logprob.as_ref())
+            + opt_bytes(self.value.as_ref())
+            + opt_bytes(self.entropy.as_ref())
+            + opt_bytes(self.text.as_ref())
+    }
+}

@@ -1,0 +1,68 @@
+//! Run summary view: counts, fields present, outcome statistics, metadata and load warnings.
+
+use crate::app::OpenRun;
+use crate::ui::theme;
+
+/// Options of the run summary view.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Options {
+    /// Whether to list every warning (otherwise the first 200).
+    pub all_warnings: bool,
+}
+
+/// Draws the summary of `open`.
+pub fn ui(ui: &mut egui::Ui, options: &mut Options, open: &OpenRun) {
+    let run = &open.run;
+    ui.label(
+        egui::RichText::new(&run.meta.name)
+            .size(theme::TITLE_SIZE)
+            .strong(),
+    );
+    ui.label(egui::RichText::new(&run.meta.format).color(theme::MUTED));
+    ui.add_space(8.0);
+    for line in open.summary.lines() {
+        ui.label(line);
+    }
+    if !run.meta.metadata.is_empty() {
+        ui.add_space(8.0);
+        ui.collapsing("Run metadata", |ui| {
+            egui::Grid::new("run_metadata")
+                .striped(true)
+                .show(ui, |ui| {
+                    for (key, value) in &run.meta.metadata {
+                        ui.label(egui::RichText::new(key).color(theme::MUTED));
+                        ui.label(value.to_string());
+                        ui.end_row();
+                    }
+                });
+        });
+    }
+    ui.add_space(8.0);
+    let warnings = &open.report.warnings;
+    if warnings.is_empty() {
+        ui.label("No load warnings");
+        return;
+    }
+    ui.label(
+        egui::RichText::new(format!("{} load warning(s)", warnings.len())).color(theme::WARNING),
+    );
+    ui.checkbox(&mut options.all_warnings, "Show all warnings");
+    let shown = if options.all_warnings {
+        warnings.len()
+    } else {
+        warnings.len().min(200)
+    };
+    egui::ScrollArea::vertical()
+        .id_salt("warnings")
+        .max_height(240.0)
+        .show_rows(
+            ui,
+            ui.text_style_height(&egui::TextStyle::Body),
+            shown,
+            |ui, rows| {
+                for warning in &warnings[rows] {
+                    ui.label(egui::RichText::new(warning.located(&open.report.file)).monospace());
+                }
+            },
+        );
+}
