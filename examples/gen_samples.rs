@@ -16,11 +16,7 @@ fn main() -> std::process::ExitCode {
             eprintln!("gen_samples: {err}: {}", target.display());
             return std::process::ExitCode::FAILURE;
         }
-        println!(
-            "wrote {} ({} trajectories)",
-            target.display(),
-            run.trajectories.len()
-        );
+        println!("wrote {} ({} trajectories)", target.display(), run.trajectories.len());
     }
     std::process::ExitCode::SUCCESS
 }

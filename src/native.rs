@@ -7,11 +7,7 @@ use crate::load::{LoadError, LoadReport, load_bytes, load_bytes_as};
 use crate::model::Run;
 
 /// Reads a file and loads it; `format` overrides detection. The one place a run is read from disk.
-pub fn load_path(
-    path: &std::path::Path,
-    format: Option<&str>,
-    report: &mut LoadReport,
-) -> Result<Run, LoadError> {
+pub fn load_path(path: &std::path::Path, format: Option<&str>, report: &mut LoadReport) -> Result<Run, LoadError> {
     let name = path.display().to_string();
     report.file.clone_from(&name);
     let bytes = std::fs::read(path).map_err(|e| LoadError::from(e).with_path(&name))?;
@@ -32,11 +28,7 @@ pub fn run_app(files: Vec<std::path::PathBuf>) -> ExitCode {
         ..Default::default()
     };
     let sources: Vec<LoadSource> = files.into_iter().map(LoadSource::Path).collect();
-    let result = eframe::run_native(
-        "vantage",
-        options,
-        Box::new(|cc| Ok(Box::new(VantageApp::new(cc, sources)))),
-    );
+    let result = eframe::run_native("vantage", options, Box::new(|cc| Ok(Box::new(VantageApp::new(cc, sources)))));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -10,9 +10,8 @@ pub fn start() {
             log::error!("no document");
             return;
         };
-        let Some(canvas) = document
-            .get_element_by_id("the_canvas_id")
-            .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+        let Some(canvas) =
+            document.get_element_by_id("the_canvas_id").and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
         else {
             log::error!("no canvas with id the_canvas_id");
             return;
@@ -28,9 +27,7 @@ pub fn start() {
             match result {
                 Ok(()) => loading.remove(),
                 Err(err) => {
-                    loading.set_inner_html(
-                        "<p>The app has crashed. See the developer console for details.</p>",
-                    );
+                    loading.set_inner_html("<p>The app has crashed. See the developer console for details.</p>");
                     log::error!("failed to start: {err:?}");
                 }
             }

@@ -97,9 +97,7 @@ const CASES: &[Case] = &[
 ];
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }
 
 #[test]
@@ -124,21 +122,12 @@ fn library_reports_located_warnings_and_keeps_valid_records() {
         match result {
             Ok(run) => {
                 assert_eq!(run.trajectories.len(), case.trajectories, "{}", case.file);
-                assert!(
-                    report.located().any(|l| l.contains(case.located)),
-                    "{}: {:?}",
-                    case.file,
-                    report.warnings
-                );
+                assert!(report.located().any(|l| l.contains(case.located)), "{}: {:?}", case.file, report.warnings);
             }
             Err(err) => {
                 assert_eq!(case.trajectories, 0, "{}: {err:#}", case.file);
                 let all: Vec<String> = report.located().chain([err.located()]).collect();
-                assert!(
-                    all.iter().any(|l| l.contains(case.located)),
-                    "{}: {all:?}",
-                    case.file
-                );
+                assert!(all.iter().any(|l| l.contains(case.located)), "{}: {all:?}", case.file);
             }
         }
     }
@@ -147,24 +136,11 @@ fn library_reports_located_warnings_and_keeps_valid_records() {
 #[test]
 fn check_exits_with_the_documented_code_and_prints_the_location() {
     for case in CASES {
-        let output = Command::new(env!("CARGO_BIN_EXE_vantage"))
-            .arg("check")
-            .arg(fixture(case.file))
-            .output()
-            .unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_vantage")).arg("check").arg(fixture(case.file)).output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
-        assert_eq!(
-            output.status.code(),
-            Some(case.exit),
-            "{}: {stdout}",
-            case.file
-        );
+        assert_eq!(output.status.code(), Some(case.exit), "{}: {stdout}", case.file);
         assert!(stdout.contains(case.located), "{}: {stdout}", case.file);
-        assert!(
-            !String::from_utf8_lossy(&output.stderr).contains("panicked"),
-            "{}",
-            case.file
-        );
+        assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"), "{}", case.file);
     }
 }
 
@@ -175,12 +151,7 @@ fn cycle_members_are_all_reported_and_orphans_name_their_ancestor() {
     let run = load_bytes("parent_cycle.jsonl", &bytes, &mut report).unwrap();
     let fields: Vec<&str> = report.warnings.iter().map(|w| w.field.as_str()).collect();
     assert_eq!(fields, ["nodes[2].parent", "nodes[3].parent"]);
-    assert!(
-        report
-            .warnings
-            .iter()
-            .all(|w| w.reason == "parent links form a cycle" && w.skipped)
-    );
+    assert!(report.warnings.iter().all(|w| w.reason == "parent links form a cycle" && w.skipped));
     assert_eq!(run.nodes.len(), 2);
 
     let bytes = std::fs::read(fixture("missing_parent.jsonl")).unwrap();
@@ -202,9 +173,5 @@ fn non_finite_numbers_are_accepted_where_they_are_values() {
     let node = run.trajectories.path(t)[0];
     assert_eq!(run.nodes.env_reward[node.index()], f32::NEG_INFINITY);
     assert!(run.nodes.score("prm", node).is_nan());
-    assert_eq!(
-        report.warnings.len(),
-        1,
-        "only the NaN outcome reward is worth a warning"
-    );
+    assert_eq!(report.warnings.len(), 1, "only the NaN outcome reward is worth a warning");
 }

@@ -1,5 +1,6 @@
 //! The native format round-trips: load → write gives the same bytes, write → load gives the same
 //! run, and every example in docs/FORMAT.md loads without a warning.
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
 use std::path::Path;
 
@@ -10,11 +11,7 @@ use vantage::model::Run;
 fn load_clean(name: &str, text: &str) -> Run {
     let mut report = LoadReport::new(name);
     let run = load_bytes(name, text.as_bytes(), &mut report).unwrap();
-    assert!(
-        report.warnings.is_empty(),
-        "{name}: {:?}",
-        report.located().collect::<Vec<_>>()
-    );
+    assert!(report.warnings.is_empty(), "{name}: {:?}", report.located().collect::<Vec<_>>());
     run
 }
 
@@ -39,19 +36,14 @@ fn samples_are_written_back_byte_for_byte() {
             let text = std::fs::read_to_string(&path).unwrap();
             let run = load_clean(&path.display().to_string(), &text);
             let written = to_jsonl(&run);
-            assert!(
-                written == text,
-                "{} changed on the way through",
-                path.display()
-            );
+            assert!(written == text, "{} changed on the way through", path.display());
             assert_same_run(&run, &load_clean("again", &written));
         }
     }
 }
 
 fn format_doc_examples() -> String {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/FORMAT.md"))
-        .unwrap();
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/FORMAT.md")).unwrap();
     let mut lines = Vec::new();
     let mut inside = false;
     for line in doc.lines() {
@@ -69,16 +61,9 @@ fn format_doc_examples() -> String {
 #[test]
 fn every_record_kind_in_the_format_doc_loads_and_round_trips() {
     let text = format_doc_examples();
-    assert_eq!(
-        text.lines().count(),
-        4,
-        "header, group, trajectory and tree examples"
-    );
+    assert_eq!(text.lines().count(), 4, "header, group, trajectory and tree examples");
     let run = load_clean("FORMAT.md", &text);
-    assert_eq!(
-        run.meta.metadata.get("trainer").and_then(|v| v.as_str()),
-        Some("verl 0.9.1")
-    );
+    assert_eq!(run.meta.metadata.get("trainer").and_then(|v| v.as_str()), Some("verl 0.9.1"));
     assert_eq!(run.groups.len(), 2);
     assert_eq!(run.trajectories.len(), 4);
     assert_eq!(run.trees.len(), 1);
@@ -94,14 +79,7 @@ fn every_record_kind_in_the_format_doc_loads_and_round_trips() {
     let tool = path[1];
     assert_eq!(run.label(run.nodes.role[tool.index()]), "infrastructure");
     assert_eq!(run.text(run.nodes.observation[tool.index()]), "72");
-    assert_eq!(
-        run.nodes
-            .docs(tool)
-            .iter()
-            .map(|&d| run.label(d))
-            .collect::<Vec<_>>(),
-        ["wiki:123", "wiki:456"]
-    );
+    assert_eq!(run.nodes.docs(tool).iter().map(|&d| run.label(d)).collect::<Vec<_>>(), ["wiki:123", "wiki:456"]);
     assert_eq!(run.nodes.mc(tool).map(|m| (m.n, m.mean)), Some((8, 0.875)));
     assert_eq!(run.label(run.nodes.state_key[tool.index()]), "calc:72");
     assert_eq!(run.nodes.first_error(path[0]), Some(false));
@@ -115,16 +93,9 @@ fn every_record_kind_in_the_format_doc_loads_and_round_trips() {
     let lucky = run.trajectory_by_key("s0-p3-a").unwrap();
     assert_eq!(run.trajectories.path(lucky).len(), 3);
     let truncated = run.trajectory_by_key("tree-s0-p3/n5").unwrap();
-    assert_eq!(
-        run.label(run.trajectories.finish[truncated.index()]),
-        "truncated"
-    );
+    assert_eq!(run.label(run.trajectories.finish[truncated.index()]), "truncated");
     let shared = run.trajectories.path(lucky)[0];
-    assert_eq!(
-        run.trajectories.path(truncated)[0],
-        shared,
-        "tree paths share their root"
-    );
+    assert_eq!(run.trajectories.path(truncated)[0], shared, "tree paths share their root");
     assert_eq!(run.nodes.num_children(shared), 2);
 
     // The first load interns labels in file order; once written, the run is in canonical order,
@@ -143,16 +114,10 @@ fn non_finite_token_values_survive_the_round_trip() {
 {"type": "trajectory", "id": "a", "group": "g", "steps": [{"action": "x", "token_span": [0, 3]}], "tokens": {"value": [NaN, Infinity, -Infinity], "logprob": [null, -1e-30, 3.4e38]}}"#;
     let run = load_clean("inline", text);
     let written = to_jsonl(&run);
-    assert!(
-        written.contains(r#""value":["NaN","Infinity","-Infinity"]"#),
-        "{written}"
-    );
+    assert!(written.contains(r#""value":["NaN","Infinity","-Infinity"]"#), "{written}");
     let again = load_clean("written", &written);
     let value = again.tokens.value.as_ref().unwrap();
     assert!(value[0].is_nan() && value[1] == f32::INFINITY && value[2] == f32::NEG_INFINITY);
-    assert_eq!(
-        again.tokens.logprob.as_ref().unwrap()[1..],
-        [-1e-30, 3.4e38]
-    );
+    assert_eq!(again.tokens.logprob.as_ref().unwrap()[1..], [-1e-30, 3.4e38]);
     assert_same_run(&run, &again);
 }

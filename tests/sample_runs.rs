@@ -1,5 +1,6 @@
 //! Every file in `sample_runs/` (and the bundled demo) loads cleanly, has the expected shape, and
 //! equals a fresh run of the deterministic generator.
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
 use std::path::Path;
 
@@ -16,11 +17,7 @@ fn load(relative: &str) -> Run {
     let bytes = std::fs::read(&path).unwrap();
     let mut report = LoadReport::new(relative);
     let run = load_bytes(relative, &bytes, &mut report).unwrap();
-    assert!(
-        report.warnings.is_empty(),
-        "{relative}: {:?}",
-        report.located().collect::<Vec<_>>()
-    );
+    assert!(report.warnings.is_empty(), "{relative}: {:?}", report.located().collect::<Vec<_>>());
     run
 }
 
@@ -29,20 +26,15 @@ fn committed_samples_equal_a_fresh_generation() {
     for (relative, run) in samples::all() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
         let committed = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            committed == to_jsonl(&run),
-            "{relative} is stale: run `cargo run --example gen_samples`"
-        );
+        assert!(committed == to_jsonl(&run), "{relative} is stale: run `cargo run --example gen_samples`");
     }
 }
 
 #[test]
 fn every_sample_in_the_directory_loads_without_warnings() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     assert_eq!(names.len(), 5, "{names:?}");
     for name in names {
@@ -79,23 +71,14 @@ fn math_sample_has_grpo_groups_prm_scores_and_lucky_flawed_rollouts() {
     let s = RunSummary::of(&run);
     assert_eq!(s.train_steps, Some((0, 2)));
     assert!(run.groups.ids().all(|g| run.groups.members(g).len() == 8));
-    assert!(
-        s.num_zero_variance_groups >= 3,
-        "{}",
-        s.num_zero_variance_groups
-    );
+    assert!(s.num_zero_variance_groups >= 3, "{}", s.num_zero_variance_groups);
     assert_eq!(s.scores.get("prm"), Some(&s.num_nodes));
     assert!(s.num_first_error.0 > 20);
     let lucky = run
         .trajectories
         .ids()
         .filter(|&t| run.trajectories.reward[t.index()] == 1.0)
-        .filter(|&t| {
-            run.trajectories
-                .path(t)
-                .iter()
-                .any(|&n| run.nodes.first_error(n) == Some(true))
-        })
+        .filter(|&t| run.trajectories.path(t).iter().any(|&n| run.nodes.first_error(n) == Some(true)))
         .count();
     assert!(lucky >= 3, "correct answers through a flawed step: {lucky}");
 }
@@ -105,11 +88,7 @@ fn agent_sample_has_roles_env_rewards_and_repeating_state_keys() {
     let run = load("sample_runs/alfworld_roles.jsonl");
     let s = RunSummary::of(&run);
     for role in ["progress", "exploration", "infrastructure", "regression"] {
-        assert!(
-            s.roles.get(role).copied().unwrap_or(0) > 10,
-            "{role}: {:?}",
-            s.roles
-        );
+        assert!(s.roles.get(role).copied().unwrap_or(0) > 10, "{role}: {:?}", s.roles);
     }
     assert_eq!(s.num_env_rewards, s.num_nodes);
     // Some state key occurs on two different rollouts of one group (GiGPO needs this).
@@ -119,10 +98,7 @@ fn agent_sample_has_roles_env_rewards_and_repeating_state_keys() {
             members[i + 1..].iter().any(|&b| {
                 run.trajectories.path(a).iter().any(|&na| {
                     let key = run.nodes.state_key[na.index()];
-                    run.trajectories
-                        .path(b)
-                        .iter()
-                        .any(|&nb| run.nodes.state_key[nb.index()] == key)
+                    run.trajectories.path(b).iter().any(|&nb| run.nodes.state_key[nb.index()] == key)
                 })
             })
         })
@@ -144,10 +120,7 @@ fn rag_sample_has_docs_and_outcome_components() {
     let s = RunSummary::of(&run);
     assert_eq!(s.num_with_docs, 200);
     assert_eq!(s.components.keys().collect::<Vec<_>>(), ["f1", "format"]);
-    assert_eq!(
-        s.kinds.keys().collect::<Vec<_>>(),
-        ["answer", "read", "search"]
-    );
+    assert_eq!(s.kinds.keys().collect::<Vec<_>>(), ["answer", "read", "search"]);
     let node = run.trajectories.path(vantage::model::TrajectoryId(0))[0];
     assert!(run.label(run.nodes.docs(node)[0]).starts_with("wiki:"));
 }
@@ -158,47 +131,21 @@ fn tree_sample_shares_prefixes_branches_and_truncates() {
     let s = RunSummary::of(&run);
     assert_eq!(s.num_trees, 16);
     assert!(s.num_branch_points >= 40, "{}", s.num_branch_points);
-    assert!(
-        s.num_path_steps > s.num_nodes + 100,
-        "shared prefixes count once per trajectory"
-    );
-    assert!(
-        s.finish.get("truncated").copied().unwrap_or(0) >= 3,
-        "{:?}",
-        s.finish
-    );
+    assert!(s.num_path_steps > s.num_nodes + 100, "shared prefixes count once per trajectory");
+    assert!(s.finish.get("truncated").copied().unwrap_or(0) >= 3, "{:?}", s.finish);
     assert!(s.num_mc > 100);
     for t in run.trajectories.ids() {
         let leaf = run.trajectories.leaf[t.index()];
-        assert_eq!(
-            run.nodes.num_children(leaf),
-            0,
-            "trajectories end at leaves"
-        );
+        assert_eq!(run.nodes.num_children(leaf), 0, "trajectories end at leaves");
     }
-    let mixed = run
-        .groups
-        .ids()
-        .filter(|&g| !is_zero_variance(&run, g))
-        .count();
+    let mixed = run.groups.ids().filter(|&g| !is_zero_variance(&run, g)).count();
     assert!(mixed >= 8, "{mixed} groups with reward variance");
 }
 
 #[test]
 fn token_sample_has_every_column_and_mask_holes() {
     let run = load("sample_runs/verl_token_batch.jsonl");
-    assert_eq!(
-        run.tokens.present(),
-        [
-            "mask",
-            "reward",
-            "logprob",
-            "ref_logprob",
-            "value",
-            "entropy",
-            "text"
-        ]
-    );
+    assert_eq!(run.tokens.present(), ["mask", "reward", "logprob", "ref_logprob", "value", "entropy", "text"]);
     let mask = run.tokens.mask.as_ref().unwrap();
     let with_hole = run.trajectories.ids().filter(|&t| {
         let m = &mask[run.trajectories.token_range(t)];

@@ -26,54 +26,14 @@ struct Task {
 }
 
 const TASKS: &[Task] = &[
-    Task {
-        object: "mug",
-        fix: "clean",
-        fixer: "sinkbasin 1",
-        target: "coffeemachine 1",
-    },
-    Task {
-        object: "apple",
-        fix: "heat",
-        fixer: "microwave 1",
-        target: "diningtable 1",
-    },
-    Task {
-        object: "tomato",
-        fix: "cool",
-        fixer: "fridge 1",
-        target: "countertop 1",
-    },
-    Task {
-        object: "plate",
-        fix: "clean",
-        fixer: "sinkbasin 1",
-        target: "shelf 1",
-    },
-    Task {
-        object: "egg",
-        fix: "heat",
-        fixer: "microwave 1",
-        target: "countertop 2",
-    },
-    Task {
-        object: "potato",
-        fix: "cool",
-        fixer: "fridge 1",
-        target: "diningtable 1",
-    },
-    Task {
-        object: "cup",
-        fix: "clean",
-        fixer: "sinkbasin 1",
-        target: "cabinet 1",
-    },
-    Task {
-        object: "bread",
-        fix: "heat",
-        fixer: "microwave 1",
-        target: "countertop 1",
-    },
+    Task { object: "mug", fix: "clean", fixer: "sinkbasin 1", target: "coffeemachine 1" },
+    Task { object: "apple", fix: "heat", fixer: "microwave 1", target: "diningtable 1" },
+    Task { object: "tomato", fix: "cool", fixer: "fridge 1", target: "countertop 1" },
+    Task { object: "plate", fix: "clean", fixer: "sinkbasin 1", target: "shelf 1" },
+    Task { object: "egg", fix: "heat", fixer: "microwave 1", target: "countertop 2" },
+    Task { object: "potato", fix: "cool", fixer: "fridge 1", target: "diningtable 1" },
+    Task { object: "cup", fix: "clean", fixer: "sinkbasin 1", target: "cabinet 1" },
+    Task { object: "bread", fix: "heat", fixer: "microwave 1", target: "countertop 1" },
 ];
 
 /// The world: where the agent is, what it holds, whether the object is fixed and where it lies.
@@ -88,12 +48,7 @@ struct World {
 
 impl World {
     fn state_key(&self) -> String {
-        format!(
-            "at={}|holding={}|{}",
-            self.at,
-            u8::from(self.holding),
-            if self.fixed { "fixed" } else { "raw" }
-        )
+        format!("at={}|holding={}|{}", self.at, u8::from(self.holding), if self.fixed { "fixed" } else { "raw" })
     }
 }
 
@@ -115,10 +70,7 @@ fn progress(task: &Task, w: &mut World) -> (String, String, String) {
         return (
             format!("The {o} should be on {}; go there.", w.object_at),
             format!("go to {}", w.object_at),
-            format!(
-                "You arrive at {}. On the {}, you see a {o} 1 and a spoon 2.",
-                w.object_at, w.object_at
-            ),
+            format!("You arrive at {}. On the {}, you see a {o} 1 and a spoon 2.", w.object_at, w.object_at),
         );
     }
     if !w.holding {
@@ -132,10 +84,7 @@ fn progress(task: &Task, w: &mut World) -> (String, String, String) {
     if !w.fixed && w.at != task.fixer {
         w.at = task.fixer.to_owned();
         return (
-            format!(
-                "I need to {} the {o}; the {} can do that.",
-                task.fix, task.fixer
-            ),
+            format!("I need to {} the {o}; the {} can do that.", task.fix, task.fixer),
             format!("go to {}", task.fixer),
             format!("You arrive at {}. Nothing happens.", task.fixer),
         );
@@ -153,10 +102,7 @@ fn progress(task: &Task, w: &mut World) -> (String, String, String) {
         return (
             format!("Now bring it to the {}.", task.target),
             format!("go to {}", task.target),
-            format!(
-                "You arrive at {}. On the {}, you see nothing.",
-                task.target, task.target
-            ),
+            format!("You arrive at {}. On the {}, you see nothing.", task.target, task.target),
         );
     }
     w.done = true;
@@ -169,9 +115,7 @@ fn progress(task: &Task, w: &mut World) -> (String, String, String) {
 
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-        .unwrap_or_default()
+    c.next().map(|f| format!("{}{}", f.to_uppercase(), c.as_str())).unwrap_or_default()
 }
 
 fn episode(rng: &mut Rng, task: &Task, start: &World, skill: f32, max_steps: usize) -> Vec<Step> {
@@ -186,11 +130,7 @@ fn episode(rng: &mut Rng, task: &Task, start: &World, skill: f32, max_steps: usi
         } else if roll < skill + (1.0 - skill) * 0.45 {
             let place = *rng.pick(LOCATIONS);
             w.at = place.to_owned();
-            let seen = if place == w.object_at && !w.holding {
-                format!("a {o} 1 and ")
-            } else {
-                String::new()
-            };
+            let seen = if place == w.object_at && !w.holding { format!("a {o} 1 and ") } else { String::new() };
             (
                 format!("Maybe the {o} is in {place}; check there."),
                 format!("go to {place}"),
@@ -209,18 +149,9 @@ fn episode(rng: &mut Rng, task: &Task, start: &World, skill: f32, max_steps: usi
                     },
                 )
             } else {
-                (
-                    "look".to_owned(),
-                    format!("You are facing the {}. Next to it, you see nothing.", w.at),
-                )
+                ("look".to_owned(), format!("You are facing the {}. Next to it, you see nothing.", w.at))
             };
-            (
-                "Check where I am and what I hold.".to_owned(),
-                a,
-                obs,
-                "infrastructure",
-                "tool_call",
-            )
+            ("Check where I am and what I hold.".to_owned(), a, obs, "infrastructure", "tool_call")
         } else if w.holding {
             w.holding = false;
             w.object_at = w.at.clone();
@@ -236,22 +167,13 @@ fn episode(rng: &mut Rng, task: &Task, start: &World, skill: f32, max_steps: usi
             (
                 "Look somewhere unlikely.".to_owned(),
                 "go to garbagecan 1".to_owned(),
-                "You arrive at garbagecan 1. On the garbagecan 1, you see a papertowelroll 1."
-                    .to_owned(),
+                "You arrive at garbagecan 1. On the garbagecan 1, you see a papertowelroll 1.".to_owned(),
                 "regression",
                 "action",
             )
         };
         let reward = if w.done { 1.0 } else { 0.0 };
-        steps.push(Step {
-            thought,
-            action,
-            observation,
-            role,
-            kind,
-            reward,
-            state: w.state_key(),
-        });
+        steps.push(Step { thought, action, observation, role, kind, reward, state: w.state_key() });
     }
     steps
 }
@@ -260,29 +182,14 @@ pub fn run(seed: u64) -> Run {
     let mut rng = Rng::new(seed);
     let mut b = RunBuilder::new("alfworld_roles", "vantage JSONL v1");
     let meta = &mut b.meta_mut().metadata;
-    meta.insert(
-        "name".into(),
-        "ALFWorld pick-fix-place episodes with role labels".into(),
-    );
+    meta.insert("name".into(), "ALFWorld pick-fix-place episodes with role labels".into());
     meta.insert("trainer".into(), "GiGPO-style agent RL, group of 6".into());
-    meta.insert(
-        "roles".into(),
-        "progress / exploration / infrastructure / regression, labelled by a judge".into(),
-    );
-    meta.insert(
-        "generator".into(),
-        format!("examples/gen_samples, seed {seed:#x}").into(),
-    );
+    meta.insert("roles".into(), "progress / exploration / infrastructure / regression, labelled by a judge".into());
+    meta.insert("generator".into(), format!("examples/gen_samples, seed {seed:#x}").into());
     for train_step in 0..2i64 {
         for (t, task) in TASKS.iter().enumerate() {
             let object_at = (*rng.pick(&LOCATIONS[..6])).to_owned();
-            let start = World {
-                at: "middle of room".to_owned(),
-                holding: false,
-                fixed: false,
-                object_at,
-                done: false,
-            };
+            let start = World { at: "middle of room".to_owned(), holding: false, fixed: false, object_at, done: false };
             let group_key = format!("s{train_step}-task{t}");
             let prompt = format!(
                 "You are in the middle of a room. Your task is to: {} some {} and put it in/on {}.",
@@ -290,12 +197,7 @@ pub fn run(seed: u64) -> Run {
             );
             let (group, _) = b.add_group(&NewGroup {
                 key: &group_key,
-                task: Some(&format!(
-                    "{}-{}-{}",
-                    task.fix,
-                    task.object,
-                    task.target.replace(' ', "")
-                )),
+                task: Some(&format!("{}-{}-{}", task.fix, task.object, task.target.replace(' ', ""))),
                 train_step: Some(train_step),
                 prompt: Some(&prompt),
                 gold: None,

@@ -54,11 +54,7 @@ impl Problem {
         let mut expr = self.start.to_string();
         for (i, op) in self.ops.iter().enumerate() {
             let (sym, v) = op.symbol();
-            expr = if i + 1 < self.ops.len() {
-                format!("({expr} {sym} {v})")
-            } else {
-                format!("{expr} {sym} {v}")
-            };
+            expr = if i + 1 < self.ops.len() { format!("({expr} {sym} {v})") } else { format!("{expr} {sym} {v}") };
         }
         format!("Evaluate {expr}. Show each step, then give the final answer in \\boxed{{}}.")
     }
@@ -84,7 +80,7 @@ pub fn slip(rng: &mut Rng, correct: i64) -> i64 {
     if wrong == correct { correct + 3 } else { wrong }
 }
 
-/// One rollout's steps as owned strings: (thought, action, prm, first_error).
+/// One rollout's steps as owned strings: (thought, action, prm, `first_error`).
 pub struct Rollout {
     pub steps: Vec<(String, String, f32, bool)>,
     pub answer: i64,
@@ -99,12 +95,7 @@ pub fn rollout(rng: &mut Rng, problem: &Problem, skill: f32) -> Rollout {
     } else {
         "Apply the operations left to right, since each pair of parentheses wraps the previous result."
     };
-    steps.push((
-        plan.to_owned(),
-        String::new(),
-        Rng::round3(rng.range_f32(0.85, 0.99)),
-        false,
-    ));
+    steps.push((plan.to_owned(), String::new(), Rng::round3(rng.range_f32(0.85, 0.99)), false));
     let mut x = problem.start;
     let mut true_x = problem.start;
     let mut error_at: Option<usize> = None;
@@ -129,35 +120,17 @@ pub fn rollout(rng: &mut Rng, problem: &Problem, skill: f32) -> Rollout {
             None => rng.range_f32(0.7, 0.99),
         };
         let thought = format!("{x} {sym} {v} = {result}");
-        steps.push((
-            thought,
-            String::new(),
-            Rng::round3(prm),
-            error_at == Some(index),
-        ));
+        steps.push((thought, String::new(), Rng::round3(prm), error_at == Some(index)));
         x = result;
         if truncated && steps.len() >= 3 {
             break;
         }
     }
     if !truncated {
-        let prm = if x == true_x {
-            rng.range_f32(0.6, 0.98)
-        } else {
-            rng.range_f32(0.05, 0.5)
-        };
-        steps.push((
-            format!("The result is {x}."),
-            format!("\\boxed{{{x}}}"),
-            Rng::round3(prm),
-            false,
-        ));
+        let prm = if x == true_x { rng.range_f32(0.6, 0.98) } else { rng.range_f32(0.05, 0.5) };
+        steps.push((format!("The result is {x}."), format!("\\boxed{{{x}}}"), Rng::round3(prm), false));
     }
-    Rollout {
-        steps,
-        answer: x,
-        truncated,
-    }
+    Rollout { steps, answer: x, truncated }
 }
 
 /// `num_steps` training steps × `num_prompts` prompts × `group_size` rollouts.
@@ -168,14 +141,8 @@ pub fn run(seed: u64, num_steps: i64, num_prompts: usize, group_size: usize) -> 
     meta.insert("name".into(), "math GRPO with PRM step scores".into());
     meta.insert("trainer".into(), "verl 0.9.1 (GRPO, n=8)".into());
     meta.insert("model".into(), "Qwen2.5-Math-1.5B".into());
-    meta.insert(
-        "prm".into(),
-        "Qwen2.5-Math-PRM-7B (step scores, higher is better)".into(),
-    );
-    meta.insert(
-        "generator".into(),
-        format!("examples/gen_samples, seed {seed:#x}").into(),
-    );
+    meta.insert("prm".into(), "Qwen2.5-Math-PRM-7B (step scores, higher is better)".into());
+    meta.insert("generator".into(), format!("examples/gen_samples, seed {seed:#x}").into());
     let problems: Vec<Problem> = (0..num_prompts).map(|_| Problem::new(&mut rng)).collect();
     // Some prompts are trivially easy or hopeless: their groups have zero reward variance.
     let difficulty: Vec<f32> = (0..num_prompts)
@@ -219,10 +186,7 @@ pub fn run(seed: u64, num_steps: i64, num_prompts: usize, group_size: usize) -> 
                 let outcome = Outcome {
                     reward: Some(if correct { 1.0 } else { 0.0 }),
                     success: Some(correct),
-                    components: vec![
-                        ("acc", f32::from(u8::from(correct))),
-                        ("format", f32::from(u8::from(format_ok))),
-                    ],
+                    components: vec![("acc", f32::from(u8::from(correct))), ("format", f32::from(u8::from(format_ok)))],
                     finish: Some(if ro.truncated { "length" } else { "stop" }),
                 };
                 b.add_trajectory(

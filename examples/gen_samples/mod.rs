@@ -12,17 +12,11 @@ use vantage::model::Run;
 /// Every generated file: (path relative to the repository root, run).
 pub fn all() -> Vec<(&'static str, Run)> {
     vec![
-        (
-            "sample_runs/math_grpo_prm.jsonl",
-            math::run(0x5eed_0001, 3, 12, 8),
-        ),
+        ("sample_runs/math_grpo_prm.jsonl", math::run(0x5eed_0001, 3, 12, 8)),
         ("sample_runs/alfworld_roles.jsonl", agent::run(0x5eed_0002)),
         ("sample_runs/search_qa_rag.jsonl", search::run(0x5eed_0003)),
         ("sample_runs/tree_rollouts.jsonl", tree::run(0x5eed_0004)),
-        (
-            "sample_runs/verl_token_batch.jsonl",
-            tokens::run(0x5eed_0005),
-        ),
+        ("sample_runs/verl_token_batch.jsonl", tokens::run(0x5eed_0005)),
         ("assets/demo_run.jsonl", math::run(0x5eed_0006, 2, 6, 8)),
     ]
 }

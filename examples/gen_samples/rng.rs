@@ -1,4 +1,4 @@
-//! SplitMix64: a tiny, seedable, platform-independent generator.
+//! `SplitMix64`: a tiny, seedable, platform-independent generator.
 
 /// Deterministic random numbers.
 pub struct Rng(u64);

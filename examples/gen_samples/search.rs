@@ -18,10 +18,7 @@ const QUESTIONS: &[Question] = &[
         answer: "Akerselva",
         wrong: &["Glomma", "Thames"],
         hops: ["Nobel Peace Prize", "Oslo"],
-        queries: [
-            "where is the Nobel Peace Prize awarded",
-            "river through Oslo",
-        ],
+        queries: ["where is the Nobel Peace Prize awarded", "river through Oslo"],
     },
     Question {
         text: "Who composed the opera that premiered at La Fenice in 1853?",
@@ -49,10 +46,7 @@ const QUESTIONS: &[Question] = &[
         answer: "polonium",
         wrong: &["radium", "uranium"],
         hops: ["curie (unit)", "Marie Curie"],
-        queries: [
-            "curie unit named after",
-            "elements discovered by Marie Curie",
-        ],
+        queries: ["curie unit named after", "elements discovered by Marie Curie"],
     },
     Question {
         text: "What language is primarily spoken in the country whose capital is Windhoek?",
@@ -73,10 +67,7 @@ const QUESTIONS: &[Question] = &[
         answer: "Harvard University",
         wrong: &["MIT", "Princeton University"],
         hops: ["The Structure of Scientific Revolutions", "Thomas Kuhn"],
-        queries: [
-            "Structure of Scientific Revolutions author",
-            "Thomas Kuhn PhD",
-        ],
+        queries: ["Structure of Scientific Revolutions author", "Thomas Kuhn PhD"],
     },
     Question {
         text: "What is the highest mountain in the mountain range that contains Mont Blanc's neighbour the Matterhorn?",
@@ -94,17 +85,12 @@ const QUESTIONS: &[Question] = &[
     },
 ];
 
+/// (thought, action, observation, kind, retrieved docs, retrieval score)
+type Step = (String, String, String, &'static str, Vec<String>, f32);
+
 fn f1(prediction: &str, gold: &str) -> f32 {
-    let p: Vec<String> = prediction
-        .to_lowercase()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    let g: Vec<String> = gold
-        .to_lowercase()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
+    let p: Vec<String> = prediction.to_lowercase().split_whitespace().map(str::to_owned).collect();
+    let g: Vec<String> = gold.to_lowercase().split_whitespace().map(str::to_owned).collect();
     let common = p.iter().filter(|w| g.contains(w)).count() as f32;
     if common == 0.0 {
         return 0.0;
@@ -118,19 +104,10 @@ pub fn run(seed: u64) -> Run {
     let mut rng = Rng::new(seed);
     let mut b = RunBuilder::new("search_qa_rag", "vantage JSONL v1");
     let meta = &mut b.meta_mut().metadata;
-    meta.insert(
-        "name".into(),
-        "multi-hop QA with a search tool (Search-R1 style)".into(),
-    );
+    meta.insert("name".into(), "multi-hop QA with a search tool (Search-R1 style)".into());
     meta.insert("reward".into(), "0.9 × F1 + 0.1 × format".into());
-    meta.insert(
-        "retrieval".into(),
-        "step score `retrieval` = share of gold documents retrieved so far".into(),
-    );
-    meta.insert(
-        "generator".into(),
-        format!("examples/gen_samples, seed {seed:#x}").into(),
-    );
+    meta.insert("retrieval".into(), "step score `retrieval` = share of gold documents retrieved so far".into());
+    meta.insert("generator".into(), format!("examples/gen_samples, seed {seed:#x}").into());
     for train_step in 0..2i64 {
         for (q, question) in QUESTIONS.iter().enumerate() {
             let group_key = format!("s{train_step}-q{q}");
@@ -141,25 +118,17 @@ pub fn run(seed: u64) -> Run {
                 prompt: Some(question.text),
                 gold: Some(question.answer),
             });
-            let gold_docs = [
-                format!("wiki:{}", 1000 + q * 7),
-                format!("wiki:{}", 2000 + q * 11),
-            ];
+            let gold_docs = [format!("wiki:{}", 1000 + q * 7), format!("wiki:{}", 2000 + q * 11)];
             let skill = rng.range_f32(0.4, 0.8) + 0.1 * train_step as f32;
             for r in 0..5 {
-                let mut steps: Vec<(String, String, String, &str, Vec<String>, f32)> = Vec::new();
+                let mut steps: Vec<Step> = Vec::new();
                 let mut found = [false, false];
                 for hop in 0..2 {
                     let good = rng.chance(skill);
-                    let query = if good {
-                        question.queries[hop].to_owned()
-                    } else {
-                        format!("{} facts", question.hops[0])
-                    };
-                    let mut docs = vec![
-                        format!("wiki:{}", rng.int(3000, 9999)),
-                        format!("wiki:{}", rng.int(3000, 9999)),
-                    ];
+                    let query =
+                        if good { question.queries[hop].to_owned() } else { format!("{} facts", question.hops[0]) };
+                    let mut docs =
+                        vec![format!("wiki:{}", rng.int(3000, 9999)), format!("wiki:{}", rng.int(3000, 9999))];
                     if good {
                         docs.insert(rng.int(0, 2) as usize, gold_docs[hop].clone());
                         found[hop] = true;
@@ -192,46 +161,26 @@ pub fn run(seed: u64) -> Run {
                     ));
                 }
                 let knows = found.iter().all(|f| *f);
-                let answer = if knows && rng.chance(0.9) {
-                    question.answer
-                } else {
-                    *rng.pick(question.wrong)
-                };
+                let answer = if knows && rng.chance(0.9) { question.answer } else { *rng.pick(question.wrong) };
                 let format_ok = rng.chance(0.92);
-                let action = if format_ok {
-                    format!("<answer>{answer}</answer>")
-                } else {
-                    format!("The answer is {answer}")
-                };
+                let action =
+                    if format_ok { format!("<answer>{answer}</answer>") } else { format!("The answer is {answer}") };
                 let retrieval = found.iter().filter(|f| **f).count() as f32 / 2.0;
-                steps.push((
-                    "Answer.".to_owned(),
-                    action,
-                    String::new(),
-                    "answer",
-                    Vec::new(),
-                    retrieval,
-                ));
+                steps.push(("Answer.".to_owned(), action, String::new(), "answer", Vec::new(), retrieval));
                 let new_steps: Vec<NewStep<'_>> = steps
                     .iter()
-                    .map(
-                        |(thought, action, observation, kind, docs, retrieval)| NewStep {
-                            kind: Some(kind),
-                            thought: Some(thought),
-                            action: Some(action),
-                            observation: (!observation.is_empty()).then_some(observation.as_str()),
-                            docs: docs.iter().map(String::as_str).collect(),
-                            scores: vec![("retrieval", *retrieval)],
-                            ..NewStep::default()
-                        },
-                    )
+                    .map(|(thought, action, observation, kind, docs, retrieval)| NewStep {
+                        kind: Some(kind),
+                        thought: Some(thought),
+                        action: Some(action),
+                        observation: (!observation.is_empty()).then_some(observation.as_str()),
+                        docs: docs.iter().map(String::as_str).collect(),
+                        scores: vec![("retrieval", *retrieval)],
+                        ..NewStep::default()
+                    })
                     .collect();
                 let leaf = b.add_chain(group, &new_steps);
-                let f1_score = Rng::round3(if format_ok {
-                    f1(answer, question.answer)
-                } else {
-                    0.0
-                });
+                let f1_score = Rng::round3(if format_ok { f1(answer, question.answer) } else { 0.0 });
                 let format_score = f32::from(u8::from(format_ok));
                 let outcome = Outcome {
                     reward: Some(Rng::round3(0.9 * f1_score + 0.1 * format_score)),

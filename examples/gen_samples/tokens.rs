@@ -43,30 +43,16 @@ pub fn run(seed: u64) -> Run {
     let mut rng = Rng::new(seed);
     let mut b = RunBuilder::new("verl_token_batch", "vantage JSONL v1");
     let meta = &mut b.meta_mut().metadata;
-    meta.insert(
-        "name".into(),
-        "verl batch dump: multi-turn calculator tool use".into(),
-    );
-    meta.insert(
-        "trainer".into(),
-        "verl 0.9.1, rollout n=8, response_length 256".into(),
-    );
-    meta.insert(
-        "tokens".into(),
-        "mask 0 on tool output (multi-turn holes); reward on the last policy token".into(),
-    );
-    meta.insert(
-        "generator".into(),
-        format!("examples/gen_samples, seed {seed:#x}").into(),
-    );
+    meta.insert("name".into(), "verl batch dump: multi-turn calculator tool use".into());
+    meta.insert("trainer".into(), "verl 0.9.1, rollout n=8, response_length 256".into());
+    meta.insert("tokens".into(), "mask 0 on tool output (multi-turn holes); reward on the last policy token".into());
+    meta.insert("generator".into(), format!("examples/gen_samples, seed {seed:#x}").into());
     for p in 0..4 {
         let a = rng.int(12, 99);
         let c = rng.int(3, 40);
         let answer = a * c;
         let group_key = format!("uid-{p}");
-        let prompt = format!(
-            "What is {a} × {c}? You may call the calculator tool. Put the answer in \\boxed{{}}."
-        );
+        let prompt = format!("What is {a} × {c}? You may call the calculator tool. Put the answer in \\boxed{{}}.");
         let gold = answer.to_string();
         let (group, _) = b.add_group(&NewGroup {
             key: &group_key,
@@ -78,18 +64,12 @@ pub fn run(seed: u64) -> Run {
         for r in 0..8 {
             let uses_tool = rng.chance(0.7);
             let mut segments = Vec::new();
-            let mut think: Vec<String> = words(&format!("I need {a} times {c} ."))
-                .into_iter()
-                .collect();
+            let mut think: Vec<String> = words(&format!("I need {a} times {c} .")).into_iter().collect();
             let extra = rng.int(5, 60);
             for _ in 0..extra {
                 think.push(format!("{} ", rng.pick(FILLER)));
             }
-            segments.push(Segment {
-                kind: "response",
-                policy: true,
-                words: think,
-            });
+            segments.push(Segment { kind: "response", policy: true, words: think });
             let mut value = answer;
             if uses_tool {
                 segments.push(Segment {
@@ -106,57 +86,13 @@ pub fn run(seed: u64) -> Run {
                 value = answer + rng.int(1, 9) * 10;
             }
             let final_words = words(&format!("The answer is \\boxed{{{value}}}"));
-            segments.push(Segment {
-                kind: "answer",
-                policy: true,
-                words: final_words,
-            });
+            segments.push(Segment { kind: "answer", policy: true, words: final_words });
             let correct = value == answer;
             let reward = if correct { 1.0 } else { 0.0 };
-            // Token columns.
-            let mut mask = Vec::new();
-            let mut text = Vec::new();
-            let mut spans = Vec::new();
-            for s in &segments {
-                let start = mask.len() as u32;
-                for w in &s.words {
-                    mask.push(s.policy);
-                    text.push(w.clone());
-                }
-                spans.push([start, mask.len() as u32]);
-            }
-            let n = mask.len();
-            let last_policy = mask.iter().rposition(|m| *m).unwrap_or(0);
-            let mut token_reward = vec![0.0f32; n];
-            token_reward[last_policy] = reward;
-            let mut logprob = Vec::with_capacity(n);
-            let mut ref_logprob = Vec::with_capacity(n);
-            let mut values = Vec::with_capacity(n);
-            let mut entropy = Vec::with_capacity(n);
-            let base = rng.range_f32(0.3, 0.7);
-            for (i, &m) in mask.iter().enumerate() {
-                let lp = if m {
-                    -rng.range_f32(0.01, 1.2) - if rng.chance(0.05) { 3.0 } else { 0.0 }
-                } else {
-                    0.0
-                };
-                logprob.push(Rng::round3(lp));
-                ref_logprob.push(Rng::round3(if m {
-                    lp + rng.range_f32(-0.25, 0.2)
-                } else {
-                    0.0
-                }));
-                let progress = i as f32 / n as f32;
-                values.push(Rng::round3(
-                    base + (reward - base) * progress * 0.8 + rng.range_f32(-0.08, 0.08),
-                ));
-                entropy.push(Rng::round3(if m { rng.range_f32(0.05, 2.4) } else { 0.0 }));
-            }
+            let Columns { mask, text, spans, token_reward, logprob, ref_logprob, values, entropy } =
+                columns(&mut rng, &segments, reward);
             let texts: Vec<&str> = text.iter().map(String::as_str).collect();
-            let joined: Vec<String> = segments
-                .iter()
-                .map(|s| s.words.concat().trim_end().to_owned())
-                .collect();
+            let joined: Vec<String> = segments.iter().map(|s| s.words.concat().trim_end().to_owned()).collect();
             let steps: Vec<NewStep<'_>> = segments
                 .iter()
                 .zip(&joined)
@@ -185,15 +121,53 @@ pub fn run(seed: u64) -> Run {
                 components: vec![("acc", reward)],
                 finish: Some("stop"),
             };
-            b.add_trajectory(
-                &format!("{group_key}-r{r}"),
-                group,
-                TreeId::NONE,
-                leaf,
-                &outcome,
-                &tokens,
-            );
+            b.add_trajectory(&format!("{group_key}-r{r}"), group, TreeId::NONE, leaf, &outcome, &tokens);
         }
     }
     b.finish()
+}
+
+/// Token columns of one rollout.
+struct Columns {
+    mask: Vec<bool>,
+    text: Vec<String>,
+    spans: Vec<[u32; 2]>,
+    token_reward: Vec<f32>,
+    logprob: Vec<f32>,
+    ref_logprob: Vec<f32>,
+    values: Vec<f32>,
+    entropy: Vec<f32>,
+}
+
+fn columns(rng: &mut Rng, segments: &[Segment], reward: f32) -> Columns {
+    // Token columns.
+    let mut mask = Vec::new();
+    let mut text = Vec::new();
+    let mut spans = Vec::new();
+    for s in segments {
+        let start = mask.len() as u32;
+        for w in &s.words {
+            mask.push(s.policy);
+            text.push(w.clone());
+        }
+        spans.push([start, mask.len() as u32]);
+    }
+    let n = mask.len();
+    let last_policy = mask.iter().rposition(|m| *m).unwrap_or(0);
+    let mut token_reward = vec![0.0f32; n];
+    token_reward[last_policy] = reward;
+    let mut logprob = Vec::with_capacity(n);
+    let mut ref_logprob = Vec::with_capacity(n);
+    let mut values = Vec::with_capacity(n);
+    let mut entropy = Vec::with_capacity(n);
+    let base = rng.range_f32(0.3, 0.7);
+    for (i, &m) in mask.iter().enumerate() {
+        let lp = if m { -rng.range_f32(0.01, 1.2) - if rng.chance(0.05) { 3.0 } else { 0.0 } } else { 0.0 };
+        logprob.push(Rng::round3(lp));
+        ref_logprob.push(Rng::round3(if m { lp + rng.range_f32(-0.25, 0.2) } else { 0.0 }));
+        let progress = i as f32 / n as f32;
+        values.push(Rng::round3(base + (reward - base) * progress * 0.8 + rng.range_f32(-0.08, 0.08)));
+        entropy.push(Rng::round3(if m { rng.range_f32(0.05, 2.4) } else { 0.0 }));
+    }
+    Columns { mask, text, spans, token_reward, logprob, ref_logprob, values, entropy }
 }

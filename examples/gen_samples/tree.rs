@@ -1,9 +1,7 @@
 //! Explicit tree rollouts: math solutions that branch at chosen steps, share prefixes, carry
 //! Monte-Carlo value estimates at internal nodes, and sometimes stop early (truncated paths).
 
-use vantage::model::{
-    GroupId, McStats, NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId,
-};
+use vantage::model::{GroupId, McStats, NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId};
 
 use super::math::{Problem, slip};
 use super::rng::Rng;
@@ -29,70 +27,32 @@ impl TreeGen<'_> {
             let mut v = x;
             for op in &self.problem.ops[i..] {
                 let correct = op.apply(v);
-                v = if self.rng.chance(self.skill) {
-                    correct
-                } else {
-                    slip(&mut self.rng, correct)
-                };
+                v = if self.rng.chance(self.skill) { correct } else { slip(&mut self.rng, correct) };
             }
             wins += u32::from(v == self.problem.answer());
         }
-        McStats {
-            n,
-            mean: wins as f32 / n as f32,
-        }
+        McStats { n, mean: wins as f32 / n as f32 }
     }
 
     /// Adds a node with the next tree-local key (`n0`, `n1`, …) and returns it with its key.
     fn node(&mut self, b: &mut RunBuilder, parent: NodeId, step: NewStep<'_>) -> (NodeId, String) {
         let key = format!("n{}", self.next_id);
         self.next_id += 1;
-        (
-            b.add_node(
-                self.group,
-                parent,
-                &NewStep {
-                    key: Some(&key),
-                    ..step
-                },
-            ),
-            key,
-        )
+        (b.add_node(self.group, parent, &NewStep { key: Some(&key), ..step }), key)
     }
 
-    fn leaf(
-        &mut self,
-        b: &mut RunBuilder,
-        (leaf, node_key): (NodeId, String),
-        reward: f32,
-        finish: &str,
-    ) {
+    fn leaf(&self, b: &mut RunBuilder, (leaf, node_key): (NodeId, String), reward: f32, finish: &str) {
         let key = format!("{}/{node_key}", self.tree_key);
-        let outcome = Outcome {
-            reward: Some(reward),
-            success: Some(reward > 0.5),
-            components: Vec::new(),
-            finish: Some(finish),
-        };
-        b.add_trajectory(
-            &key,
-            self.group,
-            self.tree,
-            leaf,
-            &outcome,
-            &NewTokens::default(),
-        );
+        let outcome =
+            Outcome { reward: Some(reward), success: Some(reward > 0.5), components: Vec::new(), finish: Some(finish) };
+        b.add_trajectory(&key, self.group, self.tree, leaf, &outcome, &NewTokens::default());
     }
 
     /// Expands below `parent`, which holds value `x` after `i` ops, `flawed` if an error happened on the way.
     fn expand(&mut self, b: &mut RunBuilder, parent: NodeId, i: usize, x: i64, flawed: bool) {
         if i == self.problem.ops.len() {
             let correct = x == self.problem.answer();
-            let prm = if correct {
-                self.rng.range_f32(0.6, 0.97)
-            } else {
-                self.rng.range_f32(0.05, 0.45)
-            };
+            let prm = if correct { self.rng.range_f32(0.6, 0.97) } else { self.rng.range_f32(0.05, 0.45) };
             let thought = format!("The result is {x}.");
             let action = format!("\\boxed{{{x}}}");
             let leaf = self.node(
@@ -114,11 +74,7 @@ impl TreeGen<'_> {
             let op = self.problem.ops[i];
             let correct = op.apply(x);
             let slipped = !self.rng.chance(self.skill);
-            let result = if slipped {
-                slip(&mut self.rng, correct)
-            } else {
-                correct
-            };
+            let result = if slipped { slip(&mut self.rng, correct) } else { correct };
             let (sym, v) = op.symbol();
             let thought = format!("{x} {sym} {v} = {result}");
             let prm = if slipped {
@@ -156,19 +112,10 @@ pub fn run(seed: u64) -> Run {
     let mut rng = Rng::new(seed);
     let mut b = RunBuilder::new("tree_rollouts", "vantage JSONL v1");
     let meta = &mut b.meta_mut().metadata;
-    meta.insert(
-        "name".into(),
-        "tree-structured math rollouts (TreeRL-style branching)".into(),
-    );
+    meta.insert("name".into(), "tree-structured math rollouts (TreeRL-style branching)".into());
     meta.insert("branching".into(), serde_json::json!(BRANCHING));
-    meta.insert(
-        "mc".into(),
-        "4 continuations sampled from each internal node".into(),
-    );
-    meta.insert(
-        "generator".into(),
-        format!("examples/gen_samples, seed {seed:#x}").into(),
-    );
+    meta.insert("mc".into(), "4 continuations sampled from each internal node".into());
+    meta.insert("generator".into(), format!("examples/gen_samples, seed {seed:#x}").into());
     for train_step in 0..2i64 {
         for p in 0..8 {
             let problem = Problem::new(&mut rng);
@@ -187,15 +134,8 @@ pub fn run(seed: u64) -> Run {
                 continue;
             };
             let skill = rng.range_f32(0.84, 0.97);
-            let mut g = TreeGen {
-                rng: Rng::new(rng.next_u64()),
-                problem: &problem,
-                skill,
-                tree_key,
-                group,
-                tree,
-                next_id: 0,
-            };
+            let mut g =
+                TreeGen { rng: Rng::new(rng.next_u64()), problem: &problem, skill, tree_key, group, tree, next_id: 0 };
             let root_mc = g.mc(0, problem.start, 8);
             let root_prm = Rng::round3(g.rng.range_f32(0.85, 0.99));
             let root = g.node(

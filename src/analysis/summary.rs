@@ -59,12 +59,8 @@ pub struct RunSummary {
 
 /// Whether a group has at least two rewarded trajectories, all with the same reward.
 pub fn is_zero_variance(run: &Run, group: GroupId) -> bool {
-    let mut rewards = run
-        .groups
-        .members(group)
-        .iter()
-        .map(|t| run.trajectories.reward[t.index()])
-        .filter(|r| !r.is_nan());
+    let mut rewards =
+        run.groups.members(group).iter().map(|t| run.trajectories.reward[t.index()]).filter(|r| !r.is_nan());
     let Some(first) = rewards.next() else {
         return false;
     };
@@ -98,20 +94,10 @@ impl RunSummary {
     pub fn of(run: &Run) -> Self {
         let nodes = &run.nodes;
         let tr = &run.trajectories;
-        let rewards: Vec<f64> = tr
-            .reward
-            .iter()
-            .filter(|r| !r.is_nan())
-            .map(|&r| f64::from(r))
-            .collect();
+        let rewards: Vec<f64> = tr.reward.iter().filter(|r| !r.is_nan()).map(|&r| f64::from(r)).collect();
         let successes: Vec<bool> = tr.success.iter().flatten().copied().collect();
         let steps: Vec<i64> = run.groups.train_step.iter().flatten().copied().collect();
-        let mut distinct_states: Vec<u32> = nodes
-            .state_key
-            .iter()
-            .filter(|s| s.is_some())
-            .map(|s| s.0)
-            .collect();
+        let mut distinct_states: Vec<u32> = nodes.state_key.iter().filter(|s| s.is_some()).map(|s| s.0).collect();
         let num_state_nodes = distinct_states.len();
         distinct_states.sort_unstable();
         distinct_states.dedup();
@@ -123,38 +109,16 @@ impl RunSummary {
             num_tokens: run.tokens.len,
             num_trees: run.trees.len(),
             num_branch_points: (0..nodes.len())
-                .filter(|&i| {
-                    nodes
-                        .children(crate::model::NodeId::from_index(i))
-                        .nth(1)
-                        .is_some()
-                })
+                .filter(|&i| nodes.children(crate::model::NodeId::from_index(i)).nth(1).is_some())
                 .count(),
-            train_steps: steps
-                .iter()
-                .min()
-                .zip(steps.iter().max())
-                .map(|(a, b)| (*a, *b)),
-            mean_reward: (!rewards.is_empty())
-                .then(|| rewards.iter().sum::<f64>() / rewards.len() as f64),
+            train_steps: steps.iter().min().zip(steps.iter().max()).map(|(a, b)| (*a, *b)),
+            mean_reward: (!rewards.is_empty()).then(|| rewards.iter().sum::<f64>() / rewards.len() as f64),
             num_with_reward: rewards.len(),
             success_rate: (!successes.is_empty())
                 .then(|| successes.iter().filter(|s| **s).count() as f64 / successes.len() as f64),
-            num_zero_variance_groups: run
-                .groups
-                .ids()
-                .filter(|&g| is_zero_variance(run, g))
-                .count(),
-            num_multi_groups: run
-                .groups
-                .ids()
-                .filter(|&g| run.groups.members(g).len() >= 2)
-                .count(),
-            scores: nodes
-                .scores
-                .iter()
-                .map(|(k, v)| (k.clone(), v.iter().filter(|x| !x.is_nan()).count()))
-                .collect(),
+            num_zero_variance_groups: run.groups.ids().filter(|&g| is_zero_variance(run, g)).count(),
+            num_multi_groups: run.groups.ids().filter(|&g| run.groups.members(g).len() >= 2).count(),
+            scores: nodes.scores.iter().map(|(k, v)| (k.clone(), v.iter().filter(|x| !x.is_nan()).count())).collect(),
             components: tr
                 .components
                 .iter()
@@ -165,20 +129,10 @@ impl RunSummary {
             finish: count_labels(run, &tr.finish),
             num_env_rewards: nodes.env_reward.iter().filter(|x| !x.is_nan()).count(),
             num_state_keys: (num_state_nodes, distinct_states.len()),
-            num_mc: (0..nodes.len())
-                .filter(|&i| nodes.mc(crate::model::NodeId::from_index(i)).is_some())
-                .count(),
+            num_mc: (0..nodes.len()).filter(|&i| nodes.mc(crate::model::NodeId::from_index(i)).is_some()).count(),
             num_first_error: (
-                nodes
-                    .flags
-                    .iter()
-                    .filter(|f| **f & crate::model::FLAG_FIRST_ERROR != 0)
-                    .count(),
-                nodes
-                    .flags
-                    .iter()
-                    .filter(|f| **f & crate::model::FLAG_FIRST_ERROR_LABELLED != 0)
-                    .count(),
+                nodes.flags.iter().filter(|f| **f & crate::model::FLAG_FIRST_ERROR != 0).count(),
+                nodes.flags.iter().filter(|f| **f & crate::model::FLAG_FIRST_ERROR_LABELLED != 0).count(),
             ),
             num_with_docs: (0..nodes.len())
                 .filter(|&i| !nodes.docs(crate::model::NodeId::from_index(i)).is_empty())
@@ -198,42 +152,25 @@ impl RunSummary {
             if map.is_empty() {
                 "none".to_owned()
             } else {
-                map.iter()
-                    .map(|(k, v)| format!("{k} ({v})"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                map.iter().map(|(k, v)| format!("{k} ({v})")).collect::<Vec<_>>().join(", ")
             }
         };
         let mut lines = vec![format!(
             "groups {} · trajectories {} · steps {} (nodes {}) · tokens {}",
-            self.num_groups,
-            self.num_trajectories,
-            self.num_path_steps,
-            self.num_nodes,
-            self.num_tokens
+            self.num_groups, self.num_trajectories, self.num_path_steps, self.num_nodes, self.num_tokens
         )];
         let mut outcome = Vec::new();
         if let Some((a, b)) = self.train_steps {
-            outcome.push(if a == b {
-                format!("train step {a}")
-            } else {
-                format!("train steps {a}..{b}")
-            });
+            outcome.push(if a == b { format!("train step {a}") } else { format!("train steps {a}..{b}") });
         }
         match self.mean_reward {
-            Some(mean) => outcome.push(format!(
-                "mean reward {mean:.3} ({} rewarded)",
-                self.num_with_reward
-            )),
+            Some(mean) => outcome.push(format!("mean reward {mean:.3} ({} rewarded)", self.num_with_reward)),
             None => outcome.push("no outcome rewards".to_owned()),
         }
         if let Some(rate) = self.success_rate {
             outcome.push(format!("success {:.1}%", rate * 100.0));
         }
-        outcome.push(format!(
-            "zero-variance groups {} of {}",
-            self.num_zero_variance_groups, self.num_multi_groups
-        ));
+        outcome.push(format!("zero-variance groups {} of {}", self.num_zero_variance_groups, self.num_multi_groups));
         lines.push(outcome.join(" · "));
         lines.push(format!("step scores: {}", list(&self.scores)));
         lines.push(format!("outcome components: {}", list(&self.components)));
@@ -257,11 +194,7 @@ impl RunSummary {
         ));
         lines.push(format!(
             "tokens: {}",
-            if self.token_columns.is_empty() {
-                "none".to_owned()
-            } else {
-                self.token_columns.join(", ")
-            }
+            if self.token_columns.is_empty() { "none".to_owned() } else { self.token_columns.join(", ") }
         ));
         lines
     }

@@ -38,11 +38,7 @@ impl LoadSource {
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) => crate::native::load_path(path, None, &mut report),
         };
-        LoadOutcome {
-            name,
-            result,
-            report,
-        }
+        LoadOutcome { name, result, report }
     }
 }
 
@@ -70,12 +66,10 @@ impl Loader {
         let name = source.name();
         #[cfg(not(target_arch = "wasm32"))]
         {
-            let spawned = std::thread::Builder::new()
-                .name(format!("load {name}"))
-                .spawn(move || {
-                    let _ = sender.send(source.load());
-                    repaint();
-                });
+            let spawned = std::thread::Builder::new().name(format!("load {name}")).spawn(move || {
+                let _: Result<(), _> = sender.send(source.load());
+                repaint();
+            });
             if let Err(err) = spawned {
                 log::error!("could not start a loader thread: {err}");
                 return;
@@ -83,7 +77,7 @@ impl Loader {
         }
         #[cfg(target_arch = "wasm32")]
         {
-            let _ = sender.send(source.load());
+            let _: Result<(), _> = sender.send(source.load());
             repaint();
         }
         self.pending.push((name, receiver));
@@ -95,36 +89,25 @@ impl Loader {
     }
 
     /// Loads a file dropped on the window: from its path on native, from its bytes on the web.
-    pub fn start_dropped(
-        &mut self,
-        file: egui::DroppedFileHandle,
-        repaint: impl Fn() + Send + 'static,
-    ) {
+    pub fn start_dropped(&mut self, file: &egui::DroppedFileHandle, repaint: impl Fn() + Send + 'static) {
         #[cfg(not(target_arch = "wasm32"))]
         self.start(LoadSource::Path(file.path().to_path_buf()), repaint);
         #[cfg(target_arch = "wasm32")]
         {
             let (sender, receiver) = mpsc::channel();
+            let file = file.clone();
             let name = file.path().display().to_string();
             wasm_bindgen_futures::spawn_local(async move {
                 let name = file.path().display().to_string();
                 let outcome = match file.bytes_async().await {
-                    Ok(bytes) => LoadSource::Bytes {
-                        name,
-                        bytes: bytes.into(),
-                    }
-                    .load(),
+                    Ok(bytes) => LoadSource::Bytes { name, bytes: bytes.into() }.load(),
                     Err(err) => {
                         let report = LoadReport::new(&name);
                         let err = LoadError::from(std::io::Error::other(err)).with_path(&name);
-                        LoadOutcome {
-                            name,
-                            result: Err(err),
-                            report,
-                        }
+                        LoadOutcome { name, result: Err(err), report }
                     }
                 };
-                let _ = sender.send(outcome);
+                let _: Result<(), _> = sender.send(outcome);
                 repaint();
             });
             self.pending.push((name, receiver));
@@ -136,22 +119,17 @@ impl Loader {
         let (sender, receiver) = mpsc::channel();
         #[cfg(not(target_arch = "wasm32"))]
         {
-            let spawned = std::thread::Builder::new()
-                .name("file dialog".to_owned())
-                .spawn(move || {
-                    let paths = rfd::FileDialog::new()
-                        .add_filter(
-                            "rollout logs",
-                            &["jsonl", "json", "eval", "traj", "parquet"],
-                        )
-                        .add_filter("all files", &["*"])
-                        .pick_files()
-                        .unwrap_or_default();
-                    for path in paths {
-                        let _ = sender.send(LoadSource::Path(path).load());
-                    }
-                    repaint();
-                });
+            let spawned = std::thread::Builder::new().name("file dialog".to_owned()).spawn(move || {
+                let paths = rfd::FileDialog::new()
+                    .add_filter("rollout logs", &["jsonl", "json", "eval", "traj", "parquet"])
+                    .add_filter("all files", &["*"])
+                    .pick_files()
+                    .unwrap_or_default();
+                for path in paths {
+                    let _: Result<(), _> = sender.send(LoadSource::Path(path).load());
+                }
+                repaint();
+            });
             if let Err(err) = spawned {
                 log::error!("could not start the file dialog thread: {err}");
                 return;
@@ -159,17 +137,11 @@ impl Loader {
         }
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
-            let files = rfd::AsyncFileDialog::new()
-                .pick_files()
-                .await
-                .unwrap_or_default();
+            let files = rfd::AsyncFileDialog::new().pick_files().await.unwrap_or_default();
             for file in files {
                 let bytes = file.read().await;
-                let source = LoadSource::Bytes {
-                    name: file.file_name(),
-                    bytes: bytes.into(),
-                };
-                let _ = sender.send(source.load());
+                let source = LoadSource::Bytes { name: file.file_name(), bytes: bytes.into() };
+                let _: Result<(), _> = sender.send(source.load());
             }
             repaint();
         });
@@ -196,9 +168,6 @@ impl Loader {
 
     /// Waits for every pending load (tests and headless use).
     pub fn wait_all(&mut self) -> Vec<LoadOutcome> {
-        self.pending
-            .drain(..)
-            .flat_map(|(_, receiver)| receiver.into_iter())
-            .collect()
+        self.pending.drain(..).flat_map(|(_, receiver)| receiver.into_iter()).collect()
     }
 }

@@ -41,16 +41,9 @@ impl VantageApp {
     }
 
     /// Starts loading `sources`, or the bundled sample when there are none.
-    pub fn open_all(
-        &mut self,
-        mut sources: Vec<LoadSource>,
-        repaint: impl Fn() + Send + Clone + 'static,
-    ) {
+    pub fn open_all(&mut self, mut sources: Vec<LoadSource>, repaint: impl Fn() + Send + Clone + 'static) {
         if sources.is_empty() {
-            sources.push(LoadSource::Bytes {
-                name: crate::DEMO_RUN_NAME.to_owned(),
-                bytes: crate::DEMO_RUN.into(),
-            });
+            sources.push(LoadSource::Bytes { name: crate::DEMO_RUN_NAME.to_owned(), bytes: crate::DEMO_RUN.into() });
         }
         for source in sources {
             self.loader.start(source, repaint.clone());
@@ -70,11 +63,7 @@ impl VantageApp {
                             outcome.report.warnings.len()
                         ));
                     }
-                    self.runs.push(OpenRun {
-                        run,
-                        report: outcome.report,
-                        summary,
-                    });
+                    self.runs.push(OpenRun { run, report: outcome.report, summary });
                     self.selected = self.runs.len() - 1;
                 }
                 Err(err) => self.notifications.push(format!("{err:#}")),
@@ -94,7 +83,7 @@ impl VantageApp {
         let dropped = ctx.input(|i| i.raw.dropped_files.clone());
         for file in dropped {
             let c = ctx.clone();
-            self.loader.start_dropped(file, move || c.request_repaint());
+            self.loader.start_dropped(&file, move || c.request_repaint());
         }
     }
 }

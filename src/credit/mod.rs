@@ -76,7 +76,7 @@ pub struct ParamSpec {
 /// Who a scheme is, for listings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SchemeInfo {
-    /// Registry id (snake_case; verl's registry name where it has one).
+    /// Registry id (`snake_case`; verl's registry name where it has one).
     pub id: &'static str,
     /// Family.
     pub family: Family,
@@ -165,17 +165,10 @@ pub static SCHEMES: &[&dyn Scheme] = &[];
 
 /// The scheme with registry id `id`.
 pub fn scheme(id: &str) -> Result<&'static dyn Scheme, CreditError> {
-    SCHEMES
-        .iter()
-        .copied()
-        .find(|s| s.info().id == id)
-        .ok_or_else(|| CreditError::UnknownScheme(id.to_owned()))
+    SCHEMES.iter().copied().find(|s| s.info().id == id).ok_or_else(|| CreditError::UnknownScheme(id.to_owned()))
 }
 
 /// Each scheme with whether `run` supports it.
 pub fn support_table(run: &Run) -> Vec<(&'static SchemeInfo, Support)> {
-    SCHEMES
-        .iter()
-        .map(|s| (s.info(), s.supports(run)))
-        .collect()
+    SCHEMES.iter().map(|s| (s.info(), s.supports(run))).collect()
 }

@@ -51,7 +51,7 @@ pub enum LoadError {
         /// The file.
         path: String,
         /// The error.
-        source: Box<LoadError>,
+        source: Box<Self>,
     },
 }
 
@@ -61,10 +61,7 @@ impl LoadError {
     pub fn with_path(self, path: &str) -> Self {
         match self {
             Self::File { .. } => self,
-            other => Self::File {
-                path: path.to_owned(),
-                source: Box::new(other),
-            },
+            other => Self::File { path: path.to_owned(), source: Box::new(other) },
         }
     }
 
@@ -74,11 +71,7 @@ impl LoadError {
             return format!("{self:#}");
         };
         match &**source {
-            Self::Unsupported {
-                line,
-                field,
-                reason,
-            } => format!("{path}:{line}: {field}: {reason}"),
+            Self::Unsupported { line, field, reason } => format!("{path}:{line}: {field}: {reason}"),
             Self::Incompatible { .. } | Self::Unrecognised { .. } => {
                 format!("{path}:1: record: {source:#}")
             }

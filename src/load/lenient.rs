@@ -175,14 +175,10 @@ pub struct FieldError {
 
 /// Parses one JSON text into `T`, naming the field of the first error and collecting the paths of
 /// unknown (ignored) fields.
-pub fn parse_located<T: serde::de::DeserializeOwned>(
-    text: &str,
-    ignored: &mut Vec<String>,
-) -> Result<T, FieldError> {
+pub fn parse_located<T: serde::de::DeserializeOwned>(text: &str, ignored: &mut Vec<String>) -> Result<T, FieldError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = {
-        let mut on_ignored =
-            |path: serde_ignored::Path<'_>| ignored.push(format_ignored_path(&path));
+        let mut on_ignored = |path: serde_ignored::Path<'_>| ignored.push(format_ignored_path(&path));
         let tracked = serde_ignored::Deserializer::new(&mut de, &mut on_ignored);
         serde_path_to_error::deserialize(tracked).map_err(|err| {
             let path = err.path().to_string();
@@ -190,30 +186,18 @@ pub fn parse_located<T: serde::de::DeserializeOwned>(
                 err.inner().classify(),
                 serde_json::error::Category::Eof | serde_json::error::Category::Syntax
             );
-            let field = if broken_json || path == "." || path.is_empty() {
-                "record".to_owned()
-            } else {
-                path
-            };
-            FieldError {
-                field,
-                reason: describe_json_error(err.inner()),
-            }
+            let field = if broken_json || path == "." || path.is_empty() { "record".to_owned() } else { path };
+            FieldError { field, reason: describe_json_error(err.inner()) }
         })?
     };
-    de.end().map_err(|err| FieldError {
-        field: "record".to_owned(),
-        reason: describe_json_error(&err),
-    })?;
+    de.end().map_err(|err| FieldError { field: "record".to_owned(), reason: describe_json_error(&err) })?;
     Ok(value)
 }
 
-/// A serde_json error without its "at line 1 column N" suffix (the line is the file's, not the record's).
+/// A `serde_json` error without its "at line 1 column N" suffix (the line is the file's, not the record's).
 pub fn describe_json_error(err: &serde_json::Error) -> String {
     let text = err.to_string();
-    let base = text
-        .rfind(" at line ")
-        .map_or(text.as_str(), |at| &text[..at]);
+    let base = text.rfind(" at line ").map_or(text.as_str(), |at| &text[..at]);
     match err.classify() {
         serde_json::error::Category::Eof => {
             format!("record is cut off ({base}, column {})", err.column())
@@ -232,15 +216,11 @@ fn format_ignored_path(path: &serde_ignored::Path<'_>) -> String {
         Path::Seq { parent, index } => format!("{}[{index}]", format_ignored_path(parent)),
         Path::Map { parent, key } => {
             let parent = format_ignored_path(parent);
-            if parent.is_empty() {
-                key.clone()
-            } else {
-                format!("{parent}.{key}")
-            }
+            if parent.is_empty() { key.clone() } else { format!("{parent}.{key}") }
         }
-        Path::Some { parent }
-        | Path::NewtypeStruct { parent }
-        | Path::NewtypeVariant { parent } => format_ignored_path(parent),
+        Path::Some { parent } | Path::NewtypeStruct { parent } | Path::NewtypeVariant { parent } => {
+            format_ignored_path(parent)
+        }
     }
 }
 
@@ -251,10 +231,7 @@ mod tests {
     #[test]
     fn quotes_bare_non_finite_literals_only_outside_strings() {
         let line = r#"{"a": NaN, "b": -Infinity, "c": "NaN Infinity", "d": [Infinity]}"#;
-        assert_eq!(
-            quote_non_finite(line),
-            r#"{"a": "NaN", "b": "-Infinity", "c": "NaN Infinity", "d": ["Infinity"]}"#
-        );
+        assert_eq!(quote_non_finite(line), r#"{"a": "NaN", "b": "-Infinity", "c": "NaN Infinity", "d": ["Infinity"]}"#);
         assert!(matches!(quote_non_finite(r#"{"a": 1}"#), Cow::Borrowed(_)));
         let escaped = r#"{"a": "x\"NaN", "b": NaN}"#;
         assert_eq!(quote_non_finite(escaped), r#"{"a": "x\"NaN", "b": "NaN"}"#);
@@ -262,8 +239,7 @@ mod tests {
 
     #[test]
     fn num_accepts_lenient_values() {
-        let v: Vec<Num> =
-            serde_json::from_str(r#"[1, 2.5, null, "NaN", "Infinity", "-Infinity"]"#).unwrap();
+        let v: Vec<Num> = serde_json::from_str(r#"[1, 2.5, null, "NaN", "Infinity", "-Infinity"]"#).unwrap();
         assert_eq!(v[0].0, 1.0);
         assert_eq!(v[1].0, 2.5);
         assert!(v[2].0.is_nan() && v[3].0.is_nan());
@@ -285,22 +261,13 @@ mod tests {
             items: Vec<Inner>,
         }
         let mut ignored = Vec::new();
-        let err = parse_located::<Outer>(
-            r#"{"items": [{"x": 1}, {"x": "bad", "y": 2}]}"#,
-            &mut ignored,
-        )
-        .err()
-        .unwrap();
+        let err = parse_located::<Outer>(r#"{"items": [{"x": 1}, {"x": "bad", "y": 2}]}"#, &mut ignored).err().unwrap();
         assert_eq!(err.field, "items[1].x");
         assert!(err.reason.contains("expected a number"), "{}", err.reason);
         let mut ignored = Vec::new();
-        assert!(
-            parse_located::<Outer>(r#"{"items": [{"x": 1, "extra": 2}]}"#, &mut ignored).is_ok()
-        );
+        assert!(parse_located::<Outer>(r#"{"items": [{"x": 1, "extra": 2}]}"#, &mut ignored).is_ok());
         assert_eq!(ignored, vec!["items[0].extra".to_owned()]);
-        let err = parse_located::<Outer>(r#"{"items": [{"x": 1"#, &mut Vec::new())
-            .err()
-            .unwrap();
+        let err = parse_located::<Outer>(r#"{"items": [{"x": 1"#, &mut Vec::new()).err().unwrap();
         assert_eq!(err.field, "record");
         assert!(err.reason.contains("cut off"), "{}", err.reason);
     }

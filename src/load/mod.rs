@@ -23,12 +23,7 @@ pub trait Loader: Sync {
     fn description(&self) -> &'static str;
 
     /// Reads a run; [`LoadError::Incompatible`] means "not this format".
-    fn load_bytes(
-        &self,
-        name: &str,
-        bytes: &[u8],
-        report: &mut LoadReport,
-    ) -> Result<Run, LoadError>;
+    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError>;
 }
 
 /// Every loader, in detection order. A new format is a new file plus one line here.
@@ -48,38 +43,22 @@ pub fn load_bytes(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<R
     for loader in LOADERS {
         match loader.load_bytes(name, bytes, report) {
             Err(LoadError::Incompatible { reason, .. }) => {
-                declined.push(format!("{}: {reason}", loader.name()))
+                declined.push(format!("{}: {reason}", loader.name()));
             }
             other => return other.map_err(|e| e.with_path(name)),
         }
     }
-    Err(LoadError::Unrecognised {
-        tried: declined.join("; "),
-    }
-    .with_path(name))
+    Err(LoadError::Unrecognised { tried: declined.join("; ") }.with_path(name))
 }
 
 /// Reads a run from bytes with an explicit format.
-pub fn load_bytes_as(
-    format: &str,
-    name: &str,
-    bytes: &[u8],
-    report: &mut LoadReport,
-) -> Result<Run, LoadError> {
+pub fn load_bytes_as(format: &str, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
     if report.file.is_empty() {
         report.file = name.to_owned();
     }
     let Some(loader) = loader(format) else {
-        let known = LOADERS
-            .iter()
-            .map(|l| l.name())
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(LoadError::Unrecognised {
-            tried: format!("unknown format {format:?}; known: {known}"),
-        });
+        let known = LOADERS.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ");
+        return Err(LoadError::Unrecognised { tried: format!("unknown format {format:?}; known: {known}") });
     };
-    loader
-        .load_bytes(name, bytes, report)
-        .map_err(|e| e.with_path(name))
+    loader.load_bytes(name, bytes, report).map_err(|e| e.with_path(name))
 }

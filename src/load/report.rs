@@ -18,10 +18,7 @@ pub struct LoadReport {
 impl LoadReport {
     /// An empty report for `file`.
     pub fn new(file: &str) -> Self {
-        Self {
-            file: file.to_owned(),
-            ..Self::default()
-        }
+        Self { file: file.to_owned(), ..Self::default() }
     }
 
     /// Records a warning.

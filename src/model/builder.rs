@@ -6,9 +6,7 @@
 use std::collections::HashMap;
 
 use super::nodes::NodeRow;
-use super::{
-    GroupId, NewStep, NewTokens, NodeId, Outcome, Run, RunMeta, Sym, TextId, TrajectoryId, TreeId,
-};
+use super::{GroupId, NewStep, NewTokens, NodeId, Outcome, Run, RunMeta, Sym, TextId, TrajectoryId, TreeId};
 
 /// A group's attributes as a record states them.
 #[derive(Clone, Debug, Default)]
@@ -60,25 +58,17 @@ impl RunBuilder {
 
     /// The group with external id `key`, if one was added.
     pub fn group(&self, key: &str) -> Option<GroupId> {
-        self.groups_by_key
-            .get(&self.run.labels.lookup(key)?)
-            .copied()
+        self.groups_by_key.get(&self.run.labels.lookup(key)?).copied()
     }
 
     /// Whether a trajectory with this external id exists.
     pub fn has_trajectory(&self, key: &str) -> bool {
-        self.run
-            .labels
-            .lookup(key)
-            .is_some_and(|sym| self.trajectories_by_key.contains_key(&sym))
+        self.run.labels.lookup(key).is_some_and(|sym| self.trajectories_by_key.contains_key(&sym))
     }
 
     /// Whether a tree with this external id exists.
     pub fn has_tree(&self, key: &str) -> bool {
-        self.run
-            .labels
-            .lookup(key)
-            .is_some_and(|sym| self.trees_by_key.contains_key(&sym))
+        self.run.labels.lookup(key).is_some_and(|sym| self.trees_by_key.contains_key(&sym))
     }
 
     /// Adds a group, or merges into the existing one with the same key. Returns the group and the
@@ -104,10 +94,9 @@ impl RunBuilder {
                     Some(_) => {}
                 }
             }
-            for (name, value, column) in [
-                ("prompt", group.prompt, &mut run.groups.prompt),
-                ("gold", group.gold, &mut run.groups.gold),
-            ] {
+            for (name, value, column) in
+                [("prompt", group.prompt, &mut run.groups.prompt), ("gold", group.gold, &mut run.groups.gold)]
+            {
                 let Some(value) = value.filter(|v| !v.is_empty()) else {
                     continue;
                 };
@@ -145,11 +134,7 @@ impl RunBuilder {
     /// Adds one node under `parent` (`NONE`: under the prompt). The parent must already exist.
     pub fn add_node(&mut self, group: GroupId, parent: NodeId, step: &NewStep<'_>) -> NodeId {
         let run = &mut self.run;
-        let parent = if parent.index() < run.nodes.len() {
-            parent
-        } else {
-            NodeId::NONE
-        };
+        let parent = if parent.index() < run.nodes.len() { parent } else { NodeId::NONE };
         let row = NodeRow {
             parent,
             group,
@@ -162,7 +147,7 @@ impl RunBuilder {
             state_key: run.labels.intern_opt(step.state_key),
             docs: step.docs.iter().map(|d| run.labels.intern(d)).collect(),
         };
-        run.nodes.push(row, step)
+        run.nodes.push(&row, step)
     }
 
     /// Adds a chain of steps under the prompt of `group`, returning the last node (`NONE` if `steps` is empty).
@@ -201,9 +186,7 @@ impl RunBuilder {
         t.finish.push(run.labels.intern_opt(outcome.finish));
         super::columns::push_named(&mut t.components, index, &outcome.components);
         let num_tokens = tokens.len().unwrap_or(0);
-        let text: Option<Vec<TextId>> = tokens
-            .text
-            .map(|strings| strings.iter().map(|s| run.text.push(s)).collect());
+        let text: Option<Vec<TextId>> = tokens.text.map(|strings| strings.iter().map(|s| run.text.push(s)).collect());
         if t.token_offsets.is_empty() {
             t.token_offsets.push(0);
         }
@@ -234,12 +217,7 @@ impl RunBuilder {
                 if t.path_nodes.len() - start > run.nodes.parent.len() {
                     break;
                 }
-                current = run
-                    .nodes
-                    .parent
-                    .get(node.index())
-                    .copied()
-                    .unwrap_or(NodeId::NONE);
+                current = run.nodes.parent.get(node.index()).copied().unwrap_or(NodeId::NONE);
             }
             t.path_nodes[start..].reverse();
             t.path_offsets.push(t.path_nodes.len() as u32);

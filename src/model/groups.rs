@@ -41,14 +41,10 @@ impl Groups {
     /// The trajectories of a group.
     pub fn members(&self, group: GroupId) -> &[TrajectoryId] {
         let i = group.index();
-        let (Some(&start), Some(&end)) =
-            (self.member_offsets.get(i), self.member_offsets.get(i + 1))
-        else {
+        let (Some(&start), Some(&end)) = (self.member_offsets.get(i), self.member_offsets.get(i + 1)) else {
             return &[];
         };
-        self.member_ids
-            .get(start as usize..end as usize)
-            .unwrap_or(&[])
+        self.member_ids.get(start as usize..end as usize).unwrap_or(&[])
     }
 
     /// Heap bytes used.

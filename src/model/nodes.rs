@@ -32,7 +32,7 @@ pub struct Nodes {
     pub group: Vec<GroupId>,
     /// External node id from the log (tree records), or `NONE`.
     pub key: Vec<Sym>,
-    /// Step kind: think, action, tool_call, observation, answer, … (interned, `NONE` if unknown).
+    /// Step kind: think, action, `tool_call`, observation, answer, … (interned, `NONE` if unknown).
     pub kind: Vec<Sym>,
     /// Role label: progress, exploration, infrastructure, regression or user-defined (`NONE` if unlabelled).
     pub role: Vec<Sym>,
@@ -109,7 +109,7 @@ impl Nodes {
     }
 
     /// Appends the already-interned columns of one node; the caller interns labels and text.
-    pub(crate) fn push(&mut self, row: NodeRow, step: &NewStep<'_>) -> NodeId {
+    pub(crate) fn push(&mut self, row: &NodeRow, step: &NewStep<'_>) -> NodeId {
         let index = self.len();
         self.parent.push(row.parent);
         self.group.push(row.group);
@@ -162,13 +162,10 @@ impl Nodes {
         let Some(offsets) = &self.doc_offsets else {
             return &[];
         };
-        let (Some(&start), Some(&end)) = (offsets.get(node.index()), offsets.get(node.index() + 1))
-        else {
+        let (Some(&start), Some(&end)) = (offsets.get(node.index()), offsets.get(node.index() + 1)) else {
             return &[];
         };
-        self.doc_values
-            .get(start as usize..end as usize)
-            .unwrap_or(&[])
+        self.doc_values.get(start as usize..end as usize).unwrap_or(&[])
     }
 
     /// Token span of the node within its trajectories' tokens, if logged.
@@ -179,22 +176,12 @@ impl Nodes {
 
     /// The score named `name` at `node` (`NaN` if missing).
     pub fn score(&self, name: &str, node: NodeId) -> f32 {
-        self.scores
-            .get(name)
-            .and_then(|c| c.get(node.index()).copied())
-            .unwrap_or(f32::NAN)
+        self.scores.get(name).and_then(|c| c.get(node.index()).copied()).unwrap_or(f32::NAN)
     }
 
     /// Children of `node` in arena order.
     pub fn children(&self, node: NodeId) -> Children<'_> {
-        Children {
-            nodes: self,
-            next: self
-                .first_child
-                .get(node.index())
-                .copied()
-                .unwrap_or(NodeId::NONE),
-        }
+        Children { nodes: self, next: self.first_child.get(node.index()).copied().unwrap_or(NodeId::NONE) }
     }
 
     /// Number of children of `node`.
@@ -266,12 +253,7 @@ impl Iterator for Children<'_> {
 
     fn next(&mut self) -> Option<NodeId> {
         let current = self.next.get()?;
-        self.next = self
-            .nodes
-            .next_sibling
-            .get(current.index())
-            .copied()
-            .unwrap_or(NodeId::NONE);
+        self.next = self.nodes.next_sibling.get(current.index()).copied().unwrap_or(NodeId::NONE);
         Some(current)
     }
 }

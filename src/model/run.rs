@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    GroupId, Groups, Interner, NodeId, Nodes, Sym, TextArena, TextId, Tokens, Trajectories,
-    TrajectoryId, Trees, Warning,
+    GroupId, Groups, Interner, NodeId, Nodes, Sym, TextArena, TextId, Tokens, Trajectories, TrajectoryId, Trees,
+    Warning,
 };
 
 /// What a run is and where it came from.
@@ -62,43 +62,23 @@ impl Run {
     /// The trajectory with external id `key`.
     pub fn trajectory_by_key(&self, key: &str) -> Option<TrajectoryId> {
         let sym = self.labels.lookup(key)?;
-        self.trajectories
-            .key
-            .iter()
-            .position(|&k| k == sym)
-            .map(TrajectoryId::from_index)
+        self.trajectories.key.iter().position(|&k| k == sym).map(TrajectoryId::from_index)
     }
 
     /// The group with external id `key`.
     pub fn group_by_key(&self, key: &str) -> Option<GroupId> {
         let sym = self.labels.lookup(key)?;
-        self.groups
-            .key
-            .iter()
-            .position(|&k| k == sym)
-            .map(GroupId::from_index)
+        self.groups.key.iter().position(|&k| k == sym).map(GroupId::from_index)
     }
 
     /// External id of a trajectory.
     pub fn trajectory_key(&self, trajectory: TrajectoryId) -> &str {
-        self.label(
-            self.trajectories
-                .key
-                .get(trajectory.index())
-                .copied()
-                .unwrap_or(Sym::NONE),
-        )
+        self.label(self.trajectories.key.get(trajectory.index()).copied().unwrap_or(Sym::NONE))
     }
 
     /// External id of a group.
     pub fn group_key(&self, group: GroupId) -> &str {
-        self.label(
-            self.groups
-                .key
-                .get(group.index())
-                .copied()
-                .unwrap_or(Sym::NONE),
-        )
+        self.label(self.groups.key.get(group.index()).copied().unwrap_or(Sym::NONE))
     }
 
     /// Depth of a node (1 for a child of the prompt).
@@ -107,12 +87,7 @@ impl Run {
         let mut current = node;
         while let Some(n) = current.get() {
             depth += 1;
-            current = self
-                .nodes
-                .parent
-                .get(n.index())
-                .copied()
-                .unwrap_or(NodeId::NONE);
+            current = self.nodes.parent.get(n.index()).copied().unwrap_or(NodeId::NONE);
             if depth > self.nodes.len() {
                 break;
             }

@@ -31,11 +31,7 @@ impl TextArena {
         let Some(&end) = self.ends.get(id.index()) else {
             return "";
         };
-        let start = if id.0 == 0 {
-            0
-        } else {
-            self.ends[id.index() - 1]
-        };
+        let start = if id.0 == 0 { 0 } else { self.ends[id.index() - 1] };
         self.bytes.get(start as usize..end as usize).unwrap_or("")
     }
 

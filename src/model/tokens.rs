@@ -75,12 +75,7 @@ pub struct Tokens {
 
 fn push_f32s(column: &mut Option<Vec<f32>>, start: usize, values: Option<&[f32]>, len: usize) {
     for i in 0..len {
-        push_opt(
-            column,
-            start + i,
-            values.and_then(|v| v.get(i).copied()),
-            f32::NAN,
-        );
+        push_opt(column, start + i, values.and_then(|v| v.get(i).copied()), f32::NAN);
     }
 }
 
@@ -89,12 +84,7 @@ impl Tokens {
     pub(crate) fn push(&mut self, tokens: &NewTokens<'_>, text: Option<&[TextId]>, len: usize) {
         let start = self.len;
         for i in 0..len {
-            push_opt(
-                &mut self.mask,
-                start + i,
-                tokens.mask.and_then(|m| m.get(i).copied()),
-                true,
-            );
+            push_opt(&mut self.mask, start + i, tokens.mask.and_then(|m| m.get(i).copied()), true);
         }
         push_f32s(&mut self.reward, start, tokens.reward, len);
         push_f32s(&mut self.logprob, start, tokens.logprob, len);
@@ -102,12 +92,7 @@ impl Tokens {
         push_f32s(&mut self.value, start, tokens.value, len);
         push_f32s(&mut self.entropy, start, tokens.entropy, len);
         for i in 0..len {
-            push_opt(
-                &mut self.text,
-                start + i,
-                text.and_then(|t| t.get(i).copied()),
-                TextId::NONE,
-            );
+            push_opt(&mut self.text, start + i, text.and_then(|t| t.get(i).copied()), TextId::NONE);
         }
         self.len += len;
     }

@@ -64,13 +64,10 @@ impl Trajectories {
     /// The nodes of a trajectory, root first.
     pub fn path(&self, trajectory: TrajectoryId) -> &[NodeId] {
         let i = trajectory.index();
-        let (Some(&start), Some(&end)) = (self.path_offsets.get(i), self.path_offsets.get(i + 1))
-        else {
+        let (Some(&start), Some(&end)) = (self.path_offsets.get(i), self.path_offsets.get(i + 1)) else {
             return &[];
         };
-        self.path_nodes
-            .get(start as usize..end as usize)
-            .unwrap_or(&[])
+        self.path_nodes.get(start as usize..end as usize).unwrap_or(&[])
     }
 
     /// Number of steps on a trajectory's path.

@@ -16,30 +16,17 @@ pub struct Warning {
 impl Warning {
     /// A warning about a record that was skipped.
     pub fn skipped(line: u64, field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            line,
-            field: field.into(),
-            reason: reason.into(),
-            skipped: true,
-        }
+        Self { line, field: field.into(), reason: reason.into(), skipped: true }
     }
 
     /// A warning about a record that still loaded.
     pub fn kept(line: u64, field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            line,
-            field: field.into(),
-            reason: reason.into(),
-            skipped: false,
-        }
+        Self { line, field: field.into(), reason: reason.into(), skipped: false }
     }
 
     /// `FILE:LINE: FIELD: reason`, the one format every surface prints.
     pub fn located(&self, file: &str) -> String {
         let skipped = if self.skipped { " (skipped)" } else { "" };
-        format!(
-            "{file}:{}: {}: {}{skipped}",
-            self.line, self.field, self.reason
-        )
+        format!("{file}:{}: {}: {}{skipped}", self.line, self.field, self.reason)
     }
 }

@@ -13,8 +13,7 @@ pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         let mut options = views::run_summary::Options::default();
         match app.current() {
             Some(open) => {
-                egui::ScrollArea::vertical()
-                    .show(ui, |ui| views::run_summary::ui(ui, &mut options, open));
+                egui::ScrollArea::vertical().show(ui, |ui| views::run_summary::ui(ui, &mut options, open));
             }
             None if app.loader.pending_names().next().is_some() => {
                 ui.horizontal(|ui| {

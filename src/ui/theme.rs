@@ -1,8 +1,5 @@
 //! The one place with color literals and spacing.
-#![expect(
-    clippy::disallowed_methods,
-    reason = "colors are declared here and only here"
-)]
+#![expect(clippy::disallowed_methods, reason = "colors are declared here and only here")]
 
 use egui::Color32;
 

@@ -18,17 +18,11 @@ pub struct TokenColumns {
 
 impl TokenColumns {
     /// Converts the arrays and checks that they have one length; `field` prefixes error paths (e.g. `tokens`).
-    pub fn from_raw(
-        raw: Option<&RawTokens>,
-        field: &str,
-        line: u64,
-    ) -> Result<(Self, usize), Warning> {
+    pub fn from_raw(raw: Option<&RawTokens>, field: &str, line: u64) -> Result<(Self, usize), Warning> {
         let Some(raw) = raw else {
             return Ok((Self::default(), 0));
         };
-        let floats = |v: &Option<Vec<crate::load::lenient::Num>>| {
-            v.as_ref().map(|v| v.iter().map(|n| n.0).collect())
-        };
+        let floats = |v: &Option<Vec<crate::load::lenient::Num>>| v.as_ref().map(|v| v.iter().map(|n| n.0).collect());
         let columns = Self {
             mask: raw.mask.as_ref().map(|m| m.iter().map(|f| f.0).collect()),
             reward: floats(&raw.reward),
@@ -40,16 +34,13 @@ impl TokenColumns {
         };
         let len = {
             let texts = columns.texts();
-            columns
-                .borrow_with(texts.as_deref())
-                .len()
-                .map_err(|(name, len, common)| {
-                    Warning::skipped(
-                        line,
-                        format!("{field}.{name}"),
-                        format!("has {len} values but the other token arrays have {common}"),
-                    )
-                })?
+            columns.borrow_with(texts.as_deref()).len().map_err(|(name, len, common)| {
+                Warning::skipped(
+                    line,
+                    format!("{field}.{name}"),
+                    format!("has {len} values but the other token arrays have {common}"),
+                )
+            })?
         };
         Ok((columns, len))
     }
@@ -69,9 +60,7 @@ impl TokenColumns {
 
     /// The token strings, for [`Self::borrow_with`].
     pub fn texts(&self) -> Option<Vec<&str>> {
-        self.text
-            .as_ref()
-            .map(|t| t.iter().map(String::as_str).collect())
+        self.text.as_ref().map(|t| t.iter().map(String::as_str).collect())
     }
 }
 
@@ -84,18 +73,10 @@ pub fn new_step(raw: &RawStep) -> NewStep<'_> {
         thought: raw.thought.as_deref(),
         action: raw.action.as_deref(),
         observation: raw.observation.as_deref(),
-        scores: raw
-            .scores
-            .iter()
-            .flatten()
-            .map(|(k, v)| (k.as_str(), v.0))
-            .collect(),
+        scores: raw.scores.iter().flatten().map(|(k, v)| (k.as_str(), v.0)).collect(),
         env_reward: raw.env_reward.map(|n| n.0),
         state_key: raw.state.as_ref().map(|s| s.0.as_str()),
-        mc: raw.mc.as_ref().map(|m| McStats {
-            n: m.n,
-            mean: m.mean.0,
-        }),
+        mc: raw.mc.as_ref().map(|m| McStats { n: m.n, mean: m.mean.0 }),
         first_error: raw.first_error,
         docs: raw.docs.iter().flatten().map(|d| d.0.as_str()).collect(),
         token_span: raw.token_span,
@@ -103,23 +84,14 @@ pub fn new_step(raw: &RawStep) -> NewStep<'_> {
 }
 
 /// The borrowed outcome, plus kept warnings for a non-finite reward.
-pub fn outcome<'a>(
-    raw: Option<&'a RawOutcome>,
-    field: &str,
-    line: u64,
-    warnings: &mut Vec<Warning>,
-) -> Outcome<'a> {
+pub fn outcome<'a>(raw: Option<&'a RawOutcome>, field: &str, line: u64, warnings: &mut Vec<Warning>) -> Outcome<'a> {
     let Some(raw) = raw else {
         return Outcome::default();
     };
     let reward = raw.reward.map(|n| n.0);
     if let Some(r) = reward {
         if r.is_nan() {
-            warnings.push(Warning::kept(
-                line,
-                format!("{field}.reward"),
-                "reward is NaN; treated as missing",
-            ));
+            warnings.push(Warning::kept(line, format!("{field}.reward"), "reward is NaN; treated as missing"));
         } else if r.is_infinite() {
             warnings.push(Warning::kept(
                 line,
@@ -131,12 +103,7 @@ pub fn outcome<'a>(
     Outcome {
         reward: reward.filter(|r| !r.is_nan()),
         success: raw.success,
-        components: raw
-            .components
-            .iter()
-            .flatten()
-            .map(|(k, v)| (k.as_str(), v.0))
-            .collect(),
+        components: raw.components.iter().flatten().map(|(k, v)| (k.as_str(), v.0)).collect(),
         finish: raw.finish.as_deref(),
     }
 }

@@ -28,12 +28,7 @@ impl Loader for NativeJsonl {
         "vantage JSONL v1: header, group, trajectory and tree records (docs/FORMAT.md)"
     }
 
-    fn load_bytes(
-        &self,
-        name: &str,
-        bytes: &[u8],
-        report: &mut LoadReport,
-    ) -> Result<Run, LoadError> {
+    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         load(name, bytes, report)
     }
 }
@@ -59,10 +54,7 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
 /// Reads a native JSONL run.
 pub fn load(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
     let mut lines = lines(bytes).filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace));
-    let incompatible = |reason: &str| LoadError::Incompatible {
-        format: FORMAT_NAME,
-        reason: reason.to_owned(),
-    };
+    let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT_NAME, reason: reason.to_owned() };
     let Some((header_line, header_bytes)) = lines.next() else {
         return Err(incompatible("the file is empty"));
     };
@@ -71,31 +63,21 @@ pub fn load(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, Lo
     };
     let header_text = quote_non_finite(header_text);
     let Some(version) = header_version(&header_text) else {
-        return Err(incompatible(
-            "the first line is not a {\"vantage\": 1, …} header",
-        ));
+        return Err(incompatible("the first line is not a {\"vantage\": 1, …} header"));
     };
     if version.as_u64() != Some(1) {
         return Err(LoadError::Unsupported {
             line: header_line,
             field: "vantage".to_owned(),
-            reason: format!(
-                "format version {version} is not supported (this build reads version 1)"
-            ),
+            reason: format!("format version {version} is not supported (this build reads version 1)"),
         });
     }
-    let mut loader = NativeLoader {
-        builder: RunBuilder::new(name, FORMAT_NAME),
-        report,
-        ignored: Vec::new(),
-    };
+    let mut loader = NativeLoader { builder: RunBuilder::new(name, FORMAT_NAME), report, ignored: Vec::new() };
     loader.header(header_line, &header_text);
     for (line, bytes) in lines {
         loader.line(line, bytes);
     }
-    let NativeLoader {
-        builder, report, ..
-    } = loader;
+    let NativeLoader { builder, report, .. } = loader;
     let mut run = builder.finish();
     run.meta.warnings.clone_from(&report.warnings);
     if run.trajectories.is_empty() {
@@ -127,10 +109,7 @@ impl NativeLoader<'_> {
             Ok(record) => {
                 self.report.records_loaded += 1;
                 if let Some(name) = record.name {
-                    self.builder
-                        .meta_mut()
-                        .metadata
-                        .insert("name".to_owned(), serde_json::Value::String(name));
+                    self.builder.meta_mut().metadata.insert("name".to_owned(), serde_json::Value::String(name));
                 }
                 if let Some(meta) = record.meta {
                     self.builder.meta_mut().metadata.extend(meta);
@@ -145,8 +124,7 @@ impl NativeLoader<'_> {
         let record = parse_located::<RawRecord>(text, &mut self.ignored)
             .map_err(|FieldError { field, reason }| Warning::skipped(line, field, reason))?;
         for field in self.ignored.drain(..) {
-            self.report
-                .warn(Warning::kept(line, field, "unknown field, ignored"));
+            self.report.warn(Warning::kept(line, field, "unknown field, ignored"));
         }
         Ok(record)
     }
@@ -162,22 +140,20 @@ impl NativeLoader<'_> {
             }
         };
         let text = quote_non_finite(text);
-        let result = self
-            .parse(line, &text)
-            .and_then(|record| self.record(line, record));
+        let result = self.parse(line, &text).and_then(|record| self.record(line, &record));
         match result {
             Ok(()) => self.report.records_loaded += 1,
             Err(warning) => self.report.warn(warning),
         }
     }
 
-    fn record(&mut self, line: u64, record: RawRecord) -> Result<(), Warning> {
+    fn record(&mut self, line: u64, record: &RawRecord) -> Result<(), Warning> {
         match record.kind.as_deref() {
             Some("trajectory") => self.trajectory(line, record),
             Some("tree") => tree::tree(self.builder_and_report(), line, record),
             Some("group") => {
                 let id = required_id(record.id.as_ref(), "id", line)?;
-                let group = new_group(id, &record);
+                let group = new_group(id, record);
                 self.add_group(line, &group);
                 Ok(())
             }
@@ -186,16 +162,10 @@ impl NativeLoader<'_> {
                 "type",
                 format!("unknown record type {other:?} (expected group, trajectory or tree)"),
             )),
-            None if record.vantage.is_some() => Err(Warning::skipped(
-                line,
-                "vantage",
-                "a second header; only the first line may be a header",
-            )),
-            None => Err(Warning::skipped(
-                line,
-                "type",
-                "missing (expected group, trajectory or tree)",
-            )),
+            None if record.vantage.is_some() => {
+                Err(Warning::skipped(line, "vantage", "a second header; only the first line may be a header"))
+            }
+            None => Err(Warning::skipped(line, "type", "missing (expected group, trajectory or tree)")),
         }
     }
 
@@ -207,29 +177,17 @@ impl NativeLoader<'_> {
         add_group(&mut self.builder, self.report, line, group)
     }
 
-    fn trajectory(&mut self, line: u64, record: RawRecord) -> Result<(), Warning> {
+    fn trajectory(&mut self, line: u64, record: &RawRecord) -> Result<(), Warning> {
         let id = required_id(record.id.as_ref(), "id", line)?;
         if self.builder.has_trajectory(id) {
-            return Err(Warning::skipped(
-                line,
-                "id",
-                format!("duplicate trajectory id {id:?}"),
-            ));
+            return Err(Warning::skipped(line, "id", format!("duplicate trajectory id {id:?}")));
         }
         let group_key = required_id(record.group.as_ref(), "group", line)?;
         let Some(steps) = record.steps.as_ref() else {
-            return Err(Warning::skipped(
-                line,
-                "steps",
-                "missing; a trajectory needs at least one step",
-            ));
+            return Err(Warning::skipped(line, "steps", "missing; a trajectory needs at least one step"));
         };
         if steps.is_empty() {
-            return Err(Warning::skipped(
-                line,
-                "steps",
-                "empty; a trajectory needs at least one step",
-            ));
+            return Err(Warning::skipped(line, "steps", "empty; a trajectory needs at least one step"));
         }
         if record.nodes.is_some() {
             return Err(Warning::skipped(
@@ -239,29 +197,19 @@ impl NativeLoader<'_> {
             ));
         }
         let (tokens, num_tokens) = TokenColumns::from_raw(record.tokens.as_ref(), "tokens", line)?;
-        let spans = steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (format!("steps[{i}]"), s.token_span));
+        let spans = steps.iter().enumerate().map(|(i, s)| (format!("steps[{i}]"), s.token_span));
         check_spans(spans, num_tokens, line)?;
         let mut kept = Vec::new();
         for (i, step) in steps.iter().enumerate() {
             warn_tree_only_fields(step, &format!("steps[{i}]"), line, &mut kept);
         }
         let outcome = outcome(record.outcome.as_ref(), "outcome", line, &mut kept);
-        let group = new_group(group_key, &record);
+        let group = new_group(group_key, record);
         let group = self.add_group(line, &group);
         let new_steps: Vec<_> = steps.iter().map(new_step).collect();
         let leaf = self.builder.add_chain(group, &new_steps);
         let texts = tokens.texts();
-        self.builder.add_trajectory(
-            id,
-            group,
-            TreeId::NONE,
-            leaf,
-            &outcome,
-            &tokens.borrow_with(texts.as_deref()),
-        );
+        self.builder.add_trajectory(id, group, TreeId::NONE, leaf, &outcome, &tokens.borrow_with(texts.as_deref()));
         for warning in kept {
             self.report.warn(warning);
         }
@@ -270,21 +218,13 @@ impl NativeLoader<'_> {
 }
 
 /// Adds (or merges) a group, reporting attributes that disagree with the first record.
-fn add_group(
-    builder: &mut RunBuilder,
-    report: &mut LoadReport,
-    line: u64,
-    group: &NewGroup<'_>,
-) -> GroupId {
+fn add_group(builder: &mut RunBuilder, report: &mut LoadReport, line: u64, group: &NewGroup<'_>) -> GroupId {
     let (id, conflicts) = builder.add_group(group);
     for field in conflicts {
         report.warn(Warning::kept(
             line,
             field,
-            format!(
-                "differs from the value first given for group {:?}; the first is kept",
-                group.key
-            ),
+            format!("differs from the value first given for group {:?}; the first is kept", group.key),
         ));
     }
     id
@@ -300,11 +240,7 @@ fn new_group<'a>(key: &'a str, record: &'a RawRecord) -> NewGroup<'a> {
     }
 }
 
-fn required_id<'a>(
-    id: Option<&'a crate::load::lenient::Id>,
-    field: &str,
-    line: u64,
-) -> Result<&'a str, Warning> {
+fn required_id<'a>(id: Option<&'a crate::load::lenient::Id>, field: &str, line: u64) -> Result<&'a str, Warning> {
     match id {
         None => Err(Warning::skipped(line, field, "missing")),
         Some(id) if id.0.is_empty() => Err(Warning::skipped(line, field, "empty")),

@@ -68,11 +68,7 @@ fn push_num(out: &mut String, value: f32) {
     if value.is_nan() {
         out.push_str("\"NaN\"");
     } else if value.is_infinite() {
-        out.push_str(if value > 0.0 {
-            "\"Infinity\""
-        } else {
-            "\"-Infinity\""
-        });
+        out.push_str(if value > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
     } else if value == value.trunc() && value.abs() < 1e15 {
         let _ = write!(out, "{}", value as i64);
     } else {
@@ -116,19 +112,16 @@ pub fn to_jsonl(run: &Run) -> String {
         }
     }
     for trajectory in run.trajectories.ids() {
-        match run.trajectories.tree[trajectory.index()].get() {
-            Some(tree) => {
-                // A tree record is written once, where its first trajectory stands.
-                let members = &tree_members[tree.index()];
-                if members.first() == Some(&trajectory) {
-                    tree_record(run, tree, members, &mut out);
-                    out.push('\n');
-                }
-            }
-            None => {
-                trajectory_record(run, trajectory, &mut out);
+        if let Some(tree) = run.trajectories.tree[trajectory.index()].get() {
+            // A tree record is written once, where its first trajectory stands.
+            let members = &tree_members[tree.index()];
+            if members.first() == Some(&trajectory) {
+                tree_record(run, tree, members, &mut out);
                 out.push('\n');
             }
+        } else {
+            trajectory_record(run, trajectory, &mut out);
+            out.push('\n');
         }
     }
     out
@@ -140,13 +133,8 @@ fn header(run: &Run, out: &mut String) {
     if let Some(serde_json::Value::String(name)) = run.meta.metadata.get("name") {
         obj.str("name", name);
     }
-    let meta: serde_json::Map<String, serde_json::Value> = run
-        .meta
-        .metadata
-        .iter()
-        .filter(|(k, _)| k.as_str() != "name")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let meta: serde_json::Map<String, serde_json::Value> =
+        run.meta.metadata.iter().filter(|(k, _)| k.as_str() != "name").map(|(k, v)| (k.clone(), v.clone())).collect();
     if !meta.is_empty() {
         obj.raw("meta", &serde_json::Value::Object(meta).to_string());
     }
@@ -163,7 +151,7 @@ fn trajectory_record(run: &Run, trajectory: TrajectoryId, out: &mut String) {
     outcome(run, trajectory, &mut obj);
     let steps = obj.key("steps");
     push_array(steps, run.trajectories.path(trajectory), |out, &node| {
-        step(run, node, None, out)
+        step(run, node, Place::Chain, out);
     });
     tokens(run, trajectory, &mut obj);
     obj.close();
@@ -175,31 +163,32 @@ fn tree_record(run: &Run, tree: TreeId, members: &[TrajectoryId], out: &mut Stri
     obj.str("id", run.label(run.trees.key[tree.index()]));
     obj.str("group", run.group_key(run.trees.group[tree.index()]));
     // The tree's nodes are the union of its trajectories' paths, in arena order.
-    let mut nodes: Vec<NodeId> = members
-        .iter()
-        .flat_map(|&t| run.trajectories.path(t).iter().copied())
-        .collect();
+    let mut nodes: Vec<NodeId> = members.iter().flat_map(|&t| run.trajectories.path(t).iter().copied()).collect();
     nodes.sort_unstable();
     nodes.dedup();
-    let leaf_of = |node: NodeId| {
-        members
-            .iter()
-            .copied()
-            .find(|&t| run.trajectories.leaf[t.index()] == node)
-    };
+    let leaf_of = |node: NodeId| members.iter().copied().find(|&t| run.trajectories.leaf[t.index()] == node);
     let out = obj.key("nodes");
     push_array(out, &nodes, |out, &node| {
-        step(run, node, Some(leaf_of(node)), out)
+        step(run, node, Place::TreeNode(leaf_of(node)), out);
     });
     obj.close();
 }
 
-/// One step; `tree` is `Some(leaf trajectory)` inside a tree record.
-fn step(run: &Run, node: NodeId, tree: Option<Option<TrajectoryId>>, out: &mut String) {
+/// Where a step is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In a trajectory record's `steps`.
+    Chain,
+    /// In a tree record's `nodes`, with the trajectory it ends if it is a leaf.
+    TreeNode(Option<TrajectoryId>),
+}
+
+/// One step or tree node.
+fn step(run: &Run, node: NodeId, place: Place, out: &mut String) {
     let n = node.index();
     let nodes = &run.nodes;
     let mut obj = Obj::open(out);
-    if tree.is_some() {
+    if place != Place::Chain {
         obj.str("id", &node_key(run, node));
         if let Some(parent) = nodes.parent[n].get() {
             obj.str("parent", &node_key(run, parent));
@@ -212,12 +201,8 @@ fn step(run: &Run, node: NodeId, tree: Option<Option<TrajectoryId>>, out: &mut S
     obj.str_opt("thought", run.text(nodes.thought[n]));
     obj.str_opt("action", run.text(nodes.action[n]));
     obj.str_opt("observation", run.text(nodes.observation[n]));
-    let scores: Vec<(&String, f32)> = nodes
-        .scores
-        .iter()
-        .map(|(k, v)| (k, v[n]))
-        .filter(|(_, v)| !v.is_nan())
-        .collect();
+    let scores: Vec<(&String, f32)> =
+        nodes.scores.iter().map(|(k, v)| (k, v[n])).filter(|(_, v)| !v.is_nan()).collect();
     if !scores.is_empty() {
         let mut inner = String::new();
         let mut s = Obj::open(&mut inner);
@@ -248,7 +233,7 @@ fn step(run: &Run, node: NodeId, tree: Option<Option<TrajectoryId>>, out: &mut S
     if let Some([start, end]) = nodes.token_span(node) {
         obj.raw("token_span", &format!("[{start},{end}]"));
     }
-    if let Some(Some(trajectory)) = tree {
+    if let Place::TreeNode(Some(trajectory)) = place {
         obj.str("trajectory", run.trajectory_key(trajectory));
         outcome(run, trajectory, &mut obj);
         tokens(run, trajectory, &mut obj);
@@ -259,28 +244,16 @@ fn step(run: &Run, node: NodeId, tree: Option<Option<TrajectoryId>>, out: &mut S
 /// The id a tree node is written with: its own key, or `n<index>` when the log gave none.
 fn node_key(run: &Run, node: NodeId) -> String {
     let key = run.label(run.nodes.key[node.index()]);
-    if key.is_empty() {
-        format!("n{}", node.0)
-    } else {
-        key.to_owned()
-    }
+    if key.is_empty() { format!("n{}", node.0) } else { key.to_owned() }
 }
 
 fn outcome(run: &Run, trajectory: TrajectoryId, obj: &mut Obj<'_>) {
     let t = trajectory.index();
     let tr = &run.trajectories;
-    let components: Vec<(&String, f32)> = tr
-        .components
-        .iter()
-        .map(|(k, v)| (k, v[t]))
-        .filter(|(_, v)| !v.is_nan())
-        .collect();
+    let components: Vec<(&String, f32)> =
+        tr.components.iter().map(|(k, v)| (k, v[t])).filter(|(_, v)| !v.is_nan()).collect();
     let finish = run.label(tr.finish[t]);
-    if tr.reward[t].is_nan()
-        && tr.success[t].is_none()
-        && components.is_empty()
-        && finish.is_empty()
-    {
+    if tr.reward[t].is_nan() && tr.success[t].is_none() && components.is_empty() && finish.is_empty() {
         return;
     }
     let mut inner = String::new();
@@ -313,7 +286,7 @@ fn tokens(run: &Run, trajectory: TrajectoryId, obj: &mut Obj<'_>) {
     let mut o = Obj::open(&mut inner);
     if let Some(mask) = &tk.mask {
         push_array(o.key("mask"), &mask[range.clone()], |out, &m| {
-            out.push(if m { '1' } else { '0' })
+            out.push(if m { '1' } else { '0' });
         });
     }
     for (name, column) in [
@@ -325,13 +298,13 @@ fn tokens(run: &Run, trajectory: TrajectoryId, obj: &mut Obj<'_>) {
     ] {
         if let Some(column) = column {
             push_array(o.key(name), &column[range.clone()], |out, &v| {
-                push_num(out, v)
+                push_num(out, v);
             });
         }
     }
     if let Some(text) = &tk.text {
         push_array(o.key("text"), &text[range], |out, &id| {
-            push_str(out, run.text(id))
+            push_str(out, run.text(id));
         });
     }
     o.close();

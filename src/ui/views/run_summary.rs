@@ -13,11 +13,7 @@ pub struct Options {
 /// Draws the summary of `open`.
 pub fn ui(ui: &mut egui::Ui, options: &mut Options, open: &OpenRun) {
     let run = &open.run;
-    ui.label(
-        egui::RichText::new(&run.meta.name)
-            .size(theme::TITLE_SIZE)
-            .strong(),
-    );
+    ui.label(egui::RichText::new(&run.meta.name).size(theme::TITLE_SIZE).strong());
     ui.label(egui::RichText::new(&run.meta.format).color(theme::MUTED));
     ui.add_space(8.0);
     for line in open.summary.lines() {
@@ -26,15 +22,13 @@ pub fn ui(ui: &mut egui::Ui, options: &mut Options, open: &OpenRun) {
     if !run.meta.metadata.is_empty() {
         ui.add_space(8.0);
         ui.collapsing("Run metadata", |ui| {
-            egui::Grid::new("run_metadata")
-                .striped(true)
-                .show(ui, |ui| {
-                    for (key, value) in &run.meta.metadata {
-                        ui.label(egui::RichText::new(key).color(theme::MUTED));
-                        ui.label(value.to_string());
-                        ui.end_row();
-                    }
-                });
+            egui::Grid::new("run_metadata").striped(true).show(ui, |ui| {
+                for (key, value) in &run.meta.metadata {
+                    ui.label(egui::RichText::new(key).color(theme::MUTED));
+                    ui.label(value.to_string());
+                    ui.end_row();
+                }
+            });
         });
     }
     ui.add_space(8.0);
@@ -43,26 +37,17 @@ pub fn ui(ui: &mut egui::Ui, options: &mut Options, open: &OpenRun) {
         ui.label("No load warnings");
         return;
     }
-    ui.label(
-        egui::RichText::new(format!("{} load warning(s)", warnings.len())).color(theme::WARNING),
-    );
+    ui.label(egui::RichText::new(format!("{} load warning(s)", warnings.len())).color(theme::WARNING));
     ui.checkbox(&mut options.all_warnings, "Show all warnings");
-    let shown = if options.all_warnings {
-        warnings.len()
-    } else {
-        warnings.len().min(200)
-    };
-    egui::ScrollArea::vertical()
-        .id_salt("warnings")
-        .max_height(240.0)
-        .show_rows(
-            ui,
-            ui.text_style_height(&egui::TextStyle::Body),
-            shown,
-            |ui, rows| {
-                for warning in &warnings[rows] {
-                    ui.label(egui::RichText::new(warning.located(&open.report.file)).monospace());
-                }
-            },
-        );
+    let shown = if options.all_warnings { warnings.len() } else { warnings.len().min(200) };
+    egui::ScrollArea::vertical().id_salt("warnings").max_height(240.0).show_rows(
+        ui,
+        ui.text_style_height(&egui::TextStyle::Body),
+        shown,
+        |ui, rows| {
+            for warning in &warnings[rows] {
+                ui.label(egui::RichText::new(warning.located(&open.report.file)).monospace());
+            }
+        },
+    );
 }
