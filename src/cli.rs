@@ -52,7 +52,7 @@ enum Command {
         /// Write per-token rows instead of per-step rows.
         #[arg(long)]
         tokens: bool,
-        /// Output file (`.jsonl` or `.csv`); standard output as JSONL when absent.
+        /// Output file (`.jsonl`, `.csv` or `.parquet`); standard output as JSONL when absent.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Read as this format instead of detecting it.
@@ -227,99 +227,153 @@ fn credit_command(
         return Err(credit::CreditError::Unsupported { scheme: scheme_id.to_owned(), reason }.into());
     }
     let credit = scheme.compute(&run, &values)?;
-    let csv = out.is_some_and(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")));
-    let text = if tokens {
+    let table = if tokens {
         let Some(token_credit) = credit.token.as_deref() else {
             anyhow::bail!("scheme {scheme_id} gives step-level credit only; drop --tokens");
         };
-        token_rows(&run, token_credit, csv)
+        CreditTable::tokens(&run, token_credit)
     } else {
-        step_rows(&run, &credit.step, csv)
+        CreditTable::steps(&run, &credit.step)
     };
-    match out {
-        Some(path) => {
-            std::fs::write(path, text).map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;
-        }
-        None => print!("{text}"),
-    }
+    table.write(out)?;
     Ok(())
 }
 
-fn push_row(out: &mut String, csv: bool, fields: &[(&str, serde_json::Value)]) {
-    if csv {
-        let cells: Vec<String> = fields
-            .iter()
-            .map(|(_, v)| match v {
-                serde_json::Value::String(s) if s.contains([',', '"', '\n']) => {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                }
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-            .collect();
-        out.push_str(&cells.join(","));
-    } else {
-        let map: serde_json::Map<String, serde_json::Value> =
-            fields.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
-        out.push_str(&serde_json::Value::Object(map).to_string());
-    }
-    out.push('\n');
+/// Credit rows, column by column: per step (`node` column) or per token (`mask` column).
+struct CreditTable {
+    /// Name of the position column: `step` or `token`.
+    position_name: &'static str,
+    /// Name of the extra column: `node` or `mask`.
+    extra_name: &'static str,
+    trajectory: Vec<String>,
+    group: Vec<String>,
+    position: Vec<u32>,
+    extra: Vec<u32>,
+    credit: Vec<f32>,
 }
 
-fn number(value: f32) -> serde_json::Value {
-    serde_json::Number::from_f64(f64::from(value)).map_or(serde_json::Value::Null, serde_json::Value::Number)
-}
-
-fn step_rows(run: &Run, credit: &[f32], csv: bool) -> String {
-    let mut out = String::new();
-    if csv {
-        out.push_str("trajectory,group,step,node,credit\n");
-    }
-    for trajectory in run.trajectories.ids() {
-        let group = run.group_key(run.trajectories.group[trajectory.index()]);
-        let offset = run.trajectories.path_offsets[trajectory.index()] as usize;
-        for (step, node) in run.trajectories.path(trajectory).iter().enumerate() {
-            let value = credit.get(offset + step).copied().unwrap_or(f32::NAN);
-            push_row(
-                &mut out,
-                csv,
-                &[
-                    ("trajectory", run.trajectory_key(trajectory).into()),
-                    ("group", group.into()),
-                    ("step", step.into()),
-                    ("node", node.0.into()),
-                    ("credit", number(value)),
-                ],
-            );
+impl CreditTable {
+    fn new(position_name: &'static str, extra_name: &'static str) -> Self {
+        Self {
+            position_name,
+            extra_name,
+            trajectory: Vec::new(),
+            group: Vec::new(),
+            position: Vec::new(),
+            extra: Vec::new(),
+            credit: Vec::new(),
         }
     }
-    out
-}
 
-fn token_rows(run: &Run, credit: &[f32], csv: bool) -> String {
-    let mut out = String::new();
-    if csv {
-        out.push_str("trajectory,group,token,mask,credit\n");
-    }
-    for trajectory in run.trajectories.ids() {
-        let group = run.group_key(run.trajectories.group[trajectory.index()]);
-        let range = run.trajectories.token_range(trajectory);
-        for (position, token) in range.enumerate() {
-            let mask = run.tokens.mask.as_ref().is_none_or(|m| m.get(token).copied().unwrap_or(true));
-            push_row(
-                &mut out,
-                csv,
-                &[
-                    ("trajectory", run.trajectory_key(trajectory).into()),
-                    ("group", group.into()),
-                    ("token", position.into()),
-                    ("mask", u8::from(mask).into()),
-                    ("credit", number(credit.get(token).copied().unwrap_or(f32::NAN))),
-                ],
-            );
+    /// One row per step of every trajectory, aligned with `Credit::step`.
+    fn steps(run: &Run, credit: &[f32]) -> Self {
+        let mut table = Self::new("step", "node");
+        for trajectory in run.trajectories.ids() {
+            let key = run.trajectory_key(trajectory);
+            let group = run.group_key(run.trajectories.group[trajectory.index()]);
+            let offset = run.trajectories.path_offsets[trajectory.index()] as usize;
+            for (step, node) in run.trajectories.path(trajectory).iter().enumerate() {
+                table.push(key, group, step as u32, node.0, credit.get(offset + step).copied().unwrap_or(f32::NAN));
+            }
         }
+        table
     }
-    out
+
+    /// One row per token of every trajectory, aligned with `Credit::token`.
+    fn tokens(run: &Run, credit: &[f32]) -> Self {
+        let mut table = Self::new("token", "mask");
+        for trajectory in run.trajectories.ids() {
+            let key = run.trajectory_key(trajectory);
+            let group = run.group_key(run.trajectories.group[trajectory.index()]);
+            for (position, token) in run.trajectories.token_range(trajectory).enumerate() {
+                let mask = run.tokens.mask.as_ref().is_none_or(|m| m.get(token).copied().unwrap_or(true));
+                let value = credit.get(token).copied().unwrap_or(f32::NAN);
+                table.push(key, group, position as u32, u32::from(mask), value);
+            }
+        }
+        table
+    }
+
+    fn push(&mut self, trajectory: &str, group: &str, position: u32, extra: u32, credit: f32) {
+        self.trajectory.push(trajectory.to_owned());
+        self.group.push(group.to_owned());
+        self.position.push(position);
+        self.extra.push(extra);
+        self.credit.push(credit);
+    }
+
+    fn names(&self) -> [&'static str; 5] {
+        ["trajectory", "group", self.position_name, self.extra_name, "credit"]
+    }
+
+    fn to_csv(&self) -> String {
+        let quote = |s: &str| {
+            if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+        };
+        let mut out = self.names().join(",");
+        out.push('\n');
+        for i in 0..self.credit.len() {
+            let credit = if self.credit[i].is_nan() { String::new() } else { self.credit[i].to_string() };
+            let row = [
+                quote(&self.trajectory[i]),
+                quote(&self.group[i]),
+                self.position[i].to_string(),
+                self.extra[i].to_string(),
+                credit,
+            ];
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn to_jsonl(&self) -> String {
+        let [t, g, p, e, c] = self.names();
+        let mut out = String::new();
+        for i in 0..self.credit.len() {
+            let credit = serde_json::Number::from_f64(f64::from(self.credit[i]))
+                .map_or(serde_json::Value::Null, serde_json::Value::Number);
+            let row = serde_json::json!({ t: self.trajectory[i], g: self.group[i], p: self.position[i], e: self.extra[i], c: credit });
+            out.push_str(&row.to_string());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Writes Parquet (native, `parquet` feature).
+    #[cfg(feature = "parquet")]
+    fn write_parquet(self, path: &Path) -> anyhow::Result<()> {
+        use polars::prelude::{Column, DataFrame, ParquetWriter};
+        let [t, g, p, e, c] = self.names();
+        let mut frame = DataFrame::new_infer_height(vec![
+            Column::new(t.into(), self.trajectory),
+            Column::new(g.into(), self.group),
+            Column::new(p.into(), self.position),
+            Column::new(e.into(), self.extra),
+            Column::new(c.into(), self.credit),
+        ])?;
+        let file = std::fs::File::create(path).map_err(|err| anyhow::anyhow!("{err}: {}", path.display()))?;
+        ParquetWriter::new(file).finish(&mut frame)?;
+        Ok(())
+    }
+
+    /// Writes to `out` by its extension (`.csv`, `.parquet`, else JSONL), or JSONL to standard output.
+    fn write(self, out: Option<&Path>) -> anyhow::Result<()> {
+        let Some(path) = out else {
+            print!("{}", self.to_jsonl());
+            return Ok(());
+        };
+        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let text = match extension.as_str() {
+            "csv" => self.to_csv(),
+            #[cfg(feature = "parquet")]
+            "parquet" => return self.write_parquet(path),
+            #[cfg(not(feature = "parquet"))]
+            "parquet" => anyhow::bail!("this build has no Parquet support (build with the `parquet` feature)"),
+            _ => self.to_jsonl(),
+        };
+        std::fs::write(path, text).map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))
+    }
 }
 
 /// The names of the formats this build reads, for help texts.

@@ -45,12 +45,12 @@ fn every_sample_in_the_directory_loads_without_warnings() {
 
 /// (file, groups, trajectories, nodes, path steps, tokens)
 const EXPECTED: &[(&str, usize, usize, usize, usize, usize)] = &[
-    ("sample_runs/math_grpo_prm.jsonl", 36, 288, 1824, 1824, 0),
+    ("sample_runs/math_grpo_prm.jsonl", 36, 288, 1829, 1829, 0),
     ("sample_runs/alfworld_roles.jsonl", 16, 96, 1153, 1153, 0),
     ("sample_runs/search_qa_rag.jsonl", 20, 100, 500, 500, 0),
     ("sample_runs/tree_rollouts.jsonl", 16, 79, 286, 491, 0),
     ("sample_runs/verl_token_batch.jsonl", 4, 32, 100, 100, 1544),
-    ("assets/demo_run.jsonl", 12, 96, 651, 651, 0),
+    ("assets/demo_run.jsonl", 12, 96, 662, 662, 0),
 ];
 
 #[test]

@@ -148,7 +148,7 @@ pub fn run(seed: u64, num_steps: i64, num_prompts: usize, group_size: usize) -> 
     let difficulty: Vec<f32> = (0..num_prompts)
         .map(|i| match i % 6 {
             0 => 1.0,
-            3 => 0.35,
+            3 => 0.12,
             _ => rng.range_f32(0.75, 0.93),
         })
         .collect();

@@ -30,13 +30,13 @@ impl LoadSource {
         }
     }
 
-    fn load(&self) -> LoadOutcome {
+    fn load(self) -> LoadOutcome {
         let name = self.name();
         let mut report = LoadReport::new(&name);
         let result = match self {
-            Self::Bytes { bytes, .. } => load_bytes(&name, bytes, &mut report),
+            Self::Bytes { bytes, .. } => load_bytes(&name, &bytes, &mut report),
             #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) => crate::native::load_path(path, None, &mut report),
+            Self::Path(path) => crate::native::load_path(&path, None, &mut report),
         };
         LoadOutcome { name, result, report }
     }

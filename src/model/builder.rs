@@ -242,6 +242,7 @@ impl RunBuilder {
         }
         run.groups.member_offsets = counts;
         run.groups.member_ids = members;
+        run.shrink_to_fit();
         self.run
     }
 }

@@ -204,6 +204,27 @@ impl Nodes {
         }
     }
 
+    /// Releases spare capacity of every column.
+    pub fn shrink_to_fit(&mut self) {
+        self.parent.shrink_to_fit();
+        self.group.shrink_to_fit();
+        self.key.shrink_to_fit();
+        self.kind.shrink_to_fit();
+        self.role.shrink_to_fit();
+        self.thought.shrink_to_fit();
+        self.action.shrink_to_fit();
+        self.observation.shrink_to_fit();
+        self.env_reward.shrink_to_fit();
+        self.state_key.shrink_to_fit();
+        self.flags.shrink_to_fit();
+        self.scores.values_mut().for_each(Vec::shrink_to_fit);
+        self.mc_n.iter_mut().for_each(Vec::shrink_to_fit);
+        self.mc_mean.iter_mut().for_each(Vec::shrink_to_fit);
+        self.doc_offsets.iter_mut().for_each(Vec::shrink_to_fit);
+        self.doc_values.shrink_to_fit();
+        self.token_span.iter_mut().for_each(Vec::shrink_to_fit);
+    }
+
     /// Heap bytes used by all node columns.
     pub fn heap_bytes(&self) -> usize {
         vec_bytes(&self.parent)

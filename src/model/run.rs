@@ -95,6 +95,14 @@ impl Run {
         depth
     }
 
+    /// Releases spare capacity of every column (builders grow them by doubling).
+    pub fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.nodes.shrink_to_fit();
+        self.trajectories.shrink_to_fit();
+        self.tokens.shrink_to_fit();
+    }
+
     /// Approximate heap bytes of the whole run.
     pub fn heap_bytes(&self) -> usize {
         self.labels.heap_bytes()

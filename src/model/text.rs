@@ -35,6 +35,12 @@ impl TextArena {
         self.bytes.get(start as usize..end as usize).unwrap_or("")
     }
 
+    /// Releases spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
     /// Number of stored texts.
     pub fn len(&self) -> usize {
         self.ends.len()

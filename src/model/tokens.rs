@@ -116,6 +116,15 @@ impl Tokens {
         out
     }
 
+    /// Releases spare capacity of every column.
+    pub fn shrink_to_fit(&mut self) {
+        self.mask.iter_mut().for_each(Vec::shrink_to_fit);
+        for column in [&mut self.reward, &mut self.logprob, &mut self.ref_logprob, &mut self.value, &mut self.entropy] {
+            column.iter_mut().for_each(Vec::shrink_to_fit);
+        }
+        self.text.iter_mut().for_each(Vec::shrink_to_fit);
+    }
+
     /// Heap bytes used.
     pub fn heap_bytes(&self) -> usize {
         opt_bytes(self.mask.as_ref())

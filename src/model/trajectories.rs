@@ -83,6 +83,20 @@ impl Trajectories {
         start..end.max(start)
     }
 
+    /// Releases spare capacity of every column.
+    pub fn shrink_to_fit(&mut self) {
+        self.key.shrink_to_fit();
+        self.group.shrink_to_fit();
+        self.tree.shrink_to_fit();
+        self.leaf.shrink_to_fit();
+        self.reward.shrink_to_fit();
+        self.success.shrink_to_fit();
+        self.finish.shrink_to_fit();
+        self.components.values_mut().for_each(Vec::shrink_to_fit);
+        self.path_nodes.shrink_to_fit();
+        self.token_offsets.shrink_to_fit();
+    }
+
     /// Heap bytes used.
     pub fn heap_bytes(&self) -> usize {
         vec_bytes(&self.key)
