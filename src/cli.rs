@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::analysis::RunSummary;
-use crate::credit::{self, ParamKind, ParamValues, Support};
+use crate::credit::{self, ParamKind, Support};
 use crate::load::{LOADERS, LoadReport};
 use crate::model::Run;
 use crate::native::load_path;
@@ -46,6 +46,9 @@ enum Command {
         /// Scheme id (see `vantage schemes`).
         #[arg(long)]
         scheme: String,
+        /// Trainer preset: verl, trl, openrlhf (see `vantage schemes`).
+        #[arg(long)]
+        preset: Option<String>,
         /// Parameter value, repeatable: `--set gamma=0.99`.
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
@@ -72,8 +75,9 @@ pub fn main() -> ExitCode {
             print!("{}", if markdown { schemes_markdown() } else { schemes_text() });
             ExitCode::SUCCESS
         }
-        Some(Command::Credit { file, scheme, set, tokens, out, format }) => {
-            match credit_command(&file, &scheme, &set, tokens, out.as_deref(), format.as_deref()) {
+        Some(Command::Credit { file, scheme, preset, set, tokens, out, format }) => {
+            let request = CreditRequest { scheme_id: &scheme, preset: preset.as_deref(), sets: &set, tokens };
+            match credit_command(&file, &request, out.as_deref(), format.as_deref()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
                     eprintln!("vantage credit: {err:#}");
@@ -197,37 +201,38 @@ fn schemes_markdown() -> String {
     out
 }
 
+/// What `vantage credit` was asked for.
+struct CreditRequest<'a> {
+    scheme_id: &'a str,
+    preset: Option<&'a str>,
+    sets: &'a [String],
+    tokens: bool,
+}
+
 fn credit_command(
     file: &Path,
-    scheme_id: &str,
-    sets: &[String],
-    tokens: bool,
+    request: &CreditRequest<'_>,
     out: Option<&Path>,
     format: Option<&str>,
 ) -> anyhow::Result<()> {
+    let scheme_id = request.scheme_id;
     let scheme = credit::scheme(scheme_id)?;
-    let mut values = ParamValues::new();
-    for set in sets {
+    let mut sets = Vec::new();
+    for set in request.sets {
         let Some((name, value)) = set.split_once('=') else {
             anyhow::bail!("--set {set:?}: expected NAME=VALUE");
         };
-        if !scheme.params().iter().any(|p| p.name == name) {
-            return Err(
-                credit::CreditError::UnknownParam { scheme: scheme_id.to_owned(), name: name.to_owned() }.into()
-            );
-        }
-        values.insert(name.to_owned(), value.to_owned());
+        sets.push((name.trim().to_owned(), value.trim().to_owned()));
     }
+    // Check the parameters before reading the file, so a typo fails fast.
+    credit::Params::resolve(scheme, request.preset, &sets)?;
     let mut report = LoadReport::new(&file.display().to_string());
     let run = load_path(file, format, &mut report)?;
     for line in report.located() {
         eprintln!("warning: {line}");
     }
-    if let Support::No(reason) = scheme.supports(&run) {
-        return Err(credit::CreditError::Unsupported { scheme: scheme_id.to_owned(), reason }.into());
-    }
-    let credit = scheme.compute(&run, &values)?;
-    let table = if tokens {
+    let credit = credit::compute(scheme, &run, request.preset, &sets)?;
+    let table = if request.tokens {
         let Some(token_credit) = credit.token.as_deref() else {
             anyhow::bail!("scheme {scheme_id} gives step-level credit only; drop --tokens");
         };

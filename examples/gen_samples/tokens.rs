@@ -113,6 +113,7 @@ pub fn run(seed: u64) -> Run {
                 ref_logprob: Some(&ref_logprob),
                 value: Some(&values),
                 entropy: Some(&entropy),
+                sum_pi_squared: None,
                 text: Some(&texts),
             };
             let outcome = Outcome {

@@ -1,11 +1,41 @@
 //! Credit schemes: one file per scheme, listed once in [`SCHEMES`].
 //!
-//! A scheme describes itself ([`SchemeInfo`]), its parameters ([`ParamSpec`]), what it needs from a
-//! run ([`Scheme::supports`]) and computes credit as a pure, deterministic function of the run and
-//! the parameter values. Credit is aligned with trajectory paths: `Credit::step[k]` belongs to
-//! `run.trajectories.path_nodes[k]`.
+//! A scheme describes itself ([`SchemeInfo`]), its parameters ([`ParamSpec`]) and presets
+//! ([`Preset`]: `verl`, `trl`, `openrlhf`), says whether a run has what it needs
+//! ([`Scheme::supports`]), and computes credit as a pure, deterministic function of the run and the
+//! parameter values. Step credit is aligned with trajectory paths: `Credit::step[k]` belongs to
+//! `run.trajectories.path_nodes[k]`; token credit, where there is any, to the run's token columns.
 
-use std::collections::BTreeMap;
+pub mod batch;
+mod common;
+mod kl;
+pub mod loss_agg;
+mod openrlhf;
+mod params;
+pub mod real;
+mod scheme_macro;
+mod whiten;
+
+mod discounted_return;
+mod gae;
+mod gpg;
+mod grpo;
+mod grpo_passk;
+mod grpo_vectorized;
+mod opo;
+mod optimal_token_baseline;
+mod reinforce_plus_plus;
+mod reinforce_plus_plus_baseline;
+mod remax;
+mod rloo;
+mod rloo_vectorized;
+mod tir_optimal_token_baseline;
+
+pub use batch::{Batch, Output};
+pub use common::{Level, TokenKernel, batch_from_run};
+pub use kl::{KlMode, kl_in_reward, kl_penalty};
+pub use params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
+pub use real::Real;
 
 use crate::model::Run;
 
@@ -37,42 +67,6 @@ pub enum Family {
     Control,
 }
 
-/// What kind of value a parameter takes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ParamKind {
-    /// A real number in `[min, max]`.
-    Float {
-        /// Smallest allowed value.
-        min: f64,
-        /// Largest allowed value.
-        max: f64,
-    },
-    /// An integer in `[min, max]`.
-    Int {
-        /// Smallest allowed value.
-        min: i64,
-        /// Largest allowed value.
-        max: i64,
-    },
-    /// On or off.
-    Bool,
-    /// One of a fixed list of words.
-    Choice(&'static [&'static str]),
-}
-
-/// A parameter descriptor: the CLI `--set`, the UI sliders and docs/SCHEMES.md all come from it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamSpec {
-    /// Name used in `--set name=value`.
-    pub name: &'static str,
-    /// Type and range.
-    pub kind: ParamKind,
-    /// Default value, as text.
-    pub default: &'static str,
-    /// One sentence on what it does.
-    pub doc: &'static str,
-}
-
 /// Who a scheme is, for listings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SchemeInfo {
@@ -88,25 +82,68 @@ pub struct SchemeInfo {
     pub source: SourceQuality,
 }
 
+/// The verl snapshot the outcome estimators follow.
+pub const VERL_AT: &str = "volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7";
+/// The TRL snapshot.
+pub const TRL_AT: &str = "huggingface/trl@f2cd57710ae345ea6428ae95363267fcf38a3dc8";
+/// The OpenRLHF snapshot.
+pub const OPENRLHF_AT: &str = "OpenRLHF/OpenRLHF@3c3be6234e0cb353e76bb8019947db9dfe99fca7";
+
 /// Whether a run has what a scheme needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Support {
     /// The scheme can run.
     Yes,
-    /// It cannot, and why ("needs step scores `prm`").
+    /// It cannot, and why ("needs token values").
     No(String),
 }
 
-/// Parameter values by name, as text until a scheme parses them.
-pub type ParamValues = BTreeMap<String, String>;
+/// Parameter values by name, as text (the CLI's `--set`).
+pub type ParamValues = Vec<(String, String)>;
+
+/// The terms that explain each row's (trajectory's) credit: a formula and named values per row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Terms {
+    /// The formula in words, e.g. `(r − mean)/(std + ε)`.
+    pub formula: String,
+    /// Term names, e.g. `["r", "mean", "std", "ε"]`.
+    pub names: Vec<&'static str>,
+    /// Row-major values: row `i` has `values[i * names.len()..(i + 1) * names.len()]`.
+    pub values: Vec<f64>,
+}
+
+impl Terms {
+    /// Empty terms with a formula and names.
+    pub fn new(formula: impl Into<String>, names: &[&'static str]) -> Self {
+        Self { formula: formula.into(), names: names.to_vec(), values: Vec::new() }
+    }
+
+    /// Appends one row's values (as many as names).
+    pub fn push(&mut self, values: &[f64]) {
+        self.values.extend_from_slice(values);
+    }
+
+    /// The named values of row `i`.
+    pub fn row(&self, i: usize) -> Vec<(&'static str, f64)> {
+        let n = self.names.len();
+        let Some(values) = self.values.get(i * n..(i + 1) * n) else { return Vec::new() };
+        self.names.iter().copied().zip(values.iter().copied()).collect()
+    }
+}
 
 /// Credit computed by a scheme.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Credit {
-    /// One value per entry of `run.trajectories.path_nodes`.
+    /// One value per entry of `run.trajectories.path_nodes` (`NaN` where the scheme gives none).
     pub step: Vec<f32>,
-    /// One value per token, for token-level schemes.
+    /// One value per token, for token-level computations.
     pub token: Option<Vec<f32>>,
+    /// Returns per token (GAE, REINFORCE++, …), where they differ from the advantages.
+    pub token_returns: Option<Vec<f32>>,
+    /// Per-trajectory explanation.
+    pub terms: Terms,
+    /// Whether it was computed per token or per step.
+    pub level: Option<Level>,
 }
 
 /// Why credit could not be computed.
@@ -122,6 +159,16 @@ pub enum CreditError {
         scheme: String,
         /// Parameter name.
         name: String,
+    },
+    /// The scheme has no such preset.
+    #[error("scheme {scheme}: unknown preset {preset:?} (has: {known})")]
+    UnknownPreset {
+        /// Scheme id.
+        scheme: String,
+        /// Preset name.
+        preset: String,
+        /// The presets it has.
+        known: String,
     },
     /// A value is out of range or of the wrong type.
     #[error("scheme {scheme}: parameter {name}={value}: {reason}")]
@@ -143,6 +190,14 @@ pub enum CreditError {
         /// Why.
         reason: String,
     },
+    /// The computation itself refuses these inputs, as the trainer would.
+    #[error("scheme {scheme}: {reason}")]
+    Failed {
+        /// Scheme id.
+        scheme: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// A credit-assignment scheme.
@@ -153,15 +208,41 @@ pub trait Scheme: Sync {
     /// Its parameters.
     fn params(&self) -> &[ParamSpec];
 
+    /// Trainer presets.
+    fn presets(&self) -> &[Preset] {
+        &[]
+    }
+
     /// Whether `run` has what it needs.
     fn supports(&self, run: &Run) -> Support;
 
     /// Computes credit; pure and deterministic.
-    fn compute(&self, run: &Run, params: &ParamValues) -> Result<Credit, CreditError>;
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError>;
+
+    /// The token kernel, for schemes that are trainer estimators over `(rows × positions)`.
+    fn token_kernel(&self) -> Option<&dyn TokenKernel> {
+        None
+    }
 }
 
 /// Every scheme, listed once. A new scheme is a new file plus one line here.
-pub static SCHEMES: &[&dyn Scheme] = &[];
+pub static SCHEMES: &[&dyn Scheme] = &[
+    &grpo::Grpo,
+    &grpo_vectorized::GrpoVectorized,
+    &grpo_passk::GrpoPassk,
+    &rloo::Rloo,
+    &rloo_vectorized::RlooVectorized,
+    &reinforce_plus_plus::ReinforcePlusPlus,
+    &reinforce_plus_plus_baseline::ReinforcePlusPlusBaseline,
+    &remax::Remax,
+    &opo::Opo,
+    &gpg::Gpg,
+    &optimal_token_baseline::OptimalTokenBaseline,
+    &tir_optimal_token_baseline::TirOptimalTokenBaseline,
+    &gae::Gae,
+    &discounted_return::DiscountedReturn,
+    &loss_agg::LossAggWeight,
+];
 
 /// The scheme with registry id `id`.
 pub fn scheme(id: &str) -> Result<&'static dyn Scheme, CreditError> {
@@ -171,4 +252,18 @@ pub fn scheme(id: &str) -> Result<&'static dyn Scheme, CreditError> {
 /// Each scheme with whether `run` supports it.
 pub fn support_table(run: &Run) -> Vec<(&'static SchemeInfo, Support)> {
     SCHEMES.iter().map(|s| (s.info(), s.supports(run))).collect()
+}
+
+/// Resolves parameters and computes, checking support first: the one entry point the CLI and app use.
+pub fn compute(
+    scheme: &dyn Scheme,
+    run: &Run,
+    preset: Option<&str>,
+    sets: &ParamValues,
+) -> Result<Credit, CreditError> {
+    let params = Params::resolve(scheme, preset, sets)?;
+    if let Support::No(reason) = scheme.supports(run) {
+        return Err(CreditError::Unsupported { scheme: scheme.info().id.to_owned(), reason });
+    }
+    scheme.compute(run, &params)
 }

@@ -18,6 +18,8 @@ pub struct NewTokens<'a> {
     pub value: Option<&'a [f32]>,
     /// Policy entropy.
     pub entropy: Option<&'a [f32]>,
+    /// `Σ_v π(v)²` of the policy's next-token distribution (optimal token baseline).
+    pub sum_pi_squared: Option<&'a [f32]>,
     /// Token strings.
     pub text: Option<&'a [&'a str]>,
 }
@@ -32,6 +34,7 @@ impl NewTokens<'_> {
             ("ref_logprob", self.ref_logprob.map(<[f32]>::len)),
             ("value", self.value.map(<[f32]>::len)),
             ("entropy", self.entropy.map(<[f32]>::len)),
+            ("sum_pi_squared", self.sum_pi_squared.map(<[f32]>::len)),
             ("text", self.text.map(<[&str]>::len)),
         ];
         let mut common: Option<usize> = None;
@@ -69,6 +72,8 @@ pub struct Tokens {
     pub value: Option<Vec<f32>>,
     /// Entropy.
     pub entropy: Option<Vec<f32>>,
+    /// `Σ_v π(v)²` per token.
+    pub sum_pi_squared: Option<Vec<f32>>,
     /// Token strings.
     pub text: Option<Vec<TextId>>,
 }
@@ -91,6 +96,7 @@ impl Tokens {
         push_f32s(&mut self.ref_logprob, start, tokens.ref_logprob, len);
         push_f32s(&mut self.value, start, tokens.value, len);
         push_f32s(&mut self.entropy, start, tokens.entropy, len);
+        push_f32s(&mut self.sum_pi_squared, start, tokens.sum_pi_squared, len);
         for i in 0..len {
             push_opt(&mut self.text, start + i, text.and_then(|t| t.get(i).copied()), TextId::NONE);
         }
@@ -107,6 +113,7 @@ impl Tokens {
             ("ref_logprob", self.ref_logprob.is_some()),
             ("value", self.value.is_some()),
             ("entropy", self.entropy.is_some()),
+            ("sum_pi_squared", self.sum_pi_squared.is_some()),
             ("text", self.text.is_some()),
         ] {
             if present {
@@ -119,7 +126,14 @@ impl Tokens {
     /// Releases spare capacity of every column.
     pub fn shrink_to_fit(&mut self) {
         self.mask.iter_mut().for_each(Vec::shrink_to_fit);
-        for column in [&mut self.reward, &mut self.logprob, &mut self.ref_logprob, &mut self.value, &mut self.entropy] {
+        for column in [
+            &mut self.reward,
+            &mut self.logprob,
+            &mut self.ref_logprob,
+            &mut self.value,
+            &mut self.entropy,
+            &mut self.sum_pi_squared,
+        ] {
             column.iter_mut().for_each(Vec::shrink_to_fit);
         }
         self.text.iter_mut().for_each(Vec::shrink_to_fit);
@@ -133,6 +147,7 @@ impl Tokens {
             + opt_bytes(self.ref_logprob.as_ref())
             + opt_bytes(self.value.as_ref())
             + opt_bytes(self.entropy.as_ref())
+            + opt_bytes(self.sum_pi_squared.as_ref())
             + opt_bytes(self.text.as_ref())
     }
 }

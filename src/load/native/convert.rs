@@ -13,6 +13,7 @@ pub struct TokenColumns {
     ref_logprob: Option<Vec<f32>>,
     value: Option<Vec<f32>>,
     entropy: Option<Vec<f32>>,
+    sum_pi_squared: Option<Vec<f32>>,
     text: Option<Vec<String>>,
 }
 
@@ -30,6 +31,7 @@ impl TokenColumns {
             ref_logprob: floats(&raw.ref_logprob),
             value: floats(&raw.value),
             entropy: floats(&raw.entropy),
+            sum_pi_squared: floats(&raw.sum_pi_squared),
             text: raw.text.clone(),
         };
         let len = {
@@ -54,6 +56,7 @@ impl TokenColumns {
             ref_logprob: self.ref_logprob.as_deref(),
             value: self.value.as_deref(),
             entropy: self.entropy.as_deref(),
+            sum_pi_squared: self.sum_pi_squared.as_deref(),
             text: texts,
         }
     }

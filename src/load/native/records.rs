@@ -121,6 +121,8 @@ pub struct RawTokens {
     pub value: Option<Vec<Num>>,
     /// Entropy.
     pub entropy: Option<Vec<Num>>,
+    /// `Σ_v π(v)²` per token.
+    pub sum_pi_squared: Option<Vec<Num>>,
     /// Token strings.
     pub text: Option<Vec<String>>,
 }

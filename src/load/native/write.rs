@@ -295,6 +295,7 @@ fn tokens(run: &Run, trajectory: TrajectoryId, obj: &mut Obj<'_>) {
         ("ref_logprob", &tk.ref_logprob),
         ("value", &tk.value),
         ("entropy", &tk.entropy),
+        ("sum_pi_squared", &tk.sum_pi_squared),
     ] {
         if let Some(column) = column {
             push_array(o.key(name), &column[range.clone()], |out, &v| {

@@ -1,0 +1,136 @@
+//! The rows a kernel works on: one row per trajectory, with per-position rewards and a mask, in
+//! flat arrays with row offsets (no padding needed, though padded rows work the same way).
+//!
+//! A run with tokens gives one position per token; a run without gives one position per step
+//! (the outcome at the last step, env rewards where asked). Golden tests build batches directly
+//! from verl's padded `(B, T)` tensors.
+
+use super::real::Real;
+
+/// Rows of positions for the kernels.
+#[derive(Clone, Debug, Default)]
+pub struct Batch<F> {
+    /// Row `i` covers positions `offsets[i]..offsets[i + 1]`.
+    pub offsets: Vec<usize>,
+    /// Per-position reward (`token_level_rewards`); `None` when only `row_score` is known.
+    pub reward: Option<Vec<F>>,
+    /// Per-row total reward when `reward` is absent (the outcome, placed at the last position).
+    pub row_score: Option<Vec<F>>,
+    /// Per-position mask (1 = counts); `None` means all ones.
+    pub mask: Option<Vec<F>>,
+    /// Dense group id of each row.
+    pub group: Vec<u32>,
+    /// Number of groups.
+    pub num_groups: usize,
+    /// Per-position critic values (GAE).
+    pub values: Option<Vec<F>>,
+    /// Per-position policy log-probabilities.
+    pub logprob: Option<Vec<F>>,
+    /// Per-position reference log-probabilities.
+    pub ref_logprob: Option<Vec<F>>,
+    /// Per-position `Σ_v π(v)²` (optimal token baseline).
+    pub sum_pi_squared: Option<Vec<F>>,
+    /// Per-row reward of the greedy rollout (ReMax).
+    pub reward_baseline: Option<Vec<F>>,
+}
+
+impl<F: Real> Batch<F> {
+    /// Number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Number of positions.
+    pub fn num_positions(&self) -> usize {
+        self.offsets.last().copied().unwrap_or(0)
+    }
+
+    /// Position range of row `i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> std::ops::Range<usize> {
+        self.offsets[i]..self.offsets[i + 1]
+    }
+
+    /// Mask value at a position.
+    #[inline]
+    pub fn m(&self, position: usize) -> F {
+        self.mask.as_ref().map_or(F::ONE, |m| m[position])
+    }
+
+    /// Reward at a position: the per-position reward, or the row score at the row's last position.
+    #[inline]
+    pub fn r(&self, row: usize, position: usize) -> F {
+        match (&self.reward, &self.row_score) {
+            (Some(r), _) => r[position],
+            (None, Some(s)) if position + 1 == self.offsets[row + 1] => s[row],
+            _ => F::ZERO,
+        }
+    }
+
+    /// `s_i = Σ_t r[i,t]` over all positions of the row (verl does not mask this sum).
+    pub fn scores(&self) -> Vec<F> {
+        (0..self.num_rows())
+            .map(|i| match (&self.reward, &self.row_score) {
+                (Some(r), _) => {
+                    let mut sum = F::ZERO;
+                    for &x in &r[self.row(i)] {
+                        sum += x;
+                    }
+                    sum
+                }
+                (None, Some(s)) => s[i],
+                _ => F::ZERO,
+            })
+            .collect()
+    }
+
+    /// Rows of each group, in row order.
+    pub fn group_rows(&self) -> Vec<Vec<usize>> {
+        let mut rows = vec![Vec::new(); self.num_groups];
+        for (i, &g) in self.group.iter().enumerate() {
+            rows[g as usize].push(i);
+        }
+        rows
+    }
+
+    /// Broadcasts one value per row over its positions, times the mask (`a_i · m[i,t]`).
+    pub fn broadcast(&self, per_row: &[F]) -> Vec<F> {
+        let mut out = vec![F::ZERO; self.num_positions()];
+        for (i, &a) in per_row.iter().enumerate() {
+            let range = self.row(i);
+            match &self.mask {
+                Some(m) => {
+                    for t in range {
+                        out[t] = a * m[t];
+                    }
+                }
+                None => out[range].fill(a),
+            }
+        }
+        out
+    }
+
+    /// Dense group ids from arbitrary labels, in first-seen order (verl groups by label value).
+    pub fn dense_groups<L: Eq + std::hash::Hash + Clone>(labels: &[L]) -> (Vec<u32>, usize) {
+        let mut ids = std::collections::HashMap::new();
+        let group = labels
+            .iter()
+            .map(|l| {
+                let next = ids.len() as u32;
+                *ids.entry(l.clone()).or_insert(next)
+            })
+            .collect();
+        (group, ids.len())
+    }
+}
+
+/// What a token-level kernel returns: advantages and returns per position, and per-row terms.
+#[derive(Clone, Debug, Default)]
+pub struct Output<F> {
+    /// Advantages per position.
+    pub advantages: Vec<F>,
+    /// Returns per position (`None` when they are the advantages, as for outcome estimators).
+    pub returns: Option<Vec<F>>,
+    /// The terms that explain each row's values.
+    pub terms: super::Terms,
+}

@@ -1,0 +1,198 @@
+//! GRPO (`grpo`, verl's loop version): group-normalized outcome advantage, and its TRL and
+//! OpenRLHF (`group_norm`, `dr_grpo`) variants as parameters.
+
+use std::sync::LazyLock;
+
+use super::batch::{Batch, Output};
+use super::common::{compute_token_scheme, supports_rewards, token_kernel, with_common};
+use super::real::Real;
+use super::{
+    Credit, CreditError, Family, ParamSpec, Params, Preset, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// GRPO.
+pub struct Grpo;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "grpo",
+    family: Family::Outcome,
+    display_name: "GRPO",
+    citation: "Shao et al. 2024, DeepSeekMath (arXiv 2402.03300); verl compute_grpo_outcome_advantage; TRL GRPOTrainer; OpenRLHF group_norm / dr_grpo; Dr.GRPO: Liu et al. 2025 (arXiv 2503.20783)",
+    source: SourceQuality::FromCode(super::VERL_AT),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    let mut own = vec![
+        ParamSpec::bool(
+            "norm_by_std",
+            "true",
+            "divide by the group std (verl norm_adv_by_std_in_grpo); false is Dr.GRPO",
+        ),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std: verl 1e-6, TRL 1e-4, OpenRLHF 1e-9"),
+        ParamSpec::choice(
+            "std",
+            &["unbiased", "biased"],
+            "unbiased",
+            "std estimator (all three trainers use unbiased)",
+        ),
+        ParamSpec::choice(
+            "scale",
+            &["group", "batch"],
+            "group",
+            "std over the group, or over the whole batch (TRL scale_rewards=batch)",
+        ),
+        ParamSpec::choice(
+            "singleton",
+            &["verl", "zero"],
+            "verl",
+            "a group of one: verl uses mean 0, std 1 (so s/(1+ε), or s without std); zero gives 0 (TRL, OpenRLHF)",
+        ),
+        ParamSpec::float(
+            "reward_clip",
+            0.0,
+            1000.0,
+            "0",
+            "clamp the advantage to ±this before placement (OpenRLHF clips to ±10); 0 = off",
+        ),
+    ];
+    own.push(super::openrlhf::PLACEMENT);
+    with_common(&own)
+});
+
+static PRESETS: [Preset; 4] = [
+    Preset {
+        name: "verl",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000001"),
+            ("singleton", "verl"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "verl grpo: (s − mean)/(std + 1e-6), unbiased std, singleton s/(1+1e-6), advantage broadcast over the mask",
+    },
+    Preset {
+        name: "trl",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.0001"),
+            ("singleton", "zero"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "TRL GRPOTrainer, scale_rewards=group: ε = 1e-4 outside the std; KL is a loss term, not in the reward",
+    },
+    Preset {
+        name: "openrlhf",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000000001"),
+            ("singleton", "zero"),
+            ("reward_clip", "10"),
+            ("placement", "last_token_return"),
+            ("kl_coef", "0.01"),
+            ("kl_mode", "k1"),
+        ],
+        doc: "OpenRLHF group_norm: ε = 1e-9, scalar clipped to ±10, placed at the last token, k1 KL (0.01) per token, reward-to-go",
+    },
+    Preset {
+        name: "dr_grpo",
+        values: &[("norm_by_std", "false"), ("singleton", "verl"), ("placement", "broadcast"), ("kl_coef", "0")],
+        doc: "Dr.GRPO as verl runs it: grpo with norm_adv_by_std_in_grpo=false",
+    },
+];
+
+impl Scheme for Grpo {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn presets(&self) -> &[Preset] {
+        &PRESETS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        supports_rewards(run)
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        compute_token_scheme(self, self, run, params)
+    }
+    fn token_kernel(&self) -> Option<&dyn super::TokenKernel> {
+        Some(self)
+    }
+}
+
+token_kernel!(Grpo, kernel);
+
+/// Mean and std of `values` as torch computes them for float32: the mean summed in the input type,
+/// the variance accumulated in `f64` (Welford) and rounded once.
+pub fn mean_std<F: Real>(values: &[F], unbiased: bool) -> (F, F) {
+    let n = values.len();
+    let mut sum = F::ZERO;
+    for &v in values {
+        sum += v;
+    }
+    let mean = sum / F::of(n as f64);
+    let mean64 = values.iter().map(|v| v.f64()).sum::<f64>() / n as f64;
+    let sq: f64 = values.iter().map(|v| (v.f64() - mean64).powi(2)).sum();
+    let dof = if unbiased { n as f64 - 1.0 } else { n as f64 };
+    let std = if dof > 0.0 { (sq / dof).sqrt() } else { f64::NAN };
+    (mean, F::of(std))
+}
+
+#[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
+fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let scores = batch.scores();
+    let eps = F::of(params.f64("epsilon"));
+    let norm = params.bool("norm_by_std");
+    let unbiased = params.choice("std") != "biased";
+    let zero_singleton = params.choice("singleton") == "zero";
+    let clip = F::of(params.f64("reward_clip"));
+    let batch_std = (params.choice("scale") == "batch").then(|| {
+        let valid: Vec<F> = scores.iter().copied().filter(|s| !s.is_nan()).collect();
+        mean_std(&valid, unbiased).1
+    });
+    let mut advantage = vec![F::ZERO; scores.len()];
+    let formula = if norm { "(r − mean)/(std + ε)" } else { "r − mean" };
+    let mut terms = Terms::new(formula, &["r", "mean", "std", "ε", "group size"]);
+    let mut row_terms = vec![[0.0f64; 5]; scores.len()];
+    for rows in batch.group_rows() {
+        let valid: Vec<F> = rows.iter().map(|&i| scores[i]).filter(|s| !s.is_nan()).collect();
+        // verl: a group of one has mean 0 and std = torch.tensor(1.0), a float32 one.
+        let (mean, std) = if valid.len() < 2 { (F::ZERO, F::ONE) } else { mean_std(&valid, unbiased) };
+        let std = batch_std.unwrap_or(std);
+        for &i in &rows {
+            let s = scores[i];
+            let mut a = if s.is_nan() || (valid.len() == 1 && zero_singleton) {
+                if s.is_nan() { s } else { F::ZERO }
+            } else if norm {
+                let divisor = if valid.len() == 1 && batch_std.is_none() {
+                    F::of(f64::from(1.0f32 + 1e-6_f32))
+                } else {
+                    std + eps
+                };
+                (s - mean) / divisor
+            } else {
+                s - mean
+            };
+            if clip > F::ZERO {
+                a = a.max(-clip).min(clip);
+            }
+            advantage[i] = a;
+            row_terms[i] = [s.f64(), mean.f64(), std.f64(), eps.f64(), valid.len() as f64];
+        }
+    }
+    for row in &row_terms {
+        terms.push(row);
+    }
+    let advantages = if super::openrlhf::wanted(params) {
+        super::openrlhf::returns(batch, &advantage, params, F::ONE)
+    } else {
+        batch.broadcast(&advantage)
+    };
+    Ok(Output { advantages, returns: None, terms })
+}

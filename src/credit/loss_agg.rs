@@ -1,0 +1,102 @@
+//! Loss aggregation as per-token weights (`loss_agg_weight`): the weight each token's loss gets
+//! under verl's four `loss_agg_mode`s and TRL's `loss_type`s, so the length bias Dr.GRPO is about
+//! can be seen token by token. `agg_loss` is verl's `core_algos.agg_loss` itself.
+
+use super::batch::{Batch, Output};
+use super::common::supports_rewards;
+use super::real::Real;
+use super::scheme_macro::estimator;
+use super::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+/// The aggregation modes.
+pub const MODES: &[&str] =
+    &["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm", "trl-dr_grpo"];
+
+estimator!(
+    LossAggWeight,
+    kernel: kernel,
+    info: SchemeInfo {
+        id: "loss_agg_weight",
+        family: Family::Control,
+        display_name: "Loss aggregation weight",
+        citation: "verl core_algos.agg_loss (actor.loss_agg_mode); TRL GRPOTrainer loss_type; Dr.GRPO (arXiv 2503.20783) on the length bias",
+        source: SourceQuality::FromCode(super::VERL_AT),
+    },
+    params: [ParamSpec::choice(
+        "mode",
+        MODES,
+        "token-mean",
+        "token-mean (verl default, TRL dapo/bnpo), seq-mean-token-sum, seq-mean-token-mean (TRL grpo), seq-mean-token-sum-norm (Dr.GRPO in verl), trl-dr_grpo (Σ/(B·max length))",
+    )],
+    presets: [
+        Preset { name: "verl", values: &[("mode", "token-mean")], doc: "verl default actor.loss_agg_mode" },
+        Preset { name: "trl", values: &[("mode", "token-mean")], doc: "TRL default loss_type=dapo: global token mean" },
+        Preset { name: "openrlhf", values: &[("mode", "token-mean")], doc: "OpenRLHF token_level_loss=True" },
+        Preset { name: "dr_grpo", values: &[("mode", "seq-mean-token-sum-norm")], doc: "Dr.GRPO's constant normalizer as verl runs it" },
+    ],
+    supports: supports_rewards
+);
+
+/// Per-position weights `w` such that the aggregated loss is `Σ_t w_t · L_t` (dp size 1, default denominators).
+pub fn weights<F: Real>(mask: &[F], offsets: &[usize], mode: &str) -> Vec<F> {
+    let rows: Vec<(usize, usize)> = offsets.windows(2).map(|w| (w[0], w[1])).collect();
+    let counts: Vec<F> = rows
+        .iter()
+        .map(|&(a, b)| {
+            let mut c = F::ZERO;
+            for &m in &mask[a..b] {
+                c += m;
+            }
+            c
+        })
+        .collect();
+    let nonempty = F::of(counts.iter().filter(|c| **c > F::ZERO).count() as f64);
+    let width = F::of(rows.iter().map(|&(a, b)| b - a).max().unwrap_or(0) as f64);
+    let mut total = F::ZERO;
+    for c in &counts {
+        total += *c;
+    }
+    let mut out = vec![F::ZERO; mask.len()];
+    for (i, &(a, b)) in rows.iter().enumerate() {
+        let n = counts[i];
+        for t in a..b {
+            out[t] = match mode {
+                "seq-mean-token-sum" if n > F::ZERO => mask[t] / nonempty,
+                "seq-mean-token-mean" if n > F::ZERO => mask[t] / (n + F::of(1e-8)) / nonempty,
+                "seq-mean-token-sum-norm" => mask[t] / width,
+                "trl-dr_grpo" => mask[t] / (F::of(rows.len() as f64) * width),
+                "token-mean" if total > F::ZERO => mask[t] / total,
+                _ => F::ZERO,
+            };
+        }
+    }
+    out
+}
+
+/// verl `agg_loss(loss_mat, loss_mask, mode)` with dp size 1 and default denominators.
+pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) -> F {
+    let w = weights(mask, offsets, mode);
+    let mut sum = F::ZERO;
+    for (l, w) in loss.iter().zip(&w) {
+        if *w != F::ZERO {
+            sum += *l * *w;
+        }
+    }
+    sum
+}
+
+#[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
+fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let mask: Vec<F> = (0..batch.num_positions()).map(|t| batch.m(t)).collect();
+    let mode = params.choice("mode");
+    let advantages = weights(&mask, &batch.offsets, mode);
+    let mut terms = Terms::new(format!("weight of each token's loss under {mode}"), &["valid tokens"]);
+    for i in 0..batch.num_rows() {
+        let mut count = F::ZERO;
+        for t in batch.row(i) {
+            count += batch.m(t);
+        }
+        terms.push(&[count.f64()]);
+    }
+    Ok(Output { advantages, returns: None, terms })
+}

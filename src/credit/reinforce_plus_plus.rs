@@ -1,0 +1,67 @@
+//! REINFORCE++ (`reinforce_plus_plus`, arXiv 2501.03262): discounted return per token, whitened
+//! over every valid token of the batch.
+
+use super::batch::{Batch, Output};
+use super::common::supports_rewards;
+use super::real::Real;
+use super::scheme_macro::estimator;
+use super::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms, whiten};
+
+estimator!(
+    ReinforcePlusPlus,
+    kernel: kernel,
+    info: SchemeInfo {
+        id: "reinforce_plus_plus",
+        family: Family::Token,
+        display_name: "REINFORCE++",
+        citation: "Hu 2025, REINFORCE++ (arXiv 2501.03262); verl compute_reinforce_plus_plus_outcome_advantage; OpenRLHF reinforce",
+        source: SourceQuality::FromCode(super::VERL_AT),
+    },
+    params: [
+        ParamSpec::float("gamma", 0.0, 1.0, "1", "discount"),
+        ParamSpec::choice("holes", &["reset", "mask_reward"], "reset", "at a masked token verl resets the running return; OpenRLHF only masks the reward"),
+        ParamSpec::choice("whiten", &["verl", "openrlhf", "none"], "verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
+    ],
+    presets: [
+        Preset { name: "verl", values: &[("holes", "reset"), ("whiten", "verl"), ("kl_coef", "0")], doc: "verl reinforce_plus_plus" },
+        Preset { name: "openrlhf", values: &[("holes", "mask_reward"), ("whiten", "openrlhf"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF reinforce: k1 KL (0.01) per token, masked rewards, biased whitening" },
+    ],
+    supports: supports_rewards
+);
+
+/// Whitens `x` over the batch as `params` say (`whiten` = verl / openrlhf / none).
+pub fn whiten_batch<F: Real>(batch: &Batch<F>, x: &[F], params: &Params, id: &str) -> Result<Vec<F>, CreditError> {
+    match params.choice("whiten") {
+        "none" => Ok(x.to_vec()),
+        "openrlhf" => Ok(whiten::openrlhf(x, |t| batch.m(t), true)),
+        _ => whiten::verl(x, |t| batch.m(t)).ok_or_else(|| CreditError::Failed {
+            scheme: id.to_owned(),
+            reason: "whitening needs at least two valid positions in the batch (verl raises here)".to_owned(),
+        }),
+    }
+}
+
+fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let gamma = F::of(params.f64("gamma"));
+    let reset = params.choice("holes") != "mask_reward";
+    let mut returns = vec![F::ZERO; batch.num_positions()];
+    let mut terms = Terms::new("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"]);
+    for i in 0..batch.num_rows() {
+        let mut running = F::ZERO;
+        for t in batch.row(i).rev() {
+            let m = batch.m(t);
+            if reset {
+                running = batch.r(i, t) + gamma * running;
+                returns[t] = running;
+                running = running * m;
+            } else {
+                running = batch.r(i, t) * m + gamma * running;
+                returns[t] = running;
+            }
+        }
+        terms.push(&[returns.get(batch.offsets[i]).map_or(f64::NAN, |r| r.f64())]);
+    }
+    let whitened = whiten_batch(batch, &returns, params, "reinforce_plus_plus")?;
+    let advantages = whitened.iter().enumerate().map(|(t, &a)| a * batch.m(t)).collect();
+    Ok(Output { advantages, returns: Some(returns), terms })
+}

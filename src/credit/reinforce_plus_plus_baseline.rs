@@ -1,0 +1,59 @@
+//! REINFORCE++-baseline (`reinforce_plus_plus_baseline`): subtract the group mean score, broadcast
+//! over the tokens, then whiten over every valid token of the batch.
+
+use super::batch::{Batch, Output};
+use super::common::supports_rewards;
+use super::real::Real;
+use super::reinforce_plus_plus::whiten_batch;
+use super::scheme_macro::estimator;
+use super::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+estimator!(
+    ReinforcePlusPlusBaseline,
+    kernel: kernel,
+    info: SchemeInfo {
+        id: "reinforce_plus_plus_baseline",
+        family: Family::Outcome,
+        display_name: "REINFORCE++-baseline",
+        citation: "Hu 2025 (arXiv 2501.03262); verl compute_reinforce_plus_plus_baseline_outcome_advantage; OpenRLHF reinforce_baseline",
+        source: SourceQuality::FromCode(super::VERL_AT),
+    },
+    params: [
+        ParamSpec::choice("whiten", &["verl", "openrlhf", "none"], "verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
+        super::openrlhf::PLACEMENT,
+    ],
+    presets: [
+        Preset { name: "verl", values: &[("whiten", "verl"), ("placement", "broadcast"), ("kl_coef", "0")], doc: "verl reinforce_plus_plus_baseline" },
+        Preset { name: "openrlhf", values: &[("whiten", "openrlhf"), ("placement", "last_token_return"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF reinforce_baseline: r − mean at the last token, k1 KL per token, reward-to-go, biased whitening" },
+    ],
+    supports: supports_rewards
+);
+
+fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let scores = batch.scores();
+    let mut centred = vec![F::ZERO; scores.len()];
+    let mut terms = Terms::new("whiten(r − mean) over the batch's tokens", &["r", "mean"]);
+    let mut row_terms = vec![[0.0; 2]; scores.len()];
+    for rows in batch.group_rows() {
+        let mut sum = F::ZERO;
+        for &i in &rows {
+            sum += scores[i];
+        }
+        let mean = if rows.len() == 1 { F::ZERO } else { sum / F::of(rows.len() as f64) };
+        for &i in &rows {
+            centred[i] = scores[i] - mean;
+            row_terms[i] = [scores[i].f64(), mean.f64()];
+        }
+    }
+    for row in &row_terms {
+        terms.push(row);
+    }
+    let x = if super::openrlhf::wanted(params) {
+        super::openrlhf::returns(batch, &centred, params, F::ONE)
+    } else {
+        batch.broadcast(&centred)
+    };
+    let whitened = whiten_batch(batch, &x, params, "reinforce_plus_plus_baseline")?;
+    let advantages = whitened.iter().enumerate().map(|(t, &a)| a * batch.m(t)).collect();
+    Ok(Output { advantages, returns: None, terms })
+}

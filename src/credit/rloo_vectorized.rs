@@ -1,0 +1,45 @@
+//! RLOO vectorized (`rloo_vectorized`): `(c·s − S)/max(c−1, 1)`, and 0 for a group of one.
+
+use super::batch::{Batch, Output};
+use super::common::supports_rewards;
+use super::real::Real;
+use super::scheme_macro::estimator;
+use super::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+estimator!(
+    RlooVectorized,
+    kernel: kernel,
+    info: SchemeInfo {
+        id: "rloo_vectorized",
+        family: Family::Outcome,
+        display_name: "RLOO (vectorized)",
+        citation: "verl compute_rloo_vectorized_outcome_advantage",
+        source: SourceQuality::FromCode(super::VERL_AT),
+    },
+    params: [],
+    presets: [Preset { name: "verl", values: &[], doc: "verl rloo_vectorized (singleton → 0)" }],
+    supports: supports_rewards
+);
+
+#[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
+fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, CreditError> {
+    let scores = batch.scores();
+    let mut advantage = vec![F::ZERO; scores.len()];
+    let mut terms = Terms::new("(c·r − S)/max(c − 1, 1), 0 when c = 1", &["r", "S", "c"]);
+    let mut row_terms = vec![[0.0; 3]; scores.len()];
+    for rows in batch.group_rows() {
+        let c = F::of(rows.len() as f64);
+        let mut total = F::ZERO;
+        for &i in &rows {
+            total += scores[i];
+        }
+        for &i in &rows {
+            advantage[i] = if rows.len() > 1 { (c * scores[i] - total) / (c - F::ONE).max(F::ONE) } else { F::ZERO };
+            row_terms[i] = [scores[i].f64(), total.f64(), rows.len() as f64];
+        }
+    }
+    for row in &row_terms {
+        terms.push(row);
+    }
+    Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms })
+}

@@ -1,0 +1,30 @@
+//! Multi-turn optimal token baseline (`tir_optimal_token_baseline`): the optimal token baseline on
+//! positions with the mask holes removed (valid tokens compacted to the left), scattered back.
+
+use super::batch::{Batch, Output};
+use super::optimal_token_baseline::{kernel_with, supports};
+use super::real::Real;
+use super::scheme_macro::estimator;
+use super::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality};
+
+estimator!(
+    TirOptimalTokenBaseline,
+    kernel: kernel,
+    info: SchemeInfo {
+        id: "tir_optimal_token_baseline",
+        family: Family::Token,
+        display_name: "Optimal token baseline (multi-turn)",
+        citation: "verl compute_multi_turn_optimal_token_baseline_advantage (called directly)",
+        source: SourceQuality::FromCode(super::VERL_AT),
+    },
+    params: [
+        ParamSpec::bool("handle_zero_tail", "true", "zero the baseline of a group's unique longest row beyond the second-longest length"),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.00000001", "added to the weight sum"),
+    ],
+    presets: [Preset { name: "verl", values: &[("handle_zero_tail", "true"), ("epsilon", "0.00000001")], doc: "verl tir_optimal_token_baseline defaults" }],
+    supports: supports
+);
+
+fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+    kernel_with(batch, params, true)
+}
