@@ -72,3 +72,74 @@ fn schemes_lists_the_registry() {
     assert_eq!(code, Some(0));
     assert!(markdown.starts_with("# Credit schemes"));
 }
+
+#[test]
+fn schemes_markdown_is_committed_as_docs_schemes_md() {
+    let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/SCHEMES.md")).unwrap();
+    assert!(
+        committed == vantage::credit::listing::markdown(),
+        "docs/SCHEMES.md is stale: run `cargo run -- schemes --markdown > docs/SCHEMES.md`"
+    );
+}
+
+/// Reads `vantage credit --tokens --out x.csv` rows as (trajectory, token, mask, credit).
+fn credit_csv(args: &[&str]) -> Vec<(String, usize, u8, f64)> {
+    let out = std::env::temp_dir().join(format!(
+        "vantage-credit-{}-{}.csv",
+        std::process::id(),
+        args.join("-").replace('/', "_")
+    ));
+    let out_arg = out.display().to_string();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--out", &out_arg]);
+    let (code, _, stderr) = vantage(&all);
+    assert_eq!(code, Some(0), "{stderr}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_owned(), f[2].parse().unwrap(), f[3].parse().unwrap(), f[4].parse().unwrap_or(f64::NAN))
+        })
+        .collect()
+}
+
+#[test]
+fn grpo_under_the_verl_and_trl_presets_gives_each_trainers_numbers() {
+    let file = "sample_runs/verl_token_batch.jsonl";
+    let verl = credit_csv(&["credit", file, "--scheme", "grpo", "--preset", "verl", "--tokens"]);
+    let trl = credit_csv(&["credit", file, "--scheme", "grpo", "--preset", "trl", "--tokens"]);
+    assert_eq!(verl.len(), 1544);
+    // Independent computation from the outcomes: (r − mean)/(std + ε), unbiased std, ε outside.
+    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let run = vantage::load::load_bytes(file, &bytes, &mut vantage::load::LoadReport::new(file)).unwrap();
+    let expected = |eps: f64, t: vantage::model::TrajectoryId| {
+        let g = run.trajectories.group[t.index()];
+        let rewards: Vec<f64> =
+            run.groups.members(g).iter().map(|m| f64::from(run.trajectories.reward[m.index()])).collect();
+        let n = rewards.len() as f64;
+        let mean = rewards.iter().sum::<f64>() / n;
+        let std = (rewards.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        (f64::from(run.trajectories.reward[t.index()]) - mean) / (std + eps)
+    };
+    let mut differing = 0;
+    for (v, t) in verl.iter().zip(&trl) {
+        let traj = run.trajectory_by_key(&v.0).unwrap();
+        let mask = f64::from(v.2);
+        assert!((v.3 - expected(1e-6, traj) * mask).abs() < 1e-5, "verl {v:?}");
+        assert!((t.3 - expected(1e-4, traj) * mask).abs() < 1e-5, "trl {t:?}");
+        differing += usize::from(v.3 != t.3);
+    }
+    assert!(differing > 1000, "the presets differ on {differing} tokens");
+}
+
+#[test]
+fn check_lists_supported_schemes_and_why_others_are_not() {
+    let (code, stdout, _) =
+        vantage(&["check", "sample_runs/math_grpo_prm.jsonl", "sample_runs/verl_token_batch.jsonl"]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("schemes supported"), "{stdout}");
+    assert!(stdout.contains("scheme gae unavailable: needs critic values"), "{stdout}");
+    assert!(stdout.contains("scheme remax unavailable: needs the greedy rollout's reward"), "{stdout}");
+}

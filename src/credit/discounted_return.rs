@@ -15,6 +15,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "Discounted return",
         citation: "Williams 1992, REINFORCE; the reward-to-go every estimator starts from",
+        needs: "outcome, env or token rewards",
         source: SourceQuality::Approximate("textbook definition; no trainer ships it as an estimator"),
     },
     params: [ParamSpec::float("gamma", 0.0, 1.0, "1", "discount")],

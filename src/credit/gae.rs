@@ -16,6 +16,7 @@ estimator!(
         family: Family::Token,
         display_name: "GAE",
         citation: "Schulman et al. 2016, GAE (arXiv 1506.02438); verl compute_gae_advantage_return; OpenRLHF get_advantages_and_returns",
+        needs: "rewards and critic values: token `value`, or per step a `value` score or MC stats",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [

@@ -14,6 +14,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "GPG",
         citation: "Chu et al. 2025, GPG: Group Policy Gradient (arXiv 2504.02546); verl compute_gpg_outcome_advantage",
+        needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [],

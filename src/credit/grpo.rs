@@ -19,6 +19,7 @@ static INFO: SchemeInfo = SchemeInfo {
     family: Family::Outcome,
     display_name: "GRPO",
     citation: "Shao et al. 2024, DeepSeekMath (arXiv 2402.03300); verl compute_grpo_outcome_advantage; TRL GRPOTrainer; OpenRLHF group_norm / dr_grpo; Dr.GRPO: Liu et al. 2025 (arXiv 2503.20783)",
+    needs: "outcome rewards (or env / token rewards); tokens optional",
     source: SourceQuality::FromCode(super::VERL_AT),
 };
 

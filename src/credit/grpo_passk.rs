@@ -16,6 +16,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "GRPO pass@k",
         citation: "Chen et al. 2025, pass@k training (arXiv 2503.19595); verl compute_grpo_passk_outcome_advantage",
+        needs: "outcome rewards; every group of at least 2 rollouts",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [

@@ -15,6 +15,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "GRPO (vectorized)",
         citation: "verl compute_grpo_vector_advantage with verl.utils.groupwise.group_mean_std",
+        needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [

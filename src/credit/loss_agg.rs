@@ -20,6 +20,7 @@ estimator!(
         family: Family::Control,
         display_name: "Loss aggregation weight",
         citation: "verl core_algos.agg_loss (actor.loss_agg_mode); TRL GRPOTrainer loss_type; Dr.GRPO (arXiv 2503.20783) on the length bias",
+        needs: "any trajectories (token masks give token weights)",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [ParamSpec::choice(

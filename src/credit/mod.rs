@@ -9,6 +9,7 @@
 pub mod batch;
 mod common;
 mod kl;
+pub mod listing;
 pub mod loss_agg;
 mod openrlhf;
 mod params;
@@ -78,6 +79,8 @@ pub struct SchemeInfo {
     pub display_name: &'static str,
     /// Citation (paper, and the code it follows).
     pub citation: &'static str,
+    /// What a run must log for it, in words (`supports` gives the reason for a given run).
+    pub needs: &'static str,
     /// Whether the formula comes from code or is approximate.
     pub source: SourceQuality,
 }

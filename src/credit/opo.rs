@@ -14,6 +14,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "OPO",
         citation: "Hao et al. 2025, On-Policy RL with Optimal Reward Baseline (arXiv 2505.23585); verl compute_opo_outcome_advantage",
+        needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [],

@@ -15,6 +15,7 @@ estimator!(
         family: Family::Token,
         display_name: "Optimal token baseline",
         citation: "verl compute_optimal_token_baseline_advantage (called directly: the trainer dispatch fails for it at this commit)",
+        needs: "token rewards or outcomes, token logprobs and token `sum_pi_squared`",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [

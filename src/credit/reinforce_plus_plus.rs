@@ -15,6 +15,7 @@ estimator!(
         family: Family::Token,
         display_name: "REINFORCE++",
         citation: "Hu 2025, REINFORCE++ (arXiv 2501.03262); verl compute_reinforce_plus_plus_outcome_advantage; OpenRLHF reinforce",
+        needs: "outcome, env or token rewards; at least 2 valid positions in the batch",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [

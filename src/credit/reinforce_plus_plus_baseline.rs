@@ -16,6 +16,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "REINFORCE++-baseline",
         citation: "Hu 2025 (arXiv 2501.03262); verl compute_reinforce_plus_plus_baseline_outcome_advantage; OpenRLHF reinforce_baseline",
+        needs: "outcome, env or token rewards; at least 2 valid positions in the batch",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [

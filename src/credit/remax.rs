@@ -16,6 +16,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "ReMax",
         citation: "Li et al. 2023, ReMax (arXiv 2310.10505); verl compute_remax_outcome_advantage",
+        needs: "outcome rewards and the greedy rollout's reward as outcome component `greedy_baseline`",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [],

@@ -15,6 +15,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "RLOO",
         citation: "Ahmadian et al. 2024, Back to Basics (arXiv 2402.14740); verl compute_rloo_outcome_advantage; TRL RLOOTrainer; OpenRLHF rloo",
+        needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [

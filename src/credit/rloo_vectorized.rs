@@ -14,6 +14,7 @@ estimator!(
         family: Family::Outcome,
         display_name: "RLOO (vectorized)",
         citation: "verl compute_rloo_vectorized_outcome_advantage",
+        needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [],

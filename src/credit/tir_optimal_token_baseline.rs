@@ -15,6 +15,7 @@ estimator!(
         family: Family::Token,
         display_name: "Optimal token baseline (multi-turn)",
         citation: "verl compute_multi_turn_optimal_token_baseline_advantage (called directly)",
+        needs: "token rewards or outcomes, token logprobs and token `sum_pi_squared`",
         source: SourceQuality::FromCode(super::VERL_AT),
     },
     params: [
