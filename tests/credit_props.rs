@@ -119,3 +119,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn grpo_terms_explain_each_value() {
+    // One group of four: rewards 1, 0, 0, 1 at the last position.
+    let batch =
+        build(&[4], &[vec![0.0, 1.0], vec![0.0], vec![0.0, 0.0, 0.0], vec![1.0]], &[vec![], vec![], vec![], vec![]]);
+    let scheme = credit::scheme("grpo").unwrap();
+    let params = Params::resolve(scheme, Some("verl"), &[]).unwrap();
+    let out = scheme.token_kernel().unwrap().run64(&batch, &params).unwrap();
+    let row = out.terms.row(0);
+    let names: Vec<&str> = row.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["r", "mean", "std", "ε", "group size"]);
+    let value = |name: &str| row.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert_eq!(value("r"), 1.0);
+    assert_eq!(value("mean"), 0.5);
+    assert!((value("std") - (1.0f64 / 3.0).sqrt()).abs() < 1e-6);
+    let explained = (value("r") - value("mean")) / (value("std") + value("ε"));
+    assert!((out.advantages[1] - explained).abs() < 1e-6, "{} vs {explained}", out.advantages[1]);
+    assert_eq!(out.terms.formula, "(r − mean)/(std + ε)");
+}

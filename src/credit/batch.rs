@@ -134,3 +134,37 @@ pub struct Output<F> {
     /// The terms that explain each row's values.
     pub terms: super::Terms,
 }
+
+/// The deterministic benchmark batch that `bench/vs_verl.py` builds the same way in numpy: row `i`
+/// has length `1 + (i·2654435761 mod 2³²) mod max_len`, group `i / group_size`, a binary score at its
+/// last token (`1` when `i·40503 mod 7 < 3`), critic values `((31i + 17t) mod 101)/100 − ½`, and
+/// a mask of ones (no padding is stored).
+pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> Batch<f32> {
+    let mut offsets = Vec::with_capacity(rows + 1);
+    offsets.push(0);
+    let mut reward = Vec::new();
+    let mut values = Vec::new();
+    for i in 0..rows {
+        let len = 1 + ((i as u64).wrapping_mul(2_654_435_761) % (1 << 32)) as usize % max_len.max(1);
+        let score = if (i as u64 * 40_503) % 7 < 3 { 1.0 } else { 0.0 };
+        for t in 0..len {
+            reward.push(if t + 1 == len { score } else { 0.0 });
+            values.push(((31 * i + 17 * t) % 101) as f32 / 100.0 - 0.5);
+        }
+        offsets.push(reward.len());
+    }
+    let n = reward.len();
+    Batch {
+        offsets,
+        reward: Some(reward),
+        row_score: None,
+        mask: Some(vec![1.0; n]),
+        group: (0..rows).map(|i| (i / group_size.max(1)) as u32).collect(),
+        num_groups: rows.div_ceil(group_size.max(1)),
+        values: Some(values),
+        logprob: None,
+        ref_logprob: None,
+        sum_pi_squared: None,
+        reward_baseline: None,
+    }
+}

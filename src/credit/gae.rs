@@ -83,6 +83,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         terms
             .push(&[values.get(first).map_or(f64::NAN, |x| x.f64()), returns.get(first).map_or(f64::NAN, |x| x.f64())]);
     }
-    let advantages = whiten_batch(batch, &raw, params, "gae")?;
-    Ok(Output { advantages, returns: Some(returns), terms })
+    // verl does not re-mask: padded positions keep the whitened value of 0.
+    whiten_batch(batch, &mut raw, params, "gae")?;
+    Ok(Output { advantages: raw, returns: Some(returns), terms })
 }

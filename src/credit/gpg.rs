@@ -29,8 +29,7 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
     // A float32 scalar in verl.
     let alpha = F::of32(scores.len() as f32 / nonzero as f32);
     let mut advantage = vec![F::ZERO; scores.len()];
-    let mut terms = Terms::new("α·(r − mean), α = B / #nonzero", &["r", "mean", "α"]);
-    let mut row_terms = vec![[0.0; 3]; scores.len()];
+    let mut terms = Terms::for_rows("α·(r − mean), α = B / #nonzero", &["r", "mean", "α"], scores.len());
     for rows in batch.group_rows() {
         let mean = if rows.len() == 1 {
             F::ZERO
@@ -43,11 +42,8 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
         };
         for &i in &rows {
             advantage[i] = alpha * (scores[i] - mean) / F::ONE;
-            row_terms[i] = [scores[i].f64(), mean.f64(), alpha.f64()];
+            terms.set(i, &[scores[i].f64(), mean.f64(), alpha.f64()]);
         }
-    }
-    for row in &row_terms {
-        terms.push(row);
     }
     Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms })
 }

@@ -159,8 +159,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     });
     let mut advantage = vec![F::ZERO; scores.len()];
     let formula = if norm { "(r − mean)/(std + ε)" } else { "r − mean" };
-    let mut terms = Terms::new(formula, &["r", "mean", "std", "ε", "group size"]);
-    let mut row_terms = vec![[0.0f64; 5]; scores.len()];
+    let mut terms = Terms::for_rows(formula, &["r", "mean", "std", "ε", "group size"], scores.len());
     for rows in batch.group_rows() {
         let valid: Vec<F> = rows.iter().map(|&i| scores[i]).filter(|s| !s.is_nan()).collect();
         // verl: a group of one has mean 0 and std = torch.tensor(1.0), a float32 one.
@@ -184,11 +183,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
                 a = a.max(-clip).min(clip);
             }
             advantage[i] = a;
-            row_terms[i] = [s.f64(), mean.f64(), std.f64(), eps.f64(), valid.len() as f64];
+            terms.set(i, &[s.f64(), mean.f64(), std.f64(), eps.f64(), valid.len() as f64]);
         }
-    }
-    for row in &row_terms {
-        terms.push(row);
     }
     let advantages = if super::openrlhf::wanted(params) {
         super::openrlhf::returns(batch, &advantage, params, F::ONE)

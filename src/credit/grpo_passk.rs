@@ -32,11 +32,11 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let eps = F::of(params.f64("epsilon"));
     let norm = params.bool("norm_by_std");
     let mut advantage = vec![F::ZERO; scores.len()];
-    let mut terms = Terms::new(
+    let mut terms = Terms::for_rows(
         if norm { "best row: (r_max − r_2nd)/(std + ε); others 0" } else { "best row: r_max − r_2nd; others 0" },
         &["r", "r_max", "r_2nd", "std"],
+        scores.len(),
     );
-    let mut row_terms = vec![[0.0; 4]; scores.len()];
     for rows in batch.group_rows() {
         if rows.len() < 2 {
             return Err(CreditError::Failed {
@@ -58,11 +58,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         let gap = r_max - r_2nd;
         advantage[best] = if norm { gap / (std + eps) } else { gap };
         for &i in &rows {
-            row_terms[i] = [scores[i].f64(), r_max.f64(), r_2nd.f64(), std.f64()];
+            terms.set(i, &[scores[i].f64(), r_max.f64(), r_2nd.f64(), std.f64()]);
         }
-    }
-    for row in &row_terms {
-        terms.push(row);
     }
     Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms })
 }

@@ -31,12 +31,12 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let scores = batch.scores();
     let eps32 = params.f64("epsilon") as f32;
     let norm = params.bool("norm_by_std");
-    let mut terms = Terms::new(
+    let mut terms = Terms::for_rows(
         if norm { "(r − mean)/(std + ε), std = √max(var, ε) in float32" } else { "r − mean" },
         &["r", "mean", "std", "ε", "group size"],
+        scores.len(),
     );
     let mut advantage = vec![F::ZERO; scores.len()];
-    let mut row_terms = vec![[0.0; 5]; scores.len()];
     for rows in batch.group_rows() {
         // group_mean_std always works in float32.
         let (mut c, mut s1, mut s2) = (0.0f32, 0.0f32, 0.0f32);
@@ -57,11 +57,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
             let s = scores[i];
             let a = if norm { (s - F::of32(mean)) / F::of32(std + eps32) } else { s - F::of32(mean) };
             advantage[i] = a;
-            row_terms[i] = [s.f64(), f64::from(mean), f64::from(std), f64::from(eps32), rows.len() as f64];
+            terms.set(i, &[s.f64(), f64::from(mean), f64::from(std), f64::from(eps32), rows.len() as f64]);
         }
-    }
-    for row in &row_terms {
-        terms.push(row);
     }
     Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms })
 }

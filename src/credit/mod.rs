@@ -112,7 +112,7 @@ pub struct Terms {
     /// Term names, e.g. `["r", "mean", "std", "ε"]`.
     pub names: Vec<&'static str>,
     /// Row-major values: row `i` has `values[i * names.len()..(i + 1) * names.len()]`.
-    pub values: Vec<f64>,
+    pub values: Vec<f32>,
 }
 
 impl Terms {
@@ -121,16 +121,31 @@ impl Terms {
         Self { formula: formula.into(), names: names.to_vec(), values: Vec::new() }
     }
 
+    /// Terms for `rows` rows, all zero until [`Self::set`].
+    pub fn for_rows(formula: impl Into<String>, names: &[&'static str], rows: usize) -> Self {
+        Self { formula: formula.into(), names: names.to_vec(), values: vec![0.0; rows * names.len()] }
+    }
+
     /// Appends one row's values (as many as names).
     pub fn push(&mut self, values: &[f64]) {
-        self.values.extend_from_slice(values);
+        self.values.extend(values.iter().map(|&v| v as f32));
+    }
+
+    /// Sets row `i` (as many values as names) of terms made with [`Self::for_rows`].
+    pub fn set(&mut self, i: usize, values: &[f64]) {
+        let n = self.names.len();
+        if let Some(slot) = self.values.get_mut(i * n..(i + 1) * n) {
+            for (s, &v) in slot.iter_mut().zip(values) {
+                *s = v as f32;
+            }
+        }
     }
 
     /// The named values of row `i`.
     pub fn row(&self, i: usize) -> Vec<(&'static str, f64)> {
         let n = self.names.len();
         let Some(values) = self.values.get(i * n..(i + 1) * n) else { return Vec::new() };
-        self.names.iter().copied().zip(values.iter().copied()).collect()
+        self.names.iter().copied().zip(values.iter().map(|&v| f64::from(v))).collect()
     }
 }
 

@@ -35,8 +35,8 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
         })
         .collect();
     let mut advantage = vec![F::ZERO; scores.len()];
-    let mut terms = Terms::new("r − Σ L·r / Σ L (length-weighted group mean)", &["r", "baseline", "L"]);
-    let mut row_terms = vec![[0.0; 3]; scores.len()];
+    let mut terms =
+        Terms::for_rows("r − Σ L·r / Σ L (length-weighted group mean)", &["r", "baseline", "L"], scores.len());
     for rows in batch.group_rows() {
         let baseline = if rows.len() == 1 {
             F::ZERO
@@ -50,11 +50,8 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
         };
         for &i in &rows {
             advantage[i] = scores[i] - baseline;
-            row_terms[i] = [scores[i].f64(), baseline.f64(), lengths[i].f64()];
+            terms.set(i, &[scores[i].f64(), baseline.f64(), lengths[i].f64()]);
         }
-    }
-    for row in &row_terms {
-        terms.push(row);
     }
     Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms })
 }

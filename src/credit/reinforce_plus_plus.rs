@@ -30,15 +30,29 @@ estimator!(
     supports: supports_rewards
 );
 
-/// Whitens `x` over the batch as `params` say (`whiten` = verl / openrlhf / none).
-pub fn whiten_batch<F: Real>(batch: &Batch<F>, x: &[F], params: &Params, id: &str) -> Result<Vec<F>, CreditError> {
+/// Whitens `x` in place over the batch as `params` say (`whiten` = verl / openrlhf / none).
+pub fn whiten_batch<F: Real>(batch: &Batch<F>, x: &mut [F], params: &Params, id: &str) -> Result<(), CreditError> {
+    let mask = batch.mask.as_deref();
     match params.choice("whiten") {
-        "none" => Ok(x.to_vec()),
-        "openrlhf" => Ok(whiten::openrlhf(x, |t| batch.m(t), true)),
-        _ => whiten::verl(x, |t| batch.m(t)).ok_or_else(|| CreditError::Failed {
+        "none" => Ok(()),
+        "openrlhf" => {
+            whiten::openrlhf(x, mask, true);
+            Ok(())
+        }
+        _ if whiten::verl(x, mask) => Ok(()),
+        _ => Err(CreditError::Failed {
             scheme: id.to_owned(),
             reason: "whitening needs at least two valid positions in the batch (verl raises here)".to_owned(),
         }),
+    }
+}
+
+/// `x[t] ← x[t] · m[t]`.
+pub fn apply_mask<F: Real>(batch: &Batch<F>, x: &mut [F]) {
+    if let Some(mask) = batch.mask.as_deref() {
+        for (v, &m) in x.iter_mut().zip(mask) {
+            *v = *v * m;
+        }
     }
 }
 
@@ -62,7 +76,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         }
         terms.push(&[returns.get(batch.offsets[i]).map_or(f64::NAN, |r| r.f64())]);
     }
-    let whitened = whiten_batch(batch, &returns, params, "reinforce_plus_plus")?;
-    let advantages = whitened.iter().enumerate().map(|(t, &a)| a * batch.m(t)).collect();
+    let mut advantages = returns.clone();
+    whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus")?;
+    apply_mask(batch, &mut advantages);
     Ok(Output { advantages, returns: Some(returns), terms })
 }

@@ -4,7 +4,7 @@
 use super::batch::{Batch, Output};
 use super::common::supports_rewards;
 use super::real::Real;
-use super::reinforce_plus_plus::whiten_batch;
+use super::reinforce_plus_plus::{apply_mask, whiten_batch};
 use super::scheme_macro::estimator;
 use super::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
 
@@ -33,8 +33,7 @@ estimator!(
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let mut centred = vec![F::ZERO; scores.len()];
-    let mut terms = Terms::new("whiten(r − mean) over the batch's tokens", &["r", "mean"]);
-    let mut row_terms = vec![[0.0; 2]; scores.len()];
+    let mut terms = Terms::for_rows("whiten(r − mean) over the batch's tokens", &["r", "mean"], scores.len());
     for rows in batch.group_rows() {
         let mut sum = F::ZERO;
         for &i in &rows {
@@ -43,18 +42,15 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         let mean = if rows.len() == 1 { F::ZERO } else { sum / F::of(rows.len() as f64) };
         for &i in &rows {
             centred[i] = scores[i] - mean;
-            row_terms[i] = [scores[i].f64(), mean.f64()];
+            terms.set(i, &[scores[i].f64(), mean.f64()]);
         }
     }
-    for row in &row_terms {
-        terms.push(row);
-    }
-    let x = if super::openrlhf::wanted(params) {
+    let mut advantages = if super::openrlhf::wanted(params) {
         super::openrlhf::returns(batch, &centred, params, F::ONE)
     } else {
         batch.broadcast(&centred)
     };
-    let whitened = whiten_batch(batch, &x, params, "reinforce_plus_plus_baseline")?;
-    let advantages = whitened.iter().enumerate().map(|(t, &a)| a * batch.m(t)).collect();
+    whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
+    apply_mask(batch, &mut advantages);
     Ok(Output { advantages, returns: None, terms })
 }

@@ -37,8 +37,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let zero_singleton = params.choice("singleton") == "zero";
     let clip = F::of(params.f64("reward_clip"));
     let mut advantage = vec![F::ZERO; scores.len()];
-    let mut terms = Terms::new("r·n/(n−1) − mean·n/(n−1) = r − mean of the others", &["r", "mean", "n"]);
-    let mut row_terms = vec![[0.0; 3]; scores.len()];
+    let mut terms =
+        Terms::for_rows("r·n/(n−1) − mean·n/(n−1) = r − mean of the others", &["r", "mean", "n"], scores.len());
     for rows in batch.group_rows() {
         let n = rows.len();
         let mut sum = F::ZERO;
@@ -59,11 +59,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
                 a = a.max(-clip).min(clip);
             }
             advantage[i] = a;
-            row_terms[i] = [s.f64(), mean.f64(), n as f64];
+            terms.set(i, &[s.f64(), mean.f64(), n as f64]);
         }
-    }
-    for row in &row_terms {
-        terms.push(row);
     }
     let advantages = if super::openrlhf::wanted(params) {
         super::openrlhf::returns(batch, &advantage, params, F::ONE)

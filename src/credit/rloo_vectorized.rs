@@ -26,8 +26,7 @@ estimator!(
 fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let mut advantage = vec![F::ZERO; scores.len()];
-    let mut terms = Terms::new("(c·r − S)/max(c − 1, 1), 0 when c = 1", &["r", "S", "c"]);
-    let mut row_terms = vec![[0.0; 3]; scores.len()];
+    let mut terms = Terms::for_rows("(c·r − S)/max(c − 1, 1), 0 when c = 1", &["r", "S", "c"], scores.len());
     for rows in batch.group_rows() {
         let c = F::of(rows.len() as f64);
         let mut total = F::ZERO;
@@ -36,11 +35,8 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
         }
         for &i in &rows {
             advantage[i] = if rows.len() > 1 { (c * scores[i] - total) / (c - F::ONE).max(F::ONE) } else { F::ZERO };
-            row_terms[i] = [scores[i].f64(), total.f64(), rows.len() as f64];
+            terms.set(i, &[scores[i].f64(), total.f64(), rows.len() as f64]);
         }
-    }
-    for row in &row_terms {
-        terms.push(row);
     }
     Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms })
 }

@@ -1,60 +1,81 @@
-//! Batch whitening over all masked positions: verl's `masked_whiten` (unbiased, float32
+//! Batch whitening over all masked positions, in place: verl's `masked_whiten` (unbiased, float32
 //! denominators) and OpenRLHF's (biased, clamped variance).
 
 use super::real::Real;
 
-/// verl `masked_whiten(x, m)`: `(x − mean) · rsqrt(var·n/(n−1) + 1e-8)` applied to **all** positions.
-/// `None` when fewer than two positions are valid (verl raises `ValueError`).
-pub fn verl<F: Real>(x: &[F], mask: impl Fn(usize) -> F) -> Option<Vec<F>> {
-    let mut n = 0.0f32;
-    let mut sum = F::ZERO;
-    for (t, &v) in x.iter().enumerate() {
-        let m = mask(t);
-        if m != F::ZERO {
-            sum += v * m;
+/// Σ(x·m), Σm and Σ((x − mean)²·m) with verl's float32 denominators: `(mean, var·n/(n−1), n)`.
+fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>) -> (F, F, f32) {
+    let (mut sum, mut n) = (F::ZERO, 0.0f32);
+    if let Some(mask) = mask {
+        for (&v, &m) in x.iter().zip(mask) {
+            if m != F::ZERO {
+                sum += v * m;
+            }
+            n += m.f32();
         }
-        n += m.f32();
-    }
-    if n <= 1.0 {
-        return None;
+    } else {
+        for &v in x {
+            sum += v;
+        }
+        n = x.len() as f32;
     }
     // `mask.sum() + 1e-8` and `n / (n − 1)` are float32 (the int64 mask promotes to the default dtype).
     let denominator = F::of(f64::from(n + 1e-8_f32));
     let mean = sum / denominator;
     let mut sq = F::ZERO;
-    for (t, &v) in x.iter().enumerate() {
-        let m = mask(t);
-        if m != F::ZERO {
-            let d = v - mean;
-            sq += d * d * m;
+    match mask {
+        Some(mask) => {
+            for (&v, &m) in x.iter().zip(mask) {
+                if m != F::ZERO {
+                    let d = v - mean;
+                    sq += d * d * m;
+                }
+            }
+        }
+        None => {
+            for &v in x {
+                let d = v - mean;
+                sq += d * d;
+            }
         }
     }
     let bessel = F::of(f64::from(n / (n - 1.0)));
-    let var = sq / denominator * bessel;
-    let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
-    Some(x.iter().map(|&v| (v - mean) * rstd).collect())
+    (mean, sq / denominator * bessel, n)
 }
 
-/// OpenRLHF whitening: biased variance, `(x − mean) · clamp(var, 1e-8)^(−½)`, or only the mean
-/// subtraction with `std_norm = false`.
-pub fn openrlhf<F: Real>(x: &[F], mask: impl Fn(usize) -> F, std_norm: bool) -> Vec<F> {
+/// verl `masked_whiten(x, m)`: `x ← (x − mean) · rsqrt(var·n/(n−1) + 1e-8)` at **all** positions.
+/// `false` (and `x` untouched) when fewer than two positions are valid: verl raises `ValueError`.
+pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
+    let (mean, var, n) = verl_moments(x, mask);
+    if n <= 1.0 {
+        return false;
+    }
+    let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
+    for v in x.iter_mut() {
+        *v = (*v - mean) * rstd;
+    }
+    true
+}
+
+/// OpenRLHF whitening: `x ← (x − mean) · clamp(var, 1e-8)^(−½)` with the biased variance, or only
+/// the mean subtraction with `std_norm = false`.
+pub fn openrlhf<F: Real>(x: &mut [F], mask: Option<&[F]>, std_norm: bool) {
+    let m = |t: usize| mask.map_or(F::ONE, |m| m[t]);
     let (mut sum, mut n) = (F::ZERO, F::ZERO);
     for (t, &v) in x.iter().enumerate() {
-        sum += v * mask(t);
-        n += mask(t);
+        sum += v * m(t);
+        n += m(t);
     }
     if n == F::ZERO {
-        return x.to_vec();
+        return;
     }
     let mean = sum / n;
-    if !std_norm {
-        return x.iter().map(|&v| v - mean).collect();
-    }
     let mut sq = F::ZERO;
     for (t, &v) in x.iter().enumerate() {
-        sq += (v - mean) * (v - mean) * mask(t);
+        sq += (v - mean) * (v - mean) * m(t);
     }
-    let var = (sq / n).max(F::of(1e-8));
-    let rstd = F::ONE / var.sqrt();
-    x.iter().map(|&v| (v - mean) * rstd).collect()
+    let rstd = if std_norm { F::ONE / (sq / n).max(F::of(1e-8)).sqrt() } else { F::ONE };
+    for v in x.iter_mut() {
+        *v = (*v - mean) * rstd;
+    }
 }
