@@ -95,7 +95,7 @@ impl<F: Real> Batch<F> {
 
     /// Broadcasts one value per row over its positions, times the mask (`a_i · m[i,t]`).
     pub fn broadcast(&self, per_row: &[F]) -> Vec<F> {
-        let mut out = vec![F::ZERO; self.num_positions()];
+        let mut out = F::zeroed(self.num_positions());
         for (i, &a) in per_row.iter().enumerate() {
             let range = self.row(i);
             match &self.mask {

@@ -21,11 +21,18 @@ pub trait TokenKernel: Sync {
     fn run32(&self, batch: &Batch<f32>, params: &Params) -> Result<Output<f32>, CreditError>;
     /// Runs in `f64`.
     fn run64(&self, batch: &Batch<f64>, params: &Params) -> Result<Output<f64>, CreditError>;
+    /// Whether the kernel reads critic values (only then are they gathered into the batch).
+    fn uses_values(&self) -> bool {
+        false
+    }
 }
 
 /// Implements [`TokenKernel`] for a scheme type from a generic kernel function.
 macro_rules! token_kernel {
     ($ty:ty, $kernel:ident) => {
+        $crate::credit::common::token_kernel!($ty, $kernel, false);
+    };
+    ($ty:ty, $kernel:ident, $uses_values:expr) => {
         impl $crate::credit::TokenKernel for $ty {
             fn run32(
                 &self,
@@ -40,6 +47,9 @@ macro_rules! token_kernel {
                 params: &$crate::credit::Params,
             ) -> Result<$crate::credit::Output<f64>, $crate::credit::CreditError> {
                 $kernel::<f64>(batch, params)
+            }
+            fn uses_values(&self) -> bool {
+                $uses_values
             }
         }
     };
@@ -106,7 +116,7 @@ fn to_f32s(values: &[f32]) -> Vec<f32> {
 }
 
 /// Builds the kernel input from a run at `level`, applying KL in the reward when `kl_coef > 0`.
-pub fn batch_from_run(run: &Run, params: &Params, level: Level) -> Result<Batch<f32>, CreditError> {
+pub fn batch_from_run(run: &Run, params: &Params, level: Level, with_values: bool) -> Result<Batch<f32>, CreditError> {
     let tr = &run.trajectories;
     let mut batch = Batch::<f32> {
         group: tr.group.iter().map(|g| g.0).collect(),
@@ -124,7 +134,7 @@ pub fn batch_from_run(run: &Run, params: &Params, level: Level) -> Result<Batch<
                 Some(r) => batch.reward = Some(r.iter().map(|x| if x.is_nan() { 0.0 } else { *x }).collect()),
                 None => batch.row_score = Some(tr.reward.clone()),
             }
-            batch.values = tk.value.clone();
+            batch.values = if with_values { tk.value.clone() } else { None };
             batch.logprob = tk.logprob.clone();
             batch.ref_logprob = tk.ref_logprob.clone();
             batch.sum_pi_squared = tk.sum_pi_squared.clone();
@@ -149,7 +159,7 @@ pub fn batch_from_run(run: &Run, params: &Params, level: Level) -> Result<Batch<
                 }
                 _ => batch.row_score = Some(tr.reward.clone()),
             }
-            batch.values = step_values(run);
+            batch.values = if with_values { step_values(run) } else { None };
         }
     }
     let kl_coef = params.f64("kl_coef");
@@ -187,11 +197,17 @@ pub fn compute_token_scheme(
             reason: "level=token needs token arrays; this run has none".to_owned(),
         });
     }
-    let batch = batch_from_run(run, params, level)?;
+    let batch = batch_from_run(run, params, level, kernel.uses_values())?;
     let output = kernel.run32(&batch, params)?;
+    drop(batch);
     Ok(match level {
         Level::Step => Credit {
-            step: output.advantages,
+            step: {
+                if let Some(returns) = output.returns {
+                    super::pool::give(returns);
+                }
+                output.advantages
+            },
             token: None,
             token_returns: None,
             terms: output.terms,

@@ -26,7 +26,7 @@ estimator!(
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
     let gamma = F::of(params.f64("gamma"));
-    let mut returns = vec![F::ZERO; batch.num_positions()];
+    let mut returns = F::zeroed(batch.num_positions());
     let mut terms = Terms::new("Σ_k γ^k r_{t+k}", &["return at first step"]);
     for i in 0..batch.num_rows() {
         let mut running = F::ZERO;

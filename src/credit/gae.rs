@@ -29,7 +29,8 @@ estimator!(
         Preset { name: "verl", values: &[("holes", "skip"), ("whiten", "verl"), ("kl_coef", "0")], doc: "verl gae" },
         Preset { name: "openrlhf", values: &[("holes", "zero"), ("whiten", "openrlhf"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF gae: k1 KL (0.01) per token, no hole skipping, biased whitening" },
     ],
-    supports: supports
+    supports: supports,
+    uses_values: true
 );
 
 fn supports(run: &Run) -> Support {
@@ -52,8 +53,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let lam = F::of(params.f64("lam"));
     let skip = params.choice("holes") != "zero";
     let n = batch.num_positions();
-    let mut raw = vec![F::ZERO; n];
-    let mut returns = vec![F::ZERO; n];
+    let mut raw = F::zeroed(n);
+    let mut returns = F::zeroed(n);
     let mut terms = Terms::new(
         "whiten(Σ (γλ)^k δ_{t+k}), δ_t = r_t + γ V_{t+1} − V_t",
         &["V at first token", "return at first token"],

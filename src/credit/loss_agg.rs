@@ -57,18 +57,20 @@ pub fn weights<F: Real>(mask: &[F], offsets: &[usize], mode: &str) -> Vec<F> {
     for c in &counts {
         total += *c;
     }
-    let mut out = vec![F::ZERO; mask.len()];
+    let mut out = F::zeroed(mask.len());
     for (i, &(a, b)) in rows.iter().enumerate() {
         let n = counts[i];
+        // One factor per row, so the inner loop is a multiply.
+        let factor = match mode {
+            "seq-mean-token-sum" if n > F::ZERO => F::ONE / nonempty,
+            "seq-mean-token-mean" if n > F::ZERO => F::ONE / (n + F::of(1e-8)) / nonempty,
+            "seq-mean-token-sum-norm" => F::ONE / width,
+            "trl-dr_grpo" => F::ONE / (F::of(rows.len() as f64) * width),
+            "token-mean" if total > F::ZERO => F::ONE / total,
+            _ => F::ZERO,
+        };
         for t in a..b {
-            out[t] = match mode {
-                "seq-mean-token-sum" if n > F::ZERO => mask[t] / nonempty,
-                "seq-mean-token-mean" if n > F::ZERO => mask[t] / (n + F::of(1e-8)) / nonempty,
-                "seq-mean-token-sum-norm" => mask[t] / width,
-                "trl-dr_grpo" => mask[t] / (F::of(rows.len() as f64) * width),
-                "token-mean" if total > F::ZERO => mask[t] / total,
-                _ => F::ZERO,
-            };
+            out[t] = mask[t] * factor;
         }
     }
     out

@@ -13,6 +13,7 @@ pub mod listing;
 pub mod loss_agg;
 mod openrlhf;
 mod params;
+pub mod pool;
 pub mod real;
 mod scheme_macro;
 mod whiten;
@@ -123,7 +124,7 @@ impl Terms {
 
     /// Terms for `rows` rows, all zero until [`Self::set`].
     pub fn for_rows(formula: impl Into<String>, names: &[&'static str], rows: usize) -> Self {
-        Self { formula: formula.into(), names: names.to_vec(), values: vec![0.0; rows * names.len()] }
+        Self { formula: formula.into(), names: names.to_vec(), values: pool::zeroed(rows * names.len()) }
     }
 
     /// Appends one row's values (as many as names).
@@ -162,6 +163,19 @@ pub struct Credit {
     pub terms: Terms,
     /// Whether it was computed per token or per step.
     pub level: Option<Level>,
+}
+
+impl Drop for Credit {
+    fn drop(&mut self) {
+        pool::give(std::mem::take(&mut self.step));
+        if let Some(token) = self.token.take() {
+            pool::give(token);
+        }
+        if let Some(returns) = self.token_returns.take() {
+            pool::give(returns);
+        }
+        pool::give(std::mem::take(&mut self.terms.values));
+    }
 }
 
 /// Why credit could not be computed.

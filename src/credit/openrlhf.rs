@@ -28,7 +28,7 @@ pub fn returns<F: Real>(batch: &Batch<F>, scalar: &[F], params: &Params, gamma: 
         (Some(lp), Some(rp)) if beta != F::ZERO => kl_penalty(lp[t], rp[t], mode).max(F::of(-10.0)).min(F::of(10.0)),
         _ => F::ZERO,
     };
-    let mut out = vec![F::ZERO; batch.num_positions()];
+    let mut out = F::zeroed(batch.num_positions());
     for (i, &a) in scalar.iter().enumerate() {
         let range = batch.row(i);
         let last = range.clone().rev().find(|&t| batch.m(t) != F::ZERO);

@@ -47,8 +47,8 @@ pub fn kernel_with<F: Real>(batch: &Batch<F>, params: &Params, compact: bool) ->
     let eps = F::of(params.f64("epsilon"));
     let n = batch.num_positions();
     // Returns and cumulative path variance, per position.
-    let mut g = vec![F::ZERO; n];
-    let mut w_cum = vec![F::ZERO; n];
+    let mut g = F::zeroed(n);
+    let mut w_cum = F::zeroed(n);
     for i in 0..batch.num_rows() {
         let mut running = F::ZERO;
         for t in batch.row(i).rev() {
@@ -72,7 +72,7 @@ pub fn kernel_with<F: Real>(batch: &Batch<F>, params: &Params, compact: bool) ->
     let lengths: Vec<usize> = (0..batch.num_rows())
         .map(|i| if compact { positions[i].len() } else { batch.row(i).filter(|&t| batch.m(t) != F::ZERO).count() })
         .collect();
-    let mut baseline = vec![F::ZERO; n];
+    let mut baseline = F::zeroed(n);
     for rows in batch.group_rows() {
         if rows.len() < 2 {
             continue;

@@ -43,10 +43,12 @@ pub trait Real:
     fn max(self, other: Self) -> Self;
     /// The smaller of two values.
     fn min(self, other: Self) -> Self;
+    /// A zeroed vector (pooled for `f32`, see `credit::pool`).
+    fn zeroed(len: usize) -> Vec<Self>;
 }
 
 macro_rules! impl_real {
-    ($t:ty, $of:expr, $to32:expr) => {
+    ($t:ty, $of:expr, $to32:expr, $zeroed:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -90,9 +92,12 @@ macro_rules! impl_real {
             fn min(self, other: Self) -> Self {
                 <$t>::min(self, other)
             }
+            fn zeroed(len: usize) -> Vec<Self> {
+                $zeroed(len)
+            }
         }
     };
 }
 
-impl_real!(f32, |x: f64| x as f32, |x: f32| x);
-impl_real!(f64, |x: f64| x, |x: f64| x as f32);
+impl_real!(f32, |x: f64| x as f32, |x: f32| x, super::pool::zeroed);
+impl_real!(f64, |x: f64| x, |x: f64| x as f32, |len: usize| vec![0.0; len]);

@@ -59,7 +59,7 @@ pub fn apply_mask<F: Real>(batch: &Batch<F>, x: &mut [F]) {
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
     let gamma = F::of(params.f64("gamma"));
     let reset = params.choice("holes") != "mask_reward";
-    let mut returns = vec![F::ZERO; batch.num_positions()];
+    let mut returns = F::zeroed(batch.num_positions());
     let mut terms = Terms::new("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"]);
     for i in 0..batch.num_rows() {
         let mut running = F::ZERO;
@@ -76,7 +76,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         }
         terms.push(&[returns.get(batch.offsets[i]).map_or(f64::NAN, |r| r.f64())]);
     }
-    let mut advantages = returns.clone();
+    let mut advantages = F::zeroed(returns.len());
+    advantages.copy_from_slice(&returns);
     whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus")?;
     apply_mask(batch, &mut advantages);
     Ok(Output { advantages, returns: Some(returns), terms })

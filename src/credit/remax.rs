@@ -35,8 +35,8 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
     let Some(baseline) = batch.reward_baseline.as_ref() else {
         return Err(CreditError::Unsupported { scheme: "remax".to_owned(), reason: "no reward_baselines".to_owned() });
     };
-    let mut returns = vec![F::ZERO; batch.num_positions()];
-    let mut advantages = vec![F::ZERO; batch.num_positions()];
+    let mut returns = F::zeroed(batch.num_positions());
+    let mut advantages = F::zeroed(batch.num_positions());
     let mut terms = Terms::new("Σ_{k≥t} r_k − b_greedy", &["return at first token", "b_greedy"]);
     for (i, &b) in baseline.iter().enumerate().take(batch.num_rows()) {
         let mut running = F::ZERO;

@@ -5,7 +5,7 @@
 macro_rules! estimator {
     (
         $ty:ident, kernel: $kernel:ident, info: $info:expr, params: [$($param:expr),* $(,)?],
-        presets: [$($preset:expr),* $(,)?], supports: $supports:expr
+        presets: [$($preset:expr),* $(,)?], supports: $supports:expr $(, uses_values: $uses_values:expr)?
     ) => {
         /// See the module documentation.
         pub struct $ty;
@@ -43,7 +43,7 @@ macro_rules! estimator {
             }
         }
 
-        $crate::credit::common::token_kernel!($ty, $kernel);
+        $crate::credit::common::token_kernel!($ty, $kernel $(, $uses_values)?);
     };
 }
 pub(crate) use estimator;

@@ -4,43 +4,45 @@
 use super::real::Real;
 
 /// Σ(x·m), Σm and Σ((x − mean)²·m) with verl's float32 denominators: `(mean, var·n/(n−1), n)`.
+/// The sums accumulate in `f64`: torch's cascade summation is far closer to that than a running
+/// float32 sum over millions of tokens would be.
 fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>) -> (F, F, f32) {
-    let (mut sum, mut n) = (F::ZERO, 0.0f32);
+    let (mut sum, mut n) = (0.0f64, 0.0f32);
     if let Some(mask) = mask {
         for (&v, &m) in x.iter().zip(mask) {
             if m != F::ZERO {
-                sum += v * m;
+                sum += (v * m).f64();
             }
             n += m.f32();
         }
     } else {
         for &v in x {
-            sum += v;
+            sum += v.f64();
         }
         n = x.len() as f32;
     }
     // `mask.sum() + 1e-8` and `n / (n − 1)` are float32 (the int64 mask promotes to the default dtype).
     let denominator = F::of(f64::from(n + 1e-8_f32));
-    let mean = sum / denominator;
-    let mut sq = F::ZERO;
+    let mean = F::of(sum) / denominator;
+    let mut sq = 0.0f64;
     match mask {
         Some(mask) => {
             for (&v, &m) in x.iter().zip(mask) {
                 if m != F::ZERO {
                     let d = v - mean;
-                    sq += d * d * m;
+                    sq += (d * d * m).f64();
                 }
             }
         }
         None => {
             for &v in x {
                 let d = v - mean;
-                sq += d * d;
+                sq += (d * d).f64();
             }
         }
     }
     let bessel = F::of(f64::from(n / (n - 1.0)));
-    (mean, sq / denominator * bessel, n)
+    (mean, F::of(sq) / denominator * bessel, n)
 }
 
 /// verl `masked_whiten(x, m)`: `x ← (x − mean) · rsqrt(var·n/(n−1) + 1e-8)` at **all** positions.
