@@ -143,3 +143,17 @@ fn check_lists_supported_schemes_and_why_others_are_not() {
     assert!(stdout.contains("scheme gae unavailable: needs critic values"), "{stdout}");
     assert!(stdout.contains("scheme remax unavailable: needs the greedy rollout's reward"), "{stdout}");
 }
+
+#[cfg(feature = "parquet")]
+#[test]
+fn credit_writes_parquet() {
+    let out = std::env::temp_dir().join(format!("vantage-credit-{}.parquet", std::process::id()));
+    let out_arg = out.display().to_string();
+    let (code, _, stderr) =
+        vantage(&["credit", "sample_runs/math_grpo_prm.jsonl", "--scheme", "rloo", "--out", &out_arg]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let bytes = std::fs::read(&out).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"), "not a Parquet file");
+    assert!(bytes.len() > 1000);
+}

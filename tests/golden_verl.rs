@@ -58,6 +58,7 @@ fn batch<F: Real>(inputs: &Value) -> Batch<F> {
         ref_logprob: None,
         sum_pi_squared: opt("sum_pi_squared"),
         reward_baseline: vector(&inputs["reward_baselines"]).map(|v| conv(&v)),
+        rollout_is_weights: opt("rollout_is_weights"),
     }
 }
 
@@ -113,9 +114,6 @@ fn outputs<F: Real>(out: &Output<F>) -> (Vec<f64>, Vec<f64>) {
 
 fn check_estimator(file: &Value, scheme: &dyn Scheme) -> Result<usize, String> {
     let kernel = scheme.token_kernel().ok_or("the scheme has no token kernel")?;
-    if !file["inputs"]["rollout_is_weights"].is_null() {
-        return Err("rollout_is_weights are not supported".to_owned());
-    }
     let params = params(scheme, file);
     let mut exact = 0;
     let out32 = kernel.run32(&batch::<f32>(&file["inputs"]), &params).map_err(|e| format!("{e:#}"))?;

@@ -32,6 +32,8 @@ pub struct Batch<F> {
     pub sum_pi_squared: Option<Vec<F>>,
     /// Per-row reward of the greedy rollout (ReMax).
     pub reward_baseline: Option<Vec<F>>,
+    /// Per-position rollout importance-sampling weights (optimal token baseline).
+    pub rollout_is_weights: Option<Vec<F>>,
 }
 
 impl<F: Real> Batch<F> {
@@ -166,5 +168,6 @@ pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> 
         ref_logprob: None,
         sum_pi_squared: None,
         reward_baseline: None,
+        rollout_is_weights: None,
     }
 }

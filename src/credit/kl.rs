@@ -18,9 +18,10 @@ pub enum KlMode {
 }
 
 impl KlMode {
-    /// From verl's names and aliases.
+    /// From verl's names and aliases. A `+` suffix (`k3+`: the k2 gradient, straight-through) has
+    /// the same forward value, which is all credit needs.
     pub fn from_name(name: &str) -> Option<Self> {
-        match name {
+        match name.strip_suffix('+').unwrap_or(name) {
             "k1" | "kl" => Some(Self::K1),
             "abs" => Some(Self::Abs),
             "k2" | "mse" => Some(Self::K2),

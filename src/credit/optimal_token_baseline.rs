@@ -57,7 +57,10 @@ pub fn kernel_with<F: Real>(batch: &Batch<F>, params: &Params, compact: bool) ->
         }
         let mut cum = F::ZERO;
         for t in batch.row(i) {
-            let w = F::ONE - F::of(2.0) * logprob[t].exp() + spp[t];
+            let mut w = F::ONE - F::of(2.0) * logprob[t].exp() + spp[t];
+            if let Some(is_weights) = batch.rollout_is_weights.as_ref() {
+                w = w * is_weights[t] * is_weights[t];
+            }
             cum += w * batch.m(t);
             w_cum[t] = cum;
         }
