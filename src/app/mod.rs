@@ -16,6 +16,8 @@ pub struct OpenRun {
     pub report: LoadReport,
     /// Its summary.
     pub summary: RunSummary,
+    /// Which credit schemes it supports, and why not the others.
+    pub support: Vec<(&'static crate::credit::SchemeInfo, crate::credit::Support)>,
 }
 
 /// The app: open runs, the selected one, loads in flight and notifications.
@@ -56,6 +58,7 @@ impl VantageApp {
             match outcome.result {
                 Ok(run) => {
                     let summary = RunSummary::of(&run);
+                    let support = crate::credit::support_table(&run);
                     if !outcome.report.warnings.is_empty() {
                         self.notifications.push(format!(
                             "{}: {} warning(s) while loading",
@@ -63,7 +66,7 @@ impl VantageApp {
                             outcome.report.warnings.len()
                         ));
                     }
-                    self.runs.push(OpenRun { run, report: outcome.report, summary });
+                    self.runs.push(OpenRun { run, report: outcome.report, summary, support });
                     self.selected = self.runs.len() - 1;
                 }
                 Err(err) => self.notifications.push(format!("{err:#}")),

@@ -33,6 +33,10 @@ mod rloo;
 mod rloo_vectorized;
 mod tir_optimal_token_baseline;
 
+mod first_error;
+mod outcome;
+pub mod triage;
+
 pub use batch::{Batch, Output};
 pub use common::{Level, TokenKernel, batch_from_run};
 pub use kl::{KlMode, kl_in_reward, kl_penalty};
@@ -274,6 +278,8 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &gae::Gae,
     &discounted_return::DiscountedReturn,
     &loss_agg::LossAggWeight,
+    &triage::Triage,
+    &first_error::FirstError,
 ];
 
 /// The scheme with registry id `id`.

@@ -32,6 +32,19 @@ pub fn ui(ui: &mut egui::Ui, options: &mut Options, open: &OpenRun) {
         });
     }
     ui.add_space(8.0);
+    ui.collapsing("Credit schemes", |ui| {
+        egui::Grid::new("scheme_support").striped(true).show(ui, |ui| {
+            for (info, support) in &open.support {
+                ui.label(info.display_name);
+                match support {
+                    crate::credit::Support::Yes => ui.label("supported"),
+                    crate::credit::Support::No(reason) => ui.label(egui::RichText::new(reason).color(theme::MUTED)),
+                };
+                ui.end_row();
+            }
+        });
+    });
+    ui.add_space(8.0);
     let warnings = &open.report.warnings;
     if warnings.is_empty() {
         ui.label("No load warnings");

@@ -1,0 +1,81 @@
+//! First-error split (`first_error`, VPPO / Cliff style): with a labelled first erroneous step,
+//! the steps before it keep or gain credit and the steps from it on are penalized; trajectories
+//! without a labelled error keep their outcome advantage on every step.
+
+use std::sync::LazyLock;
+
+use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
+use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
+use crate::model::Run;
+
+/// First-error split.
+pub struct FirstError;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "first_error",
+    family: Family::Process,
+    display_name: "First-error split",
+    citation: "VPPO (Verifiable Prefix Policy Optimization) and Cliff: reward the verified prefix, penalize from the first mistake on",
+    needs: "first-error labels on steps (a `first_error` flag) and outcome rewards",
+    source: SourceQuality::Approximate("reconstructed from the VPPO and Cliff abstracts; no code"),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    let mut params = vec![
+        ParamSpec::float("prefix_bonus", 0.0, 2.0, "0", "added to the prefix credit max(A, 0) before the first error"),
+        ParamSpec::float(
+            "suffix_penalty",
+            0.0,
+            2.0,
+            "0.5",
+            "subtracted from min(A, 0) at the first error and after it",
+        ),
+    ];
+    params.extend(OUTCOME_PARAMS);
+    params
+});
+
+impl Scheme for FirstError {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR != 0) {
+            return Support::No("needs first-error labels (a step with `first_error: true`)".to_owned());
+        }
+        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let (outcome, _) = outcome_advantages(run, params);
+        let bonus = params.f64("prefix_bonus") as f32;
+        let penalty = params.f64("suffix_penalty") as f32;
+        let tr = &run.trajectories;
+        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut terms = Terms::for_rows(
+            "before the first error: max(A, 0) + bonus; from it on: min(A, 0) − penalty; no error: A",
+            &["A_outcome", "first error step (−1: none)"],
+            tr.len(),
+        );
+        for t in tr.ids() {
+            let a = outcome[t.index()];
+            let path = tr.path(t);
+            let first = path.iter().position(|&n| run.nodes.first_error(n) == Some(true));
+            let offset = tr.path_offsets[t.index()] as usize;
+            for k in 0..path.len() {
+                step[offset + k] = match first {
+                    None => a,
+                    Some(e) if k < e => a.max(0.0) + bonus,
+                    Some(_) => a.min(0.0) - penalty,
+                };
+            }
+            terms.set(t.index(), &[f64::from(a), first.map_or(-1.0, |e| e as f64)]);
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}

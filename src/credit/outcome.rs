@@ -1,0 +1,49 @@
+//! The outcome advantage per trajectory that process schemes start from: GRPO (verl's rules),
+//! mean-only (Dr.GRPO) or RLOO over each group's outcome rewards.
+
+use super::grpo::mean_std;
+use super::{ParamSpec, Params};
+use crate::model::Run;
+
+/// Parameters of the outcome advantage, shared by the schemes built on it.
+pub const OUTCOME_PARAMS: [ParamSpec; 2] = [
+    ParamSpec::choice(
+        "outcome_norm",
+        &["grpo", "mean", "rloo"],
+        "grpo",
+        "outcome advantage: GRPO (r − mean)/(std + ε), mean-only (Dr.GRPO) or RLOO",
+    ),
+    ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std"),
+];
+
+/// One outcome advantage per trajectory (`NaN` where the outcome is missing), and each row's
+/// group mean and std for the explanation terms.
+pub fn outcome_advantages(run: &Run, params: &Params) -> (Vec<f32>, Vec<[f32; 2]>) {
+    let norm = params.choice("outcome_norm");
+    let eps = params.f64("epsilon") as f32;
+    let tr = &run.trajectories;
+    let mut advantage = vec![f32::NAN; tr.len()];
+    let mut stats = vec![[f32::NAN; 2]; tr.len()];
+    for g in run.groups.ids() {
+        let members = run.groups.members(g);
+        let valid: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).filter(|r| !r.is_nan()).collect();
+        let n = valid.len();
+        let (mean, std) = if n < 2 { (0.0, 1.0) } else { mean_std(&valid, true) };
+        for &t in members {
+            let r = tr.reward[t.index()];
+            if r.is_nan() {
+                continue;
+            }
+            advantage[t.index()] = match (norm, n) {
+                // verl's singleton rule: mean 0, std 1.
+                ("grpo", 1) => r / (1.0 + eps),
+                ("grpo", _) => (r - mean) / (std + eps),
+                ("rloo", 1) => r,
+                ("rloo", _) => (r - mean) * n as f32 / (n as f32 - 1.0),
+                _ => r - mean,
+            };
+            stats[t.index()] = [mean, std];
+        }
+    }
+    (advantage, stats)
+}

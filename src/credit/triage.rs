@@ -1,0 +1,157 @@
+//! TRIAGE (`triage`): role-typed segment credit added to the outcome advantage,
+//! `A_ik = A_i + w · c(role_ik)`, optionally whitened over all segments of the batch.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
+use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
+use crate::model::Run;
+
+/// TRIAGE.
+pub struct Triage;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "triage",
+    family: Family::Role,
+    display_name: "TRIAGE (role-typed credit)",
+    citation: "Xu, Zhou, Sang et al. 2026, TRIAGE (arXiv 2606.32017); constants and additive rule from a third-party reimplementation",
+    needs: "role labels on steps (progress / exploration / infrastructure / regression) and outcome rewards",
+    source: SourceQuality::Approximate(
+        "the paper's method section was not readable; constants and rule from a reimplementation",
+    ),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    let mut params = vec![
+        ParamSpec::float("w", 0.0, 2.0, "0.5", "mixing weight of the role constant"),
+        ParamSpec::float("c_progress", -2.0, 2.0, "1", "constant for decisive progress"),
+        ParamSpec::float("c_exploration", -2.0, 2.0, "0.5", "constant for useful exploration"),
+        ParamSpec::float("c_infrastructure", -2.0, 2.0, "-0.1", "constant for no-progress infrastructure"),
+        ParamSpec::float("c_regression", -2.0, 2.0, "-0.5", "constant for regression"),
+        ParamSpec::float("c_unlabeled", -2.0, 2.0, "0", "constant for a step without a role (or a role of your own)"),
+        ParamSpec::bool(
+            "whiten",
+            "true",
+            "z-score the combined values over all segments of the batch (population std, ε = 1e-8)",
+        ),
+    ];
+    params.extend(OUTCOME_PARAMS);
+    params
+});
+
+impl Scheme for Triage {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !run.nodes.role.iter().any(|r| r.is_some()) {
+            return Support::No("needs role labels on steps".to_owned());
+        }
+        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let (outcome, stats) = outcome_advantages(run, params);
+        let constant = |role: &str| match role {
+            "progress" => params.f64("c_progress"),
+            "exploration" => params.f64("c_exploration"),
+            "infrastructure" => params.f64("c_infrastructure"),
+            "regression" => params.f64("c_regression"),
+            _ => params.f64("c_unlabeled"),
+        } as f32;
+        let w = params.f64("w") as f32;
+        let tr = &run.trajectories;
+        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        for t in tr.ids() {
+            let offset = tr.path_offsets[t.index()] as usize;
+            for (k, &node) in tr.path(t).iter().enumerate() {
+                step[offset + k] = outcome[t.index()] + w * constant(run.label(run.nodes.role[node.index()]));
+            }
+        }
+        if params.bool("whiten") {
+            zscore(&mut step);
+        }
+        let mut terms = Terms::for_rows(
+            "A_outcome + w·c(role), then whitened over the batch",
+            &["A_outcome", "group mean", "group std", "w"],
+            tr.len(),
+        );
+        for t in tr.ids() {
+            let [mean, std] = stats[t.index()];
+            terms.set(t.index(), &[f64::from(outcome[t.index()]), f64::from(mean), f64::from(std), f64::from(w)]);
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}
+
+/// Population z-score over the finite values (ε = 1e-8 inside the square root), in place.
+pub fn zscore(values: &mut [f32]) {
+    let finite: Vec<f64> = values.iter().filter(|v| v.is_finite()).map(|&v| f64::from(v)).collect();
+    if finite.is_empty() {
+        return;
+    }
+    let mean = finite.iter().sum::<f64>() / finite.len() as f64;
+    let var = finite.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / finite.len() as f64;
+    let scale = 1.0 / (var + 1e-8).sqrt();
+    for v in values.iter_mut().filter(|v| v.is_finite()) {
+        *v = ((f64::from(*v) - mean) * scale) as f32;
+    }
+}
+
+/// TRIAGE's projection: for each role, the mean of (reference credit − outcome advantage) over the
+/// steps with that role, and how many there are; the constants a reference scheme implies.
+pub fn fit_role_constants(run: &Run, reference: &[f32], outcome: &[f32]) -> BTreeMap<String, (f64, usize)> {
+    let tr = &run.trajectories;
+    let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    for t in tr.ids() {
+        let offset = tr.path_offsets[t.index()] as usize;
+        for (k, &node) in tr.path(t).iter().enumerate() {
+            let (Some(&r), Some(&a)) = (reference.get(offset + k), outcome.get(t.index())) else { continue };
+            if !r.is_finite() || !a.is_finite() {
+                continue;
+            }
+            let role = run.label(run.nodes.role[node.index()]);
+            let entry =
+                sums.entry(if role.is_empty() { "(unlabeled)".to_owned() } else { role.to_owned() }).or_default();
+            entry.0 += f64::from(r - a);
+            entry.1 += 1;
+        }
+    }
+    sums.into_iter().map(|(role, (sum, n))| (role, (sum / n as f64, n))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worked_example_of_the_reference() {
+        // Success trajectory (A = +1) with roles P, I, R, P; failure (A = −1) with E, I, R; w = 0.5.
+        let c = |r: &str| match r {
+            "P" => 1.0,
+            "E" => 0.5,
+            "I" => -0.1,
+            _ => -0.5,
+        };
+        let mut values: Vec<f32> = ["P", "I", "R", "P"]
+            .iter()
+            .map(|r| 1.0 + 0.5 * c(r))
+            .chain(["E", "I", "R"].iter().map(|r| -1.0 + 0.5 * c(r)))
+            .collect();
+        let before = [1.5, 0.95, 0.75, 1.5, -0.75, -1.05, -1.25];
+        for (v, b) in values.iter().zip(before) {
+            assert!((v - b).abs() < 1e-6);
+        }
+        zscore(&mut values);
+        let after = [1.127, 0.637, 0.459, 1.127, -0.879, -1.147, -1.325];
+        for (v, a) in values.iter().zip(after) {
+            assert!((v - a).abs() < 2e-3, "{v} vs {a}");
+        }
+    }
+}
