@@ -79,3 +79,114 @@ fn first_error_keeps_the_correct_prefix_of_a_failure_and_penalizes_from_the_erro
     // The win has no labelled error: unchanged.
     assert_eq!(&split[0..3], &grpo[0..3]);
 }
+
+/// The reference's worked example: t1 S0→S1→S2 with rewards [0, 0, 1], t2 S0→S1→S3→S3 with 0, γ = 0.95.
+const GIGPO_LOG: &str = r#"{"vantage": 1}
+{"type": "trajectory", "id": "t1", "group": "g", "outcome": {"reward": 1}, "steps": [{"state": "S0", "env_reward": 0}, {"state": "S1", "env_reward": 0}, {"state": "S2", "env_reward": 1}]}
+{"type": "trajectory", "id": "t2", "group": "g", "outcome": {"reward": 0}, "steps": [{"state": "S0", "env_reward": 0}, {"state": "S1", "env_reward": 0}, {"state": "S3", "env_reward": 0}, {"state": "S3", "env_reward": 0}]}
+"#;
+
+#[test]
+fn gigpo_reproduces_the_worked_example() {
+    let run = load_bytes("gigpo.jsonl", GIGPO_LOG.as_bytes(), &mut LoadReport::new("gigpo.jsonl")).unwrap();
+    let close = |got: &[f32], want: &[f32]| got.iter().zip(want).all(|(g, w)| (g - w).abs() < 2e-3);
+    let std_norm = credit_of(&run, "gigpo", &[("mode", "mean_std_norm")]);
+    let want = [1.776, 1.776, 1.069, -1.509, -1.509, -0.802, -0.802];
+    assert!(close(&std_norm, &want), "{std_norm:?}");
+    let mean_norm = credit_of(&run, "gigpo", &[("mode", "mean_norm")]);
+    let want = [1.023, 1.046, 0.571, -0.880, -0.904, -0.429, -0.429];
+    assert!(close(&mean_norm, &want), "{mean_norm:?}");
+}
+
+#[test]
+fn gigpo_with_omega_zero_is_its_episode_advantage() {
+    let run = load_bytes("gigpo.jsonl", GIGPO_LOG.as_bytes(), &mut LoadReport::new("gigpo.jsonl")).unwrap();
+    let gigpo = credit_of(&run, "gigpo", &[("omega", "0"), ("mode", "mean_norm")]);
+    // Cross-step statistics: mean over the 7 step rows of R = (1, 1, 1, 0, 0, 0, 0).
+    let mean = 3.0 / 7.0;
+    for (k, v) in gigpo.iter().enumerate() {
+        let r = if k < 3 { 1.0 } else { 0.0 };
+        assert!((v - (r - mean)).abs() < 1e-6, "{k}: {v}");
+    }
+}
+
+/// The reference's example tree: root → A (→ A1: 1, A2: 0) and B (→ B1: 0, B2: 0).
+const TREE_LOG: &str = r#"{"vantage": 1}
+{"type": "tree", "id": "t", "group": "g", "nodes": [{"id": "A", "thought": "a"}, {"id": "B", "thought": "b"}, {"id": "A1", "parent": "A", "outcome": {"reward": 1}}, {"id": "A2", "parent": "A", "outcome": {"reward": 0}}, {"id": "B1", "parent": "B", "outcome": {"reward": 0}}, {"id": "B2", "parent": "B", "outcome": {"reward": 0}}]}
+"#;
+
+#[test]
+fn treeps_rag_reproduces_the_worked_example() {
+    let run = load_bytes("tree.jsonl", TREE_LOG.as_bytes(), &mut LoadReport::new("tree.jsonl")).unwrap();
+    let credit = credit_of(&run, "treeps_rag", &[]);
+    let by_key = |key: &str| {
+        let t = run.trajectory_by_key(key).unwrap();
+        let start = run.trajectories.path_offsets[t.index()] as usize;
+        credit[start..start + 2].to_vec()
+    };
+    assert_eq!(by_key("t/A1"), [0.25, 0.5]);
+    assert_eq!(by_key("t/A2"), [0.25, -0.5]);
+    assert_eq!(by_key("t/B1"), [-0.25, 0.0]);
+    assert_eq!(by_key("t/B2"), [-0.25, 0.0]);
+    // GRPO gives the whole A1 path one value; TreePS-RAG separates the shared step from the choice.
+    let grpo = credit_of(&run, "grpo", &[]);
+    let t = run.trajectory_by_key("t/A1").unwrap().index();
+    let start = run.trajectories.path_offsets[t] as usize;
+    assert_eq!(grpo[start], grpo[start + 1]);
+}
+
+fn sample(name: &str) -> Run {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs").join(name);
+    let bytes = std::fs::read(&path).unwrap();
+    load_bytes(name, &bytes, &mut LoadReport::new(name)).unwrap()
+}
+
+/// On any tree, leaf-mean step utilities telescope along a path to (outcome − root value), and the
+/// root value is the mean outcome of the group's leaves; on independent chains the sum is the
+/// mean-baseline outcome advantage. With merged prefixes a rollout can end inside the merged tree
+/// (a truncated rollout that another one continues, or two identical rollouts), so there the sum
+/// is V(last step) − V(root).
+#[test]
+fn treeps_rag_telescopes_on_every_sample_tree_and_chain() {
+    for (name, merge) in [
+        ("tree_rollouts.jsonl", "none"),
+        ("math_grpo_prm.jsonl", "none"),
+        ("math_grpo_prm.jsonl", "prefix"),
+        ("alfworld_roles.jsonl", "prefix"),
+    ] {
+        let run = sample(name);
+        let credit = credit_of(&run, "treeps_rag", &[("merge", merge)]);
+        let tree = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, merge == "prefix");
+        let tr = &run.trajectories;
+        for g in run.groups.ids() {
+            let rewards: Vec<f32> = run.groups.members(g).iter().map(|t| tr.reward[t.index()]).collect();
+            let mean = rewards.iter().sum::<f32>() / rewards.len() as f32;
+            assert!((tree.root_value[g.index()] - mean).abs() < 1e-5, "{name}: root value is the mean of the leaves");
+            for &t in run.groups.members(g) {
+                let start = tr.path_offsets[t.index()] as usize;
+                let end = start + tr.num_steps(t);
+                let sum: f32 = credit[start..end].iter().sum();
+                // Always: the path telescopes to V(last step) − V(root).
+                let last = tree.value[tree.node_of[end - 1] as usize];
+                assert!((sum - (last - mean)).abs() < 1e-4, "{name} {merge}: {sum} vs {}", last - mean);
+                // Where trajectories end at leaves of their own (trees, separate chains), V(last) is the outcome.
+                if merge == "none" {
+                    assert!((sum - (tr.reward[t.index()] - mean)).abs() < 1e-4, "{name}: {sum}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn prefix_merging_shares_identical_first_steps() {
+    let run = sample("alfworld_roles.jsonl");
+    let merged = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, true);
+    let separate = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, false);
+    assert!(
+        merged.parent.len() < separate.parent.len(),
+        "merging finds shared prefixes: {} vs {}",
+        merged.parent.len(),
+        separate.parent.len()
+    );
+}

@@ -34,7 +34,10 @@ mod rloo_vectorized;
 mod tir_optimal_token_baseline;
 
 mod first_error;
+mod gigpo;
 mod outcome;
+pub mod tree_value;
+mod treeps_rag;
 pub mod triage;
 
 pub use batch::{Batch, Output};
@@ -280,6 +283,8 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &loss_agg::LossAggWeight,
     &triage::Triage,
     &first_error::FirstError,
+    &gigpo::Gigpo,
+    &treeps_rag::TreepsRag,
 ];
 
 /// The scheme with registry id `id`.

@@ -1,0 +1,171 @@
+//! Node values for tree credit: the mean outcome of a node's descendant leaves, or the mean of its
+//! children's values; over explicit trees, or over the implicit tree that merging independent
+//! rollouts of a group by identical step prefix gives.
+
+use std::collections::HashMap;
+
+use crate::model::Run;
+
+/// How a node's value is formed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueMode {
+    /// Mean outcome over the leaves below the node (each trajectory counted once).
+    LeafMean,
+    /// Mean of the children's values (leaves: their outcome).
+    ChildMean,
+}
+
+/// A tree over the run's path positions: each path position maps to a tree node; each tree node has
+/// a parent (`u32::MAX` under the group's root) and a group.
+#[derive(Clone, Debug, Default)]
+pub struct ValueTree {
+    /// Tree node of each entry of `run.trajectories.path_nodes`.
+    pub node_of: Vec<u32>,
+    /// Parent of each tree node (`u32::MAX`: under the root).
+    pub parent: Vec<u32>,
+    /// Group of each tree node.
+    pub group: Vec<u32>,
+    /// Value of each tree node.
+    pub value: Vec<f32>,
+    /// Value of each group's root (over its trajectories with an outcome).
+    pub root_value: Vec<f32>,
+}
+
+/// Content of a step, for merging identical prefixes: kind, the three texts and the state key.
+type StepContent<'a> = (u32, &'a str, &'a str, &'a str, u32);
+
+fn step_content(run: &Run, node: crate::model::NodeId) -> StepContent<'_> {
+    let n = node.index();
+    let nodes = &run.nodes;
+    (
+        nodes.kind[n].0,
+        run.text(nodes.thought[n]),
+        run.text(nodes.action[n]),
+        run.text(nodes.observation[n]),
+        nodes.state_key[n].0,
+    )
+}
+
+/// Builds the value tree: the run's own nodes, or with `merge_prefixes` the trie of each group's
+/// steps by content (identical step prefixes share a node), then fills in the values.
+pub fn build(run: &Run, mode: ValueMode, merge_prefixes: bool) -> ValueTree {
+    let tr = &run.trajectories;
+    let mut tree = ValueTree { node_of: vec![0; tr.path_nodes.len()], ..ValueTree::default() };
+    if merge_prefixes {
+        let mut index: HashMap<(u32, StepContent<'_>), u32> = HashMap::new();
+        for t in tr.ids() {
+            let offset = tr.path_offsets[t.index()] as usize;
+            let group = tr.group[t.index()].0;
+            let mut parent = u32::MAX;
+            for (k, &node) in tr.path(t).iter().enumerate() {
+                // Top steps are keyed under their group's root, so groups never merge.
+                let key = (if parent == u32::MAX { u32::MAX - 1 - group } else { parent }, step_content(run, node));
+                let id = *index.entry(key).or_insert_with(|| {
+                    tree.parent.push(parent);
+                    tree.group.push(group);
+                    (tree.parent.len() - 1) as u32
+                });
+                tree.node_of[offset + k] = id;
+                parent = id;
+            }
+        }
+    } else {
+        tree.node_of = tr.path_nodes.iter().map(|n| n.0).collect();
+        tree.parent = run.nodes.parent.iter().map(|p| p.0).collect();
+        tree.group = run.nodes.group.iter().map(|g| g.0).collect();
+    }
+    fill_values(run, &mut tree, mode);
+    tree
+}
+
+fn fill_values(run: &Run, tree: &mut ValueTree, mode: ValueMode) {
+    let tr = &run.trajectories;
+    let n = tree.parent.len();
+    let num_groups = run.groups.len();
+    // Leaf outcomes: the reward of the trajectory ending at each tree node.
+    let mut leaf_sum = vec![0.0f64; n];
+    let mut leaf_count = vec![0u32; n];
+    let mut root_sum = vec![0.0f64; num_groups];
+    let mut root_count = vec![0u32; num_groups];
+    for t in tr.ids() {
+        let r = tr.reward[t.index()];
+        if r.is_nan() {
+            continue;
+        }
+        let end = tr.path_offsets[t.index() + 1] as usize;
+        let start = tr.path_offsets[t.index()] as usize;
+        if end == start {
+            continue;
+        }
+        match mode {
+            ValueMode::LeafMean => {
+                for k in start..end {
+                    let v = tree.node_of[k] as usize;
+                    leaf_sum[v] += f64::from(r);
+                    leaf_count[v] += 1;
+                }
+            }
+            ValueMode::ChildMean => {
+                let leaf = tree.node_of[end - 1] as usize;
+                leaf_sum[leaf] += f64::from(r);
+                leaf_count[leaf] += 1;
+            }
+        }
+        root_sum[tr.group[t.index()].index()] += f64::from(r);
+        root_count[tr.group[t.index()].index()] += 1;
+    }
+    tree.value = vec![f32::NAN; n];
+    match mode {
+        ValueMode::LeafMean => {
+            for v in 0..n {
+                if leaf_count[v] > 0 {
+                    tree.value[v] = (leaf_sum[v] / f64::from(leaf_count[v])) as f32;
+                }
+            }
+            tree.root_value = (0..num_groups)
+                .map(|g| if root_count[g] > 0 { (root_sum[g] / f64::from(root_count[g])) as f32 } else { f32::NAN })
+                .collect();
+        }
+        ValueMode::ChildMean => {
+            // Parents precede children (in the arena, and in trie creation order), so one reverse
+            // pass sees every child before its parent.
+            let mut child_sum = vec![0.0f64; n];
+            let mut child_count = vec![0u32; n];
+            let mut top_sum = vec![0.0f64; num_groups];
+            let mut top_count = vec![0u32; num_groups];
+            for v in (0..n).rev() {
+                let value = if child_count[v] > 0 {
+                    child_sum[v] / f64::from(child_count[v])
+                } else if leaf_count[v] > 0 {
+                    leaf_sum[v] / f64::from(leaf_count[v])
+                } else {
+                    continue;
+                };
+                tree.value[v] = value as f32;
+                match tree.parent[v] {
+                    u32::MAX => {
+                        top_sum[tree.group[v] as usize] += value;
+                        top_count[tree.group[v] as usize] += 1;
+                    }
+                    p => {
+                        child_sum[p as usize] += value;
+                        child_count[p as usize] += 1;
+                    }
+                }
+            }
+            tree.root_value = (0..num_groups)
+                .map(|g| if top_count[g] > 0 { (top_sum[g] / f64::from(top_count[g])) as f32 } else { f32::NAN })
+                .collect();
+        }
+    }
+}
+
+impl ValueTree {
+    /// The value of a tree node's parent (the group's root value for a top node).
+    pub fn parent_value(&self, v: u32) -> f32 {
+        match self.parent[v as usize] {
+            u32::MAX => self.root_value[self.group[v as usize] as usize],
+            p => self.value[p as usize],
+        }
+    }
+}

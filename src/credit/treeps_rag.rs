@@ -1,0 +1,85 @@
+//! TreePS-RAG (`treeps_rag`): Monte-Carlo step utility over descendant outcomes, the value of a
+//! step minus the value of its parent, optionally mixed with the outcome advantage.
+
+use std::sync::LazyLock;
+
+use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
+use super::tree_value::{ValueMode, build};
+use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
+use crate::model::Run;
+
+/// TreePS-RAG.
+pub struct TreepsRag;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "treeps_rag",
+    family: Family::Tree,
+    display_name: "TreePS-RAG (step utility)",
+    citation: "TreePS-RAG (arXiv 2601.06922): V(n) = mean outcome of the leaves below n; step credit V(n) − V(parent)",
+    needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
+    source: SourceQuality::Approximate(
+        "reconstructed from the abstract and summaries; no code; the outcome weight is unknown",
+    ),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    let mut params = vec![
+        ParamSpec::choice(
+            "value",
+            &["leaf_mean", "child_mean"],
+            "leaf_mean",
+            "node value: mean outcome of descendant leaves, or mean of the children's values",
+        ),
+        ParamSpec::choice(
+            "merge",
+            &["auto", "none", "prefix"],
+            "auto",
+            "merge rollouts of a group by identical step prefix into a tree: auto does it when the run has no explicit branching",
+        ),
+        ParamSpec::float("outcome_weight", 0.0, 5.0, "0", "weight of the outcome advantage added to the step utility"),
+    ];
+    params.extend(OUTCOME_PARAMS);
+    params
+});
+
+impl Scheme for TreepsRag {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let mode = if params.choice("value") == "child_mean" { ValueMode::ChildMean } else { ValueMode::LeafMean };
+        let branching = run.nodes.next_sibling.iter().any(|s| s.is_some());
+        let merge = match params.choice("merge") {
+            "prefix" => true,
+            "none" => false,
+            _ => !branching,
+        };
+        let tree = build(run, mode, merge);
+        let weight = params.f64("outcome_weight") as f32;
+        let (outcome, _) = if weight > 0.0 { outcome_advantages(run, params) } else { (Vec::new(), Vec::new()) };
+        let tr = &run.trajectories;
+        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut terms = Terms::for_rows("V(step) − V(parent) + w·A_outcome", &["V(root)", "R", "w"], tr.len());
+        for t in tr.ids() {
+            let offset = tr.path_offsets[t.index()] as usize;
+            let a = outcome.get(t.index()).copied().unwrap_or(0.0);
+            for k in 0..tr.num_steps(t) {
+                let v = tree.node_of[offset + k];
+                let utility = tree.value[v as usize] - tree.parent_value(v);
+                step[offset + k] = if weight > 0.0 { utility + weight * a } else { utility };
+            }
+            let root = tree.root_value[tr.group[t.index()].index()];
+            terms.set(t.index(), &[f64::from(root), f64::from(tr.reward[t.index()]), f64::from(weight)]);
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}
