@@ -190,3 +190,39 @@ fn prefix_merging_shares_identical_first_steps() {
         separate.parent.len()
     );
 }
+
+/// Every scheme runs on every sample it supports (credit aligned with the paths, finite where the
+/// outcome exists) and refuses the others with a reason; every scheme runs on at least one sample.
+#[test]
+fn every_scheme_runs_on_every_sample_it_supports() {
+    let mut ran = std::collections::BTreeSet::new();
+    for name in [
+        "math_grpo_prm.jsonl",
+        "alfworld_roles.jsonl",
+        "search_qa_rag.jsonl",
+        "tree_rollouts.jsonl",
+        "verl_token_batch.jsonl",
+    ] {
+        let run = sample(name);
+        for scheme in credit::SCHEMES {
+            let id = scheme.info().id;
+            match scheme.supports(&run) {
+                Support::Yes => {
+                    let credit = credit::compute(*scheme, &run, None, &Vec::new())
+                        .unwrap_or_else(|e| panic!("{name} {id}: {e}"));
+                    assert_eq!(credit.step.len(), run.num_path_steps(), "{name} {id}");
+                    let finite = credit.step.iter().filter(|v| v.is_finite()).count();
+                    assert!(finite > 0, "{name} {id}: no finite credit");
+                    assert!(credit.step.iter().all(|v| !v.is_infinite()), "{name} {id}");
+                    if let Some(token) = &credit.token {
+                        assert_eq!(token.len(), run.tokens.len, "{name} {id}");
+                    }
+                    ran.insert(id);
+                }
+                Support::No(reason) => assert!(!reason.is_empty(), "{name} {id}"),
+            }
+        }
+    }
+    let all: std::collections::BTreeSet<&str> = credit::SCHEMES.iter().map(|s| s.info().id).collect();
+    assert_eq!(ran, all, "schemes no sample exercises");
+}

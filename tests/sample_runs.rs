@@ -145,7 +145,10 @@ fn tree_sample_shares_prefixes_branches_and_truncates() {
 #[test]
 fn token_sample_has_every_column_and_mask_holes() {
     let run = load("sample_runs/verl_token_batch.jsonl");
-    assert_eq!(run.tokens.present(), ["mask", "reward", "logprob", "ref_logprob", "value", "entropy", "text"]);
+    assert_eq!(
+        run.tokens.present(),
+        ["mask", "reward", "logprob", "ref_logprob", "value", "entropy", "sum_pi_squared", "text"]
+    );
     let mask = run.tokens.mask.as_ref().unwrap();
     let with_hole = run.trajectories.ids().filter(|&t| {
         let m = &mask[run.trajectories.token_range(t)];

@@ -92,6 +92,12 @@ pub fn run(seed: u64) -> Run {
             let Columns { mask, text, spans, token_reward, logprob, ref_logprob, values, entropy } =
                 columns(&mut rng, &segments, reward);
             let texts: Vec<&str> = text.iter().map(String::as_str).collect();
+            // Σ_v π(v)² of the next-token distribution: at least π(a)², where π(a) = exp(logprob).
+            let sum_pi_squared: Vec<f32> = logprob
+                .iter()
+                .zip(&mask)
+                .map(|(&lp, &m)| if m { Rng::round3((lp.exp() * lp.exp() + 0.05).min(1.0)) } else { 0.0 })
+                .collect();
             let joined: Vec<String> = segments.iter().map(|s| s.words.concat().trim_end().to_owned()).collect();
             let steps: Vec<NewStep<'_>> = segments
                 .iter()
@@ -113,13 +119,15 @@ pub fn run(seed: u64) -> Run {
                 ref_logprob: Some(&ref_logprob),
                 value: Some(&values),
                 entropy: Some(&entropy),
-                sum_pi_squared: None,
+                sum_pi_squared: Some(&sum_pi_squared),
                 text: Some(&texts),
             };
+            // The greedy rollout of this prompt (ReMax's baseline): right for every other prompt.
+            let greedy = if p % 2 == 0 { 1.0 } else { 0.0 };
             let outcome = Outcome {
                 reward: Some(reward),
                 success: Some(correct),
-                components: vec![("acc", reward)],
+                components: vec![("acc", reward), ("greedy_baseline", greedy)],
                 finish: Some("stop"),
             };
             b.add_trajectory(&format!("{group_key}-r{r}"), group, TreeId::NONE, leaf, &outcome, &tokens);
