@@ -1,7 +1,7 @@
 //! ALFWorld-style household episodes: thought / action / observation, env rewards, role labels,
 //! and state keys that repeat across the rollouts of a group.
 
-use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, TreeId};
+use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder};
 
 use super::rng::Rng;
 
@@ -219,18 +219,16 @@ pub fn run(seed: u64) -> Run {
                         ..NewStep::default()
                     })
                     .collect();
-                let leaf = b.add_chain(group, &new_steps);
                 let outcome = Outcome {
                     reward: Some(if success { 1.0 } else { 0.0 }),
                     success: Some(success),
                     components: Vec::new(),
                     finish: Some(if success { "stop" } else { "length" }),
                 };
-                b.add_trajectory(
+                b.add_chain_trajectory(
                     &format!("{group_key}-r{r}"),
                     group,
-                    TreeId::NONE,
-                    leaf,
+                    &new_steps,
                     &outcome,
                     &NewTokens::default(),
                 );

@@ -1,6 +1,6 @@
 //! Math chain-of-thought in GRPO groups with PRM step scores and first-error labels.
 
-use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, TreeId};
+use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder};
 
 use super::rng::Rng;
 
@@ -182,21 +182,13 @@ pub fn run(seed: u64, num_steps: i64, num_prompts: usize, group_size: usize) -> 
                         ..NewStep::default()
                     })
                     .collect();
-                let leaf = b.add_chain(group, &steps);
                 let outcome = Outcome {
                     reward: Some(if correct { 1.0 } else { 0.0 }),
                     success: Some(correct),
                     components: vec![("acc", f32::from(u8::from(correct))), ("format", f32::from(u8::from(format_ok)))],
                     finish: Some(if ro.truncated { "length" } else { "stop" }),
                 };
-                b.add_trajectory(
-                    &format!("{group_key}-r{r}"),
-                    group,
-                    TreeId::NONE,
-                    leaf,
-                    &outcome,
-                    &NewTokens::default(),
-                );
+                b.add_chain_trajectory(&format!("{group_key}-r{r}"), group, &steps, &outcome, &NewTokens::default());
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Agentic RAG: search / read / answer steps with retrieved document ids and F1 + format outcomes.
 
-use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, TreeId};
+use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder};
 
 use super::rng::Rng;
 
@@ -179,7 +179,6 @@ pub fn run(seed: u64) -> Run {
                         ..NewStep::default()
                     })
                     .collect();
-                let leaf = b.add_chain(group, &new_steps);
                 let f1_score = Rng::round3(if format_ok { f1(answer, question.answer) } else { 0.0 });
                 let format_score = f32::from(u8::from(format_ok));
                 let outcome = Outcome {
@@ -188,11 +187,10 @@ pub fn run(seed: u64) -> Run {
                     components: vec![("f1", f1_score), ("format", format_score)],
                     finish: Some("stop"),
                 };
-                b.add_trajectory(
+                b.add_chain_trajectory(
                     &format!("{group_key}-r{r}"),
                     group,
-                    TreeId::NONE,
-                    leaf,
+                    &new_steps,
                     &outcome,
                     &NewTokens::default(),
                 );

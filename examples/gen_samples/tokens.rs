@@ -2,7 +2,7 @@
 //! output was inserted, token rewards on the last policy token, critic values, log-probabilities
 //! of the policy and the reference model, and entropies.
 
-use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, TreeId};
+use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder};
 
 use super::rng::Rng;
 
@@ -111,7 +111,6 @@ pub fn run(seed: u64) -> Run {
                     ..NewStep::default()
                 })
                 .collect();
-            let leaf = b.add_chain(group, &steps);
             let tokens = NewTokens {
                 mask: Some(&mask),
                 reward: Some(&token_reward),
@@ -130,7 +129,7 @@ pub fn run(seed: u64) -> Run {
                 components: vec![("acc", reward), ("greedy_baseline", greedy)],
                 finish: Some("stop"),
             };
-            b.add_trajectory(&format!("{group_key}-r{r}"), group, TreeId::NONE, leaf, &outcome, &tokens);
+            b.add_chain_trajectory(&format!("{group_key}-r{r}"), group, &steps, &outcome, &tokens);
         }
     }
     b.finish()

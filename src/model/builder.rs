@@ -197,6 +197,23 @@ impl RunBuilder {
         Some(id)
     }
 
+    /// Adds a plain trajectory: a chain of `steps` under the group's prompt, ending in the outcome.
+    /// `None` if the key is taken or there are no steps.
+    pub fn add_chain_trajectory(
+        &mut self,
+        key: &str,
+        group: GroupId,
+        steps: &[NewStep<'_>],
+        outcome: &Outcome<'_>,
+        tokens: &NewTokens<'_>,
+    ) -> Option<TrajectoryId> {
+        if steps.is_empty() || self.has_trajectory(key) {
+            return None;
+        }
+        let leaf = self.add_chain(group, steps);
+        self.add_trajectory(key, group, TreeId::NONE, leaf, outcome, tokens)
+    }
+
     /// Derives paths, children and group members, and returns the run.
     pub fn finish(mut self) -> Run {
         let run = &mut self.run;

@@ -8,7 +8,7 @@ pub mod write;
 
 use crate::load::lenient::{FieldError, parse_located, quote_non_finite};
 use crate::load::{LoadError, LoadReport, Loader};
-use crate::model::{GroupId, NewGroup, Run, RunBuilder, TreeId, Warning};
+use crate::model::{GroupId, NewGroup, Run, RunBuilder, Warning};
 
 use convert::{TokenColumns, check_spans, new_step, outcome};
 use records::{RawRecord, RawStep};
@@ -207,9 +207,8 @@ impl NativeLoader<'_> {
         let group = new_group(group_key, record);
         let group = self.add_group(line, &group);
         let new_steps: Vec<_> = steps.iter().map(new_step).collect();
-        let leaf = self.builder.add_chain(group, &new_steps);
         let texts = tokens.texts();
-        self.builder.add_trajectory(id, group, TreeId::NONE, leaf, &outcome, &tokens.borrow_with(texts.as_deref()));
+        self.builder.add_chain_trajectory(id, group, &new_steps, &outcome, &tokens.borrow_with(texts.as_deref()));
         for warning in kept {
             self.report.warn(warning);
         }
