@@ -226,3 +226,41 @@ fn every_scheme_runs_on_every_sample_it_supports() {
     let all: std::collections::BTreeSet<&str> = credit::SCHEMES.iter().map(|s| s.info().id).collect();
     assert_eq!(ran, all, "schemes no sample exercises");
 }
+
+#[test]
+fn vineppo_reproduces_the_worked_example() {
+    // The prompt's value is the group's mean outcome: 4 of 9 rollouts succeed, so V(s_0) = 4/9.
+    let mut log = String::from("{\"vantage\": 1}\n");
+    log.push_str(r#"{"type": "trajectory", "id": "x", "group": "g", "outcome": {"reward": 0}, "steps": [{"thought": "1", "mc": {"n": 9, "mean": 0.6666667}}, {"thought": "2", "mc": {"n": 9, "mean": 0.22222222}}, {"thought": "3"}]}"#);
+    log.push('\n');
+    for i in 0..8 {
+        log.push_str(&format!(
+            "{{\"type\": \"trajectory\", \"id\": \"o{i}\", \"group\": \"g\", \"outcome\": {{\"reward\": {}}}, \"steps\": [{{\"thought\": \"o\"}}]}}\n",
+            u8::from(i < 4)
+        ));
+    }
+    let run = load_bytes("vine.jsonl", log.as_bytes(), &mut LoadReport::new("vine.jsonl")).unwrap();
+    let credit = credit_of(&run, "vineppo", &[("whiten", "false")]);
+    let want = [0.222, -0.444, -0.222];
+    for (got, want) in credit[..3].iter().zip(want) {
+        assert!((got - want).abs() < 1e-3, "{:?}", &credit[..3]);
+    }
+}
+
+#[test]
+fn treerpo_reproduces_both_variants_of_the_worked_example() {
+    let run = load_bytes("tree.jsonl", TREE_LOG.as_bytes(), &mut LoadReport::new("tree.jsonl")).unwrap();
+    let path = |credit: &[f32], key: &str| {
+        let t = run.trajectory_by_key(key).unwrap();
+        let start = run.trajectories.path_offsets[t.index()] as usize;
+        [credit[start], credit[start + 1]]
+    };
+    let close = |a: [f32; 2], b: [f32; 2]| (a[0] - b[0]).abs() < 1e-3 && (a[1] - b[1]).abs() < 1e-3;
+    let yang = credit_of(&run, "treerpo", &[]);
+    assert!(close(path(&yang, "t/A1"), [0.707, 0.707]), "{yang:?}");
+    assert!(close(path(&yang, "t/A2"), [0.707, -0.707]));
+    assert!(close(path(&yang, "t/B1"), [-0.707, 0.0]));
+    let sapir = credit_of(&run, "treerpo", &[("std", "false"), ("value", "leaf_mean")]);
+    assert!(close(path(&sapir, "t/A1"), [0.25, 0.5]), "{sapir:?}");
+    assert!(close(path(&sapir, "t/B2"), [-0.25, 0.0]));
+}

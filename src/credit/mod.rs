@@ -38,7 +38,9 @@ mod gigpo;
 mod outcome;
 pub mod tree_value;
 mod treeps_rag;
+mod treerpo;
 pub mod triage;
+mod vineppo;
 
 pub use batch::{Batch, Output};
 pub use common::{Level, TokenKernel, batch_from_run};
@@ -285,6 +287,8 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &first_error::FirstError,
     &gigpo::Gigpo,
     &treeps_rag::TreepsRag,
+    &treerpo::Treerpo,
+    &vineppo::Vineppo,
 ];
 
 /// The scheme with registry id `id`.
