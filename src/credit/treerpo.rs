@@ -1,7 +1,7 @@
 //! TreeRPO (`treerpo`): GRPO among siblings on node values — each step is compared with the other
 //! children of its parent, `(V(n) − mean_sib)/(std_sib + ε)` (Yang et al.) or `V(n) − mean_sib` (Sapir).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use super::grpo::mean_std;
@@ -73,7 +73,7 @@ impl Scheme for Treerpo {
         let eps = params.f64("epsilon") as f32;
         let verl_singleton = params.choice("singleton") == "verl";
         // Sibling sets: the children of each node, and the top nodes of each group.
-        let mut siblings: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
+        let mut siblings: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
         for v in 0..tree.parent.len() as u32 {
             if !tree.value[v as usize].is_nan() {
                 siblings.entry((tree.parent[v as usize], tree.group[v as usize])).or_default().push(v);
