@@ -264,3 +264,36 @@ fn treerpo_reproduces_both_variants_of_the_worked_example() {
     assert!(close(path(&sapir, "t/A1"), [0.25, 0.5]), "{sapir:?}");
     assert!(close(path(&sapir, "t/B2"), [-0.25, 0.0]));
 }
+
+#[test]
+fn prm_process_credits_the_flawed_step_where_grpo_credits_the_outcome() {
+    let run = sample("math_grpo_prm.jsonl");
+    let prm = credit_of(&run, "prm_process", &[]);
+    let grpo = credit_of(&run, "grpo", &[]);
+    // A correct answer through a flawed step: GRPO rewards every step, the process form does not
+    // reward the step flagged as the first error as much as the steps before it.
+    let tr = &run.trajectories;
+    let lucky = tr
+        .ids()
+        .find(|&t| tr.reward[t.index()] == 1.0 && tr.path(t).iter().any(|&n| run.nodes.first_error(n) == Some(true)))
+        .unwrap();
+    let start = tr.path_offsets[lucky.index()] as usize;
+    let error = tr.path(lucky).iter().position(|&n| run.nodes.first_error(n) == Some(true)).unwrap();
+    assert!(grpo[start + error] >= 0.0);
+    assert!(prm[start + error] < prm[start], "{:?}", &prm[start..start + tr.num_steps(lucky)]);
+}
+
+#[test]
+fn prm_process_with_one_step_is_grpo_on_that_steps_score() {
+    let log = r#"{"vantage": 1}
+{"type": "trajectory", "id": "a", "group": "g", "outcome": {"reward": 0.9}, "steps": [{"scores": {"prm": 0.9}}]}
+{"type": "trajectory", "id": "b", "group": "g", "outcome": {"reward": 0.2}, "steps": [{"scores": {"prm": 0.2}}]}
+{"type": "trajectory", "id": "c", "group": "g", "outcome": {"reward": 0.4}, "steps": [{"scores": {"prm": 0.4}}]}
+"#;
+    let run = load_bytes("one.jsonl", log.as_bytes(), &mut LoadReport::new("one.jsonl")).unwrap();
+    let prm = credit_of(&run, "prm_process", &[]);
+    let grpo = credit_of(&run, "grpo", &[]);
+    for (p, g) in prm.iter().zip(&grpo) {
+        assert!((p - g).abs() < 1e-6, "{prm:?} vs {grpo:?}");
+    }
+}

@@ -36,6 +36,7 @@ mod tir_optimal_token_baseline;
 mod first_error;
 mod gigpo;
 mod outcome;
+mod prm_process;
 pub mod tree_value;
 mod treeps_rag;
 mod treerpo;
@@ -283,6 +284,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &gae::Gae,
     &discounted_return::DiscountedReturn,
     &loss_agg::LossAggWeight,
+    &prm_process::PrmProcess,
     &triage::Triage,
     &first_error::FirstError,
     &gigpo::Gigpo,

@@ -1,0 +1,196 @@
+//! PRM step credit (`prm_process`): from named step scores, either the DeepSeekMath
+//! process-supervision form (scores normalized over the group, each step credited with the sum of
+//! the normalized scores from it onwards) or a trajectory score by aggregation (min, prod, last,
+//! mean, sum) put through GRPO.
+
+use std::sync::LazyLock;
+
+use super::grpo::mean_std;
+use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
+use crate::model::Run;
+
+/// PRM process credit.
+pub struct PrmProcess;
+
+/// Step-score names the scheme can read.
+pub const SCORE_NAMES: &[&str] = &["prm", "judge", "progress", "retrieval", "value", "reward"];
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "prm_process",
+    family: Family::Process,
+    display_name: "PRM process credit",
+    citation: "Shao et al. 2024, DeepSeekMath §4.1.3 process supervision; aggregations from huggingface/search-and-learn aggregate_scores (min, prod, last) and common practice (mean, sum)",
+    needs: "named step scores (e.g. `prm`)",
+    source: SourceQuality::FromCode(
+        "huggingface/search-and-learn@6f81cac8b1ca4c4be9fabefc27a856c928f3ae7f (aggregations); DeepSeekMath form from the paper",
+    ),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::choice(
+            "score",
+            &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
+            "auto",
+            "which step score to use; auto takes the first of prm, judge, progress, retrieval, value, reward the run has",
+        ),
+        ParamSpec::choice(
+            "form",
+            &["deepseekmath", "agg"],
+            "deepseekmath",
+            "deepseekmath: group-normalized step scores summed from each step on; agg: GRPO on the aggregated trajectory score",
+        ),
+        ParamSpec::choice(
+            "agg",
+            &["min", "prod", "last", "mean", "sum"],
+            "min",
+            "aggregation of the step scores into a trajectory score (form=agg)",
+        ),
+        ParamSpec::choice(
+            "missing",
+            &["skip", "zero", "outcome"],
+            "skip",
+            "a step without the score: leave it out, count it as 0, or (when a trajectory has none) fall back to its outcome",
+        ),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std"),
+    ]
+});
+
+/// Aggregates step scores into a trajectory score; `None` for no scores.
+pub fn aggregate(scores: &[f32], agg: &str) -> Option<f32> {
+    let last = *scores.last()?;
+    Some(match agg {
+        "prod" => scores.iter().product(),
+        "last" => last,
+        "mean" => scores.iter().sum::<f32>() / scores.len() as f32,
+        "sum" => scores.iter().sum(),
+        _ => scores.iter().copied().fold(f32::INFINITY, f32::min),
+    })
+}
+
+impl Scheme for PrmProcess {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        let present: Vec<&str> = SCORE_NAMES.iter().copied().filter(|n| run.nodes.scores.contains_key(*n)).collect();
+        if present.is_empty() {
+            return Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")));
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let name = match params.choice("score") {
+            "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
+            other => other,
+        };
+        let Some(column) = run.nodes.scores.get(name) else {
+            return Err(CreditError::Unsupported {
+                scheme: "prm_process".to_owned(),
+                reason: format!("no step score `{name}` in this run"),
+            });
+        };
+        let tr = &run.trajectories;
+        let missing = params.choice("missing");
+        // Step scores per path position after the missing-step policy (NaN = left out).
+        let mut score: Vec<f32> = tr.path_nodes.iter().map(|n| column[n.index()]).collect();
+        if missing == "zero" {
+            score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0);
+        }
+        if missing == "outcome" {
+            for t in tr.ids() {
+                let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+                if score[range.clone()].iter().all(|s| s.is_nan()) && !range.is_empty() {
+                    score[range.end - 1] = tr.reward[t.index()];
+                }
+            }
+        }
+        let eps = params.f64("epsilon") as f32;
+        Ok(if params.choice("form") == "agg" {
+            aggregated(run, &score, params.choice("agg"), eps)
+        } else {
+            deepseekmath(run, &score, eps)
+        })
+    }
+}
+
+fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
+    let tr = &run.trajectories;
+    let mut step = vec![f32::NAN; score.len()];
+    let mut terms = Terms::for_rows(
+        "Σ_{j≥k} (p_j − mean)/(std + ε), mean and std over the group's step scores",
+        &["mean", "std"],
+        tr.len(),
+    );
+    for g in run.groups.ids() {
+        let members = run.groups.members(g);
+        let values: Vec<f32> = members
+            .iter()
+            .flat_map(|t| {
+                score[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize].iter().copied()
+            })
+            .filter(|s| !s.is_nan())
+            .collect();
+        // verl's singleton rule: mean 0, std 1.
+        let (mean, std) = if values.len() < 2 { (0.0, 1.0) } else { mean_std(&values, true) };
+        for &t in members {
+            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+            let mut running = 0.0;
+            for k in range.rev() {
+                if !score[k].is_nan() {
+                    running += (score[k] - mean) / (std + eps);
+                }
+                step[k] = running;
+            }
+            terms.set(t.index(), &[f64::from(mean), f64::from(std)]);
+        }
+    }
+    Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
+}
+
+fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32) -> Credit {
+    let tr = &run.trajectories;
+    let trajectory_score: Vec<f32> = tr
+        .ids()
+        .map(|t| {
+            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+            let present: Vec<f32> = score[range].iter().copied().filter(|s| !s.is_nan()).collect();
+            aggregate(&present, agg).unwrap_or(f32::NAN)
+        })
+        .collect();
+    let mut step = vec![f32::NAN; score.len()];
+    let mut terms =
+        Terms::for_rows(format!("GRPO on the {agg} of the step scores"), &["score", "mean", "std"], tr.len());
+    for g in run.groups.ids() {
+        let members = run.groups.members(g);
+        let values: Vec<f32> = members.iter().map(|t| trajectory_score[t.index()]).filter(|s| !s.is_nan()).collect();
+        let (mean, std) = if values.len() < 2 { (0.0, 1.0) } else { mean_std(&values, true) };
+        for &t in members {
+            let s = trajectory_score[t.index()];
+            let a = (s - mean) / (std + eps);
+            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+            step[range].fill(a);
+            terms.set(t.index(), &[f64::from(s), f64::from(mean), f64::from(std)]);
+        }
+    }
+    Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::aggregate;
+
+    #[test]
+    fn aggregations_of_the_reference_example() {
+        let p = [0.9, 0.6, 0.8];
+        assert_eq!(aggregate(&p, "min"), Some(0.6));
+        assert!((aggregate(&p, "prod").unwrap() - 0.432).abs() < 1e-6);
+        assert_eq!(aggregate(&p, "last"), Some(0.8));
+        assert!((aggregate(&p, "mean").unwrap() - 0.766_666_7).abs() < 1e-6);
+        assert!((aggregate(&p, "sum").unwrap() - 2.3).abs() < 1e-6);
+        assert_eq!(aggregate(&[], "min"), None);
+    }
+}
