@@ -297,3 +297,65 @@ fn prm_process_with_one_step_is_grpo_on_that_steps_score() {
         assert!((p - g).abs() < 1e-6, "{prm:?} vs {grpo:?}");
     }
 }
+
+#[test]
+fn hybrid_mixes_outcome_and_process_by_its_weights() {
+    let run = sample("math_grpo_prm.jsonl");
+    let grpo = credit_of(&run, "grpo", &[]);
+    let outcome_only = credit_of(&run, "hybrid", &[("beta", "0")]);
+    for (h, g) in outcome_only.iter().zip(&grpo) {
+        assert!((h - g).abs() < 1e-5, "β = 0 is the outcome advantage");
+    }
+    let mixed = credit_of(&run, "hybrid", &[("beta", "1")]);
+    let process = credit_of(&run, "hybrid", &[("alpha", "0"), ("beta", "1")]);
+    for ((m, g), p) in mixed.iter().zip(&grpo).zip(&process) {
+        assert!((m - (g + p)).abs() < 1e-4, "additive");
+    }
+    // Within a trajectory the process part varies from step to step; GRPO does not.
+    let t = run.trajectories.ids().next().unwrap();
+    let start = run.trajectories.path_offsets[t.index()] as usize;
+    let steps = run.trajectories.num_steps(t);
+    assert!(process[start..start + steps].windows(2).any(|w| w[0] != w[1]));
+}
+
+#[test]
+fn length_penalty_prefers_the_shorter_of_two_equal_outcomes() {
+    let log = r#"{"vantage": 1}
+{"type": "trajectory", "id": "short", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "a"}]}
+{"type": "trajectory", "id": "long", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "a"}, {"thought": "b"}, {"thought": "c"}]}
+"#;
+    let run = load_bytes("len.jsonl", log.as_bytes(), &mut LoadReport::new("len.jsonl")).unwrap();
+    let grpo = credit_of(&run, "grpo", &[]);
+    assert!(grpo.iter().all(|&a| a == 0.0), "equal outcomes: GRPO gives nothing");
+    let penalized = credit_of(&run, "length_penalty", &[]);
+    assert!(penalized[0] > 0.0 && penalized[1] < 0.0, "{penalized:?}");
+    let off = credit_of(&run, "length_penalty", &[("lambda", "0")]);
+    assert_eq!(off, grpo);
+}
+
+#[test]
+fn null_rewards_shuffle_within_groups_reproducibly() {
+    let run = sample("math_grpo_prm.jsonl");
+    let a = credit_of(&run, "null_reward", &[("seed", "7")]);
+    let b = credit_of(&run, "null_reward", &[("seed", "7")]);
+    let c = credit_of(&run, "null_reward", &[("seed", "8")]);
+    assert_eq!(a, b, "the same seed gives the same control");
+    assert_ne!(a, c, "another seed gives another control");
+    let grpo = credit_of(&run, "grpo", &[]);
+    assert_ne!(a, grpo);
+    // A shuffle keeps each group's rewards, so its advantages are a permutation of GRPO's.
+    let tr = &run.trajectories;
+    for g in run.groups.ids() {
+        let first = |credit: &[f32]| {
+            let mut v: Vec<f32> =
+                run.groups.members(g).iter().map(|t| credit[tr.path_offsets[t.index()] as usize]).collect();
+            v.sort_by(f32::total_cmp);
+            v
+        };
+        assert_eq!(first(&a), first(&grpo));
+    }
+    let random = credit_of(&run, "null_reward", &[("mode", "random"), ("seed", "3")]);
+    assert_eq!(random.len(), grpo.len());
+    let format = credit_of(&run, "null_reward", &[("mode", "format_only")]);
+    assert!(format.iter().all(|v| v.is_finite()));
+}

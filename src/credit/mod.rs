@@ -35,6 +35,9 @@ mod tir_optimal_token_baseline;
 
 mod first_error;
 mod gigpo;
+mod hybrid;
+mod length_penalty;
+mod null_reward;
 mod outcome;
 mod prm_process;
 pub mod tree_value;
@@ -291,6 +294,9 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &treeps_rag::TreepsRag,
     &treerpo::Treerpo,
     &vineppo::Vineppo,
+    &hybrid::Hybrid,
+    &length_penalty::LengthPenalty,
+    &null_reward::NullReward,
 ];
 
 /// The scheme with registry id `id`.

@@ -1,0 +1,118 @@
+//! Hybrid process + outcome (`hybrid`): `α · A_outcome + β · normalized step score`, with a choice
+//! of normalization, so any step score can be mixed into outcome credit.
+
+use std::sync::LazyLock;
+
+use super::grpo::mean_std;
+use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
+use super::prm_process::SCORE_NAMES;
+use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
+use crate::model::Run;
+
+/// Hybrid credit.
+pub struct Hybrid;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "hybrid",
+    family: Family::Hybrid,
+    display_name: "Hybrid α·outcome + β·process",
+    citation: "the generic mixture behind PRM-augmented GRPO (e.g. DeepSeekMath §4.1.3, PURE's PRMVR mode)",
+    needs: "named step scores and outcome rewards",
+    source: SourceQuality::Approximate("a generic mixture, not one paper's exact rule"),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    let mut params = vec![
+        ParamSpec::float("alpha", 0.0, 5.0, "1", "weight of the outcome advantage"),
+        ParamSpec::float("beta", 0.0, 5.0, "0.5", "weight of the normalized step score"),
+        ParamSpec::choice(
+            "score",
+            &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
+            "auto",
+            "which step score; auto takes the first the run has",
+        ),
+        ParamSpec::choice(
+            "process_norm",
+            &["group", "batch", "none"],
+            "group",
+            "z-score the step scores within the group, over the batch, or not at all",
+        ),
+    ];
+    params.extend(OUTCOME_PARAMS);
+    params
+});
+
+impl Scheme for Hybrid {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !SCORE_NAMES.iter().any(|n| run.nodes.scores.contains_key(*n)) {
+            return Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")));
+        }
+        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let name = match params.choice("score") {
+            "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
+            other => other,
+        };
+        let Some(column) = run.nodes.scores.get(name) else {
+            return Err(CreditError::Unsupported {
+                scheme: "hybrid".to_owned(),
+                reason: format!("no step score `{name}` in this run"),
+            });
+        };
+        let tr = &run.trajectories;
+        let (outcome, _) = outcome_advantages(run, params);
+        let mut process: Vec<f32> = tr.path_nodes.iter().map(|n| column[n.index()]).collect();
+        let eps = params.f64("epsilon") as f32;
+        let zscore = |values: &mut [f32], positions: &[usize]| {
+            let present: Vec<f32> = positions.iter().map(|&k| values[k]).filter(|v| !v.is_nan()).collect();
+            let (mean, std) = if present.len() < 2 { (0.0, 1.0) } else { mean_std(&present, true) };
+            for &k in positions {
+                values[k] = (values[k] - mean) / (std + eps);
+            }
+        };
+        match params.choice("process_norm") {
+            "group" => {
+                for g in run.groups.ids() {
+                    let positions: Vec<usize> = run
+                        .groups
+                        .members(g)
+                        .iter()
+                        .flat_map(|t| tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize)
+                        .collect();
+                    zscore(&mut process, &positions);
+                }
+            }
+            "batch" => {
+                let positions: Vec<usize> = (0..process.len()).collect();
+                zscore(&mut process, &positions);
+            }
+            _ => {}
+        }
+        let (alpha, beta) = (params.f64("alpha") as f32, params.f64("beta") as f32);
+        let mut step = vec![f32::NAN; process.len()];
+        let mut terms = Terms::for_rows(
+            "α·A_outcome + β·normalized step score (a missing score counts 0)",
+            &["A_outcome", "α", "β"],
+            tr.len(),
+        );
+        for t in tr.ids() {
+            let a = outcome[t.index()];
+            for k in tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize {
+                let p = if process[k].is_nan() { 0.0 } else { process[k] };
+                step[k] = alpha * a + beta * p;
+            }
+            terms.set(t.index(), &[f64::from(a), f64::from(alpha), f64::from(beta)]);
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}

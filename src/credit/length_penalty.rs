@@ -1,0 +1,75 @@
+//! Length / efficiency penalty (`length_penalty`): `r' = r − λ · L / L_max(group)` (tokens when
+//! logged, else steps), then GRPO on `r'`: a control that shows how much credit length alone moves.
+
+use std::sync::LazyLock;
+
+use super::grpo::mean_std;
+use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
+use crate::model::Run;
+
+/// Length penalty.
+pub struct LengthPenalty;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "length_penalty",
+    family: Family::Control,
+    display_name: "Length penalty",
+    citation: "efficiency penalties on response length (e.g. Kimi k1.5 length reward, DAPO overlong shaping), in their simplest linear form",
+    needs: "outcome rewards",
+    source: SourceQuality::Approximate("a linear penalty; trainers' exact shaping differs"),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::float("lambda", 0.0, 5.0, "0.2", "penalty for the longest rollout of the group"),
+        ParamSpec::choice("unit", &["auto", "tokens", "steps"], "auto", "length in tokens (when logged) or steps"),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std"),
+    ]
+});
+
+impl Scheme for LengthPenalty {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+            Support::Yes
+        } else {
+            Support::No("needs outcome rewards".to_owned())
+        }
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let tr = &run.trajectories;
+        let tokens = match params.choice("unit") {
+            "tokens" => true,
+            "steps" => false,
+            _ => run.tokens.len > 0,
+        };
+        let length =
+            |t: crate::model::TrajectoryId| if tokens { tr.token_range(t).len() } else { tr.num_steps(t) } as f32;
+        let lambda = params.f64("lambda") as f32;
+        let eps = params.f64("epsilon") as f32;
+        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut terms = Terms::for_rows("GRPO on r − λ·L/L_max", &["r", "L", "L_max", "r'"], tr.len());
+        for g in run.groups.ids() {
+            let members = run.groups.members(g);
+            let max_len = members.iter().map(|&t| length(t)).fold(1.0f32, f32::max);
+            let shaped: Vec<f32> =
+                members.iter().map(|&t| tr.reward[t.index()] - lambda * length(t) / max_len).collect();
+            let valid: Vec<f32> = shaped.iter().copied().filter(|r| !r.is_nan()).collect();
+            let (mean, std) = if valid.len() < 2 { (0.0, 1.0) } else { mean_std(&valid, true) };
+            for (&t, &r) in members.iter().zip(&shaped) {
+                let a = (r - mean) / (std + eps);
+                step[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize].fill(a);
+                terms.set(
+                    t.index(),
+                    &[f64::from(tr.reward[t.index()]), f64::from(length(t)), f64::from(max_len), f64::from(r)],
+                );
+            }
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}
