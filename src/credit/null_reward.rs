@@ -33,7 +33,7 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     ]
 });
 
-/// SplitMix64.
+/// The `SplitMix64` mixing step.
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
