@@ -359,3 +359,18 @@ fn null_rewards_shuffle_within_groups_reproducibly() {
     let format = credit_of(&run, "null_reward", &[("mode", "format_only")]);
     assert!(format.iter().all(|v| v.is_finite()));
 }
+
+#[test]
+fn prorag_reproduces_the_worked_example() {
+    // G = 2, R = [3, −1]; traj 1 steps of 3 and 2 tokens scoring 1.8 and 1.9; traj 2 one step of 4 tokens at −1.7.
+    let log = r#"{"vantage": 1}
+{"type": "trajectory", "id": "a", "group": "g", "outcome": {"reward": 3}, "steps": [{"scores": {"prm": 1.8}, "token_span": [0, 3]}, {"scores": {"prm": 1.9}, "token_span": [3, 5]}], "tokens": {"mask": [1, 1, 1, 1, 1]}}
+{"type": "trajectory", "id": "b", "group": "g", "outcome": {"reward": -1}, "steps": [{"scores": {"prm": -1.7}, "token_span": [0, 4]}], "tokens": {"mask": [1, 1, 1, 1]}}
+"#;
+    let run = load_bytes("prorag.jsonl", log.as_bytes(), &mut LoadReport::new("prorag.jsonl")).unwrap();
+    let credit = credit_of(&run, "prorag", &[("format_source", "none")]);
+    let want = [0.969, 0.986, -1.042];
+    for (got, want) in credit.iter().zip(want) {
+        assert!((got - want).abs() < 2e-3, "{credit:?}");
+    }
+}

@@ -40,6 +40,7 @@ mod length_penalty;
 mod null_reward;
 mod outcome;
 mod prm_process;
+mod prorag;
 pub mod tree_value;
 mod treeps_rag;
 mod treerpo;
@@ -297,6 +298,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &hybrid::Hybrid,
     &length_penalty::LengthPenalty,
     &null_reward::NullReward,
+    &prorag::Prorag,
 ];
 
 /// The scheme with registry id `id`.

@@ -1,0 +1,153 @@
+//! ProRAG (`prorag`): dual-granularity advantage, `A = A_outcome + β · z(step score)`, the step
+//! scores z-scored over all valid tokens of the group (token-weighted mean, population variance),
+//! with ProRAG's step-format bonus (+1 for a well-formed step, −2 otherwise).
+
+use std::sync::LazyLock;
+
+use super::outcome::outcome_advantages;
+use super::prm_process::SCORE_NAMES;
+use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
+use crate::model::Run;
+
+/// ProRAG.
+pub struct Prorag;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "prorag",
+    family: Family::Hybrid,
+    display_name: "ProRAG (dual granularity)",
+    citation: "ProRAG; lilinwz/ProRAG prorag/rl/trainer.py _generate_and_score_completions",
+    needs: "named step scores (the PRM probability) and outcome rewards; token spans weight the steps when logged",
+    source: SourceQuality::FromCode(
+        "lilinwz/ProRAG@c7a64110d0c900561fde4292f234b97dfe633e94 (the step-format test is read from step kinds or a `format` score)",
+    ),
+};
+
+/// Step kinds that count as well-formed ProRAG steps (subquery → retrieval, subanswer, answer).
+const WELL_FORMED_KINDS: &[&str] = &["search", "subquery", "read", "retrieval", "subanswer", "answer"];
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::float("beta", 0.0, 5.0, "0.3", "weight of the step z-score (prm_beta; the script uses 0.3)"),
+        ParamSpec::choice(
+            "score",
+            &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
+            "auto",
+            "which step score; auto takes the first the run has",
+        ),
+        ParamSpec::choice(
+            "format_source",
+            &["kind", "score", "none"],
+            "kind",
+            "how a step's format is judged: its kind (search, read, answer, …), a `format` step score ≥ 0.5, or no format term",
+        ),
+        ParamSpec::float("format_bonus", 0.0, 5.0, "1", "added to a well-formed step's score"),
+        ParamSpec::float("format_penalty", 0.0, 5.0, "2", "subtracted from a malformed step's score"),
+        ParamSpec::choice("outcome_norm", &["grpo", "mean", "rloo"], "grpo", "outcome advantage"),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.0001", "added to the outcome std (ProRAG uses 1e-4)"),
+    ]
+});
+
+impl Scheme for Prorag {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !SCORE_NAMES.iter().any(|n| run.nodes.scores.contains_key(*n)) {
+            return Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")));
+        }
+        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let name = match params.choice("score") {
+            "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
+            other => other,
+        };
+        let Some(column) = run.nodes.scores.get(name) else {
+            return Err(CreditError::Unsupported {
+                scheme: "prorag".to_owned(),
+                reason: format!("no step score `{name}` in this run"),
+            });
+        };
+        let tr = &run.trajectories;
+        let nodes = &run.nodes;
+        let (outcome, _) = outcome_advantages(run, params);
+        let (bonus, penalty) = (params.f64("format_bonus") as f32, params.f64("format_penalty") as f32);
+        let format_source = params.choice("format_source");
+        let format_scores = nodes.scores.get("format");
+        // Step score p (+ format term) and its token weight, per path position.
+        let mut p = vec![f32::NAN; tr.path_nodes.len()];
+        let mut weight = vec![0.0f64; tr.path_nodes.len()];
+        for t in tr.ids() {
+            let offset = tr.path_offsets[t.index()] as usize;
+            let whole = tr.token_range(t).len();
+            let path = tr.path(t);
+            let any_span = path.iter().any(|&n| nodes.token_span(n).is_some());
+            for (k, &node) in path.iter().enumerate() {
+                let score = column[node.index()];
+                if score.is_nan() {
+                    continue;
+                }
+                let well_formed = match format_source {
+                    "score" => format_scores.is_some_and(|f| f[node.index()] >= 0.5),
+                    "kind" => WELL_FORMED_KINDS.contains(&run.label(nodes.kind[node.index()])),
+                    _ => true,
+                };
+                let format = match format_source {
+                    "none" => 0.0,
+                    _ if well_formed => bonus,
+                    _ => -penalty,
+                };
+                p[offset + k] = score + format;
+                weight[offset + k] = match nodes.token_span(node) {
+                    Some([start, end]) => f64::from(end - start),
+                    None if any_span || whole == 0 => 1.0,
+                    None => whole as f64 / path.len() as f64,
+                };
+            }
+        }
+        let beta = params.f64("beta") as f32;
+        let mut step = vec![f32::NAN; p.len()];
+        let mut terms = Terms::for_rows(
+            "A_outcome + β·z(step score), z over the group's tokens",
+            &["A_outcome", "token mean", "token std", "β"],
+            tr.len(),
+        );
+        for g in run.groups.ids() {
+            let members = run.groups.members(g);
+            let positions: Vec<usize> = members
+                .iter()
+                .flat_map(|t| tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize)
+                .filter(|&k| !p[k].is_nan())
+                .collect();
+            let total: f64 = positions.iter().map(|&k| weight[k]).sum();
+            let mean = if total > 0.0 {
+                positions.iter().map(|&k| weight[k] * f64::from(p[k])).sum::<f64>() / total
+            } else {
+                0.0
+            };
+            let var = if total > 0.0 {
+                positions.iter().map(|&k| weight[k] * (f64::from(p[k]) - mean).powi(2)).sum::<f64>() / total
+            } else {
+                0.0
+            };
+            // std := 1 when the group has at most one valid token.
+            let std = if total <= 1.0 { 1.0 } else { (var + 1e-8).sqrt() };
+            for &t in members {
+                let a = outcome[t.index()];
+                for k in tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize {
+                    let z = if p[k].is_nan() { 0.0 } else { ((f64::from(p[k]) - mean) / std) as f32 };
+                    step[k] = a + beta * z;
+                }
+                terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
+            }
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}
