@@ -374,3 +374,67 @@ fn prorag_reproduces_the_worked_example() {
         assert!((got - want).abs() < 2e-3, "{credit:?}");
     }
 }
+
+#[test]
+fn tree_grpo_reproduces_the_worked_example() {
+    let log = r#"{"vantage": 1}
+{"type": "tree", "id": "t1", "group": "g", "nodes": [{"id": "r"}, {"id": "x", "parent": "r", "outcome": {"reward": 1}}, {"id": "y", "parent": "r", "outcome": {"reward": 0}}]}
+{"type": "tree", "id": "t2", "group": "g", "nodes": [{"id": "r"}, {"id": "x", "parent": "r", "outcome": {"reward": 0}}, {"id": "y", "parent": "r", "outcome": {"reward": 0}}]}
+"#;
+    let run = load_bytes("tg.jsonl", log.as_bytes(), &mut LoadReport::new("tg.jsonl")).unwrap();
+    let leaf = |credit: &[f32], key: &str| {
+        let t = run.trajectory_by_key(key).unwrap();
+        credit[run.trajectories.path_offsets[t.index()] as usize]
+    };
+    let keys = ["t1/x", "t1/y", "t2/x", "t2/y"];
+    let check = |sets: &[(&str, &str)], want: [f32; 4]| {
+        let credit = credit_of(&run, "tree_grpo", sets);
+        for (key, w) in keys.iter().zip(want) {
+            assert!((leaf(&credit, key) - w).abs() < 2e-3, "{sets:?} {key}: {}", leaf(&credit, key));
+        }
+    };
+    check(&[], [2.207, -1.207, -0.5, -0.5]);
+    check(&[("combination", "2norm")], [0.707, -0.707, 0.0, 0.0]);
+    check(&[("combination", "intra")], [0.707, -0.707, 0.0, 0.0]);
+}
+
+#[test]
+fn treepo_reproduces_the_worked_example() {
+    let run = load_bytes("tree.jsonl", TREE_LOG.as_bytes(), &mut LoadReport::new("tree.jsonl")).unwrap();
+    let leaf = |credit: &[f32], key: &str| {
+        let t = run.trajectory_by_key(key).unwrap();
+        credit[run.trajectories.path_offsets[t.index()] as usize]
+    };
+    let keys = ["t/A1", "t/A2", "t/B1", "t/B2"];
+    let check = |sets: &[(&str, &str)], want: [f32; 4]| {
+        let credit = credit_of(&run, "treepo", sets);
+        for (key, w) in keys.iter().zip(want) {
+            assert!((leaf(&credit, key) - w).abs() < 2e-3, "{sets:?} {key}: {}", leaf(&credit, key));
+        }
+    };
+    check(&[("whiten", "false")], [0.625, -0.375, -0.125, -0.125]);
+    // Whitening weighs positions: the reference whitened 4 tokens per leaf (1.614, −0.968, −0.323);
+    // here each leaf has 2 steps, so the unbiased std over 8 positions gives these values.
+    check(&[], [1.559, -0.935, -0.312, -0.312]);
+    check(&[("whiten", "false"), ("weighting", "group_size")], [0.667, -0.333, -0.167, -0.167]);
+}
+
+#[test]
+fn treerl_reproduces_the_worked_example_in_all_three_forms() {
+    let run = load_bytes("tree.jsonl", TREE_LOG.as_bytes(), &mut LoadReport::new("tree.jsonl")).unwrap();
+    let path = |credit: &[f32], key: &str| {
+        let t = run.trajectory_by_key(key).unwrap();
+        let start = run.trajectories.path_offsets[t.index()] as usize;
+        [credit[start], credit[start + 1]]
+    };
+    let check = |sets: &[(&str, &str)], want: [(&str, [f32; 2]); 3]| {
+        let credit = credit_of(&run, "treerl", sets);
+        for (key, w) in want {
+            let got = path(&credit, key);
+            assert!((got[0] - w[0]).abs() < 2e-3 && (got[1] - w[1]).abs() < 2e-3, "{sets:?} {key}: {got:?} vs {w:?}");
+        }
+    };
+    check(&[], [("t/A1", [0.471, 1.764]), ("t/A2", [0.471, -0.902]), ("t/B1", [-0.471, -0.431])]);
+    check(&[("reweight", "original")], [("t/A1", [0.667, 1.667]), ("t/A2", [0.667, -1.0]), ("t/B1", [-0.667, -0.667])]);
+    check(&[("value_form", "paper")], [("t/A1", [0.354, 1.25]), ("t/A2", [0.354, -0.75]), ("t/B1", [-0.354, -0.25])]);
+}

@@ -41,8 +41,11 @@ mod null_reward;
 mod outcome;
 mod prm_process;
 mod prorag;
+mod tree_grpo;
 pub mod tree_value;
+mod treepo;
 mod treeps_rag;
+mod treerl;
 mod treerpo;
 pub mod triage;
 mod vineppo;
@@ -299,6 +302,9 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &length_penalty::LengthPenalty,
     &null_reward::NullReward,
     &prorag::Prorag,
+    &treepo::Treepo,
+    &tree_grpo::TreeGrpo,
+    &treerl::Treerl,
 ];
 
 /// The scheme with registry id `id`.

@@ -1,0 +1,128 @@
+//! TreePO (`treepo`): each leaf's outcome relative to the mean of every subgroup of leaves that
+//! shares a prefix with it (depth by depth), averaged, broadcast to the leaf's steps and whitened.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use super::tree_value::{ValueMode, build};
+use super::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms, whiten,
+};
+use crate::model::Run;
+
+/// TreePO.
+pub struct Treepo;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "treepo",
+    family: Family::Tree,
+    display_name: "TreePO (subgroup averaging)",
+    citation: "Li et al. 2025, TreePO; multimodal-art-projection/TreePO compute_tree_reinforce_plus_plus_baseline_outcome_advantage",
+    needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
+    source: SourceQuality::FromCode("multimodal-art-projection/TreePO@f05552394e734ea2838cf9e3b8191f5093319dcf"),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::choice(
+            "weighting",
+            &["average", "group_size"],
+            "average",
+            "average over depths (the script), or weight by subgroup size (the code default)",
+        ),
+        ParamSpec::bool(
+            "skip_zero_std",
+            "false",
+            "leave out subgroups whose rewards are all equal (remove_no_std_subgroup)",
+        ),
+        ParamSpec::bool("whiten", "true", "whiten over all steps of the batch afterwards"),
+        ParamSpec::choice(
+            "merge",
+            &["auto", "none", "prefix"],
+            "auto",
+            "merge rollouts by identical step prefix into a tree (auto: when the run has no branching)",
+        ),
+    ]
+});
+
+impl Scheme for Treepo {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+            Support::Yes
+        } else {
+            Support::No("needs outcome rewards".to_owned())
+        }
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let merge = match params.choice("merge") {
+            "prefix" => true,
+            "none" => false,
+            _ => !run.nodes.next_sibling.iter().any(|s| s.is_some()),
+        };
+        let tree = build(run, ValueMode::LeafMean, merge);
+        let tr = &run.trajectories;
+        let by_size = params.choice("weighting") == "group_size";
+        let skip_zero_std = params.bool("skip_zero_std");
+        let mut leaf_adv = vec![f32::NAN; tr.len()];
+        for g in run.groups.ids() {
+            let members: Vec<_> =
+                run.groups.members(g).iter().copied().filter(|t| !tr.reward[t.index()].is_nan()).collect();
+            // Subgroup at depth d = leaves whose path passes through the same tree node at depth d (d = 0: all).
+            let mut subgroups: HashMap<(usize, u32), Vec<f32>> = HashMap::new();
+            for &t in &members {
+                let start = tr.path_offsets[t.index()] as usize;
+                for d in 0..tr.num_steps(t) {
+                    let key = if d == 0 { (0, u32::MAX) } else { (d, tree.node_of[start + d - 1]) };
+                    subgroups.entry(key).or_default().push(tr.reward[t.index()]);
+                }
+            }
+            for &t in &members {
+                let r = tr.reward[t.index()];
+                let start = tr.path_offsets[t.index()] as usize;
+                let (mut sum, mut weight) = (0.0f64, 0.0f64);
+                for d in 0..tr.num_steps(t) {
+                    let key = if d == 0 { (0, u32::MAX) } else { (d, tree.node_of[start + d - 1]) };
+                    let Some(rewards) = subgroups.get(&key) else { continue };
+                    if d > 0 && rewards.len() < 2 {
+                        continue;
+                    }
+                    if skip_zero_std && d > 0 && rewards.iter().all(|&x| x == rewards[0]) {
+                        continue;
+                    }
+                    // The root subgroup of a single leaf has mean 0 (verl's rule), so a = R.
+                    let mean = if rewards.len() < 2 {
+                        0.0
+                    } else {
+                        rewards.iter().map(|&x| f64::from(x)).sum::<f64>() / rewards.len() as f64
+                    };
+                    let w = if by_size { rewards.len() as f64 } else { 1.0 };
+                    sum += w * (f64::from(r) - mean);
+                    weight += w;
+                }
+                leaf_adv[t.index()] = if weight > 0.0 { (sum / weight) as f32 } else { 0.0 };
+            }
+        }
+        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut terms = Terms::for_rows(
+            "mean over depths of (R − subgroup mean), then whitened",
+            &["R", "before whitening"],
+            tr.len(),
+        );
+        for t in tr.ids() {
+            step[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize]
+                .fill(leaf_adv[t.index()]);
+            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()])]);
+        }
+        if params.bool("whiten") {
+            let valid: Vec<f32> = step.iter().map(|v| if v.is_nan() { 0.0 } else { 1.0 }).collect();
+            whiten::verl(&mut step, Some(&valid));
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}

@@ -1,0 +1,172 @@
+//! TreeRL (`treerl`): leaf-centred tree values with √-reweighting; each step gets its local term
+//! `V̂(n) − V̂(parent)` plus its state value `V̂(n)` (the code's form), or the paper's global + local form.
+
+use std::sync::LazyLock;
+
+use super::tree_value::{ValueMode, build};
+use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
+use crate::model::Run;
+
+/// TreeRL.
+pub struct Treerl;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "treerl",
+    family: Family::Tree,
+    display_name: "TreeRL (EPTree values)",
+    citation: "Hou et al. 2025, TreeRL (arXiv 2506.11902); THUDM/TreeRL tree_node.py and parallel_mcts.py",
+    needs: "outcome rewards and at least two leaves per group; explicit trees, or rollouts merged by identical step prefix",
+    source: SourceQuality::FromCode("THUDM/TreeRL@f0edbea6f2f6392c46d297f83fb4929a9524266e"),
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::choice(
+            "leaf_centring",
+            &["loo", "none"],
+            "loo",
+            "centre each leaf on the mean of the other leaves of its forest",
+        ),
+        ParamSpec::choice(
+            "reweight",
+            &["sqrt", "uniform", "original"],
+            "sqrt",
+            "divide a node's accumulated value by √c, c, or nothing (c = leaves below)",
+        ),
+        ParamSpec::choice(
+            "value_form",
+            &["local_state", "value_only", "paper"],
+            "local_state",
+            "local term + state value (the release script), the state value only, or the paper's (global + local)/√|L|",
+        ),
+        ParamSpec::bool(
+            "fill_in",
+            "true",
+            "a zero local term takes the previous node's term on the path (fill_in_paths)",
+        ),
+        ParamSpec::bool(
+            "penalize_truncated",
+            "true",
+            "paths that did not finish with `stop` get the truncated reward on every step",
+        ),
+        ParamSpec::float("truncated_reward", -5.0, 5.0, "-1", "the credit of a truncated path's steps"),
+        ParamSpec::choice(
+            "merge",
+            &["auto", "none", "prefix"],
+            "auto",
+            "merge rollouts by identical step prefix into a tree (auto: when the run has no branching)",
+        ),
+    ]
+});
+
+impl Scheme for Treerl {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        if !run.groups.ids().any(|g| run.groups.members(g).len() >= 2) {
+            return Support::No("needs groups with at least two leaves (leave-one-out over the forest)".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let merge = match params.choice("merge") {
+            "prefix" => true,
+            "none" => false,
+            _ => !run.nodes.next_sibling.iter().any(|s| s.is_some()),
+        };
+        let tree = build(run, ValueMode::LeafMean, merge);
+        let tr = &run.trajectories;
+        let n = tree.parent.len();
+        let num_groups = run.groups.len();
+        // Centred leaf rewards, accumulated over every node on the leaf's path and at the group root.
+        let mut sum = vec![0.0f64; n];
+        let mut leaves = vec![0u32; n];
+        let mut root_sum = vec![0.0f64; num_groups];
+        let mut root_leaves = vec![0u32; num_groups];
+        let mut refused = vec![false; num_groups];
+        for g in run.groups.ids() {
+            let members: Vec<_> =
+                run.groups.members(g).iter().copied().filter(|t| !tr.reward[t.index()].is_nan()).collect();
+            if members.len() < 2 {
+                // The original asserts here: a forest with one leaf has no leave-one-out baseline.
+                refused[g.index()] = true;
+                continue;
+            }
+            let total: f64 = members.iter().map(|t| f64::from(tr.reward[t.index()])).sum();
+            let count = members.len() as f64;
+            for &t in &members {
+                let r = f64::from(tr.reward[t.index()]);
+                let centred = if params.choice("leaf_centring") == "loo" { r - (total - r) / (count - 1.0) } else { r };
+                for k in tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize {
+                    sum[tree.node_of[k] as usize] += centred;
+                    leaves[tree.node_of[k] as usize] += 1;
+                }
+                root_sum[g.index()] += centred;
+                root_leaves[g.index()] += 1;
+            }
+        }
+        let reweight = |s: f64, c: u32| match params.choice("reweight") {
+            "sqrt" => s / f64::from(c).sqrt(),
+            "uniform" => s / f64::from(c),
+            _ => s,
+        };
+        let v_hat: Vec<f64> = (0..n)
+            .map(|v| if leaves[v] > 0 { reweight(sum[v], leaves[v]) / f64::from(leaves[v]) } else { 0.0 })
+            .collect();
+        let root_hat: Vec<f64> = (0..num_groups)
+            .map(|g| {
+                if root_leaves[g] > 0 { reweight(root_sum[g], root_leaves[g]) / f64::from(root_leaves[g]) } else { 0.0 }
+            })
+            .collect();
+        let parent_hat = |v: usize| match tree.parent[v] {
+            u32::MAX => root_hat[tree.group[v] as usize],
+            p => v_hat[p as usize],
+        };
+        let form = params.choice("value_form");
+        let truncated_reward = params.f64("truncated_reward") as f32;
+        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut terms = Terms::for_rows(format!("TreeRL {form}"), &["R", "V̂(root)"], tr.len());
+        for t in tr.ids() {
+            let g = tr.group[t.index()].index();
+            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), root_hat[g]]);
+            if refused[g] || tr.reward[t.index()].is_nan() {
+                continue;
+            }
+            let finish = run.label(tr.finish[t.index()]);
+            if params.bool("penalize_truncated") && !finish.is_empty() && finish != "stop" {
+                step[range].fill(truncated_reward);
+                continue;
+            }
+            let mut previous_local = 0.0;
+            for k in range {
+                let v = tree.node_of[k] as usize;
+                step[k] = match form {
+                    "value_only" => v_hat[v] as f32,
+                    "paper" => {
+                        let value = f64::from(tree.value[v]);
+                        let parent = f64::from(tree.parent_value(v as u32));
+                        let root = f64::from(tree.root_value[g]);
+                        (((value - root) + (value - parent)) / f64::from(leaves[v].max(1)).sqrt()) as f32
+                    }
+                    _ => {
+                        let mut local = v_hat[v] - parent_hat(v);
+                        if params.bool("fill_in") && local.abs() < 1e-8 {
+                            local = previous_local;
+                        }
+                        previous_local = local;
+                        (local + v_hat[v]) as f32
+                    }
+                };
+            }
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}
