@@ -438,3 +438,25 @@ fn treerl_reproduces_the_worked_example_in_all_three_forms() {
     check(&[("reweight", "original")], [("t/A1", [0.667, 1.667]), ("t/A2", [0.667, -1.0]), ("t/B1", [-0.667, -0.667])]);
     check(&[("value_form", "paper")], [("t/A1", [0.354, 1.25]), ("t/A2", [0.354, -0.75]), ("t/B1", [-0.354, -0.25])]);
 }
+
+#[test]
+fn pure_reproduces_the_min_form_example() {
+    // P(correct) = [.9, .2, .8] → r = [.8, −.6, .6]; the softmax-min weights put everything on the
+    // worst step, so the step returns are about [−.6, −.6, 0] (exact min-form would be [−.6, −.6, .6]).
+    let log = r#"{"vantage": 1}
+{"type": "trajectory", "id": "a", "group": "g", "outcome": {"reward": 0}, "steps": [{"scores": {"prm": 0.9}}, {"scores": {"prm": 0.2}}, {"scores": {"prm": 0.8}}]}
+"#;
+    let run = load_bytes("pure.jsonl", log.as_bytes(), &mut LoadReport::new("pure.jsonl")).unwrap();
+    let credit = credit_of(&run, "pure", &[("baseline", "none"), ("verifiable", "false"), ("normalize", "false")]);
+    let want = [-0.6, -0.6, 0.0];
+    for (got, want) in credit.iter().zip(want) {
+        assert!((got - want).abs() < 2e-3, "{credit:?}");
+    }
+    // The min-form does not add the steps up: a long sum of good steps does not outweigh one bad step.
+    let uniform = credit_of(
+        &run,
+        "pure",
+        &[("baseline", "none"), ("verifiable", "false"), ("normalize", "false"), ("weighting", "uniform")],
+    );
+    assert!((uniform[0] - (0.8 - 0.6 + 0.6) / 3.0).abs() < 1e-5);
+}

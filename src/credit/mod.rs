@@ -41,6 +41,7 @@ mod null_reward;
 mod outcome;
 mod prm_process;
 mod prorag;
+mod pure;
 mod tree_grpo;
 pub mod tree_value;
 mod treepo;
@@ -305,6 +306,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &treepo::Treepo,
     &tree_grpo::TreeGrpo,
     &treerl::Treerl,
+    &pure::Pure,
 ];
 
 /// The scheme with registry id `id`.
