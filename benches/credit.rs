@@ -67,7 +67,9 @@ fn step_level(c: &mut Criterion) {
         if scheme.supports(&run) != Support::Yes {
             continue;
         }
-        let params = Params::resolve(*scheme, None, &[("level".to_owned(), "step".to_owned())]).unwrap();
+        let has_level = scheme.params().iter().any(|p| p.name == "level");
+        let sets = if has_level { vec![("level".to_owned(), "step".to_owned())] } else { Vec::new() };
+        let params = Params::resolve(*scheme, None, &sets).unwrap();
         if scheme.compute(&run, &params).is_err() {
             continue;
         }
@@ -76,5 +78,44 @@ fn step_level(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, token_batch, step_level);
+/// 10⁴ trees of 100 nodes (binary-heap shaped: node i hangs under (i − 1) / 2), one tree per
+/// group, a PRM score and MC statistics on every node, an outcome on every leaf.
+pub fn tree_run(trees: usize, nodes_per_tree: usize) -> Run {
+    let mut b = RunBuilder::new("bench", "synthetic");
+    for tree in 0..trees {
+        let group = b.add_group(&NewGroup { key: &format!("g{tree}"), ..NewGroup::default() }).0;
+        let tree_id = b.add_tree(&format!("t{tree}"), group).unwrap();
+        let mut ids = Vec::with_capacity(nodes_per_tree);
+        for i in 0..nodes_per_tree {
+            let parent = if i == 0 { NodeId::NONE } else { ids[(i - 1) / 2] };
+            let x = ((tree * 31 + i * 17) % 101) as f32 / 100.0;
+            let step = NewStep {
+                scores: vec![("prm", x)],
+                mc: Some(vantage::model::McStats { n: 4, mean: x }),
+                ..NewStep::default()
+            };
+            ids.push(b.add_node(group, parent, &step));
+        }
+        for (i, &leaf) in ids.iter().enumerate().filter(|(i, _)| 2 * i + 1 >= nodes_per_tree) {
+            let reward = if (tree * 7 + i) % 3 == 0 { 1.0 } else { 0.0 };
+            let outcome = Outcome { reward: Some(reward), finish: Some("stop"), ..Outcome::default() };
+            b.add_trajectory(&format!("t{tree}/{i}"), group, tree_id, leaf, &outcome, &NewTokens::default());
+        }
+    }
+    b.finish()
+}
+
+fn tree_level(c: &mut Criterion) {
+    let run = tree_run(10_000, 100);
+    let mut group = c.benchmark_group("tree 1e4x100");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    for id in ["treeps_rag", "treerpo", "treerl", "treepo", "tree_grpo", "vineppo", "prm_process", "pure"] {
+        let scheme = credit::scheme(id).unwrap();
+        let params = Params::resolve(scheme, None, &[]).unwrap();
+        group.bench_function(id, |b| b.iter(|| black_box(scheme.compute(&run, &params).unwrap())));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, token_batch, step_level, tree_level);
 criterion_main!(benches);
