@@ -32,7 +32,7 @@ pub fn ui(ui: &mut egui::Ui, options: &mut Options, open: &OpenRun) {
         });
     }
     ui.add_space(8.0);
-    ui.collapsing("Credit schemes", |ui| {
+    egui::CollapsingHeader::new("Credit schemes").default_open(true).show(ui, |ui| {
         egui::Grid::new("scheme_support").striped(true).show(ui, |ui| {
             for (info, support) in &open.support {
                 ui.label(info.display_name);
