@@ -46,7 +46,7 @@ impl Scheme for FirstError {
         if !run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR != 0) {
             return Support::No("needs first-error labels (a step with `first_error: true`)".to_owned());
         }
-        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+        if !super::outcome::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         Support::Yes

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use super::grpo::mean_std;
 use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
-use super::prm_process::SCORE_NAMES;
+use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -25,12 +25,7 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     let mut params = vec![
         ParamSpec::float("alpha", 0.0, 5.0, "1", "weight of the outcome advantage"),
         ParamSpec::float("beta", 0.0, 5.0, "0.5", "weight of the normalized step score"),
-        ParamSpec::choice(
-            "score",
-            &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
-            "auto",
-            "which step score; auto takes the first the run has",
-        ),
+        SCORE_PARAM,
         ParamSpec::choice(
             "process_norm",
             &["group", "batch", "none"],
@@ -50,25 +45,16 @@ impl Scheme for Hybrid {
         &PARAMS
     }
     fn supports(&self, run: &Run) -> Support {
-        if !SCORE_NAMES.iter().any(|n| run.nodes.scores.contains_key(*n)) {
-            return Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")));
+        if let Support::No(reason) = supports_scores(run) {
+            return Support::No(reason);
         }
-        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+        if !super::outcome::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let name = match params.choice("score") {
-            "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
-            other => other,
-        };
-        let Some(column) = run.nodes.scores.get(name) else {
-            return Err(CreditError::Unsupported {
-                scheme: "hybrid".to_owned(),
-                reason: format!("no step score `{name}` in this run"),
-            });
-        };
+        let column = score_column(run, params, "hybrid")?;
         let tr = &run.trajectories;
         let (outcome, _) = outcome_advantages(run, params);
         let mut process: Vec<f32> = tr.path_nodes.iter().map(|n| column[n.index()]).collect();

@@ -2,7 +2,7 @@
 //! mean-only (Dr.GRPO) or RLOO over each group's outcome rewards.
 
 use super::grpo::mean_std;
-use super::{ParamSpec, Params};
+use super::{ParamSpec, Params, Support};
 use crate::model::Run;
 
 /// Parameters of the outcome advantage, shared by the schemes built on it.
@@ -15,6 +15,16 @@ pub const OUTCOME_PARAMS: [ParamSpec; 2] = [
     ),
     ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std"),
 ];
+
+/// Whether any trajectory has an outcome reward.
+pub fn has_outcomes(run: &Run) -> bool {
+    run.trajectories.reward.iter().any(|r| !r.is_nan())
+}
+
+/// `Yes` when the run has outcome rewards, else why not.
+pub fn supports_outcomes(run: &Run) -> Support {
+    if has_outcomes(run) { Support::Yes } else { Support::No("needs outcome rewards".to_owned()) }
+}
 
 /// One outcome advantage per trajectory (`NaN` where the outcome is missing), and each row's
 /// group mean and std for the explanation terms.

@@ -12,8 +12,37 @@ use crate::model::Run;
 /// PRM process credit.
 pub struct PrmProcess;
 
-/// Step-score names the scheme can read.
+/// Step-score names the process schemes can read.
 pub const SCORE_NAMES: &[&str] = &["prm", "judge", "progress", "retrieval", "value", "reward"];
+
+/// The `score` parameter every scheme reading a step score has.
+pub const SCORE_PARAM: ParamSpec = ParamSpec::choice(
+    "score",
+    &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
+    "auto",
+    "which step score to use; auto takes the first of prm, judge, progress, retrieval, value, reward the run has",
+);
+
+/// `Yes` when the run has one of the step scores, else why not.
+pub fn supports_scores(run: &Run) -> Support {
+    if SCORE_NAMES.iter().any(|n| run.nodes.scores.contains_key(*n)) {
+        Support::Yes
+    } else {
+        Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")))
+    }
+}
+
+/// The step-score column `params` select (`score`, with `auto` resolved).
+pub fn score_column<'a>(run: &'a Run, params: &Params, scheme: &str) -> Result<&'a [f32], CreditError> {
+    let name = match params.choice("score") {
+        "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
+        other => other,
+    };
+    run.nodes.scores.get(name).map(Vec::as_slice).ok_or_else(|| CreditError::Unsupported {
+        scheme: scheme.to_owned(),
+        reason: format!("no step score `{name}` in this run"),
+    })
+}
 
 static INFO: SchemeInfo = SchemeInfo {
     id: "prm_process",
@@ -28,12 +57,7 @@ static INFO: SchemeInfo = SchemeInfo {
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     vec![
-        ParamSpec::choice(
-            "score",
-            &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
-            "auto",
-            "which step score to use; auto takes the first of prm, judge, progress, retrieval, value, reward the run has",
-        ),
+        SCORE_PARAM,
         ParamSpec::choice(
             "form",
             &["deepseekmath", "agg"],
@@ -76,23 +100,10 @@ impl Scheme for PrmProcess {
         &PARAMS
     }
     fn supports(&self, run: &Run) -> Support {
-        let present: Vec<&str> = SCORE_NAMES.iter().copied().filter(|n| run.nodes.scores.contains_key(*n)).collect();
-        if present.is_empty() {
-            return Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")));
-        }
-        Support::Yes
+        supports_scores(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let name = match params.choice("score") {
-            "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
-            other => other,
-        };
-        let Some(column) = run.nodes.scores.get(name) else {
-            return Err(CreditError::Unsupported {
-                scheme: "prm_process".to_owned(),
-                reason: format!("no step score `{name}` in this run"),
-            });
-        };
+        let column = score_column(run, params, "prm_process")?;
         let tr = &run.trajectories;
         let missing = params.choice("missing");
         // Step scores per path position after the missing-step policy (NaN = left out).

@@ -5,7 +5,7 @@
 use std::sync::LazyLock;
 
 use super::outcome::outcome_advantages;
-use super::prm_process::SCORE_NAMES;
+use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -29,12 +29,7 @@ const WELL_FORMED_KINDS: &[&str] = &["search", "subquery", "read", "retrieval", 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     vec![
         ParamSpec::float("beta", 0.0, 5.0, "0.3", "weight of the step z-score (prm_beta; the script uses 0.3)"),
-        ParamSpec::choice(
-            "score",
-            &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
-            "auto",
-            "which step score; auto takes the first the run has",
-        ),
+        SCORE_PARAM,
         ParamSpec::choice(
             "format_source",
             &["kind", "score", "none"],
@@ -56,25 +51,16 @@ impl Scheme for Prorag {
         &PARAMS
     }
     fn supports(&self, run: &Run) -> Support {
-        if !SCORE_NAMES.iter().any(|n| run.nodes.scores.contains_key(*n)) {
-            return Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")));
+        if let Support::No(reason) = supports_scores(run) {
+            return Support::No(reason);
         }
-        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+        if !super::outcome::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let name = match params.choice("score") {
-            "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
-            other => other,
-        };
-        let Some(column) = run.nodes.scores.get(name) else {
-            return Err(CreditError::Unsupported {
-                scheme: "prorag".to_owned(),
-                reason: format!("no step score `{name}` in this run"),
-            });
-        };
+        let column = score_column(run, params, "prorag")?;
         let tr = &run.trajectories;
         let nodes = &run.nodes;
         let (outcome, _) = outcome_advantages(run, params);

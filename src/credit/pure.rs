@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use super::prm_process::SCORE_NAMES;
+use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -25,12 +25,7 @@ static INFO: SchemeInfo = SchemeInfo {
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     vec![
-        ParamSpec::choice(
-            "score",
-            &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
-            "auto",
-            "which step score; auto takes the first the run has",
-        ),
+        SCORE_PARAM,
         ParamSpec::choice(
             "transform",
             &["two_p_minus_one", "as_is"],
@@ -68,22 +63,13 @@ impl Scheme for Pure {
         &PARAMS
     }
     fn supports(&self, run: &Run) -> Support {
-        if !SCORE_NAMES.iter().any(|n| run.nodes.scores.contains_key(*n)) {
-            return Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")));
+        if let Support::No(reason) = supports_scores(run) {
+            return Support::No(reason);
         }
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let name = match params.choice("score") {
-            "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
-            other => other,
-        };
-        let Some(column) = run.nodes.scores.get(name) else {
-            return Err(CreditError::Unsupported {
-                scheme: "pure".to_owned(),
-                reason: format!("no step score `{name}` in this run"),
-            });
-        };
+        let column = score_column(run, params, "pure")?;
         let tr = &run.trajectories;
         let two_p = params.choice("transform") == "two_p_minus_one";
         let temperature = params.f64("temperature");

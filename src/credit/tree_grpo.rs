@@ -47,11 +47,7 @@ impl Scheme for TreeGrpo {
         &PARAMS
     }
     fn supports(&self, run: &Run) -> Support {
-        if run.trajectories.reward.iter().any(|r| !r.is_nan()) {
-            Support::Yes
-        } else {
-            Support::No("needs outcome rewards".to_owned())
-        }
+        super::outcome::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let tr = &run.trajectories;

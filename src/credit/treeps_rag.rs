@@ -50,7 +50,7 @@ impl Scheme for TreepsRag {
         &PARAMS
     }
     fn supports(&self, run: &Run) -> Support {
-        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+        if !super::outcome::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         Support::Yes

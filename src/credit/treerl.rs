@@ -67,7 +67,7 @@ impl Scheme for Treerl {
         &PARAMS
     }
     fn supports(&self, run: &Run) -> Support {
-        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+        if !super::outcome::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         if !run.groups.ids().any(|g| run.groups.members(g).len() >= 2) {

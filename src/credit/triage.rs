@@ -51,7 +51,7 @@ impl Scheme for Triage {
         if !run.nodes.role.iter().any(|r| r.is_some()) {
             return Support::No("needs role labels on steps".to_owned());
         }
-        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+        if !super::outcome::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         Support::Yes

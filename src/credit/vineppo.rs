@@ -49,7 +49,7 @@ impl Scheme for Vineppo {
         if run.nodes.mc_mean.is_none() {
             return Support::No("needs Monte-Carlo statistics on steps (`mc`)".to_owned());
         }
-        if !run.trajectories.reward.iter().any(|r| !r.is_nan()) {
+        if !super::outcome::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         Support::Yes
