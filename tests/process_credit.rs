@@ -460,3 +460,29 @@ fn pure_reproduces_the_min_form_example() {
     );
     assert!((uniform[0] - (0.8 - 0.6 + 0.6) / 3.0).abs() < 1e-5);
 }
+
+#[test]
+fn grpo_care_reproduces_the_worked_example() {
+    // acc = [1, 1, 0, 1]; answer likelihoods [.9, .6, .8, .97 → capped .95], one answer token each.
+    let mut log = String::from("{\"vantage\": 1}\n");
+    for (i, (acc, conf)) in [(1, 0.9f64), (1, 0.6), (0, 0.8), (1, 0.97)].iter().enumerate() {
+        log.push_str(&format!(
+            "{{\"type\": \"trajectory\", \"id\": \"r{i}\", \"group\": \"g\", \"outcome\": {{\"reward\": {acc}, \"components\": {{\"acc\": {acc}}}}}, \"steps\": [{{\"kind\": \"think\", \"token_span\": [0, 1]}}, {{\"kind\": \"answer\", \"token_span\": [1, 2]}}], \"tokens\": {{\"ref_logprob\": [-0.5, {}]}}}}\n",
+            conf.ln()
+        ));
+    }
+    let run = load_bytes("care.jsonl", log.as_bytes(), &mut LoadReport::new("care.jsonl")).unwrap();
+    let credit = credit_of(&run, "grpo_care", &[]);
+    let first: Vec<f32> =
+        run.trajectories.ids().map(|t| credit[run.trajectories.path_offsets[t.index()] as usize]).collect();
+    let want = [0.707, 0.0, -1.414, 0.707];
+    for (got, want) in first.iter().zip(want) {
+        assert!((got - want).abs() < 2e-3, "{first:?}");
+    }
+    // Without the bonus it is plain GRPO (ε = 1e-4) on acc = [1, 1, 0, 1].
+    let plain = credit_of(&run, "grpo_care", &[("bonus", "0")]);
+    let grpo = credit_of(&run, "grpo", &[("epsilon", "0.0001")]);
+    for (a, b) in plain.iter().zip(&grpo) {
+        assert!((a - b).abs() < 1e-5);
+    }
+}

@@ -35,6 +35,7 @@ mod tir_optimal_token_baseline;
 
 mod first_error;
 mod gigpo;
+mod grpo_care;
 mod hybrid;
 mod length_penalty;
 mod null_reward;
@@ -307,6 +308,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &tree_grpo::TreeGrpo,
     &treerl::Treerl,
     &pure::Pure,
+    &grpo_care::GrpoCare,
 ];
 
 /// The scheme with registry id `id`.
