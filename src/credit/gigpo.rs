@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
+use super::grpo::{group_stats, mean_std};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::{Run, Sym};
 
@@ -113,7 +113,7 @@ fn compute(run: &Run, params: &Params) -> Credit {
             .iter()
             .flat_map(|&t| std::iter::repeat_n(episode[t.index()], if per_step { tr.num_steps(t) } else { 1 }))
             .collect();
-        let (mean, std) = if samples.len() < 2 { (0.0, 1.0) } else { mean_std(&samples, true) };
+        let (mean, std) = group_stats(&samples);
         // Anchor-state groups within the group.
         let mut by_state: HashMap<Sym, Vec<f32>> = HashMap::new();
         for &t in members {

@@ -145,6 +145,19 @@ pub fn mean_std<F: Real>(values: &[F], unbiased: bool) -> (F, F) {
     (mean, F::of(std))
 }
 
+/// Group mean and std with verl's singleton rule: fewer than two values give mean 0 and std 1.
+pub fn group_stats<F: Real>(values: &[F]) -> (F, F) {
+    if values.len() < 2 { (F::ZERO, F::ONE) } else { mean_std(values, true) }
+}
+
+/// GRPO over one group's values, `(x − mean)/(std + ε)` with verl's singleton rule; NaN values are
+/// left out of the statistics and stay NaN. Returns the advantages and `(mean, std)`.
+pub fn normalize_group(values: &[f32], eps: f32) -> (Vec<f32>, (f32, f32)) {
+    let valid: Vec<f32> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    let (mean, std) = group_stats(&valid);
+    (values.iter().map(|&v| (v - mean) / (std + eps)).collect(), (mean, std))
+}
+
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
+use super::grpo::normalize_group;
 use super::outcome::has_outcomes;
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::{NodeId, Run, TrajectoryId};
@@ -129,11 +129,9 @@ impl Scheme for GrpoCare {
                     tr.reward[t.index()] + b
                 })
                 .collect();
-            let valid: Vec<f32> = shaped.iter().copied().filter(|r| !r.is_nan()).collect();
-            let (mean, std) = if valid.len() < 2 { (0.0, 1.0) } else { mean_std(&valid, true) };
-            for (i, &t) in members.iter().enumerate() {
-                let a = (shaped[i] - mean) / (std + eps);
-                step[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize].fill(a);
+            let (advantages, _) = normalize_group(&shaped, eps);
+            for (i, (&t, &a)) in members.iter().zip(&advantages).enumerate() {
+                step[tr.path_range(t)].fill(a);
                 let b = shaped[i] - tr.reward[t.index()];
                 terms.set(
                     t.index(),

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
+use super::grpo::group_stats;
 use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
 use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
@@ -61,7 +61,7 @@ impl Scheme for Hybrid {
         let eps = params.f64("epsilon") as f32;
         let zscore = |values: &mut [f32], positions: &[usize]| {
             let present: Vec<f32> = positions.iter().map(|&k| values[k]).filter(|v| !v.is_nan()).collect();
-            let (mean, std) = if present.len() < 2 { (0.0, 1.0) } else { mean_std(&present, true) };
+            let (mean, std) = group_stats(&present);
             for &k in positions {
                 values[k] = (values[k] - mean) / (std + eps);
             }
@@ -69,12 +69,7 @@ impl Scheme for Hybrid {
         match params.choice("process_norm") {
             "group" => {
                 for g in run.groups.ids() {
-                    let positions: Vec<usize> = run
-                        .groups
-                        .members(g)
-                        .iter()
-                        .flat_map(|t| tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize)
-                        .collect();
+                    let positions: Vec<usize> = run.groups.members(g).iter().flat_map(|&t| tr.path_range(t)).collect();
                     zscore(&mut process, &positions);
                 }
             }
@@ -93,7 +88,7 @@ impl Scheme for Hybrid {
         );
         for t in tr.ids() {
             let a = outcome[t.index()];
-            for k in tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize {
+            for k in tr.path_range(t) {
                 let p = if process[k].is_nan() { 0.0 } else { process[k] };
                 step[k] = alpha * a + beta * p;
             }

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
+use super::grpo::normalize_group;
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -55,11 +55,9 @@ impl Scheme for LengthPenalty {
             let max_len = members.iter().map(|&t| length(t)).fold(1.0f32, f32::max);
             let shaped: Vec<f32> =
                 members.iter().map(|&t| tr.reward[t.index()] - lambda * length(t) / max_len).collect();
-            let valid: Vec<f32> = shaped.iter().copied().filter(|r| !r.is_nan()).collect();
-            let (mean, std) = if valid.len() < 2 { (0.0, 1.0) } else { mean_std(&valid, true) };
-            for (&t, &r) in members.iter().zip(&shaped) {
-                let a = (r - mean) / (std + eps);
-                step[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize].fill(a);
+            let (advantages, _) = normalize_group(&shaped, eps);
+            for ((&t, &r), &a) in members.iter().zip(&shaped).zip(&advantages) {
+                step[tr.path_range(t)].fill(a);
                 terms.set(
                     t.index(),
                     &[f64::from(tr.reward[t.index()]), f64::from(length(t)), f64::from(max_len), f64::from(r)],

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
+use super::grpo::normalize_group;
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -97,11 +97,9 @@ impl Scheme for NullReward {
                     shuffled
                 }
             };
-            let valid: Vec<f32> = null.iter().copied().filter(|r| !r.is_nan()).collect();
-            let (mean, std) = if valid.len() < 2 { (0.0, 1.0) } else { mean_std(&valid, true) };
-            for ((&t, &r), &l) in members.iter().zip(&null).zip(&logged) {
-                let a = (r - mean) / (std + eps);
-                step[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize].fill(a);
+            let (advantages, _) = normalize_group(&null, eps);
+            for (((&t, &r), &l), &a) in members.iter().zip(&null).zip(&logged).zip(&advantages) {
+                step[tr.path_range(t)].fill(a);
                 terms.set(t.index(), &[f64::from(r), f64::from(l)]);
             }
         }

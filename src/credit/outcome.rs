@@ -1,7 +1,7 @@
 //! The outcome advantage per trajectory that process schemes start from: GRPO (verl's rules),
 //! mean-only (Dr.GRPO) or RLOO over each group's outcome rewards.
 
-use super::grpo::mean_std;
+use super::grpo::group_stats;
 use super::{ParamSpec, Params, Support};
 use crate::model::Run;
 
@@ -38,7 +38,7 @@ pub fn outcome_advantages(run: &Run, params: &Params) -> (Vec<f32>, Vec<[f32; 2]
         let members = run.groups.members(g);
         let valid: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).filter(|r| !r.is_nan()).collect();
         let n = valid.len();
-        let (mean, std) = if n < 2 { (0.0, 1.0) } else { mean_std(&valid, true) };
+        let (mean, std) = group_stats(&valid);
         for &t in members {
             let r = tr.reward[t.index()];
             if r.is_nan() {

@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
+use super::grpo::{group_stats, normalize_group};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -113,7 +113,7 @@ impl Scheme for PrmProcess {
         }
         if missing == "outcome" {
             for t in tr.ids() {
-                let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+                let range = tr.path_range(t);
                 if score[range.clone()].iter().all(|s| s.is_nan()) && !range.is_empty() {
                     score[range.end - 1] = tr.reward[t.index()];
                 }
@@ -138,17 +138,12 @@ fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
     );
     for g in run.groups.ids() {
         let members = run.groups.members(g);
-        let values: Vec<f32> = members
-            .iter()
-            .flat_map(|t| {
-                score[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize].iter().copied()
-            })
-            .filter(|s| !s.is_nan())
-            .collect();
+        let values: Vec<f32> =
+            members.iter().flat_map(|t| score[tr.path_range(*t)].iter().copied()).filter(|s| !s.is_nan()).collect();
         // verl's singleton rule: mean 0, std 1.
-        let (mean, std) = if values.len() < 2 { (0.0, 1.0) } else { mean_std(&values, true) };
+        let (mean, std) = group_stats(&values);
         for &t in members {
-            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+            let range = tr.path_range(t);
             let mut running = 0.0;
             for k in range.rev() {
                 if !score[k].is_nan() {
@@ -167,7 +162,7 @@ fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32) -> Credit {
     let trajectory_score: Vec<f32> = tr
         .ids()
         .map(|t| {
-            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+            let range = tr.path_range(t);
             let present: Vec<f32> = score[range].iter().copied().filter(|s| !s.is_nan()).collect();
             aggregate(&present, agg).unwrap_or(f32::NAN)
         })
@@ -177,13 +172,11 @@ fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32) -> Credit {
         Terms::for_rows(format!("GRPO on the {agg} of the step scores"), &["score", "mean", "std"], tr.len());
     for g in run.groups.ids() {
         let members = run.groups.members(g);
-        let values: Vec<f32> = members.iter().map(|t| trajectory_score[t.index()]).filter(|s| !s.is_nan()).collect();
-        let (mean, std) = if values.len() < 2 { (0.0, 1.0) } else { mean_std(&values, true) };
-        for &t in members {
+        let values: Vec<f32> = members.iter().map(|t| trajectory_score[t.index()]).collect();
+        let (advantages, (mean, std)) = normalize_group(&values, eps);
+        for (&t, &a) in members.iter().zip(&advantages) {
             let s = trajectory_score[t.index()];
-            let a = (s - mean) / (std + eps);
-            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
-            step[range].fill(a);
+            step[tr.path_range(t)].fill(a);
             terms.set(t.index(), &[f64::from(s), f64::from(mean), f64::from(std)]);
         }
     }

@@ -107,11 +107,8 @@ impl Scheme for Prorag {
         );
         for g in run.groups.ids() {
             let members = run.groups.members(g);
-            let positions: Vec<usize> = members
-                .iter()
-                .flat_map(|t| tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize)
-                .filter(|&k| !p[k].is_nan())
-                .collect();
+            let positions: Vec<usize> =
+                members.iter().flat_map(|&t| tr.path_range(t)).filter(|&k| !p[k].is_nan()).collect();
             let total: f64 = positions.iter().map(|&k| weight[k]).sum();
             let mean = if total > 0.0 {
                 positions.iter().map(|&k| weight[k] * f64::from(p[k])).sum::<f64>() / total
@@ -127,7 +124,7 @@ impl Scheme for Prorag {
             let std = if total <= 1.0 { 1.0 } else { (var + 1e-8).sqrt() };
             for &t in members {
                 let a = outcome[t.index()];
-                for k in tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize {
+                for k in tr.path_range(t) {
                     let z = if p[k].is_nan() { 0.0 } else { ((f64::from(p[k]) - mean) / std) as f32 };
                     step[k] = a + beta * z;
                 }

@@ -77,7 +77,7 @@ impl Scheme for Pure {
         // Weighted step rewards r' per path position (a missing score counts 0).
         let mut weighted = vec![0.0f64; tr.path_nodes.len()];
         for t in tr.ids() {
-            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+            let range = tr.path_range(t);
             let r: Vec<f64> = range
                 .clone()
                 .map(|k| {
@@ -118,7 +118,7 @@ impl Scheme for Pure {
             let per_step: Vec<f64> = members
                 .iter()
                 .map(|t| {
-                    let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+                    let range = tr.path_range(*t);
                     let n = range.len().max(1) as f64;
                     weighted[range].iter().sum::<f64>() / n
                 })
@@ -137,7 +137,7 @@ impl Scheme for Pure {
                 } else {
                     0.0
                 };
-                let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+                let range = tr.path_range(t);
                 let last = range.end.saturating_sub(1);
                 let mut running = 0.0;
                 for k in range.clone().rev() {

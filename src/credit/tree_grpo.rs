@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
+use super::grpo::normalize_group;
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -32,13 +32,6 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     ]
 });
 
-/// GRPO with verl's singleton rule over `values` (NaN left out and kept NaN).
-fn grpo(values: &[f32], eps: f32) -> Vec<f32> {
-    let valid: Vec<f32> = values.iter().copied().filter(|v| !v.is_nan()).collect();
-    let (mean, std) = if valid.len() < 2 { (0.0, 1.0) } else { mean_std(&valid, true) };
-    values.iter().map(|&v| (v - mean) / (std + eps)).collect()
-}
-
 impl Scheme for TreeGrpo {
     fn info(&self) -> &SchemeInfo {
         &INFO
@@ -58,7 +51,7 @@ impl Scheme for TreeGrpo {
         for g in run.groups.ids() {
             let members = run.groups.members(g);
             let rewards: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).collect();
-            let inter = grpo(&rewards, eps);
+            let (inter, _) = normalize_group(&rewards, eps);
             // Trees of the group: tree records, or the whole group as one tree.
             let mut trees: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
             for (i, t) in members.iter().enumerate() {
@@ -68,7 +61,7 @@ impl Scheme for TreeGrpo {
             for positions in trees.values() {
                 let source: Vec<f32> =
                     positions.iter().map(|&i| if combination == "2norm" { inter[i] } else { rewards[i] }).collect();
-                let intra = grpo(&source, eps);
+                let (intra, _) = normalize_group(&source, eps);
                 for (&i, &a) in positions.iter().zip(&intra) {
                     result[i] = match combination {
                         "inter+intra" => inter[i] + a,
@@ -84,8 +77,7 @@ impl Scheme for TreeGrpo {
         let mut step = vec![f32::NAN; tr.path_nodes.len()];
         let mut terms = Terms::for_rows(format!("Tree-GRPO {combination}"), &["R", "inter-tree GRPO"], tr.len());
         for t in tr.ids() {
-            step[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize]
-                .fill(advantage[t.index()]);
+            step[tr.path_range(t)].fill(advantage[t.index()]);
             terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(inter_of[t.index()])]);
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })

@@ -4,7 +4,25 @@
 
 use std::collections::HashMap;
 
+use super::{ParamSpec, Params};
 use crate::model::Run;
+
+/// The `merge` parameter of the tree schemes.
+pub const MERGE_PARAM: ParamSpec = ParamSpec::choice(
+    "merge",
+    &["auto", "none", "prefix"],
+    "auto",
+    "merge rollouts of a group by identical step prefix into a tree: auto does it when the run has no explicit branching",
+);
+
+/// Whether `params` (`merge`) ask to merge prefixes on this run: `auto` merges when no node has a sibling.
+pub fn merge_prefixes(run: &Run, params: &Params) -> bool {
+    match params.choice("merge") {
+        "prefix" => true,
+        "none" => false,
+        _ => !run.nodes.next_sibling.iter().any(|s| s.is_some()),
+    }
+}
 
 /// How a node's value is formed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

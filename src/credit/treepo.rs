@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::tree_value::{ValueMode, build};
+use super::tree_value::{MERGE_PARAM, ValueMode, build, merge_prefixes};
 use super::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms, whiten,
 };
@@ -36,12 +36,7 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
             "leave out subgroups whose rewards are all equal (remove_no_std_subgroup)",
         ),
         ParamSpec::bool("whiten", "true", "whiten over all steps of the batch afterwards"),
-        ParamSpec::choice(
-            "merge",
-            &["auto", "none", "prefix"],
-            "auto",
-            "merge rollouts by identical step prefix into a tree (auto: when the run has no branching)",
-        ),
+        MERGE_PARAM,
     ]
 });
 
@@ -56,11 +51,7 @@ impl Scheme for Treepo {
         super::outcome::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let merge = match params.choice("merge") {
-            "prefix" => true,
-            "none" => false,
-            _ => !run.nodes.next_sibling.iter().any(|s| s.is_some()),
-        };
+        let merge = merge_prefixes(run, params);
         let tree = build(run, ValueMode::LeafMean, merge);
         let tr = &run.trajectories;
         let by_size = params.choice("weighting") == "group_size";
@@ -111,8 +102,7 @@ impl Scheme for Treepo {
             tr.len(),
         );
         for t in tr.ids() {
-            step[tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize]
-                .fill(leaf_adv[t.index()]);
+            step[tr.path_range(t)].fill(leaf_adv[t.index()]);
             terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()])]);
         }
         if params.bool("whiten") {

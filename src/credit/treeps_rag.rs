@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
-use super::tree_value::{ValueMode, build};
+use super::tree_value::{MERGE_PARAM, ValueMode, build, merge_prefixes};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -30,12 +30,7 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
             "leaf_mean",
             "node value: mean outcome of descendant leaves, or mean of the children's values",
         ),
-        ParamSpec::choice(
-            "merge",
-            &["auto", "none", "prefix"],
-            "auto",
-            "merge rollouts of a group by identical step prefix into a tree: auto does it when the run has no explicit branching",
-        ),
+        MERGE_PARAM,
         ParamSpec::float("outcome_weight", 0.0, 5.0, "0", "weight of the outcome advantage added to the step utility"),
     ];
     params.extend(OUTCOME_PARAMS);
@@ -57,12 +52,7 @@ impl Scheme for TreepsRag {
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let mode = if params.choice("value") == "child_mean" { ValueMode::ChildMean } else { ValueMode::LeafMean };
-        let branching = run.nodes.next_sibling.iter().any(|s| s.is_some());
-        let merge = match params.choice("merge") {
-            "prefix" => true,
-            "none" => false,
-            _ => !branching,
-        };
+        let merge = merge_prefixes(run, params);
         let tree = build(run, mode, merge);
         let weight = params.f64("outcome_weight") as f32;
         let (outcome, _) = if weight > 0.0 { outcome_advantages(run, params) } else { (Vec::new(), Vec::new()) };

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use super::tree_value::{ValueMode, build};
+use super::tree_value::{MERGE_PARAM, ValueMode, build, merge_prefixes};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -50,12 +50,7 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
             "paths that did not finish with `stop` get the truncated reward on every step",
         ),
         ParamSpec::float("truncated_reward", -5.0, 5.0, "-1", "the credit of a truncated path's steps"),
-        ParamSpec::choice(
-            "merge",
-            &["auto", "none", "prefix"],
-            "auto",
-            "merge rollouts by identical step prefix into a tree (auto: when the run has no branching)",
-        ),
+        MERGE_PARAM,
     ]
 });
 
@@ -76,11 +71,7 @@ impl Scheme for Treerl {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let merge = match params.choice("merge") {
-            "prefix" => true,
-            "none" => false,
-            _ => !run.nodes.next_sibling.iter().any(|s| s.is_some()),
-        };
+        let merge = merge_prefixes(run, params);
         let tree = build(run, ValueMode::LeafMean, merge);
         let tr = &run.trajectories;
         let n = tree.parent.len();
@@ -104,7 +95,7 @@ impl Scheme for Treerl {
             for &t in &members {
                 let r = f64::from(tr.reward[t.index()]);
                 let centred = if params.choice("leaf_centring") == "loo" { r - (total - r) / (count - 1.0) } else { r };
-                for k in tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize {
+                for k in tr.path_range(t) {
                     sum[tree.node_of[k] as usize] += centred;
                     leaves[tree.node_of[k] as usize] += 1;
                 }
@@ -135,7 +126,7 @@ impl Scheme for Treerl {
         let mut terms = Terms::for_rows(format!("TreeRL {form}"), &["R", "V̂(root)"], tr.len());
         for t in tr.ids() {
             let g = tr.group[t.index()].index();
-            let range = tr.path_offsets[t.index()] as usize..tr.path_offsets[t.index() + 1] as usize;
+            let range = tr.path_range(t);
             terms.set(t.index(), &[f64::from(tr.reward[t.index()]), root_hat[g]]);
             if refused[g] || tr.reward[t.index()].is_nan() {
                 continue;

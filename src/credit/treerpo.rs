@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
-use super::tree_value::{ValueMode, build};
+use super::grpo::group_stats;
+use super::tree_value::{MERGE_PARAM, ValueMode, build, merge_prefixes};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -32,12 +32,7 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
             "node value: mean of the children's values (Yang) or of the leaves below (Sapir)",
         ),
         ParamSpec::bool("std", "true", "divide by the sibling std + ε (Yang); off gives the mean-centred form (Sapir)"),
-        ParamSpec::choice(
-            "merge",
-            &["auto", "none", "prefix"],
-            "auto",
-            "merge rollouts by identical step prefix into a tree (auto: when the run has no branching)",
-        ),
+        MERGE_PARAM,
         ParamSpec::choice(
             "singleton",
             &["zero", "verl"],
@@ -63,11 +58,7 @@ impl Scheme for Treerpo {
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let mode = if params.choice("value") == "leaf_mean" { ValueMode::LeafMean } else { ValueMode::ChildMean };
-        let merge = match params.choice("merge") {
-            "prefix" => true,
-            "none" => false,
-            _ => !run.nodes.next_sibling.iter().any(|s| s.is_some()),
-        };
+        let merge = merge_prefixes(run, params);
         let tree = build(run, mode, merge);
         let use_std = params.bool("std");
         let eps = params.f64("epsilon") as f32;
@@ -83,7 +74,7 @@ impl Scheme for Treerpo {
         let mut stats = vec![[f32::NAN; 2]; tree.parent.len()];
         for members in siblings.values() {
             let values: Vec<f32> = members.iter().map(|&v| tree.value[v as usize]).collect();
-            let (mean, std) = if values.len() < 2 { (0.0, 1.0) } else { mean_std(&values, true) };
+            let (mean, std) = group_stats(&values);
             for (&v, &x) in members.iter().zip(&values) {
                 advantage[v as usize] = match values.len() {
                     1 if verl_singleton => x / (1.0 + eps),

@@ -61,13 +61,18 @@ impl Trajectories {
         (0..self.len()).map(TrajectoryId::from_index)
     }
 
-    /// The nodes of a trajectory, root first.
-    pub fn path(&self, trajectory: TrajectoryId) -> &[NodeId] {
+    /// The positions of a trajectory's steps in `path_nodes` (and in any step credit aligned with it).
+    pub fn path_range(&self, trajectory: TrajectoryId) -> std::ops::Range<usize> {
         let i = trajectory.index();
         let (Some(&start), Some(&end)) = (self.path_offsets.get(i), self.path_offsets.get(i + 1)) else {
-            return &[];
+            return 0..0;
         };
-        self.path_nodes.get(start as usize..end as usize).unwrap_or(&[])
+        start as usize..(end as usize).max(start as usize)
+    }
+
+    /// The nodes of a trajectory, root first.
+    pub fn path(&self, trajectory: TrajectoryId) -> &[NodeId] {
+        self.path_nodes.get(self.path_range(trajectory)).unwrap_or(&[])
     }
 
     /// Number of steps on a trajectory's path.
