@@ -486,3 +486,65 @@ fn grpo_care_reproduces_the_worked_example() {
         assert!((a - b).abs() < 1e-5);
     }
 }
+
+#[test]
+fn spo_tree_reproduces_both_variants_of_the_worked_example() {
+    let run = load_bytes("tree.jsonl", TREE_LOG.as_bytes(), &mut LoadReport::new("tree.jsonl")).unwrap();
+    let path = |credit: &[f32], key: &str| {
+        let t = run.trajectory_by_key(key).unwrap();
+        let start = run.trajectories.path_offsets[t.index()] as usize;
+        [credit[start], credit[start + 1]]
+    };
+    let official = credit_of(&run, "spo_tree", &[]);
+    assert_eq!(path(&official, "t/A1"), [0.25, 0.5]);
+    assert_eq!(path(&official, "t/A2"), [0.25, -0.5]);
+    // B1 and B2 have the value of their parent: a zero edge, dropped (no credit).
+    let b1 = path(&official, "t/B1");
+    assert!(b1[0] == -0.25 && b1[1].is_nan(), "{b1:?}");
+    let treepo = credit_of(&run, "spo_tree", &[("variant", "treepo_spo"), ("drop_zero", "false")]);
+    let close = |got: [f32; 2], want: [f32; 2]| (got[0] - want[0]).abs() < 1e-5 && (got[1] - want[1]).abs() < 1e-5;
+    assert!(close(path(&treepo, "t/A1"), [1.0, 0.0]), "{treepo:?}");
+    assert!(close(path(&treepo, "t/A2"), [1.0, -2.0]), "{treepo:?}");
+    assert!(close(path(&treepo, "t/B1"), [-1.0, 1.0]), "{treepo:?}");
+    // GRPO credits both steps of a path alike; SPO separates the shared step from the choice.
+    let grpo = credit_of(&run, "grpo", &[]);
+    let g = path(&grpo, "t/A2");
+    assert_eq!(g[0], g[1]);
+}
+
+/// LeTS' worked example: scores [1, .5, 0]; the best rollout searched {d1, d2}, {d2, d3}, {d4}.
+const SEARCH_LOG: &str = r#"{"vantage": 1}
+{"type": "trajectory", "id": "best", "group": "g", "outcome": {"reward": 1}, "steps": [{"action": "s1", "docs": ["d1", "d2"]}, {"action": "s2", "docs": ["d2", "d3"]}, {"action": "s3", "docs": ["d4"]}, {"action": "answer"}]}
+{"type": "trajectory", "id": "half", "group": "g", "outcome": {"reward": 0.5}, "steps": [{"action": "s1", "docs": ["d1", "d2"]}, {"action": "s2", "docs": ["d5"]}, {"action": "answer"}]}
+{"type": "trajectory", "id": "none", "group": "g", "outcome": {"reward": 0}, "steps": [{"action": "s1", "docs": ["d9"]}, {"action": "answer"}]}
+{"type": "trajectory", "id": "top", "group": "g2", "outcome": {"reward": 1}, "steps": [{"action": "s1", "docs": ["d1", "d2"]}, {"action": "s2", "docs": ["d3"]}, {"action": "answer"}]}
+{"type": "trajectory", "id": "mid", "group": "g2", "outcome": {"reward": 0.8}, "steps": [{"action": "s1", "docs": ["d1", "d2"]}, {"action": "s2", "docs": ["d7"]}, {"action": "answer"}]}
+{"type": "trajectory", "id": "low", "group": "g2", "outcome": {"reward": 0}, "steps": [{"action": "s1", "docs": ["d9"]}, {"action": "answer"}]}
+"#;
+
+#[test]
+fn lets_rescales_the_outcome_advantage_per_search_segment() {
+    let run = load_bytes("search.jsonl", SEARCH_LOG.as_bytes(), &mut LoadReport::new("search.jsonl")).unwrap();
+    let steps = |credit: &[f32], key: &str| {
+        let t = run.trajectory_by_key(key).unwrap();
+        credit[run.trajectories.path_range(t)].to_vec()
+    };
+    let lets = credit_of(&run, "lets", &[]);
+    let grpo = credit_of(&run, "grpo", &[]);
+    // GRPO: A = 1 on every step of the best rollout; LeTS: [1.577, −0.155, 1.577] and 1 on the answer.
+    assert!(steps(&grpo, "best").iter().all(|&a| (a - 1.0).abs() < 1e-5));
+    for (got, want) in steps(&lets, "best").iter().zip([1.577, -0.155, 1.577, 1.0]) {
+        assert!((got - want).abs() < 1e-3, "{:?}", steps(&lets, "best"));
+    }
+    // A rollout with A = 0 is unaffected (the scaling is multiplicative).
+    assert!(steps(&lets, "half").iter().all(|&a| a.abs() < 1e-5));
+    // In g2 the 0.8 rollout matches the best one: {d1, d2} exactly, {d7} not at all: s = [1, 0],
+    // z = ±0.707, so its first segment gains and its second loses against its answer segment.
+    let mid = steps(&lets, "mid");
+    assert!(
+        mid[2] > 0.0 && (mid[0] / mid[2] - 1.707).abs() < 1e-3 && (mid[1] / mid[2] - 0.293).abs() < 1e-3,
+        "{mid:?}"
+    );
+    // The failed rollout gets no step rewards: its outcome advantage everywhere (−1).
+    assert!(steps(&lets, "none").iter().all(|&a| (a + 1.0).abs() < 1e-5));
+}

@@ -92,12 +92,7 @@ pub fn run(seed: u64) -> Run {
             let Columns { mask, text, spans, token_reward, logprob, ref_logprob, values, entropy } =
                 columns(&mut rng, &segments, reward);
             let texts: Vec<&str> = text.iter().map(String::as_str).collect();
-            // Σ_v π(v)² of the next-token distribution: at least π(a)², where π(a) = exp(logprob).
-            let sum_pi_squared: Vec<f32> = logprob
-                .iter()
-                .zip(&mask)
-                .map(|(&lp, &m)| if m { Rng::round3((lp.exp() * lp.exp() + 0.05).min(1.0)) } else { 0.0 })
-                .collect();
+            let (sum_pi_squared, prm_logprob) = derived_columns(&logprob, &mask, correct);
             let joined: Vec<String> = segments.iter().map(|s| s.words.concat().trim_end().to_owned()).collect();
             let steps: Vec<NewStep<'_>> = segments
                 .iter()
@@ -119,6 +114,7 @@ pub fn run(seed: u64) -> Run {
                 value: Some(&values),
                 entropy: Some(&entropy),
                 sum_pi_squared: Some(&sum_pi_squared),
+                prm_logprob: Some(&prm_logprob),
                 text: Some(&texts),
             };
             // The greedy rollout of this prompt (ReMax's baseline): right for every other prompt.
@@ -133,6 +129,24 @@ pub fn run(seed: u64) -> Run {
         }
     }
     b.finish()
+}
+
+/// `Σ_v π(v)²` (at least π(a)², π(a) = exp(logprob)) and an implicit PRM's log-probability (PRIME's
+/// `log π_φ`): the policy's, nudged up on the tokens of correct rollouts and down on wrong ones.
+fn derived_columns(logprob: &[f32], mask: &[bool], correct: bool) -> (Vec<f32>, Vec<f32>) {
+    let sum_pi_squared = logprob
+        .iter()
+        .zip(mask)
+        .map(|(&lp, &m)| if m { Rng::round3((lp.exp() * lp.exp() + 0.05).min(1.0)) } else { 0.0 })
+        .collect();
+    let sign = if correct { 1.0 } else { -1.0 };
+    let prm_logprob = logprob
+        .iter()
+        .zip(mask)
+        .enumerate()
+        .map(|(i, (&lp, &m))| if m { Rng::round3(lp + sign * 0.02 * ((i % 7) as f32 / 7.0 + 0.5)) } else { 0.0 })
+        .collect();
+    (sum_pi_squared, prm_logprob)
 }
 
 /// Token columns of one rollout.

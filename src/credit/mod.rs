@@ -38,11 +38,14 @@ mod gigpo;
 mod grpo_care;
 mod hybrid;
 mod length_penalty;
+mod lets;
 mod null_reward;
 mod outcome;
+mod prime;
 mod prm_process;
 mod prorag;
 mod pure;
+mod spo_tree;
 mod tree_grpo;
 pub mod tree_value;
 mod treepo;
@@ -309,6 +312,9 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &treerl::Treerl,
     &pure::Pure,
     &grpo_care::GrpoCare,
+    &prime::Prime,
+    &lets::Lets,
+    &spo_tree::SpoTree,
 ];
 
 /// The scheme with registry id `id`.

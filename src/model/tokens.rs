@@ -20,6 +20,8 @@ pub struct NewTokens<'a> {
     pub entropy: Option<&'a [f32]>,
     /// `Σ_v π(v)²` of the policy's next-token distribution (optimal token baseline).
     pub sum_pi_squared: Option<&'a [f32]>,
+    /// Log-probability under an implicit process reward model (PRIME's `log π_φ`).
+    pub prm_logprob: Option<&'a [f32]>,
     /// Token strings.
     pub text: Option<&'a [&'a str]>,
 }
@@ -35,6 +37,7 @@ impl NewTokens<'_> {
             ("value", self.value.map(<[f32]>::len)),
             ("entropy", self.entropy.map(<[f32]>::len)),
             ("sum_pi_squared", self.sum_pi_squared.map(<[f32]>::len)),
+            ("prm_logprob", self.prm_logprob.map(<[f32]>::len)),
             ("text", self.text.map(<[&str]>::len)),
         ];
         let mut common: Option<usize> = None;
@@ -74,6 +77,8 @@ pub struct Tokens {
     pub entropy: Option<Vec<f32>>,
     /// `Σ_v π(v)²` per token.
     pub sum_pi_squared: Option<Vec<f32>>,
+    /// Implicit-PRM log-probability per token.
+    pub prm_logprob: Option<Vec<f32>>,
     /// Token strings.
     pub text: Option<Vec<TextId>>,
 }
@@ -97,6 +102,7 @@ impl Tokens {
         push_f32s(&mut self.value, start, tokens.value, len);
         push_f32s(&mut self.entropy, start, tokens.entropy, len);
         push_f32s(&mut self.sum_pi_squared, start, tokens.sum_pi_squared, len);
+        push_f32s(&mut self.prm_logprob, start, tokens.prm_logprob, len);
         for i in 0..len {
             push_opt(&mut self.text, start + i, text.and_then(|t| t.get(i).copied()), TextId::NONE);
         }
@@ -114,6 +120,7 @@ impl Tokens {
             ("value", self.value.is_some()),
             ("entropy", self.entropy.is_some()),
             ("sum_pi_squared", self.sum_pi_squared.is_some()),
+            ("prm_logprob", self.prm_logprob.is_some()),
             ("text", self.text.is_some()),
         ] {
             if present {
@@ -133,6 +140,7 @@ impl Tokens {
             &mut self.value,
             &mut self.entropy,
             &mut self.sum_pi_squared,
+            &mut self.prm_logprob,
         ] {
             column.iter_mut().for_each(Vec::shrink_to_fit);
         }
@@ -148,6 +156,7 @@ impl Tokens {
             + opt_bytes(self.value.as_ref())
             + opt_bytes(self.entropy.as_ref())
             + opt_bytes(self.sum_pi_squared.as_ref())
+            + opt_bytes(self.prm_logprob.as_ref())
             + opt_bytes(self.text.as_ref())
     }
 }

@@ -14,6 +14,7 @@ pub struct TokenColumns {
     value: Option<Vec<f32>>,
     entropy: Option<Vec<f32>>,
     sum_pi_squared: Option<Vec<f32>>,
+    prm_logprob: Option<Vec<f32>>,
     text: Option<Vec<String>>,
 }
 
@@ -32,6 +33,7 @@ impl TokenColumns {
             value: floats(&raw.value),
             entropy: floats(&raw.entropy),
             sum_pi_squared: floats(&raw.sum_pi_squared),
+            prm_logprob: floats(&raw.prm_logprob),
             text: raw.text.clone(),
         };
         let len = {
@@ -57,6 +59,7 @@ impl TokenColumns {
             value: self.value.as_deref(),
             entropy: self.entropy.as_deref(),
             sum_pi_squared: self.sum_pi_squared.as_deref(),
+            prm_logprob: self.prm_logprob.as_deref(),
             text: texts,
         }
     }

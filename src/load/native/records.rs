@@ -123,6 +123,8 @@ pub struct RawTokens {
     pub entropy: Option<Vec<Num>>,
     /// `Σ_v π(v)²` per token.
     pub sum_pi_squared: Option<Vec<Num>>,
+    /// Implicit-PRM log-probability per token.
+    pub prm_logprob: Option<Vec<Num>>,
     /// Token strings.
     pub text: Option<Vec<String>>,
 }
