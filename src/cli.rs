@@ -20,6 +20,18 @@ pub struct Cli {
     command: Option<Command>,
     /// Rollout logs to open in the app (none: the bundled sample run).
     files: Vec<PathBuf>,
+    /// App: the view to open (group, compare, overview, tokens, summary).
+    #[arg(long)]
+    view: Option<String>,
+    /// App: scheme A (a registry id; see `vantage schemes`).
+    #[arg(long)]
+    scheme_a: Option<String>,
+    /// App: scheme B.
+    #[arg(long)]
+    scheme_b: Option<String>,
+    /// App: start in meeting mode.
+    #[arg(long)]
+    meeting: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -69,7 +81,15 @@ pub fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
     match cli.command {
-        None => crate::native::run_app(cli.files),
+        None => {
+            let start = crate::app::StartOptions {
+                tab: cli.view,
+                scheme_a: cli.scheme_a,
+                scheme_b: cli.scheme_b,
+                meeting: cli.meeting,
+            };
+            crate::native::run_app(cli.files, start)
+        }
         Some(Command::Check { files, format }) => check(&files, format.as_deref()),
         Some(Command::Schemes { markdown }) => {
             print!("{}", if markdown { credit::listing::markdown() } else { credit::listing::text() });

@@ -17,8 +17,8 @@ pub fn load_path(path: &std::path::Path, format: Option<&str>, report: &mut Load
     }
 }
 
-/// Opens the desktop window with `files` (the bundled sample when empty).
-pub fn run_app(files: Vec<std::path::PathBuf>) -> ExitCode {
+/// Opens the desktop window with `files` (the bundled sample when empty) and the `start` options.
+pub fn run_app(files: Vec<std::path::PathBuf>, start: crate::app::StartOptions) -> ExitCode {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("vantage")
@@ -28,7 +28,11 @@ pub fn run_app(files: Vec<std::path::PathBuf>) -> ExitCode {
         ..Default::default()
     };
     let sources: Vec<LoadSource> = files.into_iter().map(LoadSource::Path).collect();
-    let result = eframe::run_native("vantage", options, Box::new(|cc| Ok(Box::new(VantageApp::new(cc, sources)))));
+    let result = eframe::run_native(
+        "vantage",
+        options,
+        Box::new(|cc| Ok(Box::new(VantageApp::new(cc, sources).with_start(start)))),
+    );
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -1,6 +1,11 @@
-//! Analysis: derived, cacheable views of a run (summaries now; heatmap grids, tree layout and
-//! scheme comparison as the views arrive). Pure functions, no egui, no I/O.
+//! Analysis: derived, cacheable views of a run: summaries, heatmap grids, tree layout, scheme
+//! comparison and the exported credit table. Pure functions, no egui, no I/O.
 
+pub mod compare;
+pub mod export;
+pub mod heatmap;
+pub mod overview;
 pub mod summary;
+pub mod tree_layout;
 
 pub use summary::{RunSummary, is_zero_variance};

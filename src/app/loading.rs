@@ -83,6 +83,13 @@ impl Loader {
         self.pending.push((name, receiver));
     }
 
+    /// Stops waiting for load `i` (in `pending_names` order); its result is dropped when it arrives.
+    pub fn cancel(&mut self, i: usize) {
+        if i < self.pending.len() {
+            self.pending.remove(i);
+        }
+    }
+
     /// Names of the loads still running.
     pub fn pending_names(&self) -> impl Iterator<Item = &str> {
         self.pending.iter().map(|(name, _)| name.as_str())

@@ -1,26 +1,31 @@
-//! The eframe application: open runs, loading, notifications. Views live in `ui/`.
+//! The eframe application: open runs, loading, persisted state, commands and the credit cache.
+//! Views live in `ui/`; they read the app and push [`Command`]s, which [`VantageApp::logic`] applies.
 
+mod commands;
 mod loading;
+mod open_run;
+pub mod png;
+pub mod state;
 
+pub use commands::Command;
 pub use loading::{LoadOutcome, LoadSource, Loader};
+pub use open_run::{CreditSlot, OpenRun, SchemeCredit, Selection};
+pub use state::AppState;
 
-use crate::analysis::RunSummary;
-use crate::load::LoadReport;
-use crate::model::Run;
-
-/// A run that loaded, with its report and summary.
-pub struct OpenRun {
-    /// The run.
-    pub run: Run,
-    /// Warnings from loading.
-    pub report: LoadReport,
-    /// Its summary.
-    pub summary: RunSummary,
-    /// Which credit schemes it supports, and why not the others.
-    pub support: Vec<(&'static crate::credit::SchemeInfo, crate::credit::Support)>,
+/// Command-line choices that override the saved state at start.
+#[derive(Clone, Debug, Default)]
+pub struct StartOptions {
+    /// The view to open (`group`, `compare`, `overview`, `tokens`, `summary`).
+    pub tab: Option<String>,
+    /// Scheme A id.
+    pub scheme_a: Option<String>,
+    /// Scheme B id.
+    pub scheme_b: Option<String>,
+    /// Start in meeting mode.
+    pub meeting: bool,
 }
 
-/// The app: open runs, the selected one, loads in flight and notifications.
+/// The app: open runs, the selected one, loads in flight, state, commands and notifications.
 #[derive(Default)]
 pub struct VantageApp {
     /// Open runs, in the order they loaded.
@@ -31,15 +36,52 @@ pub struct VantageApp {
     pub loader: Loader,
     /// Errors and notices for the status bar, newest last.
     pub notifications: Vec<String>,
+    /// Whether the notification list is open.
+    pub show_notifications: bool,
+    /// Persisted state.
+    pub state: AppState,
+    /// Commands pushed by views this frame.
+    pub commands: Vec<Command>,
 }
 
 impl VantageApp {
-    /// Creates the app and starts loading `sources` (the bundled sample when empty).
+    /// Creates the app with the saved state and starts loading `sources` (the bundled sample when empty).
     pub fn new(cc: &eframe::CreationContext<'_>, sources: Vec<LoadSource>) -> Self {
-        let mut app = Self::default();
+        let stored = cc.storage.and_then(|s| s.get_string(AppState::KEY));
+        let (state, notice) = AppState::restore(stored.as_deref());
+        let mut app = Self { state, ..Self::default() };
+        app.notifications.extend(notice);
         let ctx = cc.egui_ctx.clone();
         app.open_all(sources, move || ctx.request_repaint());
         app
+    }
+
+    /// Applies command-line choices; an unknown view or scheme becomes a notice.
+    #[must_use]
+    pub fn with_start(mut self, start: StartOptions) -> Self {
+        if let Some(name) = start.tab {
+            match state::Tab::ALL.into_iter().find(|t| t.label().eq_ignore_ascii_case(&name)) {
+                Some(tab) => self.state.tab = tab,
+                None => self
+                    .notifications
+                    .push(format!("--view {name}: not a view (group, compare, overview, tokens, summary)")),
+            }
+        }
+        for (id, slot) in [(start.scheme_a, 0), (start.scheme_b, 1)] {
+            let Some(id) = id else { continue };
+            if crate::credit::scheme(&id).is_err() {
+                self.notifications.push(format!("unknown scheme {id:?} (see `vantage schemes`)"));
+                continue;
+            }
+            let choice = state::SchemeChoice::new(&id);
+            if slot == 0 {
+                self.state.scheme_a = choice;
+            } else {
+                self.state.scheme_b = choice;
+            }
+        }
+        self.state.meeting_mode |= start.meeting;
+        self
     }
 
     /// Starts loading `sources`, or the bundled sample when there are none.
@@ -48,6 +90,10 @@ impl VantageApp {
             sources.push(LoadSource::Bytes { name: crate::DEMO_RUN_NAME.to_owned(), bytes: crate::DEMO_RUN.into() });
         }
         for source in sources {
+            #[cfg(not(target_arch = "wasm32"))]
+            if let LoadSource::Path(path) = &source {
+                self.state.remember_file(&path.display().to_string());
+            }
             self.loader.start(source, repaint.clone());
         }
     }
@@ -57,20 +103,46 @@ impl VantageApp {
         for outcome in outcomes {
             match outcome.result {
                 Ok(run) => {
-                    let summary = RunSummary::of(&run);
-                    let support = crate::credit::support_table(&run);
-                    if !outcome.report.warnings.is_empty() {
+                    for warning in outcome.report.warnings.iter().take(50) {
+                        self.notifications.push(warning.located(&outcome.report.file));
+                    }
+                    if outcome.report.warnings.len() > 50 {
                         self.notifications.push(format!(
-                            "{}: {} warning(s) while loading",
+                            "{}: {} more warning(s); see the Summary tab",
                             outcome.name,
-                            outcome.report.warnings.len()
+                            outcome.report.warnings.len() - 50
                         ));
                     }
-                    self.runs.push(OpenRun { run, report: outcome.report, summary, support });
+                    self.runs.push(OpenRun::new(run, outcome.report));
                     self.selected = self.runs.len() - 1;
+                    self.fit_schemes();
                 }
                 Err(err) => self.notifications.push(format!("{err:#}")),
             }
+        }
+    }
+
+    /// Opens an already loaded run (tests, headless use).
+    pub fn open_loaded(&mut self, run: crate::model::Run, report: crate::load::LoadReport) {
+        self.accept(vec![LoadOutcome { name: run.meta.name.clone(), result: Ok(run), report }]);
+    }
+
+    /// When scheme A or B is not supported by the current run, picks a supported one instead.
+    fn fit_schemes(&mut self) {
+        let Some(open) = self.runs.get(self.selected) else { return };
+        let supported =
+            |id: &str| open.support.iter().any(|(info, s)| info.id == id && matches!(s, crate::credit::Support::Yes));
+        const PREFERRED_B: [&str; 8] =
+            ["prm_process", "treeps_rag", "triage", "gigpo", "prime", "vineppo", "first_error", "length_penalty"];
+        if !supported(&self.state.scheme_a.scheme_id)
+            && let Some((info, _)) = open.support.iter().find(|(_, s)| matches!(s, crate::credit::Support::Yes))
+        {
+            self.state.scheme_a = state::SchemeChoice::new(info.id);
+        }
+        if !supported(&self.state.scheme_b.scheme_id)
+            && let Some(id) = PREFERRED_B.iter().find(|id| supported(id))
+        {
+            self.state.scheme_b = state::SchemeChoice::new(id);
         }
     }
 
@@ -79,7 +151,12 @@ impl VantageApp {
         self.runs.get(self.selected)
     }
 
-    /// Per-frame work that is not drawing: collect finished loads and dropped files.
+    /// The run shown, mutably.
+    pub fn current_mut(&mut self) -> Option<&mut OpenRun> {
+        self.runs.get_mut(self.selected)
+    }
+
+    /// Per-frame work that is not drawing: loads, dropped files, keys, commands, credit.
     pub fn logic(&mut self, ctx: &egui::Context) {
         let done = self.loader.poll();
         self.accept(done);
@@ -87,6 +164,46 @@ impl VantageApp {
         for file in dropped {
             let c = ctx.clone();
             self.loader.start_dropped(&file, move || c.request_repaint());
+        }
+        self.keyboard(ctx);
+        let commands = std::mem::take(&mut self.commands);
+        for command in commands {
+            self.apply(command, ctx);
+        }
+        self.update_credit();
+        ctx.set_zoom_factor(if self.state.meeting_mode { crate::ui::theme::MEETING_ZOOM } else { 1.0 });
+    }
+
+    /// Recomputes scheme A and B for the current run when their choice changed.
+    pub fn update_credit(&mut self) {
+        let (a, b) = (self.state.scheme_a.clone(), self.state.scheme_b.clone());
+        if let Some(open) = self.runs.get_mut(self.selected) {
+            open.credit[0].update(&open.run, &a);
+            open.credit[1].update(&open.run, &b);
+        }
+    }
+
+    /// Keys: arrows walk steps and rollouts, `B` bookmarks, `PageUp` / `PageDown` walk bookmarks,
+    /// `F2` toggles meeting mode. Ignored while a text field has focus.
+    fn keyboard(&mut self, ctx: &egui::Context) {
+        if ctx.egui_wants_keyboard_input() {
+            return;
+        }
+        let pressed = |key| ctx.input(|i| i.key_pressed(key));
+        let keys = [
+            (egui::Key::ArrowRight, Command::StepBy(1)),
+            (egui::Key::ArrowLeft, Command::StepBy(-1)),
+            (egui::Key::ArrowDown, Command::RolloutBy(1)),
+            (egui::Key::ArrowUp, Command::RolloutBy(-1)),
+            (egui::Key::B, Command::ToggleBookmark),
+            (egui::Key::PageDown, Command::BookmarkBy(1)),
+            (egui::Key::PageUp, Command::BookmarkBy(-1)),
+            (egui::Key::F2, Command::ToggleMeetingMode),
+        ];
+        for (key, command) in keys {
+            if pressed(key) {
+                self.commands.push(command);
+            }
         }
     }
 }
@@ -98,5 +215,12 @@ impl eframe::App for VantageApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         crate::ui::app_ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        match serde_json::to_string(&self.state) {
+            Ok(text) => storage.set_string(AppState::KEY, text),
+            Err(err) => log::warn!("could not save settings: {err}"),
+        }
     }
 }

@@ -1,74 +1,205 @@
-//! Everything that touches egui: panels, views, theme.
+//! Everything that touches egui: the panels, the views, the theme.
 
 pub mod theme;
 pub mod views;
+pub mod widgets;
 
-use crate::app::VantageApp;
+use crate::app::state::Tab;
+use crate::app::{AppState, Command, OpenRun, VantageApp};
 
-/// Draws the whole app into `ui`: top bar, status bar, and the current run.
+/// What every view gets: the run shown, the persisted state and the command queue.
+pub struct ViewCtx<'a> {
+    /// The run shown.
+    pub open: &'a mut OpenRun,
+    /// Persisted state (schemes, options).
+    pub state: &'a mut AppState,
+    /// Commands for [`VantageApp::logic`].
+    pub commands: &'a mut Vec<Command>,
+}
+
+/// Draws the whole app into `ui`: top bar, status bar, side panels and the current tab.
 pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     egui::Panel::top("top_bar").show(ui, |ui| top_bar_ui(app, ui));
     egui::Panel::bottom("status_bar").show(ui, |ui| status_bar_ui(app, ui));
-    egui::CentralPanel::default().show(ui, |ui| {
-        let mut options = views::run_summary::Options::default();
-        match app.current() {
-            Some(open) => {
-                egui::ScrollArea::vertical().show(ui, |ui| views::run_summary::ui(ui, &mut options, open));
-            }
-            None if app.loader.pending_names().next().is_some() => {
+    let meeting = app.state.meeting_mode;
+    let VantageApp { runs, selected, state, commands, loader, .. } = app;
+    let Some(open) = runs.get_mut(*selected) else {
+        egui::CentralPanel::default().show(ui, |ui| {
+            if loader.pending_names().next().is_some() {
                 ui.horizontal(|ui| {
                     ui.spinner();
                     ui.label("Loading…");
                 });
-            }
-            None => {
+            } else {
                 ui.label("No run open. Use Open… or drop a file here");
             }
+        });
+        return;
+    };
+    let mut ctx = ViewCtx { open, state, commands };
+    if !meeting {
+        egui::Panel::left("run_browser").resizable(true).default_size(300.0).show(ui, |ui| {
+            views::run_browser::ui(ui, &mut ctx);
+        });
+        egui::Panel::right("side_panel").resizable(true).default_size(360.0).show(ui, |ui| {
+            egui::ScrollArea::vertical().id_salt("side_scroll").show(ui, |ui| {
+                views::scheme_panel::ui(ui, &mut ctx);
+                ui.separator();
+                views::inspector::ui(ui, &mut ctx);
+            });
+        });
+    }
+    egui::CentralPanel::default().show(ui, |ui| match ctx.state.tab {
+        Tab::Group => views::group::ui(ui, &mut ctx),
+        Tab::Compare => views::compare::ui(ui, &mut ctx),
+        Tab::Overview => views::overview::ui(ui, &mut ctx),
+        Tab::Tokens => views::tokens::ui(ui, &mut ctx),
+        Tab::Summary => {
+            egui::ScrollArea::vertical().show(ui, |ui| views::run_summary::ui(ui, &mut ctx));
         }
     });
 }
 
 fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.strong("vantage");
         ui.separator();
         if ui.button("Open…").clicked() {
             let ctx = ui.ctx().clone();
             app.loader.start_picker(move || ctx.request_repaint());
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        recent_files_ui(app, ui);
         if app.runs.len() > 1 {
             let names: Vec<String> = app.runs.iter().map(|r| r.run.meta.name.clone()).collect();
-            egui::ComboBox::from_id_salt("run_picker")
+            let combo = egui::ComboBox::from_id_salt("run_picker")
                 .selected_text(names.get(app.selected).cloned().unwrap_or_default())
                 .show_ui(ui, |ui| {
                     for (i, name) in names.iter().enumerate() {
-                        ui.selectable_value(&mut app.selected, i, name);
+                        if ui.selectable_label(i == app.selected, name).clicked() {
+                            app.commands.push(Command::SelectRun(i));
+                        }
                     }
                 });
+            widgets::name(&combo.response, "open run");
+            if ui.small_button("Close run").clicked() {
+                app.commands.push(Command::CloseRun(app.selected));
+            }
+        }
+        ui.separator();
+        for tab in Tab::ALL {
+            ui.selectable_value(&mut app.state.tab, tab, tab.label());
+        }
+        ui.separator();
+        let meeting = ui.selectable_label(app.state.meeting_mode, "Meeting mode (F2)");
+        if meeting.clicked() {
+            app.commands.push(Command::ToggleMeetingMode);
+        }
+        ui.menu_button("Export", |ui| {
+            if ui.button("Current view as PNG…").clicked() {
+                app.commands.push(Command::ExportPng);
+            }
+            if ui.button("Credit table as CSV…").clicked() {
+                app.commands.push(Command::ExportCsv);
+            }
+        });
+        bookmarks_menu_ui(app, ui);
+        if app.state.meeting_mode {
+            ui.separator();
+            pinned_comparison_ui(app, ui);
         }
     });
 }
 
-fn status_bar_ui(app: &VantageApp, ui: &mut egui::Ui) {
-    ui.horizontal(|ui| {
-        for name in app.loader.pending_names() {
-            ui.spinner();
-            ui.label(format!("Loading {name}"));
+/// Recently opened files (native only: the web has no paths to reopen).
+#[cfg(not(target_arch = "wasm32"))]
+fn recent_files_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
+    ui.menu_button("Recent", |ui| {
+        if app.state.recent_files.is_empty() {
+            ui.label("No recent files");
         }
-        match app.notifications.last() {
-            Some(last) => {
-                ui.label(egui::RichText::new(last).color(theme::WARNING));
-            }
-            None => {
-                if let Some(open) = app.current() {
-                    ui.label(format!(
-                        "{} · {} trajectories · {} warnings",
-                        open.run.meta.name,
-                        open.run.trajectories.len(),
-                        open.report.warnings.len()
-                    ));
-                }
+        for path in app.state.recent_files.clone() {
+            if ui.button(&path).clicked() {
+                let ctx = ui.ctx().clone();
+                app.open_all(vec![crate::app::LoadSource::Path(path.into())], move || ctx.request_repaint());
             }
         }
     });
+}
+
+fn bookmarks_menu_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
+    let marks = app.current_bookmarks();
+    ui.menu_button(format!("Bookmarks ({})", marks.len()), |ui| {
+        if ui.button("Bookmark this step (B)").clicked() {
+            app.commands.push(Command::ToggleBookmark);
+        }
+        ui.label(egui::RichText::new("PageDown / PageUp: next / previous").color(theme::MUTED));
+        ui.separator();
+        for i in marks {
+            let m = &app.state.bookmarks[i];
+            if ui.button(format!("{} · step {}", m.trajectory_key, m.step_index + 1)).clicked() {
+                app.commands.push(Command::GoToBookmark(i));
+            }
+        }
+    });
+}
+
+/// In meeting mode the comparison stays in view: scheme A, scheme B and the selected step.
+fn pinned_comparison_ui(app: &VantageApp, ui: &mut egui::Ui) {
+    let Some(open) = app.current() else { return };
+    ui.label(egui::RichText::new(format!("A {}", app.state.scheme_a.cache_key())).strong());
+    ui.label(egui::RichText::new(format!("B {}", app.state.scheme_b.cache_key())).strong());
+    if let (Some(t), Some(k)) = (open.selection.trajectory, open.selected_step_index()) {
+        ui.label(format!("{} · step {}", open.run.trajectory_key(t), k + 1));
+    }
+}
+
+fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        let mut cancel = None;
+        for (i, name) in app.loader.pending_names().enumerate() {
+            ui.spinner();
+            ui.label(format!("Loading {name}"));
+            if ui.small_button("Cancel").clicked() {
+                cancel = Some(i);
+            }
+        }
+        if let Some(i) = cancel {
+            app.loader.cancel(i);
+        }
+        if let Some(open) = app.current() {
+            ui.label(format!(
+                "{} · {} groups · {} trajectories · {} steps",
+                open.run.meta.name,
+                open.run.groups.len(),
+                open.run.trajectories.len(),
+                open.run.num_path_steps()
+            ));
+        }
+        let n = app.notifications.len();
+        if n > 0 {
+            let label = egui::RichText::new(format!("{n} notice(s)")).color(theme::WARNING);
+            if ui.button(label).clicked() {
+                app.show_notifications = !app.show_notifications;
+            }
+            if let Some(last) = app.notifications.last() {
+                ui.label(egui::RichText::new(last).color(theme::WARNING));
+            }
+        }
+    });
+    if app.show_notifications {
+        let mut open = true;
+        egui::Window::new("Notices").open(&mut open).default_size([640.0, 300.0]).show(ui.ctx(), |ui| {
+            if ui.button("Clear").clicked() {
+                app.notifications.clear();
+            }
+            let row = ui.text_style_height(&egui::TextStyle::Monospace);
+            egui::ScrollArea::vertical().show_rows(ui, row, app.notifications.len(), |ui, rows| {
+                for line in &app.notifications[rows] {
+                    ui.label(egui::RichText::new(line).monospace());
+                }
+            });
+        });
+        app.show_notifications = open;
+    }
 }

@@ -1,3 +1,13 @@
-//! Views: one module per view, each an `Options` struct and a `ui()` function.
+//! Views: one module per view, each a `ui()` function over a [`crate::ui::ViewCtx`]; the central
+//! ones are dispatched by [`crate::app::state::Tab`] in `ui/mod.rs`.
 
+pub mod compare;
+pub mod group;
+pub mod heatmap;
+pub mod inspector;
+pub mod overview;
+pub mod run_browser;
 pub mod run_summary;
+pub mod scheme_panel;
+pub mod tokens;
+pub mod tree;

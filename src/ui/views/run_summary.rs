@@ -1,17 +1,10 @@
 //! Run summary view: counts, fields present, outcome statistics, metadata and load warnings.
 
-use crate::app::OpenRun;
-use crate::ui::theme;
+use crate::ui::{ViewCtx, theme};
 
-/// Options of the run summary view.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct Options {
-    /// Whether to list every warning (otherwise the first 200).
-    pub all_warnings: bool,
-}
-
-/// Draws the summary of `open`.
-pub fn ui(ui: &mut egui::Ui, options: &mut Options, open: &OpenRun) {
+/// Draws the summary of the run: counts, fields, metadata, scheme support, warnings.
+pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    let open = &*ctx.open;
     let run = &open.run;
     ui.label(egui::RichText::new(&run.meta.name).size(theme::TITLE_SIZE).strong());
     ui.label(egui::RichText::new(&run.meta.format).color(theme::MUTED));
@@ -51,8 +44,11 @@ pub fn ui(ui: &mut egui::Ui, options: &mut Options, open: &OpenRun) {
         return;
     }
     ui.label(egui::RichText::new(format!("{} load warning(s)", warnings.len())).color(theme::WARNING));
-    ui.checkbox(&mut options.all_warnings, "Show all warnings");
-    let shown = if options.all_warnings { warnings.len() } else { warnings.len().min(200) };
+    let id = egui::Id::unique("all_warnings");
+    let mut all_warnings = ui.data(|d| d.get_temp::<bool>(id).unwrap_or(false));
+    ui.checkbox(&mut all_warnings, "Show all warnings");
+    ui.data_mut(|d| d.insert_temp(id, all_warnings));
+    let shown = if all_warnings { warnings.len() } else { warnings.len().min(200) };
     egui::ScrollArea::vertical().id_salt("warnings").max_height(240.0).show_rows(
         ui,
         ui.text_style_height(&egui::TextStyle::Body),

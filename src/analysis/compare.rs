@@ -1,0 +1,194 @@
+//! Scheme A against scheme B on the same steps: rank correlation, mean credit per role, and the
+//! steps where they disagree in sign, named by what the disagreement means.
+
+use std::collections::BTreeMap;
+
+use crate::model::Run;
+
+/// What a sign disagreement between A and B means for the step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Disagreement {
+    /// A > 0 on a step labelled regression, or that B punishes in a failed rollout.
+    ReinforcedRegression,
+    /// A > 0 on a step B punishes, in a rollout that succeeded anyway.
+    LuckyStep,
+    /// A < 0 on a step B rewards (or labelled exploration / progress), in a failed rollout.
+    PunishedExploration,
+    /// A < 0 on a step B rewards, in a successful rollout.
+    PunishedGoodStep,
+}
+
+impl Disagreement {
+    /// Every kind, in table order.
+    pub const ALL: [Self; 4] =
+        [Self::ReinforcedRegression, Self::LuckyStep, Self::PunishedExploration, Self::PunishedGoodStep];
+
+    /// The name shown above its table.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::ReinforcedRegression => "reinforced regression",
+            Self::LuckyStep => "rewarded lucky step in a flawed solution",
+            Self::PunishedExploration => "punished exploration",
+            Self::PunishedGoodStep => "punished good step in a successful rollout",
+        }
+    }
+
+    /// One sentence on what it means.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            Self::ReinforcedRegression => "A pushes up a step that B (or its role label) says made things worse",
+            Self::LuckyStep => "the rollout succeeded, A credits a step B judges wrong",
+            Self::PunishedExploration => "the rollout failed, A punishes a step B judges useful",
+            Self::PunishedGoodStep => "the rollout succeeded, yet A punishes a step B judges useful",
+        }
+    }
+
+    /// Classifies a step with credit `a` and `b`; `None` when they agree in sign (or one is 0 / missing).
+    pub fn classify(a: f32, b: f32, role: &str, success: bool) -> Option<Self> {
+        if !(a.is_finite() && b.is_finite()) || a * b >= 0.0 {
+            return None;
+        }
+        Some(match (a > 0.0, success) {
+            (true, _) if role == "regression" => Self::ReinforcedRegression,
+            (true, true) => Self::LuckyStep,
+            (true, false) => Self::ReinforcedRegression,
+            (false, false) => Self::PunishedExploration,
+            (false, true) => Self::PunishedGoodStep,
+        })
+    }
+}
+
+/// One disagreeing step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DisagreeingStep {
+    /// Path position.
+    pub position: usize,
+    /// Credit under A.
+    pub a: f32,
+    /// Credit under B.
+    pub b: f32,
+}
+
+/// The comparison of two credit vectors over the same path positions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Comparison {
+    /// Steps where both have a value.
+    pub num_paired: usize,
+    /// Spearman rank correlation over those steps (`NaN` with fewer than 2 or no spread).
+    pub spearman: f64,
+    /// Share of paired steps whose signs differ.
+    pub sign_disagreement: f64,
+    /// Per role label ("" = unlabelled): (number of steps, mean A, mean B).
+    pub per_role: BTreeMap<String, (usize, f64, f64)>,
+    /// Disagreeing steps by kind, largest |A − B| first.
+    pub disagreements: BTreeMap<Disagreement, Vec<DisagreeingStep>>,
+}
+
+/// Whether trajectory `t` counts as a success: its success flag, else outcome ≥ 0.5.
+pub fn is_success(run: &Run, t: crate::model::TrajectoryId) -> bool {
+    let tr = &run.trajectories;
+    tr.success[t.index()].unwrap_or(tr.reward[t.index()] >= 0.5)
+}
+
+impl Comparison {
+    /// Compares `a` and `b` (step credit per path position) on `run`.
+    pub fn of(run: &Run, a: &[f32], b: &[f32]) -> Self {
+        let tr = &run.trajectories;
+        let mut out = Self::default();
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        let mut role_sums: BTreeMap<String, (usize, f64, f64)> = BTreeMap::new();
+        let mut disagree = 0usize;
+        for t in tr.ids() {
+            let success = is_success(run, t);
+            for p in tr.path_range(t) {
+                let (Some(&x), Some(&y)) = (a.get(p), b.get(p)) else { continue };
+                if !(x.is_finite() && y.is_finite()) {
+                    continue;
+                }
+                xs.push(x);
+                ys.push(y);
+                let role = run.label(run.nodes.role[tr.path_nodes[p].index()]);
+                let entry = role_sums.entry(role.to_owned()).or_default();
+                entry.0 += 1;
+                entry.1 += f64::from(x);
+                entry.2 += f64::from(y);
+                if let Some(kind) = Disagreement::classify(x, y, role, success) {
+                    disagree += 1;
+                    out.disagreements.entry(kind).or_default().push(DisagreeingStep { position: p, a: x, b: y });
+                }
+            }
+        }
+        for list in out.disagreements.values_mut() {
+            list.sort_by(|l, r| (r.a - r.b).abs().total_cmp(&(l.a - l.b).abs()));
+        }
+        out.num_paired = xs.len();
+        out.spearman = spearman(&xs, &ys);
+        out.sign_disagreement = if xs.is_empty() { 0.0 } else { disagree as f64 / xs.len() as f64 };
+        out.per_role =
+            role_sums.into_iter().map(|(role, (n, sa, sb))| (role, (n, sa / n as f64, sb / n as f64))).collect();
+        out
+    }
+}
+
+/// Ranks with ties averaged (1-based).
+fn ranks(values: &[f32]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
+    let mut out = vec![0.0; values.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            out[k] = rank;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Spearman's ρ: Pearson correlation of the tie-averaged ranks.
+pub fn spearman(x: &[f32], y: &[f32]) -> f64 {
+    if x.len() < 2 || x.len() != y.len() {
+        return f64::NAN;
+    }
+    let (rx, ry) = (ranks(x), ranks(y));
+    let n = rx.len() as f64;
+    let (mx, my) = (rx.iter().sum::<f64>() / n, ry.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in rx.iter().zip(&ry) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    if sxx == 0.0 || syy == 0.0 { f64::NAN } else { sxy / (sxx * syy).sqrt() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_of_monotone_and_reversed_and_tied() {
+        assert!((spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 300.0]) - 1.0).abs() < 1e-12);
+        assert!((spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
+        // Ties: ranks [1.5, 1.5, 3] vs [1, 2, 3] → ρ = 0.866.
+        assert!((spearman(&[1.0, 1.0, 2.0], &[1.0, 2.0, 3.0]) - 0.866_025).abs() < 1e-5);
+        assert!(spearman(&[1.0, 1.0], &[1.0, 2.0]).is_nan());
+    }
+
+    #[test]
+    fn disagreements_are_named_by_sign_role_and_outcome() {
+        use Disagreement as D;
+        assert_eq!(D::classify(1.0, -1.0, "regression", true), Some(D::ReinforcedRegression));
+        assert_eq!(D::classify(1.0, -1.0, "", true), Some(D::LuckyStep));
+        assert_eq!(D::classify(1.0, -1.0, "", false), Some(D::ReinforcedRegression));
+        assert_eq!(D::classify(-1.0, 1.0, "exploration", false), Some(D::PunishedExploration));
+        assert_eq!(D::classify(-1.0, 1.0, "", true), Some(D::PunishedGoodStep));
+        assert_eq!(D::classify(1.0, 2.0, "regression", true), None);
+        assert_eq!(D::classify(1.0, f32::NAN, "", true), None);
+    }
+}

@@ -1,0 +1,186 @@
+//! One open run with what the views derive from it: the selection, credit under schemes A and B
+//! (recomputed only when their choice changes), the group tree layout and credit under every scheme
+//! for the inspector (computed once, lazily).
+
+use crate::analysis::RunSummary;
+use crate::analysis::tree_layout::{GroupTree, TreeMerge};
+use crate::app::state::SchemeChoice;
+use crate::credit::{Credit, Params, Scheme, SchemeInfo, Support};
+use crate::load::LoadReport;
+use crate::model::{GroupId, Run, TrajectoryId};
+
+/// What is selected: a group, a trajectory of it, and a step (a path position of that trajectory).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// The group.
+    pub group: Option<GroupId>,
+    /// The trajectory.
+    pub trajectory: Option<TrajectoryId>,
+    /// The step, as an index into `run.trajectories.path_nodes`.
+    pub position: Option<usize>,
+}
+
+/// Credit under one scheme choice, with the key it was computed for.
+#[derive(Debug, Default)]
+pub struct CreditSlot {
+    /// The choice's cache key (`SchemeChoice::cache_key`).
+    pub key: String,
+    /// The credit, or why there is none.
+    pub result: Option<Result<Credit, String>>,
+    /// Bumped on every recomputation, so textures know when to re-upload.
+    pub generation: u64,
+}
+
+impl CreditSlot {
+    /// Recomputes when `choice` differs from what the slot holds.
+    pub fn update(&mut self, run: &Run, choice: &SchemeChoice) {
+        let key = choice.cache_key();
+        if self.result.is_some() && self.key == key {
+            return;
+        }
+        self.result = Some(compute(run, choice));
+        self.key = key;
+        self.generation += 1;
+    }
+
+    /// The step credit, if computed.
+    pub fn step(&self) -> Option<&[f32]> {
+        match &self.result {
+            Some(Ok(credit)) => Some(&credit.step),
+            _ => None,
+        }
+    }
+
+    /// The credit, if computed.
+    pub fn credit(&self) -> Option<&Credit> {
+        self.result.as_ref().and_then(|r| r.as_ref().ok())
+    }
+
+    /// Why there is no credit.
+    pub fn error(&self) -> Option<&str> {
+        match &self.result {
+            Some(Err(e)) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Computes `choice` on `run`, as the CLI does.
+pub fn compute(run: &Run, choice: &SchemeChoice) -> Result<Credit, String> {
+    let scheme = crate::credit::scheme(&choice.scheme_id).map_err(|e| e.to_string())?;
+    crate::credit::compute(scheme, run, choice.preset.as_deref(), &choice.values).map_err(|e| e.to_string())
+}
+
+/// Credit under one scheme with its defaults, for the inspector.
+#[derive(Debug)]
+pub struct SchemeCredit {
+    /// The scheme.
+    pub info: &'static SchemeInfo,
+    /// Its credit.
+    pub credit: Credit,
+}
+
+/// A run that loaded, with its report, summary and derived state.
+pub struct OpenRun {
+    /// The run.
+    pub run: Run,
+    /// Warnings from loading.
+    pub report: LoadReport,
+    /// Its summary.
+    pub summary: RunSummary,
+    /// Which credit schemes it supports, and why not the others.
+    pub support: Vec<(&'static SchemeInfo, Support)>,
+    /// What is selected.
+    pub selection: Selection,
+    /// Credit under scheme A and scheme B.
+    pub credit: [CreditSlot; 2],
+    /// The laid-out tree of the selected group (group, merge mode, tree).
+    pub tree: Option<(GroupId, TreeMerge, GroupTree)>,
+    /// Credit under every supported scheme with default parameters (computed on first use).
+    pub every_scheme: Option<Vec<SchemeCredit>>,
+}
+
+impl OpenRun {
+    /// Wraps a loaded run; selects its first group, trajectory and step.
+    pub fn new(run: Run, report: LoadReport) -> Self {
+        let summary = RunSummary::of(&run);
+        let support = crate::credit::support_table(&run);
+        let mut open = Self {
+            run,
+            report,
+            summary,
+            support,
+            selection: Selection::default(),
+            credit: Default::default(),
+            tree: None,
+            every_scheme: None,
+        };
+        if let Some(t) = open.run.trajectories.ids().next() {
+            open.select_trajectory(t);
+        }
+        open
+    }
+
+    /// Selects a group and its first trajectory.
+    pub fn select_group(&mut self, group: GroupId) {
+        match self.run.groups.members(group).first() {
+            Some(&t) => self.select_trajectory(t),
+            None => self.selection = Selection { group: Some(group), trajectory: None, position: None },
+        }
+    }
+
+    /// Selects a trajectory (and its group) and its first step.
+    pub fn select_trajectory(&mut self, trajectory: TrajectoryId) {
+        let tr = &self.run.trajectories;
+        let Some(&group) = tr.group.get(trajectory.index()) else { return };
+        let range = tr.path_range(trajectory);
+        self.selection = Selection { group: Some(group), trajectory: Some(trajectory), position: Some(range.start) };
+    }
+
+    /// Selects a step by path position (and its trajectory and group).
+    pub fn select_position(&mut self, position: usize) {
+        let tr = &self.run.trajectories;
+        if position >= tr.path_nodes.len() {
+            return;
+        }
+        // Path offsets are sorted: the trajectory is the last one starting at or before `position`.
+        let t = tr.path_offsets.partition_point(|&o| o as usize <= position).saturating_sub(1);
+        let trajectory = TrajectoryId::from_index(t.min(tr.len().saturating_sub(1)));
+        self.selection = Selection {
+            group: tr.group.get(trajectory.index()).copied(),
+            trajectory: Some(trajectory),
+            position: Some(position),
+        };
+    }
+
+    /// The step index of the selected step along its trajectory.
+    pub fn selected_step_index(&self) -> Option<usize> {
+        let (t, p) = (self.selection.trajectory?, self.selection.position?);
+        p.checked_sub(self.run.trajectories.path_offsets[t.index()] as usize)
+    }
+
+    /// The tree of the selected group under `merge`, laid out once per (group, merge).
+    pub fn group_tree(&mut self, merge: TreeMerge) -> Option<&GroupTree> {
+        let group = self.selection.group?;
+        let fresh = matches!(&self.tree, Some((g, m, _)) if *g == group && *m == merge);
+        if !fresh {
+            self.tree = Some((group, merge, GroupTree::build(&self.run, group, merge)));
+        }
+        self.tree.as_ref().map(|(_, _, t)| t)
+    }
+
+    /// Credit under every supported scheme with its defaults (computed on first call).
+    pub fn every_scheme(&mut self) -> &[SchemeCredit] {
+        let run = &self.run;
+        self.every_scheme.get_or_insert_with(|| {
+            crate::credit::SCHEMES
+                .iter()
+                .filter(|s| matches!(s.supports(run), Support::Yes))
+                .filter_map(|s| {
+                    let credit = s.compute(run, &Params::defaults(*s as &dyn Scheme)).ok()?;
+                    Some(SchemeCredit { info: s.info(), credit })
+                })
+                .collect()
+        })
+    }
+}

@@ -1,0 +1,230 @@
+//! What the app remembers between sessions (eframe storage): schemes and their parameters, view
+//! options, meeting mode, bookmarks, recent files. Everything has a default, so a state saved by
+//! an older version (or a corrupt one) still starts.
+
+use crate::analysis::heatmap::HeatValue;
+use crate::analysis::tree_layout::TreeMerge;
+
+/// Which scheme a slot (A or B) computes, with which preset and parameter overrides.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct SchemeChoice {
+    /// Registry id.
+    pub scheme_id: String,
+    /// Preset name, if one is applied.
+    pub preset: Option<String>,
+    /// Parameter values set on top of the preset (name, value as text).
+    pub values: Vec<(String, String)>,
+}
+
+impl SchemeChoice {
+    /// The scheme with its defaults.
+    pub fn new(scheme_id: &str) -> Self {
+        Self { scheme_id: scheme_id.to_owned(), preset: None, values: Vec::new() }
+    }
+
+    /// A key that changes whenever the computation would.
+    pub fn cache_key(&self) -> String {
+        let mut key = self.scheme_id.clone();
+        if let Some(preset) = &self.preset {
+            key.push_str(&format!(" preset={preset}"));
+        }
+        for (name, value) in &self.values {
+            key.push_str(&format!(" {name}={value}"));
+        }
+        key
+    }
+
+    /// Sets one parameter (replacing an earlier value of it).
+    pub fn set(&mut self, name: &str, value: String) {
+        match self.values.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.values.push((name.to_owned(), value)),
+        }
+    }
+}
+
+/// The central view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Tab {
+    /// Rollout tree and heatmap of the selected group (or the run).
+    #[default]
+    Group,
+    /// Scheme A against scheme B.
+    Compare,
+    /// Per training step.
+    Overview,
+    /// Tokens of the selected trajectory.
+    Tokens,
+    /// Counts, fields, warnings.
+    Summary,
+}
+
+impl Tab {
+    /// Every tab, in the order of the top bar.
+    pub const ALL: [Self; 5] = [Self::Group, Self::Compare, Self::Overview, Self::Tokens, Self::Summary];
+
+    /// Label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Group => "Group",
+            Self::Compare => "Compare",
+            Self::Overview => "Overview",
+            Self::Tokens => "Tokens",
+            Self::Summary => "Summary",
+        }
+    }
+}
+
+/// A bookmarked step: run name, trajectory key and step index, so it survives reloading.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Bookmark {
+    /// Run display name.
+    pub run_name: String,
+    /// Trajectory key.
+    pub trajectory_key: String,
+    /// Step index along the trajectory.
+    pub step_index: usize,
+}
+
+/// Run-browser options.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct BrowserOptions {
+    /// Text search over prompts and step texts.
+    pub search: String,
+    /// Keep only trajectories with a step of this role (empty: any).
+    pub role: String,
+    /// Keep only trajectories with a step of this kind / tool (empty: any).
+    pub kind: String,
+    /// Keep only successes (`Some(true)`), failures (`Some(false)`) or all.
+    pub success: Option<bool>,
+    /// Keep only zero-variance groups.
+    pub zero_variance_only: bool,
+    /// Sort column.
+    pub sort: SortBy,
+    /// Sort descending.
+    pub descending: bool,
+}
+
+/// Run-browser sort column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum SortBy {
+    /// Log order.
+    #[default]
+    Order,
+    /// Outcome reward.
+    Outcome,
+    /// Number of steps.
+    Length,
+    /// Training step.
+    TrainStep,
+}
+
+/// Token-view coloring.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum TokenColor {
+    /// Token credit under A.
+    #[default]
+    Credit,
+    /// Policy log-probability.
+    Logprob,
+    /// Entropy.
+    Entropy,
+    /// Effective loss-aggregation weight.
+    LossWeight,
+}
+
+/// The persisted state.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct AppState {
+    /// Scheme A.
+    pub scheme_a: SchemeChoice,
+    /// Scheme B.
+    pub scheme_b: SchemeChoice,
+    /// What heatmap cells show.
+    pub heat_value: HeatValue,
+    /// Heatmap over the whole run instead of the selected group.
+    pub heat_whole_run: bool,
+    /// How the tree merges rollouts.
+    pub tree_merge: TreeMerge,
+    /// What tree nodes are colored by.
+    pub tree_value: HeatValue,
+    /// The central view.
+    pub tab: Tab,
+    /// Meeting mode: larger type, side panels hidden, comparison pinned.
+    pub meeting_mode: bool,
+    /// Run-browser options.
+    pub browser: BrowserOptions,
+    /// Token-view coloring.
+    pub token_color: TokenColor,
+    /// Bookmarks.
+    pub bookmarks: Vec<Bookmark>,
+    /// Recently opened files (native paths), newest first.
+    pub recent_files: Vec<String>,
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        Self {
+            scheme_a: SchemeChoice::new("grpo"),
+            scheme_b: SchemeChoice::new("prm_process"),
+            heat_value: HeatValue::CreditA,
+            heat_whole_run: false,
+            tree_merge: TreeMerge::Logged,
+            tree_value: HeatValue::CreditA,
+            tab: Tab::Group,
+            meeting_mode: false,
+            browser: BrowserOptions::default(),
+            token_color: TokenColor::Credit,
+            bookmarks: Vec::new(),
+            recent_files: Vec::new(),
+        }
+    }
+}
+
+impl AppState {
+    /// The storage key.
+    pub const KEY: &'static str = "vantage_state";
+
+    /// Remembers a recently opened file (at most 10, newest first).
+    pub fn remember_file(&mut self, path: &str) {
+        self.recent_files.retain(|p| p != path);
+        self.recent_files.insert(0, path.to_owned());
+        self.recent_files.truncate(10);
+    }
+
+    /// Restores from stored text; a corrupt state gives the default and a notice.
+    pub fn restore(text: Option<&str>) -> (Self, Option<String>) {
+        match text {
+            None => (Self::default(), None),
+            Some(text) => match serde_json::from_str(text) {
+                Ok(state) => (state, None),
+                Err(err) => {
+                    (Self::default(), Some(format!("saved settings could not be read ({err}); using defaults")))
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips_and_corrupt_state_starts_with_defaults() {
+        let mut state = AppState::default();
+        state.scheme_b.set("agg", "min".to_owned());
+        state.meeting_mode = true;
+        let text = serde_json::to_string(&state).expect("serializes");
+        assert_eq!(AppState::restore(Some(&text)), (state, None));
+        let (restored, notice) = AppState::restore(Some("{not json"));
+        assert_eq!(restored, AppState::default());
+        assert!(notice.is_some_and(|n| n.contains("defaults")));
+        // Fields an older version did not save take their defaults.
+        let (partial, notice) = AppState::restore(Some(r#"{"meeting_mode": true}"#));
+        assert!(partial.meeting_mode && notice.is_none());
+        assert_eq!(partial.scheme_a.scheme_id, "grpo");
+    }
+}

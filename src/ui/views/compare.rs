@@ -1,0 +1,191 @@
+//! Compare view: scheme A against scheme B on the same steps. Scatter of A vs B per step (colored
+//! by role or outcome), histograms of both, Spearman rank correlation, mean credit per role, and the
+//! tables of steps where they disagree in sign, named by what that means; each row selects its step.
+
+use std::hash::{Hash as _, Hasher as _};
+use std::sync::Arc;
+
+use egui_plot::{Bar, BarChart, Legend, Plot, Points};
+
+use crate::analysis::compare::{Comparison, Disagreement, is_success};
+use crate::app::{Command, OpenRun};
+use crate::ui::widgets::{format_value, role_index};
+use crate::ui::{ViewCtx, theme};
+
+/// At most this many points in the scatter (a deterministic stride over the steps beyond it).
+const MAX_POINTS: usize = 50_000;
+/// Rows listed per disagreement table.
+const MAX_ROWS: usize = 200;
+
+fn comparison(ui: &egui::Ui, open: &OpenRun) -> Option<Arc<Comparison>> {
+    let (a, b) = (open.credit[0].step()?, open.credit[1].step()?);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&open.run.meta.name, open.credit[0].generation, open.credit[1].generation).hash(&mut h);
+    let key = h.finish();
+    let id = egui::Id::unique("comparison_cache");
+    if let Some((k, c)) = ui.data(|d| d.get_temp::<(u64, Arc<Comparison>)>(id))
+        && k == key
+    {
+        return Some(c);
+    }
+    let c = Arc::new(Comparison::of(&open.run, a, b));
+    ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&c))));
+    Some(c)
+}
+
+/// Draws the comparison.
+pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    let open = &*ctx.open;
+    ui.label(egui::RichText::new(format!("A {}   vs   B {}", open.credit[0].key, open.credit[1].key)).strong());
+    let Some(c) = comparison(ui, open) else {
+        for slot in 0..2 {
+            if let Some(err) = open.credit[slot].error() {
+                ui.label(egui::RichText::new(err).color(theme::ERROR));
+            }
+        }
+        return;
+    };
+    ui.label(format!(
+        "{} steps with both · Spearman ρ = {} · signs differ on {:.1}%",
+        c.num_paired,
+        format_value(c.spearman as f32),
+        c.sign_disagreement * 100.0
+    ));
+    egui::ScrollArea::vertical().id_salt("compare_scroll").show(ui, |ui| {
+        ui.horizontal(|ui| {
+            let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
+            ui.allocate_ui(egui::vec2(width, 320.0), |ui| scatter_ui(ui, open));
+            ui.allocate_ui(egui::vec2(width, 320.0), |ui| histograms_ui(ui, open));
+        });
+        ui.separator();
+        ui.label(egui::RichText::new("Mean credit per role").strong());
+        egui::Grid::new("per_role").striped(true).num_columns(4).show(ui, |ui| {
+            for h in ["role", "steps", "mean A", "mean B"] {
+                ui.label(egui::RichText::new(h).color(theme::MUTED));
+            }
+            ui.end_row();
+            for (role, (n, a, b)) in &c.per_role {
+                ui.label(if role.is_empty() { "(unlabelled)" } else { role });
+                ui.label(n.to_string());
+                ui.label(format_value(*a as f32));
+                ui.label(format_value(*b as f32));
+                ui.end_row();
+            }
+        });
+        ui.separator();
+        ui.label(egui::RichText::new("Where A and B disagree in sign").strong());
+        for kind in Disagreement::ALL {
+            let rows = c.disagreements.get(&kind).map_or(&[][..], Vec::as_slice);
+            disagreement_table_ui(ui, ctx.commands, open, kind, rows);
+        }
+    });
+}
+
+fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
+    let (Some(a), Some(b)) = (open.credit[0].step(), open.credit[1].step()) else { return };
+    let run = &open.run;
+    let tr = &run.trajectories;
+    let has_roles = run.nodes.role.iter().any(|r| r.is_some());
+    let stride = (a.len() / MAX_POINTS).max(1);
+    // Series by role (or by outcome when there are no roles).
+    let mut series: std::collections::BTreeMap<(usize, String), Vec<[f64; 2]>> = Default::default();
+    for t in tr.ids() {
+        let ok = is_success(run, t);
+        for p in tr.path_range(t).filter(|p| p % stride == 0) {
+            let (x, y) = (a[p], b[p]);
+            if !(x.is_finite() && y.is_finite()) {
+                continue;
+            }
+            let key = if has_roles {
+                let sym = run.nodes.role[tr.path_nodes[p].index()];
+                let name = if sym.is_none() { "unlabelled" } else { run.label(sym) };
+                (if sym.is_none() { 99 } else { role_index(name, sym.index()) }, name.to_owned())
+            } else if ok {
+                (0, "success".to_owned())
+            } else {
+                (3, "failure".to_owned())
+            };
+            series.entry(key).or_default().push([f64::from(x), f64::from(y)]);
+        }
+    }
+    Plot::new("scatter_ab").legend(Legend::default()).x_axis_label("credit A").y_axis_label("credit B").show(
+        ui,
+        |plot| {
+            for ((index, name), points) in series {
+                let color = if index == 99 { theme::MUTED } else { theme::category(index) };
+                plot.points(Points::new(name, points).color(color).radius(2.0));
+            }
+        },
+    );
+}
+
+fn histograms_ui(ui: &mut egui::Ui, open: &OpenRun) {
+    let (Some(a), Some(b)) = (open.credit[0].step(), open.credit[1].step()) else { return };
+    let finite = |v: &[f32]| v.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f32>>();
+    let (a, b) = (finite(a), finite(b));
+    let lo = a.iter().chain(&b).copied().fold(f32::INFINITY, f32::min);
+    let hi = a.iter().chain(&b).copied().fold(f32::NEG_INFINITY, f32::max);
+    if lo > hi {
+        return;
+    }
+    let bins = 40;
+    let width = ((hi - lo) / bins as f32).max(1e-6);
+    let histogram = |values: &[f32]| {
+        let mut counts = vec![0u32; bins];
+        for &v in values {
+            counts[(((v - lo) / width) as usize).min(bins - 1)] += 1;
+        }
+        counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| Bar::new(f64::from(lo + (i as f32 + 0.5) * width), f64::from(c)).width(f64::from(width)))
+            .collect::<Vec<Bar>>()
+    };
+    Plot::new("histograms_ab").legend(Legend::default()).x_axis_label("credit").show(ui, |plot| {
+        plot.bar_chart(BarChart::new("A", histogram(&a)).color(theme::category(1)));
+        plot.bar_chart(BarChart::new("B", histogram(&b)).color(theme::category(4)));
+    });
+}
+
+fn disagreement_table_ui(
+    ui: &mut egui::Ui,
+    commands: &mut Vec<Command>,
+    open: &OpenRun,
+    kind: Disagreement,
+    rows: &[crate::analysis::compare::DisagreeingStep],
+) {
+    let run = &open.run;
+    let tr = &run.trajectories;
+    egui::CollapsingHeader::new(format!("{} ({})", kind.label(), rows.len()))
+        .id_salt(("disagreement", kind as u8))
+        .default_open(!rows.is_empty())
+        .show(ui, |ui| {
+            ui.label(egui::RichText::new(kind.explanation()).color(theme::MUTED));
+            for row in rows.iter().take(MAX_ROWS) {
+                let node = tr.path_nodes[row.position];
+                let t = trajectory_of(open, row.position);
+                let step = row.position - tr.path_offsets[t] as usize;
+                let role = run.label(run.nodes.role[node.index()]);
+                let text = format!(
+                    "{} · step {} · {}  A {}  B {}",
+                    run.trajectory_key(crate::model::TrajectoryId::from_index(t)),
+                    step + 1,
+                    if role.is_empty() { "-" } else { role },
+                    format_value(row.a),
+                    format_value(row.b)
+                );
+                let selected = open.selection.position == Some(row.position);
+                if ui.selectable_label(selected, text).clicked() {
+                    commands.push(Command::SelectStep(row.position));
+                }
+            }
+            if rows.len() > MAX_ROWS {
+                ui.label(egui::RichText::new(format!("… {} more", rows.len() - MAX_ROWS)).color(theme::MUTED));
+            }
+        });
+}
+
+/// The trajectory index owning path position `p`.
+fn trajectory_of(open: &OpenRun, p: usize) -> usize {
+    open.run.trajectories.path_offsets.partition_point(|&o| o as usize <= p).saturating_sub(1)
+}

@@ -1,0 +1,221 @@
+//! Steps × rollouts heatmap: rows are the rollouts of the selected group (or of the whole run,
+//! grouped and sorted by outcome), columns are steps. Drawn as textures, one texel per cell, in
+//! tiles of at most 2048 rows, uploaded only when the values change. Legend, hover tooltip with the
+//! numbers, click to select.
+
+use std::hash::{Hash as _, Hasher as _};
+use std::sync::Arc;
+
+use crate::analysis::heatmap::{HeatValue, HeatmapGrid, rows_by_outcome};
+use crate::app::{Command, OpenRun};
+use crate::ui::ViewCtx;
+use crate::ui::theme::{self, ValueColors};
+use crate::ui::widgets::{format_value, legend_ui, role_index};
+
+/// Rows per texture tile.
+const TILE_ROWS: usize = 2048;
+
+/// The value `value` shows at path position `p` (`NaN` where there is none).
+pub fn value_at(open: &OpenRun, value: &HeatValue, p: usize) -> f32 {
+    let run = &open.run;
+    let Some(node) = run.trajectories.path_nodes.get(p) else { return f32::NAN };
+    let credit = |slot: usize| open.credit[slot].step().and_then(|s| s.get(p)).copied().unwrap_or(f32::NAN);
+    match value {
+        HeatValue::CreditA => credit(0),
+        HeatValue::CreditB => credit(1),
+        HeatValue::Difference => credit(0) - credit(1),
+        HeatValue::Score(name) => {
+            run.nodes.scores.get(name).and_then(|c| c.get(node.index())).copied().unwrap_or(f32::NAN)
+        }
+        HeatValue::EnvReward => run.nodes.env_reward[node.index()],
+        HeatValue::Role => {
+            let sym = run.nodes.role[node.index()];
+            if sym.is_none() { f32::NAN } else { role_index(run.label(sym), sym.index()) as f32 }
+        }
+    }
+}
+
+/// The colors for `value` over `range`.
+pub fn colors_for(value: &HeatValue, range: (f32, f32)) -> ValueColors {
+    if value.is_credit() { ValueColors::credit(range) } else { ValueColors::field(range) }
+}
+
+/// The color of one value.
+pub fn color_of(value: &HeatValue, colors: &ValueColors, v: f32) -> egui::Color32 {
+    if v.is_nan() {
+        theme::MISSING
+    } else if *value == HeatValue::Role {
+        theme::category(v as usize)
+    } else {
+        colors.color(v)
+    }
+}
+
+/// The grid and its textures, kept until the values change.
+#[derive(Clone)]
+struct Cache {
+    key: u64,
+    grid: Arc<HeatmapGrid>,
+    colors: ValueColors,
+    tiles: Vec<(egui::TextureHandle, usize, usize)>,
+}
+
+fn cache_key(ctx: &ViewCtx<'_>) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let open = &*ctx.open;
+    open.run.meta.name.hash(&mut h);
+    ctx.state.heat_value.hash(&mut h);
+    ctx.state.heat_whole_run.hash(&mut h);
+    if !ctx.state.heat_whole_run {
+        open.selection.group.map(|g| g.0).hash(&mut h);
+    }
+    open.credit[0].generation.hash(&mut h);
+    open.credit[1].generation.hash(&mut h);
+    h.finish()
+}
+
+/// The grid of the current options, with textures, rebuilt only when its inputs changed.
+fn cached(ui: &egui::Ui, ctx: &ViewCtx<'_>) -> Cache {
+    let key = cache_key(ctx);
+    let id = egui::Id::unique("heatmap_cache");
+    if let Some(cache) = ui.data(|d| d.get_temp::<Cache>(id))
+        && cache.key == key
+    {
+        return cache;
+    }
+    let open = &*ctx.open;
+    let value = &ctx.state.heat_value;
+    let group = if ctx.state.heat_whole_run { None } else { open.selection.group };
+    let grid = HeatmapGrid::build(&open.run, rows_by_outcome(&open.run, group), |p| value_at(open, value, p));
+    let colors = colors_for(value, grid.range);
+    let mut tiles = Vec::new();
+    let cols = grid.num_cols.max(1);
+    for start in (0..grid.rows.len()).step_by(TILE_ROWS) {
+        let rows = TILE_ROWS.min(grid.rows.len() - start);
+        let mut pixels = Vec::with_capacity(rows * cols);
+        for r in start..start + rows {
+            for c in 0..cols {
+                let v = grid.value(r, c).unwrap_or(f32::NAN);
+                pixels.push(color_of(value, &colors, v));
+            }
+        }
+        let image = egui::ColorImage::new([cols, rows], pixels);
+        let texture = ui.ctx().load_texture(format!("heatmap_{start}"), image, egui::TextureOptions::NEAREST);
+        tiles.push((texture, start, rows));
+    }
+    let cache = Cache { key, grid: Arc::new(grid), colors, tiles };
+    ui.data_mut(|d| d.insert_temp(id, cache.clone()));
+    cache
+}
+
+/// Draws the heatmap with its controls and legend into the available space.
+pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(egui::RichText::new("Heatmap").strong());
+        let choices = HeatValue::choices(&ctx.open.run);
+        let combo =
+            egui::ComboBox::from_id_salt("heat_value").selected_text(ctx.state.heat_value.label()).show_ui(ui, |ui| {
+                for choice in choices {
+                    let label = choice.label();
+                    ui.selectable_value(&mut ctx.state.heat_value, choice, label);
+                }
+            });
+        crate::ui::widgets::name(&combo.response, "heatmap value");
+        ui.selectable_value(&mut ctx.state.heat_whole_run, false, "this group");
+        ui.selectable_value(&mut ctx.state.heat_whole_run, true, "whole run");
+    });
+    let cache = cached(ui, ctx);
+    ui.horizontal(|ui| {
+        if ctx.state.heat_value == HeatValue::Role {
+            role_legend_ui(ui, &ctx.open.run);
+        } else {
+            legend_ui(ui, &cache.colors, &ctx.state.heat_value.label());
+        }
+        ui.label(
+            egui::RichText::new(format!("{} rollouts × {} steps", cache.grid.rows.len(), cache.grid.num_cols))
+                .color(theme::MUTED),
+        );
+    });
+    if let (Some(t), Some(p)) = (ctx.open.selection.trajectory, ctx.open.selection.position) {
+        let v = value_at(ctx.open, &ctx.state.heat_value, p);
+        let step = ctx.open.selected_step_index().unwrap_or(0) + 1;
+        let run = &ctx.open.run;
+        ui.label(format!(
+            "selected {} step {step}: {} = {}",
+            run.trajectory_key(t),
+            ctx.state.heat_value.label(),
+            format_value(v)
+        ));
+    }
+    grid_ui(ui, ctx, &cache);
+}
+
+fn role_legend_ui(ui: &mut egui::Ui, run: &crate::model::Run) {
+    let mut seen: Vec<crate::model::Sym> = run.nodes.role.iter().copied().filter(|s| s.is_some()).collect();
+    seen.sort_unstable_by_key(|s| s.0);
+    seen.dedup();
+    for sym in seen {
+        let name = run.label(sym);
+        ui.label(egui::RichText::new(format!("[{name}]")).color(theme::category(role_index(name, sym.index()))));
+    }
+}
+
+fn grid_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache) {
+    let grid = &cache.grid;
+    let size = ui.available_size();
+    if grid.rows.is_empty() || grid.num_cols == 0 {
+        ui.label("No steps to show");
+        return;
+    }
+    let row_height = (size.y / grid.rows.len() as f32).min(28.0);
+    let col_width = (size.x / grid.num_cols as f32).min(80.0);
+    let desired = egui::vec2(col_width * grid.num_cols as f32, row_height * grid.rows.len() as f32);
+    let (rect, response) = ui.allocate_exact_size(desired, egui::Sense::click());
+    let painter = ui.painter_at(rect);
+    let uv = egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0));
+    for (texture, start, rows) in &cache.tiles {
+        let tile = egui::Rect::from_min_size(
+            rect.min + egui::vec2(0.0, *start as f32 * row_height),
+            egui::vec2(rect.width(), *rows as f32 * row_height),
+        );
+        painter.image(texture.id(), tile, uv, egui::Color32::WHITE);
+    }
+    let cell_rect = |row: usize, col: usize| {
+        egui::Rect::from_min_size(
+            rect.min + egui::vec2(col as f32 * col_width, row as f32 * row_height),
+            egui::vec2(col_width, row_height),
+        )
+    };
+    // The selected step.
+    let run = &ctx.open.run;
+    if let (Some(t), Some(k)) = (ctx.open.selection.trajectory, ctx.open.selected_step_index())
+        && let Some(row) = grid.rows.iter().position(|&r| r == t)
+    {
+        painter.rect_stroke(cell_rect(row, k), 0.0, egui::Stroke::new(2.0, theme::SELECTED), egui::StrokeKind::Inside);
+    }
+    let Some(pointer) = response.hover_pos() else { return };
+    let col = ((pointer.x - rect.left()) / col_width) as usize;
+    let row = ((pointer.y - rect.top()) / row_height) as usize;
+    let Some(position) = grid.path_position(run, row, col) else { return };
+    painter.rect_filled(cell_rect(row, col), 0.0, theme::highlight());
+    let t = grid.rows[row];
+    let value = grid.value(row, col).unwrap_or(f32::NAN);
+    let a = ctx.open.credit[0].step().and_then(|s| s.get(position)).copied().unwrap_or(f32::NAN);
+    let b = ctx.open.credit[1].step().and_then(|s| s.get(position)).copied().unwrap_or(f32::NAN);
+    let node = run.trajectories.path_nodes[position].index();
+    let text = format!(
+        "{} · step {}\n{} = {}\nA = {} · B = {}\noutcome {}\n{}",
+        run.trajectory_key(t),
+        col + 1,
+        ctx.state.heat_value.label(),
+        format_value(value),
+        format_value(a),
+        format_value(b),
+        format_value(run.trajectories.reward[t.index()]),
+        super::run_browser::truncate(run.text(run.nodes.thought[node]), 160)
+    );
+    response.clone().on_hover_text_at_pointer(text);
+    if response.clicked() {
+        ctx.commands.push(Command::SelectStep(position));
+    }
+}

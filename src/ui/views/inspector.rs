@@ -1,0 +1,137 @@
+//! Step inspector: the selected step's text (long text virtualised), scores, role, state key, MC
+//! statistics and retrieved documents, and its credit under A, B and every supported scheme with
+//! the terms that produced each number.
+
+use crate::credit::Credit;
+use crate::ui::widgets::format_value;
+use crate::ui::{ViewCtx, theme};
+
+/// Draws the inspector.
+pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    ui.heading("Step");
+    let open = &mut *ctx.open;
+    let (Some(t), Some(p)) = (open.selection.trajectory, open.selection.position) else {
+        ui.label("Click a step in the tree, the heatmap or a table");
+        return;
+    };
+    let step_index = open.selected_step_index().unwrap_or(0);
+    let run = &open.run;
+    let tr = &run.trajectories;
+    let node = tr.path_nodes[p];
+    let n = node.index();
+    let nodes = &run.nodes;
+    let g = tr.group[t.index()];
+    ui.label(
+        egui::RichText::new(format!("{} · step {} of {}", run.trajectory_key(t), step_index + 1, tr.num_steps(t)))
+            .strong(),
+    );
+    ui.label(
+        egui::RichText::new(format!(
+            "group {} · outcome {}{}",
+            run.group_key(g),
+            format_value(tr.reward[t.index()]),
+            match tr.success[t.index()] {
+                Some(true) => " · success",
+                Some(false) => " · failure",
+                None => "",
+            }
+        ))
+        .color(theme::MUTED),
+    );
+    egui::Grid::new("step_fields").num_columns(2).striped(true).show(ui, |ui| {
+        let mut row = |name: &str, value: String| {
+            if !value.is_empty() {
+                ui.label(egui::RichText::new(name).color(theme::MUTED));
+                ui.label(value);
+                ui.end_row();
+            }
+        };
+        row("kind", run.label(nodes.kind[n]).to_owned());
+        row("role", run.label(nodes.role[n]).to_owned());
+        row("state key", run.label(nodes.state_key[n]).to_owned());
+        if !nodes.env_reward[n].is_nan() {
+            row("env reward", format_value(nodes.env_reward[n]));
+        }
+        for (name, column) in &nodes.scores {
+            if let Some(v) = column.get(n).filter(|v| !v.is_nan()) {
+                row(&format!("score {name}"), format_value(*v));
+            }
+        }
+        if let Some(mc) = nodes.mc(node) {
+            row("MC", format!("{} continuations, mean {}", mc.n, format_value(mc.mean)));
+        }
+        if let Some(flag) = nodes.first_error(node) {
+            row("first error", flag.to_string());
+        }
+        let docs: Vec<&str> = nodes.docs(node).iter().map(|&d| run.label(d)).collect();
+        row("docs", docs.join(", "));
+    });
+    for (label, text) in
+        [("thought", nodes.thought[n]), ("action", nodes.action[n]), ("observation", nodes.observation[n])]
+    {
+        let text = run.text(text);
+        if !text.is_empty() {
+            ui.label(egui::RichText::new(label).color(theme::MUTED));
+            long_text_ui(ui, label, text);
+        }
+    }
+    ui.separator();
+    ui.label(egui::RichText::new("Credit").strong());
+    for (slot, name) in [(0, "A"), (1, "B")] {
+        let key = open.credit[slot].key.clone();
+        match open.credit[slot].credit() {
+            Some(credit) => credit_line_ui(ui, &format!("{name}: {key}"), credit, t.index(), p),
+            None => {
+                ui.label(format!("{name}: {key}: {}", open.credit[slot].error().unwrap_or("not computed")));
+            }
+        }
+    }
+    egui::CollapsingHeader::new("Under every supported scheme (defaults)").id_salt("every_scheme").show(ui, |ui| {
+        for scheme in open.every_scheme() {
+            credit_line_ui(ui, scheme.info.display_name, &scheme.credit, t.index(), p);
+        }
+    });
+}
+
+/// "name = value" with the formula and the terms of its row.
+fn credit_line_ui(ui: &mut egui::Ui, name: &str, credit: &Credit, row: usize, position: usize) {
+    let value = credit.step.get(position).copied().unwrap_or(f32::NAN);
+    ui.horizontal_wrapped(|ui| {
+        ui.label(egui::RichText::new(format!("{name} = {}", format_value(value))).monospace());
+    });
+    let terms: Vec<String> =
+        credit.terms.row(row).into_iter().map(|(k, v)| format!("{k} = {}", format_value(v as f32))).collect();
+    if !credit.terms.formula.is_empty() {
+        ui.label(
+            egui::RichText::new(format!("    {}  with  {}", credit.terms.formula, terms.join(", ")))
+                .small()
+                .color(theme::MUTED),
+        );
+    }
+}
+
+/// Long text in a scrolling box that lays out only the visible lines.
+pub fn long_text_ui(ui: &mut egui::Ui, id: &str, text: &str) {
+    const WIDTH: usize = 96;
+    let mut lines: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let mut rest = line;
+        while rest.chars().count() > WIDTH {
+            let cut = rest.char_indices().nth(WIDTH).map_or(rest.len(), |(i, _)| i);
+            lines.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        lines.push(rest);
+    }
+    let row = ui.text_style_height(&egui::TextStyle::Monospace);
+    egui::ScrollArea::vertical().id_salt(("long_text", id)).max_height(row * 12.0).show_rows(
+        ui,
+        row,
+        lines.len(),
+        |ui, range| {
+            for line in &lines[range] {
+                ui.label(egui::RichText::new(*line).monospace());
+            }
+        },
+    );
+}

@@ -1,0 +1,337 @@
+//! Rollout tree of the selected group: explicit trees as logged, or rollouts merged by identical
+//! prefix or state key. Layout is computed once per (group, merge); each frame draws only the nodes
+//! and edges inside the view, as one mesh, with labels and circles only when zoomed in. Drag to
+//! pan, scroll to zoom, right-click a node to collapse its subtree, click to select.
+
+use std::collections::HashSet;
+use std::hash::Hasher as _;
+use std::sync::Arc;
+
+use crate::analysis::heatmap::HeatValue;
+use crate::analysis::tree_layout::{GroupTree, TreeMerge};
+use crate::app::Command;
+use crate::ui::ViewCtx;
+use crate::ui::theme;
+use crate::ui::views::heatmap::{color_of, colors_for, value_at};
+use crate::ui::widgets::{format_value, legend_ui};
+
+/// Layout units: horizontal distance between depths and vertical distance between rows.
+const DX: f32 = 90.0;
+const DY: f32 = 26.0;
+
+/// Pan and zoom of the tree view: `screen = rect.min + offset + layout · scale`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct View {
+    key: u64,
+    offset: egui::Vec2,
+    scale: f32,
+}
+
+/// Node values, kept until the group, merge mode, value or credit change.
+#[derive(Clone)]
+struct NodeValues {
+    key: u64,
+    values: Arc<Vec<f32>>,
+    range: (f32, f32),
+}
+
+fn key_of(parts: impl std::hash::Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
+/// Draws the tree with its controls into the available space.
+pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    let fit = controls_ui(ui, ctx);
+    let merge = ctx.state.tree_merge;
+    let value = ctx.state.tree_value.clone();
+    let Some(group) = ctx.open.selection.group else {
+        ui.label("Select a group in the browser");
+        return;
+    };
+    let generations = (ctx.open.credit[0].generation, ctx.open.credit[1].generation);
+    let run_name = ctx.open.run.meta.name.clone();
+    if ctx.open.group_tree(merge).is_none() {
+        return;
+    }
+    let open = &*ctx.open;
+    let Some((_, _, tree)) = open.tree.as_ref() else { return };
+    let values = node_values(ui, open, tree, &value, key_of((&run_name, group.0, merge, &value, generations)));
+    let colors = colors_for(&value, values.range);
+    if value != HeatValue::Role {
+        legend_ui(ui, &colors, &value.label());
+    }
+    ui.label(egui::RichText::new(format!("{} nodes · {} leaves", tree.nodes.len(), tree.num_rows)).color(theme::MUTED));
+    let (rect, response) = ui.allocate_exact_size(ui.available_size(), egui::Sense::click_and_drag());
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "rollout tree"));
+    let view_key = key_of((&run_name, group.0, merge));
+    let view_id = egui::Id::unique("tree_view");
+    let mut view =
+        ui.data(|d| d.get_temp::<View>(view_id)).filter(|v| v.key == view_key && !fit).unwrap_or_else(|| {
+            let (offset, scale) = fit_view(rect, tree);
+            View { key: view_key, offset, scale }
+        });
+    pan_zoom(ui, &response, rect, &mut view);
+    ui.data_mut(|d| d.insert_temp(view_id, view));
+    let collapsed_id = egui::Id::unique(("tree_collapsed", view_key));
+    let mut collapsed: HashSet<u32> = ui.data(|d| d.get_temp::<HashSet<u32>>(collapsed_id)).unwrap_or_default();
+    let screen = |i: usize| screen_from_layout(rect, view.offset, view.scale, &tree.nodes[i]);
+    let prompt_pos = |y: f32| rect.min + view.offset + egui::vec2(0.0, y * DY) * view.scale;
+    let painter = ui.painter_at(rect);
+    let visible = rect.expand(DX * view.scale);
+    // Hidden: below a collapsed node (parents come before children).
+    let mut hidden = vec![false; tree.nodes.len()];
+    for (i, n) in tree.nodes.iter().enumerate() {
+        if let Some(&h) = hidden.get(n.parent as usize) {
+            hidden[i] = h || collapsed.contains(&n.parent);
+        }
+    }
+    let detailed = view.scale * DY >= 14.0;
+    let radius = (view.scale * DY * 0.3).clamp(1.0, 9.0);
+    let mut mesh = egui::Mesh::default();
+    let selected_node = open.selection.position.and_then(|p| tree.node_of_position.get(&(p as u32)).copied());
+    let mut hovered: Option<(usize, f32)> = None;
+    let pointer = response.hover_pos();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        if hidden[i] {
+            continue;
+        }
+        let pos = screen(i);
+        let from = if n.parent == u32::MAX { prompt_pos(n.y) } else { screen(n.parent as usize) };
+        if !visible.contains(pos) && !visible.contains(from) {
+            continue;
+        }
+        elbow(&mut mesh, from, pos, theme::EDGE);
+        let color = color_of(&value, &colors, values.values[i]);
+        let half = egui::vec2(radius, radius);
+        mesh.add_colored_rect(egui::Rect::from_center_size(pos, half * 2.0), color);
+        if let Some(t) = n.leaf_of {
+            let ok = crate::analysis::compare::is_success(&open.run, t);
+            let badge =
+                egui::Rect::from_min_size(pos + egui::vec2(radius + 2.0, -radius * 0.5), egui::vec2(radius, radius));
+            mesh.add_colored_rect(badge, if ok { theme::SUCCESS } else { theme::FAILURE });
+        }
+        if let Some(p) = pointer {
+            let d = p.distance(pos);
+            if d <= radius.max(6.0) && hovered.is_none_or(|(_, best)| d < best) {
+                hovered = Some((i, d));
+            }
+        }
+    }
+    painter.add(egui::Shape::mesh(mesh));
+    if detailed {
+        labels(&painter, ui, ctx, tree, &hidden, &collapsed, &screen, radius, visible, &values.values);
+    }
+    if let Some(i) = selected_node.map(|s| s as usize).filter(|&i| !hidden[i]) {
+        painter.rect_stroke(
+            egui::Rect::from_center_size(screen(i), egui::vec2(radius, radius) * 2.0 + egui::vec2(4.0, 4.0)),
+            2.0,
+            egui::Stroke::new(2.0, theme::SELECTED),
+            egui::StrokeKind::Outside,
+        );
+    }
+    if let Some((i, _)) = hovered {
+        interact(ui, open, ctx.commands, tree, &response, i, &value, values.values[i], &mut collapsed, collapsed_id);
+    }
+}
+
+/// The pan offset and scale that fit `tree` into `rect` (as the view opens).
+pub fn fit_view(rect: egui::Rect, tree: &GroupTree) -> (egui::Vec2, f32) {
+    let width = (tree.max_depth as f32 + 1.0) * DX;
+    let height = tree.num_rows.max(1) as f32 * DY;
+    let scale = (rect.width() / width).min(rect.height() / height).clamp(1e-4, 1.5);
+    (egui::vec2(8.0, 8.0), scale)
+}
+
+/// Where a laid-out node is drawn.
+pub fn screen_from_layout(
+    rect: egui::Rect,
+    offset: egui::Vec2,
+    scale: f32,
+    node: &crate::analysis::tree_layout::LayoutNode,
+) -> egui::Pos2 {
+    rect.min + offset + egui::vec2(node.depth as f32 * DX, node.y * DY) * scale
+}
+
+/// Merge mode, node color and the fit button; whether fit was clicked.
+fn controls_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) -> bool {
+    let mut fit = false;
+    ui.horizontal_wrapped(|ui| {
+        ui.label(egui::RichText::new("Rollout tree").strong());
+        let combo =
+            egui::ComboBox::from_id_salt("tree_merge").selected_text(ctx.state.tree_merge.label()).show_ui(ui, |ui| {
+                for merge in TreeMerge::ALL {
+                    ui.selectable_value(&mut ctx.state.tree_merge, merge, merge.label());
+                }
+            });
+        crate::ui::widgets::name(&combo.response, "tree merge");
+        ui.label("color");
+        let choices = HeatValue::choices(&ctx.open.run);
+        let combo =
+            egui::ComboBox::from_id_salt("tree_value").selected_text(ctx.state.tree_value.label()).show_ui(ui, |ui| {
+                for choice in choices {
+                    let label = choice.label();
+                    ui.selectable_value(&mut ctx.state.tree_value, choice, label);
+                }
+            });
+        crate::ui::widgets::name(&combo.response, "tree color");
+        fit = ui.button("Fit").clicked();
+    });
+    fit
+}
+
+/// Drag pans, scrolling zooms around the pointer.
+fn pan_zoom(ui: &egui::Ui, response: &egui::Response, rect: egui::Rect, view: &mut View) {
+    view.offset += response.drag_delta();
+    if response.hovered() {
+        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+        if scroll != 0.0 {
+            let factor = (scroll / 200.0).exp();
+            let pointer = response.hover_pos().unwrap_or(rect.center()) - rect.min;
+            view.offset = pointer - (pointer - view.offset) * factor;
+            view.scale = (view.scale * factor).clamp(1e-4, 8.0);
+        }
+    }
+}
+
+/// Tooltip of the hovered node `i`; click selects its step, right-click collapses its subtree.
+#[expect(clippy::too_many_arguments, reason = "the pieces of one drawing pass")]
+fn interact(
+    ui: &egui::Ui,
+    open: &crate::app::OpenRun,
+    commands: &mut Vec<Command>,
+    tree: &GroupTree,
+    response: &egui::Response,
+    i: usize,
+    value: &HeatValue,
+    node_value: f32,
+    collapsed: &mut HashSet<u32>,
+    collapsed_id: egui::Id,
+) {
+    let node = &tree.nodes[i];
+    let run = &open.run;
+    let n = node.node.index();
+    let text = format!(
+        "{} · depth {} · {} rollout(s) through here\n{} = {}\n{}\n{}",
+        run.label(run.nodes.kind[n]),
+        node.depth,
+        tree.positions_of(i).len(),
+        value.label(),
+        format_value(node_value),
+        super::run_browser::truncate(run.text(run.nodes.thought[n]), 200),
+        super::run_browser::truncate(run.text(run.nodes.action[n]), 200),
+    );
+    let response = response.clone().on_hover_text_at_pointer(text);
+    if response.clicked() {
+        // Prefer the selected rollout's position at this node, so the selection stays on it.
+        let positions = tree.positions_of(i);
+        let current = open.selection.trajectory.map(|t| open.run.trajectories.path_range(t));
+        let p = positions
+            .iter()
+            .find(|&&p| current.as_ref().is_some_and(|r| r.contains(&(p as usize))))
+            .or(positions.first());
+        if let Some(&p) = p {
+            commands.push(Command::SelectStep(p as usize));
+        }
+    }
+    if response.secondary_clicked() && node.num_children > 0 {
+        if !collapsed.remove(&(i as u32)) {
+            collapsed.insert(i as u32);
+        }
+        ui.data_mut(|d| d.insert_temp(collapsed_id, collapsed.clone()));
+    }
+}
+
+/// Node values: the mean of the value over the path positions merged into each node.
+fn node_values(ui: &egui::Ui, open: &crate::app::OpenRun, tree: &GroupTree, value: &HeatValue, key: u64) -> NodeValues {
+    let id = egui::Id::unique("tree_values");
+    if let Some(cached) = ui.data(|d| d.get_temp::<NodeValues>(id))
+        && cached.key == key
+    {
+        return cached;
+    }
+    let mut per_position = Vec::new();
+    let values: Vec<f32> = (0..tree.nodes.len())
+        .map(|i| {
+            per_position.clear();
+            per_position.extend(tree.positions_of(i).iter().map(|&p| value_at(open, value, p as usize)));
+            let finite: Vec<f32> = per_position.iter().copied().filter(|v| v.is_finite()).collect();
+            if finite.is_empty() { f32::NAN } else { finite.iter().sum::<f32>() / finite.len() as f32 }
+        })
+        .collect();
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for &v in values.iter().filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    let range = if lo <= hi { (lo, hi) } else { (0.0, 0.0) };
+    let cached = NodeValues { key, values: Arc::new(values), range };
+    ui.data_mut(|d| d.insert_temp(id, cached.clone()));
+    cached
+}
+
+/// An elbow edge (horizontal, then vertical, then horizontal) as three thin quads of the mesh.
+fn elbow(mesh: &mut egui::Mesh, from: egui::Pos2, to: egui::Pos2, color: egui::Color32) {
+    let mid = (from.x + to.x) / 2.0;
+    let w = 0.5;
+    let h = |x0: f32, x1: f32, y: f32| {
+        egui::Rect::from_min_max(egui::pos2(x0.min(x1), y - w), egui::pos2(x0.max(x1), y + w))
+    };
+    mesh.add_colored_rect(h(from.x, mid, from.y), color);
+    mesh.add_colored_rect(
+        egui::Rect::from_min_max(egui::pos2(mid - w, from.y.min(to.y) - w), egui::pos2(mid + w, from.y.max(to.y) + w)),
+        color,
+    );
+    mesh.add_colored_rect(h(mid, to.x, to.y), color);
+}
+
+/// Text beside visible nodes when zoomed in: step kind or action, and collapse badges.
+#[expect(clippy::too_many_arguments, reason = "the pieces of one drawing pass")]
+fn labels(
+    painter: &egui::Painter,
+    ui: &egui::Ui,
+    ctx: &ViewCtx<'_>,
+    tree: &GroupTree,
+    hidden: &[bool],
+    collapsed: &HashSet<u32>,
+    screen: &dyn Fn(usize) -> egui::Pos2,
+    radius: f32,
+    visible: egui::Rect,
+    values: &[f32],
+) {
+    let run = &ctx.open.run;
+    let font = egui::FontId::proportional(11.0);
+    let color = ui.visuals().text_color();
+    for (i, node) in tree.nodes.iter().enumerate() {
+        let pos = screen(i);
+        if hidden[i] || !visible.contains(pos) {
+            continue;
+        }
+        let n = node.node.index();
+        let mut text = run.label(run.nodes.kind[n]).to_owned();
+        if text.is_empty() {
+            text = super::run_browser::truncate(run.text(run.nodes.action[n]), 18);
+        }
+        if text.is_empty() {
+            text = super::run_browser::truncate(run.text(run.nodes.thought[n]), 18);
+        }
+        let label = format!("{text} {}", format_value(values[i]));
+        painter.text(
+            pos + egui::vec2(radius + 4.0, -radius - 2.0),
+            egui::Align2::LEFT_BOTTOM,
+            label,
+            font.clone(),
+            color,
+        );
+        if collapsed.contains(&(i as u32)) {
+            painter.text(
+                pos + egui::vec2(radius + 4.0, 2.0),
+                egui::Align2::LEFT_TOP,
+                "+",
+                font.clone(),
+                theme::BOOKMARK,
+            );
+        }
+    }
+}

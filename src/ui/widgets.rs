@@ -1,0 +1,55 @@
+//! Small reusable widgets: the colormap legend, role colors, value formatting.
+
+use crate::ui::theme::{self, ValueColors};
+
+/// A horizontal legend: the colormap from `colors.lo` to `colors.hi` with its end values.
+pub fn legend_ui(ui: &mut egui::Ui, colors: &ValueColors, label: &str) {
+    ui.horizontal(|ui| {
+        ui.label(egui::RichText::new(label).color(theme::MUTED));
+        ui.label(format_value(colors.lo));
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(160.0, 14.0), egui::Sense::hover());
+        let painter = ui.painter_at(rect);
+        let steps = 32;
+        for i in 0..steps {
+            let t0 = i as f32 / steps as f32;
+            let t1 = (i + 1) as f32 / steps as f32;
+            let r = egui::Rect::from_min_max(
+                egui::pos2(rect.left() + t0 * rect.width(), rect.top()),
+                egui::pos2(rect.left() + t1 * rect.width(), rect.bottom()),
+            );
+            painter.rect_filled(r, 0.0, colors.map.at((t0 + t1) / 2.0));
+        }
+        ui.label(format_value(colors.hi));
+    });
+}
+
+/// Index of a role label in the categorical palette: the four TRIAGE roles first.
+pub fn role_index(role: &str, other_index: usize) -> usize {
+    match role {
+        "progress" => 0,
+        "exploration" => 1,
+        "infrastructure" => 2,
+        "regression" => 3,
+        _ => 4 + other_index,
+    }
+}
+
+/// A number with 4 significant digits (or "—" when missing).
+pub fn format_value(v: f32) -> String {
+    if !v.is_finite() {
+        return "—".to_owned();
+    }
+    let a = v.abs();
+    if a != 0.0 && !(1e-3..1e5).contains(&a) { format!("{v:.3e}") } else { format!("{v:.4}") }
+}
+
+/// Gives a widget an accessible name (screen readers, UI tests) when it shows none itself, as a
+/// combo box showing only its current value.
+pub fn name(response: &egui::Response, name: &str) {
+    let name = name.to_owned();
+    response.widget_info(move || egui::WidgetInfo::labeled(egui::Role::ComboBox, response_enabled(), name.clone()));
+}
+
+fn response_enabled() -> bool {
+    true
+}

@@ -1,0 +1,152 @@
+//! The app driven through its accessibility tree with `egui_kittest` (no GPU): open each sample run,
+//! select a group, click a tree node, move a slider, read the comparison, toggle meeting mode.
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use vantage::VantageApp;
+use vantage::analysis::tree_layout::{GroupTree, TreeMerge};
+use vantage::app::state::Tab;
+use vantage::load::{LoadReport, load_bytes};
+
+fn app_with(name: &str, bytes: &[u8]) -> VantageApp {
+    let mut report = LoadReport::new(name);
+    let run = load_bytes(name, bytes, &mut report).unwrap();
+    let mut app = VantageApp::default();
+    app.open_loaded(run, report);
+    app
+}
+
+fn harness(app: VantageApp) -> Harness<'static, VantageApp> {
+    let mut harness = Harness::builder().with_size([1600.0, 1000.0]).with_max_steps(16).build_ui_state(
+        |ui, app: &mut VantageApp| {
+            app.logic(ui.ctx());
+            vantage::ui::app_ui(app, ui);
+        },
+        app,
+    );
+    harness.run_ok();
+    harness
+}
+
+fn sample(name: &str) -> Vec<u8> {
+    std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs").join(name)).unwrap()
+}
+
+fn click_at(harness: &Harness<'_, VantageApp>, pos: egui::Pos2) {
+    harness.hover_at(pos);
+    for pressed in [true, false] {
+        harness.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+}
+
+#[test]
+fn every_sample_opens_and_every_tab_draws() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs");
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    for name in names {
+        let mut h = harness(app_with(&name, &sample(&name)));
+        for tab in Tab::ALL {
+            h.state_mut().state.tab = tab;
+            h.run_ok();
+        }
+        let open = h.state().current().unwrap();
+        assert!(open.credit[0].credit().is_some(), "{name}: scheme A computes ({:?})", open.credit[0].error());
+        assert!(open.credit[1].credit().is_some(), "{name}: scheme B computes ({:?})", open.credit[1].error());
+    }
+}
+
+#[test]
+fn selecting_a_group_shows_its_tree_and_clicking_a_node_shows_its_step() {
+    let name = "tree_rollouts.jsonl";
+    let mut h = harness(app_with(name, &sample(name)));
+    let (group, key, tree) = {
+        let open = h.state().current().unwrap();
+        let run = &open.run;
+        let t = run.trajectories.ids().nth(20).unwrap();
+        let g = run.trajectories.group[t.index()];
+        (g, run.trajectory_key(t).to_owned(), GroupTree::build(run, g, TreeMerge::Logged))
+    };
+    // Select the rollout in the browser: its group's tree is laid out and labelled with its size.
+    h.get_by_label_contains(&format!("{key}  ·")).click();
+    h.run_ok();
+    assert_eq!(h.state().current().unwrap().selection.group, Some(group));
+    h.get_by_label(&format!("{} nodes · {} leaves", tree.nodes.len(), tree.num_rows));
+    // Click the deepest node of the tree: the inspector shows that step's thought.
+    let (i, node) = tree.nodes.iter().enumerate().max_by_key(|(_, n)| n.depth).unwrap();
+    let rect = h.get_by_label("rollout tree").rect();
+    let (offset, scale) = vantage::ui::views::tree::fit_view(rect, &tree);
+    click_at(&h, vantage::ui::views::tree::screen_from_layout(rect, offset, scale, node));
+    h.run_ok();
+    let open = h.state().current().unwrap();
+    let selected = open.selection.position.unwrap();
+    assert!(tree.positions_of(i).contains(&(selected as u32)));
+    let thought = open.run.text(open.run.nodes.thought[node.node.index()]).to_owned();
+    let first_line = thought.lines().next().unwrap().chars().take(40).collect::<String>();
+    h.get_by_label_contains(&first_line);
+}
+
+/// Two rollouts, rewards 1 and 0; step scores that call the winner's second step wrong.
+const TINY: &str = r#"{"vantage": 1}
+{"type": "trajectory", "id": "win", "group": "g", "outcome": {"reward": 1, "success": true}, "steps": [{"thought": "s1", "scores": {"prm": 0.9}}, {"thought": "s2", "scores": {"prm": 0.1}}, {"thought": "s3", "scores": {"prm": 0.9}}]}
+{"type": "trajectory", "id": "lose", "group": "g", "outcome": {"reward": 0, "success": false}, "steps": [{"thought": "t1", "scores": {"prm": 0.8}}, {"thought": "t2", "scores": {"prm": 0.2}}]}
+"#;
+
+#[test]
+fn moving_the_epsilon_slider_changes_the_selected_cell_to_the_expected_value() {
+    let mut h = harness(app_with("tiny.jsonl", TINY.as_bytes()));
+    // GRPO on rewards [1, 0]: std = 0.7071, A = 0.5 / (0.7071 + ε).
+    h.get_by_label_contains("credit A = 0.7071");
+    let sliders = h.get_all_by_label("epsilon").collect::<Vec<_>>();
+    sliders[0].set_value_accesskit(1.0 - std::f64::consts::FRAC_1_SQRT_2);
+    h.run_ok();
+    assert!(h.state().state.scheme_a.values.iter().any(|(k, _)| k == "epsilon"));
+    h.get_by_label_contains("credit A = 0.5000");
+}
+
+#[test]
+fn the_compare_view_names_a_known_disagreement() {
+    let mut h = harness(app_with("tiny.jsonl", TINY.as_bytes()));
+    assert_eq!(h.state().state.scheme_b.scheme_id, "prm_process");
+    h.get_by_label("Compare").click();
+    h.run_ok();
+    // GRPO credits every step of the winner; the PRM form punishes its flawed second step.
+    h.get_by_label_contains("rewarded lucky step in a flawed solution (1)");
+    h.get_by_label_contains("win · step 2").click();
+    h.run_ok();
+    let open = h.state().current().unwrap();
+    assert_eq!(open.selected_step_index(), Some(1));
+}
+
+#[test]
+fn meeting_mode_hides_the_side_panels_and_arrow_keys_walk_steps() {
+    let mut h = harness(app_with("tiny.jsonl", TINY.as_bytes()));
+    assert!(h.query_by_label("Credit schemes").is_some());
+    assert!(h.query_by_label("Rollouts").is_some());
+    h.key_press(egui::Key::F2);
+    h.run_ok();
+    assert!(h.state().state.meeting_mode);
+    assert!(h.query_by_label("Credit schemes").is_none());
+    assert!(h.query_by_label("Rollouts").is_none());
+    h.key_press(egui::Key::ArrowRight);
+    h.run_ok();
+    assert_eq!(h.state().current().unwrap().selected_step_index(), Some(1));
+    h.key_press(egui::Key::B);
+    h.run_ok();
+    assert_eq!(h.state().state.bookmarks.len(), 1);
+    h.key_press(egui::Key::ArrowDown);
+    h.run_ok();
+    h.key_press(egui::Key::PageDown);
+    h.run_ok();
+    let open = h.state().current().unwrap();
+    assert_eq!(open.run.trajectory_key(open.selection.trajectory.unwrap()), "win");
+    assert_eq!(open.selected_step_index(), Some(1));
+}
