@@ -3,6 +3,8 @@
 # sample run in screenshots/ (or $OUT). Needs: xvfb imagemagick mesa-vulkan-drivers libvulkan1
 # libxkbcommon-x11-0 (apt-get install -y ...). Usage: scripts/screenshot.sh [SAMPLE.jsonl ...]
 # With no argument: the bundled sample plus every file in sample_runs/. PROFILE=debug skips the release build.
+# VIEWS="group compare overview tokens summary" saves one PNG per view (default: group); EXTRA holds
+# more app arguments (e.g. "--scheme-b treeps_rag").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile="${PROFILE:-release}"
@@ -20,13 +22,16 @@ sleep 1
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then files=("" sample_runs/*.jsonl); fi
 for file in "${files[@]}"; do
-  name=$(basename "${file:-demo_run.jsonl}" .jsonl)
-  # shellcheck disable=SC2086
-  DISPLAY="$display" WGPU_BACKEND="${WGPU_BACKEND:-vulkan}" "$bin" $file >"$out/$name.log" 2>&1 &
-  app_pid=$!
-  sleep "${WAIT_SECS:-6}"
-  DISPLAY="$display" import -window root "$out/$name.png"
-  kill "$app_pid" 2>/dev/null || true
-  wait "$app_pid" 2>/dev/null || true
-  echo "saved $out/$name.png"
+  for view in ${VIEWS:-group}; do
+    name=$(basename "${file:-demo_run.jsonl}" .jsonl)
+    [ "$view" = group ] || name="$name-$view"
+    # shellcheck disable=SC2086
+    DISPLAY="$display" WGPU_BACKEND="${WGPU_BACKEND:-vulkan}" "$bin" --view "$view" ${EXTRA:-} $file >"$out/$name.log" 2>&1 &
+    app_pid=$!
+    sleep "${WAIT_SECS:-6}"
+    DISPLAY="$display" import -window root "$out/$name.png"
+    kill "$app_pid" 2>/dev/null || true
+    wait "$app_pid" 2>/dev/null || true
+    echo "saved $out/$name.png"
+  done
 done

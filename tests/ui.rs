@@ -18,7 +18,11 @@ fn app_with(name: &str, bytes: &[u8]) -> VantageApp {
 }
 
 fn harness(app: VantageApp) -> Harness<'static, VantageApp> {
-    let mut harness = Harness::builder().with_size([1600.0, 1000.0]).with_max_steps(16).build_ui_state(
+    harness_sized(app, 1000.0)
+}
+
+fn harness_sized(app: VantageApp, height: f32) -> Harness<'static, VantageApp> {
+    let mut harness = Harness::builder().with_size([1600.0, height]).with_max_steps(16).build_ui_state(
         |ui, app: &mut VantageApp| {
             app.logic(ui.ctx());
             vantage::ui::app_ui(app, ui);
@@ -149,4 +153,19 @@ fn meeting_mode_hides_the_side_panels_and_arrow_keys_walk_steps() {
     let open = h.state().current().unwrap();
     assert_eq!(open.run.trajectory_key(open.selection.trajectory.unwrap()), "win");
     assert_eq!(open.selected_step_index(), Some(1));
+}
+
+#[test]
+fn the_compare_view_shows_the_role_constants_each_scheme_implies() {
+    let name = "alfworld_roles.jsonl";
+    // Tall enough that the tables below the plots are on screen.
+    let mut h = harness_sized(app_with(name, &sample(name)), 2400.0);
+    assert_eq!(h.state().state.scheme_b.scheme_id, "triage");
+    h.get_by_label("Compare").click();
+    h.run_ok();
+    h.get_by_label("Mean credit per role");
+    h.get_by_label("Role constants each scheme implies (TRIAGE fit)");
+    for role in ["progress", "exploration", "infrastructure", "regression"] {
+        assert!(h.query_all_by_label(role).count() >= 2, "{role} in the per-role and fit tables");
+    }
 }

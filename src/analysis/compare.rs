@@ -82,6 +82,9 @@ pub struct Comparison {
     pub per_role: BTreeMap<String, (usize, f64, f64)>,
     /// Disagreeing steps by kind, largest |A − B| first.
     pub disagreements: BTreeMap<Disagreement, Vec<DisagreeingStep>>,
+    /// TRIAGE's projection for A and for B: per role, the mean of (credit − GRPO outcome
+    /// advantage) and the number of steps (empty when the run has no role labels).
+    pub role_fit: [BTreeMap<String, (f64, usize)>; 2],
 }
 
 /// Whether trajectory `t` counts as a success: its success flag, else outcome ≥ 0.5.
@@ -124,6 +127,12 @@ impl Comparison {
         out.num_paired = xs.len();
         out.spearman = spearman(&xs, &ys);
         out.sign_disagreement = if xs.is_empty() { 0.0 } else { disagree as f64 / xs.len() as f64 };
+        if run.nodes.role.iter().any(|r| r.is_some()) {
+            out.role_fit = [
+                crate::credit::triage::fit_role_constants_to(run, a),
+                crate::credit::triage::fit_role_constants_to(run, b),
+            ];
+        }
         out.per_role =
             role_sums.into_iter().map(|(role, (n, sa, sb))| (role, (n, sa / n as f64, sb / n as f64))).collect();
         out

@@ -2,7 +2,7 @@
 
 use std::sync::mpsc;
 
-use crate::load::{LoadError, LoadReport, load_bytes};
+use crate::load::{LoadError, LoadReport, Progress, load_bytes};
 use crate::model::Run;
 
 /// Something to open.
@@ -30,9 +30,19 @@ impl LoadSource {
         }
     }
 
-    fn load(self) -> LoadOutcome {
+    /// Size in bytes, when known before reading.
+    fn size(&self) -> u64 {
+        match self {
+            Self::Bytes { bytes, .. } => bytes.len() as u64,
+            #[cfg(not(target_arch = "wasm32"))]
+            Self::Path(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
+        }
+    }
+
+    fn load(self, progress: Progress) -> LoadOutcome {
         let name = self.name();
         let mut report = LoadReport::new(&name);
+        report.progress = progress;
         let result = match self {
             Self::Bytes { bytes, .. } => load_bytes(&name, &bytes, &mut report),
             #[cfg(not(target_arch = "wasm32"))]
@@ -53,10 +63,18 @@ pub struct LoadOutcome {
     pub report: LoadReport,
 }
 
+/// One load in flight.
+struct Pending {
+    name: String,
+    receiver: mpsc::Receiver<LoadOutcome>,
+    progress: Progress,
+    total_bytes: u64,
+}
+
 /// Loads in flight.
 #[derive(Default)]
 pub struct Loader {
-    pending: Vec<(String, mpsc::Receiver<LoadOutcome>)>,
+    pending: Vec<Pending>,
 }
 
 impl Loader {
@@ -64,10 +82,13 @@ impl Loader {
     pub fn start(&mut self, source: LoadSource, repaint: impl Fn() + Send + 'static) {
         let (sender, receiver) = mpsc::channel();
         let name = source.name();
+        let progress = Progress::default();
+        let total_bytes = source.size();
+        let shared = progress.clone();
         #[cfg(not(target_arch = "wasm32"))]
         {
             let spawned = std::thread::Builder::new().name(format!("load {name}")).spawn(move || {
-                let _: Result<(), _> = sender.send(source.load());
+                let _: Result<(), _> = sender.send(source.load(shared));
                 repaint();
             });
             if let Err(err) = spawned {
@@ -77,10 +98,10 @@ impl Loader {
         }
         #[cfg(target_arch = "wasm32")]
         {
-            let _: Result<(), _> = sender.send(source.load());
+            let _: Result<(), _> = sender.send(source.load(shared));
             repaint();
         }
-        self.pending.push((name, receiver));
+        self.pending.push(Pending { name, receiver, progress, total_bytes });
     }
 
     /// Stops waiting for load `i` (in `pending_names` order); its result is dropped when it arrives.
@@ -92,7 +113,15 @@ impl Loader {
 
     /// Names of the loads still running.
     pub fn pending_names(&self) -> impl Iterator<Item = &str> {
-        self.pending.iter().map(|(name, _)| name.as_str())
+        self.pending.iter().map(|p| p.name.as_str())
+    }
+
+    /// Each load still running with the share of its bytes read (`None` when the size is unknown).
+    pub fn pending_progress(&self) -> impl Iterator<Item = (&str, Option<f32>)> {
+        self.pending.iter().map(|p| {
+            let share = (p.total_bytes > 0).then(|| (p.progress.get() as f64 / p.total_bytes as f64).min(1.0) as f32);
+            (p.name.as_str(), share)
+        })
     }
 
     /// Loads a file dropped on the window: from its path on native, from its bytes on the web.
@@ -107,7 +136,7 @@ impl Loader {
             wasm_bindgen_futures::spawn_local(async move {
                 let name = file.path().display().to_string();
                 let outcome = match file.bytes_async().await {
-                    Ok(bytes) => LoadSource::Bytes { name, bytes: bytes.into() }.load(),
+                    Ok(bytes) => LoadSource::Bytes { name, bytes: bytes.into() }.load(Progress::default()),
                     Err(err) => {
                         let report = LoadReport::new(&name);
                         let err = LoadError::from(std::io::Error::other(err)).with_path(&name);
@@ -117,7 +146,7 @@ impl Loader {
                 let _: Result<(), _> = sender.send(outcome);
                 repaint();
             });
-            self.pending.push((name, receiver));
+            self.pending.push(Pending { name, receiver, progress: Progress::default(), total_bytes: 0 });
         }
     }
 
@@ -133,7 +162,7 @@ impl Loader {
                     .pick_files()
                     .unwrap_or_default();
                 for path in paths {
-                    let _: Result<(), _> = sender.send(LoadSource::Path(path).load());
+                    let _: Result<(), _> = sender.send(LoadSource::Path(path).load(Progress::default()));
                 }
                 repaint();
             });
@@ -148,17 +177,19 @@ impl Loader {
             for file in files {
                 let bytes = file.read().await;
                 let source = LoadSource::Bytes { name: file.file_name(), bytes: bytes.into() };
-                let _: Result<(), _> = sender.send(source.load());
+                let _: Result<(), _> = sender.send(source.load(Progress::default()));
             }
             repaint();
         });
-        self.pending.push(("file dialog".to_owned(), receiver));
+        let pending =
+            Pending { name: "file dialog".to_owned(), receiver, progress: Progress::default(), total_bytes: 0 };
+        self.pending.push(pending);
     }
 
     /// Finished loads, in the order they were started.
     pub fn poll(&mut self) -> Vec<LoadOutcome> {
         let mut done = Vec::new();
-        self.pending.retain(|(name, receiver)| {
+        self.pending.retain(|Pending { name, receiver, .. }| {
             loop {
                 match receiver.try_recv() {
                     Ok(outcome) => done.push(outcome),
@@ -175,6 +206,6 @@ impl Loader {
 
     /// Waits for every pending load (tests and headless use).
     pub fn wait_all(&mut self) -> Vec<LoadOutcome> {
-        self.pending.drain(..).flat_map(|(_, receiver)| receiver.into_iter()).collect()
+        self.pending.drain(..).flat_map(|p| p.receiver.into_iter()).collect()
     }
 }

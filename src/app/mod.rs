@@ -9,7 +9,7 @@ pub mod state;
 
 pub use commands::Command;
 pub use loading::{LoadOutcome, LoadSource, Loader};
-pub use open_run::{CreditSlot, OpenRun, SchemeCredit, Selection};
+pub use open_run::{CreditSlot, Facets, OpenRun, SchemeCredit, Selection};
 pub use state::AppState;
 
 /// Command-line choices that override the saved state at start.
@@ -133,7 +133,7 @@ impl VantageApp {
         let supported =
             |id: &str| open.support.iter().any(|(info, s)| info.id == id && matches!(s, crate::credit::Support::Yes));
         const PREFERRED_B: [&str; 8] =
-            ["prm_process", "treeps_rag", "triage", "gigpo", "prime", "vineppo", "first_error", "length_penalty"];
+            ["prm_process", "triage", "prime", "treeps_rag", "gigpo", "vineppo", "first_error", "length_penalty"];
         if !supported(&self.state.scheme_a.scheme_id)
             && let Some((info, _)) = open.support.iter().find(|(_, s)| matches!(s, crate::credit::Support::Yes))
         {
@@ -160,6 +160,10 @@ impl VantageApp {
     pub fn logic(&mut self, ctx: &egui::Context) {
         let done = self.loader.poll();
         self.accept(done);
+        if self.loader.pending_names().next().is_some() {
+            // Keep the progress bars moving.
+            ctx.request_repaint_after(std::time::Duration::from_millis(100));
+        }
         let dropped = ctx.input(|i| i.raw.dropped_files.clone());
         for file in dropped {
             let c = ctx.clone();

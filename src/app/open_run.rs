@@ -80,6 +80,40 @@ pub struct SchemeCredit {
     pub credit: Credit,
 }
 
+/// What the pickers offer for a run, gathered once at open (scanning the node columns every frame
+/// would cost O(steps)).
+#[derive(Clone, Debug, Default)]
+pub struct Facets {
+    /// Values the heatmap and tree can show.
+    pub heat_choices: Vec<crate::analysis::heatmap::HeatValue>,
+    /// Role labels, sorted, with their symbols.
+    pub roles: Vec<(crate::model::Sym, String)>,
+    /// Step kinds, sorted.
+    pub kinds: Vec<String>,
+    /// Tasks that recur across training steps, with their groups in step order.
+    pub recurring_tasks: std::collections::BTreeMap<String, Vec<GroupId>>,
+}
+
+impl Facets {
+    fn of(run: &Run) -> Self {
+        let labels = |column: &[crate::model::Sym]| {
+            let mut seen: Vec<crate::model::Sym> = column.iter().copied().filter(|s| s.is_some()).collect();
+            seen.sort_unstable_by_key(|s| s.0);
+            seen.dedup();
+            let mut out: Vec<(crate::model::Sym, String)> =
+                seen.into_iter().map(|s| (s, run.label(s).to_owned())).collect();
+            out.sort_by(|a, b| a.1.cmp(&b.1));
+            out
+        };
+        Self {
+            heat_choices: crate::analysis::heatmap::HeatValue::choices(run),
+            roles: labels(&run.nodes.role),
+            kinds: labels(&run.nodes.kind).into_iter().map(|(_, k)| k).collect(),
+            recurring_tasks: crate::analysis::overview::recurring_tasks(run),
+        }
+    }
+}
+
 /// A run that loaded, with its report, summary and derived state.
 pub struct OpenRun {
     /// The run.
@@ -90,6 +124,8 @@ pub struct OpenRun {
     pub summary: RunSummary,
     /// Which credit schemes it supports, and why not the others.
     pub support: Vec<(&'static SchemeInfo, Support)>,
+    /// What the pickers offer.
+    pub facets: Facets,
     /// What is selected.
     pub selection: Selection,
     /// Credit under scheme A and scheme B.
@@ -105,18 +141,23 @@ impl OpenRun {
     pub fn new(run: Run, report: LoadReport) -> Self {
         let summary = RunSummary::of(&run);
         let support = crate::credit::support_table(&run);
+        let facets = Facets::of(&run);
         let mut open = Self {
             run,
             report,
             summary,
             support,
+            facets,
             selection: Selection::default(),
             credit: Default::default(),
             tree: None,
             every_scheme: None,
         };
-        if let Some(t) = open.run.trajectories.ids().next() {
-            open.select_trajectory(t);
+        // Start on the first group whose rollouts differ (a zero-variance group has no outcome credit).
+        let run = &open.run;
+        let first = run.groups.ids().find(|&g| !crate::analysis::is_zero_variance(run, g)).or(run.groups.ids().next());
+        if let Some(g) = first {
+            open.select_group(g);
         }
         open
     }

@@ -126,6 +126,21 @@ pub fn fit_role_constants(run: &Run, reference: &[f32], outcome: &[f32]) -> BTre
     sums.into_iter().map(|(role, (sum, n))| (role, (sum / n as f64, n))).collect()
 }
 
+/// [`fit_role_constants`] against TRIAGE's default outcome advantage (GRPO over each group).
+pub fn fit_role_constants_to(run: &Run, reference: &[f32]) -> BTreeMap<String, (f64, usize)> {
+    let (outcome, _) = outcome_advantages(run, &Params::defaults(&Triage));
+    fit_role_constants(run, reference, &outcome)
+}
+
+/// TRIAGE's default constant for a role label.
+pub fn default_constant(role: &str) -> f64 {
+    let name = match role {
+        "progress" | "exploration" | "infrastructure" | "regression" => format!("c_{role}"),
+        _ => "c_unlabeled".to_owned(),
+    };
+    Params::defaults(&Triage).f64(&name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

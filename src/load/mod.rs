@@ -10,7 +10,7 @@ pub mod native;
 mod report;
 
 pub use error::LoadError;
-pub use report::LoadReport;
+pub use report::{LoadReport, Progress};
 
 use crate::model::Run;
 

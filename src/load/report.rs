@@ -13,6 +13,24 @@ pub struct LoadReport {
     pub records_seen: u64,
     /// Records that loaded (possibly with warnings).
     pub records_loaded: u64,
+    /// Bytes read so far, shared with whoever shows a progress bar.
+    pub progress: Progress,
+}
+
+/// Bytes a loader has consumed, readable from another thread while it works.
+#[derive(Clone, Debug, Default)]
+pub struct Progress(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl Progress {
+    /// Records that the first `bytes` bytes are done.
+    pub fn set(&self, bytes: u64) {
+        self.0.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Bytes done.
+    pub fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl LoadReport {

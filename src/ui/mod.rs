@@ -157,8 +157,15 @@ fn pinned_comparison_ui(app: &VantageApp, ui: &mut egui::Ui) {
 fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         let mut cancel = None;
-        for (i, name) in app.loader.pending_names().enumerate() {
-            ui.spinner();
+        for (i, (name, share)) in app.loader.pending_progress().enumerate() {
+            match share {
+                Some(share) => {
+                    ui.add(egui::ProgressBar::new(share).desired_width(160.0).show_percentage());
+                }
+                None => {
+                    ui.spinner();
+                }
+            }
             ui.label(format!("Loading {name}"));
             if ui.small_button("Cancel").clicked() {
                 cancel = Some(i);

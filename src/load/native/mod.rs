@@ -74,9 +74,14 @@ pub fn load(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, Lo
     }
     let mut loader = NativeLoader { builder: RunBuilder::new(name, FORMAT_NAME), report, ignored: Vec::new() };
     loader.header(header_line, &header_text);
-    for (line, bytes) in lines {
-        loader.line(line, bytes);
+    let start = bytes.as_ptr() as usize;
+    for (line, record) in lines {
+        if line % 1024 == 0 {
+            loader.report.progress.set((record.as_ptr() as usize).saturating_sub(start) as u64);
+        }
+        loader.line(line, record);
     }
+    loader.report.progress.set(bytes.len() as u64);
     let NativeLoader { builder, report, .. } = loader;
     let mut run = builder.finish();
     run.meta.warnings.clone_from(&report.warnings);

@@ -72,11 +72,39 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 ui.end_row();
             }
         });
+        triage_fit_ui(ui, &c);
         ui.separator();
         ui.label(egui::RichText::new("Where A and B disagree in sign").strong());
         for kind in Disagreement::ALL {
             let rows = c.disagreements.get(&kind).map_or(&[][..], Vec::as_slice);
             disagreement_table_ui(ui, ctx.commands, open, kind, rows);
+        }
+    });
+}
+
+/// The TRIAGE constants each scheme implies: per role, the mean of (credit − outcome advantage).
+fn triage_fit_ui(ui: &mut egui::Ui, c: &Comparison) {
+    if c.role_fit[1].is_empty() {
+        return;
+    }
+    ui.separator();
+    ui.label(egui::RichText::new("Role constants each scheme implies (TRIAGE fit)").strong());
+    ui.label(
+        egui::RichText::new("per role, the mean of (credit − GRPO outcome advantage): the projection TRIAGE describes")
+            .color(theme::MUTED),
+    );
+    egui::Grid::new("triage_fit").striped(true).num_columns(5).show(ui, |ui| {
+        for h in ["role", "steps", "implied by A", "implied by B", "TRIAGE default"] {
+            ui.label(egui::RichText::new(h).color(theme::MUTED));
+        }
+        ui.end_row();
+        for (role, &(b_const, n)) in &c.role_fit[1] {
+            ui.label(role);
+            ui.label(n.to_string());
+            ui.label(c.role_fit[0].get(role).map_or_else(|| "—".to_owned(), |(v, _)| format_value(*v as f32)));
+            ui.label(format_value(b_const as f32));
+            ui.label(format_value(crate::credit::triage::default_constant(role) as f32));
+            ui.end_row();
         }
     });
 }

@@ -112,7 +112,7 @@ fn cached(ui: &egui::Ui, ctx: &ViewCtx<'_>) -> Cache {
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.horizontal_wrapped(|ui| {
         ui.label(egui::RichText::new("Heatmap").strong());
-        let choices = HeatValue::choices(&ctx.open.run);
+        let choices = ctx.open.facets.heat_choices.clone();
         let combo =
             egui::ComboBox::from_id_salt("heat_value").selected_text(ctx.state.heat_value.label()).show_ui(ui, |ui| {
                 for choice in choices {
@@ -127,7 +127,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let cache = cached(ui, ctx);
     ui.horizontal(|ui| {
         if ctx.state.heat_value == HeatValue::Role {
-            role_legend_ui(ui, &ctx.open.run);
+            role_legend_ui(ui, &ctx.open.facets);
         } else {
             legend_ui(ui, &cache.colors, &ctx.state.heat_value.label());
         }
@@ -150,12 +150,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     grid_ui(ui, ctx, &cache);
 }
 
-fn role_legend_ui(ui: &mut egui::Ui, run: &crate::model::Run) {
-    let mut seen: Vec<crate::model::Sym> = run.nodes.role.iter().copied().filter(|s| s.is_some()).collect();
-    seen.sort_unstable_by_key(|s| s.0);
-    seen.dedup();
-    for sym in seen {
-        let name = run.label(sym);
+fn role_legend_ui(ui: &mut egui::Ui, facets: &crate::app::Facets) {
+    for (sym, name) in &facets.roles {
         ui.label(egui::RichText::new(format!("[{name}]")).color(theme::category(role_index(name, sym.index()))));
     }
 }

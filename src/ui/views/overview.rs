@@ -4,7 +4,9 @@
 
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use crate::analysis::overview::{per_train_step, recurring_tasks};
+use std::sync::Arc;
+
+use crate::analysis::overview::{TrainStepStats, per_train_step};
 use crate::app::Command;
 use crate::ui::widgets::format_value;
 use crate::ui::{ViewCtx, theme};
@@ -12,9 +14,19 @@ use crate::ui::{ViewCtx, theme};
 /// Draws the overview.
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let open = &*ctx.open;
-    let stats = per_train_step(&open.run, [open.credit[0].step(), open.credit[1].step()]);
+    let key = (open.run.meta.name.clone(), open.credit[0].generation, open.credit[1].generation);
+    let id = egui::Id::unique("overview_cache");
+    let cached =
+        ui.data(|d| d.get_temp::<((String, u64, u64), Arc<Vec<TrainStepStats>>)>(id)).filter(|(k, _)| *k == key);
+    let stats = if let Some((_, stats)) = cached {
+        stats
+    } else {
+        let stats = Arc::new(per_train_step(&open.run, [open.credit[0].step(), open.credit[1].step()]));
+        ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&stats))));
+        stats
+    };
     ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
-    let series = |f: &dyn Fn(&crate::analysis::overview::TrainStepStats) -> f64| -> Vec<[f64; 2]> {
+    let series = |f: &dyn Fn(&TrainStepStats) -> f64| -> Vec<[f64; 2]> {
         stats.iter().map(|s| [s.train_step as f64, f(s)]).filter(|p| p[1].is_finite()).collect()
     };
     let height = (ui.available_height() / 2.0 - 60.0).max(160.0);
@@ -55,7 +67,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
 /// A slider over the training steps at which the selected group's task recurs.
 fn same_prompt_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let run = &ctx.open.run;
-    let tasks = recurring_tasks(run);
+    let tasks = &ctx.open.facets.recurring_tasks;
     if tasks.is_empty() {
         ui.label(egui::RichText::new("No task recurs across training steps").color(theme::MUTED));
         return;

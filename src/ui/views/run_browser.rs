@@ -70,17 +70,6 @@ pub fn filtered(run: &Run, options: &BrowserOptions) -> Vec<TrajectoryId> {
     rows
 }
 
-/// Distinct labels of a node column (for the role and kind filters), sorted.
-fn labels(run: &Run, column: &[crate::model::Sym]) -> Vec<String> {
-    let mut seen: Vec<u32> = column.iter().filter(|s| s.is_some()).map(|s| s.0).collect();
-    seen.sort_unstable();
-    seen.dedup();
-    let mut out: Vec<String> =
-        seen.into_iter().map(|s| run.label(crate::model::Sym::from_index(s as usize)).to_owned()).collect();
-    out.sort();
-    out
-}
-
 /// Draws the browser.
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let run = &ctx.open.run;
@@ -88,8 +77,9 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.heading("Rollouts");
     ui.add(egui::TextEdit::singleline(&mut options.search).hint_text("search prompts and steps"));
     ui.horizontal_wrapped(|ui| {
-        filter_combo(ui, "role", &mut options.role, &labels(run, &run.nodes.role));
-        filter_combo(ui, "kind / tool", &mut options.kind, &labels(run, &run.nodes.kind));
+        let roles: Vec<String> = ctx.open.facets.roles.iter().map(|(_, r)| r.clone()).collect();
+        filter_combo(ui, "role", &mut options.role, &roles);
+        filter_combo(ui, "kind / tool", &mut options.kind, &ctx.open.facets.kinds);
         let combo = egui::ComboBox::from_id_salt("success_filter")
             .selected_text(match options.success {
                 None => "any outcome",

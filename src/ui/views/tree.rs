@@ -19,12 +19,12 @@ use crate::ui::widgets::{format_value, legend_ui};
 const DX: f32 = 90.0;
 const DY: f32 = 26.0;
 
-/// Pan and zoom of the tree view: `screen = rect.min + offset + layout · scale`.
+/// Pan and zoom of the tree view: `screen = rect.min + offset + layout · scale` (per axis).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct View {
     key: u64,
     offset: egui::Vec2,
-    scale: f32,
+    scale: egui::Vec2,
 }
 
 /// Node values, kept until the group, merge mode, value or credit change.
@@ -77,9 +77,9 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let collapsed_id = egui::Id::unique(("tree_collapsed", view_key));
     let mut collapsed: HashSet<u32> = ui.data(|d| d.get_temp::<HashSet<u32>>(collapsed_id)).unwrap_or_default();
     let screen = |i: usize| screen_from_layout(rect, view.offset, view.scale, &tree.nodes[i]);
-    let prompt_pos = |y: f32| rect.min + view.offset + egui::vec2(0.0, y * DY) * view.scale;
+    let prompt_pos = |y: f32| rect.min + view.offset + egui::vec2(0.0, y * DY * view.scale.y);
     let painter = ui.painter_at(rect);
-    let visible = rect.expand(DX * view.scale);
+    let visible = rect.expand(DX * view.scale.x);
     // Hidden: below a collapsed node (parents come before children).
     let mut hidden = vec![false; tree.nodes.len()];
     for (i, n) in tree.nodes.iter().enumerate() {
@@ -87,9 +87,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             hidden[i] = h || collapsed.contains(&n.parent);
         }
     }
-    let detailed = view.scale * DY >= 14.0;
-    let radius = (view.scale * DY * 0.3).clamp(1.0, 9.0);
+    let detailed = view.scale.y * DY >= 14.0 && view.scale.x * DX >= 50.0;
+    let radius = (view.scale.y * DY * 0.3).min(view.scale.x * DX * 0.15).clamp(1.0, 9.0);
     let mut mesh = egui::Mesh::default();
+    let mut occupancy = Occupancy::new(rect, !detailed);
     let selected_node = open.selection.position.and_then(|p| tree.node_of_position.get(&(p as u32)).copied());
     let mut hovered: Option<(usize, f32)> = None;
     let pointer = response.hover_pos();
@@ -100,6 +101,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         let pos = screen(i);
         let from = if n.parent == u32::MAX { prompt_pos(n.y) } else { screen(n.parent as usize) };
         if !visible.contains(pos) && !visible.contains(from) {
+            continue;
+        }
+        // Level of detail: zoomed out, one node per screen pixel (the first in layout order).
+        if !detailed && !occupancy.claim(pos) {
             continue;
         }
         elbow(&mut mesh, from, pos, theme::EDGE);
@@ -136,22 +141,24 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     }
 }
 
-/// The pan offset and scale that fit `tree` into `rect` (as the view opens).
-pub fn fit_view(rect: egui::Rect, tree: &GroupTree) -> (egui::Vec2, f32) {
+/// The pan offset and per-axis scale that fit `tree` into `rect` (as the view opens); rows never
+/// spread further apart than twice the layout spacing.
+pub fn fit_view(rect: egui::Rect, tree: &GroupTree) -> (egui::Vec2, egui::Vec2) {
     let width = (tree.max_depth as f32 + 1.0) * DX;
     let height = tree.num_rows.max(1) as f32 * DY;
-    let scale = (rect.width() / width).min(rect.height() / height).clamp(1e-4, 1.5);
-    (egui::vec2(8.0, 8.0), scale)
+    let sx = (rect.width() / width).clamp(1e-4, 2.0);
+    let sy = (rect.height() / height).clamp(1e-5, 2.0);
+    (egui::vec2(8.0, 8.0), egui::vec2(sx, sy))
 }
 
 /// Where a laid-out node is drawn.
 pub fn screen_from_layout(
     rect: egui::Rect,
     offset: egui::Vec2,
-    scale: f32,
+    scale: egui::Vec2,
     node: &crate::analysis::tree_layout::LayoutNode,
 ) -> egui::Pos2 {
-    rect.min + offset + egui::vec2(node.depth as f32 * DX, node.y * DY) * scale
+    rect.min + offset + egui::vec2(node.depth as f32 * DX * scale.x, node.y * DY * scale.y)
 }
 
 /// Merge mode, node color and the fit button; whether fit was clicked.
@@ -167,7 +174,7 @@ fn controls_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) -> bool {
             });
         crate::ui::widgets::name(&combo.response, "tree merge");
         ui.label("color");
-        let choices = HeatValue::choices(&ctx.open.run);
+        let choices = ctx.open.facets.heat_choices.clone();
         let combo =
             egui::ComboBox::from_id_salt("tree_value").selected_text(ctx.state.tree_value.label()).show_ui(ui, |ui| {
                 for choice in choices {
@@ -190,7 +197,7 @@ fn pan_zoom(ui: &egui::Ui, response: &egui::Response, rect: egui::Rect, view: &m
             let factor = (scroll / 200.0).exp();
             let pointer = response.hover_pos().unwrap_or(rect.center()) - rect.min;
             view.offset = pointer - (pointer - view.offset) * factor;
-            view.scale = (view.scale * factor).clamp(1e-4, 8.0);
+            view.scale = (view.scale * factor).clamp(egui::vec2(1e-5, 1e-5), egui::vec2(16.0, 16.0));
         }
     }
 }
@@ -240,6 +247,35 @@ fn interact(
             collapsed.insert(i as u32);
         }
         ui.data_mut(|d| d.insert_temp(collapsed_id, collapsed.clone()));
+    }
+}
+
+/// One bit per screen pixel of the tree's rect: which pixels already show a node.
+struct Occupancy {
+    origin: egui::Pos2,
+    width: usize,
+    height: usize,
+    bits: Vec<u64>,
+}
+
+impl Occupancy {
+    fn new(rect: egui::Rect, enabled: bool) -> Self {
+        let (width, height) = if enabled { (rect.width() as usize + 1, rect.height() as usize + 1) } else { (0, 0) };
+        Self { origin: rect.min, width, height, bits: vec![0; (width * height).div_ceil(64)] }
+    }
+
+    /// Marks the pixel under `pos` (clamped into the rect); whether it was free.
+    fn claim(&mut self, pos: egui::Pos2) -> bool {
+        if self.width == 0 {
+            return true;
+        }
+        let x = ((pos.x - self.origin.x).max(0.0) as usize).min(self.width - 1);
+        let y = ((pos.y - self.origin.y).max(0.0) as usize).min(self.height - 1);
+        let i = y * self.width + x;
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        let free = self.bits[word] & bit == 0;
+        self.bits[word] |= bit;
+        free
     }
 }
 
