@@ -54,7 +54,7 @@ fn tree_level(c: &mut Criterion) {
     let run = tree_run(10_000, 100);
     let mut group = c.benchmark_group("tree 1e4x100");
     group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    for id in ["treeps_rag", "treerpo", "treerl", "treepo", "tree_grpo", "vineppo", "prm_process", "pure"] {
+    for id in ["treeps_rag", "treerpo", "treerl", "treepo", "tree_grpo", "spo_tree", "vineppo", "prm_process", "pure"] {
         let scheme = credit::scheme(id).unwrap();
         let params = Params::resolve(scheme, None, &[]).unwrap();
         group.bench_function(id, |b| b.iter(|| black_box(scheme.compute(&run, &params).unwrap())));

@@ -34,7 +34,12 @@ fn bench_app(c: &mut Criterion, name: &str, run: vantage::model::Run, whole_run_
     app.state.tab = Tab::Group;
     app.state.heat_whole_run = whole_run_heatmap;
     let ctx = egui::Context::default();
-    // Warm-up: credit under A and B, layout, textures.
+    // Warm-up: credit under A and B (on worker threads for large runs), layout, textures.
+    frame(&ctx, &mut app);
+    while app.current().unwrap().credit.iter().any(vantage::app::CreditSlot::is_computing) {
+        std::thread::sleep(Duration::from_millis(20));
+        frame(&ctx, &mut app);
+    }
     for _ in 0..3 {
         frame(&ctx, &mut app);
     }

@@ -2,6 +2,7 @@
 //! the outcome-only GRPO broadcast.
 #![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
+use vantage::credit::tree_value::Merge;
 use vantage::credit::{self, Params, Support};
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
@@ -156,7 +157,11 @@ fn treeps_rag_telescopes_on_every_sample_tree_and_chain() {
     ] {
         let run = sample(name);
         let credit = credit_of(&run, "treeps_rag", &[("merge", merge)]);
-        let tree = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, merge == "prefix");
+        let tree = credit::tree_value::build(
+            &run,
+            credit::tree_value::ValueMode::LeafMean,
+            if merge == "prefix" { Merge::Prefix } else { Merge::None },
+        );
         let tr = &run.trajectories;
         for g in run.groups.ids() {
             let rewards: Vec<f32> = run.groups.members(g).iter().map(|t| tr.reward[t.index()]).collect();
@@ -181,8 +186,8 @@ fn treeps_rag_telescopes_on_every_sample_tree_and_chain() {
 #[test]
 fn prefix_merging_shares_identical_first_steps() {
     let run = sample("alfworld_roles.jsonl");
-    let merged = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, true);
-    let separate = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, false);
+    let merged = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, Merge::Prefix);
+    let separate = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, Merge::None);
     assert!(
         merged.parent.len() < separate.parent.len(),
         "merging finds shared prefixes: {} vs {}",
@@ -547,4 +552,48 @@ fn lets_rescales_the_outcome_advantage_per_search_segment() {
     );
     // The failed rollout gets no step rewards: its outcome advantage everywhere (−1).
     assert!(steps(&lets, "none").iter().all(|&a| (a + 1.0).abs() < 1e-5));
+}
+
+#[test]
+fn prm_clip_and_delta_refinements_bound_what_repeating_good_steps_can_earn() {
+    // Two rollouts: one with three good steps, one with a single good step.
+    let log = r#"{"vantage": 1}
+{"type": "trajectory", "id": "long", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "a", "scores": {"prm": 0.9}}, {"thought": "b", "scores": {"prm": 0.9}}, {"thought": "c", "scores": {"prm": 0.9}}]}
+{"type": "trajectory", "id": "short", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "d", "scores": {"prm": 0.9}}]}
+"#;
+    let run = load_bytes("r.jsonl", log.as_bytes(), &mut LoadReport::new("r.jsonl")).unwrap();
+    let first =
+        |credit: &[f32], key: &str| credit[run.trajectories.path_range(run.trajectory_by_key(key).unwrap()).start];
+    // Summing raw scores rewards the longer rollout for repeating good steps.
+    let sum = credit_of(&run, "prm_process", &[("form", "agg"), ("agg", "sum")]);
+    assert!(first(&sum, "long") > first(&sum, "short"));
+    // Delta telescopes each sum to the first score: both rollouts score 0.9, no advantage.
+    let delta = credit_of(&run, "prm_process", &[("form", "agg"), ("agg", "sum"), ("refine", "delta")]);
+    assert_eq!(first(&delta, "long"), 0.0);
+    // Clip at η = 0.9 makes every step worth min(s − η, 0) = 0: again no advantage for length.
+    let clip =
+        credit_of(&run, "prm_process", &[("form", "agg"), ("agg", "sum"), ("refine", "clip"), ("clip_eta", "0.9")]);
+    assert_eq!(first(&clip, "long"), 0.0);
+    // Clip at η = 1: each step −0.1, so the longer rollout now sums lower.
+    let clip =
+        credit_of(&run, "prm_process", &[("form", "agg"), ("agg", "sum"), ("refine", "clip"), ("clip_eta", "1")]);
+    assert!(first(&clip, "long") < first(&clip, "short"));
+}
+
+#[test]
+fn tree_schemes_merge_by_state_key_as_well_as_by_prefix() {
+    // Different texts reaching the same states: prefix merging keeps them apart, state keys join them.
+    let log = r#"{"vantage": 1}
+{"type": "trajectory", "id": "a", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "x", "state": "k0"}, {"thought": "y", "state": "k1"}]}
+{"type": "trajectory", "id": "b", "group": "g", "outcome": {"reward": 0}, "steps": [{"thought": "z", "state": "k0"}, {"thought": "w", "state": "k2"}]}
+"#;
+    let run = load_bytes("s.jsonl", log.as_bytes(), &mut LoadReport::new("s.jsonl")).unwrap();
+    let steps =
+        |credit: &[f32], key: &str| credit[run.trajectories.path_range(run.trajectory_by_key(key).unwrap())].to_vec();
+    let prefix = credit_of(&run, "treeps_rag", &[("merge", "prefix")]);
+    assert_eq!(steps(&prefix, "a"), [0.5, 0.0]);
+    let state = credit_of(&run, "treeps_rag", &[("merge", "state_key")]);
+    // k0 is shared (value 0.5 = the root): no credit for it; the split comes at k1 vs k2.
+    assert_eq!(steps(&state, "a"), [0.0, 0.5]);
+    assert_eq!(steps(&state, "b"), [0.0, -0.5]);
 }

@@ -174,16 +174,19 @@ impl VantageApp {
         for command in commands {
             self.apply(command, ctx);
         }
-        self.update_credit();
+        self.update_credit(ctx);
         ctx.set_zoom_factor(if self.state.meeting_mode { crate::ui::theme::MEETING_ZOOM } else { 1.0 });
     }
 
-    /// Recomputes scheme A and B for the current run when their choice changed.
-    pub fn update_credit(&mut self) {
+    /// Recomputes scheme A and B for the current run when their choice changed (on a worker thread
+    /// for large runs), and takes in finished results.
+    pub fn update_credit(&mut self, ctx: &egui::Context) {
         let (a, b) = (self.state.scheme_a.clone(), self.state.scheme_b.clone());
         if let Some(open) = self.runs.get_mut(self.selected) {
-            open.credit[0].update(&open.run, &a);
-            open.credit[1].update(&open.run, &b);
+            for (slot, choice) in [(0, &a), (1, &b)] {
+                let c = ctx.clone();
+                open.credit[slot].update(&open.run, choice, move || c.request_repaint());
+            }
         }
     }
 

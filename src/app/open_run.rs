@@ -7,6 +7,8 @@ use crate::analysis::tree_layout::{GroupTree, TreeMerge};
 use crate::app::state::SchemeChoice;
 use crate::credit::{Credit, Params, Scheme, SchemeInfo, Support};
 use crate::load::LoadReport;
+use std::sync::Arc;
+
 use crate::model::{GroupId, Run, TrajectoryId};
 
 /// What is selected: a group, a trajectory of it, and a step (a path position of that trajectory).
@@ -20,6 +22,11 @@ pub struct Selection {
     pub position: Option<usize>,
 }
 
+/// Runs with more path steps than this recompute credit on a worker thread (native), so a slider
+/// never freezes the frame; smaller ones recompute at once (a few milliseconds).
+#[cfg(not(target_arch = "wasm32"))]
+pub const BACKGROUND_STEPS: usize = 200_000;
+
 /// Credit under one scheme choice, with the key it was computed for.
 #[derive(Debug, Default)]
 pub struct CreditSlot {
@@ -29,18 +36,54 @@ pub struct CreditSlot {
     pub result: Option<Result<Credit, String>>,
     /// Bumped on every recomputation, so textures know when to re-upload.
     pub generation: u64,
+    /// A recomputation in flight on a worker thread: its key and where its result arrives.
+    pending: Option<(String, std::sync::mpsc::Receiver<Result<Credit, String>>)>,
 }
 
 impl CreditSlot {
-    /// Recomputes when `choice` differs from what the slot holds.
-    pub fn update(&mut self, run: &Run, choice: &SchemeChoice) {
+    /// Recomputes when `choice` differs from what the slot holds (or is computing), and takes in a
+    /// finished background result. `repaint` is called when a background result is ready.
+    pub fn update(&mut self, run: &Arc<Run>, choice: &SchemeChoice, repaint: impl Fn() + Send + 'static) {
+        if let Some((key, receiver)) = &self.pending
+            && let Ok(result) = receiver.try_recv()
+        {
+            self.key.clone_from(key);
+            self.result = Some(result);
+            self.generation += 1;
+            self.pending = None;
+        }
         let key = choice.cache_key();
-        if self.result.is_some() && self.key == key {
+        let computing = self.pending.as_ref().is_some_and(|(k, _)| *k == key);
+        if computing || (self.result.is_some() && self.key == key && self.pending.is_none()) {
             return;
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        if run.num_path_steps() > BACKGROUND_STEPS {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            let (run, choice) = (Arc::clone(run), choice.clone());
+            let spawned = std::thread::Builder::new().name(format!("credit {}", choice.scheme_id)).spawn(move || {
+                let _: Result<(), _> = sender.send(compute(&run, &choice));
+                repaint();
+            });
+            match spawned {
+                Ok(_) => {
+                    self.pending = Some((key, receiver));
+                    return;
+                }
+                Err(err) => log::warn!("could not start a credit thread ({err}); computing in the frame"),
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        drop(repaint);
+        self.pending = None;
         self.result = Some(compute(run, choice));
         self.key = key;
         self.generation += 1;
+    }
+
+    /// Whether a recomputation is in flight (the shown credit is the previous choice's).
+    pub fn is_computing(&self) -> bool {
+        self.pending.is_some()
     }
 
     /// The step credit, if computed.
@@ -116,8 +159,8 @@ impl Facets {
 
 /// A run that loaded, with its report, summary and derived state.
 pub struct OpenRun {
-    /// The run.
-    pub run: Run,
+    /// The run (shared with background credit computations).
+    pub run: Arc<Run>,
     /// Warnings from loading.
     pub report: LoadReport,
     /// Its summary.
@@ -143,7 +186,7 @@ impl OpenRun {
         let support = crate::credit::support_table(&run);
         let facets = Facets::of(&run);
         let mut open = Self {
-            run,
+            run: Arc::new(run),
             report,
             summary,
             support,

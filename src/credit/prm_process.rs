@@ -76,9 +76,38 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
             "skip",
             "a step without the score: leave it out, count it as 0, or (when a trajectory has none) fall back to its outcome",
         ),
+        ParamSpec::choice(
+            "refine",
+            &["none", "clip", "delta"],
+            "none",
+            "refine the step scores against reward hacking (Gao et al. 2024, arXiv 2410.15115, from the paper): clip = min(s − η, 0); delta = s_k − s_{k+1} (the last step keeps s_K, so the sum is s_1)",
+        ),
+        ParamSpec::float("clip_eta", -10.0, 10.0, "0.5", "η of the clip refinement"),
         ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std"),
     ]
 });
+
+/// Clip (`min(s − η, 0)`) or Delta (`s_k − s_{k+1}`, the last present score kept) on each
+/// trajectory's step scores; missing scores stay missing.
+pub fn refine(run: &Run, score: &mut [f32], how: &str, eta: f32) {
+    let tr = &run.trajectories;
+    match how {
+        "clip" => {
+            for s in score.iter_mut().filter(|s| !s.is_nan()) {
+                *s = (*s - eta).min(0.0);
+            }
+        }
+        "delta" => {
+            for t in tr.ids() {
+                let present: Vec<usize> = tr.path_range(t).filter(|&k| !score[k].is_nan()).collect();
+                for pair in present.windows(2) {
+                    score[pair[0]] -= score[pair[1]];
+                }
+            }
+        }
+        _ => {}
+    }
+}
 
 /// Aggregates step scores into a trajectory score; `None` for no scores.
 pub fn aggregate(scores: &[f32], agg: &str) -> Option<f32> {
@@ -119,6 +148,7 @@ impl Scheme for PrmProcess {
                 }
             }
         }
+        refine(run, &mut score, params.choice("refine"), params.f64("clip_eta") as f32);
         let eps = params.f64("epsilon") as f32;
         Ok(if params.choice("form") == "agg" {
             aggregated(run, &score, params.choice("agg"), eps)

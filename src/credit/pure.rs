@@ -76,23 +76,23 @@ impl Scheme for Pure {
         let uniform = params.choice("weighting") == "uniform";
         // Weighted step rewards r' per path position (a missing score counts 0).
         let mut weighted = vec![0.0f64; tr.path_nodes.len()];
+        let (mut r, mut exp) = (Vec::new(), Vec::new());
         for t in tr.ids() {
             let range = tr.path_range(t);
-            let r: Vec<f64> = range
-                .clone()
-                .map(|k| {
-                    let s = f64::from(column[tr.path_nodes[k].index()]);
-                    if s.is_nan() {
-                        0.0
-                    } else if two_p {
-                        2.0 * s - 1.0
-                    } else {
-                        s
-                    }
-                })
-                .collect();
+            r.clear();
+            r.extend(range.clone().map(|k| {
+                let s = f64::from(column[tr.path_nodes[k].index()]);
+                if s.is_nan() {
+                    0.0
+                } else if two_p {
+                    2.0 * s - 1.0
+                } else {
+                    s
+                }
+            }));
             let max = r.iter().map(|x| -x / temperature).fold(f64::NEG_INFINITY, f64::max);
-            let exp: Vec<f64> = r.iter().map(|x| (-x / temperature - max).exp()).collect();
+            exp.clear();
+            exp.extend(r.iter().map(|x| (-x / temperature - max).exp()));
             let z: f64 = exp.iter().sum();
             for (i, k) in range.enumerate() {
                 let w = if uniform { 1.0 / r.len() as f64 } else { exp[i] / z };
@@ -111,6 +111,9 @@ impl Scheme for Pure {
                 None => f64::from(u8::from(tr.reward[t.index()] > 0.5)),
             }
         };
+        let step_baseline = params.choice("baseline") == "step";
+        let verifiable_on = params.bool("verifiable");
+        let verifiable_coef = params.f64("verifiable_coef");
         for g in run.groups.ids() {
             let members = run.groups.members(g);
             let k = members.len() as f64;
@@ -126,14 +129,10 @@ impl Scheme for Pure {
             let vr: Vec<f64> = members.iter().map(|&t| solved(t) - 1.0).collect();
             let (per_step_total, vr_total): (f64, f64) = (per_step.iter().sum(), vr.iter().sum());
             for (i, &t) in members.iter().enumerate() {
-                let baseline = if params.choice("baseline") == "step" && k > 1.0 {
-                    (per_step_total - per_step[i]) / (k - 1.0)
-                } else {
-                    0.0
-                };
-                let verifiable = if params.bool("verifiable") {
+                let baseline = if step_baseline && k > 1.0 { (per_step_total - per_step[i]) / (k - 1.0) } else { 0.0 };
+                let verifiable = if verifiable_on {
                     let loo = if k > 1.0 { vr[i] - (vr_total - vr[i]) / (k - 1.0) } else { vr[i] };
-                    params.f64("verifiable_coef") * loo
+                    verifiable_coef * loo
                 } else {
                     0.0
                 };

@@ -10,17 +10,30 @@ use crate::model::Run;
 /// The `merge` parameter of the tree schemes.
 pub const MERGE_PARAM: ParamSpec = ParamSpec::choice(
     "merge",
-    &["auto", "none", "prefix"],
+    &["auto", "none", "prefix", "state_key"],
     "auto",
-    "merge rollouts of a group by identical step prefix into a tree: auto does it when the run has no explicit branching",
+    "merge rollouts of a group into a tree by identical step prefix, or by state key under the same parent; auto merges prefixes when the run has no explicit branching",
 );
 
-/// Whether `params` (`merge`) ask to merge prefixes on this run: `auto` merges when no node has a sibling.
-pub fn merge_prefixes(run: &Run, params: &Params) -> bool {
+/// How rollouts of a group become one tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Merge {
+    /// The run's own nodes.
+    None,
+    /// Identical steps (kind, texts, state key) under the same parent share a node.
+    Prefix,
+    /// Steps with the same state key under the same parent share a node (no key: a node of its own).
+    StateKey,
+}
+
+/// The merge `params` (`merge`) ask for on this run: `auto` merges prefixes when no node has a sibling.
+pub fn merge_prefixes(run: &Run, params: &Params) -> Merge {
     match params.choice("merge") {
-        "prefix" => true,
-        "none" => false,
-        _ => !run.nodes.next_sibling.iter().any(|s| s.is_some()),
+        "prefix" => Merge::Prefix,
+        "state_key" => Merge::StateKey,
+        "none" => Merge::None,
+        _ if run.nodes.next_sibling.iter().any(|s| s.is_some()) => Merge::None,
+        _ => Merge::Prefix,
     }
 }
 
@@ -64,12 +77,13 @@ fn step_content(run: &Run, node: crate::model::NodeId) -> StepContent<'_> {
     )
 }
 
-/// Builds the value tree: the run's own nodes, or with `merge_prefixes` the trie of each group's
-/// steps by content (identical step prefixes share a node), then fills in the values.
-pub fn build(run: &Run, mode: ValueMode, merge_prefixes: bool) -> ValueTree {
+/// Builds the value tree: the run's own nodes, or the trie of each group's steps by content
+/// (identical step prefixes share a node) or by state key, then fills in the values.
+pub fn build(run: &Run, mode: ValueMode, merge: Merge) -> ValueTree {
     let tr = &run.trajectories;
     let mut tree = ValueTree { node_of: vec![0; tr.path_nodes.len()], ..ValueTree::default() };
-    if merge_prefixes {
+    if merge != Merge::None {
+        let by_state = merge == Merge::StateKey;
         let mut index: HashMap<(u32, StepContent<'_>), u32> = HashMap::new();
         for t in tr.ids() {
             let offset = tr.path_offsets[t.index()] as usize;
@@ -77,7 +91,13 @@ pub fn build(run: &Run, mode: ValueMode, merge_prefixes: bool) -> ValueTree {
             let mut parent = u32::MAX;
             for (k, &node) in tr.path(t).iter().enumerate() {
                 // Top steps are keyed under their group's root, so groups never merge.
-                let key = (if parent == u32::MAX { u32::MAX - 1 - group } else { parent }, step_content(run, node));
+                let content = match (by_state, run.nodes.state_key[node.index()]) {
+                    (false, _) => step_content(run, node),
+                    (true, state) if state.is_some() => (u32::MAX, "", "", "", state.0),
+                    // No state key: a node of its own (node ids are unique, and never u32::MAX).
+                    (true, _) => (node.0, "", "", "", u32::MAX),
+                };
+                let key = (if parent == u32::MAX { u32::MAX - 1 - group } else { parent }, content);
                 let id = *index.entry(key).or_insert_with(|| {
                     tree.parent.push(parent);
                     tree.group.push(group);
@@ -178,7 +198,47 @@ fn fill_values(run: &Run, tree: &mut ValueTree, mode: ValueMode) {
     }
 }
 
+/// Sibling sets of a [`ValueTree`]: the children of each node, and each group's top nodes, as one
+/// concatenated list (CSR).
+#[derive(Clone, Debug, Default)]
+pub struct SiblingSets {
+    offsets: Vec<u32>,
+    members: Vec<u32>,
+}
+
+impl SiblingSets {
+    /// Each non-empty set of siblings.
+    pub fn iter(&self) -> impl Iterator<Item = &[u32]> {
+        self.offsets.windows(2).map(|w| &self.members[w[0] as usize..w[1] as usize]).filter(|s| !s.is_empty())
+    }
+}
+
 impl ValueTree {
+    /// The sibling sets, in node order within each set.
+    pub fn sibling_sets(&self) -> SiblingSets {
+        let n = self.parent.len();
+        let slot = |v: usize| match self.parent[v] {
+            u32::MAX => n + self.group[v] as usize,
+            p => p as usize,
+        };
+        let slots = n + self.root_value.len();
+        let mut offsets = vec![0u32; slots + 1];
+        for v in 0..n {
+            offsets[slot(v) + 1] += 1;
+        }
+        for i in 0..slots {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut next = offsets.clone();
+        let mut members = vec![0u32; n];
+        for v in 0..n {
+            let s = slot(v);
+            members[next[s] as usize] = v as u32;
+            next[s] += 1;
+        }
+        SiblingSets { offsets, members }
+    }
+
     /// The value of a tree node's parent (the group's root value for a top node).
     pub fn parent_value(&self, v: u32) -> f32 {
         match self.parent[v as usize] {

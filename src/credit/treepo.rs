@@ -1,7 +1,6 @@
 //! TreePO (`treepo`): each leaf's outcome relative to the mean of every subgroup of leaves that
 //! shares a prefix with it (depth by depth), averaged, broadcast to the leaf's steps and whitened.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::tree_value::{MERGE_PARAM, ValueMode, build, merge_prefixes};
@@ -56,44 +55,57 @@ impl Scheme for Treepo {
         let tr = &run.trajectories;
         let by_size = params.choice("weighting") == "group_size";
         let skip_zero_std = params.bool("skip_zero_std");
+        // Subgroup at depth d > 0 = the leaves whose path passes through the same tree node at
+        // depth d − 1; at depth 0 = the whole group. Per tree node (and per group): count, sum, min
+        // and max of the outcomes below it, gathered in one pass over the paths.
+        let n = tree.parent.len();
+        let num_groups = run.groups.len();
+        let mut count = vec![0u32; n + num_groups];
+        let mut sum = vec![0.0f64; n + num_groups];
+        let mut lo = vec![f32::INFINITY; n + num_groups];
+        let mut hi = vec![f32::NEG_INFINITY; n + num_groups];
+        let mut add = |slot: usize, r: f32| {
+            count[slot] += 1;
+            sum[slot] += f64::from(r);
+            lo[slot] = lo[slot].min(r);
+            hi[slot] = hi[slot].max(r);
+        };
+        for t in tr.ids() {
+            let r = tr.reward[t.index()];
+            if r.is_nan() {
+                continue;
+            }
+            add(n + tr.group[t.index()].index(), r);
+            let range = tr.path_range(t);
+            // The last node (the leaf itself) never heads a subgroup of a deeper step.
+            for k in range.start..range.end.saturating_sub(1) {
+                add(tree.node_of[k] as usize, r);
+            }
+        }
         let mut leaf_adv = vec![f32::NAN; tr.len()];
-        for g in run.groups.ids() {
-            let members: Vec<_> =
-                run.groups.members(g).iter().copied().filter(|t| !tr.reward[t.index()].is_nan()).collect();
-            // Subgroup at depth d = leaves whose path passes through the same tree node at depth d (d = 0: all).
-            let mut subgroups: HashMap<(usize, u32), Vec<f32>> = HashMap::new();
-            for &t in &members {
-                let start = tr.path_offsets[t.index()] as usize;
-                for d in 0..tr.num_steps(t) {
-                    let key = if d == 0 { (0, u32::MAX) } else { (d, tree.node_of[start + d - 1]) };
-                    subgroups.entry(key).or_default().push(tr.reward[t.index()]);
-                }
+        for t in tr.ids() {
+            let r = tr.reward[t.index()];
+            if r.is_nan() {
+                continue;
             }
-            for &t in &members {
-                let r = tr.reward[t.index()];
-                let start = tr.path_offsets[t.index()] as usize;
-                let (mut sum, mut weight) = (0.0f64, 0.0f64);
-                for d in 0..tr.num_steps(t) {
-                    let key = if d == 0 { (0, u32::MAX) } else { (d, tree.node_of[start + d - 1]) };
-                    let Some(rewards) = subgroups.get(&key) else { continue };
-                    if d > 0 && rewards.len() < 2 {
-                        continue;
-                    }
-                    if skip_zero_std && d > 0 && rewards.iter().all(|&x| x == rewards[0]) {
-                        continue;
-                    }
-                    // The root subgroup of a single leaf has mean 0 (verl's rule), so a = R.
-                    let mean = if rewards.len() < 2 {
-                        0.0
-                    } else {
-                        rewards.iter().map(|&x| f64::from(x)).sum::<f64>() / rewards.len() as f64
-                    };
-                    let w = if by_size { rewards.len() as f64 } else { 1.0 };
-                    sum += w * (f64::from(r) - mean);
-                    weight += w;
+            let start = tr.path_offsets[t.index()] as usize;
+            let (mut total, mut weight) = (0.0f64, 0.0f64);
+            for d in 0..tr.num_steps(t) {
+                let slot = if d == 0 { n + tr.group[t.index()].index() } else { tree.node_of[start + d - 1] as usize };
+                let size = count[slot];
+                if d > 0 && size < 2 {
+                    continue;
                 }
-                leaf_adv[t.index()] = if weight > 0.0 { (sum / weight) as f32 } else { 0.0 };
+                if skip_zero_std && d > 0 && lo[slot] == hi[slot] {
+                    continue;
+                }
+                // The root subgroup of a single leaf has mean 0 (verl's rule), so a = R.
+                let mean = if size < 2 { 0.0 } else { sum[slot] / f64::from(size) };
+                let w = if by_size { f64::from(size) } else { 1.0 };
+                total += w * (f64::from(r) - mean);
+                weight += w;
             }
+            leaf_adv[t.index()] = if weight > 0.0 { (total / weight) as f32 } else { 0.0 };
         }
         let mut step = vec![f32::NAN; tr.path_nodes.len()];
         let mut terms = Terms::for_rows(

@@ -82,6 +82,10 @@ impl Scheme for Treerl {
         let mut root_sum = vec![0.0f64; num_groups];
         let mut root_leaves = vec![0u32; num_groups];
         let mut refused = vec![false; num_groups];
+        let loo = params.choice("leaf_centring") == "loo";
+        let reweight_mode = params.choice("reweight");
+        let fill_in = params.bool("fill_in");
+        let penalize_truncated = params.bool("penalize_truncated");
         for g in run.groups.ids() {
             let members: Vec<_> =
                 run.groups.members(g).iter().copied().filter(|t| !tr.reward[t.index()].is_nan()).collect();
@@ -94,7 +98,7 @@ impl Scheme for Treerl {
             let count = members.len() as f64;
             for &t in &members {
                 let r = f64::from(tr.reward[t.index()]);
-                let centred = if params.choice("leaf_centring") == "loo" { r - (total - r) / (count - 1.0) } else { r };
+                let centred = if loo { r - (total - r) / (count - 1.0) } else { r };
                 for k in tr.path_range(t) {
                     sum[tree.node_of[k] as usize] += centred;
                     leaves[tree.node_of[k] as usize] += 1;
@@ -103,7 +107,7 @@ impl Scheme for Treerl {
                 root_leaves[g.index()] += 1;
             }
         }
-        let reweight = |s: f64, c: u32| match params.choice("reweight") {
+        let reweight = |s: f64, c: u32| match reweight_mode {
             "sqrt" => s / f64::from(c).sqrt(),
             "uniform" => s / f64::from(c),
             _ => s,
@@ -132,7 +136,7 @@ impl Scheme for Treerl {
                 continue;
             }
             let finish = run.label(tr.finish[t.index()]);
-            if params.bool("penalize_truncated") && !finish.is_empty() && finish != "stop" {
+            if penalize_truncated && !finish.is_empty() && finish != "stop" {
                 step[range].fill(truncated_reward);
                 continue;
             }
@@ -149,7 +153,7 @@ impl Scheme for Treerl {
                     }
                     _ => {
                         let mut local = v_hat[v] - parent_hat(v);
-                        if params.bool("fill_in") && local.abs() < 1e-8 {
+                        if fill_in && local.abs() < 1e-8 {
                             local = previous_local;
                         }
                         previous_local = local;

@@ -1,7 +1,6 @@
 //! TreeRPO (`treerpo`): GRPO among siblings on node values — each step is compared with the other
 //! children of its parent, `(V(n) − mean_sib)/(std_sib + ε)` (Yang et al.) or `V(n) − mean_sib` (Sapir).
 
-use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use super::grpo::group_stats;
@@ -63,19 +62,19 @@ impl Scheme for Treerpo {
         let use_std = params.bool("std");
         let eps = params.f64("epsilon") as f32;
         let verl_singleton = params.choice("singleton") == "verl";
-        // Sibling sets: the children of each node, and the top nodes of each group.
-        let mut siblings: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
-        for v in 0..tree.parent.len() as u32 {
-            if !tree.value[v as usize].is_nan() {
-                siblings.entry((tree.parent[v as usize], tree.group[v as usize])).or_default().push(v);
-            }
-        }
         let mut advantage = vec![f32::NAN; tree.parent.len()];
         let mut stats = vec![[f32::NAN; 2]; tree.parent.len()];
-        for members in siblings.values() {
-            let values: Vec<f32> = members.iter().map(|&v| tree.value[v as usize]).collect();
+        let sets = tree.sibling_sets();
+        let mut values = Vec::new();
+        for members in sets.iter() {
+            values.clear();
+            values.extend(members.iter().map(|&v| tree.value[v as usize]).filter(|x| !x.is_nan()));
             let (mean, std) = group_stats(&values);
-            for (&v, &x) in members.iter().zip(&values) {
+            for &v in members {
+                let x = tree.value[v as usize];
+                if x.is_nan() {
+                    continue;
+                }
                 advantage[v as usize] = match values.len() {
                     1 if verl_singleton => x / (1.0 + eps),
                     1 => 0.0,

@@ -58,13 +58,14 @@ impl Scheme for Vineppo {
         let tr = &run.trajectories;
         let max_steps = params.int("max_steps").max(1) as usize;
         // Fallback for a state without MC statistics: the mean outcome of the leaves below it.
-        let tree = build(run, ValueMode::LeafMean, false);
+        let tree = build(run, ValueMode::LeafMean, super::tree_value::Merge::None);
         let mut step = vec![f32::NAN; tr.path_nodes.len()];
         let mut terms = Terms::for_rows(
             "r_k + V(s_k) − V(s_(k−1)), V(s_0) = group mean outcome, V(s_S) = 0",
             &["V(s_0)", "R"],
             tr.len(),
         );
+        let mut values = Vec::new();
         for t in tr.ids() {
             let r = tr.reward[t.index()];
             if r.is_nan() {
@@ -75,7 +76,7 @@ impl Scheme for Vineppo {
             let num = path.len();
             // V[k] = value of the state before step k + 1; rollouts from the prompt are the group itself.
             let v0 = tree.root_value[tr.group[t.index()].index()];
-            let mut values = Vec::with_capacity(num + 1);
+            values.clear();
             values.push(v0);
             for (k, &node) in path.iter().enumerate().take(num.saturating_sub(1)) {
                 let v = match run.nodes.mc(node) {

@@ -1,6 +1,6 @@
 //! Steps × rollouts heatmap: rows are the rollouts of the selected group (or of the whole run,
 //! grouped and sorted by outcome), columns are steps. Drawn as textures, one texel per cell, in
-//! tiles of at most 2048 rows, uploaded only when the values change. Legend, hover tooltip with the
+//! tiles of at most 2048 × 2048 cells, uploaded only when the values change. Legend, hover tooltip with the
 //! numbers, click to select.
 
 use std::hash::{Hash as _, Hasher as _};
@@ -12,8 +12,8 @@ use crate::ui::ViewCtx;
 use crate::ui::theme::{self, ValueColors};
 use crate::ui::widgets::{format_value, legend_ui, role_index};
 
-/// Rows per texture tile.
-const TILE_ROWS: usize = 2048;
+/// Rows and columns per texture tile (GPUs refuse textures over 8192 texels a side).
+const TILE: usize = 2048;
 
 /// The value `value` shows at path position `p` (`NaN` where there is none).
 pub fn value_at(open: &OpenRun, value: &HeatValue, p: usize) -> f32 {
@@ -57,7 +57,8 @@ struct Cache {
     key: u64,
     grid: Arc<HeatmapGrid>,
     colors: ValueColors,
-    tiles: Vec<(egui::TextureHandle, usize, usize)>,
+    /// Texture, first row, first column, rows, columns.
+    tiles: Vec<(egui::TextureHandle, [usize; 4])>,
 }
 
 fn cache_key(ctx: &ViewCtx<'_>) -> u64 {
@@ -90,18 +91,21 @@ fn cached(ui: &egui::Ui, ctx: &ViewCtx<'_>) -> Cache {
     let colors = colors_for(value, grid.range);
     let mut tiles = Vec::new();
     let cols = grid.num_cols.max(1);
-    for start in (0..grid.rows.len()).step_by(TILE_ROWS) {
-        let rows = TILE_ROWS.min(grid.rows.len() - start);
-        let mut pixels = Vec::with_capacity(rows * cols);
-        for r in start..start + rows {
-            for c in 0..cols {
-                let v = grid.value(r, c).unwrap_or(f32::NAN);
-                pixels.push(color_of(value, &colors, v));
+    for row0 in (0..grid.rows.len()).step_by(TILE) {
+        let rows = TILE.min(grid.rows.len() - row0);
+        for col0 in (0..cols).step_by(TILE) {
+            let width = TILE.min(cols - col0);
+            let mut pixels = Vec::with_capacity(rows * width);
+            for r in row0..row0 + rows {
+                for c in col0..col0 + width {
+                    pixels.push(color_of(value, &colors, grid.value(r, c).unwrap_or(f32::NAN)));
+                }
             }
+            let image = egui::ColorImage::new([width, rows], pixels);
+            let name = format!("heatmap_{row0}_{col0}");
+            let texture = ui.ctx().load_texture(name, image, egui::TextureOptions::NEAREST);
+            tiles.push((texture, [row0, col0, rows, width]));
         }
-        let image = egui::ColorImage::new([cols, rows], pixels);
-        let texture = ui.ctx().load_texture(format!("heatmap_{start}"), image, egui::TextureOptions::NEAREST);
-        tiles.push((texture, start, rows));
     }
     let cache = Cache { key, grid: Arc::new(grid), colors, tiles };
     ui.data_mut(|d| d.insert_temp(id, cache.clone()));
@@ -169,12 +173,14 @@ fn grid_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache) {
     let (rect, response) = ui.allocate_exact_size(desired, egui::Sense::click());
     let painter = ui.painter_at(rect);
     let uv = egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0));
-    for (texture, start, rows) in &cache.tiles {
+    for (texture, [row0, col0, rows, cols]) in &cache.tiles {
         let tile = egui::Rect::from_min_size(
-            rect.min + egui::vec2(0.0, *start as f32 * row_height),
-            egui::vec2(rect.width(), *rows as f32 * row_height),
+            rect.min + egui::vec2(*col0 as f32 * col_width, *row0 as f32 * row_height),
+            egui::vec2(*cols as f32 * col_width, *rows as f32 * row_height),
         );
-        painter.image(texture.id(), tile, uv, egui::Color32::WHITE);
+        if tile.intersects(ui.clip_rect()) {
+            painter.image(texture.id(), tile, uv, egui::Color32::WHITE);
+        }
     }
     let cell_rect = |row: usize, col: usize| {
         egui::Rect::from_min_size(

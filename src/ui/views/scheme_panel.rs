@@ -22,6 +22,12 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                     params_ui(ui, slot, choice, scheme);
                 }
                 let credit = &ctx.open.credit[slot];
+                if credit.is_computing() {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        ui.label("recomputing…");
+                    });
+                }
                 if let Some(err) = credit.error() {
                     ui.label(egui::RichText::new(err).color(theme::ERROR));
                 }
