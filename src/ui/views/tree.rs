@@ -125,7 +125,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
     }
     painter.add(egui::Shape::mesh(mesh));
-    if detailed {
+    // Labels only when they fit between columns.
+    if detailed && view.scale.x * DX >= 110.0 {
         labels(&painter, ui, ctx, tree, &hidden, &collapsed, &screen, radius, visible, &values.values);
     }
     if let Some(i) = selected_node.map(|s| s as usize).filter(|&i| !hidden[i]) {
