@@ -47,9 +47,21 @@ pub fn format_value(v: f32) -> String {
 /// combo box showing only its current value.
 pub fn name(response: &egui::Response, name: &str) {
     let name = name.to_owned();
-    response.widget_info(move || egui::WidgetInfo::labeled(egui::Role::ComboBox, response_enabled(), name.clone()));
+    let enabled = response.enabled();
+    response.widget_info(move || egui::WidgetInfo::labeled(egui::Role::ComboBox, enabled, name.clone()));
 }
 
-fn response_enabled() -> bool {
-    true
+/// A picker of what a heatmap cell or tree node shows, named `name`.
+pub fn heat_value_ui(
+    ui: &mut egui::Ui,
+    name: &str,
+    value: &mut crate::analysis::heatmap::HeatValue,
+    choices: &[crate::analysis::heatmap::HeatValue],
+) {
+    let combo = egui::ComboBox::from_id_salt(name).selected_text(value.label()).show_ui(ui, |ui| {
+        for choice in choices {
+            ui.selectable_value(value, choice.clone(), choice.label());
+        }
+    });
+    self::name(&combo.response, name);
 }

@@ -116,15 +116,12 @@ fn cached(ui: &egui::Ui, ctx: &ViewCtx<'_>) -> Cache {
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.horizontal_wrapped(|ui| {
         ui.label(egui::RichText::new("Heatmap").strong());
-        let choices = ctx.open.facets.heat_choices.clone();
-        let combo =
-            egui::ComboBox::from_id_salt("heat_value").selected_text(ctx.state.heat_value.label()).show_ui(ui, |ui| {
-                for choice in choices {
-                    let label = choice.label();
-                    ui.selectable_value(&mut ctx.state.heat_value, choice, label);
-                }
-            });
-        crate::ui::widgets::name(&combo.response, "heatmap value");
+        crate::ui::widgets::heat_value_ui(
+            ui,
+            "heatmap value",
+            &mut ctx.state.heat_value,
+            &ctx.open.facets.heat_choices,
+        );
         ui.selectable_value(&mut ctx.state.heat_whole_run, false, "this group");
         ui.selectable_value(&mut ctx.state.heat_whole_run, true, "whole run");
     });

@@ -175,15 +175,7 @@ fn controls_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) -> bool {
             });
         crate::ui::widgets::name(&combo.response, "tree merge");
         ui.label("color");
-        let choices = ctx.open.facets.heat_choices.clone();
-        let combo =
-            egui::ComboBox::from_id_salt("tree_value").selected_text(ctx.state.tree_value.label()).show_ui(ui, |ui| {
-                for choice in choices {
-                    let label = choice.label();
-                    ui.selectable_value(&mut ctx.state.tree_value, choice, label);
-                }
-            });
-        crate::ui::widgets::name(&combo.response, "tree color");
+        crate::ui::widgets::heat_value_ui(ui, "tree color", &mut ctx.state.tree_value, &ctx.open.facets.heat_choices);
         fit = ui.button("Fit").clicked();
     });
     fit
