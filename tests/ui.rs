@@ -51,10 +51,7 @@ fn click_at(harness: &Harness<'_, VantageApp>, pos: egui::Pos2) {
 
 #[test]
 fn every_sample_opens_and_every_tab_draws() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs");
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
+    let names = sample_names();
     assert!(names.len() >= 5, "{names:?}");
     for name in names {
         let mut h = harness(app_with(&name, &sample(&name)));
@@ -68,34 +65,75 @@ fn every_sample_opens_and_every_tab_draws() {
     }
 }
 
+fn sample_names() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs");
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+/// The first line (at most 40 characters) of a step's text: thought, else action, else observation.
+fn step_text(run: &vantage::model::Run, node: vantage::model::NodeId) -> String {
+    let n = node.index();
+    let texts = [run.nodes.thought[n], run.nodes.action[n], run.nodes.observation[n]];
+    let text = texts.iter().map(|&t| run.text(t)).find(|t| !t.trim().is_empty()).unwrap_or("");
+    text.lines().next().unwrap_or("").chars().take(40).collect()
+}
+
 #[test]
-fn selecting_a_group_shows_its_tree_and_clicking_a_node_shows_its_step() {
-    let name = "tree_rollouts.jsonl";
-    let mut h = harness(app_with(name, &sample(name)));
-    let (group, key, tree) = {
+fn on_every_sample_search_selects_a_group_its_tree_shows_and_a_clicked_node_is_inspected() {
+    for name in sample_names() {
+        let mut h = harness(app_with(&name, &sample(&name)));
+        let (group, key, tree) = {
+            let open = h.state().current().unwrap();
+            let run = &open.run;
+            let t = run.trajectories.ids().nth(run.trajectories.len() / 2).unwrap();
+            let g = run.trajectories.group[t.index()];
+            (g, run.trajectory_key(t).to_owned(), GroupTree::build(run, g, TreeMerge::Logged))
+        };
+        // Search for the rollout in the browser and click it: its group's tree shows, with its size.
+        let search = h.get_by_role(egui::accesskit::Role::TextInput);
+        search.focus();
+        search.type_text(&key);
+        h.run_ok();
+        h.get_by_label_contains(&format!("{key}  ·")).click();
+        h.run_ok();
+        assert_eq!(h.state().current().unwrap().selection.group, Some(group), "{name}");
+        h.get_by_label(&format!("{} nodes · {} leaves", tree.nodes.len(), tree.num_rows));
+        // Click the deepest node of the tree: the inspector shows that step's text.
+        let (i, node) = tree.nodes.iter().enumerate().max_by_key(|(_, n)| n.depth).unwrap();
+        let rect = h.get_by_label("rollout tree").rect();
+        let (offset, scale) = vantage::ui::views::tree::fit_view(rect, &tree);
+        click_at(&h, vantage::ui::views::tree::screen_from_layout(rect, offset, scale, node));
+        h.run_ok();
         let open = h.state().current().unwrap();
-        let run = &open.run;
-        let t = run.trajectories.ids().nth(20).unwrap();
-        let g = run.trajectories.group[t.index()];
-        (g, run.trajectory_key(t).to_owned(), GroupTree::build(run, g, TreeMerge::Logged))
-    };
-    // Select the rollout in the browser: its group's tree is laid out and labelled with its size.
-    h.get_by_label_contains(&format!("{key}  ·")).click();
-    h.run_ok();
-    assert_eq!(h.state().current().unwrap().selection.group, Some(group));
-    h.get_by_label(&format!("{} nodes · {} leaves", tree.nodes.len(), tree.num_rows));
-    // Click the deepest node of the tree: the inspector shows that step's thought.
-    let (i, node) = tree.nodes.iter().enumerate().max_by_key(|(_, n)| n.depth).unwrap();
-    let rect = h.get_by_label("rollout tree").rect();
-    let (offset, scale) = vantage::ui::views::tree::fit_view(rect, &tree);
-    click_at(&h, vantage::ui::views::tree::screen_from_layout(rect, offset, scale, node));
-    h.run_ok();
-    let open = h.state().current().unwrap();
-    let selected = open.selection.position.unwrap();
-    assert!(tree.positions_of(i).contains(&(selected as u32)));
-    let thought = open.run.text(open.run.nodes.thought[node.node.index()]).to_owned();
-    let first_line = thought.lines().next().unwrap().chars().take(40).collect::<String>();
-    h.get_by_label_contains(&first_line);
+        let selected = open.selection.position.unwrap();
+        assert!(tree.positions_of(i).contains(&(selected as u32)), "{name}");
+        let text = step_text(&open.run, node.node);
+        assert!(!text.is_empty(), "{name}: the step has text");
+        h.get_by_label_contains(&text);
+    }
+}
+
+#[test]
+fn on_every_sample_the_epsilon_slider_moves_the_selected_cell_to_the_recomputed_value() {
+    for name in sample_names() {
+        let mut h = harness(app_with(&name, &sample(&name)));
+        assert_eq!(h.state().state.scheme_a.scheme_id, "grpo", "{name}");
+        let sliders = h.get_all_by_label("epsilon").collect::<Vec<_>>();
+        sliders[0].set_value_accesskit(0.5);
+        h.run_ok();
+        let open = h.state().current().unwrap();
+        let p = open.selection.position.unwrap();
+        let grpo = vantage::credit::scheme("grpo").unwrap();
+        let sets = vec![("epsilon".to_owned(), "0.5".to_owned())];
+        let expected = vantage::credit::compute(grpo, &open.run, None, &sets).unwrap().step[p];
+        let default = vantage::credit::compute(grpo, &open.run, None, &Vec::new()).unwrap().step[p];
+        let shown = format!("credit A = {}", vantage::ui::widgets::format_value(expected));
+        h.get_by_label_contains(&shown);
+        assert!(expected != default || default == 0.0, "{name}: ε changes the selected cell");
+    }
 }
 
 /// Two rollouts, rewards 1 and 0; step scores that call the winner's second step wrong.
