@@ -13,14 +13,14 @@ use crate::model::Run;
 pub struct PrmProcess;
 
 /// Step-score names the process schemes can read.
-pub const SCORE_NAMES: &[&str] = &["prm", "judge", "progress", "retrieval", "value", "reward"];
+pub const SCORE_NAMES: &[&str] = &["prm", "judge", "progress", "retrieval", "value", "reward", "label"];
 
 /// The `score` parameter every scheme reading a step score has.
 pub const SCORE_PARAM: ParamSpec = ParamSpec::choice(
     "score",
-    &["auto", "prm", "judge", "progress", "retrieval", "value", "reward"],
+    &["auto", "prm", "judge", "progress", "retrieval", "value", "reward", "label"],
     "auto",
-    "which step score to use; auto takes the first of prm, judge, progress, retrieval, value, reward the run has",
+    "which step score to use; auto takes the first of prm, judge, progress, retrieval, value, reward, label (human step labels) the run has",
 );
 
 /// `Yes` when the run has one of the step scores, else why not.

@@ -6,7 +6,12 @@
 
 mod error;
 mod lenient;
+mod math_shepherd;
 pub mod native;
+mod openai_chat;
+mod prmbench;
+mod processbench;
+mod records;
 mod report;
 
 pub use error::LoadError;
@@ -27,7 +32,13 @@ pub trait Loader: Sync {
 }
 
 /// Every loader, in detection order. A new format is a new file plus one line here.
-pub static LOADERS: &[&dyn Loader] = &[&native::NativeJsonl];
+pub static LOADERS: &[&dyn Loader] = &[
+    &native::NativeJsonl,
+    &processbench::ProcessBench,
+    &openai_chat::OpenAiChat,
+    &prmbench::PrmBench,
+    &math_shepherd::MathShepherd,
+];
 
 /// The loader named `name`.
 pub fn loader(name: &str) -> Option<&'static dyn Loader> {

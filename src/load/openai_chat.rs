@@ -1,0 +1,185 @@
+//! OpenAI chat-message trajectories with tool calls (tau-bench's `historical_trajectories`, and any
+//! JSON array or JSON-lines file of `{messages | traj, reward, task_id, trial}`): every assistant
+//! turn is a step (its tool call the action, its text the thought, or the action when it calls no
+//! tool); the tool results and user replies up to the next assistant turn are its observation. The
+//! system message and the first user message are the prompt; `task_id` groups the trials.
+
+use super::records::{Record, array_records, finish, line_records, object_has, parse, text_of};
+use super::{LoadError, LoadReport, Loader};
+use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
+
+/// The format name.
+const FORMAT: &str = "OpenAI chat trajectories";
+
+/// The OpenAI chat loader.
+pub struct OpenAiChat;
+
+#[derive(serde::Deserialize)]
+struct Trajectory {
+    #[serde(alias = "traj")]
+    messages: Vec<Message>,
+    #[serde(default)]
+    reward: Option<super::lenient::Num>,
+    #[serde(default)]
+    task_id: Option<serde_json::Value>,
+    #[serde(default)]
+    trial: Option<serde_json::Value>,
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct Message {
+    role: String,
+    #[serde(default)]
+    content: Option<serde_json::Value>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct ToolCall {
+    function: Function,
+}
+
+#[derive(serde::Deserialize)]
+struct Function {
+    name: String,
+    #[serde(default)]
+    arguments: Option<serde_json::Value>,
+}
+
+/// Message content as text: a string, or the text parts of a content list.
+fn content_text(content: Option<&serde_json::Value>) -> String {
+    match content {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(serde_json::Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(serde_json::Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn id_text(value: Option<&serde_json::Value>) -> Option<String> {
+    match value? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+impl Loader for OpenAiChat {
+    fn name(&self) -> &'static str {
+        "openai_chat"
+    }
+
+    fn description(&self) -> &'static str {
+        "OpenAI chat messages with tool calls: JSON array or JSONL of {messages|traj, reward, task_id, trial} (tau-bench)"
+    }
+
+    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+        let text = text_of(FORMAT, bytes)?;
+        let records: Vec<Record<'_>> = match array_records(&text) {
+            Some(records) => records,
+            None => line_records(&text).collect(),
+        };
+        let is_chat = |r: &Record<'_>| object_has(r.text, &["traj"]) || object_has(r.text, &["messages"]);
+        if !records.first().is_some_and(is_chat) {
+            return Err(LoadError::Incompatible { format: FORMAT, reason: "records lack messages / traj".to_owned() });
+        }
+        let mut b = RunBuilder::new(name, FORMAT);
+        for (i, record) in records.into_iter().enumerate() {
+            add(&mut b, i, record, report);
+        }
+        finish(b, report, "trajectory")
+    }
+}
+
+/// One step per assistant turn: (kind, thought, action, observation).
+fn steps_of(messages: &[Message]) -> Vec<(&'static str, String, String, String)> {
+    let mut steps: Vec<(&'static str, String, String, String)> = Vec::new();
+    for m in messages.iter().skip_while(|m| m.role != "assistant") {
+        let text = content_text(m.content.as_ref());
+        if m.role == "assistant" {
+            if m.tool_calls.is_empty() {
+                steps.push(("message", String::new(), text, String::new()));
+            } else {
+                let calls: Vec<String> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| {
+                        let args = match &c.function.arguments {
+                            Some(serde_json::Value::String(s)) => s.clone(),
+                            Some(v) => v.to_string(),
+                            None => String::new(),
+                        };
+                        format!("{}({args})", c.function.name)
+                    })
+                    .collect();
+                steps.push(("tool_call", text, calls.join("\n"), String::new()));
+            }
+        } else if let Some(last) = steps.last_mut() {
+            let who = match (m.role.as_str(), &m.name) {
+                ("tool", Some(name)) => format!("tool {name}"),
+                (role, _) => role.to_owned(),
+            };
+            if !last.3.is_empty() {
+                last.3.push('\n');
+            }
+            last.3.push_str(&format!("[{who}] {text}"));
+        }
+    }
+    steps
+}
+
+fn add(b: &mut RunBuilder, index: usize, record: Record<'_>, report: &mut LoadReport) {
+    let Some(t) = parse::<Trajectory>(record, report) else { return };
+    let steps = steps_of(&t.messages);
+    if steps.is_empty() {
+        report.warn(Warning::skipped(record.line, "messages", "no assistant turn"));
+        return;
+    }
+    let prompt: Vec<String> = t
+        .messages
+        .iter()
+        .take_while(|m| m.role != "assistant")
+        .filter(|m| m.role == "user" || m.role == "system")
+        .map(|m| format!("[{}] {}", m.role, content_text(m.content.as_ref())))
+        .collect();
+    let task = id_text(t.task_id.as_ref());
+    let group_key = task.as_ref().map_or_else(|| format!("record-{index}"), |task| format!("task-{task}"));
+    let group = if let Some(g) = b.group(&group_key) {
+        g
+    } else {
+        let prompt = prompt.join("\n");
+        b.add_group(&NewGroup { key: &group_key, task: task.as_deref(), prompt: Some(&prompt), ..NewGroup::default() })
+            .0
+    };
+    let key = match (id_text(t.id.as_ref()), id_text(t.trial.as_ref())) {
+        (Some(id), _) => id,
+        (None, Some(trial)) => format!("{group_key}/trial-{trial}"),
+        (None, None) => format!("{group_key}/{index}"),
+    };
+    if b.has_trajectory(&key) {
+        report.warn(Warning::skipped(record.line, "trial", format!("duplicate trajectory {key:?}")));
+        return;
+    }
+    let new_steps: Vec<NewStep<'_>> = steps
+        .iter()
+        .map(|(kind, thought, action, observation)| NewStep {
+            kind: Some(kind),
+            thought: (!thought.is_empty()).then_some(thought.as_str()),
+            action: (!action.is_empty()).then_some(action.as_str()),
+            observation: (!observation.is_empty()).then_some(observation.as_str()),
+            ..NewStep::default()
+        })
+        .collect();
+    let reward = t.reward.map(|r| r.0).filter(|r| !r.is_nan());
+    let outcome = Outcome { reward, success: reward.map(|r| r > 0.5), components: Vec::new(), finish: None };
+    b.add_chain_trajectory(&key, group, &new_steps, &outcome, &NewTokens::default());
+}

@@ -1,0 +1,117 @@
+//! What the importers of other tools' logs share: splitting a JSON array or JSON-lines file into
+//! records that know their line, parsing each record with located field errors (a bad record is a
+//! warning, the rest still load), and finishing a run with a clear error when nothing loaded.
+
+use serde_json::value::RawValue;
+
+use super::lenient::{parse_located, quote_non_finite};
+use super::{LoadError, LoadReport};
+use crate::model::{Run, RunBuilder, Warning};
+
+/// One record of a file: its 1-based line and its JSON text.
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    /// Line where the record starts.
+    pub line: u64,
+    /// JSON text.
+    pub text: &'a str,
+}
+
+/// The file as UTF-8 text with `NaN` / `Infinity` quoted, or "not this format".
+pub fn text_of<'a>(format: &'static str, bytes: &'a [u8]) -> Result<std::borrow::Cow<'a, str>, LoadError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let text = std::str::from_utf8(bytes)
+        .map_err(|err| LoadError::Incompatible { format, reason: format!("the file is not UTF-8 text ({err})") })?;
+    Ok(match quote_non_finite(text) {
+        std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(text),
+        std::borrow::Cow::Owned(owned) => std::borrow::Cow::Owned(owned),
+    })
+}
+
+/// The elements of a top-level JSON array, each with the line it starts on; `None` when the text
+/// is not a JSON array.
+pub fn array_records(text: &str) -> Option<Vec<Record<'_>>> {
+    if !text.trim_start().starts_with('[') {
+        return None;
+    }
+    let raw: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+    let base = text.as_ptr() as usize;
+    let mut line = 1u64;
+    let mut scanned = 0usize;
+    let mut out = Vec::with_capacity(raw.len());
+    for value in raw {
+        let offset = (value.get().as_ptr() as usize).saturating_sub(base).min(text.len());
+        line += text.as_bytes()[scanned..offset].iter().filter(|&&b| b == b'\n').count() as u64;
+        scanned = offset;
+        out.push(Record { line, text: value.get() });
+    }
+    Some(out)
+}
+
+/// The non-blank lines of a JSON-lines text.
+pub fn line_records(text: &str) -> impl Iterator<Item = Record<'_>> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| Record { line: i as u64 + 1, text: l.trim_end_matches('\r') })
+}
+
+/// Whether `json` is an object with every key in `keys`.
+pub fn object_has(json: &str, keys: &[&str]) -> bool {
+    match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json) {
+        Ok(map) => keys.iter().all(|k| map.contains_key(*k)),
+        Err(_) => false,
+    }
+}
+
+/// Parses a record into `T`; a failure becomes a located warning (the record is skipped) and
+/// unknown fields are ignored silently (other tools' logs carry many we do not use).
+pub fn parse<T: serde::de::DeserializeOwned>(record: Record<'_>, report: &mut LoadReport) -> Option<T> {
+    report.records_seen += 1;
+    let mut ignored = Vec::new();
+    match parse_located::<T>(record.text, &mut ignored) {
+        Ok(value) => {
+            report.records_loaded += 1;
+            Some(value)
+        }
+        Err(err) => {
+            report.warn(Warning::skipped(record.line, err.field, err.reason));
+            None
+        }
+    }
+}
+
+/// Finishes the run; an error naming the first problem when no trajectory loaded.
+pub fn finish(builder: RunBuilder, report: &LoadReport, what: &str) -> Result<Run, LoadError> {
+    let mut run = builder.finish();
+    run.meta.warnings.clone_from(&report.warnings);
+    if run.trajectories.is_empty() {
+        let reason = match report.warnings.first() {
+            Some(first) => format!(
+                "no {what} loaded; {} record(s) skipped, the first at line {}: {}: {}",
+                report.num_skipped(),
+                first.line,
+                first.field,
+                first.reason
+            ),
+            None => format!("no {what} in the file"),
+        };
+        return Err(LoadError::NothingLoadable { reason });
+    }
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_records_know_their_lines() {
+        let text = "[\n  {\"a\": 1},\n\n  {\"a\": 2,\n \"b\": 3}, {\"a\": 4}\n]";
+        let records = array_records(text).expect("an array");
+        let lines: Vec<u64> = records.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [2, 4, 5]);
+        assert_eq!(records[1].text, "{\"a\": 2,\n \"b\": 3}");
+        assert!(array_records("{\"a\": 1}").is_none());
+    }
+}
