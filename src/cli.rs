@@ -88,9 +88,9 @@ pub fn main() -> ExitCode {
                 scheme_b: cli.scheme_b,
                 meeting: cli.meeting,
             };
-            crate::native::run_app(cli.files, start)
+            crate::native::run_app(crate::native::expand_paths(cli.files), start)
         }
-        Some(Command::Check { files, format }) => check(&files, format.as_deref()),
+        Some(Command::Check { files, format }) => check(&crate::native::expand_paths(files), format.as_deref()),
         Some(Command::Schemes { markdown }) => {
             print!("{}", if markdown { credit::listing::markdown() } else { credit::listing::text() });
             ExitCode::SUCCESS

@@ -98,3 +98,45 @@ fn math_shepherd_step_tags_become_step_labels() {
     // Every sample's last step is marked "-": no solution reaches the answer.
     assert_eq!(successes(&run), 0);
 }
+
+#[test]
+fn toolbench_trees_keep_their_nodes_and_leaves_and_credit_the_winning_leaf() {
+    // (file, nodes including the empty root, leaves, win) from SOURCE.md.
+    for (file, nodes, leaves, win) in [
+        ("G1_answer/10_ChatGPT_DFS_woFilter_w2.json", 7, 1, true),
+        ("G1_answer/57_ChatGPT_DFS_woFilter_w2.json", 26, 4, true),
+        ("G1_answer/69_ChatGPT_DFS_woFilter_w2.json", 66, 9, false),
+        ("G2_answer/10_ChatGPT_DFS_woFilter_w2.json", 83, 14, false),
+        ("G3_answer/13_ChatGPT_DFS_woFilter_w2.json", 188, 38, false),
+        ("G3_answer/15_ChatGPT_DFS_woFilter_w2.json", 118, 22, true),
+    ] {
+        let Some((run, report)) = load(&format!("toolbench-dfsdt/answer/{file}")) else { return };
+        assert_eq!(run.meta.format, "ToolBench DFSDT");
+        assert!(report.warnings.is_empty(), "{file}");
+        assert_eq!(run.nodes.len(), nodes - 1, "{file}: every node but the empty root");
+        assert_eq!(run.trajectories.len(), leaves, "{file}");
+        assert_eq!(successes(&run), usize::from(win), "{file}: one winning leaf on a won tree");
+        // Tree credit applies: TreePS-RAG gives the steps before the branch point and after it different values.
+        let credit = vantage::credit::compute(vantage::credit::scheme("treeps_rag").unwrap(), &run, None, &Vec::new());
+        assert!(credit.is_ok(), "{file}");
+    }
+}
+
+#[test]
+fn a_verl_dump_directory_is_one_run_with_groups_rebuilt_from_identical_inputs() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verl_dump");
+    let mut report = LoadReport::new("verl_dump");
+    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    assert_eq!(run.meta.format, "verl rollout dump");
+    // Step 3: two prompts × two responses; step 4: one prompt × two responses.
+    assert_eq!((run.groups.len(), run.trajectories.len()), (3, 6));
+    assert!(run.meta.notes.iter().any(|n| n.contains("rebuilt from identical `input`")));
+    let steps: Vec<Option<i64>> = run.groups.train_step.clone();
+    assert_eq!(steps, [Some(3), Some(3), Some(4)]);
+    // Tags split the output into think / search / answer steps, the information block observed.
+    let kinds: Vec<&str> = run.nodes.kind.iter().map(|&k| run.label(k)).collect();
+    assert!(kinds.contains(&"think") && kinds.contains(&"search") && kinds.contains(&"answer"));
+    assert!(run.nodes.observation.iter().any(|&o| run.text(o) == "42"));
+    // GRPO over the rebuilt groups: the step-4 group (both right) is zero variance.
+    assert_eq!(RunSummary::of(&run).num_zero_variance_groups, 1);
+}

@@ -64,7 +64,15 @@ fn sample_bytes() -> Vec<(String, Vec<u8>)> {
     for dir in ["sample_runs", "tests/fixtures"] {
         for entry in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)).unwrap() {
             let path = entry.unwrap().path();
-            out.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+            // Fixture folders (a verl dump directory) contribute each of their files.
+            let files = if path.is_dir() {
+                std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()).collect()
+            } else {
+                vec![path]
+            };
+            for file in files {
+                out.push((file.display().to_string(), std::fs::read(&file).unwrap()));
+            }
         }
     }
     out.sort();

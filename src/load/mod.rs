@@ -13,6 +13,8 @@ mod prmbench;
 mod processbench;
 mod records;
 mod report;
+mod toolbench;
+mod verl_dump;
 
 pub use error::LoadError;
 pub use report::{LoadReport, Progress};
@@ -38,6 +40,8 @@ pub static LOADERS: &[&dyn Loader] = &[
     &openai_chat::OpenAiChat,
     &prmbench::PrmBench,
     &math_shepherd::MathShepherd,
+    &toolbench::ToolBench,
+    &verl_dump::VerlDump,
 ];
 
 /// The loader named `name`.
