@@ -140,3 +140,66 @@ fn a_verl_dump_directory_is_one_run_with_groups_rebuilt_from_identical_inputs() 
     // GRPO over the rebuilt groups: the step-4 group (both right) is zero variance.
     assert_eq!(RunSummary::of(&run).num_zero_variance_groups, 1);
 }
+
+#[test]
+fn tree_of_thoughts_logs_rebuild_their_trees_and_groups() {
+    // game24 BFS: 100 problems; trees rebuilt from string prefixes (8,412 proposals, 15 repeated
+    // strings merged); the 5 final answers per problem carry r, and 69 problems are solved.
+    let Some((bfs, report)) = load("tot-logs/game24/gpt-4_0.7_propose1_value3_greedy5_start900_end1000.json") else {
+        return;
+    };
+    assert_eq!(bfs.meta.format, "Tree-of-Thoughts log");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings.first());
+    assert_eq!((bfs.groups.len(), bfs.nodes.len()), (100, 8397));
+    let rewarded = bfs.trajectories.reward.iter().filter(|r| !r.is_nan()).count();
+    assert_eq!(rewarded, 500);
+    let solved = bfs
+        .groups
+        .ids()
+        .filter(|&g| bfs.groups.members(g).iter().any(|t| bfs.trajectories.reward[t.index()] == 1.0))
+        .count();
+    assert_eq!(solved, 69);
+    assert!(bfs.nodes.scores.contains_key("value"), "LLM values as a step score");
+    // game24 CoT: 100 groups of 100 samples, 403 successes (4%), 51 all-zero groups.
+    let (cot, _) = load("tot-logs/game24/gpt-4_0.7_naive_cot_sample_100_start900_end1000.json").unwrap();
+    assert_eq!((cot.groups.len(), cot.trajectories.len()), (100, 10_000));
+    assert_eq!(successes(&cot), 403);
+    assert_eq!(RunSummary::of(&cot).num_zero_variance_groups, 51);
+    // Crosswords DFS: 20 puzzles, one node per DFS record (1,856), dense r_letter / r_word scores.
+    let (cross, _) = load("tot-logs/crosswords/infoss_dfs_prune.json").unwrap();
+    assert_eq!((cross.groups.len(), cross.nodes.len()), (20, 1856));
+    assert_eq!(cross.nodes.scores["r_word"].iter().filter(|v| !v.is_nan()).count(), 1856);
+}
+
+#[test]
+fn math_aps_trees_and_flat_prefixes_carry_mc_values() {
+    // Trees of 143 / 90 / 24 nodes (the roots are the questions): 254 steps; 234 leaves at 1.0, 8 at 0.0.
+    let Some((tree, _)) = load("openr-prm-samples/samples_math-aps-tree.jsonl") else { return };
+    assert_eq!(tree.meta.format, "MATH-APS");
+    assert_eq!((tree.groups.len(), tree.nodes.len(), tree.trajectories.len()), (3, 254, 242));
+    assert_eq!(successes(&tree), 234);
+    assert!(tree.nodes.mc_mean.as_ref().unwrap().iter().all(|v| !v.is_nan()), "an MC value on every node");
+    // Flat: 90 / 13 / 42 prefixes, nested by prefix.
+    let (flat, _) = load("openr-prm-samples/samples_math-aps.jsonl").unwrap();
+    assert_eq!((flat.groups.len(), flat.nodes.len()), (3, 145));
+    assert!(flat.nodes.next_sibling.iter().any(|s| s.is_some()), "prefixes branch");
+    assert!(flat.meta.notes.iter().any(|n| n.contains("estimate")));
+    // VinePPO reads the MC values at step boundaries.
+    let vineppo = vantage::credit::scheme("vineppo").unwrap();
+    assert!(vantage::credit::compute(vineppo, &tree, None, &Vec::new()).is_ok());
+}
+
+#[test]
+fn prm800k_ratings_and_alternatives_form_a_comb() {
+    let Some((run, report)) = load("openr-prm-samples/samples_prm800k.jsonl") else { return };
+    assert_eq!(run.meta.format, "PRM800K");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings.first());
+    // 6 records: a main path each (4 ending in a solution) plus every rated alternative as a leaf.
+    assert_eq!(run.groups.len(), 6);
+    let main: Vec<_> = run.trajectories.ids().filter(|&t| run.trajectory_key(t).ends_with("/main")).collect();
+    assert_eq!(main.len(), 6);
+    assert_eq!(successes(&run), 4);
+    let ratings = &run.nodes.scores["label"];
+    assert!(ratings.iter().filter(|r| !r.is_nan()).all(|r| [-1.0, 0.0, 1.0].contains(r)));
+    assert!(ratings.contains(&-1.0), "some candidates are rated wrong");
+}

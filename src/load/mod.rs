@@ -6,14 +6,17 @@
 
 mod error;
 mod lenient;
+mod math_aps;
 mod math_shepherd;
 pub mod native;
 mod openai_chat;
+mod prm800k;
 mod prmbench;
 mod processbench;
 mod records;
 mod report;
 mod toolbench;
+mod tot;
 mod verl_dump;
 
 pub use error::LoadError;
@@ -42,6 +45,9 @@ pub static LOADERS: &[&dyn Loader] = &[
     &math_shepherd::MathShepherd,
     &toolbench::ToolBench,
     &verl_dump::VerlDump,
+    &tot::TreeOfThoughts,
+    &math_aps::MathAps,
+    &prm800k::Prm800k,
 ];
 
 /// The loader named `name`.
