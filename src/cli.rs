@@ -51,6 +51,19 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// Read a log in any supported format and write it as vantage JSONL (docs/FORMAT.md).
+    Convert {
+        /// The log to read (a file, or a directory of verl `<step>.jsonl` dumps).
+        file: PathBuf,
+        /// Where to write the vantage JSONL (never the input file).
+        #[arg(long)]
+        out: PathBuf,
+        /// Read as this format instead of detecting it (see `vantage formats`).
+        #[arg(long)]
+        format: Option<String>,
+    },
+    /// List the log formats vantage reads, with the name `--format` takes.
+    Formats,
     /// Compute credit under one scheme and write it per step (or per token) as JSONL or CSV.
     Credit {
         /// The rollout log.
@@ -95,6 +108,22 @@ pub fn main() -> ExitCode {
             print!("{}", if markdown { credit::listing::markdown() } else { credit::listing::text() });
             ExitCode::SUCCESS
         }
+        Some(Command::Convert { file, out, format }) => match convert(&file, &out, format.as_deref()) {
+            Ok(summary) => {
+                println!("{summary}");
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("vantage convert: {err:#}");
+                ExitCode::from(2)
+            }
+        },
+        Some(Command::Formats) => {
+            for loader in LOADERS {
+                println!("{:<14} {}", loader.name(), loader.description());
+            }
+            ExitCode::SUCCESS
+        }
         Some(Command::Credit { file, scheme, preset, set, tokens, out, format }) => {
             let request = CreditRequest { scheme_id: &scheme, preset: preset.as_deref(), sets: &set, tokens };
             match credit_command(&file, &request, out.as_deref(), format.as_deref()) {
@@ -106,6 +135,34 @@ pub fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Reads `file` and writes it as vantage JSONL to `out`; one line saying what was written.
+fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<String> {
+    // The output must not be the input, nor a file inside an input directory.
+    let target = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).canonicalize();
+    let target = target.map(|dir| dir.join(out.file_name().unwrap_or_default()));
+    if let (Ok(input), Ok(target)) = (file.canonicalize(), target)
+        && (target == input || target.starts_with(&input))
+    {
+        anyhow::bail!("--out {} is (inside) the input; vantage never writes to an input", out.display());
+    }
+    let mut report = LoadReport::new(&file.display().to_string());
+    let run = load_path(file, format, &mut report).map_err(|e| anyhow::anyhow!("{}", e.located()))?;
+    for warning in report.located() {
+        eprintln!("{warning}");
+    }
+    let text = crate::load::native::write::to_jsonl(&run);
+    std::fs::write(out, text.as_bytes()).map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
+    Ok(format!(
+        "{} ({}): {} groups, {} trajectories, {} steps -> {}",
+        file.display(),
+        run.meta.format,
+        run.groups.len(),
+        run.trajectories.len(),
+        run.num_path_steps(),
+        out.display()
+    ))
 }
 
 /// Loads and reports each file; the exit code is the worst over all files.

@@ -160,3 +160,50 @@ fn credit_writes_parquet() {
     assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"), "not a Parquet file");
     assert!(bytes.len() > 1000);
 }
+
+#[test]
+fn convert_writes_vantage_jsonl_that_loads_the_same_and_never_overwrites_an_input() {
+    let out = std::env::temp_dir().join(format!("vantage-convert-{}.jsonl", std::process::id()));
+    let out_text = out.display().to_string();
+    let (code, stdout, stderr) = vantage(&["convert", "tests/fixtures/verl_dump", "--out", &out_text]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("verl rollout dump") && stdout.contains("3 groups, 6 trajectories, 11 steps"), "{stdout}");
+    let (code, stdout, _) = vantage(&["check", &out_text]);
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains(": vantage JSONL v1") && stdout.contains("groups 3 · trajectories 6 · steps 11"),
+        "{stdout}"
+    );
+    std::fs::remove_file(&out).unwrap();
+    // Writing into the input directory (or over the input file) is refused.
+    let before = std::fs::read("tests/fixtures/verl_dump/3.jsonl").unwrap();
+    let (code, _, stderr) =
+        vantage(&["convert", "tests/fixtures/verl_dump", "--out", "tests/fixtures/verl_dump/3.jsonl"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("never writes to an input"), "{stderr}");
+    assert_eq!(std::fs::read("tests/fixtures/verl_dump/3.jsonl").unwrap(), before);
+}
+
+#[test]
+fn formats_lists_every_loader_and_format_overrides_detection() {
+    let (code, stdout, _) = vantage(&["formats"]);
+    assert_eq!(code, Some(0));
+    for name in [
+        "vantage",
+        "verl",
+        "openai_chat",
+        "processbench",
+        "prmbench",
+        "math_shepherd",
+        "toolbench",
+        "tot",
+        "math_aps",
+        "prm800k",
+    ] {
+        assert!(stdout.lines().any(|l| l.starts_with(name)), "{name} in {stdout}");
+    }
+    // Forcing a format that does not fit says why.
+    let (code, stdout, _) = vantage(&["check", "--format", "processbench", "sample_runs/tree_rollouts.jsonl"]);
+    assert_eq!(code, Some(2), "{stdout}");
+    assert!(stdout.contains("nothing loaded"), "{stdout}");
+}
