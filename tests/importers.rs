@@ -203,3 +203,67 @@ fn prm800k_ratings_and_alternatives_form_a_comb() {
     assert!(ratings.iter().filter(|r| !r.is_nan()).all(|r| [-1.0, 0.0, 1.0].contains(r)));
     assert!(ratings.contains(&-1.0), "some candidates are rated wrong");
 }
+
+/// A TRL completions file written the way `GRPOTrainer` logs it: 4 prompts × 4 generations, two
+/// reward functions, and the advantage by TRL's formula (sum of rewards; group mean and unbiased
+/// std; `(r − mean) / (std + 1e-4)`).
+#[cfg(feature = "parquet")]
+fn trl_completions() -> Vec<u8> {
+    use polars::prelude::{Column, DataFrame, ParquetWriter};
+    let (mut prompt, mut completion, mut accuracy, mut format, mut advantage) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for p in 0..4 {
+        let rewards: Vec<(f32, f32)> =
+            (0..4).map(|g| (((p + g) % 3 == 0) as u8 as f32, if (p * g) % 2 == 0 { 0.5 } else { 0.0 })).collect();
+        let total: Vec<f32> = rewards.iter().map(|(a, f)| a + f).collect();
+        let mean = total.iter().sum::<f32>() / 4.0;
+        let std = (total.iter().map(|r| (r - mean) * (r - mean)).sum::<f32>() / 3.0).sqrt();
+        for (g, (a, f)) in rewards.iter().enumerate() {
+            prompt.push(format!("user: problem {p}"));
+            completion.push(format!("answer {g}"));
+            accuracy.push(*a as f64);
+            format.push(*f as f64);
+            advantage.push(((total[g] - mean) / (std + 1e-4)) as f64);
+        }
+    }
+    let mut frame = DataFrame::new_infer_height(vec![
+        Column::new("step".into(), vec![12i64; 16]),
+        Column::new("prompt".into(), prompt),
+        Column::new("completion".into(), completion),
+        Column::new("accuracy_reward".into(), accuracy),
+        Column::new("format_reward".into(), format),
+        Column::new("advantage".into(), advantage),
+    ])
+    .unwrap();
+    let mut bytes = Vec::new();
+    ParquetWriter::new(&mut bytes).finish(&mut frame).unwrap();
+    bytes
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn trl_completions_keep_the_logged_advantage_and_grpo_under_the_trl_preset_reproduces_it() {
+    let bytes = trl_completions();
+    let mut report = LoadReport::new("completions_00012.parquet");
+    let run = load_bytes("completions_00012.parquet", &bytes, &mut report).unwrap();
+    assert_eq!(run.meta.format, "TRL completions parquet");
+    assert_eq!((run.groups.len(), run.trajectories.len()), (4, 16));
+    assert_eq!(run.groups.train_step, vec![Some(12); 4]);
+    let grpo = vantage::credit::scheme("grpo").unwrap();
+    let credit = vantage::credit::compute(grpo, &run, Some("trl"), &Vec::new()).unwrap();
+    let logged = &run.nodes.scores["logged_advantage"];
+    for t in run.trajectories.ids() {
+        let p = run.trajectories.path_range(t).start;
+        let node = run.trajectories.path_nodes[p].index();
+        assert!(
+            (credit.step[p] - logged[node]).abs() < 1e-5,
+            "{}: {} vs {}",
+            run.trajectory_key(t),
+            credit.step[p],
+            logged[node]
+        );
+    }
+    // verl's ε (1e-6) instead of TRL's (1e-4) gives visibly different numbers.
+    let verl = vantage::credit::compute(grpo, &run, Some("verl"), &Vec::new()).unwrap();
+    assert!(credit.step.iter().zip(&verl.step).any(|(a, b)| (a - b).abs() > 1e-5));
+}

@@ -17,6 +17,8 @@ mod records;
 mod report;
 mod toolbench;
 mod tot;
+#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+mod trl_parquet;
 mod verl_dump;
 
 pub use error::LoadError;
@@ -48,6 +50,8 @@ pub static LOADERS: &[&dyn Loader] = &[
     &tot::TreeOfThoughts,
     &math_aps::MathAps,
     &prm800k::Prm800k,
+    #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+    &trl_parquet::TrlParquet,
 ];
 
 /// The loader named `name`.
