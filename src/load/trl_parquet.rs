@@ -40,7 +40,7 @@ impl Loader for TrlParquet {
             .finish()
             .map_err(|e| incompatible(format!("unreadable Parquet ({e})")))?;
         let text_column = |column: &str| -> Result<Vec<Option<String>>, LoadError> {
-            let c = frame.column(column).map_err(|_| incompatible(format!("no `{column}` column")))?;
+            let c = frame.column(column).map_err(|e| incompatible(format!("no `{column}` column ({e})")))?;
             let c = c.cast(&DataType::String).map_err(|e| incompatible(format!("`{column}`: {e}")))?;
             let s = c.str().map_err(|e| incompatible(format!("`{column}`: {e}")))?;
             Ok(s.iter().map(|v| v.map(str::to_owned)).collect())
