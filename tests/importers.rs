@@ -267,3 +267,56 @@ fn trl_completions_keep_the_logged_advantage_and_grpo_under_the_trl_preset_repro
     let verl = vantage::credit::compute(grpo, &run, Some("verl"), &Vec::new()).unwrap();
     assert!(credit.step.iter().zip(&verl.step).any(|(a, b)| (a - b).abs() > 1e-5));
 }
+
+fn fixture(path: &str) -> (Run, LoadReport) {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path);
+    let bytes = std::fs::read(&file).unwrap();
+    let name = file.display().to_string();
+    let mut report = LoadReport::new(&name);
+    (load_bytes(&name, &bytes, &mut report).unwrap(), report)
+}
+
+#[test]
+fn swe_agent_and_mini_swe_agent_trajectories_load_without_an_outcome_and_say_why() {
+    let (run, report) = fixture("agents/django__django-11099.traj");
+    assert_eq!(run.meta.format, "SWE-agent trajectory");
+    assert!(report.warnings.is_empty());
+    assert_eq!(run.num_path_steps(), 3);
+    let kinds: Vec<&str> = run
+        .trajectories
+        .path(run.trajectories.ids().next().unwrap())
+        .iter()
+        .map(|&n| run.label(run.nodes.kind[n.index()]))
+        .collect();
+    assert_eq!(kinds, ["search_dir", "edit", "submit"]);
+    assert!(run.text(run.groups.prompt[0]).contains("UsernameValidator allows trailing newline"));
+    assert_eq!(run.label(run.trajectories.finish[0]), "submitted");
+    assert!(run.trajectories.reward[0].is_nan(), "no reward in the file");
+    assert!(run.meta.notes.iter().any(|n| n.contains("outcomes are missing")));
+    // Outcome schemes refuse, with the reason.
+    let grpo = vantage::credit::scheme("grpo").unwrap();
+    let err = vantage::credit::compute(grpo, &run, None, &Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("needs outcome"), "{err}");
+    let (mini, _) = fixture("agents/sympy__sympy-20590.traj.json");
+    assert_eq!(mini.num_path_steps(), 2);
+    let first = mini.trajectories.path_nodes[0].index();
+    assert_eq!(mini.text(mini.nodes.action[first]), "grep -n __slots__ sympy/core/symbol.py");
+    assert!(mini.text(mini.nodes.observation[first]).contains("__slots__ = ('name',)"));
+}
+
+#[test]
+fn openhands_event_lists_and_eval_outputs_become_steps_with_observations() {
+    let (run, report) = fixture("agents/openhands_trajectory.json");
+    assert_eq!(run.meta.format, "OpenHands trajectory");
+    assert!(report.warnings.is_empty());
+    // system and user events are not steps: run, edit, finish are.
+    let path = run.trajectories.path(run.trajectories.ids().next().unwrap());
+    let kinds: Vec<&str> = path.iter().map(|&n| run.label(run.nodes.kind[n.index()])).collect();
+    assert_eq!(kinds, ["run", "edit", "finish"]);
+    assert_eq!(run.text(run.nodes.observation[path[0].index()]), "FAILED tests/test_utils.py::test_slugify");
+    assert_eq!(run.text(run.nodes.thought[path[0].index()]), "First see which test fails.");
+    assert_eq!(run.text(run.groups.prompt[0]), "Fix the failing test in utils.py");
+    let (eval, _) = fixture("agents/output.jsonl");
+    assert_eq!((eval.groups.len(), eval.trajectories.len()), (2, 2));
+    assert_eq!(successes(&eval), 1, "test_result.report.resolved is the outcome");
+}

@@ -10,11 +10,13 @@ mod math_aps;
 mod math_shepherd;
 pub mod native;
 mod openai_chat;
+mod openhands;
 mod prm800k;
 mod prmbench;
 mod processbench;
 mod records;
 mod report;
+mod swe_agent;
 mod toolbench;
 mod tot;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
@@ -50,6 +52,8 @@ pub static LOADERS: &[&dyn Loader] = &[
     &tot::TreeOfThoughts,
     &math_aps::MathAps,
     &prm800k::Prm800k,
+    &swe_agent::SweAgent,
+    &openhands::OpenHands,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &trl_parquet::TrlParquet,
 ];
