@@ -320,3 +320,69 @@ fn openhands_event_lists_and_eval_outputs_become_steps_with_observations() {
     assert_eq!((eval.groups.len(), eval.trajectories.len()), (2, 2));
     assert_eq!(successes(&eval), 1, "test_result.report.resolved is the outcome");
 }
+
+/// One Inspect sample: a tool call, its result, an intermediate score, then the answer.
+fn inspect_sample(id: &str, epoch: u32, value: &str) -> String {
+    format!(
+        r#"{{"id": "{id}", "epoch": {epoch}, "input": "What is 6 * 7?", "target": "42",
+  "metadata": {{"difficulty": NaN}},
+  "messages": [{{"role": "user", "content": "What is 6 * 7?"}}],
+  "events": [
+    {{"event": "sample_init", "timestamp": "2026-01-01T00:00:00"}},
+    {{"event": "model", "model": "m", "output": {{"choices": [{{"message": {{"role": "assistant", "content": [{{"type": "reasoning", "reasoning": "use the calculator"}}], "tool_calls": [{{"id": "c1", "function": "calc", "arguments": {{"expr": "6*7"}}}}]}}, "stop_reason": "tool_calls"}}]}}}},
+    {{"event": "tool", "function": "calc", "result": "42"}},
+    {{"event": "score", "score": {{"value": 0.8}}, "intermediate": true}},
+    {{"event": "model", "model": "m", "output": {{"choices": [{{"message": {{"role": "assistant", "content": "The answer is 42"}}, "stop_reason": "stop"}}]}}}}
+  ],
+  "scores": {{"match": {{"value": "{value}"}}, "includes": {{"value": true}}}},
+  "output": {{"choices": [{{"message": {{"role": "assistant", "content": "The answer is 42"}}, "stop_reason": "stop"}}]}}}}"#
+    )
+}
+
+#[test]
+fn inspect_eval_zips_with_zstd_and_deflate_entries_and_json_logs_load() {
+    let header = r#"{"version": 2, "status": "success", "eval": {"task": "arith", "model": "m", "created": "2026-01-01"}, "results": {"scores": [{"name": "match", "metrics": {"accuracy": {"value": NaN}}}]}}"#;
+    let samples = [
+        ("samples/1_epoch_1.json", inspect_sample("1", 1, "C")),
+        ("samples/1_epoch_2.json", inspect_sample("1", 2, "I")),
+        ("samples/2_epoch_1.json", inspect_sample("2", 1, "P")),
+    ];
+    let mut entries: Vec<(&str, u16, &[u8])> = vec![("header.json", 8, header.as_bytes())];
+    entries.extend(samples.iter().map(|(name, text)| (*name, 93u16, text.as_bytes())));
+    entries.push(("summaries.json", 93, b"[]"));
+    let bytes = vantage::load::zip::write(&entries);
+    let mut report = LoadReport::new("arith.eval");
+    let run = load_bytes("arith.eval", &bytes, &mut report).unwrap();
+    assert_eq!(run.meta.format, "Inspect log");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings.first());
+    assert_eq!(run.meta.metadata["task"], "arith");
+    // Epochs of one sample form a group; C / I / P score 1 / 0 / 0.5.
+    assert_eq!((run.groups.len(), run.trajectories.len()), (2, 3));
+    let rewards: Vec<f32> = run.trajectories.reward.clone();
+    assert_eq!(rewards, [1.0, 0.0, 0.5]);
+    // Model events are steps (tool call, then the answer); the tool result is the first one's
+    // observation and the intermediate score its judge score.
+    let path = run.trajectories.path(run.trajectories.ids().next().unwrap());
+    assert_eq!(path.len(), 2);
+    let first = path[0].index();
+    assert_eq!(run.label(run.nodes.kind[first]), "tool_call");
+    assert_eq!(run.text(run.nodes.observation[first]), "42");
+    assert_eq!(run.text(run.nodes.thought[first]), "use the calculator");
+    assert_eq!(run.nodes.scores["judge"][first], 0.8);
+    // The same log as one JSON EvalLog with samples inline.
+    let json = format!(
+        r#"{{"version": 2, "status": "success", "eval": {{"task": "arith", "model": "m"}}, "samples": [{}, {}]}}"#,
+        samples[0].1, samples[2].1
+    );
+    let mut report = LoadReport::new("arith.json");
+    let run = load_bytes("arith.json", json.as_bytes(), &mut report).unwrap();
+    assert_eq!((run.groups.len(), run.trajectories.len()), (2, 2));
+    // A damaged sample entry is a located warning; the others still load.
+    let mut broken = entries.clone();
+    broken[1] = ("samples/1_epoch_1.json", 0, b"{\"id\": 1, \"epoch\": 1, \"events\": [");
+    let bytes = vantage::load::zip::write(&broken);
+    let mut report = LoadReport::new("broken.eval");
+    let run = load_bytes("broken.eval", &bytes, &mut report).unwrap();
+    assert_eq!(run.trajectories.len(), 2);
+    assert!(report.located().any(|l| l.contains("samples/1_epoch_1.json")), "{:?}", report.warnings);
+}

@@ -25,7 +25,7 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     let start = out.len();
     out.extend_from_slice(kind);
     out.extend_from_slice(data);
-    let crc = crc32(&out[start..]);
+    let crc = crate::load::zip::crc32(&out[start..]);
     out.extend_from_slice(&crc.to_be_bytes());
 }
 
@@ -47,17 +47,6 @@ fn zlib_stored(data: &[u8]) -> Vec<u8> {
     out
 }
 
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = 0xffff_ffffu32;
-    for &byte in data {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
-}
-
 fn adler32(data: &[u8]) -> u32 {
     let (mut a, mut b) = (1u32, 0u32);
     for &byte in data {
@@ -73,7 +62,7 @@ mod tests {
 
     #[test]
     fn checksums_match_known_values() {
-        assert_eq!(crc32(b"IEND"), 0xae42_6082);
+        assert_eq!(crate::load::zip::crc32(b"IEND"), 0xae42_6082);
         assert_eq!(adler32(b"Wikipedia"), 0x11e6_0398);
         let png = encode_rgba(2, 1, &[255, 0, 0, 255, 0, 0, 255, 255]);
         assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));

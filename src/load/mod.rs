@@ -5,6 +5,7 @@
 //! reported in the [`LoadReport`] as `FILE:LINE: FIELD: reason`; everything valid still loads.
 
 mod error;
+mod inspect;
 mod lenient;
 mod math_aps;
 mod math_shepherd;
@@ -22,6 +23,7 @@ mod tot;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
 mod trl_parquet;
 mod verl_dump;
+pub mod zip;
 
 pub use error::LoadError;
 pub use report::{LoadReport, Progress};
@@ -54,6 +56,7 @@ pub static LOADERS: &[&dyn Loader] = &[
     &prm800k::Prm800k,
     &swe_agent::SweAgent,
     &openhands::OpenHands,
+    &inspect::Inspect,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &trl_parquet::TrlParquet,
 ];

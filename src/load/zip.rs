@@ -1,0 +1,189 @@
+//! A small ZIP reader for containers such as Inspect's `.eval`: the central directory is read
+//! first, and an entry is decompressed only when asked for (stored, deflate, or zstd as method 93,
+//! in as many frames as it was written). Pure Rust, so it works on the web too. No ZIP64.
+
+/// One entry of the central directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Path inside the archive.
+    pub name: String,
+    /// Compression method (0 stored, 8 deflate, 93 zstd).
+    pub method: u16,
+    /// Compressed size.
+    pub compressed_size: u32,
+    /// Uncompressed size.
+    pub size: u32,
+    /// Offset of the local header.
+    pub local_offset: u32,
+}
+
+/// An archive over borrowed bytes.
+pub struct Archive<'a> {
+    bytes: &'a [u8],
+    /// The entries, in directory order.
+    pub entries: Vec<Entry>,
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+impl<'a> Archive<'a> {
+    /// Reads the central directory; an error says what is wrong.
+    pub fn open(bytes: &'a [u8]) -> Result<Self, String> {
+        if !bytes.starts_with(b"PK\x03\x04") {
+            return Err("not a ZIP file".to_owned());
+        }
+        // The end-of-central-directory record sits in the last 22 + 65535 bytes.
+        let floor = bytes.len().saturating_sub(22 + 65_535);
+        let eocd = (floor..bytes.len().saturating_sub(21))
+            .rev()
+            .find(|&i| u32_at(bytes, i) == Some(0x0605_4b50))
+            .ok_or("no end-of-central-directory record (truncated archive?)")?;
+        let count = u16_at(bytes, eocd + 10).ok_or("short end record")? as usize;
+        let mut at = u32_at(bytes, eocd + 16).ok_or("short end record")? as usize;
+        let mut entries = Vec::with_capacity(count);
+        for i in 0..count {
+            if u32_at(bytes, at) != Some(0x0201_4b50) {
+                return Err(format!("central directory entry {i} is damaged"));
+            }
+            let field = |offset: usize| u16_at(bytes, at + offset).ok_or_else(|| format!("entry {i} is cut off"));
+            let field32 = |offset: usize| u32_at(bytes, at + offset).ok_or_else(|| format!("entry {i} is cut off"));
+            let (name_len, extra_len, comment_len) = (field(28)? as usize, field(30)? as usize, field(32)? as usize);
+            let name = bytes.get(at + 46..at + 46 + name_len).ok_or_else(|| format!("entry {i}: name cut off"))?;
+            entries.push(Entry {
+                name: String::from_utf8_lossy(name).into_owned(),
+                method: field(10)?,
+                compressed_size: field32(20)?,
+                size: field32(24)?,
+                local_offset: field32(42)?,
+            });
+            at += 46 + name_len + extra_len + comment_len;
+        }
+        Ok(Self { bytes, entries })
+    }
+
+    /// The entry named `name`.
+    pub fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    /// The decompressed content of `entry`.
+    pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, String> {
+        let at = entry.local_offset as usize;
+        if u32_at(self.bytes, at) != Some(0x0403_4b50) {
+            return Err(format!("{}: damaged local header", entry.name));
+        }
+        let name_len = u16_at(self.bytes, at + 26).ok_or("cut off")? as usize;
+        let extra_len = u16_at(self.bytes, at + 28).ok_or("cut off")? as usize;
+        let start = at + 30 + name_len + extra_len;
+        let data = self
+            .bytes
+            .get(start..start + entry.compressed_size as usize)
+            .ok_or_else(|| format!("{}: data cut off", entry.name))?;
+        match entry.method {
+            0 => Ok(data.to_vec()),
+            8 => miniz_oxide::inflate::decompress_to_vec(data).map_err(|e| format!("{}: deflate: {e:?}", entry.name)),
+            93 => {
+                let mut out = Vec::with_capacity(entry.size as usize);
+                ruzstd::decoding::FrameDecoder::new()
+                    .decode_all_to_vec(data, &mut out)
+                    .map_err(|e| format!("{}: zstd: {e}", entry.name))?;
+                Ok(out)
+            }
+            other => Err(format!("{}: compression method {other} is not supported", entry.name)),
+        }
+    }
+
+    /// The decompressed content of the entry named `name`, if present.
+    pub fn read_named(&self, name: &str) -> Option<Result<Vec<u8>, String>> {
+        self.entry(name).map(|e| self.read(e))
+    }
+}
+
+/// Writes a ZIP archive of `(name, method, content)` entries (stored, deflate or zstd): for tests
+/// and sample files.
+pub fn write(entries: &[(&str, u16, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut directory = Vec::new();
+    for &(name, method, content) in entries {
+        let data = match method {
+            8 => miniz_oxide::deflate::compress_to_vec(content, 6),
+            93 => ruzstd::encoding::compress_to_vec(content, ruzstd::encoding::CompressionLevel::Fastest),
+            _ => content.to_vec(),
+        };
+        let offset = out.len() as u32;
+        let crc = crc32(content);
+        let header = |sig: u32, central: bool| {
+            let mut h = Vec::new();
+            h.extend_from_slice(&sig.to_le_bytes());
+            if central {
+                h.extend_from_slice(&20u16.to_le_bytes());
+            }
+            h.extend_from_slice(&20u16.to_le_bytes());
+            h.extend_from_slice(&0u16.to_le_bytes());
+            h.extend_from_slice(&method.to_le_bytes());
+            h.extend_from_slice(&0u32.to_le_bytes());
+            h.extend_from_slice(&crc.to_le_bytes());
+            h.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            h.extend_from_slice(&(content.len() as u32).to_le_bytes());
+            h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            h.extend_from_slice(&0u16.to_le_bytes());
+            if central {
+                // Comment length, disk number, internal attributes; external attributes; offset.
+                h.extend_from_slice(&[0; 6]);
+                h.extend_from_slice(&0u32.to_le_bytes());
+                h.extend_from_slice(&offset.to_le_bytes());
+            }
+            h.extend_from_slice(name.as_bytes());
+            h
+        };
+        out.extend(header(0x0403_4b50, false));
+        out.extend_from_slice(&data);
+        directory.extend(header(0x0201_4b50, true));
+    }
+    let directory_offset = out.len() as u32;
+    out.extend_from_slice(&directory);
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(directory.len() as u32).to_le_bytes());
+    out.extend_from_slice(&directory_offset.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out
+}
+
+/// CRC-32 (IEEE), as ZIP and PNG use it.
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xffff_ffffu32;
+    for &byte in data {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_stored_deflate_and_zstd_entries() {
+        let big = "{\"k\": 1}\n".repeat(10_000);
+        let bytes = write(&[("a.json", 0, b"{}"), ("b.json", 8, big.as_bytes()), ("c.json", 93, big.as_bytes())]);
+        let archive = Archive::open(&bytes).expect("opens");
+        assert_eq!(archive.entries.len(), 3);
+        for name in ["b.json", "c.json"] {
+            assert_eq!(archive.read_named(name).expect("present").expect("reads"), big.as_bytes());
+        }
+        assert_eq!(archive.read_named("a.json").expect("present").expect("reads"), b"{}");
+        assert!(Archive::open(&bytes[..bytes.len() - 30]).is_err(), "a cut-off archive is an error, not a panic");
+    }
+}
