@@ -7,7 +7,7 @@
 //! tool events as observations, or from the final messages when there are no events; an
 //! intermediate `score` event becomes the `judge` score of the step before it.
 
-use super::records::{finish, text_of};
+use super::records::{finish, text_of, text_step};
 use super::zip::Archive;
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
@@ -283,12 +283,8 @@ fn add_sample(
     let new_steps: Vec<NewStep<'_>> = steps
         .iter()
         .map(|(kind, thought, action, observation, judge)| NewStep {
-            kind: Some(kind),
-            thought: (!thought.is_empty()).then_some(thought.as_str()),
-            action: (!action.is_empty()).then_some(action.as_str()),
-            observation: (!observation.is_empty()).then_some(observation.as_str()),
             scores: judge.map(|j| vec![("judge", j)]).unwrap_or_default(),
-            ..NewStep::default()
+            ..text_step(kind, thought, action, observation)
         })
         .collect();
     let stop = sample.pointer("/output/choices/0/stop_reason").and_then(serde_json::Value::as_str);

@@ -4,7 +4,9 @@
 //! tool); the tool results and user replies up to the next assistant turn are its observation. The
 //! system message and the first user message are the prompt; `task_id` groups the trials.
 
-use super::records::{Record, array_records, finish, line_records, object_has, parse, text_of};
+use super::records::{
+    Record, array_records, finish, line_records, message_text, object_has, parse, text_of, text_step,
+};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
 
@@ -51,20 +53,6 @@ struct Function {
     arguments: Option<serde_json::Value>,
 }
 
-/// Message content as text: a string, or the text parts of a content list.
-fn content_text(content: Option<&serde_json::Value>) -> String {
-    match content {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(serde_json::Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Some(serde_json::Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
-    }
-}
-
 fn id_text(value: Option<&serde_json::Value>) -> Option<String> {
     match value? {
         serde_json::Value::String(s) => Some(s.clone()),
@@ -104,7 +92,7 @@ impl Loader for OpenAiChat {
 fn steps_of(messages: &[Message]) -> Vec<(&'static str, String, String, String)> {
     let mut steps: Vec<(&'static str, String, String, String)> = Vec::new();
     for m in messages.iter().skip_while(|m| m.role != "assistant") {
-        let text = content_text(m.content.as_ref());
+        let text = message_text(m.content.as_ref());
         if m.role == "assistant" {
             if m.tool_calls.is_empty() {
                 steps.push(("message", String::new(), text, String::new()));
@@ -149,7 +137,7 @@ fn add(b: &mut RunBuilder, index: usize, record: Record<'_>, report: &mut LoadRe
         .iter()
         .take_while(|m| m.role != "assistant")
         .filter(|m| m.role == "user" || m.role == "system")
-        .map(|m| format!("[{}] {}", m.role, content_text(m.content.as_ref())))
+        .map(|m| format!("[{}] {}", m.role, message_text(m.content.as_ref())))
         .collect();
     let task = id_text(t.task_id.as_ref());
     let group_key = task.as_ref().map_or_else(|| format!("record-{index}"), |task| format!("task-{task}"));
@@ -171,13 +159,7 @@ fn add(b: &mut RunBuilder, index: usize, record: Record<'_>, report: &mut LoadRe
     }
     let new_steps: Vec<NewStep<'_>> = steps
         .iter()
-        .map(|(kind, thought, action, observation)| NewStep {
-            kind: Some(kind),
-            thought: (!thought.is_empty()).then_some(thought.as_str()),
-            action: (!action.is_empty()).then_some(action.as_str()),
-            observation: (!observation.is_empty()).then_some(observation.as_str()),
-            ..NewStep::default()
-        })
+        .map(|(kind, thought, action, observation)| text_step(kind, thought, action, observation))
         .collect();
     let reward = t.reward.map(|r| r.0).filter(|r| !r.is_nan());
     let outcome = Outcome { reward, success: reward.map(|r| r > 0.5), components: Vec::new(), finish: None };

@@ -5,7 +5,7 @@
 //! are its observation; the first user message is the prompt. A trajectory's outcome is
 //! `test_result.report.resolved` (or `test_result.resolved`) when the file has it, else missing.
 
-use super::records::{Record, array_records, finish, line_records, object_has, parse, text_of};
+use super::records::{Record, array_records, finish, line_records, object_has, parse, text_of, text_step};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
 
@@ -146,13 +146,7 @@ fn add(
         b.add_group(&NewGroup { key, prompt: (!prompt.is_empty()).then_some(prompt.as_str()), ..NewGroup::default() });
     let new_steps: Vec<NewStep<'_>> = steps
         .iter()
-        .map(|(kind, thought, action, observation, _)| NewStep {
-            kind: Some(kind),
-            thought: (!thought.is_empty()).then_some(thought.as_str()),
-            action: (!action.is_empty()).then_some(action.as_str()),
-            observation: (!observation.is_empty()).then_some(observation.as_str()),
-            ..NewStep::default()
-        })
+        .map(|(kind, thought, action, observation, _)| text_step(kind, thought, action, observation))
         .collect();
     let solved = resolved(test_result);
     let outcome = Outcome {

@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 
 use super::lenient::{parse_located, quote_non_finite};
 use super::{LoadError, LoadReport};
-use crate::model::{Run, RunBuilder, Warning};
+use crate::model::{NewStep, Run, RunBuilder, Warning};
 
 /// One record of a file: its 1-based line and its JSON text.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +61,32 @@ pub fn object_has(json: &str, keys: &[&str]) -> bool {
     match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json) {
         Ok(map) => keys.iter().all(|k| map.contains_key(*k)),
         Err(_) => false,
+    }
+}
+
+/// A step from its kind and three texts; an empty text is absent.
+pub fn text_step<'a>(kind: &'a str, thought: &'a str, action: &'a str, observation: &'a str) -> NewStep<'a> {
+    let some = |t: &'a str| (!t.is_empty()).then_some(t);
+    NewStep {
+        kind: Some(kind),
+        thought: some(thought),
+        action: some(action),
+        observation: some(observation),
+        ..NewStep::default()
+    }
+}
+
+/// Chat-message content as text: a string, or the `text` of each part of a content list.
+pub fn message_text(content: Option<&serde_json::Value>) -> String {
+    match content {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(serde_json::Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(serde_json::Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
     }
 }
 

@@ -5,7 +5,7 @@
 //! files carry no reward (it lives in SWE-bench's `results.json`), so the outcome is missing and
 //! the run's notes say so: outcome schemes then say why they are unavailable.
 
-use super::records::{finish, text_of};
+use super::records::{finish, message_text, text_of, text_step};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{GroupId, NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
 
@@ -104,19 +104,7 @@ fn problem_statement(traj: &Traj) -> Option<String> {
     source
         .iter()
         .find(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("user"))
-        .map(|m| content_text(m.get("content")))
-}
-
-fn content_text(content: Option<&serde_json::Value>) -> String {
-    match content {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(serde_json::Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
+        .map(|m| message_text(m.get("content")))
 }
 
 /// The command's first word, as the step kind (`edit`, `open`, `submit`, …).
@@ -130,7 +118,7 @@ fn mini_steps(messages: &[serde_json::Value]) -> Vec<(String, String, String)> {
     let mut steps: Vec<(String, String, String)> = Vec::new();
     for m in messages {
         let role = m.get("role").and_then(serde_json::Value::as_str).unwrap_or("");
-        let text = content_text(m.get("content"));
+        let text = message_text(m.get("content"));
         if role == "assistant" {
             let (thought, action) = match text.find("```") {
                 Some(at) => {
@@ -159,13 +147,7 @@ fn add_one(b: &mut RunBuilder, group: GroupId, key: &str, traj: &Traj) {
     };
     let new_steps: Vec<NewStep<'_>> = steps
         .iter()
-        .map(|(thought, action, observation)| NewStep {
-            kind: Some(command_kind(action)),
-            thought: (!thought.is_empty()).then_some(thought.as_str()),
-            action: (!action.is_empty()).then_some(action.as_str()),
-            observation: (!observation.is_empty()).then_some(observation.as_str()),
-            ..NewStep::default()
-        })
+        .map(|(thought, action, observation)| text_step(command_kind(action), thought, action, observation))
         .collect();
     let outcome = Outcome { finish: traj.info.exit_status.as_deref(), ..Outcome::default() };
     b.add_chain_trajectory(key, group, &new_steps, &outcome, &NewTokens::default());

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::records::{Record, finish, line_records, object_has, parse, text_of};
+use super::records::{Record, finish, line_records, object_has, parse, text_of, text_step};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder};
 
@@ -163,13 +163,7 @@ fn add(b: &mut RunBuilder, record: Record<'_>, report: &mut LoadReport, per_grou
     let steps = split_output(&line.output);
     let new_steps: Vec<NewStep<'_>> = steps
         .iter()
-        .map(|(kind, thought, action, observation)| NewStep {
-            kind: Some(kind),
-            thought: (!thought.is_empty()).then_some(thought.as_str()),
-            action: (!action.is_empty()).then_some(action.as_str()),
-            observation: (!observation.is_empty()).then_some(observation.as_str()),
-            ..NewStep::default()
-        })
+        .map(|(kind, thought, action, observation)| text_step(kind, thought, action, observation))
         .collect();
     let outcome = Outcome { reward: score, success, components, finish: None };
     b.add_chain_trajectory(&key, group, &new_steps, &outcome, &NewTokens::default());
