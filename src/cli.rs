@@ -51,12 +51,12 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
-    /// Read a log in any supported format and write it as vantage JSONL (docs/FORMAT.md).
+    /// Read a log in any supported format and write it as vantage JSONL, or vantage Parquet when
+    /// OUT ends in `.parquet` (docs/FORMAT.md).
     Convert {
         /// The log to read (a file, or a directory of verl `<step>.jsonl` dumps).
         file: PathBuf,
-        /// Where to write the vantage JSONL (never the input file).
-        #[arg(long)]
+        /// Where to write (never the input, nor inside an input directory).
         out: PathBuf,
         /// Read as this format instead of detecting it (see `vantage formats`).
         #[arg(long)]
@@ -152,8 +152,20 @@ fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<Stri
     for warning in report.located() {
         eprintln!("{warning}");
     }
-    let text = crate::load::native::write::to_jsonl(&run);
-    std::fs::write(out, text.as_bytes()).map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
+    let mut run = run;
+    // Keep where it came from and how it was read: the header's metadata carries it.
+    let meta = &mut run.meta;
+    meta.metadata.insert("converted_from".to_owned(), serde_json::Value::String(meta.format.clone()));
+    if !meta.notes.is_empty() {
+        let notes = meta.notes.iter().cloned().map(serde_json::Value::String).collect();
+        meta.metadata.insert("notes".to_owned(), serde_json::Value::Array(notes));
+    }
+    let bytes = if out.extension().is_some_and(|e| e == "parquet") {
+        parquet_bytes(&run)?
+    } else {
+        crate::load::native::write::to_jsonl(&run).into_bytes()
+    };
+    std::fs::write(out, bytes).map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
     Ok(format!(
         "{} ({}): {} groups, {} trajectories, {} steps -> {}",
         file.display(),
@@ -163,6 +175,17 @@ fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<Stri
         run.num_path_steps(),
         out.display()
     ))
+}
+
+/// The run as vantage Parquet (needs the `parquet` feature).
+fn parquet_bytes(run: &Run) -> anyhow::Result<Vec<u8>> {
+    #[cfg(feature = "parquet")]
+    return crate::load::native_parquet::to_parquet(run).map_err(|e| anyhow::anyhow!("Parquet: {e}"));
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = run;
+        anyhow::bail!("this build has no Parquet support (build with the `parquet` feature)")
+    }
 }
 
 /// Loads and reports each file; the exit code is the worst over all files.

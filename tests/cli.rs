@@ -165,7 +165,7 @@ fn credit_writes_parquet() {
 fn convert_writes_vantage_jsonl_that_loads_the_same_and_never_overwrites_an_input() {
     let out = std::env::temp_dir().join(format!("vantage-convert-{}.jsonl", std::process::id()));
     let out_text = out.display().to_string();
-    let (code, stdout, stderr) = vantage(&["convert", "tests/fixtures/verl_dump", "--out", &out_text]);
+    let (code, stdout, stderr) = vantage(&["convert", "tests/fixtures/verl_dump", &out_text]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("verl rollout dump") && stdout.contains("3 groups, 6 trajectories, 11 steps"), "{stdout}");
     let (code, stdout, _) = vantage(&["check", &out_text]);
@@ -177,8 +177,7 @@ fn convert_writes_vantage_jsonl_that_loads_the_same_and_never_overwrites_an_inpu
     std::fs::remove_file(&out).unwrap();
     // Writing into the input directory (or over the input file) is refused.
     let before = std::fs::read("tests/fixtures/verl_dump/3.jsonl").unwrap();
-    let (code, _, stderr) =
-        vantage(&["convert", "tests/fixtures/verl_dump", "--out", "tests/fixtures/verl_dump/3.jsonl"]);
+    let (code, _, stderr) = vantage(&["convert", "tests/fixtures/verl_dump", "tests/fixtures/verl_dump/3.jsonl"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("never writes to an input"), "{stderr}");
     assert_eq!(std::fs::read("tests/fixtures/verl_dump/3.jsonl").unwrap(), before);

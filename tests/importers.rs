@@ -386,3 +386,98 @@ fn inspect_eval_zips_with_zstd_and_deflate_entries_and_json_logs_load() {
     assert_eq!(run.trajectories.len(), 2);
     assert!(report.located().any(|l| l.contains("samples/1_epoch_1.json")), "{:?}", report.warnings);
 }
+
+/// Every hand-written fixture of `tests/fixtures/formats/` with its format and (groups, trajectories, steps).
+const FORMAT_FIXTURES: [(&str, &str, (usize, usize, usize)); 11] = [
+    ("processbench.json", "ProcessBench", (3, 3, 6)),
+    ("tau_bench.json", "OpenAI chat trajectories", (1, 2, 4)),
+    ("prmbench.jsonl", "PRMBench", (3, 6, 11)),
+    ("math_shepherd.jsonl", "Math-Shepherd", (2, 2, 4)),
+    ("prm800k.jsonl", "PRM800K", (2, 5, 6)),
+    ("math_aps_tree.jsonl", "MATH-APS", (1, 3, 5)),
+    ("math_aps_flat.jsonl", "MATH-APS", (1, 2, 4)),
+    ("toolbench.json", "ToolBench DFSDT", (1, 2, 5)),
+    ("tot_game24_bfs.json", "Tree-of-Thoughts log", (1, 3, 5)),
+    ("tot_game24_cot.json", "Tree-of-Thoughts log", (1, 2, 4)),
+    ("tot_crosswords.json", "Tree-of-Thoughts log", (1, 2, 4)),
+];
+
+#[test]
+fn every_format_has_a_hand_written_fixture_that_loads_with_its_counts() {
+    for (file, format, (groups, trajectories, steps)) in FORMAT_FIXTURES {
+        let (run, report) = fixture(&format!("formats/{file}"));
+        assert_eq!(run.meta.format, format, "{file}");
+        assert_eq!(
+            (run.groups.len(), run.trajectories.len(), run.num_path_steps()),
+            (groups, trajectories, steps),
+            "{file}"
+        );
+        // Only the planted out-of-range PRMBench error step warns.
+        let expected_warnings = usize::from(file == "prmbench.jsonl");
+        assert_eq!(report.warnings.len(), expected_warnings, "{file}: {:?}", report.warnings);
+    }
+}
+
+/// Loads `bytes`, writes vantage JSONL (and Parquet), reads that back, and checks nothing changed.
+fn assert_round_trips(name: &str, run: &Run) {
+    let jsonl = vantage::load::native::write::to_jsonl(run);
+    let mut report = LoadReport::new("round.jsonl");
+    let again = load_bytes("round.jsonl", jsonl.as_bytes(), &mut report).unwrap();
+    assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings.first());
+    assert_eq!(vantage::load::native::write::to_jsonl(&again), jsonl, "{name}: JSONL round trip");
+    assert_eq!(RunSummary::of(&again), RunSummary::of(run), "{name}");
+    #[cfg(feature = "parquet")]
+    {
+        let parquet = vantage::load::native_parquet::to_parquet(run).unwrap();
+        let mut report = LoadReport::new("round.parquet");
+        let back = load_bytes("round.parquet", &parquet, &mut report).unwrap();
+        assert_eq!(back.meta.format, "vantage Parquet v1");
+        assert_eq!(vantage::load::native::write::to_jsonl(&back), jsonl, "{name}: Parquet round trip");
+    }
+}
+
+#[test]
+fn every_format_round_trips_through_vantage_jsonl_and_parquet_without_loss() {
+    for (file, _, _) in FORMAT_FIXTURES {
+        let (run, _) = fixture(&format!("formats/{file}"));
+        assert_round_trips(file, &run);
+    }
+    for file in ["agents/django__django-11099.traj", "agents/openhands_trajectory.json", "agents/output.jsonl"] {
+        let (run, _) = fixture(file);
+        assert_round_trips(file, &run);
+    }
+    let Some(dir) = data_dir() else { return };
+    for file in [
+        "processbench/gsm8k.json",
+        "tau-bench-airline-gpt4o/gpt-4o-airline.json",
+        "prmbench-subset400/target_data.jsonl",
+        "openr-prm-samples/samples_math-shepherd.jsonl",
+        "openr-prm-samples/samples_prm800k.jsonl",
+        "openr-prm-samples/samples_math-aps.jsonl",
+        "openr-prm-samples/samples_math-aps-tree.jsonl",
+        "toolbench-dfsdt/answer/G3_answer/13_ChatGPT_DFS_woFilter_w2.json",
+        "tot-logs/game24/gpt-4_0.7_propose1_value3_greedy5_start900_end1000.json",
+        "tot-logs/crosswords/infoss_dfs_prune.json",
+    ] {
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        let run = load_bytes(file, &bytes, &mut LoadReport::new(file)).unwrap();
+        assert_round_trips(file, &run);
+    }
+}
+
+#[test]
+fn processbench_has_521_right_answers_reached_through_a_flawed_step() {
+    let mut total = 0;
+    let mut flawed_but_right = 0;
+    for file in ["gsm8k.json", "math.json", "olympiadbench.json", "omnimath.json"] {
+        let Some((run, _)) = load(&format!("processbench/{file}")) else { return };
+        total += run.trajectories.len();
+        flawed_but_right += run
+            .trajectories
+            .ids()
+            .filter(|&t| run.trajectories.success[t.index()] == Some(true))
+            .filter(|&t| run.trajectories.path(t).iter().any(|&n| run.nodes.first_error(n) == Some(true)))
+            .count();
+    }
+    assert_eq!((total, flawed_but_right), (3400, 521));
+}

@@ -10,6 +10,8 @@ mod lenient;
 mod math_aps;
 mod math_shepherd;
 pub mod native;
+#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+pub mod native_parquet;
 mod openai_chat;
 mod openhands;
 mod prm800k;
@@ -57,6 +59,8 @@ pub static LOADERS: &[&dyn Loader] = &[
     &swe_agent::SweAgent,
     &openhands::OpenHands,
     &inspect::Inspect,
+    #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+    &native_parquet::NativeParquet,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &trl_parquet::TrlParquet,
 ];

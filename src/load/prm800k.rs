@@ -3,7 +3,8 @@
 //! one) to continue. The chosen completions form the main path; the other rated candidates hang off
 //! it as alternatives, so a record is a comb-shaped tree. Ratings are the `label` step score. The
 //! main path ends a trajectory with outcome 1 when the labeler finished with a `solution`, else 0
-//! (`found_error`, `give_up`); each alternative ends one without an outcome.
+//! (`found_error`, `give_up`, where an `end` step closes the path); each alternative ends one
+//! without an outcome.
 
 use super::records::{Record, finish, line_records, object_has, parse, text_of};
 use super::{LoadError, LoadReport, Loader};
@@ -127,9 +128,15 @@ fn add(b: &mut RunBuilder, index: usize, record: Record<'_>, report: &mut LoadRe
             (None, Some(human)) => Some(NewStep { kind: Some("human"), ..step_of(human) }),
             (None, None) => None,
         };
-        match next {
-            Some(step) => parent = b.add_node(group, parent, &step),
-            None => break,
+        if let Some(step) = next {
+            parent = b.add_node(group, parent, &step);
+        } else {
+            // No completion continues (found_error / give_up): the main path ends in a step of its
+            // own, so it ends at a leaf and its outcome survives any conversion.
+            let reason = item.label.finish_reason.as_deref().unwrap_or("stopped");
+            let end = NewStep { kind: Some("end"), action: Some(reason), ..NewStep::default() };
+            parent = b.add_node(group, parent, &end);
+            break;
         }
     }
     if parent.is_some() {

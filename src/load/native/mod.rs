@@ -39,6 +39,10 @@ fn header_version(first_line: &str) -> Option<serde_json::Value> {
     struct Header {
         vantage: Option<serde_json::Value>,
     }
+    // Only an object: serde would also fill the struct from a one-element array.
+    if !first_line.trim_start().starts_with('{') {
+        return None;
+    }
     serde_json::from_str::<Header>(first_line).ok()?.vantage
 }
 
