@@ -481,3 +481,19 @@ fn processbench_has_521_right_answers_reached_through_a_flawed_step() {
     }
     assert_eq!((total, flawed_but_right), (3400, 521));
 }
+
+#[test]
+fn all_fifteen_toolbench_trees_load() {
+    let Some(dir) = data_dir() else { return };
+    let files = vantage::native::expand_paths(vec![dir.join("toolbench-dfsdt/answer")]);
+    assert_eq!(files.len(), 15);
+    let mut wins = 0;
+    for file in files {
+        let mut report = LoadReport::new(&file.display().to_string());
+        let run = vantage::native::load_path(&file, None, &mut report).unwrap();
+        assert_eq!((run.meta.format.as_str(), run.trees.len()), ("ToolBench DFSDT", 1));
+        assert!(report.warnings.is_empty());
+        wins += usize::from(successes(&run) > 0);
+    }
+    assert_eq!(wins, 9, "9 of the 15 trees are wins");
+}

@@ -133,7 +133,7 @@ fn mangled_inputs_never_panic_and_keep_the_invariants() {
     ];
     let mut rng = Rng(42);
     let inputs = sample_bytes();
-    let mut loaded = 0;
+    let (mut loaded_jsonl, mut rounds_jsonl) = (0usize, 0usize);
     for round in 0..1500 {
         let (name, original) = &inputs[round % inputs.len()];
         // Keep inputs small so the test stays quick: a window of lines around a random point.
@@ -166,10 +166,17 @@ fn mangled_inputs_never_panic_and_keep_the_invariants() {
             }
         }
         let mut report = LoadReport::new(name);
+        let line_oriented = name.ends_with(".jsonl");
+        rounds_jsonl += usize::from(line_oriented);
         if let Ok(run) = load_bytes(name, &bytes, &mut report) {
             assert_invariants(&run, name);
-            loaded += 1;
+            loaded_jsonl += usize::from(line_oriented);
         }
     }
-    assert!(loaded > 300, "most mangled files still load something: {loaded}");
+    // A mangled JSON-lines file loses only the records it breaks; a whole-document JSON file (an
+    // array, a tree) may lose everything, which is fine as long as nothing panics.
+    assert!(
+        loaded_jsonl * 4 > rounds_jsonl,
+        "most mangled JSONL files still load something: {loaded_jsonl} of {rounds_jsonl}"
+    );
 }

@@ -5,7 +5,7 @@
 //! as the `value` score), and every leaf ends a trajectory whose outcome is its MC value (1.0 / 0.0
 //! on the complete rollouts of the trees; an estimate on flat prefixes, which the run's notes say).
 
-use super::records::{Record, finish, line_records, object_has, parse, text_of};
+use super::records::{Record, finish, head_matches, line_records, object_has, parse, text_of};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{GroupId, McStats, NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId, Warning};
 
@@ -60,7 +60,7 @@ impl Loader for MathAps {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let text = text_of(FORMAT, bytes)?;
-        if !line_records(&text).next().is_some_and(|r| object_has(r.text, &["question_id", "reasoning_steps"])) {
+        if !head_matches(&text, |r| object_has(r.text, &["question_id", "reasoning_steps"])) {
             return Err(LoadError::Incompatible {
                 format: FORMAT,
                 reason: "the first line lacks question_id / reasoning_steps".to_owned(),

@@ -3,7 +3,7 @@
 //! Monte-Carlo rollouts) or `-`. Steps get the `label` score 1 / 0 and the first `-` step the
 //! first-error flag; the last step's label stands for the outcome. One group per problem.
 
-use super::records::{Record, finish, line_records, object_has, parse, text_of};
+use super::records::{Record, finish, head_matches, line_records, object_has, parse, text_of};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
 
@@ -34,9 +34,8 @@ impl Loader for MathShepherd {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let text = text_of(FORMAT, bytes)?;
-        let first = line_records(&text).next();
         let tagged = |r: Record<'_>| serde_json::from_str::<Item>(r.text).is_ok_and(|item| item.input.contains(TAG));
-        if !first.is_some_and(|r| object_has(r.text, &["input", "label"]) && tagged(r)) {
+        if !head_matches(&text, |r| object_has(r.text, &["input", "label"]) && tagged(r)) {
             return Err(LoadError::Incompatible {
                 format: FORMAT,
                 reason: format!("no {{input, label}} with {TAG} tags"),

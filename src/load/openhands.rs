@@ -5,7 +5,9 @@
 //! are its observation; the first user message is the prompt. A trajectory's outcome is
 //! `test_result.report.resolved` (or `test_result.resolved`) when the file has it, else missing.
 
-use super::records::{Record, array_records, finish, line_records, object_has, parse, text_of, text_step};
+use super::records::{
+    Record, array_records, finish, head_matches, line_records, object_has, parse, text_of, text_step,
+};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
 
@@ -57,7 +59,7 @@ impl Loader for OpenHands {
             add(&mut b, &stem, &events, None, 1, report);
             return finish(b, report, "agent action");
         }
-        if !line_records(&text).next().is_some_and(|r| object_has(r.text, &["instance_id", "history"])) {
+        if !head_matches(&text, |r| object_has(r.text, &["instance_id", "history"])) {
             return Err(incompatible("neither an event list nor output.jsonl lines with instance_id / history"));
         }
         for record in line_records(&text) {

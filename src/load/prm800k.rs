@@ -6,7 +6,7 @@
 //! (`found_error`, `give_up`, where an `end` step closes the path); each alternative ends one
 //! without an outcome.
 
-use super::records::{Record, finish, line_records, object_has, parse, text_of};
+use super::records::{Record, finish, head_matches, line_records, object_has, parse, text_of};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, Warning};
 
@@ -68,8 +68,7 @@ impl Loader for Prm800k {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let text = text_of(FORMAT, bytes)?;
-        let head = line_records(&text).next();
-        if !head.is_some_and(|r| object_has(r.text, &["question", "label"]) && r.text.contains("\"completions\"")) {
+        if !head_matches(&text, |r| object_has(r.text, &["question", "label"]) && r.text.contains("\"completions\"")) {
             return Err(LoadError::Incompatible {
                 format: FORMAT,
                 reason: "the first line lacks question / label.steps.completions".to_owned(),

@@ -4,7 +4,7 @@
 //! error steps labelled wrong (`label` 0, the step kind naming the error class) and the first of them
 //! flagged as the first error. An error step past the last step is a warning, not a failure.
 
-use super::records::{Record, finish, line_records, object_has, parse, text_of};
+use super::records::{Record, finish, head_matches, line_records, object_has, parse, text_of};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
 
@@ -40,7 +40,7 @@ impl Loader for PrmBench {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let text = text_of(FORMAT, bytes)?;
-        if !line_records(&text).next().is_some_and(|r| object_has(r.text, &["original_process", "modified_process"])) {
+        if !head_matches(&text, |r| object_has(r.text, &["original_process", "modified_process"])) {
             let reason = "the first line lacks original_process / modified_process".to_owned();
             return Err(LoadError::Incompatible { format: FORMAT, reason });
         }

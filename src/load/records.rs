@@ -56,6 +56,12 @@ pub fn line_records(text: &str) -> impl Iterator<Item = Record<'_>> {
         .map(|(i, l)| Record { line: i as u64 + 1, text: l.trim_end_matches('\r') })
 }
 
+/// Whether one of the first few records satisfies `is_format` (a damaged first line does not hide
+/// the format of the rest).
+pub fn head_matches(text: &str, is_format: impl Fn(Record<'_>) -> bool) -> bool {
+    line_records(text).take(8).any(is_format)
+}
+
 /// Whether `json` is an object with every key in `keys`.
 pub fn object_has(json: &str, keys: &[&str]) -> bool {
     match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json) {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::records::{Record, finish, line_records, object_has, parse, text_of, text_step};
+use super::records::{Record, finish, head_matches, line_records, object_has, parse, text_of, text_step};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder};
 
@@ -41,7 +41,7 @@ impl Loader for VerlDump {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let text = text_of(FORMAT, bytes)?;
-        if !line_records(&text).next().is_some_and(|r| object_has(r.text, &["input", "output", "score"])) {
+        if !head_matches(&text, |r| object_has(r.text, &["input", "output", "score"])) {
             return Err(LoadError::Incompatible {
                 format: FORMAT,
                 reason: "the first line lacks input / output / score".to_owned(),
