@@ -32,6 +32,9 @@ pub struct Cli {
     /// App: start in meeting mode.
     #[arg(long)]
     meeting: bool,
+    /// App: open this deep link (`#traj=…&step=…&a=grpo&b=triage&view=compare`, as "Copy link" writes).
+    #[arg(long)]
+    link: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,6 +103,7 @@ pub fn main() -> ExitCode {
                 scheme_a: cli.scheme_a,
                 scheme_b: cli.scheme_b,
                 meeting: cli.meeting,
+                link: cli.link,
             };
             crate::native::run_app(crate::native::expand_paths(cli.files), start)
         }

@@ -207,3 +207,29 @@ fn the_compare_view_shows_the_role_constants_each_scheme_implies() {
         assert!(h.query_all_by_label(role).count() >= 2, "{role} in the per-role and fit tables");
     }
 }
+
+#[test]
+fn a_deep_link_opens_its_step_and_copy_link_reproduces_it() {
+    let name = "alfworld_roles.jsonl";
+    let mut app = VantageApp::default().with_start(vantage::app::StartOptions {
+        link: Some("#traj=s1-task3-r2&step=4&a=grpo&b=gigpo&view=compare".to_owned()),
+        ..Default::default()
+    });
+    let mut report = LoadReport::new(name);
+    let run = load_bytes(name, &sample(name), &mut report).unwrap();
+    app.open_loaded(run, report);
+    let mut h = harness(app);
+    let open = h.state().current().unwrap();
+    assert_eq!(open.run.trajectory_key(open.selection.trajectory.unwrap()), "s1-task3-r2");
+    assert_eq!(open.selected_step_index(), Some(4));
+    assert_eq!(h.state().state.scheme_b.scheme_id, "gigpo");
+    assert_eq!(h.state().state.tab, Tab::Compare);
+    assert_eq!(h.state().title(), "vantage — s1-task3-r2 · step 5");
+    // The link of the current view names the same step and schemes.
+    let link = h.state().link_here(None);
+    let again = vantage::app::deeplink::DeepLink::parse(&link.to_fragment());
+    assert_eq!((again.trajectory.as_deref(), again.step), (Some("s1-task3-r2"), Some(4)));
+    h.get_by_label("Copy link").click();
+    h.run_ok();
+    assert!(h.state().notifications.iter().any(|n| n.contains("copied")));
+}

@@ -2,6 +2,7 @@
 //! Views live in `ui/`; they read the app and push [`Command`]s, which [`VantageApp::logic`] applies.
 
 mod commands;
+pub mod deeplink;
 mod loading;
 mod open_run;
 pub mod png;
@@ -11,6 +12,19 @@ pub use commands::Command;
 pub use loading::{LoadOutcome, LoadSource, Loader};
 pub use open_run::{CreditSlot, Facets, OpenRun, SchemeCredit, Selection};
 pub use state::AppState;
+
+/// The page's address without its fragment (web), to which a deep link's `#…` is appended; `None`
+/// natively, where the link is passed with `--link`.
+pub fn page_base_url() -> Option<String> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let location = web_sys::window()?.location();
+        let (origin, path, search) = (location.origin().ok()?, location.pathname().ok()?, location.search().ok()?);
+        Some(format!("{origin}{path}{search}"))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    None
+}
 
 /// Command-line choices that override the saved state at start.
 #[derive(Clone, Debug, Default)]
@@ -23,6 +37,8 @@ pub struct StartOptions {
     pub scheme_b: Option<String>,
     /// Start in meeting mode.
     pub meeting: bool,
+    /// A deep link (`#traj=…&step=…&a=…`) to open once the run has loaded.
+    pub link: Option<String>,
 }
 
 /// The app: open runs, the selected one, loads in flight, state, commands and notifications.
@@ -42,6 +58,11 @@ pub struct VantageApp {
     pub state: AppState,
     /// Commands pushed by views this frame.
     pub commands: Vec<Command>,
+    /// A deep link waiting for its run to load.
+    pub pending_link: Option<deeplink::DeepLink>,
+    /// The title last shown (window title natively, document title on the web): it names the
+    /// selected step, so tests and users can see which step a link opened.
+    pub shown_title: String,
 }
 
 impl VantageApp {
@@ -81,7 +102,83 @@ impl VantageApp {
             }
         }
         self.state.meeting_mode |= start.meeting;
+        if let Some(link) = start.link {
+            self.set_link(deeplink::DeepLink::parse(&link));
+        }
         self
+    }
+
+    /// Applies a deep link's schemes and view now, and its selection once a run is open.
+    pub fn set_link(&mut self, link: deeplink::DeepLink) {
+        if let Some(a) = link.scheme_a.clone() {
+            self.state.scheme_a = a;
+        }
+        if let Some(b) = link.scheme_b.clone() {
+            self.state.scheme_b = b;
+        }
+        if let Some(tab) = link.tab {
+            self.state.tab = tab;
+        }
+        self.pending_link = Some(link);
+        self.apply_pending_link();
+    }
+
+    /// Selects the linked group / trajectory / step in the current run, if it is open.
+    fn apply_pending_link(&mut self) {
+        let Some(link) = self.pending_link.clone() else { return };
+        let Some(open) = self.runs.get_mut(self.selected) else { return };
+        let run = &open.run;
+        if let Some(t) = link.trajectory.as_deref().and_then(|k| run.trajectory_by_key(k)) {
+            let range = run.trajectories.path_range(t);
+            let step = link.step.unwrap_or(0).min(range.len().saturating_sub(1));
+            open.select_position(range.start + step);
+        } else if let Some(g) = link.group.as_deref().and_then(|k| run.group_by_key(k)) {
+            open.select_group(g);
+        } else if link.trajectory.is_some() || link.group.is_some() {
+            self.notifications.push("link: the linked trajectory is not in this run".to_owned());
+        }
+        self.pending_link = None;
+    }
+
+    /// The deep link to the current view and step (`run` is where the run can be fetched from).
+    pub fn link_here(&self, run: Option<String>) -> deeplink::DeepLink {
+        let open = self.current();
+        let selection = open.map(|o| o.selection).unwrap_or_default();
+        deeplink::DeepLink {
+            run_url: run,
+            group: open.zip(selection.group).map(|(o, g)| o.run.group_key(g).to_owned()),
+            trajectory: open.zip(selection.trajectory).map(|(o, t)| o.run.trajectory_key(t).to_owned()),
+            step: open.and_then(OpenRun::selected_step_index),
+            scheme_a: Some(self.state.scheme_a.clone()),
+            scheme_b: Some(self.state.scheme_b.clone()),
+            tab: Some(self.state.tab),
+        }
+    }
+
+    /// The title naming the selected step: "vantage — TRAJECTORY · step K".
+    pub fn title(&self) -> String {
+        match self.current() {
+            Some(open) => match (open.selection.trajectory, open.selected_step_index()) {
+                (Some(t), Some(k)) => format!("vantage — {} · step {}", open.run.trajectory_key(t), k + 1),
+                _ => format!("vantage — {}", open.run.meta.name),
+            },
+            None => "vantage".to_owned(),
+        }
+    }
+
+    /// Shows [`Self::title`] as the window title (native) or the page title (web) when it changes.
+    fn show_title(&mut self, ctx: &egui::Context) {
+        let title = self.title();
+        if title == self.shown_title {
+            return;
+        }
+        // The page title on the web (where the browser test reads it), the window title natively.
+        #[cfg(target_arch = "wasm32")]
+        if let Some(document) = web_sys::window().and_then(|w| w.document()) {
+            document.set_title(&title);
+        }
+        ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+        self.shown_title = title;
     }
 
     /// Starts loading `sources`, or the bundled sample when there are none.
@@ -116,6 +213,7 @@ impl VantageApp {
                     self.runs.push(OpenRun::new(run, outcome.report));
                     self.selected = self.runs.len() - 1;
                     self.fit_schemes();
+                    self.apply_pending_link();
                 }
                 Err(err) => self.notifications.push(format!("{err:#}")),
             }
@@ -175,6 +273,7 @@ impl VantageApp {
             self.apply(command, ctx);
         }
         self.update_credit(ctx);
+        self.show_title(ctx);
         ctx.set_zoom_factor(if self.state.meeting_mode { crate::ui::theme::MEETING_ZOOM } else { 1.0 });
     }
 

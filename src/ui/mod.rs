@@ -104,6 +104,16 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
             }
         });
         bookmarks_menu_ui(app, ui);
+        if ui.button("Copy link").on_hover_text("a link to this view and step, for a meeting chat").clicked() {
+            let run_url = app.current().map(|o| o.run.meta.name.clone()).filter(|n| n.starts_with("http"));
+            let fragment = app.link_here(run_url).to_fragment();
+            let text = match crate::app::page_base_url() {
+                Some(base) => format!("{base}#{fragment}"),
+                None => format!("#{fragment}"),
+            };
+            ui.ctx().copy_text(text);
+            app.notifications.push("link to this step copied".to_owned());
+        }
         if app.state.meeting_mode {
             ui.separator();
             pinned_comparison_ui(app, ui);

@@ -117,6 +117,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         row_height,
         rows.len(),
         |ui, range| {
+            // One line per row, so the virtualised rows keep their height.
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
             for &t in &rows[range] {
                 let g = tr.group[t.index()];
                 let reward = tr.reward[t.index()];

@@ -1,0 +1,176 @@
+//! Deep links: the view a colleague should see, as a URL fragment (`#run=…&traj=…&step=…`): the
+//! run's URL, the group, trajectory and step, schemes A and B with their preset and non-default
+//! parameters, and the view. The web build reads it from the page's hash; the desktop app takes the
+//! same text with `--link`; "Copy link to this step" writes it.
+
+use super::state::{SchemeChoice, Tab};
+
+/// A parsed deep link; every part is optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeepLink {
+    /// URL of the run to open (web: fetched over HTTP).
+    pub run_url: Option<String>,
+    /// Group key.
+    pub group: Option<String>,
+    /// Trajectory key.
+    pub trajectory: Option<String>,
+    /// Step index along the trajectory (0-based).
+    pub step: Option<usize>,
+    /// Scheme A.
+    pub scheme_a: Option<SchemeChoice>,
+    /// Scheme B.
+    pub scheme_b: Option<SchemeChoice>,
+    /// The view.
+    pub tab: Option<Tab>,
+}
+
+/// Percent-encodes everything but unreserved characters.
+fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.~/:".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` escapes (and `+` as a space); malformed escapes stay as they are.
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+                if let Some(b) = hex {
+                    out.push(b);
+                    i += 3;
+                } else {
+                    out.push(b'%');
+                    i += 1;
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl DeepLink {
+    /// Parses a fragment or query (`#…`, `?…` or bare `k=v&…`); unknown keys are ignored.
+    pub fn parse(text: &str) -> Self {
+        let text = text.trim_start_matches(['#', '?']);
+        let mut link = Self::default();
+        let mut params: [Vec<(String, String)>; 2] = [Vec::new(), Vec::new()];
+        let mut presets: [Option<String>; 2] = [None, None];
+        let mut schemes: [Option<String>; 2] = [None, None];
+        for pair in text.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let (key, value) = (decode(key), decode(value));
+            match key.as_str() {
+                "run" | "url" => link.run_url = Some(value),
+                "group" => link.group = Some(value),
+                "traj" => link.trajectory = Some(value),
+                "step" => link.step = value.parse().ok(),
+                "view" => link.tab = Tab::ALL.into_iter().find(|t| t.label().eq_ignore_ascii_case(&value)),
+                "a" => schemes[0] = Some(value),
+                "b" => schemes[1] = Some(value),
+                "a.preset" => presets[0] = Some(value),
+                "b.preset" => presets[1] = Some(value),
+                other => {
+                    if let Some(name) = other.strip_prefix("a.") {
+                        params[0].push((name.to_owned(), value));
+                    } else if let Some(name) = other.strip_prefix("b.") {
+                        params[1].push((name.to_owned(), value));
+                    }
+                }
+            }
+        }
+        for slot in 0..2 {
+            if let Some(id) = schemes[slot].take() {
+                let choice = SchemeChoice {
+                    scheme_id: id,
+                    preset: presets[slot].take(),
+                    values: std::mem::take(&mut params[slot]),
+                };
+                if slot == 0 {
+                    link.scheme_a = Some(choice);
+                } else {
+                    link.scheme_b = Some(choice);
+                }
+            }
+        }
+        link
+    }
+
+    /// The fragment text (without `#`).
+    pub fn to_fragment(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        let mut push = |k: &str, v: &str| parts.push(format!("{}={}", encode(k), encode(v)));
+        if let Some(url) = &self.run_url {
+            push("run", url);
+        }
+        if let Some(tab) = self.tab {
+            push("view", &tab.label().to_lowercase());
+        }
+        if let Some(group) = &self.group {
+            push("group", group);
+        }
+        if let Some(t) = &self.trajectory {
+            push("traj", t);
+        }
+        if let Some(step) = self.step {
+            push("step", &step.to_string());
+        }
+        for (name, choice) in [("a", &self.scheme_a), ("b", &self.scheme_b)] {
+            let Some(choice) = choice else { continue };
+            push(name, &choice.scheme_id);
+            if let Some(preset) = &choice.preset {
+                push(&format!("{name}.preset"), preset);
+            }
+            for (k, v) in &choice.values {
+                push(&format!("{name}.{k}"), v);
+            }
+        }
+        parts.join("&")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_round_trip_and_tolerate_junk() {
+        let mut a = SchemeChoice::new("grpo");
+        a.preset = Some("trl".to_owned());
+        a.set("epsilon", "0.5".to_owned());
+        let link = DeepLink {
+            run_url: Some("https://example.org/runs/a b.jsonl".to_owned()),
+            group: Some("s0-q0".to_owned()),
+            trajectory: Some("s0-q0-r3&x".to_owned()),
+            step: Some(4),
+            scheme_a: Some(a),
+            scheme_b: Some(SchemeChoice::new("triage")),
+            tab: Some(Tab::Compare),
+        };
+        let fragment = link.to_fragment();
+        assert!(fragment.contains("traj=s0-q0-r3%26x"), "{fragment}");
+        assert_eq!(DeepLink::parse(&format!("#{fragment}")), link);
+        let junk = DeepLink::parse("#step=x&%zz=1&traj=%E2%9C%93&unknown=3");
+        assert_eq!(junk.step, None);
+        assert_eq!(junk.trajectory.as_deref(), Some("✓"));
+        assert_eq!(DeepLink::parse(""), DeepLink::default());
+    }
+}
