@@ -17,11 +17,7 @@ pub fn start() {
             return;
         };
         let result = eframe::WebRunner::new()
-            .start(
-                canvas,
-                eframe::WebOptions::default(),
-                Box::new(|cc| Ok(Box::new(crate::VantageApp::new(cc, Vec::new())))),
-            )
+            .start(canvas, eframe::WebOptions::default(), Box::new(|cc| Ok(Box::new(app_from_page(cc)))))
             .await;
         if let Some(loading) = document.get_element_by_id("loading_text") {
             match result {
@@ -33,4 +29,27 @@ pub fn start() {
             }
         }
     });
+}
+
+/// The app for this page: `?url=…` (or a deep link's `run=…`) is fetched instead of the bundled
+/// sample, and the `#…` deep link selects its step once the run is in.
+fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::VantageApp {
+    let location = web_sys::window().map(|w| w.location());
+    let search = location.as_ref().and_then(|l| l.search().ok()).unwrap_or_default();
+    let hash = location.as_ref().and_then(|l| l.hash().ok()).unwrap_or_default();
+    let query = crate::app::deeplink::DeepLink::parse(&search);
+    let link = crate::app::deeplink::DeepLink::parse(&hash);
+    let url = query.run_url.clone().or_else(|| link.run_url.clone());
+    let mut app = if let Some(url) = url {
+        let mut app = crate::VantageApp::restored(cc);
+        let ctx = cc.egui_ctx.clone();
+        app.loader.start_url(url, move || ctx.request_repaint());
+        app
+    } else {
+        crate::VantageApp::new(cc, Vec::new())
+    };
+    if !hash.is_empty() {
+        app.set_link(link);
+    }
+    app
 }

@@ -186,6 +186,27 @@ impl Loader {
         self.pending.push(pending);
     }
 
+    /// Fetches a log over HTTP and loads it (web only: the browser's `fetch`). A network error,
+    /// a refused cross-origin request or an HTTP error status becomes a clear load error.
+    #[cfg(target_arch = "wasm32")]
+    pub fn start_url(&mut self, url: String, repaint: impl Fn() + 'static) {
+        let (sender, receiver) = mpsc::channel();
+        let name = url.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let outcome = match fetch_bytes(&url).await {
+                Ok(bytes) => LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load(Progress::default()),
+                Err(reason) => {
+                    let report = LoadReport::new(&url);
+                    let err = LoadError::from(std::io::Error::other(reason)).with_path(&url);
+                    LoadOutcome { name: url.clone(), result: Err(err), report }
+                }
+            };
+            let _: Result<(), _> = sender.send(outcome);
+            repaint();
+        });
+        self.pending.push(Pending { name, receiver, progress: Progress::default(), total_bytes: 0 });
+    }
+
     /// Finished loads, in the order they were started.
     pub fn poll(&mut self) -> Vec<LoadOutcome> {
         let mut done = Vec::new();
@@ -208,4 +229,27 @@ impl Loader {
     pub fn wait_all(&mut self) -> Vec<LoadOutcome> {
         self.pending.drain(..).flat_map(|p| p.receiver.into_iter()).collect()
     }
+}
+
+/// The body of `url` (web).
+#[cfg(target_arch = "wasm32")]
+async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
+    use eframe::wasm_bindgen::JsCast as _;
+    let window = web_sys::window().ok_or("no window")?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("GET");
+    init.set_mode(web_sys::RequestMode::Cors);
+    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| format!("bad URL: {e:?}"))?;
+    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_request(&request)).await.map_err(|_err| {
+        "the request failed: the server is unreachable, or it does not allow cross-origin requests (CORS); \
+         download the file and open it with Open… instead"
+            .to_owned()
+    })?;
+    let response: web_sys::Response = response.dyn_into().map_err(|_err| "not an HTTP response".to_owned())?;
+    if !response.ok() {
+        return Err(format!("HTTP {} {}", response.status(), response.status_text()));
+    }
+    let buffer = response.array_buffer().map_err(|e| format!("{e:?}"))?;
+    let buffer = wasm_bindgen_futures::JsFuture::from(buffer).await.map_err(|e| format!("reading the body: {e:?}"))?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }

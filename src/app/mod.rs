@@ -68,12 +68,18 @@ pub struct VantageApp {
 impl VantageApp {
     /// Creates the app with the saved state and starts loading `sources` (the bundled sample when empty).
     pub fn new(cc: &eframe::CreationContext<'_>, sources: Vec<LoadSource>) -> Self {
+        let mut app = Self::restored(cc);
+        let ctx = cc.egui_ctx.clone();
+        app.open_all(sources, move || ctx.request_repaint());
+        app
+    }
+
+    /// The app with the saved state and nothing loading yet.
+    pub fn restored(cc: &eframe::CreationContext<'_>) -> Self {
         let stored = cc.storage.and_then(|s| s.get_string(AppState::KEY));
         let (state, notice) = AppState::restore(stored.as_deref());
         let mut app = Self { state, ..Self::default() };
         app.notifications.extend(notice);
-        let ctx = cc.egui_ctx.clone();
-        app.open_all(sources, move || ctx.request_repaint());
         app
     }
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the web app with Trunk and drives it in headless Chromium (tests/web/test.mjs).
+# Needs: trunk (cargo install --locked trunk@0.21.14), the wasm32 target, Node.js with npm, and
+# Chromium at /usr/bin/chromium (apt-get install chromium). Without them it says SKIPPED and exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+missing=()
+command -v trunk >/dev/null || missing+=("trunk")
+command -v node >/dev/null || missing+=("node")
+command -v npm >/dev/null || missing+=("npm")
+[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || missing+=("chromium")
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "SKIPPED: web browser test (missing: ${missing[*]}; see README, 'Web build')"
+  exit 0
+fi
+trunk build --release
+(cd tests/web && npm install --no-audit --no-fund --silent)
+node tests/web/test.mjs
