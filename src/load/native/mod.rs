@@ -87,22 +87,7 @@ pub fn load(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, Lo
     }
     loader.report.progress.set(bytes.len() as u64);
     let NativeLoader { builder, report, .. } = loader;
-    let mut run = builder.finish();
-    run.meta.warnings.clone_from(&report.warnings);
-    if run.trajectories.is_empty() {
-        let reason = match report.warnings.first() {
-            Some(first) => format!(
-                "no trajectory loaded; {} record(s) skipped, the first at line {}: {}: {}",
-                report.num_skipped(),
-                first.line,
-                first.field,
-                first.reason
-            ),
-            None => "the file has a header but no trajectory or tree records".to_owned(),
-        };
-        return Err(LoadError::NothingLoadable { reason });
-    }
-    Ok(run)
+    crate::load::records::finish(builder, report, "trajectory")
 }
 
 struct NativeLoader<'r> {
