@@ -233,3 +233,15 @@ fn a_deep_link_opens_its_step_and_copy_link_reproduces_it() {
     h.run_ok();
     assert!(h.state().notifications.iter().any(|n| n.contains("copied")));
 }
+
+#[test]
+fn the_summary_says_how_a_log_was_read() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verl_dump");
+    let mut report = LoadReport::new("verl_dump");
+    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    let mut app = VantageApp::default();
+    app.open_loaded(run, report);
+    app.state.tab = Tab::Summary;
+    let h = harness(app);
+    h.get_by_label_contains("note: groups rebuilt from identical `input`");
+}

@@ -12,6 +12,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     for line in open.summary.lines() {
         ui.label(line);
     }
+    // How the log was read (e.g. groups rebuilt from identical prompts): the user should know.
+    for note in &run.meta.notes {
+        ui.label(egui::RichText::new(format!("note: {note}")).color(theme::WARNING));
+    }
     if !run.meta.metadata.is_empty() {
         ui.add_space(8.0);
         ui.collapsing("Run metadata", |ui| {
