@@ -6,6 +6,9 @@ use crate::credit::Credit;
 use crate::ui::widgets::format_value;
 use crate::ui::{ViewCtx, theme};
 
+/// Above this many steps the every-scheme list is computed only on request.
+const LARGE_RUN_STEPS: usize = 200_000;
+
 /// Draws the inspector.
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.heading("Step");
@@ -87,6 +90,17 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
     }
     egui::CollapsingHeader::new("Under every supported scheme (defaults)").id_salt("every_scheme").show(ui, |ui| {
+        // On a large run computing some thirty schemes takes seconds: only when asked.
+        let large = open.run.num_path_steps() > LARGE_RUN_STEPS;
+        let asked_id = egui::Id::unique(("every_scheme_asked", &open.run.meta.name));
+        let asked = ui.data(|d| d.get_temp::<bool>(asked_id).unwrap_or(false));
+        if large && open.every_scheme.is_none() && !asked {
+            let steps = open.run.num_path_steps();
+            if ui.button(format!("Compute all schemes ({steps} steps: takes a few seconds)")).clicked() {
+                ui.data_mut(|d| d.insert_temp(asked_id, true));
+            }
+            return;
+        }
         for scheme in open.every_scheme() {
             credit_line_ui(ui, scheme.info.display_name, &scheme.credit, t.index(), p);
         }
