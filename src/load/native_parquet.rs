@@ -15,6 +15,17 @@ pub const FORMAT_NAME: &str = "vantage Parquet v1";
 /// The native Parquet loader.
 pub struct NativeParquet;
 
+/// The table of a Parquet file, or "not this format" (no `PAR1` magic, or unreadable).
+pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<DataFrame, LoadError> {
+    let incompatible = |reason: String| LoadError::Incompatible { format, reason };
+    if !bytes.starts_with(b"PAR1") {
+        return Err(incompatible("not a Parquet file".to_owned()));
+    }
+    ParquetReader::new(std::io::Cursor::new(bytes))
+        .finish()
+        .map_err(|e| incompatible(format!("unreadable Parquet ({e})")))
+}
+
 /// The run as vantage Parquet bytes.
 pub fn to_parquet(run: &Run) -> Result<Vec<u8>, String> {
     let jsonl = super::native::write::to_jsonl(run);
@@ -54,12 +65,7 @@ impl Loader for NativeParquet {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT_NAME, reason };
-        if !bytes.starts_with(b"PAR1") {
-            return Err(incompatible("not a Parquet file".to_owned()));
-        }
-        let frame = ParquetReader::new(std::io::Cursor::new(bytes))
-            .finish()
-            .map_err(|e| incompatible(format!("unreadable Parquet ({e})")))?;
+        let frame = read_frame(FORMAT_NAME, bytes)?;
         let (Ok(json), Ok(_)) = (frame.column("json"), frame.column("record_type")) else {
             return Err(incompatible("no json / record_type columns".to_owned()));
         };

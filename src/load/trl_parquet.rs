@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use polars::prelude::{DataType, ParquetReader, SerReader as _};
+use polars::prelude::DataType;
 
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
@@ -33,12 +33,7 @@ impl Loader for TrlParquet {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
-        if !bytes.starts_with(b"PAR1") {
-            return Err(incompatible("not a Parquet file".to_owned()));
-        }
-        let frame = ParquetReader::new(std::io::Cursor::new(bytes))
-            .finish()
-            .map_err(|e| incompatible(format!("unreadable Parquet ({e})")))?;
+        let frame = super::native_parquet::read_frame(FORMAT, bytes)?;
         let text_column = |column: &str| -> Result<Vec<Option<String>>, LoadError> {
             let c = frame.column(column).map_err(|e| incompatible(format!("no `{column}` column ({e})")))?;
             let c = c.cast(&DataType::String).map_err(|e| incompatible(format!("`{column}`: {e}")))?;
