@@ -9,6 +9,9 @@ use vantage::analysis::RunSummary;
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
 
+mod common;
+use common::inspect_sample;
+
 fn data_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("VANTAGE_DATA_DIR")
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"), PathBuf::from);
@@ -321,24 +324,6 @@ fn openhands_event_lists_and_eval_outputs_become_steps_with_observations() {
     assert_eq!(successes(&eval), 1, "test_result.report.resolved is the outcome");
 }
 
-/// One Inspect sample: a tool call, its result, an intermediate score, then the answer.
-fn inspect_sample(id: &str, epoch: u32, value: &str) -> String {
-    format!(
-        r#"{{"id": "{id}", "epoch": {epoch}, "input": "What is 6 * 7?", "target": "42",
-  "metadata": {{"difficulty": NaN}},
-  "messages": [{{"role": "user", "content": "What is 6 * 7?"}}],
-  "events": [
-    {{"event": "sample_init", "timestamp": "2026-01-01T00:00:00"}},
-    {{"event": "model", "model": "m", "output": {{"choices": [{{"message": {{"role": "assistant", "content": [{{"type": "reasoning", "reasoning": "use the calculator"}}], "tool_calls": [{{"id": "c1", "function": "calc", "arguments": {{"expr": "6*7"}}}}]}}, "stop_reason": "tool_calls"}}]}}}},
-    {{"event": "tool", "function": "calc", "result": "42"}},
-    {{"event": "score", "score": {{"value": 0.8}}, "intermediate": true}},
-    {{"event": "model", "model": "m", "output": {{"choices": [{{"message": {{"role": "assistant", "content": "The answer is 42"}}, "stop_reason": "stop"}}]}}}}
-  ],
-  "scores": {{"match": {{"value": "{value}"}}, "includes": {{"value": true}}}},
-  "output": {{"choices": [{{"message": {{"role": "assistant", "content": "The answer is 42"}}, "stop_reason": "stop"}}]}}}}"#
-    )
-}
-
 #[test]
 fn inspect_eval_zips_with_zstd_and_deflate_entries_and_json_logs_load() {
     let header = r#"{"version": 2, "status": "success", "eval": {"task": "arith", "model": "m", "created": "2026-01-01"}, "results": {"scores": [{"name": "match", "metrics": {"accuracy": {"value": NaN}}}]}}"#;
@@ -385,6 +370,90 @@ fn inspect_eval_zips_with_zstd_and_deflate_entries_and_json_logs_load() {
     let run = load_bytes("broken.eval", &bytes, &mut report).unwrap();
     assert_eq!(run.trajectories.len(), 2);
     assert!(report.located().any(|l| l.contains("samples/1_epoch_1.json")), "{:?}", report.warnings);
+}
+
+/// A trajectory's key, step kinds, step actions and reward.
+type TrajectoryTexts = (String, Vec<String>, Vec<String>, Option<f32>);
+
+/// The kinds, actions and rewards of a run's trajectories, by key.
+fn trajectory_texts(run: &Run) -> Vec<TrajectoryTexts> {
+    run.trajectories
+        .ids()
+        .map(|t| {
+            let path = run.trajectories.path(t);
+            (
+                run.trajectory_key(t).to_owned(),
+                path.iter().map(|n| run.label(run.nodes.kind[n.index()]).to_owned()).collect(),
+                path.iter().map(|n| run.text(run.nodes.action[n.index()]).to_owned()).collect(),
+                run.trajectories.reward.get(t.index()).copied().filter(|r| !r.is_nan()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_inspect_eval_opens_from_its_summaries_and_reads_each_sample_on_demand() {
+    use vantage::load::inspect::{EvalFile, UNREAD_KIND};
+    let bytes = common::lazy_eval();
+    let mut report = LoadReport::new("lazy.eval");
+    let mut file = EvalFile::from_bytes("lazy.eval", bytes.as_slice(), &mut report).unwrap();
+    // Five summaries (sample 3 has no entry yet); ids in natural order; nothing read.
+    assert_eq!((file.len(), file.num_unread(), file.bytes_read()), (5, 4, 0));
+    let run = file.run(&report).unwrap();
+    let texts = trajectory_texts(&run);
+    let keys: Vec<&str> = texts.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(keys, ["1/epoch1", "1/epoch2", "2/epoch1", "3/epoch1", "10/epoch1"]);
+    assert_eq!(run.groups.len(), 4, "epochs of one sample share a group");
+    // The summary's scores are the outcomes; each sample is one step saying what the summary knows.
+    let rewards: Vec<Option<f32>> = texts.iter().map(|t| t.3).collect();
+    assert_eq!(rewards, [Some(1.0), Some(0.0), Some(0.5), Some(0.0), Some(1.0)]);
+    assert!(texts.iter().all(|t| t.1 == [UNREAD_KIND]));
+    assert_eq!(texts[0].2[0], "sample not read yet (summary: 4 messages, 2 turns, 1.5 s)");
+    assert!(texts[3].2[0].starts_with("sample has no entry in the archive"), "{}", texts[3].2[0]);
+    assert!(run.meta.notes.iter().any(|n| n.contains("read lazily: 5 of 5 samples")), "{:?}", run.meta.notes);
+    assert_eq!(run.meta.metadata["task"], "arith");
+    // Reading one sample (the chunked one) changes only that trajectory: its events come back in
+    // order from two chunks and the attachment reference is resolved.
+    let i = file.index_of("2/epoch1").unwrap();
+    file.read_sample(i, &mut report);
+    assert!(!file.is_unread(i) && file.num_unread() == 3 && file.bytes_read() > 0);
+    let after = trajectory_texts(&file.run(&report).unwrap());
+    assert_eq!(after[2].1, ["tool_call", "generate"]);
+    assert_eq!(after[2].2[1], "The answer is forty-two");
+    assert_eq!(after[2].3, Some(0.5));
+    assert!(after.iter().enumerate().all(|(k, t)| k == 2 || t.1 == [UNREAD_KIND]));
+    assert_eq!(file.next_unread(), Some(0));
+    // Reading everything (what `vantage check` does) gives the steps of every sample with an entry.
+    let mut report = LoadReport::new("lazy.eval");
+    let full = load_bytes("lazy.eval", &bytes, &mut report).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(report.records_loaded, 4);
+    let texts = trajectory_texts(&full);
+    let steps: Vec<usize> = texts.iter().map(|t| t.1.len()).collect();
+    assert_eq!(steps, [2, 2, 2, 1, 2]);
+    assert!(!full.meta.notes.iter().any(|n| n.contains("read lazily: 4")), "{:?}", full.meta.notes);
+}
+
+#[test]
+fn an_inspect_eval_still_running_is_read_from_its_journal() {
+    let start = r#"{"version": 2, "eval": {"task": "arith", "model": "m", "scorers": [{"name": "match"}]}}"#;
+    let (one, two) = (inspect_sample("1", 1, "C"), inspect_sample("2", 1, "I"));
+    let entries: Vec<(&str, u16, &[u8])> = vec![
+        ("_journal/start.json", 8, start.as_bytes()),
+        ("_journal/summaries/1.json", 8, br#"[{"id": 1, "epoch": 1, "scores": {"match": {"value": "C"}}}]"#),
+        ("_journal/summaries/2.json", 8, br#"[{"id": 2, "epoch": 1, "scores": {"match": {"value": "I"}}}]"#),
+        ("samples/1_epoch_1.json", 93, one.as_bytes()),
+        ("samples/2_epoch_1.json", 93, two.as_bytes()),
+    ];
+    let bytes = vantage::load::zip::write(&entries);
+    let mut report = LoadReport::new("running.eval");
+    let run = load_bytes("running.eval", &bytes, &mut report).unwrap();
+    assert_eq!(run.meta.metadata["task"], "arith");
+    let texts = trajectory_texts(&run);
+    assert_eq!(
+        texts.iter().map(|t| (t.0.as_str(), t.1.len(), t.3)).collect::<Vec<_>>(),
+        [("1/epoch1", 2, Some(1.0)), ("2/epoch1", 2, Some(0.0))]
+    );
 }
 
 /// Every hand-written fixture of `tests/fixtures/formats/` with its format and (groups, trajectories, steps).

@@ -9,6 +9,8 @@ use vantage::analysis::tree_layout::{GroupTree, TreeMerge};
 use vantage::app::state::Tab;
 use vantage::load::{LoadReport, load_bytes};
 
+mod common;
+
 fn app_with(name: &str, bytes: &[u8]) -> VantageApp {
     let mut report = LoadReport::new(name);
     let run = load_bytes(name, bytes, &mut report).unwrap();
@@ -244,4 +246,44 @@ fn the_summary_says_how_a_log_was_read() {
     app.state.tab = Tab::Summary;
     let h = harness(app);
     h.get_by_label_contains("note: groups rebuilt from identical `input`");
+}
+
+#[test]
+fn an_inspect_eval_shows_its_summaries_first_and_reads_the_selected_sample_first() {
+    let mut app = VantageApp::default().with_start(vantage::app::StartOptions {
+        link: Some("#traj=2/epoch1&step=1".to_owned()),
+        ..Default::default()
+    });
+    let source = vantage::app::LoadSource::Bytes { name: "lazy.eval".to_owned(), bytes: common::lazy_eval().into() };
+    app.loader.start(source, || {});
+    let outcomes = app.loader.wait_all();
+    app.accept(outcomes);
+    // Opened from the summaries: one `summary` step per sample, samples still to read.
+    let open = app.current().unwrap();
+    assert_eq!(open.run.trajectories.len(), 5);
+    assert_eq!(open.run.num_path_steps(), 5);
+    assert_eq!(open.lazy.as_ref().unwrap().progress(), (0, 4));
+    // With no time to spare, a frame reads just the selected sample, and swaps it in at once.
+    let open = app.current_mut().unwrap();
+    let ten = open.run.trajectory_by_key("10/epoch1").unwrap();
+    open.select_trajectory(ten);
+    assert!(open.read_lazily(0.0, std::time::Duration::ZERO), "samples remain");
+    assert_eq!(open.lazy.as_ref().unwrap().progress(), (1, 4));
+    assert_eq!(open.run.num_path_steps(), 2 + 4);
+    assert_eq!(open.run.trajectory_key(open.selection.trajectory.unwrap()), "10/epoch1");
+    // The first frame reads the linked sample first and swaps the run in; the link's second step
+    // (which the summary did not have) is then selected.
+    let mut h = harness(app);
+    let open = h.state().current().unwrap();
+    assert!(open.lazy.is_none(), "a small eval is read within a few frames");
+    assert_eq!(open.run.num_path_steps(), 2 + 2 + 2 + 1 + 2);
+    assert_eq!(open.run.trajectory_key(open.selection.trajectory.unwrap()), "2/epoch1");
+    assert_eq!(open.selected_step_index(), Some(1));
+    let node = open.run.trajectories.path_nodes[open.selection.position.unwrap()];
+    assert_eq!(open.run.text(open.run.nodes.action[node.index()]), "The answer is forty-two");
+    assert!(open.run.meta.revision > 0);
+    // Credit was recomputed for the rebuilt run.
+    assert_eq!(open.credit[0].step().map(<[f32]>::len), Some(open.run.num_path_steps()));
+    h.run_ok();
+    assert_eq!(h.state().title(), "vantage — 2/epoch1 · step 2");
 }

@@ -2,6 +2,9 @@
 
 use std::sync::mpsc;
 
+use std::sync::Arc;
+
+use crate::load::inspect::EvalFile;
 use crate::load::{LoadError, LoadReport, Progress, load_bytes};
 use crate::model::Run;
 
@@ -44,12 +47,41 @@ impl LoadSource {
         let mut report = LoadReport::new(&name);
         report.progress = progress;
         let result = match self {
-            Self::Bytes { bytes, .. } => load_bytes(&name, &bytes, &mut report),
+            Self::Bytes { bytes, .. } => {
+                if let Some(outcome) = open_lazily(&name, bytes.clone(), &mut report) {
+                    return outcome;
+                }
+                load_bytes(&name, &bytes, &mut report)
+            }
             #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) => crate::native::load_path(&path, None, &mut report),
+            Self::Path(path) => {
+                if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval")) {
+                    match std::fs::read(&path) {
+                        Ok(bytes) => return Self::Bytes { name, bytes: bytes.into() }.load(report.progress),
+                        Err(err) => Err(LoadError::from(err).with_path(&name)),
+                    }
+                } else {
+                    crate::native::load_path(&path, None, &mut report)
+                }
+            }
         };
-        LoadOutcome { name, result, report }
+        LoadOutcome { name, result, report, lazy: None }
     }
+}
+
+/// Opens an Inspect `.eval` lazily: the run from its directory, header and summaries now, the
+/// samples later (`OpenRun::read_lazily`). `None` when the bytes are not an `.eval` with samples to read.
+fn open_lazily(name: &str, bytes: Arc<[u8]>, report: &mut LoadReport) -> Option<LoadOutcome> {
+    if !bytes.starts_with(b"PK\x03\x04") {
+        return None;
+    }
+    let file = EvalFile::from_bytes(name, bytes, report).ok()?;
+    if file.num_unread() == 0 {
+        return None;
+    }
+    let result = file.run(report);
+    let lazy = result.is_ok().then_some(file);
+    Some(LoadOutcome { name: name.to_owned(), result, report: report.clone(), lazy })
 }
 
 /// The result of one load.
@@ -61,6 +93,8 @@ pub struct LoadOutcome {
     pub result: Result<Run, LoadError>,
     /// Warnings.
     pub report: LoadReport,
+    /// An Inspect `.eval` opened from its summaries, whose samples are still to be read.
+    pub lazy: Option<EvalFile<Arc<[u8]>>>,
 }
 
 /// One load in flight.
@@ -119,7 +153,8 @@ impl Loader {
     /// Each load still running with the share of its bytes read (`None` when the size is unknown).
     pub fn pending_progress(&self) -> impl Iterator<Item = (&str, Option<f32>)> {
         self.pending.iter().map(|p| {
-            let share = (p.total_bytes > 0).then(|| (p.progress.get() as f64 / p.total_bytes as f64).min(1.0) as f32);
+            let total = if p.total_bytes > 0 { p.total_bytes } else { p.progress.total() };
+            let share = (total > 0).then(|| (p.progress.get() as f64 / total as f64).min(1.0) as f32);
             (p.name.as_str(), share)
         })
     }
@@ -140,7 +175,7 @@ impl Loader {
                     Err(err) => {
                         let report = LoadReport::new(&name);
                         let err = LoadError::from(std::io::Error::other(err)).with_path(&name);
-                        LoadOutcome { name, result: Err(err), report }
+                        LoadOutcome { name, result: Err(err), report, lazy: None }
                     }
                 };
                 let _: Result<(), _> = sender.send(outcome);
@@ -186,25 +221,28 @@ impl Loader {
         self.pending.push(pending);
     }
 
-    /// Fetches a log over HTTP and loads it (web only: the browser's `fetch`). A network error,
-    /// a refused cross-origin request or an HTTP error status becomes a clear load error.
+    /// Fetches a log over HTTP and loads it (web only: the browser's `fetch`, read as a stream so
+    /// the progress bar follows the download). A network error, a refused cross-origin request or
+    /// an HTTP error status becomes a clear load error.
     #[cfg(target_arch = "wasm32")]
     pub fn start_url(&mut self, url: String, repaint: impl Fn() + 'static) {
         let (sender, receiver) = mpsc::channel();
         let name = url.clone();
+        let progress = Progress::default();
+        let shared = progress.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let outcome = match fetch_bytes(&url).await {
-                Ok(bytes) => LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load(Progress::default()),
+            let outcome = match fetch_bytes(&url, &shared).await {
+                Ok(bytes) => LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load(shared),
                 Err(reason) => {
                     let report = LoadReport::new(&url);
                     let err = LoadError::from(std::io::Error::other(reason)).with_path(&url);
-                    LoadOutcome { name: url.clone(), result: Err(err), report }
+                    LoadOutcome { name: url.clone(), result: Err(err), report, lazy: None }
                 }
             };
             let _: Result<(), _> = sender.send(outcome);
             repaint();
         });
-        self.pending.push(Pending { name, receiver, progress: Progress::default(), total_bytes: 0 });
+        self.pending.push(Pending { name, receiver, progress, total_bytes: 0 });
     }
 
     /// Finished loads, in the order they were started.
@@ -231,9 +269,10 @@ impl Loader {
     }
 }
 
-/// The body of `url` (web).
+/// The body of `url` (web), read chunk by chunk into `progress` (with the `Content-Length` as its
+/// total when the server sends one).
 #[cfg(target_arch = "wasm32")]
-async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
+async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, String> {
     use eframe::wasm_bindgen::JsCast as _;
     let window = web_sys::window().ok_or("no window")?;
     let init = web_sys::RequestInit::new();
@@ -249,7 +288,29 @@ async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
     if !response.ok() {
         return Err(format!("HTTP {} {}", response.status(), response.status_text()));
     }
-    let buffer = response.array_buffer().map_err(|e| format!("{e:?}"))?;
-    let buffer = wasm_bindgen_futures::JsFuture::from(buffer).await.map_err(|e| format!("reading the body: {e:?}"))?;
-    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+    let length = response.headers().get("content-length").ok().flatten().and_then(|l| l.trim().parse().ok());
+    progress.set_total(length.unwrap_or(0));
+    let Some(body) = response.body() else {
+        // No stream (an old browser): the whole body at once.
+        let buffer = response.array_buffer().map_err(|e| format!("{e:?}"))?;
+        let buffer =
+            wasm_bindgen_futures::JsFuture::from(buffer).await.map_err(|e| format!("reading the body: {e:?}"))?;
+        return Ok(js_sys::Uint8Array::new(&buffer).to_vec());
+    };
+    let reader: web_sys::ReadableStreamDefaultReader =
+        body.get_reader().dyn_into().map_err(|_err| "the body is not a readable stream".to_owned())?;
+    let mut bytes = Vec::with_capacity(length.unwrap_or(0).min(1 << 30) as usize);
+    loop {
+        let chunk = wasm_bindgen_futures::JsFuture::from(reader.read())
+            .await
+            .map_err(|e| format!("reading the body after {} bytes: {e:?}", bytes.len()))?;
+        let done = js_sys::Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+        if done {
+            break;
+        }
+        let value = js_sys::Reflect::get(&chunk, &"value".into()).map_err(|e| format!("{e:?}"))?;
+        bytes.extend_from_slice(&js_sys::Uint8Array::new(&value).to_vec());
+        progress.set(bytes.len() as u64);
+    }
+    Ok(bytes)
 }

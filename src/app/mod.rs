@@ -10,7 +10,7 @@ pub mod state;
 
 pub use commands::Command;
 pub use loading::{LoadOutcome, LoadSource, Loader};
-pub use open_run::{CreditSlot, Facets, OpenRun, SchemeCredit, Selection};
+pub use open_run::{CreditSlot, Facets, LazyRun, OpenRun, SchemeCredit, Selection};
 pub use state::AppState;
 
 /// The page's address without its fragment (web), to which a deep link's `#…` is appended; `None`
@@ -143,7 +143,11 @@ impl VantageApp {
         } else if link.trajectory.is_some() || link.group.is_some() {
             self.notifications.push("link: the linked trajectory is not in this run".to_owned());
         }
-        self.pending_link = None;
+        // A sample still shown from its summary has one step: apply the link again once it is read.
+        let unread = open.lazy.as_ref().zip(link.trajectory.as_deref()).is_some_and(|(l, k)| l.is_unread(k));
+        if !unread {
+            self.pending_link = None;
+        }
     }
 
     /// The deep link to the current view and step (`run` is where the run can be fetched from).
@@ -216,7 +220,10 @@ impl VantageApp {
                             outcome.report.warnings.len() - 50
                         ));
                     }
-                    self.runs.push(OpenRun::new(run, outcome.report));
+                    let lazy = outcome.lazy.map(|file| LazyRun::new(file, outcome.report.clone()));
+                    let mut open = OpenRun::new(run, outcome.report);
+                    open.lazy = lazy;
+                    self.runs.push(open);
                     self.selected = self.runs.len() - 1;
                     self.fit_schemes();
                     self.apply_pending_link();
@@ -228,7 +235,7 @@ impl VantageApp {
 
     /// Opens an already loaded run (tests, headless use).
     pub fn open_loaded(&mut self, run: crate::model::Run, report: crate::load::LoadReport) {
-        self.accept(vec![LoadOutcome { name: run.meta.name.clone(), result: Ok(run), report }]);
+        self.accept(vec![LoadOutcome { name: run.meta.name.clone(), result: Ok(run), report, lazy: None }]);
     }
 
     /// When scheme A or B is not supported by the current run, picks a supported one instead.
@@ -278,9 +285,32 @@ impl VantageApp {
         for command in commands {
             self.apply(command, ctx);
         }
+        self.read_lazily(ctx);
         self.update_credit(ctx);
         self.show_title(ctx);
         ctx.set_zoom_factor(if self.state.meeting_mode { crate::ui::theme::MEETING_ZOOM } else { 1.0 });
+    }
+
+    /// Reads samples of lazily opened runs (at most `LAZY_FRAME_BUDGET` of the frame in all) and
+    /// keeps repainting until every sample is read.
+    fn read_lazily(&mut self, ctx: &egui::Context) {
+        let reading = self.runs.iter().filter(|r| r.lazy.is_some()).count();
+        if reading == 0 {
+            return;
+        }
+        let budget = open_run::LAZY_FRAME_BUDGET / reading as u32;
+        let now = ctx.input(|i| i.time);
+        let before = self.current().map(|o| o.run.meta.revision);
+        let mut remaining = false;
+        for open in &mut self.runs {
+            remaining |= open.read_lazily(now, budget);
+        }
+        if self.current().map(|o| o.run.meta.revision) != before {
+            self.apply_pending_link();
+        }
+        if remaining {
+            ctx.request_repaint();
+        }
     }
 
     /// Recomputes scheme A and B for the current run when their choice changed (on a worker thread

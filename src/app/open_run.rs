@@ -7,6 +7,7 @@ use crate::analysis::tree_layout::{GroupTree, TreeMerge};
 use crate::app::state::SchemeChoice;
 use crate::credit::{Credit, Params, Scheme, SchemeInfo, Support};
 use crate::load::LoadReport;
+use crate::load::inspect::EvalFile;
 use std::sync::Arc;
 
 use crate::model::{GroupId, Run, TrajectoryId};
@@ -78,6 +79,15 @@ impl CreditSlot {
         self.pending = None;
         self.result = Some(compute(run, choice));
         self.key = key;
+        self.generation += 1;
+    }
+
+    /// Forgets the credit (its run was replaced): the next `update` recomputes, and views that
+    /// key on the generation redraw.
+    pub fn invalidate(&mut self) {
+        self.key.clear();
+        self.result = None;
+        self.pending = None;
         self.generation += 1;
     }
 
@@ -177,6 +187,50 @@ pub struct OpenRun {
     pub tree: Option<(GroupId, TreeMerge, GroupTree)>,
     /// Credit under every supported scheme with default parameters (computed on first use).
     pub every_scheme: Option<Vec<SchemeCredit>>,
+    /// Samples still to be read, for a run opened from its summaries.
+    pub lazy: Option<LazyRun>,
+}
+
+/// A run opened from its summaries (an Inspect `.eval`) whose samples are read a few at a time,
+/// the selected one first, and swapped in as they arrive.
+pub struct LazyRun {
+    file: EvalFile<Arc<[u8]>>,
+    /// What reading has found so far.
+    report: LoadReport,
+    /// Samples read since the run was last rebuilt, and whether the selected one is among them.
+    fresh: usize,
+    selected_fresh: bool,
+    /// When the run was last rebuilt (seconds, the UI clock).
+    built_at: f64,
+}
+
+/// How long the samples of a lazily opened run may take of one frame.
+pub const LAZY_FRAME_BUDGET: std::time::Duration = std::time::Duration::from_millis(8);
+
+/// The least time between two rebuilds of a lazily read run while its samples arrive.
+const LAZY_REBUILD_SECONDS: f64 = 1.0;
+
+impl LazyRun {
+    /// Wraps an opened `.eval` and the report of opening it.
+    pub fn new(file: EvalFile<Arc<[u8]>>, report: LoadReport) -> Self {
+        Self { file, report, fresh: 0, selected_fresh: false, built_at: f64::NEG_INFINITY }
+    }
+
+    /// Samples read and samples with an entry to read.
+    pub fn progress(&self) -> (usize, usize) {
+        let all = self.file.num_with_entry();
+        (all - self.file.num_unread(), all)
+    }
+
+    /// Compressed bytes read and in all.
+    pub fn bytes(&self) -> (u64, u64) {
+        (self.file.bytes_read(), self.file.sample_bytes())
+    }
+
+    /// Whether the trajectory `key` still shows only its summary.
+    pub fn is_unread(&self, key: &str) -> bool {
+        self.file.index_of(key).is_some_and(|i| self.file.is_unread(i))
+    }
 }
 
 impl OpenRun {
@@ -195,6 +249,7 @@ impl OpenRun {
             credit: Default::default(),
             tree: None,
             every_scheme: None,
+            lazy: None,
         };
         // Start on the first group whose rollouts differ (a zero-variance group has no outcome credit).
         let run = &open.run;
@@ -251,6 +306,76 @@ impl OpenRun {
             self.tree = Some((group, merge, GroupTree::build(&self.run, group, merge)));
         }
         self.tree.as_ref().map(|(_, _, t)| t)
+    }
+
+    /// Reads samples of a lazily opened run for at most `budget`, the selected trajectory's first,
+    /// and swaps in the rebuilt run when the selected sample arrived, when a second has passed
+    /// since the last rebuild, or when every sample is read. `now` is the UI clock in seconds.
+    /// Returns whether samples remain (the caller keeps repainting).
+    pub fn read_lazily(&mut self, now: f64, budget: std::time::Duration) -> bool {
+        let Some(lazy) = &mut self.lazy else { return false };
+        let started = web_time::Instant::now();
+        if let Some(t) = self.selection.trajectory
+            && let Some(i) = lazy.file.index_of(self.run.trajectory_key(t))
+            && lazy.file.is_unread(i)
+        {
+            lazy.file.read_sample(i, &mut lazy.report);
+            lazy.fresh += 1;
+            lazy.selected_fresh = true;
+        }
+        while started.elapsed() < budget
+            && let Some(i) = lazy.file.next_unread()
+        {
+            lazy.file.read_sample(i, &mut lazy.report);
+            lazy.fresh += 1;
+        }
+        let done = lazy.file.num_unread() == 0;
+        let due = lazy.selected_fresh || done || now - lazy.built_at >= LAZY_REBUILD_SECONDS;
+        if lazy.fresh > 0 && due {
+            lazy.fresh = 0;
+            lazy.selected_fresh = false;
+            lazy.built_at = now;
+            match lazy.file.run(&lazy.report) {
+                Ok(run) => {
+                    let mut report = lazy.report.clone();
+                    report.warnings.clone_from(&run.meta.warnings);
+                    self.replace_run(run, report);
+                }
+                Err(err) => log::warn!("{}: rebuilding the run: {err}", lazy.file.name()),
+            }
+        }
+        if done {
+            self.lazy = None;
+        }
+        !done
+    }
+
+    /// Swaps in a rebuilt run (more of its file read), keeping the selected trajectory and step by
+    /// key, and recomputing what was derived from the old one.
+    pub fn replace_run(&mut self, run: Run, report: LoadReport) {
+        let old = &self.run;
+        let trajectory = self.selection.trajectory.map(|t| old.trajectory_key(t).to_owned());
+        let group = self.selection.group.map(|g| old.group_key(g).to_owned());
+        let step = self.selected_step_index().unwrap_or(0);
+        self.summary = RunSummary::of(&run);
+        self.support = crate::credit::support_table(&run);
+        self.facets = Facets::of(&run);
+        self.run = Arc::new(run);
+        self.report = report;
+        for slot in &mut self.credit {
+            slot.invalidate();
+        }
+        self.tree = None;
+        self.every_scheme = None;
+        let run = &self.run;
+        if let Some(t) = trajectory.as_deref().and_then(|k| run.trajectory_by_key(k)) {
+            let range = run.trajectories.path_range(t);
+            self.select_position(range.start + step.min(range.len().saturating_sub(1)));
+        } else if let Some(g) = group.as_deref().and_then(|k| run.group_by_key(k)).or(run.groups.ids().next()) {
+            self.select_group(g);
+        } else {
+            self.selection = Selection::default();
+        }
     }
 
     /// Credit under every supported scheme with its defaults (computed on first call).

@@ -5,7 +5,7 @@
 //! reported in the [`LoadReport`] as `FILE:LINE: FIELD: reason`; everything valid still loads.
 
 mod error;
-mod inspect;
+pub mod inspect;
 mod lenient;
 mod math_aps;
 mod math_shepherd;

@@ -17,19 +17,30 @@ pub struct LoadReport {
     pub progress: Progress,
 }
 
-/// Bytes a loader has consumed, readable from another thread while it works.
+/// Bytes a loader (or a download) has consumed, and how many there are when that is known only
+/// as they arrive (an HTTP `Content-Length`), readable from another thread while it works.
 #[derive(Clone, Debug, Default)]
-pub struct Progress(std::sync::Arc<std::sync::atomic::AtomicU64>);
+pub struct Progress(std::sync::Arc<[std::sync::atomic::AtomicU64; 2]>);
 
 impl Progress {
     /// Records that the first `bytes` bytes are done.
     pub fn set(&self, bytes: u64) {
-        self.0.store(bytes, std::sync::atomic::Ordering::Relaxed);
+        self.0[0].store(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Bytes done.
     pub fn get(&self) -> u64 {
-        self.0.load(std::sync::atomic::Ordering::Relaxed)
+        self.0[0].load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Records the total size, once known.
+    pub fn set_total(&self, bytes: u64) {
+        self.0[1].store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The total size (0 when unknown).
+    pub fn total(&self) -> u64 {
+        self.0[1].load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

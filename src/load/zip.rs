@@ -74,15 +74,27 @@ impl<'a> Archive<'a> {
 
     /// The decompressed content of `entry`.
     pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, String> {
+        read_entry(self.bytes, entry)
+    }
+
+    /// The decompressed content of the entry named `name`, if present.
+    pub fn read_named(&self, name: &str) -> Option<Result<Vec<u8>, String>> {
+        self.entry(name).map(|e| self.read(e))
+    }
+}
+
+/// The decompressed content of `entry` of the archive `bytes` (for a reader that keeps the
+/// directory itself and the bytes elsewhere).
+pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
+    {
         let at = entry.local_offset as usize;
-        if u32_at(self.bytes, at) != Some(0x0403_4b50) {
+        if u32_at(bytes, at) != Some(0x0403_4b50) {
             return Err(format!("{}: damaged local header", entry.name));
         }
-        let name_len = u16_at(self.bytes, at + 26).ok_or("cut off")? as usize;
-        let extra_len = u16_at(self.bytes, at + 28).ok_or("cut off")? as usize;
+        let name_len = u16_at(bytes, at + 26).ok_or("cut off")? as usize;
+        let extra_len = u16_at(bytes, at + 28).ok_or("cut off")? as usize;
         let start = at + 30 + name_len + extra_len;
-        let data = self
-            .bytes
+        let data = bytes
             .get(start..start + entry.compressed_size as usize)
             .ok_or_else(|| format!("{}: data cut off", entry.name))?;
         match entry.method {
@@ -97,11 +109,6 @@ impl<'a> Archive<'a> {
             }
             other => Err(format!("{}: compression method {other} is not supported", entry.name)),
         }
-    }
-
-    /// The decompressed content of the entry named `name`, if present.
-    pub fn read_named(&self, name: &str) -> Option<Result<Vec<u8>, String>> {
-        self.entry(name).map(|e| self.read(e))
     }
 }
 

@@ -20,6 +20,9 @@ pub struct RunMeta {
     pub warnings: Vec<Warning>,
     /// Facts about how the log was interpreted, e.g. "groups rebuilt from identical prompts".
     pub notes: Vec<String>,
+    /// How many times the run was rebuilt with more of its file read (a lazily read Inspect
+    /// `.eval` grows as its samples are read); views key their caches on it with the name.
+    pub revision: u64,
 }
 
 /// A run in memory: struct-of-arrays, `u32` indices, interned labels, one text arena.

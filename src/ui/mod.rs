@@ -184,6 +184,14 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         if let Some(i) = cancel {
             app.loader.cancel(i);
         }
+        for open in &app.runs {
+            if let Some(lazy) = &open.lazy {
+                let ((read, all), (done, total)) = (lazy.progress(), lazy.bytes());
+                let share = if total > 0 { done as f32 / total as f32 } else { read as f32 / all.max(1) as f32 };
+                ui.add(egui::ProgressBar::new(share.min(1.0)).desired_width(160.0).show_percentage());
+                ui.label(format!("Reading samples of {}: {read} of {all}", open.run.meta.name));
+            }
+        }
         if let Some(open) = app.current() {
             ui.label(format!(
                 "{} · {} groups · {} trajectories · {} steps",

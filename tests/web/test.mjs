@@ -2,7 +2,10 @@
 // 127.0.0.1, opens the app with its bundled sample and with a URL plus a deep link, waits for the
 // first frames, saves screenshots in tests/web/screenshots/, and checks that the canvas is drawn
 // (many distinct colours) and that the deep-linked step is the selected one (the app names the
-// selected step in the page title). Run by tests/web/run.sh, which builds dist/ first.
+// selected step in the page title). It also fetches an Inspect `.eval` it writes itself (a ZIP with
+// a header, summaries and samples) through `?url=` with a deep link to a step that only the read
+// sample has: the app opens it from its summaries, reads the linked sample first and selects the
+// step. Run by tests/web/run.sh, which builds dist/ first.
 import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
@@ -17,8 +20,63 @@ const shots = path.join(here, "screenshots");
 const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 
 const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".jsonl": "text/plain" };
+// A ZIP of stored entries (what the app's reader takes besides deflate and zstd).
+function crc32(buf) {
+  let c, crc = 0xffffffff;
+  for (const b of buf) {
+    c = (crc ^ b) & 0xff;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
+    crc = (crc >>> 8) ^ c;
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+function zip(entries) {
+  const locals = [], centrals = [];
+  let offset = 0;
+  for (const [name, text] of entries) {
+    const data = Buffer.from(text), n = Buffer.from(name), crc = crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4); local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18); local.writeUInt32LE(data.length, 22); local.writeUInt16LE(n.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20, 6);
+    central.writeUInt32LE(crc, 16); central.writeUInt32LE(data.length, 20); central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(n.length, 28); central.writeUInt32LE(offset, 42);
+    locals.push(local, n, data);
+    centrals.push(central, n);
+    offset += 30 + n.length + data.length;
+  }
+  const dir = Buffer.concat(centrals), end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(entries.length, 8); end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(dir.length, 12); end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, dir, end]);
+}
+function inspectSample(id, epoch, value) {
+  const model = (message, stop) => ({ event: "model", output: { choices: [{ message, stop_reason: stop }] } });
+  return JSON.stringify({
+    id, epoch, input: `What is ${id} * 7?`, target: String(id * 7),
+    events: [
+      model({ role: "assistant", content: "", tool_calls: [{ id: "c1", function: "calc", arguments: { expr: `${id}*7` } }] }, "tool_calls"),
+      { event: "tool", function: "calc", result: String(id * 7) },
+      model({ role: "assistant", content: `The answer is ${id * 7}` }, "stop"),
+    ],
+    scores: { match: { value } },
+  });
+}
+const samples = [[1, 1, "C"], [1, 2, "I"], [2, 1, "C"], [2, 2, "C"], [3, 1, "I"]];
+const lazyEval = zip([
+  ["header.json", JSON.stringify({ version: 2, status: "success", eval: { task: "arith", model: "m" }, results: { scores: [{ name: "match" }] } })],
+  ["summaries.json", JSON.stringify(samples.map(([id, epoch, value]) => ({ id, epoch, scores: { match: { value } }, message_count: 4 })))],
+  ...samples.map(([id, epoch, value]) => [`samples/${id}_epoch_${epoch}.json`, inspectSample(id, epoch, value)]),
+]);
+
 const server = http.createServer((req, res) => {
   const url = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  if (url === "/test/arith.eval") {
+    res.writeHead(200, { "Content-Type": "application/zip", "Content-Length": lazyEval.length });
+    res.end(lazyEval);
+    return;
+  }
   const file = url.startsWith("/sample_runs/") ? path.join(root, url) : path.join(dist, url === "/" ? "index.html" : url);
   if (!file.startsWith(root) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
     res.writeHead(404);
@@ -80,6 +138,7 @@ await visit(
   "/?url=/sample_runs/tree_rollouts.jsonl#traj=tree-s0-p0/n9&step=2&a=grpo&b=treeps_rag",
   "vantage — tree-s0-p0/n9 · step 3",
 );
+await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vantage — 1/epoch2 · step 2");
 await browser.close();
 server.close();
 if (failures > 0) {

@@ -162,6 +162,7 @@ fn filter_combo(ui: &mut egui::Ui, what: &str, value: &mut String, choices: &[St
 fn cached_rows(ui: &egui::Ui, run: &Run, options: &BrowserOptions) -> Arc<Vec<TrajectoryId>> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     run.meta.name.hash(&mut h);
+    run.meta.revision.hash(&mut h);
     run.trajectories.len().hash(&mut h);
     serde_json::to_string(options).unwrap_or_default().hash(&mut h);
     let key = h.finish();

@@ -1,0 +1,62 @@
+//! Test inputs built in code, shared by several test files.
+#![allow(dead_code, reason = "each test file uses a part")]
+
+/// One Inspect sample: a tool call, its result, an intermediate score, then the answer.
+pub fn inspect_sample(id: &str, epoch: u32, value: &str) -> String {
+    format!(
+        r#"{{"id": "{id}", "epoch": {epoch}, "input": "What is 6 * 7?", "target": "42",
+  "metadata": {{"difficulty": NaN}},
+  "messages": [{{"role": "user", "content": "What is 6 * 7?"}}],
+  "events": [
+    {{"event": "sample_init", "timestamp": "2026-01-01T00:00:00"}},
+    {{"event": "model", "model": "m", "output": {{"choices": [{{"message": {{"role": "assistant", "content": [{{"type": "reasoning", "reasoning": "use the calculator"}}], "tool_calls": [{{"id": "c1", "function": "calc", "arguments": {{"expr": "6*7"}}}}]}}, "stop_reason": "tool_calls"}}]}}}},
+    {{"event": "tool", "function": "calc", "result": "42"}},
+    {{"event": "score", "score": {{"value": 0.8}}, "intermediate": true}},
+    {{"event": "model", "model": "m", "output": {{"choices": [{{"message": {{"role": "assistant", "content": "The answer is 42"}}, "stop_reason": "stop"}}]}}}}
+  ],
+  "scores": {{"match": {{"value": "{value}"}}, "includes": {{"value": true}}}},
+  "output": {{"choices": [{{"message": {{"role": "assistant", "content": "The answer is 42"}}, "stop_reason": "stop"}}]}}}}"#
+    )
+}
+
+/// A summary of `inspect_sample`, as `summaries.json` lists it.
+fn inspect_summary(id: &str, epoch: u32, value: &str) -> String {
+    format!(
+        r#"{{"id": {id}, "epoch": {epoch}, "input": "What is 6 * 7?", "target": "42", "scores": {{"match": {{"value": "{value}"}}}}, "message_count": 4, "turn_count": 2, "total_time": 1.5}}"#
+    )
+}
+
+/// An Inspect `.eval` with a header and summaries: samples 1 (epochs 1 and 2) and 10 as single
+/// entries, sample 2 in the chunked shape (events in two chunks, the answer behind an
+/// `attachment://` reference), and sample 3 summarised but with no entry (still running).
+pub fn lazy_eval() -> Vec<u8> {
+    let header = r#"{"version": 2, "status": "started", "eval": {"task": "arith", "model": "m"}, "results": {"scores": [{"name": "match"}]}}"#;
+    let summaries = format!(
+        "[{}]",
+        [("10", 1, "C"), ("1", 1, "C"), ("1", 2, "I"), ("2", 1, "P"), ("3", 1, "I")]
+            .map(|(id, epoch, value)| inspect_summary(id, epoch, value))
+            .join(", ")
+    );
+    let chunked: serde_json::Value = serde_json::from_str(&inspect_sample("2", 1, "P").replace("NaN", "null")).unwrap();
+    let events = chunked["events"].as_array().unwrap();
+    let mut later: Vec<serde_json::Value> = events[2..].to_vec();
+    later[2]["output"]["choices"][0]["message"]["content"] = "attachment://a1b2".into();
+    let mut shell = chunked.clone();
+    shell.as_object_mut().unwrap().remove("events");
+    let (shell, first, later) = (shell.to_string(), serde_json::Value::from(events[..2].to_vec()), later);
+    let later = serde_json::Value::from(later).to_string();
+    let first = first.to_string();
+    let samples = [inspect_sample("1", 1, "C"), inspect_sample("1", 2, "I"), inspect_sample("10", 1, "C")];
+    let entries: Vec<(&str, u16, &[u8])> = vec![
+        ("header.json", 8, header.as_bytes()),
+        ("summaries.json", 93, summaries.as_bytes()),
+        ("samples/1_epoch_1.json", 93, samples[0].as_bytes()),
+        ("samples/1_epoch_2.json", 8, samples[1].as_bytes()),
+        ("samples/10_epoch_1.json", 0, samples[2].as_bytes()),
+        ("samples/2_epoch_1/sample.json", 93, shell.as_bytes()),
+        ("samples/2_epoch_1/events/0.json", 8, first.as_bytes()),
+        ("samples/2_epoch_1/events/2.json", 93, later.as_bytes()),
+        ("samples/2_epoch_1/attachments/0.json", 8, br#"{"a1b2": "The answer is forty-two"}"#),
+    ];
+    vantage::load::zip::write(&entries)
+}
