@@ -5,6 +5,8 @@ use eframe::wasm_bindgen::JsCast as _;
 /// Starts the app on the `<canvas id="the_canvas_id">` of the page.
 pub fn start() {
     eframe::WebLogger::init(log::LevelFilter::Info).ok();
+    // Loads give the page its frames: after 10 ms of work they wait for a `setTimeout(0)`.
+    crate::load::pace::set_yielder(std::time::Duration::from_millis(25), || Box::pin(next_task()));
     wasm_bindgen_futures::spawn_local(async {
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {
             log::error!("no document");
@@ -52,4 +54,14 @@ fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::VantageApp {
         app.set_link(link);
     }
     app
+}
+
+/// Completes in a later task of the event loop (after the browser has had its chance to draw).
+async fn next_task() {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        if let Some(window) = web_sys::window() {
+            let _: Result<i32, _> = window.set_timeout_with_callback(&resolve);
+        }
+    });
+    let _: Result<_, _> = wasm_bindgen_futures::JsFuture::from(promise).await;
 }

@@ -566,3 +566,66 @@ fn all_fifteen_toolbench_trees_load() {
     }
     assert_eq!(wins, 9, "9 of the 15 trees are wins");
 }
+
+/// A future that is pending once (waking itself), as the web's `setTimeout(0)` is.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// Polls a paced load to its end with a yielder whose budget is zero, counting how often it gave
+/// the event loop back.
+fn paced_load(name: &str, bytes: &[u8]) -> (Run, u64) {
+    let mut report = LoadReport::new(name);
+    let mut future = std::pin::pin!(vantage::load::load_bytes_paced(name, bytes, &mut report));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut pending = 0;
+    loop {
+        match future.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(run) => return (run.unwrap(), pending),
+            std::task::Poll::Pending => pending += 1,
+        }
+    }
+}
+
+#[test]
+fn a_paced_load_gives_the_event_loop_back_and_reads_the_same_run() {
+    use vantage::load::native::write::to_jsonl;
+    use vantage::load::pace;
+    let sample =
+        std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample_runs/math_grpo_prm.jsonl")).unwrap();
+    let verl: String = (0..400)
+        .map(|i| {
+            format!(
+                "{{\"input\": \"What is {a}+{a}?\", \"output\": \"<think>add</think> <answer>{}</answer>\", \"gts\": \"{}\", \"score\": {}, \"step\": 1}}\n",
+                i % 7,
+                2 * (i / 4 % 50),
+                i % 2,
+                a = i / 4 % 50
+            )
+        })
+        .collect();
+    pace::set_yielder(std::time::Duration::ZERO, || Box::pin(YieldOnce(false)));
+    for (name, bytes) in [("math_grpo_prm.jsonl", sample.as_slice()), ("3.jsonl", verl.as_bytes())] {
+        let (paced, pending) = paced_load(name, bytes);
+        let mut report = LoadReport::new(name);
+        let before = pace::yields();
+        let whole = load_bytes(name, bytes, &mut report).unwrap();
+        assert_eq!(pace::yields(), before, "{name}: a blocking load never yields");
+        assert!(pending >= 5, "{name}: yielded {pending} times");
+        assert_eq!(to_jsonl(&paced), to_jsonl(&whole), "{name}: the paced load reads the same run");
+    }
+    pace::clear_yielder();
+    // Without a yielder a paced load runs straight through.
+    let (_, pending) = paced_load("math_grpo_prm.jsonl", &sample);
+    assert_eq!(pending, 0);
+}

@@ -5,7 +5,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use crate::load::inspect::EvalFile;
-use crate::load::{LoadError, LoadReport, Progress, load_bytes};
+use crate::load::{LoadError, LoadReport, Progress, load_bytes_paced};
 use crate::model::Run;
 
 /// Something to open.
@@ -42,29 +42,48 @@ impl LoadSource {
         }
     }
 
+    /// Loads to the end on this thread (native loader threads).
+    #[cfg(not(target_arch = "wasm32"))]
     fn load(self, progress: Progress) -> LoadOutcome {
+        crate::load::pace::block_on(self.load_paced(progress))
+    }
+
+    /// Loads, giving the event loop back between records where a yielder is installed (the web).
+    async fn load_paced(self, progress: Progress) -> LoadOutcome {
+        let yields = crate::load::pace::yields();
+        let outcome = self.read_paced(progress).await;
+        let slices = crate::load::pace::yields() - yields + 1;
+        log::info!("{}: read in {slices} slice(s) of the event loop", outcome.name);
+        outcome
+    }
+
+    async fn read_paced(self, progress: Progress) -> LoadOutcome {
         let name = self.name();
         let mut report = LoadReport::new(&name);
         report.progress = progress;
-        let result = match self {
-            Self::Bytes { bytes, .. } => {
-                if let Some(outcome) = open_lazily(&name, bytes.clone(), &mut report) {
-                    return outcome;
-                }
-                load_bytes(&name, &bytes, &mut report)
-            }
+        let bytes: Arc<[u8]> = match self {
+            Self::Bytes { bytes, .. } => bytes,
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) => {
-                if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval")) {
-                    match std::fs::read(&path) {
-                        Ok(bytes) => return Self::Bytes { name, bytes: bytes.into() }.load(report.progress),
-                        Err(err) => Err(LoadError::from(err).with_path(&name)),
+                // An `.eval` is read whole and opened lazily; anything else through `load_path`
+                // (which also reads a directory of `<step>.jsonl` dumps).
+                if !(path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval"))) {
+                    let result = crate::native::load_path(&path, None, &mut report);
+                    return LoadOutcome { name, result, report, lazy: None };
+                }
+                match std::fs::read(&path) {
+                    Ok(bytes) => bytes.into(),
+                    Err(err) => {
+                        let result = Err(LoadError::from(err).with_path(&name));
+                        return LoadOutcome { name, result, report, lazy: None };
                     }
-                } else {
-                    crate::native::load_path(&path, None, &mut report)
                 }
             }
         };
+        if let Some(outcome) = open_lazily(&name, Arc::clone(&bytes), &mut report) {
+            return outcome;
+        }
+        let result = load_bytes_paced(&name, &bytes, &mut report).await;
         LoadOutcome { name, result, report, lazy: None }
     }
 }
@@ -131,10 +150,10 @@ impl Loader {
             }
         }
         #[cfg(target_arch = "wasm32")]
-        {
-            let _: Result<(), _> = sender.send(source.load(shared));
+        wasm_bindgen_futures::spawn_local(async move {
+            let _: Result<(), _> = sender.send(source.load_paced(shared).await);
             repaint();
-        }
+        });
         self.pending.push(Pending { name, receiver, progress, total_bytes });
     }
 
@@ -171,7 +190,7 @@ impl Loader {
             wasm_bindgen_futures::spawn_local(async move {
                 let name = file.path().display().to_string();
                 let outcome = match file.bytes_async().await {
-                    Ok(bytes) => LoadSource::Bytes { name, bytes: bytes.into() }.load(Progress::default()),
+                    Ok(bytes) => LoadSource::Bytes { name, bytes: bytes.into() }.load_paced(Progress::default()).await,
                     Err(err) => {
                         let report = LoadReport::new(&name);
                         let err = LoadError::from(std::io::Error::other(err)).with_path(&name);
@@ -212,7 +231,7 @@ impl Loader {
             for file in files {
                 let bytes = file.read().await;
                 let source = LoadSource::Bytes { name: file.file_name(), bytes: bytes.into() };
-                let _: Result<(), _> = sender.send(source.load(Progress::default()));
+                let _: Result<(), _> = sender.send(source.load_paced(Progress::default()).await);
             }
             repaint();
         });
@@ -232,7 +251,7 @@ impl Loader {
         let shared = progress.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let outcome = match fetch_bytes(&url, &shared).await {
-                Ok(bytes) => LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load(shared),
+                Ok(bytes) => LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load_paced(shared).await,
                 Err(reason) => {
                     let report = LoadReport::new(&url);
                     let err = LoadError::from(std::io::Error::other(reason)).with_path(&url);

@@ -58,26 +58,30 @@ impl Loader for MathAps {
         "MATH-APS (OmegaPRM): JSONL of {question_id, question, reasoning_steps: tree {text, mc_value, children} or [{solution_prefix, mc_value}]}"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        if !head_matches(&text, |r| object_has(r.text, &["question_id", "reasoning_steps"])) {
-            return Err(LoadError::Incompatible {
-                format: FORMAT,
-                reason: "the first line lacks question_id / reasoning_steps".to_owned(),
-            });
-        }
-        let mut b = RunBuilder::new(name, FORMAT);
-        let mut flat = false;
-        for record in line_records(&text) {
-            flat |= add(&mut b, record, report);
-        }
-        if flat {
-            b.meta_mut()
-                .notes
-                .push("flat MATH-APS prefixes: a leaf's outcome is its Monte-Carlo value, an estimate".to_owned());
-        }
-        finish(b, report, "question")
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    if !head_matches(&text, |r| object_has(r.text, &["question_id", "reasoning_steps"])) {
+        return Err(LoadError::Incompatible {
+            format: FORMAT,
+            reason: "the first line lacks question_id / reasoning_steps".to_owned(),
+        });
     }
+    let mut b = RunBuilder::new(name, FORMAT);
+    let mut flat = false;
+    for record in line_records(&text) {
+        super::records::advance(report, &text, record).await;
+        flat |= add(&mut b, record, report);
+    }
+    if flat {
+        b.meta_mut()
+            .notes
+            .push("flat MATH-APS prefixes: a leaf's outcome is its Monte-Carlo value, an estimate".to_owned());
+    }
+    finish(b, report, "question")
 }
 
 fn value(v: Option<super::lenient::Num>) -> Option<f32> {

@@ -32,21 +32,22 @@ impl Loader for MathShepherd {
         "Math-Shepherd: JSONL of {task, input (steps end in ки), label (ки replaced by + or -)}"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        let tagged = |r: Record<'_>| serde_json::from_str::<Item>(r.text).is_ok_and(|item| item.input.contains(TAG));
-        if !head_matches(&text, |r| object_has(r.text, &["input", "label"]) && tagged(r)) {
-            return Err(LoadError::Incompatible {
-                format: FORMAT,
-                reason: format!("no {{input, label}} with {TAG} tags"),
-            });
-        }
-        let mut b = RunBuilder::new(name, FORMAT);
-        for (i, record) in line_records(&text).enumerate() {
-            add(&mut b, i, record, report);
-        }
-        finish(b, report, "solution")
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    let tagged = |r: Record<'_>| serde_json::from_str::<Item>(r.text).is_ok_and(|item| item.input.contains(TAG));
+    if !head_matches(&text, |r| object_has(r.text, &["input", "label"]) && tagged(r)) {
+        return Err(LoadError::Incompatible { format: FORMAT, reason: format!("no {{input, label}} with {TAG} tags") });
     }
+    let mut b = RunBuilder::new(name, FORMAT);
+    for (i, record) in line_records(&text).enumerate() {
+        super::records::advance(report, &text, record).await;
+        add(&mut b, i, record, report);
+    }
+    finish(b, report, "solution")
 }
 
 /// Splits `input` at the tags: (question, steps). The question is the text before "Step 1:".

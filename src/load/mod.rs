@@ -4,6 +4,30 @@
 //! native-only `crate::native::load_path` reads a file and calls it. A malformed record is skipped and
 //! reported in the [`LoadReport`] as `FILE:LINE: FIELD: reason`; everything valid still loads.
 
+/// Implements a [`Loader`]'s `load_bytes` and `load` with the `async fn(name, bytes, report)`
+/// that reads the format, awaiting [`pace::pace`] between records.
+macro_rules! paced {
+    ($read:ident) => {
+        fn load_bytes(
+            &self,
+            name: &str,
+            bytes: &[u8],
+            report: &mut $crate::load::LoadReport,
+        ) -> Result<$crate::model::Run, $crate::load::LoadError> {
+            $crate::load::pace::block_on($read(name, bytes, report))
+        }
+
+        fn load<'a>(
+            &'a self,
+            name: &'a str,
+            bytes: &'a [u8],
+            report: &'a mut $crate::load::LoadReport,
+        ) -> $crate::load::pace::LoadFuture<'a, Result<$crate::model::Run, $crate::load::LoadError>> {
+            Box::pin($read(name, bytes, report))
+        }
+    };
+}
+
 mod error;
 pub mod inspect;
 mod lenient;
@@ -14,6 +38,7 @@ pub mod native;
 pub mod native_parquet;
 mod openai_chat;
 mod openhands;
+pub mod pace;
 mod prm800k;
 mod prmbench;
 mod processbench;
@@ -42,6 +67,18 @@ pub trait Loader: Sync {
 
     /// Reads a run; [`LoadError::Incompatible`] means "not this format".
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError>;
+
+    /// The same as a future that awaits [`pace::pace`] between records, so a long load on the web
+    /// gives the page its frames. Loaders of formats that get large override it (and implement
+    /// `load_bytes` as `pace::block_on(self.load(…))`); the others read in one go.
+    fn load<'a>(
+        &'a self,
+        name: &'a str,
+        bytes: &'a [u8],
+        report: &'a mut LoadReport,
+    ) -> pace::LoadFuture<'a, Result<Run, LoadError>> {
+        Box::pin(std::future::ready(self.load_bytes(name, bytes, report)))
+    }
 }
 
 /// Every loader, in detection order. A new format is a new file plus one line here.
@@ -72,12 +109,17 @@ pub fn loader(name: &str) -> Option<&'static dyn Loader> {
 
 /// Reads a run from bytes, trying each loader until one accepts the content.
 pub fn load_bytes(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    pace::block_on(load_bytes_paced(name, bytes, report))
+}
+
+/// [`load_bytes`] as a future that gives the event loop back between records (see [`pace`]).
+pub async fn load_bytes_paced(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
     if report.file.is_empty() {
         report.file = name.to_owned();
     }
     let mut declined = Vec::new();
     for loader in LOADERS {
-        match loader.load_bytes(name, bytes, report) {
+        match loader.load(name, bytes, report).await {
             Err(LoadError::Incompatible { reason, .. }) => {
                 declined.push(format!("{}: {reason}", loader.name()));
             }

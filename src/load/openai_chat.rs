@@ -70,22 +70,26 @@ impl Loader for OpenAiChat {
         "OpenAI chat messages with tool calls: JSON array or JSONL of {messages|traj, reward, task_id, trial} (tau-bench)"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        let records: Vec<Record<'_>> = match array_records(&text) {
-            Some(records) => records,
-            None => line_records(&text).collect(),
-        };
-        let is_chat = |r: &Record<'_>| object_has(r.text, &["traj"]) || object_has(r.text, &["messages"]);
-        if !records.first().is_some_and(is_chat) {
-            return Err(LoadError::Incompatible { format: FORMAT, reason: "records lack messages / traj".to_owned() });
-        }
-        let mut b = RunBuilder::new(name, FORMAT);
-        for (i, record) in records.into_iter().enumerate() {
-            add(&mut b, i, record, report);
-        }
-        finish(b, report, "trajectory")
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    let records: Vec<Record<'_>> = match array_records(&text) {
+        Some(records) => records,
+        None => line_records(&text).collect(),
+    };
+    let is_chat = |r: &Record<'_>| object_has(r.text, &["traj"]) || object_has(r.text, &["messages"]);
+    if !records.first().is_some_and(is_chat) {
+        return Err(LoadError::Incompatible { format: FORMAT, reason: "records lack messages / traj".to_owned() });
     }
+    let mut b = RunBuilder::new(name, FORMAT);
+    for (i, record) in records.into_iter().enumerate() {
+        super::records::advance(report, &text, record).await;
+        add(&mut b, i, record, report);
+    }
+    finish(b, report, "trajectory")
 }
 
 /// One step per assistant turn: (kind, thought, action, observation).

@@ -34,44 +34,45 @@ impl Loader for OpenHands {
         "OpenHands V0 events ([event] or {trajectory: [event]}) and eval output.jsonl ({instance_id, history, test_result})"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT, reason: reason.to_owned() };
-        let is_event = |r: &Record<'_>| {
-            object_has(r.text, &["source"]) && (object_has(r.text, &["action"]) || object_has(r.text, &["observation"]))
-        };
-        let stem = std::path::Path::new(name).file_stem().and_then(|s| s.to_str()).unwrap_or(name).to_owned();
-        let mut b = RunBuilder::new(name, FORMAT);
-        // A bare event list, or {"trajectory": [...]}.
-        let events_text = if text.trim_start().starts_with('{') && object_has(&text, &["trajectory"]) {
-            serde_json::from_str::<serde_json::Value>(&text)
-                .ok()
-                .and_then(|v| v.get("trajectory").map(ToString::to_string))
-        } else {
-            None
-        };
-        let list = events_text.as_deref().unwrap_or(&text);
-        if let Some(records) = array_records(list).filter(|r| r.first().is_some_and(is_event)) {
-            report.records_seen += records.len() as u64;
-            let events: Vec<serde_json::Value> =
-                records.iter().filter_map(|r| serde_json::from_str(r.text).ok()).collect();
-            report.records_loaded += events.len() as u64;
-            add(&mut b, &stem, &events, None, 1, report);
-            return finish(b, report, "agent action");
-        }
-        if !head_matches(&text, |r| object_has(r.text, &["instance_id", "history"])) {
-            return Err(incompatible("neither an event list nor output.jsonl lines with instance_id / history"));
-        }
-        for record in line_records(&text) {
-            let Some(output) = parse::<EvalOutput>(record, report) else { continue };
-            let id = match &output.instance_id {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            add(&mut b, &id, &output.history, output.test_result.as_ref(), record.line, report);
-        }
-        finish(b, report, "agent action")
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT, reason: reason.to_owned() };
+    let is_event = |r: &Record<'_>| {
+        object_has(r.text, &["source"]) && (object_has(r.text, &["action"]) || object_has(r.text, &["observation"]))
+    };
+    let stem = std::path::Path::new(name).file_stem().and_then(|s| s.to_str()).unwrap_or(name).to_owned();
+    let mut b = RunBuilder::new(name, FORMAT);
+    // A bare event list, or {"trajectory": [...]}.
+    let events_text = if text.trim_start().starts_with('{') && object_has(&text, &["trajectory"]) {
+        serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v.get("trajectory").map(ToString::to_string))
+    } else {
+        None
+    };
+    let list = events_text.as_deref().unwrap_or(&text);
+    if let Some(records) = array_records(list).filter(|r| r.first().is_some_and(is_event)) {
+        report.records_seen += records.len() as u64;
+        let events: Vec<serde_json::Value> = records.iter().filter_map(|r| serde_json::from_str(r.text).ok()).collect();
+        report.records_loaded += events.len() as u64;
+        add(&mut b, &stem, &events, None, 1, report);
+        return finish(b, report, "agent action");
     }
+    if !head_matches(&text, |r| object_has(r.text, &["instance_id", "history"])) {
+        return Err(incompatible("neither an event list nor output.jsonl lines with instance_id / history"));
+    }
+    for record in line_records(&text) {
+        super::records::advance(report, &text, record).await;
+        let Some(output) = parse::<EvalOutput>(record, report) else { continue };
+        let id = match &output.instance_id {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        add(&mut b, &id, &output.history, output.test_result.as_ref(), record.line, report);
+    }
+    finish(b, report, "agent action")
 }
 
 fn text_of_value(v: Option<&serde_json::Value>) -> String {

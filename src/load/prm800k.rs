@@ -66,20 +66,24 @@ impl Loader for Prm800k {
         "PRM800K raw labels: JSONL of {question, label: {steps: [{completions, chosen_completion, human_completion}], finish_reason}}"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        if !head_matches(&text, |r| object_has(r.text, &["question", "label"]) && r.text.contains("\"completions\"")) {
-            return Err(LoadError::Incompatible {
-                format: FORMAT,
-                reason: "the first line lacks question / label.steps.completions".to_owned(),
-            });
-        }
-        let mut b = RunBuilder::new(name, FORMAT);
-        for (i, record) in line_records(&text).enumerate() {
-            add(&mut b, i, record, report);
-        }
-        finish(b, report, "labelled solution")
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    if !head_matches(&text, |r| object_has(r.text, &["question", "label"]) && r.text.contains("\"completions\"")) {
+        return Err(LoadError::Incompatible {
+            format: FORMAT,
+            reason: "the first line lacks question / label.steps.completions".to_owned(),
+        });
     }
+    let mut b = RunBuilder::new(name, FORMAT);
+    for (i, record) in line_records(&text).enumerate() {
+        super::records::advance(report, &text, record).await;
+        add(&mut b, i, record, report);
+    }
+    finish(b, report, "labelled solution")
 }
 
 fn step_of(c: &Completion) -> NewStep<'_> {

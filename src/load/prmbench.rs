@@ -38,18 +38,22 @@ impl Loader for PrmBench {
         "PRMBench: JSONL of {idx, original_process, modified_process, error_steps (1-based), classification}"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        if !head_matches(&text, |r| object_has(r.text, &["original_process", "modified_process"])) {
-            let reason = "the first line lacks original_process / modified_process".to_owned();
-            return Err(LoadError::Incompatible { format: FORMAT, reason });
-        }
-        let mut b = RunBuilder::new(name, FORMAT);
-        for record in line_records(&text) {
-            add(&mut b, record, report);
-        }
-        finish(b, report, "item")
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    if !head_matches(&text, |r| object_has(r.text, &["original_process", "modified_process"])) {
+        let reason = "the first line lacks original_process / modified_process".to_owned();
+        return Err(LoadError::Incompatible { format: FORMAT, reason });
     }
+    let mut b = RunBuilder::new(name, FORMAT);
+    for record in line_records(&text) {
+        super::records::advance(report, &text, record).await;
+        add(&mut b, record, report);
+    }
+    finish(b, report, "item")
 }
 
 fn add(b: &mut RunBuilder, record: Record<'_>, report: &mut LoadReport) {

@@ -33,20 +33,23 @@ impl Loader for ProcessBench {
         "ProcessBench: JSON array of {id, problem, steps, label (first wrong step or -1), final_answer_correct}"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT, reason: reason.to_owned() };
-        let records = array_records(&text).ok_or_else(|| incompatible("not a JSON array"))?;
-        if !records.first().is_some_and(|r| object_has(r.text, &["problem", "steps", "label", "final_answer_correct"]))
-        {
-            return Err(incompatible("records lack problem / steps / label / final_answer_correct"));
-        }
-        let mut b = RunBuilder::new(name, FORMAT);
-        for record in records {
-            add(&mut b, record, report);
-        }
-        finish(b, report, "solution")
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT, reason: reason.to_owned() };
+    let records = array_records(&text).ok_or_else(|| incompatible("not a JSON array"))?;
+    if !records.first().is_some_and(|r| object_has(r.text, &["problem", "steps", "label", "final_answer_correct"])) {
+        return Err(incompatible("records lack problem / steps / label / final_answer_correct"));
     }
+    let mut b = RunBuilder::new(name, FORMAT);
+    for record in records {
+        super::records::advance(report, &text, record).await;
+        add(&mut b, record, report);
+    }
+    finish(b, report, "solution")
 }
 
 fn add(b: &mut RunBuilder, record: Record<'_>, report: &mut LoadReport) {

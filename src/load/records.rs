@@ -48,6 +48,14 @@ pub fn array_records(text: &str) -> Option<Vec<Record<'_>>> {
     Some(out)
 }
 
+/// Before each record of `text`: records how far the load has come (for the progress bar) and
+/// gives the event loop back when it is time (see `load::pace`).
+pub async fn advance(report: &LoadReport, text: &str, record: Record<'_>) {
+    let offset = (record.text.as_ptr() as usize).saturating_sub(text.as_ptr() as usize).min(text.len());
+    report.progress.set(offset as u64);
+    super::pace::pace().await;
+}
+
 /// The non-blank lines of a JSON-lines text.
 pub fn line_records(text: &str) -> impl Iterator<Item = Record<'_>> {
     text.lines()

@@ -71,34 +71,39 @@ impl Loader for TreeOfThoughts {
         "Tree-of-Thoughts logs: game24 BFS (steps/new_ys/values), game24 CoT samples (ys/infos), crosswords DFS (actions/info)"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT, reason: reason.to_owned() };
-        let records = array_records(&text).ok_or_else(|| incompatible("not a JSON array"))?;
-        let first = records.first().ok_or_else(|| incompatible("an empty array"))?;
-        let mut b = RunBuilder::new(name, FORMAT);
-        if first.text.trim_start().starts_with('[') {
-            if !first.text.contains("\"actions\"") {
-                return Err(incompatible("nested arrays without crossword `actions`"));
-            }
-            for (i, record) in records.into_iter().enumerate() {
-                crossword(&mut b, i, record, report);
-            }
-            return finish(b, report, "crossword search");
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT, reason: reason.to_owned() };
+    let records = array_records(&text).ok_or_else(|| incompatible("not a JSON array"))?;
+    let first = records.first().ok_or_else(|| incompatible("an empty array"))?;
+    let mut b = RunBuilder::new(name, FORMAT);
+    if first.text.trim_start().starts_with('[') {
+        if !first.text.contains("\"actions\"") {
+            return Err(incompatible("nested arrays without crossword `actions`"));
         }
-        if !super::records::object_has(first.text, &["idx", "ys", "infos"]) {
-            return Err(incompatible("records lack idx / ys / infos"));
+        for (i, record) in records.into_iter().enumerate() {
+            super::records::advance(report, &text, record).await;
+            crossword(&mut b, i, record, report);
         }
-        for record in records {
-            let Some(problem) = parse::<Game24>(record, report) else { continue };
-            if problem.steps.is_empty() {
-                game24_cot(&mut b, &problem, record, report);
-            } else {
-                game24_bfs(&mut b, &problem, record, report);
-            }
-        }
-        finish(b, report, "problem")
+        return finish(b, report, "crossword search");
     }
+    if !super::records::object_has(first.text, &["idx", "ys", "infos"]) {
+        return Err(incompatible("records lack idx / ys / infos"));
+    }
+    for record in records {
+        super::records::advance(report, &text, record).await;
+        let Some(problem) = parse::<Game24>(record, report) else { continue };
+        if problem.steps.is_empty() {
+            game24_cot(&mut b, &problem, record, report);
+        } else {
+            game24_bfs(&mut b, &problem, record, report);
+        }
+    }
+    finish(b, report, "problem")
 }
 
 fn id_text(value: &serde_json::Value) -> String {

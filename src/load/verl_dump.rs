@@ -39,24 +39,28 @@ impl Loader for VerlDump {
         "verl rollout_data_dir dump: <step>.jsonl lines of {input, output, score, step, gts, extra reward keys}"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        let text = text_of(FORMAT, bytes)?;
-        if !head_matches(&text, |r| object_has(r.text, &["input", "output", "score"])) {
-            return Err(LoadError::Incompatible {
-                format: FORMAT,
-                reason: "the first line lacks input / output / score".to_owned(),
-            });
-        }
-        let mut b = RunBuilder::new(name, FORMAT);
-        b.meta_mut().notes.push(
-            "groups rebuilt from identical `input` within a training step (verl dumps no uid); two prompts with the same text share a group".to_owned(),
-        );
-        let mut per_group: BTreeMap<String, usize> = BTreeMap::new();
-        for record in line_records(&text) {
-            add(&mut b, record, report, &mut per_group);
-        }
-        finish(b, report, "response")
+    paced!(read);
+}
+
+/// Reads the format, giving the event loop back between records (see `load::pace`).
+async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let text = text_of(FORMAT, bytes)?;
+    if !head_matches(&text, |r| object_has(r.text, &["input", "output", "score"])) {
+        return Err(LoadError::Incompatible {
+            format: FORMAT,
+            reason: "the first line lacks input / output / score".to_owned(),
+        });
     }
+    let mut b = RunBuilder::new(name, FORMAT);
+    b.meta_mut().notes.push(
+        "groups rebuilt from identical `input` within a training step (verl dumps no uid); two prompts with the same text share a group".to_owned(),
+    );
+    let mut per_group: BTreeMap<String, usize> = BTreeMap::new();
+    for record in line_records(&text) {
+        super::records::advance(report, &text, record).await;
+        add(&mut b, record, report, &mut per_group);
+    }
+    finish(b, report, "response")
 }
 
 /// Tags that open a step, with the step kind and whether the text is the action (else the thought).

@@ -70,8 +70,25 @@ const lazyEval = zip([
   ...samples.map(([id, epoch, value]) => [`samples/${id}_epoch_${epoch}.json`, inspectSample(id, epoch, value)]),
 ]);
 
+// A large verl rollout dump (JSON lines), to watch the page stay responsive while it loads.
+const bigLines = [];
+for (let i = 0; i < 120000; i++) {
+  const q = Math.floor(i / 8) % 5000;
+  bigLines.push(JSON.stringify({
+    input: `user\nWhat is ${q} + ${q}? Think step by step and answer in the tags.`,
+    output: `<think>Adding ${q} to itself gives ${2 * q + (i % 3 === 0 ? 1 : 0)}.</think> <answer>${2 * q + (i % 3 === 0 ? 1 : 0)}</answer>`,
+    gts: String(2 * q), score: i % 3 === 0 ? 0 : 1, step: 1 + Math.floor(i / 40000),
+  }));
+}
+const bigDump = Buffer.from(bigLines.join("\n") + "\n");
+
 const server = http.createServer((req, res) => {
   const url = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  if (url === "/test/1.jsonl") {
+    res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": bigDump.length });
+    res.end(bigDump);
+    return;
+  }
   if (url === "/test/arith.eval") {
     res.writeHead(200, { "Content-Type": "application/zip", "Content-Length": lazyEval.length });
     res.end(lazyEval);
@@ -111,7 +128,20 @@ fs.mkdirSync(shots, { recursive: true });
 let failures = 0;
 async function visit(name, url, titlePrefix) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on("console", (m) => { if (m.type() === "error") console.log(`  [${name}] console: ${m.text()}`); });
+  let slices = 0;
+  page.on("console", (m) => {
+    if (m.type() === "error") console.log(`  [${name}] console: ${m.text()}`);
+    const read = /read in (\d+) slice/.exec(m.text());
+    if (read) slices = Math.max(slices, Number(read[1]));
+  });
+  // Every task over 50 ms that blocks the page (the browser's Long Tasks API).
+  await page.addInitScript(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
+    }).observe({ type: "longtask", buffered: true });
+  });
+  const started = Date.now();
   await page.goto(base + url);
   try {
     await page.waitForFunction((p) => document.title.startsWith(p), titlePrefix, { timeout: 120000 });
@@ -119,6 +149,9 @@ async function visit(name, url, titlePrefix) {
     console.log(`FAIL ${name}: title never became "${titlePrefix}…" (it is "${await page.title()}")`);
     failures++;
   }
+  const ready = Date.now() - started;
+  const longTasks = await page.evaluate(() => window.__longTasks);
+  console.log(`${name}: ready after ${ready} ms; long tasks (ms): ${JSON.stringify(longTasks.slice().sort((a, b) => b - a).slice(0, 12))}`);
   await page.waitForTimeout(3000);
   const png = await page.screenshot({ path: path.join(shots, `${name}.png`) });
   const colours = distinctColours(png);
@@ -129,7 +162,7 @@ async function visit(name, url, titlePrefix) {
     failures++;
   }
   await page.close();
-  return title;
+  return { title, slices };
 }
 
 await visit("bundled_sample", "/", "vantage — ");
@@ -138,6 +171,13 @@ await visit(
   "/?url=/sample_runs/tree_rollouts.jsonl#traj=tree-s0-p0/n9&step=2&a=grpo&b=treeps_rag",
   "vantage — tree-s0-p0/n9 · step 3",
 );
+// The page keeps drawing while a large log loads: the load runs in slices of the event loop.
+const big = await visit("big_dump", `/?url=/test/1.jsonl`, "vantage — ");
+console.log(`big_dump: read in ${big.slices} slices`);
+if (big.slices < 10) {
+  console.log(`FAIL big_dump: the load ran in ${big.slices} slice(s) of the event loop; it should yield to the page`);
+  failures++;
+}
 await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vantage — 1/epoch2 · step 2");
 await browser.close();
 server.close();

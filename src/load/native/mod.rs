@@ -28,9 +28,7 @@ impl Loader for NativeJsonl {
         "vantage JSONL v1: header, group, trajectory and tree records (docs/FORMAT.md)"
     }
 
-    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-        load(name, bytes, report)
-    }
+    paced!(load_paced);
 }
 
 /// Whether `record` is the vantage header (`"vantage"` key at top level).
@@ -57,6 +55,11 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
 
 /// Reads a native JSONL run.
 pub fn load(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    crate::load::pace::block_on(load_paced(name, bytes, report))
+}
+
+/// Reads a native JSONL run, giving the event loop back between records (see `load::pace`).
+pub async fn load_paced(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
     let mut lines = lines(bytes).filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace));
     let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT_NAME, reason: reason.to_owned() };
     let Some((header_line, header_bytes)) = lines.next() else {
@@ -84,6 +87,7 @@ pub fn load(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, Lo
             loader.report.progress.set((record.as_ptr() as usize).saturating_sub(start) as u64);
         }
         loader.line(line, record);
+        crate::load::pace::pace().await;
     }
     loader.report.progress.set(bytes.len() as u64);
     let NativeLoader { builder, report, .. } = loader;
