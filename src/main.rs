@@ -9,3 +9,11 @@ fn main() -> std::process::ExitCode {
 fn main() {
     vantage::web::start();
 }
+
+/// The credit worker's entry: its module script calls this once the wasm is in (the page's `main`
+/// does nothing there, as a worker has no window).
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn vantage_credit_worker() {
+    vantage::app::credit_worker::serve();
+}

@@ -5,6 +5,10 @@ use eframe::wasm_bindgen::JsCast as _;
 /// Starts the app on the `<canvas id="the_canvas_id">` of the page.
 pub fn start() {
     eframe::WebLogger::init(log::LevelFilter::Info).ok();
+    if web_sys::window().is_none() {
+        // The credit worker runs this module too; it starts through `vantage_credit_worker`.
+        return;
+    }
     // Loads give the page its frames: after 10 ms of work they wait for a `setTimeout(0)`.
     crate::load::pace::set_yielder(std::time::Duration::from_millis(25), || Box::pin(next_task()));
     wasm_bindgen_futures::spawn_local(async {

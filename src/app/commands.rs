@@ -41,7 +41,12 @@ impl VantageApp {
         match command {
             Command::SelectRun(i) if i < self.runs.len() => self.selected = i,
             Command::CloseRun(i) if i < self.runs.len() => {
-                self.runs.remove(i);
+                let closed = self.runs.remove(i);
+                #[cfg(target_arch = "wasm32")]
+                if let Some(remote) = closed.remote {
+                    crate::app::credit_worker::release(remote);
+                }
+                drop(closed);
                 self.selected = self.selected.min(self.runs.len().saturating_sub(1));
             }
             Command::ToggleMeetingMode => {

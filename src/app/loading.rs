@@ -69,13 +69,13 @@ impl LoadSource {
                 // (which also reads a directory of `<step>.jsonl` dumps).
                 if !(path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval"))) {
                     let result = crate::native::load_path(&path, None, &mut report);
-                    return LoadOutcome { name, result, report, lazy: None };
+                    return LoadOutcome { name, result, report, lazy: None, bytes: None };
                 }
                 match std::fs::read(&path) {
                     Ok(bytes) => bytes.into(),
                     Err(err) => {
                         let result = Err(LoadError::from(err).with_path(&name));
-                        return LoadOutcome { name, result, report, lazy: None };
+                        return LoadOutcome { name, result, report, lazy: None, bytes: None };
                     }
                 }
             }
@@ -84,7 +84,9 @@ impl LoadSource {
             return outcome;
         }
         let result = load_bytes_paced(&name, &bytes, &mut report).await;
-        LoadOutcome { name, result, report, lazy: None }
+        // The web keeps the bytes for the credit worker, which loads its own copy of a large run.
+        let bytes = cfg!(target_arch = "wasm32").then_some(bytes);
+        LoadOutcome { name, result, report, lazy: None, bytes }
     }
 }
 
@@ -100,7 +102,7 @@ fn open_lazily(name: &str, bytes: Arc<[u8]>, report: &mut LoadReport) -> Option<
     }
     let result = file.run(report);
     let lazy = result.is_ok().then_some(file);
-    Some(LoadOutcome { name: name.to_owned(), result, report: report.clone(), lazy })
+    Some(LoadOutcome { name: name.to_owned(), result, report: report.clone(), lazy, bytes: None })
 }
 
 /// The result of one load.
@@ -114,6 +116,8 @@ pub struct LoadOutcome {
     pub report: LoadReport,
     /// An Inspect `.eval` opened from its summaries, whose samples are still to be read.
     pub lazy: Option<EvalFile<Arc<[u8]>>>,
+    /// The bytes the run was read from (kept on the web only, for the credit worker).
+    pub bytes: Option<Arc<[u8]>>,
 }
 
 /// One load in flight.
@@ -194,7 +198,7 @@ impl Loader {
                     Err(err) => {
                         let report = LoadReport::new(&name);
                         let err = LoadError::from(std::io::Error::other(err)).with_path(&name);
-                        LoadOutcome { name, result: Err(err), report, lazy: None }
+                        LoadOutcome { name, result: Err(err), report, lazy: None, bytes: None }
                     }
                 };
                 let _: Result<(), _> = sender.send(outcome);
@@ -255,7 +259,7 @@ impl Loader {
                 Err(reason) => {
                     let report = LoadReport::new(&url);
                     let err = LoadError::from(std::io::Error::other(reason)).with_path(&url);
-                    LoadOutcome { name: url.clone(), result: Err(err), report, lazy: None }
+                    LoadOutcome { name: url.clone(), result: Err(err), report, lazy: None, bytes: None }
                 }
             };
             let _: Result<(), _> = sender.send(outcome);

@@ -2,6 +2,8 @@
 //! Views live in `ui/`; they read the app and push [`Command`]s, which [`VantageApp::logic`] applies.
 
 mod commands;
+#[cfg(target_arch = "wasm32")]
+pub mod credit_worker;
 pub mod deeplink;
 mod loading;
 mod open_run;
@@ -222,6 +224,14 @@ impl VantageApp {
                     }
                     let lazy = outcome.lazy.map(|file| LazyRun::new(file, outcome.report.clone()));
                     let mut open = OpenRun::new(run, outcome.report);
+                    // A large run's credit is computed off the page's thread, on the worker's copy.
+                    #[cfg(target_arch = "wasm32")]
+                    if lazy.is_none()
+                        && open.run.num_path_steps() > credit_worker::WORKER_STEPS
+                        && let Some(bytes) = &outcome.bytes
+                    {
+                        open.remote = credit_worker::register(&outcome.name, bytes);
+                    }
                     open.lazy = lazy;
                     self.runs.push(open);
                     self.selected = self.runs.len() - 1;
@@ -235,7 +245,13 @@ impl VantageApp {
 
     /// Opens an already loaded run (tests, headless use).
     pub fn open_loaded(&mut self, run: crate::model::Run, report: crate::load::LoadReport) {
-        self.accept(vec![LoadOutcome { name: run.meta.name.clone(), result: Ok(run), report, lazy: None }]);
+        self.accept(vec![LoadOutcome {
+            name: run.meta.name.clone(),
+            result: Ok(run),
+            report,
+            lazy: None,
+            bytes: None,
+        }]);
     }
 
     /// When scheme A or B is not supported by the current run, picks a supported one instead.
@@ -320,7 +336,7 @@ impl VantageApp {
         if let Some(open) = self.runs.get_mut(self.selected) {
             for (slot, choice) in [(0, &a), (1, &b)] {
                 let c = ctx.clone();
-                open.credit[slot].update(&open.run, choice, move || c.request_repaint());
+                open.credit[slot].update(&open.run, choice, open.remote, move || c.request_repaint());
             }
         }
     }

@@ -43,11 +43,23 @@ pub struct CreditSlot {
 
 impl CreditSlot {
     /// Recomputes when `choice` differs from what the slot holds (or is computing), and takes in a
-    /// finished background result. `repaint` is called when a background result is ready.
-    pub fn update(&mut self, run: &Arc<Run>, choice: &SchemeChoice, repaint: impl Fn() + Send + 'static) {
+    /// finished background result. `repaint` is called when a background result is ready. `remote`
+    /// is the web credit worker's copy of the run, where large runs are computed.
+    pub fn update(
+        &mut self,
+        run: &Arc<Run>,
+        choice: &SchemeChoice,
+        remote: Option<u32>,
+        repaint: impl Fn() + Send + 'static,
+    ) {
         if let Some((key, receiver)) = &self.pending
             && let Ok(result) = receiver.try_recv()
         {
+            #[cfg(target_arch = "wasm32")]
+            let result = match result {
+                Err(e) if e == crate::app::credit_worker::WORKER_GONE => compute(run, choice),
+                other => other,
+            };
             self.key.clone_from(key);
             self.result = Some(result);
             self.generation += 1;
@@ -75,7 +87,14 @@ impl CreditSlot {
             }
         }
         #[cfg(target_arch = "wasm32")]
-        drop(repaint);
+        if let Some(remote) = remote
+            && let Some(receiver) = crate::app::credit_worker::request(remote, choice, repaint)
+        {
+            self.pending = Some((key, receiver));
+            return;
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let _: Option<u32> = remote;
         self.pending = None;
         self.result = Some(compute(run, choice));
         self.key = key;
@@ -189,6 +208,8 @@ pub struct OpenRun {
     pub every_scheme: Option<Vec<SchemeCredit>>,
     /// Samples still to be read, for a run opened from its summaries.
     pub lazy: Option<LazyRun>,
+    /// The credit worker's copy of this run (web, large runs): credit is computed there.
+    pub remote: Option<u32>,
 }
 
 /// A run opened from its summaries (an Inspect `.eval`) whose samples are read a few at a time,
@@ -250,6 +271,7 @@ impl OpenRun {
             tree: None,
             every_scheme: None,
             lazy: None,
+            remote: None,
         };
         // Start on the first group whose rollouts differ (a zero-variance group has no outcome credit).
         let run = &open.run;

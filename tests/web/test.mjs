@@ -129,8 +129,11 @@ let failures = 0;
 async function visit(name, url, titlePrefix) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   let slices = 0;
+  const workerCredit = [];
   page.on("console", (m) => {
     if (m.type() === "error") console.log(`  [${name}] console: ${m.text()}`);
+    const computed = /credit (\S+) computed in the worker in (\d+) ms/.exec(m.text());
+    if (computed) workerCredit.push(`${computed[1]} ${computed[2]} ms`);
     const read = /read in (\d+) slice/.exec(m.text());
     if (read) slices = Math.max(slices, Number(read[1]));
   });
@@ -162,7 +165,7 @@ async function visit(name, url, titlePrefix) {
     failures++;
   }
   await page.close();
-  return { title, slices };
+  return { title, slices, workerCredit };
 }
 
 await visit("bundled_sample", "/", "vantage — ");
@@ -173,7 +176,12 @@ await visit(
 );
 // The page keeps drawing while a large log loads: the load runs in slices of the event loop.
 const big = await visit("big_dump", `/?url=/test/1.jsonl`, "vantage — ");
-console.log(`big_dump: read in ${big.slices} slices`);
+console.log(`big_dump: read in ${big.slices} slices; credit in the worker: ${big.workerCredit.join(", ")}`);
+// Its credit is computed off the page's thread, in the credit worker.
+if (big.workerCredit.length < 2) {
+  console.log(`FAIL big_dump: schemes A and B should be computed in the credit worker (${big.workerCredit.length} were)`);
+  failures++;
+}
 if (big.slices < 10) {
   console.log(`FAIL big_dump: the load ran in ${big.slices} slice(s) of the event loop; it should yield to the page`);
   failures++;
