@@ -125,44 +125,51 @@ fn worker() -> Option<Rc<CreditWorker>> {
     (!broken).then_some(worker)
 }
 
+impl CreditWorker {
+    /// A fresh id for a run or a request.
+    fn next(&self) -> u32 {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        id
+    }
+}
+
+/// A message object with these fields.
+fn message(fields: &[(&str, JsValue)]) -> js_sys::Object {
+    let message = js_sys::Object::new();
+    for (key, value) in fields {
+        set(&message, key, value);
+    }
+    message
+}
+
 /// Gives the worker its own copy of a run (loaded from the same bytes as the page's); the id to
 /// request credit with, or `None` where there is no worker.
 pub fn register(name: &str, bytes: &[u8]) -> Option<u32> {
     let worker = worker()?;
-    let id = worker.next_id.get();
-    worker.next_id.set(id + 1);
-    let message = js_sys::Object::new();
-    set(&message, "kind", &"run".into());
-    set(&message, "id", &id.into());
-    set(&message, "name", &name.into());
-    set(&message, "bytes", &js_sys::Uint8Array::from(bytes).into());
-    worker.worker.post_message(&message).ok()?;
+    let id = worker.next();
+    let bytes = js_sys::Uint8Array::from(bytes).into();
+    let run = message(&[("kind", "run".into()), ("id", id.into()), ("name", name.into()), ("bytes", bytes)]);
+    worker.worker.post_message(&run).ok()?;
     Some(id)
 }
 
 /// Frees the worker's copy of a run.
 pub fn release(run: u32) {
     let Some(worker) = worker() else { return };
-    let message = js_sys::Object::new();
-    set(&message, "kind", &"release".into());
-    set(&message, "id", &run.into());
-    let _: Result<(), _> = worker.worker.post_message(&message);
+    let _: Result<(), _> = worker.worker.post_message(&message(&[("kind", "release".into()), ("id", run.into())]));
 }
 
 /// Asks the worker for credit under `choice` on its copy of `run`; `repaint` is called when the
 /// reply is in. `None` where there is no worker (compute on the page instead).
 pub fn request(run: u32, choice: &SchemeChoice, repaint: impl Fn() + 'static) -> Option<mpsc::Receiver<Reply>> {
     let worker = worker()?;
-    let id = worker.next_id.get();
-    worker.next_id.set(id + 1);
-    let message = js_sys::Object::new();
-    set(&message, "kind", &"credit".into());
-    set(&message, "request", &id.into());
-    set(&message, "run", &run.into());
-    set(&message, "choice", &serde_json::to_string(choice).ok()?.into());
+    let id = worker.next();
+    let choice = serde_json::to_string(choice).ok()?.into();
+    let ask = message(&[("kind", "credit".into()), ("request", id.into()), ("run", run.into()), ("choice", choice)]);
     let (sender, receiver) = mpsc::channel();
     worker.waiting.borrow_mut().insert(id, (sender, Box::new(repaint)));
-    if worker.worker.post_message(&message).is_err() {
+    if worker.worker.post_message(&ask).is_err() {
         worker.waiting.borrow_mut().remove(&id);
         return None;
     }
