@@ -159,14 +159,13 @@ impl GroupTree {
         }
     }
 
-    /// The mean of `values` (one per path position) over the positions merged into node `i`,
-    /// `NaN` when none is finite.
-    pub fn mean_of(&self, i: usize, values: &[f32]) -> f32 {
+    /// The mean of `value(position)` over the path positions merged into node `i`, `NaN` when
+    /// none is finite.
+    pub fn mean_of(&self, i: usize, value: impl Fn(usize) -> f32) -> f32 {
         let (mut sum, mut n) = (0.0f64, 0u32);
         for &p in self.positions_of(i) {
-            if let Some(&v) = values.get(p as usize)
-                && v.is_finite()
-            {
+            let v = value(p as usize);
+            if v.is_finite() {
                 sum += f64::from(v);
                 n += 1;
             }
@@ -219,6 +218,6 @@ mod tests {
         assert_eq!(state.nodes.len(), 2);
         assert_eq!(state.positions_of(0).len(), 3);
         let credit: Vec<f32> = (0..run.num_path_steps()).map(|p| p as f32).collect();
-        assert!((state.mean_of(1, &credit) - 2.0).abs() < 1e-6);
+        assert!((state.mean_of(1, |p| credit.get(p).copied().unwrap_or(f32::NAN)) - 2.0).abs() < 1e-6);
     }
 }

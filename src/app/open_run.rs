@@ -301,12 +301,7 @@ impl OpenRun {
     /// Selects a step by path position (and its trajectory and group).
     pub fn select_position(&mut self, position: usize) {
         let tr = &self.run.trajectories;
-        if position >= tr.path_nodes.len() {
-            return;
-        }
-        // Path offsets are sorted: the trajectory is the last one starting at or before `position`.
-        let t = tr.path_offsets.partition_point(|&o| o as usize <= position).saturating_sub(1);
-        let trajectory = TrajectoryId::from_index(t.min(tr.len().saturating_sub(1)));
+        let Some(trajectory) = tr.at_position(position) else { return };
         self.selection = Selection {
             group: tr.group.get(trajectory.index()).copied(),
             trajectory: Some(trajectory),

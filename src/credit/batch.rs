@@ -97,18 +97,26 @@ impl<F: Real> Batch<F> {
 
     /// Broadcasts one value per row over its positions, times the mask (`a_i · m[i,t]`).
     pub fn broadcast(&self, per_row: &[F]) -> Vec<F> {
-        let mut out = F::zeroed(self.num_positions());
+        let n = self.num_positions();
+        // Rows are consecutive ranges of positions, so the output is written once, in order.
+        let mut out = F::with_room(n);
         for (i, &a) in per_row.iter().enumerate() {
             let range = self.row(i);
-            match &self.mask {
-                Some(m) => {
-                    for t in range {
-                        out[t] = a * m[t];
-                    }
+            if range.start < out.len() {
+                // Out of order (not from offsets): write in place.
+                out.resize(n, F::ZERO);
+                for t in range {
+                    out[t] = self.mask.as_ref().map_or(a, |m| a * m[t]);
                 }
-                None => out[range].fill(a),
+                continue;
+            }
+            out.resize(range.start, F::ZERO);
+            match &self.mask {
+                Some(m) => out.extend(m[range].iter().map(|&mask| a * mask)),
+                None => out.resize(range.end, a),
             }
         }
+        out.resize(n, F::ZERO);
         out
     }
 

@@ -90,6 +90,16 @@ pub fn with_common(own: &[ParamSpec]) -> Vec<ParamSpec> {
     own.iter().cloned().chain(COMMON_PARAMS.iter().cloned()).collect()
 }
 
+/// The slot of `key` in a small memo (a run has a handful of roles and step kinds), its value
+/// computed the first time the key is seen.
+pub fn memo_slot<K: PartialEq + Copy, T>(memo: &mut Vec<(K, T)>, key: K, compute: impl FnOnce() -> T) -> usize {
+    if let Some(slot) = memo.iter().position(|(k, _)| *k == key) {
+        return slot;
+    }
+    memo.push((key, compute()));
+    memo.len() - 1
+}
+
 /// The granularity `params` ask for on `run`.
 pub fn level(run: &Run, params: &Params) -> Level {
     match params.choice("level") {
@@ -229,7 +239,7 @@ pub fn compute_token_scheme(
 pub fn step_from_tokens(run: &Run, token: &[f32]) -> Vec<f32> {
     let tr = &run.trajectories;
     let mask = run.tokens.mask.as_ref();
-    let mut out = vec![f32::NAN; tr.path_nodes.len()];
+    let mut out = super::pool::filled(tr.path_nodes.len(), f32::NAN);
     let mean = |range: std::ops::Range<usize>| {
         let (mut sum, mut count) = (0.0f64, 0u32);
         for t in range {

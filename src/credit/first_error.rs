@@ -56,7 +56,7 @@ impl Scheme for FirstError {
         let bonus = params.f64("prefix_bonus") as f32;
         let penalty = params.f64("suffix_penalty") as f32;
         let tr = &run.trajectories;
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "before the first error: max(A, 0) + bonus; from it on: min(A, 0) − penalty; no error: A",
             &["A_outcome", "first error step (−1: none)"],

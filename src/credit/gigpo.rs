@@ -104,7 +104,7 @@ fn compute(run: &Run, params: &Params) -> Credit {
         }
         episode[t.index()] = total;
     }
-    let mut step = vec![f32::NAN; tr.path_nodes.len()];
+    let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
     let mut terms = Terms::for_rows("A^E + ω·A^S (anchor-state group)", &["R", "A^E", "ω"], tr.len());
     for g in run.groups.ids() {
         let members = run.groups.members(g);

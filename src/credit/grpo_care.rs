@@ -100,7 +100,7 @@ impl Scheme for GrpoCare {
             params.f64("accurate_threshold") as f32,
             params.f64("epsilon") as f32,
         );
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "GRPO on r + λ·acc·[accurate and consistent]",
             &["r", "acc", "confidence", "bonus"],

@@ -57,30 +57,37 @@ impl Scheme for Hybrid {
         let column = score_column(run, params, "hybrid")?;
         let tr = &run.trajectories;
         let (outcome, _) = outcome_advantages(run, params);
-        let mut process: Vec<f32> = tr.path_nodes.iter().map(|n| column[n.index()]).collect();
+        let mut process = super::pool::collect(tr.path_nodes.len(), tr.path_nodes.iter().map(|n| column[n.index()]));
         let eps = params.f64("epsilon") as f32;
-        let zscore = |values: &mut [f32], positions: &[usize]| {
-            let present: Vec<f32> = positions.iter().map(|&k| values[k]).filter(|v| !v.is_nan()).collect();
+        // z-scores the positions of `ranges` with the statistics of their present values.
+        let mut present: Vec<f32> = Vec::new();
+        let mut zscore = |values: &mut [f32], ranges: &[std::ops::Range<usize>]| {
+            present.clear();
+            present.extend(ranges.iter().flat_map(|r| values[r.clone()].iter().copied()).filter(|v| !v.is_nan()));
             let (mean, std) = group_stats(&present);
-            for &k in positions {
-                values[k] = (values[k] - mean) / (std + eps);
+            for range in ranges {
+                for v in &mut values[range.clone()] {
+                    *v = (*v - mean) / (std + eps);
+                }
             }
         };
         match params.choice("process_norm") {
             "group" => {
+                let mut ranges = Vec::new();
                 for g in run.groups.ids() {
-                    let positions: Vec<usize> = run.groups.members(g).iter().flat_map(|&t| tr.path_range(t)).collect();
-                    zscore(&mut process, &positions);
+                    ranges.clear();
+                    ranges.extend(run.groups.members(g).iter().map(|&t| tr.path_range(t)));
+                    zscore(&mut process, &ranges);
                 }
             }
             "batch" => {
-                let positions: Vec<usize> = (0..process.len()).collect();
-                zscore(&mut process, &positions);
+                let all = 0..process.len();
+                zscore(&mut process, std::slice::from_ref(&all));
             }
             _ => {}
         }
         let (alpha, beta) = (params.f64("alpha") as f32, params.f64("beta") as f32);
-        let mut step = vec![f32::NAN; process.len()];
+        let mut step = super::pool::filled(process.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "α·A_outcome + β·normalized step score (a missing score counts 0)",
             &["A_outcome", "α", "β"],
@@ -94,6 +101,7 @@ impl Scheme for Hybrid {
             }
             terms.set(t.index(), &[f64::from(a), f64::from(alpha), f64::from(beta)]);
         }
+        super::pool::give(process);
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

@@ -48,7 +48,7 @@ impl Scheme for LengthPenalty {
             |t: crate::model::TrajectoryId| if tokens { tr.token_range(t).len() } else { tr.num_steps(t) } as f32;
         let lambda = params.f64("lambda") as f32;
         let eps = params.f64("epsilon") as f32;
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows("GRPO on r − λ·L/L_max", &["r", "L", "L_max", "r'"], tr.len());
         for g in run.groups.ids() {
             let members = run.groups.members(g);

@@ -203,7 +203,7 @@ impl Scheme for Lets {
         let eps = params.f64("epsilon");
         let from_docs = params.choice("step_reward") == "docs";
         let column = if from_docs { None } else { Some(score_column(run, params, "lets")?) };
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "segment k: A·(1 + γ·z_k) if A ≥ 0, A·(1 − γ·z_k) if A < 0; answer segment: A",
             &["A", "γ", "segments scaled"],

@@ -63,7 +63,7 @@ impl Scheme for NullReward {
                 reason: "mode=format_only needs an outcome component `format`".to_owned(),
             });
         }
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             format!("GRPO on {mode} rewards (seed {seed})"),
             &["null reward", "logged reward"],

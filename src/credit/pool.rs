@@ -11,18 +11,46 @@ const MAX_IDLE: usize = 6;
 
 static IDLE: Mutex<Vec<Vec<f32>>> = Mutex::new(Vec::new());
 
+/// The smallest idle buffer that holds `len` (a small request must not take the large buffer a
+/// step-credit array needs next).
+fn best_fit(idle: &[Vec<f32>], len: usize) -> Option<usize> {
+    idle.iter().enumerate().filter(|(_, b)| b.capacity() >= len).min_by_key(|(_, b)| b.capacity()).map(|(i, _)| i)
+}
+
 /// A zeroed buffer of `len`, reused from the pool when one is large enough.
 pub fn zeroed(len: usize) -> Vec<f32> {
+    filled(len, 0.0)
+}
+
+/// A buffer of `len` copies of `value` (`NaN` for step credit a scheme leaves unset), reused
+/// from the pool when one is large enough. Give it back (or return it in a `Credit`) when done.
+pub fn filled(len: usize, value: f32) -> Vec<f32> {
     if len >= MIN_LEN
         && let Ok(mut idle) = IDLE.lock()
-        && let Some(i) = idle.iter().position(|b| b.capacity() >= len)
+        && let Some(i) = best_fit(&idle, len)
     {
         let mut buffer = idle.swap_remove(i);
         buffer.clear();
-        buffer.resize(len, 0.0);
+        buffer.resize(len, value);
         return buffer;
     }
-    vec![0.0; len]
+    vec![value; len]
+}
+
+/// A buffer holding `values` (`len` of them), reused from the pool when one is large enough:
+/// gathering a per-step column without a fresh allocation. Give it back when done.
+pub fn collect(len: usize, values: impl Iterator<Item = f32>) -> Vec<f32> {
+    let mut buffer = Vec::new();
+    if len >= MIN_LEN
+        && let Ok(mut idle) = IDLE.lock()
+        && let Some(i) = best_fit(&idle, len)
+    {
+        buffer = idle.swap_remove(i);
+        buffer.clear();
+    }
+    buffer.reserve(len);
+    buffer.extend(values);
+    buffer
 }
 
 /// Returns a buffer to the pool (dropped if the pool is full or it is small).

@@ -110,14 +110,27 @@ pub fn refine(run: &Run, score: &mut [f32], how: &str, eta: f32) {
 }
 
 /// Aggregates step scores into a trajectory score; `None` for no scores.
-pub fn aggregate(scores: &[f32], agg: &str) -> Option<f32> {
-    let last = *scores.last()?;
-    Some(match agg {
-        "prod" => scores.iter().product(),
+#[cfg(test)]
+fn aggregate(scores: &[f32], agg: &str) -> Option<f32> {
+    aggregate_present(scores.iter().copied(), agg)
+}
+
+/// [`aggregate`] over the scores an iterator yields (the present ones, without collecting them).
+fn aggregate_present(scores: impl Iterator<Item = f32>, agg: &str) -> Option<f32> {
+    let (mut count, mut last, mut sum, mut product, mut min) = (0usize, 0.0f32, 0.0f32, 1.0f32, f32::INFINITY);
+    for s in scores {
+        count += 1;
+        last = s;
+        sum += s;
+        product *= s;
+        min = min.min(s);
+    }
+    (count > 0).then(|| match agg {
+        "prod" => product,
         "last" => last,
-        "mean" => scores.iter().sum::<f32>() / scores.len() as f32,
-        "sum" => scores.iter().sum(),
-        _ => scores.iter().copied().fold(f32::INFINITY, f32::min),
+        "mean" => sum / count as f32,
+        "sum" => sum,
+        _ => min,
     })
 }
 
@@ -136,7 +149,7 @@ impl Scheme for PrmProcess {
         let tr = &run.trajectories;
         let missing = params.choice("missing");
         // Step scores per path position after the missing-step policy (NaN = left out).
-        let mut score: Vec<f32> = tr.path_nodes.iter().map(|n| column[n.index()]).collect();
+        let mut score = super::pool::collect(tr.path_nodes.len(), tr.path_nodes.iter().map(|n| column[n.index()]));
         if missing == "zero" {
             score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0);
         }
@@ -150,26 +163,29 @@ impl Scheme for PrmProcess {
         }
         refine(run, &mut score, params.choice("refine"), params.f64("clip_eta") as f32);
         let eps = params.f64("epsilon") as f32;
-        Ok(if params.choice("form") == "agg" {
+        let credit = if params.choice("form") == "agg" {
             aggregated(run, &score, params.choice("agg"), eps)
         } else {
             deepseekmath(run, &score, eps)
-        })
+        };
+        super::pool::give(score);
+        Ok(credit)
     }
 }
 
 fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
     let tr = &run.trajectories;
-    let mut step = vec![f32::NAN; score.len()];
+    let mut step = super::pool::filled(score.len(), f32::NAN);
     let mut terms = Terms::for_rows(
         "Σ_{j≥k} (p_j − mean)/(std + ε), mean and std over the group's step scores",
         &["mean", "std"],
         tr.len(),
     );
+    let mut values: Vec<f32> = Vec::new();
     for g in run.groups.ids() {
         let members = run.groups.members(g);
-        let values: Vec<f32> =
-            members.iter().flat_map(|t| score[tr.path_range(*t)].iter().copied()).filter(|s| !s.is_nan()).collect();
+        values.clear();
+        values.extend(members.iter().flat_map(|t| score[tr.path_range(*t)].iter().copied()).filter(|s| !s.is_nan()));
         // verl's singleton rule: mean 0, std 1.
         let (mean, std) = group_stats(&values);
         for &t in members {
@@ -193,11 +209,10 @@ fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32) -> Credit {
         .ids()
         .map(|t| {
             let range = tr.path_range(t);
-            let present: Vec<f32> = score[range].iter().copied().filter(|s| !s.is_nan()).collect();
-            aggregate(&present, agg).unwrap_or(f32::NAN)
+            aggregate_present(score[range].iter().copied().filter(|s| !s.is_nan()), agg).unwrap_or(f32::NAN)
         })
         .collect();
-    let mut step = vec![f32::NAN; score.len()];
+    let mut step = super::pool::filled(score.len(), f32::NAN);
     let mut terms =
         Terms::for_rows(format!("GRPO on the {agg} of the step scores"), &["score", "mean", "std"], tr.len());
     for g in run.groups.ids() {

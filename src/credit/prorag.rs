@@ -68,8 +68,23 @@ impl Scheme for Prorag {
         let format_source = params.choice("format_source");
         let format_scores = nodes.scores.get("format");
         // Step score p (+ format term) and its token weight, per path position.
-        let mut p = vec![f32::NAN; tr.path_nodes.len()];
-        let mut weight = vec![0.0f64; tr.path_nodes.len()];
+        #[derive(Clone, Copy, PartialEq)]
+        enum Source {
+            Score,
+            Kind,
+            Always,
+            None,
+        }
+        let source = match format_source {
+            "score" => Source::Score,
+            "kind" => Source::Kind,
+            "none" => Source::None,
+            _ => Source::Always,
+        };
+        // Whether a step kind is well formed, looked up once per kind symbol.
+        let mut kinds: Vec<(crate::model::Sym, bool)> = Vec::new();
+        let mut p = super::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let mut weight = super::pool::zeroed(tr.path_nodes.len());
         for t in tr.ids() {
             let offset = tr.path_offsets[t.index()] as usize;
             let whole = tr.token_range(t).len();
@@ -80,43 +95,49 @@ impl Scheme for Prorag {
                 if score.is_nan() {
                     continue;
                 }
-                let well_formed = match format_source {
-                    "score" => format_scores.is_some_and(|f| f[node.index()] >= 0.5),
-                    "kind" => WELL_FORMED_KINDS.contains(&run.label(nodes.kind[node.index()])),
-                    _ => true,
+                let well_formed = match source {
+                    Source::Score => format_scores.is_some_and(|f| f[node.index()] >= 0.5),
+                    Source::Kind => {
+                        let kind = nodes.kind[node.index()];
+                        let slot =
+                            super::common::memo_slot(&mut kinds, kind, || WELL_FORMED_KINDS.contains(&run.label(kind)));
+                        kinds[slot].1
+                    }
+                    Source::Always | Source::None => true,
                 };
-                let format = match format_source {
-                    "none" => 0.0,
+                let format = match source {
+                    Source::None => 0.0,
                     _ if well_formed => bonus,
                     _ => -penalty,
                 };
                 p[offset + k] = score + format;
                 weight[offset + k] = match nodes.token_span(node) {
-                    Some([start, end]) => f64::from(end - start),
+                    Some([start, end]) => (end - start) as f32,
                     None if any_span || whole == 0 => 1.0,
-                    None => whole as f64 / path.len() as f64,
+                    None => whole as f32 / path.len() as f32,
                 };
             }
         }
         let beta = params.f64("beta") as f32;
-        let mut step = vec![f32::NAN; p.len()];
+        let mut step = super::pool::filled(p.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "A_outcome + β·z(step score), z over the group's tokens",
             &["A_outcome", "token mean", "token std", "β"],
             tr.len(),
         );
+        let mut positions: Vec<usize> = Vec::new();
         for g in run.groups.ids() {
             let members = run.groups.members(g);
-            let positions: Vec<usize> =
-                members.iter().flat_map(|&t| tr.path_range(t)).filter(|&k| !p[k].is_nan()).collect();
-            let total: f64 = positions.iter().map(|&k| weight[k]).sum();
+            positions.clear();
+            positions.extend(members.iter().flat_map(|&t| tr.path_range(t)).filter(|&k| !p[k].is_nan()));
+            let total: f64 = positions.iter().map(|&k| f64::from(weight[k])).sum();
             let mean = if total > 0.0 {
-                positions.iter().map(|&k| weight[k] * f64::from(p[k])).sum::<f64>() / total
+                positions.iter().map(|&k| f64::from(weight[k]) * f64::from(p[k])).sum::<f64>() / total
             } else {
                 0.0
             };
             let var = if total > 0.0 {
-                positions.iter().map(|&k| weight[k] * (f64::from(p[k]) - mean).powi(2)).sum::<f64>() / total
+                positions.iter().map(|&k| f64::from(weight[k]) * (f64::from(p[k]) - mean).powi(2)).sum::<f64>() / total
             } else {
                 0.0
             };
@@ -131,6 +152,8 @@ impl Scheme for Prorag {
                 terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
             }
         }
+        super::pool::give(p);
+        super::pool::give(weight);
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

@@ -99,7 +99,7 @@ impl Scheme for Pure {
                 weighted[k] = w * r[i];
             }
         }
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "Σ_{j≥k} (w_j r_j − baseline) + VR at the last step, then normalized",
             &["Σ w·r", "baseline", "VR"],
@@ -147,10 +147,11 @@ impl Scheme for Pure {
             }
         }
         if params.bool("normalize") {
-            let finite: Vec<f64> = step.iter().filter(|v| v.is_finite()).map(|&v| f64::from(v)).collect();
-            if finite.len() >= 2 {
-                let mean = finite.iter().sum::<f64>() / finite.len() as f64;
-                let std = (finite.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (finite.len() as f64 - 1.0)).sqrt();
+            let finite = || step.iter().filter(|v| v.is_finite()).map(|&v| f64::from(v));
+            let count = finite().count();
+            if count >= 2 {
+                let mean = finite().sum::<f64>() / count as f64;
+                let std = (finite().map(|v| (v - mean).powi(2)).sum::<f64>() / (count as f64 - 1.0)).sqrt();
                 for v in step.iter_mut().filter(|v| v.is_finite()) {
                     *v = ((f64::from(*v) - mean) / (std + 1e-8)) as f32;
                 }

@@ -45,10 +45,12 @@ pub trait Real:
     fn min(self, other: Self) -> Self;
     /// A zeroed vector (pooled for `f32`, see `credit::pool`).
     fn zeroed(len: usize) -> Vec<Self>;
+    /// An empty vector with room for `len` (pooled for `f32`).
+    fn with_room(len: usize) -> Vec<Self>;
 }
 
 macro_rules! impl_real {
-    ($t:ty, $of:expr, $to32:expr, $zeroed:expr) => {
+    ($t:ty, $of:expr, $to32:expr, $zeroed:expr, $room:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -95,9 +97,15 @@ macro_rules! impl_real {
             fn zeroed(len: usize) -> Vec<Self> {
                 $zeroed(len)
             }
+            fn with_room(len: usize) -> Vec<Self> {
+                $room(len)
+            }
         }
     };
 }
 
-impl_real!(f32, |x: f64| x as f32, |x: f32| x, super::pool::zeroed);
-impl_real!(f64, |x: f64| x, |x: f64| x as f32, |len: usize| vec![0.0; len]);
+impl_real!(f32, |x: f64| x as f32, |x: f32| x, super::pool::zeroed, |len: usize| super::pool::collect(
+    len,
+    std::iter::empty()
+));
+impl_real!(f64, |x: f64| x, |x: f64| x as f32, |len: usize| vec![0.0; len], Vec::with_capacity);

@@ -111,7 +111,7 @@ impl Scheme for SpoTree {
             base + if pav_k.is_some() { bok(value) - bok(parent) } else { 0.0 }
         };
         let tr = &run.trajectories;
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms =
             Terms::for_rows("V(n) − V(parent) per segment; V = mean of children", &["V(root)", "R"], tr.len());
         for t in tr.ids() {

@@ -74,7 +74,7 @@ impl Scheme for TreeGrpo {
                 inter_of[t.index()] = inter[i];
             }
         }
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(format!("Tree-GRPO {combination}"), &["R", "inter-tree GRPO"], tr.len());
         for t in tr.ids() {
             step[tr.path_range(t)].fill(advantage[t.index()]);

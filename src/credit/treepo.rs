@@ -107,7 +107,7 @@ impl Scheme for Treepo {
             }
             leaf_adv[t.index()] = if weight > 0.0 { (total / weight) as f32 } else { 0.0 };
         }
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "mean over depths of (R − subgroup mean), then whitened",
             &["R", "before whitening"],

@@ -57,7 +57,7 @@ impl Scheme for TreepsRag {
         let weight = params.f64("outcome_weight") as f32;
         let (outcome, _) = if weight > 0.0 { outcome_advantages(run, params) } else { (Vec::new(), Vec::new()) };
         let tr = &run.trajectories;
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows("V(step) − V(parent) + w·A_outcome", &["V(root)", "R", "w"], tr.len());
         for t in tr.ids() {
             let offset = tr.path_offsets[t.index()] as usize;

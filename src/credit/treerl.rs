@@ -126,7 +126,7 @@ impl Scheme for Treerl {
         };
         let form = params.choice("value_form");
         let truncated_reward = params.f64("truncated_reward") as f32;
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(format!("TreeRL {form}"), &["R", "V̂(root)"], tr.len());
         for t in tr.ids() {
             let g = tr.group[t.index()].index();

@@ -67,15 +67,28 @@ impl Scheme for Triage {
         } as f32;
         let w = params.f64("w") as f32;
         let tr = &run.trajectories;
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
+        // w · c(role) per role symbol, looked up once per role (a run has a handful); the batch
+        // moments for whitening gathered on the way.
+        // Per role: its symbol with w · c(role), and how many steps of the trajectory have it.
+        let mut weighted: Vec<(crate::model::Sym, (f32, usize))> = Vec::new();
+        let mut moments = Moments::default();
         for t in tr.ids() {
             let offset = tr.path_offsets[t.index()] as usize;
+            let a = outcome[t.index()];
             for (k, &node) in tr.path(t).iter().enumerate() {
-                step[offset + k] = outcome[t.index()] + w * constant(run.label(run.nodes.role[node.index()]));
+                let role = run.nodes.role[node.index()];
+                let slot = super::common::memo_slot(&mut weighted, role, || (w * constant(run.label(role)), 0));
+                let (bonus, count) = &mut weighted[slot].1;
+                *count += 1;
+                step[offset + k] = a + *bonus;
+            }
+            for (_, (bonus, count)) in &mut weighted {
+                moments.add_many(a + *bonus, std::mem::take(count));
             }
         }
         if params.bool("whiten") {
-            zscore(&mut step);
+            moments.whiten(&mut step);
         }
         let mut terms = Terms::for_rows(
             "A_outcome + w·c(role), then whitened over the batch",
@@ -90,14 +103,58 @@ impl Scheme for Triage {
     }
 }
 
+/// Count, sum and sum of squares of the finite values seen, in `f64`: the batch mean and
+/// population variance for whitening, gathered while the values are written.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Moments {
+    count: usize,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl Moments {
+    /// Adds `count` copies of a value (ignored unless finite).
+    #[inline]
+    pub fn add_many(&mut self, value: f32, count: usize) {
+        if count > 0 && value.is_finite() {
+            let v = f64::from(value);
+            let n = count as f64;
+            self.count += count;
+            self.sum += n * v;
+            self.sum_sq += n * v * v;
+        }
+    }
+
+    /// Z-scores `values` in place with these moments (ε = 1e-8 inside the square root), as
+    /// [`zscore`] does; non-finite values stay as they are.
+    pub fn whiten(&self, values: &mut [f32]) {
+        if self.count == 0 {
+            return;
+        }
+        let n = self.count as f64;
+        let mean = self.sum / n;
+        let var = (self.sum_sq / n - mean * mean).max(0.0);
+        let (mean, scale) = (mean as f32, (1.0 / (var + 1e-8).sqrt()) as f32);
+        for v in values.iter_mut() {
+            // NaN and ±∞ come out as they went in (scale > 0).
+            *v = (*v - mean) * scale;
+        }
+    }
+}
+
 /// Population z-score over the finite values (ε = 1e-8 inside the square root), in place.
 pub fn zscore(values: &mut [f32]) {
-    let finite: Vec<f64> = values.iter().filter(|v| v.is_finite()).map(|&v| f64::from(v)).collect();
-    if finite.is_empty() {
+    let (mut sum, mut count) = (0.0f64, 0usize);
+    for v in values.iter().filter(|v| v.is_finite()) {
+        sum += f64::from(*v);
+        count += 1;
+    }
+    if count == 0 {
         return;
     }
-    let mean = finite.iter().sum::<f64>() / finite.len() as f64;
-    let var = finite.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / finite.len() as f64;
+    let mean = sum / count as f64;
+    let var =
+        values.iter().filter(|v| v.is_finite()).map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / count as f64;
     let scale = 1.0 / (var + 1e-8).sqrt();
     for v in values.iter_mut().filter(|v| v.is_finite()) {
         *v = ((f64::from(*v) - mean) * scale) as f32;

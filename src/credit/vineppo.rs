@@ -59,7 +59,7 @@ impl Scheme for Vineppo {
         let max_steps = params.int("max_steps").max(1) as usize;
         // Fallback for a state without MC statistics: the mean outcome of the leaves below it.
         let tree = build(run, ValueMode::LeafMean, super::tree_value::Merge::None);
-        let mut step = vec![f32::NAN; tr.path_nodes.len()];
+        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "r_k + V(s_k) − V(s_(k−1)), V(s_0) = group mean outcome, V(s_S) = 0",
             &["V(s_0)", "R"],

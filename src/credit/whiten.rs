@@ -7,42 +7,45 @@ use super::real::Real;
 /// The sums accumulate in `f64`: torch's cascade summation is far closer to that than a running
 /// float32 sum over millions of tokens would be.
 fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>) -> (F, F, f32) {
-    let (mut sum, mut n) = (0.0f64, 0.0f32);
-    if let Some(mask) = mask {
-        for (&v, &m) in x.iter().zip(mask) {
-            if m != F::ZERO {
-                sum += (v * m).f64();
-            }
-            n += m.f32();
-        }
-    } else {
-        for &v in x {
-            sum += v.f64();
-        }
-        n = x.len() as f32;
-    }
+    let n: f32 = match mask {
+        Some(mask) => mask.iter().fold(0.0f32, |n, &m| n + m.f32()),
+        None => x.len() as f32,
+    };
+    let sum = lane_sum(x, mask, |v| v.f64());
     // `mask.sum() + 1e-8` and `n / (n − 1)` are float32 (the int64 mask promotes to the default dtype).
     let denominator = F::of(f64::from(n + 1e-8_f32));
     let mean = F::of(sum) / denominator;
-    let mut sq = 0.0f64;
-    match mask {
-        Some(mask) => {
-            for (&v, &m) in x.iter().zip(mask) {
-                if m != F::ZERO {
-                    let d = v - mean;
-                    sq += (d * d * m).f64();
-                }
-            }
-        }
-        None => {
-            for &v in x {
-                let d = v - mean;
-                sq += (d * d).f64();
-            }
-        }
-    }
+    let sq = lane_sum(x, mask, |v| {
+        let d = v - mean;
+        (d * d).f64()
+    });
     let bessel = F::of(f64::from(n / (n - 1.0)));
     (mean, F::of(sq) / denominator * bessel, n)
+}
+
+/// Σ f(x[t]) over the positions with a non-zero mask (each term times its mask), in `f64`, in
+/// four interleaved partial sums so the additions do not wait on each other.
+fn lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64) -> f64 {
+    let mut lanes = [0.0f64; 4];
+    if let Some(mask) = mask {
+        for (i, (&v, &m)) in x.iter().zip(mask).enumerate() {
+            if m != F::ZERO {
+                lanes[i % 4] += f(v) * m.f64();
+            }
+        }
+    } else {
+        let chunks = x.chunks_exact(4);
+        let rest = chunks.remainder();
+        for chunk in chunks {
+            for (lane, &v) in lanes.iter_mut().zip(chunk) {
+                *lane += f(v);
+            }
+        }
+        for &v in rest {
+            lanes[0] += f(v);
+        }
+    }
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
 /// verl `masked_whiten(x, m)`: `x ← (x − mean) · rsqrt(var·n/(n−1) + 1e-8)` at **all** positions.

@@ -70,6 +70,17 @@ impl Trajectories {
         start as usize..(end as usize).max(start as usize)
     }
 
+    /// The trajectory whose path holds `position` (an index into `path_nodes`): the last one
+    /// starting at or before it; `None` past the end.
+    pub fn at_position(&self, position: usize) -> Option<TrajectoryId> {
+        if position >= self.path_nodes.len() || self.is_empty() {
+            return None;
+        }
+        // Path offsets are sorted.
+        let t = self.path_offsets.partition_point(|&o| o as usize <= position).saturating_sub(1);
+        Some(TrajectoryId::from_index(t.min(self.len() - 1)))
+    }
+
     /// The nodes of a trajectory, root first.
     pub fn path(&self, trajectory: TrajectoryId) -> &[NodeId] {
         self.path_nodes.get(self.path_range(trajectory)).unwrap_or(&[])

@@ -191,12 +191,12 @@ fn disagreement_table_ui(
             ui.label(egui::RichText::new(kind.explanation()).color(theme::MUTED));
             for row in rows.iter().take(MAX_ROWS) {
                 let node = tr.path_nodes[row.position];
-                let t = trajectory_of(open, row.position);
-                let step = row.position - tr.path_offsets[t] as usize;
+                let Some(trajectory) = tr.at_position(row.position) else { continue };
+                let step = row.position - tr.path_range(trajectory).start;
                 let role = run.label(run.nodes.role[node.index()]);
                 let text = format!(
                     "{} · step {} · {}  A {}  B {}",
-                    run.trajectory_key(crate::model::TrajectoryId::from_index(t)),
+                    run.trajectory_key(trajectory),
                     step + 1,
                     if role.is_empty() { "-" } else { role },
                     format_value(row.a),
@@ -211,9 +211,4 @@ fn disagreement_table_ui(
                 ui.label(egui::RichText::new(format!("… {} more", rows.len() - MAX_ROWS)).color(theme::MUTED));
             }
         });
-}
-
-/// The trajectory index owning path position `p`.
-fn trajectory_of(open: &OpenRun, p: usize) -> usize {
-    open.run.trajectories.path_offsets.partition_point(|&o| o as usize <= p).saturating_sub(1)
 }

@@ -280,15 +280,7 @@ fn node_values(ui: &egui::Ui, open: &crate::app::OpenRun, tree: &GroupTree, valu
     {
         return cached;
     }
-    let mut per_position = Vec::new();
-    let values: Vec<f32> = (0..tree.nodes.len())
-        .map(|i| {
-            per_position.clear();
-            per_position.extend(tree.positions_of(i).iter().map(|&p| value_at(open, value, p as usize)));
-            let finite: Vec<f32> = per_position.iter().copied().filter(|v| v.is_finite()).collect();
-            if finite.is_empty() { f32::NAN } else { finite.iter().sum::<f32>() / finite.len() as f32 }
-        })
-        .collect();
+    let values: Vec<f32> = (0..tree.nodes.len()).map(|i| tree.mean_of(i, |p| value_at(open, value, p))).collect();
     let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
     for &v in values.iter().filter(|v| v.is_finite()) {
         lo = lo.min(v);
