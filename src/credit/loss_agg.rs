@@ -57,22 +57,48 @@ pub fn weights<F: Real>(mask: &[F], offsets: &[usize], mode: &str) -> Vec<F> {
     for c in &counts {
         total += *c;
     }
-    let mut out = F::zeroed(mask.len());
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mode {
+        SeqMeanTokenSum,
+        SeqMeanTokenMean,
+        SeqMeanTokenSumNorm,
+        DrGrpo,
+        TokenMean,
+        Unknown,
+    }
+    let mode = match mode {
+        "seq-mean-token-sum" => Mode::SeqMeanTokenSum,
+        "seq-mean-token-mean" => Mode::SeqMeanTokenMean,
+        "seq-mean-token-sum-norm" => Mode::SeqMeanTokenSumNorm,
+        "trl-dr_grpo" => Mode::DrGrpo,
+        "token-mean" => Mode::TokenMean,
+        _ => Mode::Unknown,
+    };
+    // Rows are consecutive ranges of positions: the output is written once, in order.
+    let mut out = F::with_room(mask.len());
     for (i, &(a, b)) in rows.iter().enumerate() {
         let n = counts[i];
         // One factor per row, so the inner loop is a multiply.
         let factor = match mode {
-            "seq-mean-token-sum" if n > F::ZERO => F::ONE / nonempty,
-            "seq-mean-token-mean" if n > F::ZERO => F::ONE / (n + F::of(1e-8)) / nonempty,
-            "seq-mean-token-sum-norm" => F::ONE / width,
-            "trl-dr_grpo" => F::ONE / (F::of(rows.len() as f64) * width),
-            "token-mean" if total > F::ZERO => F::ONE / total,
+            Mode::SeqMeanTokenSum if n > F::ZERO => F::ONE / nonempty,
+            Mode::SeqMeanTokenMean if n > F::ZERO => F::ONE / (n + F::of(1e-8)) / nonempty,
+            Mode::SeqMeanTokenSumNorm => F::ONE / width,
+            Mode::DrGrpo => F::ONE / (F::of(rows.len() as f64) * width),
+            Mode::TokenMean if total > F::ZERO => F::ONE / total,
             _ => F::ZERO,
         };
-        for t in a..b {
-            out[t] = mask[t] * factor;
+        out.resize(a.max(out.len()), F::ZERO);
+        if a < out.len() {
+            // Overlapping rows (not from offsets): write in place.
+            out.resize(mask.len(), F::ZERO);
+            for t in a..b {
+                out[t] = mask[t] * factor;
+            }
+        } else {
+            out.extend(mask[a..b].iter().map(|&m| m * factor));
         }
     }
+    out.resize(mask.len(), F::ZERO);
     out
 }
 
@@ -90,9 +116,17 @@ pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) 
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let mask: Vec<F> = (0..batch.num_positions()).map(|t| batch.m(t)).collect();
+    let mut ones: Vec<F> = Vec::new();
+    let mask: &[F] = if let Some(mask) = batch.mask.as_deref() {
+        mask
+    } else {
+        ones = F::with_room(batch.num_positions());
+        ones.resize(batch.num_positions(), F::ONE);
+        &ones
+    };
     let mode = params.choice("mode");
-    let advantages = weights(&mask, &batch.offsets, mode);
+    let advantages = weights(mask, &batch.offsets, mode);
+    F::recycle(ones);
     let mut terms = Terms::new(format!("weight of each token's loss under {mode}"), &["valid tokens"]);
     for i in 0..batch.num_rows() {
         let mut count = F::ZERO;
