@@ -9,7 +9,7 @@ pub fn start() {
         // The credit worker runs this module too; it starts through `vantage_credit_worker`.
         return;
     }
-    // Loads give the page its frames: after 10 ms of work they wait for a `setTimeout(0)`.
+    // Loads give the page its frames: after 25 ms of work they wait for a `setTimeout(0)`.
     crate::load::pace::set_yielder(std::time::Duration::from_millis(25), || Box::pin(next_task()));
     wasm_bindgen_futures::spawn_local(async {
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {

@@ -135,14 +135,8 @@ impl VantageApp {
     fn apply_pending_link(&mut self) {
         let Some(link) = self.pending_link.clone() else { return };
         let Some(open) = self.runs.get_mut(self.selected) else { return };
-        let run = &open.run;
-        if let Some(t) = link.trajectory.as_deref().and_then(|k| run.trajectory_by_key(k)) {
-            let range = run.trajectories.path_range(t);
-            let step = link.step.unwrap_or(0).min(range.len().saturating_sub(1));
-            open.select_position(range.start + step);
-        } else if let Some(g) = link.group.as_deref().and_then(|k| run.group_by_key(k)) {
-            open.select_group(g);
-        } else if link.trajectory.is_some() || link.group.is_some() {
+        let found = open.select_by_key(link.trajectory.as_deref(), link.step.unwrap_or(0), link.group.as_deref());
+        if !found && (link.trajectory.is_some() || link.group.is_some()) {
             self.notifications.push("link: the linked trajectory is not in this run".to_owned());
         }
         // A sample still shown from its summary has one step: apply the link again once it is read.

@@ -384,15 +384,27 @@ impl OpenRun {
         }
         self.tree = None;
         self.every_scheme = None;
+        if !self.select_by_key(trajectory.as_deref(), step, group.as_deref()) {
+            match self.run.groups.ids().next() {
+                Some(g) => self.select_group(g),
+                None => self.selection = Selection::default(),
+            }
+        }
+    }
+
+    /// Selects step `step` (clamped to its length) of the trajectory with external id
+    /// `trajectory`, else the group with external id `group`; `false` when neither is in the run.
+    pub fn select_by_key(&mut self, trajectory: Option<&str>, step: usize, group: Option<&str>) -> bool {
         let run = &self.run;
-        if let Some(t) = trajectory.as_deref().and_then(|k| run.trajectory_by_key(k)) {
+        if let Some(t) = trajectory.and_then(|k| run.trajectory_by_key(k)) {
             let range = run.trajectories.path_range(t);
             self.select_position(range.start + step.min(range.len().saturating_sub(1)));
-        } else if let Some(g) = group.as_deref().and_then(|k| run.group_by_key(k)).or(run.groups.ids().next()) {
+        } else if let Some(g) = group.and_then(|k| run.group_by_key(k)) {
             self.select_group(g);
         } else {
-            self.selection = Selection::default();
+            return false;
         }
+        true
     }
 
     /// Credit under every supported scheme with its defaults (computed on first call).

@@ -97,27 +97,8 @@ impl<F: Real> Batch<F> {
 
     /// Broadcasts one value per row over its positions, times the mask (`a_i · m[i,t]`).
     pub fn broadcast(&self, per_row: &[F]) -> Vec<F> {
-        let n = self.num_positions();
-        // Rows are consecutive ranges of positions, so the output is written once, in order.
-        let mut out = F::with_room(n);
-        for (i, &a) in per_row.iter().enumerate() {
-            let range = self.row(i);
-            if range.start < out.len() {
-                // Out of order (not from offsets): write in place.
-                out.resize(n, F::ZERO);
-                for t in range {
-                    out[t] = self.mask.as_ref().map_or(a, |m| a * m[t]);
-                }
-                continue;
-            }
-            out.resize(range.start, F::ZERO);
-            match &self.mask {
-                Some(m) => out.extend(m[range].iter().map(|&mask| a * mask)),
-                None => out.resize(range.end, a),
-            }
-        }
-        out.resize(n, F::ZERO);
-        out
+        let rows = per_row.iter().enumerate().map(|(i, &a)| (self.row(i), a));
+        scaled_rows(self.num_positions(), self.mask.as_deref(), rows)
     }
 
     /// Dense group ids from arbitrary labels, in first-seen order (verl groups by label value).
@@ -178,4 +159,31 @@ pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> 
         reward_baseline: None,
         rollout_is_weights: None,
     }
+}
+
+/// `n` positions where each row's range holds its factor times the mask (the factor where there is
+/// no mask) and the rest zero. Rows from offsets are consecutive ranges, so the output is written
+/// once, in order; rows out of order are written in place.
+pub fn scaled_rows<F: Real>(
+    n: usize,
+    mask: Option<&[F]>,
+    rows: impl Iterator<Item = (std::ops::Range<usize>, F)>,
+) -> Vec<F> {
+    let mut out = F::with_room(n);
+    for (range, factor) in rows {
+        if range.start < out.len() {
+            out.resize(n, F::ZERO);
+            for t in range {
+                out[t] = mask.map_or(factor, |m| factor * m[t]);
+            }
+            continue;
+        }
+        out.resize(range.start, F::ZERO);
+        match mask {
+            Some(m) => out.extend(m[range].iter().map(|&m| factor * m)),
+            None => out.resize(range.end, factor),
+        }
+    }
+    out.resize(n, F::ZERO);
+    out
 }

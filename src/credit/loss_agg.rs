@@ -38,17 +38,22 @@ estimator!(
     supports: supports_rewards
 );
 
-/// Per-position weights `w` such that the aggregated loss is `Σ_t w_t · L_t` (dp size 1, default denominators).
-pub fn weights<F: Real>(mask: &[F], offsets: &[usize], mode: &str) -> Vec<F> {
+/// Per-position weights `w` such that the aggregated loss is `Σ_t w_t · L_t` (dp size 1, default
+/// denominators); no mask means every position is valid.
+pub fn weights<F: Real>(mask: Option<&[F]>, offsets: &[usize], mode: &str) -> Vec<F> {
     let rows: Vec<(usize, usize)> = offsets.windows(2).map(|w| (w[0], w[1])).collect();
     let counts: Vec<F> = rows
         .iter()
-        .map(|&(a, b)| {
-            let mut c = F::ZERO;
-            for &m in &mask[a..b] {
-                c += m;
+        .map(|&(a, b)| match mask {
+            Some(mask) => {
+                let mut c = F::ZERO;
+                for &m in &mask[a..b] {
+                    c += m;
+                }
+                c
             }
-            c
+            // A sum of ones, exactly.
+            None => F::of((b - a) as f64),
         })
         .collect();
     let nonempty = F::of(counts.iter().filter(|c| **c > F::ZERO).count() as f64);
@@ -74,10 +79,8 @@ pub fn weights<F: Real>(mask: &[F], offsets: &[usize], mode: &str) -> Vec<F> {
         "token-mean" => Mode::TokenMean,
         _ => Mode::Unknown,
     };
-    // Rows are consecutive ranges of positions: the output is written once, in order.
-    let mut out = F::with_room(mask.len());
-    for (i, &(a, b)) in rows.iter().enumerate() {
-        let n = counts[i];
+    let positions = offsets.last().copied().unwrap_or(0);
+    let factors = rows.iter().zip(&counts).map(|(&(a, b), &n)| {
         // One factor per row, so the inner loop is a multiply.
         let factor = match mode {
             Mode::SeqMeanTokenSum if n > F::ZERO => F::ONE / nonempty,
@@ -87,24 +90,14 @@ pub fn weights<F: Real>(mask: &[F], offsets: &[usize], mode: &str) -> Vec<F> {
             Mode::TokenMean if total > F::ZERO => F::ONE / total,
             _ => F::ZERO,
         };
-        out.resize(a.max(out.len()), F::ZERO);
-        if a < out.len() {
-            // Overlapping rows (not from offsets): write in place.
-            out.resize(mask.len(), F::ZERO);
-            for t in a..b {
-                out[t] = mask[t] * factor;
-            }
-        } else {
-            out.extend(mask[a..b].iter().map(|&m| m * factor));
-        }
-    }
-    out.resize(mask.len(), F::ZERO);
-    out
+        (a..b, factor)
+    });
+    super::batch::scaled_rows(mask.map_or(positions, <[F]>::len), mask, factors)
 }
 
 /// verl `agg_loss(loss_mat, loss_mask, mode)` with dp size 1 and default denominators.
 pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) -> F {
-    let w = weights(mask, offsets, mode);
+    let w = weights(Some(mask), offsets, mode);
     let mut sum = F::ZERO;
     for (l, w) in loss.iter().zip(&w) {
         if *w != F::ZERO {
@@ -116,17 +109,8 @@ pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) 
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let mut ones: Vec<F> = Vec::new();
-    let mask: &[F] = if let Some(mask) = batch.mask.as_deref() {
-        mask
-    } else {
-        ones = F::with_room(batch.num_positions());
-        ones.resize(batch.num_positions(), F::ONE);
-        &ones
-    };
     let mode = params.choice("mode");
-    let advantages = weights(mask, &batch.offsets, mode);
-    F::recycle(ones);
+    let advantages = weights(batch.mask.as_deref(), &batch.offsets, mode);
     let mut terms = Terms::new(format!("weight of each token's loss under {mode}"), &["valid tokens"]);
     for i in 0..batch.num_rows() {
         let mut count = F::ZERO;

@@ -22,33 +22,31 @@ pub fn zeroed(len: usize) -> Vec<f32> {
     filled(len, 0.0)
 }
 
-/// A buffer of `len` copies of `value` (`NaN` for step credit a scheme leaves unset), reused
-/// from the pool when one is large enough. Give it back (or return it in a `Credit`) when done.
-pub fn filled(len: usize, value: f32) -> Vec<f32> {
+/// An empty buffer with room for `len`, reused from the pool when one is large enough.
+pub fn take(len: usize) -> Vec<f32> {
     if len >= MIN_LEN
         && let Ok(mut idle) = IDLE.lock()
         && let Some(i) = best_fit(&idle, len)
     {
         let mut buffer = idle.swap_remove(i);
         buffer.clear();
-        buffer.resize(len, value);
         return buffer;
     }
-    vec![value; len]
+    Vec::with_capacity(len)
+}
+
+/// A buffer of `len` copies of `value` (`NaN` for step credit a scheme leaves unset), reused
+/// from the pool when one is large enough. Give it back (or return it in a `Credit`) when done.
+pub fn filled(len: usize, value: f32) -> Vec<f32> {
+    let mut buffer = take(len);
+    buffer.resize(len, value);
+    buffer
 }
 
 /// A buffer holding `values` (`len` of them), reused from the pool when one is large enough:
 /// gathering a per-step column without a fresh allocation. Give it back when done.
 pub fn collect(len: usize, values: impl Iterator<Item = f32>) -> Vec<f32> {
-    let mut buffer = Vec::new();
-    if len >= MIN_LEN
-        && let Ok(mut idle) = IDLE.lock()
-        && let Some(i) = best_fit(&idle, len)
-    {
-        buffer = idle.swap_remove(i);
-        buffer.clear();
-    }
-    buffer.reserve(len);
+    let mut buffer = take(len);
     buffer.extend(values);
     buffer
 }

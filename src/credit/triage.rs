@@ -125,8 +125,8 @@ impl Moments {
         }
     }
 
-    /// Z-scores `values` in place with these moments (ε = 1e-8 inside the square root), as
-    /// [`zscore`] does; non-finite values stay as they are.
+    /// Z-scores `values` in place with these moments (ε = 1e-8 inside the square root);
+    /// non-finite values stay as they are.
     pub fn whiten(&self, values: &mut [f32]) {
         if self.count == 0 {
             return;
@@ -142,23 +142,14 @@ impl Moments {
     }
 }
 
-/// Population z-score over the finite values (ε = 1e-8 inside the square root), in place.
+/// Population z-score over the finite values (ε = 1e-8 inside the square root), in place: what
+/// `compute` does with the moments it gathers on the way.
 pub fn zscore(values: &mut [f32]) {
-    let (mut sum, mut count) = (0.0f64, 0usize);
-    for v in values.iter().filter(|v| v.is_finite()) {
-        sum += f64::from(*v);
-        count += 1;
+    let mut moments = Moments::default();
+    for &v in values.iter() {
+        moments.add_many(v, 1);
     }
-    if count == 0 {
-        return;
-    }
-    let mean = sum / count as f64;
-    let var =
-        values.iter().filter(|v| v.is_finite()).map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / count as f64;
-    let scale = 1.0 / (var + 1e-8).sqrt();
-    for v in values.iter_mut().filter(|v| v.is_finite()) {
-        *v = ((f64::from(*v) - mean) * scale) as f32;
-    }
+    moments.whiten(values);
 }
 
 /// TRIAGE's projection: for each role, the mean of (reference credit − outcome advantage) over the

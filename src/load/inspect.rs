@@ -195,6 +195,13 @@ impl Slot {
         format!("{}/epoch{}", self.id, self.epoch)
     }
 
+    /// Whether `key` is this sample's [`Self::key`] (without building it: the app asks every frame).
+    fn has_key(&self, key: &str) -> bool {
+        key.strip_prefix(self.id.as_str())
+            .and_then(|rest| rest.strip_prefix("/epoch"))
+            .is_some_and(|epoch| epoch == self.epoch.to_string())
+    }
+
     fn is_pending(&self) -> bool {
         self.read.is_none() && !self.failed && !matches!(self.source, Source::Missing)
     }
@@ -373,7 +380,7 @@ impl<B: AsRef<[u8]>> EvalFile<B> {
 
     /// The sample whose trajectory key (`{id}/epoch{n}`) is `key`.
     pub fn index_of(&self, key: &str) -> Option<usize> {
-        self.slots.iter().position(|s| s.key() == key)
+        self.slots.iter().position(|s| s.has_key(key))
     }
 
     /// Whether sample `i` still waits to be read.

@@ -86,29 +86,27 @@ impl<'a> Archive<'a> {
 /// The decompressed content of `entry` of the archive `bytes` (for a reader that keeps the
 /// directory itself and the bytes elsewhere).
 pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
-    {
-        let at = entry.local_offset as usize;
-        if u32_at(bytes, at) != Some(0x0403_4b50) {
-            return Err(format!("{}: damaged local header", entry.name));
+    let at = entry.local_offset as usize;
+    if u32_at(bytes, at) != Some(0x0403_4b50) {
+        return Err(format!("{}: damaged local header", entry.name));
+    }
+    let name_len = u16_at(bytes, at + 26).ok_or("cut off")? as usize;
+    let extra_len = u16_at(bytes, at + 28).ok_or("cut off")? as usize;
+    let start = at + 30 + name_len + extra_len;
+    let data = bytes
+        .get(start..start + entry.compressed_size as usize)
+        .ok_or_else(|| format!("{}: data cut off", entry.name))?;
+    match entry.method {
+        0 => Ok(data.to_vec()),
+        8 => miniz_oxide::inflate::decompress_to_vec(data).map_err(|e| format!("{}: deflate: {e:?}", entry.name)),
+        93 => {
+            let mut out = Vec::with_capacity(entry.size as usize);
+            ruzstd::decoding::FrameDecoder::new()
+                .decode_all_to_vec(data, &mut out)
+                .map_err(|e| format!("{}: zstd: {e}", entry.name))?;
+            Ok(out)
         }
-        let name_len = u16_at(bytes, at + 26).ok_or("cut off")? as usize;
-        let extra_len = u16_at(bytes, at + 28).ok_or("cut off")? as usize;
-        let start = at + 30 + name_len + extra_len;
-        let data = bytes
-            .get(start..start + entry.compressed_size as usize)
-            .ok_or_else(|| format!("{}: data cut off", entry.name))?;
-        match entry.method {
-            0 => Ok(data.to_vec()),
-            8 => miniz_oxide::inflate::decompress_to_vec(data).map_err(|e| format!("{}: deflate: {e:?}", entry.name)),
-            93 => {
-                let mut out = Vec::with_capacity(entry.size as usize);
-                ruzstd::decoding::FrameDecoder::new()
-                    .decode_all_to_vec(data, &mut out)
-                    .map_err(|e| format!("{}: zstd: {e}", entry.name))?;
-                Ok(out)
-            }
-            other => Err(format!("{}: compression method {other} is not supported", entry.name)),
-        }
+        other => Err(format!("{}: compression method {other} is not supported", entry.name)),
     }
 }
 

@@ -18,12 +18,9 @@ fn loss_weights(ui: &egui::Ui, run: &Run, mode: &str) -> Arc<Vec<f32>> {
         return w;
     }
     let tk = &run.tokens;
-    let mask: Vec<f32> = match &tk.mask {
-        Some(m) => m.iter().map(|&b| f32::from(u8::from(b))).collect(),
-        None => vec![1.0; tk.len],
-    };
+    let mask: Option<Vec<f32>> = tk.mask.as_ref().map(|m| m.iter().map(|&b| f32::from(u8::from(b))).collect());
     let offsets: Vec<usize> = run.trajectories.token_offsets.iter().map(|&o| o as usize).collect();
-    let w = Arc::new(weights(&mask, &offsets, mode));
+    let w = Arc::new(weights(mask.as_deref(), &offsets, mode));
     ui.data_mut(|d| d.insert_temp(id, Arc::clone(&w)));
     w
 }
