@@ -1,8 +1,8 @@
 //! Times one credit scheme on the benchmark runs, for profiling it (`perf record` on this binary
 //! sees only the scheme, unlike the criterion bench, whose set-up computes every scheme once):
-//! `cargo run --release --no-default-features --example scheme_timing -- SCHEME [REPEATS] [tree]`
-//! uses 10⁶ trajectories × 32 steps, or 10⁴ trees of 100 nodes with `tree`, and prints the mean
-//! time of one `Scheme::compute` after a warm-up.
+//! `cargo run --release --no-default-features --example scheme_timing -- SCHEME [REPEATS] [tree] [k=v]…`
+//! uses 10⁶ trajectories × 32 steps, or 10⁴ trees of 100 nodes with `tree`, sets any `k=v`
+//! parameters, and prints the mean time of one `Scheme::compute` after a warm-up.
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
 
 #[path = "../benches/synthetic/mod.rs"]
@@ -12,13 +12,15 @@ use vantage::credit::{self, Params};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let id = args.next().expect("usage: scheme_timing SCHEME [REPEATS] [tree]");
+    let id = args.next().expect("usage: scheme_timing SCHEME [REPEATS] [tree] [k=v]...");
     let repeats: usize = args.next().map_or(10, |s| s.parse().unwrap());
-    let tree = args.next().is_some_and(|a| a == "tree");
+    let rest: Vec<String> = args.collect();
+    let tree = rest.iter().any(|a| a == "tree");
     let run = if tree { synthetic::tree_run(10_000, 100) } else { synthetic::step_run(1_000_000, 32) };
     let scheme = credit::scheme(&id).unwrap();
     let has_level = scheme.params().iter().any(|p| p.name == "level");
-    let sets = if has_level && !tree { vec![("level".to_owned(), "step".to_owned())] } else { Vec::new() };
+    let mut sets = if has_level && !tree { vec![("level".to_owned(), "step".to_owned())] } else { Vec::new() };
+    sets.extend(rest.iter().filter_map(|a| a.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())));
     let params = Params::resolve(scheme, None, &sets).unwrap();
     drop(scheme.compute(&run, &params).unwrap());
     let start = std::time::Instant::now();

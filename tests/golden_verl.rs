@@ -59,6 +59,7 @@ fn batch<F: Real>(inputs: &Value) -> Batch<F> {
         sum_pi_squared: opt("sum_pi_squared"),
         reward_baseline: vector(&inputs["reward_baselines"]).map(|v| conv(&v)),
         rollout_is_weights: opt("rollout_is_weights"),
+        skip_returns: false,
     }
 }
 

@@ -34,12 +34,24 @@ pub struct Batch<F> {
     pub reward_baseline: Option<Vec<F>>,
     /// Per-position rollout importance-sampling weights (optimal token baseline).
     pub rollout_is_weights: Option<Vec<F>>,
+    /// The caller needs only the advantages (step credit): kernels may leave returns out.
+    pub skip_returns: bool,
 }
 
 impl<F: Real> Batch<F> {
     /// Number of rows.
     pub fn num_rows(&self) -> usize {
         self.offsets.len().saturating_sub(1)
+    }
+
+    /// Hands the large per-position buffers back to the buffer pool (they are dropped for `f64`).
+    pub fn recycle(self) {
+        for buffer in [self.reward, self.mask, self.values, self.logprob, self.ref_logprob, self.sum_pi_squared]
+            .into_iter()
+            .flatten()
+        {
+            F::recycle(buffer);
+        }
     }
 
     /// Number of positions.
@@ -158,6 +170,7 @@ pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> 
         sum_pi_squared: None,
         reward_baseline: None,
         rollout_is_weights: None,
+        skip_returns: false,
     }
 }
 
@@ -186,4 +199,51 @@ pub fn scaled_rows<F: Real>(
     }
     out.resize(n, F::ZERO);
     out
+}
+
+/// How many rows [`rows_backward`] walks together.
+const LANES: usize = 4;
+
+/// Writes `out[p] = visit(&mut state, row, p)` for every position `p` of every row (`ranges(row)`,
+/// in increasing order of position, or `out` already full length; positions no row covers get
+/// `fill`), each row from its last position to its first,
+/// with `state` starting at `init(row)`; then calls `done(row, state)`, in row order. Four rows
+/// are walked in lockstep: kernels whose value at a position depends on the next one (returns,
+/// GAE, suffix sums) then run four independent chains of dependent arithmetic instead of one,
+/// while each row still sees its positions in the same order as a plain backward loop (the same
+/// results, bit for bit). `out` is sized row block by row block, just before it is written (no
+/// fill of the whole output first).
+#[inline]
+pub fn rows_backward<S: Copy, T: Copy>(
+    out: &mut Vec<T>,
+    fill: T,
+    num_rows: usize,
+    ranges: impl Fn(usize) -> std::ops::Range<usize>,
+    init: impl Fn(usize) -> S,
+    mut visit: impl FnMut(&mut S, usize, usize) -> T,
+    mut done: impl FnMut(usize, S),
+) {
+    // One call of `visit` in the loop (so it is inlined): a block's missing lanes are empty rows.
+    let mut row = 0;
+    while row < num_rows {
+        let lanes = LANES.min(num_rows - row);
+        let range: [std::ops::Range<usize>; LANES] =
+            std::array::from_fn(|l| if l < lanes { ranges(row + l) } else { 0..0 });
+        let mut state: [S; LANES] = std::array::from_fn(|l| init(row + l.min(lanes - 1)));
+        let end = range.iter().map(|r| r.end).max().unwrap_or(0);
+        out.resize(end.max(out.len()), fill);
+        let longest = range.iter().map(ExactSizeIterator::len).max().unwrap_or(0);
+        for j in 1..=longest {
+            for l in 0..LANES {
+                if j <= range[l].len() {
+                    let p = range[l].end - j;
+                    out[p] = visit(&mut state[l], row + l, p);
+                }
+            }
+        }
+        for (l, &state) in state.iter().enumerate().take(lanes) {
+            done(row + l, state);
+        }
+        row += lanes;
+    }
 }

@@ -56,23 +56,26 @@ impl Scheme for FirstError {
         let bonus = params.f64("prefix_bonus") as f32;
         let penalty = params.f64("suffix_penalty") as f32;
         let tr = &run.trajectories;
-        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let flags = &run.nodes.flags;
+        // One pass in path order, each output written once (no fill first): the credit of a step
+        // depends only on whether a labelled first error came at or before it.
+        let mut step = super::pool::take(tr.path_nodes.len());
         let mut terms = Terms::for_rows(
             "before the first error: max(A, 0) + bonus; from it on: min(A, 0) − penalty; no error: A",
             &["A_outcome", "first error step (−1: none)"],
             tr.len(),
         );
+        let error = crate::model::FLAG_FIRST_ERROR | crate::model::FLAG_FIRST_ERROR_LABELLED;
         for t in tr.ids() {
             let a = outcome[t.index()];
             let path = tr.path(t);
-            let first = path.iter().position(|&n| run.nodes.first_error(n) == Some(true));
-            let offset = tr.path_offsets[t.index()] as usize;
-            for k in 0..path.len() {
-                step[offset + k] = match first {
-                    None => a,
-                    Some(e) if k < e => a.max(0.0) + bonus,
-                    Some(_) => a.min(0.0) - penalty,
-                };
+            let first = path.iter().position(|&n| flags[n.index()] & error == error);
+            match first {
+                None => step.extend(std::iter::repeat_n(a, path.len())),
+                Some(e) => {
+                    step.extend(std::iter::repeat_n(a.max(0.0) + bonus, e));
+                    step.extend(std::iter::repeat_n(a.min(0.0) - penalty, path.len() - e));
+                }
             }
             terms.set(t.index(), &[f64::from(a), first.map_or(-1.0, |e| e as f64)]);
         }

@@ -53,38 +53,53 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let lam = F::of(params.f64("lam"));
     let skip = params.choice("holes") != "zero";
     let n = batch.num_positions();
-    let mut raw = F::zeroed(n);
-    let mut returns = F::zeroed(n);
+    let mut raw = F::with_room(n);
     let mut terms = Terms::new(
         "whiten(Σ (γλ)^k δ_{t+k}), δ_t = r_t + γ V_{t+1} − V_t",
         &["V at first token", "return at first token"],
     );
-    for i in 0..batch.num_rows() {
-        let (mut next_value, mut last) = (F::ZERO, F::ZERO);
-        for t in batch.row(i).rev() {
+    // Rows back to front, four at a time (`rows_backward`); the state is the next value, the
+    // running advantage and the return last computed (at the row's first position once done).
+    super::batch::rows_backward(
+        &mut raw,
+        F::ZERO,
+        batch.num_rows(),
+        |i| batch.row(i),
+        |_| (F::ZERO, F::ZERO, F::of(f64::NAN)),
+        |(next_value, last, ret), i, t| {
             let m = batch.m(t);
             let v = if values[t].is_nan() { F::ZERO } else { values[t] };
             if skip {
-                let delta = batch.r(i, t) + gamma * next_value - v;
-                let gae = delta + gamma * lam * last;
-                next_value = v * m + (F::ONE - m) * next_value;
-                last = gae * m + (F::ONE - m) * last;
-                raw[t] = last;
-                returns[t] = last + v;
+                let delta = batch.r(i, t) + gamma * *next_value - v;
+                let gae = delta + gamma * lam * *last;
+                *next_value = v * m + (F::ONE - m) * *next_value;
+                *last = gae * m + (F::ONE - m) * *last;
+                *ret = *last + v;
             } else {
                 let (v, r) = (v * m, batch.r(i, t) * m);
-                let delta = r + gamma * next_value - v;
-                last = delta + gamma * lam * last;
-                next_value = v;
-                raw[t] = last;
-                returns[t] = last + v;
+                let delta = r + gamma * *next_value - v;
+                *last = delta + gamma * lam * *last;
+                *next_value = v;
+                *ret = *last + v;
             }
-        }
-        let first = batch.offsets[i];
-        terms
-            .push(&[values.get(first).map_or(f64::NAN, |x| x.f64()), returns.get(first).map_or(f64::NAN, |x| x.f64())]);
-    }
+            *last
+        },
+        |i, (_, _, ret)| {
+            let first = batch.offsets[i];
+            terms.push(&[values.get(first).map_or(f64::NAN, |x| x.f64()), ret.f64()]);
+        },
+    );
+    raw.resize(n, F::ZERO);
+    // The returns, advantage + value (masked where the advantage was), before whitening.
+    let returns = (!batch.skip_returns).then(|| {
+        let mut returns = F::with_room(n);
+        returns.extend(raw.iter().enumerate().map(|(t, &a)| {
+            let v = if values[t].is_nan() { F::ZERO } else { values[t] };
+            a + if skip { v } else { v * batch.m(t) }
+        }));
+        returns
+    });
     // verl does not re-mask: padded positions keep the whitened value of 0.
     whiten_batch(batch, &mut raw, params, "gae")?;
-    Ok(Output { advantages: raw, returns: Some(returns), terms })
+    Ok(Output { advantages: raw, returns, terms })
 }

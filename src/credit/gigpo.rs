@@ -1,10 +1,9 @@
 //! GiGPO (`gigpo`): episode-level group advantage plus ω × a step-level advantage over the steps of
 //! a group that share a state key (anchor state), `A = A^E + ω · A^S`.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::grpo::{group_stats, mean_std};
+use super::grpo::mean_std;
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::{Run, Sym};
 
@@ -69,6 +68,18 @@ fn norm(x: f32, mean: f32, std: f32, std_mode: bool, eps: f32) -> f32 {
     if std_mode { (x - mean) / (std + eps) } else { x - mean }
 }
 
+/// Mean and unbiased std of weighted values (each counted `w` times), with verl's singleton
+/// rule (fewer than two give mean 0, std 1); the sums in `f64`.
+fn weighted_stats(values: impl Iterator<Item = (f64, f64)> + Clone) -> [f32; 2] {
+    let (n, sum) = values.clone().fold((0.0, 0.0), |(n, sum), (v, w)| (n + w, sum + w * v));
+    if n < 2.0 {
+        return [0.0, 1.0];
+    }
+    let mean = sum / n;
+    let sq: f64 = values.map(|(v, w)| w * (v - mean).powi(2)).sum();
+    [mean as f32, (sq / (n - 1.0)).sqrt() as f32]
+}
+
 fn compute(run: &Run, params: &Params) -> Credit {
     let tr = &run.trajectories;
     let nodes = &run.nodes;
@@ -78,74 +89,106 @@ fn compute(run: &Run, params: &Params) -> Credit {
     let std_mode = params.choice("mode") == "mean_std_norm";
     let per_step = params.choice("stats") != "trajectories";
     let use_env = nodes.env_reward.iter().any(|r| !r.is_nan());
-    // Per-step rewards and discounted step returns, aligned with the paths.
-    let mut step_return = vec![0.0f32; tr.path_nodes.len()];
-    let mut episode = vec![0.0f32; tr.len()];
-    for t in tr.ids() {
-        let offset = tr.path_offsets[t.index()] as usize;
-        let path = tr.path(t);
-        let reward = |k: usize| -> f32 {
-            if use_env {
-                let r = nodes.env_reward[path[k].index()];
-                if r.is_nan() { 0.0 } else { r }
-            } else if k + 1 == path.len() {
-                let r = tr.reward[t.index()];
-                if r.is_nan() { 0.0 } else { r }
-            } else {
-                0.0
-            }
-        };
-        let mut running = 0.0;
-        let mut total = 0.0;
-        for k in (0..path.len()).rev() {
-            running = reward(k) + gamma * running;
-            total += reward(k);
-            step_return[offset + k] = running;
-        }
-        episode[t.index()] = total;
-    }
-    let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
     let mut terms = Terms::for_rows("A^E + ω·A^S (anchor-state group)", &["R", "A^E", "ω"], tr.len());
+    // Group by group, in buffers that stay in cache: the discounted step returns and episode
+    // rewards of its members, the episode statistics, the anchor-state groups (steps sorted by
+    // state key), then its members' credit. When the groups follow each other in trajectory
+    // order, the output is written in order with no fill first.
+    let in_order = super::common::groups_in_trajectory_order(run);
+    // (Chunked, so that each chunk's test runs without a branch per key.)
+    let has_state_keys = nodes.state_key.chunks(4096).any(|c| c.iter().fold(false, |any, k| any | k.is_some()));
+    let len = tr.path_nodes.len();
+    let mut step = if in_order { super::pool::take(len) } else { super::pool::filled(len, f32::NAN) };
+    let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut keyed, mut values, mut a_step): (Vec<(Sym, u32)>, Vec<f32>, Vec<f32>) =
+        (Vec::new(), Vec::new(), Vec::new());
     for g in run.groups.ids() {
         let members = run.groups.members(g);
-        // Episode statistics: each trajectory's R once per step row (code), or once (paper).
-        let samples: Vec<f32> = members
-            .iter()
-            .flat_map(|&t| std::iter::repeat_n(episode[t.index()], if per_step { tr.num_steps(t) } else { 1 }))
-            .collect();
-        let (mean, std) = group_stats(&samples);
-        // Anchor-state groups within the group.
-        let mut by_state: HashMap<Sym, Vec<f32>> = HashMap::new();
+        // The members' step rewards (env rewards, or the outcome at the last step; missing
+        // counts 0), then their discounted returns (four paths at a time, see `rows_backward`)
+        // and episode rewards; `local[i]` is where member i's steps start in these buffers.
+        local.clear();
+        local.push(0);
+        rewards.clear();
         for &t in members {
-            let offset = tr.path_offsets[t.index()] as usize;
-            for (k, &node) in tr.path(t).iter().enumerate() {
+            let path = tr.path(t);
+            let zero_missing = |r: f32| if r.is_nan() { 0.0 } else { r };
+            if use_env && tr.paths_in_node_order {
+                rewards.extend(nodes.env_reward[tr.path_range(t)].iter().copied().map(zero_missing));
+            } else if use_env {
+                rewards.extend(path.iter().map(|n| nodes.env_reward[n.index()]).map(zero_missing));
+            } else if !path.is_empty() {
+                rewards.extend(std::iter::repeat_n(0.0, path.len() - 1));
+                let r = tr.reward[t.index()];
+                rewards.push(if r.is_nan() { 0.0 } else { r });
+            }
+            local.push(rewards.len());
+        }
+        returns.clear();
+        episode.clear();
+        super::batch::rows_backward(
+            &mut returns,
+            0.0,
+            members.len(),
+            |i| local[i]..local[i + 1],
+            |_| (0.0f32, 0.0f32),
+            |(running, total), _, p| {
+                let r = rewards[p];
+                *total += r;
+                *running = r + gamma * *running;
+                *running
+            },
+            |_, (_, total)| episode.push(total),
+        );
+        // Episode statistics over the step rows (each trajectory's R once per step, as the code
+        // does) or over the trajectories (the paper): weighted, in f64.
+        let weight = |i: usize| if per_step { (local[i + 1] - local[i]) as f64 } else { 1.0 };
+        let [mean, std] = weighted_stats(episode.iter().enumerate().map(|(i, &r)| (f64::from(r), weight(i))));
+        // Anchor-state groups: the group's steps with a state key, sorted by key (steps of one
+        // key keep their order), each run of one key normalized together.
+        a_step.clear();
+        a_step.resize(returns.len(), 0.0);
+        keyed.clear();
+        let mut local = 0u32;
+        for &t in members.iter().filter(|_| has_state_keys) {
+            for &node in tr.path(t) {
                 let key = nodes.state_key[node.index()];
                 if key.is_some() {
-                    by_state.entry(key).or_default().push(step_return[offset + k]);
+                    keyed.push((key, local));
+                }
+                local += 1;
+            }
+        }
+        keyed.sort_unstable();
+        for same in keyed.chunk_by(|a, b| a.0 == b.0) {
+            // A singleton step group has mean = its own value: A^S = 0.
+            if same.len() < 2 {
+                continue;
+            }
+            values.clear();
+            values.extend(same.iter().map(|&(_, i)| returns[i as usize]));
+            let (m, s) = mean_std(&values, true);
+            for &(_, i) in same {
+                a_step[i as usize] = norm(returns[i as usize], m, s, std_mode, eps);
+            }
+        }
+        let mut local = 0;
+        for (&t, &r) in members.iter().zip(&episode) {
+            let a_episode = norm(r, mean, std, std_mode, eps);
+            let range = tr.path_range(t);
+            let credit = a_step[local..local + range.len()].iter().map(|&a| a_episode + omega * a);
+            if in_order {
+                step.resize(range.start, f32::NAN);
+                step.extend(credit);
+            } else {
+                for (k, c) in range.clone().zip(credit) {
+                    step[k] = c;
                 }
             }
-        }
-        let state_stats: HashMap<Sym, (f32, f32, usize)> = by_state
-            .into_iter()
-            .map(|(key, values)| {
-                let (m, s) = if values.len() < 2 { (values[0], 1.0) } else { mean_std(&values, true) };
-                (key, (m, s, values.len()))
-            })
-            .collect();
-        for &t in members {
-            let a_episode = norm(episode[t.index()], mean, std, std_mode, eps);
-            let offset = tr.path_offsets[t.index()] as usize;
-            for (k, &node) in tr.path(t).iter().enumerate() {
-                let g_t = step_return[offset + k];
-                let a_step = match state_stats.get(&nodes.state_key[node.index()]) {
-                    // A singleton step group has mean = its own value: A^S = 0.
-                    Some(&(m, s, n)) if n >= 2 => norm(g_t, m, s, std_mode, eps),
-                    _ => 0.0,
-                };
-                step[offset + k] = a_episode + omega * a_step;
-            }
-            terms.set(t.index(), &[f64::from(episode[t.index()]), f64::from(a_episode), f64::from(omega)]);
+            local += range.len();
+            terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
         }
     }
+    step.resize(len, f32::NAN);
     Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
 }

@@ -133,12 +133,14 @@ token_kernel!(Grpo, kernel);
 /// the variance accumulated in `f64` (Welford) and rounded once.
 pub fn mean_std<F: Real>(values: &[F], unbiased: bool) -> (F, F) {
     let n = values.len();
-    let mut sum = F::ZERO;
+    // Both sums in one loop: two independent chains, the same additions in the same order.
+    let (mut sum, mut sum64) = (F::ZERO, 0.0f64);
     for &v in values {
         sum += v;
+        sum64 += v.f64();
     }
     let mean = sum / F::of(n as f64);
-    let mean64 = values.iter().map(|v| v.f64()).sum::<f64>() / n as f64;
+    let mean64 = sum64 / n as f64;
     let sq: f64 = values.iter().map(|v| (v.f64() - mean64).powi(2)).sum();
     let dof = if unbiased { n as f64 - 1.0 } else { n as f64 };
     let std = if dof > 0.0 { (sq / dof).sqrt() } else { f64::NAN };
@@ -148,6 +150,59 @@ pub fn mean_std<F: Real>(values: &[F], unbiased: bool) -> (F, F) {
 /// Group mean and std with verl's singleton rule: fewer than two values give mean 0 and std 1.
 pub fn group_stats<F: Real>(values: &[F]) -> (F, F) {
     if values.len() < 2 { (F::ZERO, F::ONE) } else { mean_std(values, true) }
+}
+
+/// [`group_stats`] (verl's singleton rule, unbiased std) of the present (non-NaN) values of
+/// several slices, read in place twice and never copied; the sums run in `f64` in four lanes, so
+/// the mean may differ from [`group_stats`]' float32 sum in its last bit. For schemes with no
+/// trainer to match bit for bit (the process forms), over groups of many steps.
+pub fn group_stats_of<'a, I: Iterator<Item = &'a [f32]>>(slices: impl Fn() -> I) -> [f32; 2] {
+    // Without a missing value the sums need no test per value (a NaN would show in the sum).
+    let (mut sum, mut n) = lane_sums::<false>(slices(), f64::from);
+    let any_missing = sum.is_nan();
+    if any_missing {
+        (sum, n) = lane_sums::<true>(slices(), f64::from);
+    }
+    if n < 2 {
+        return [0.0, 1.0];
+    }
+    let mean = sum / n as f64;
+    let square = |v: f32| (f64::from(v) - mean).powi(2);
+    let (sq, _) = if any_missing { lane_sums::<true>(slices(), square) } else { lane_sums::<false>(slices(), square) };
+    [mean as f32, (sq / (n as f64 - 1.0)).sqrt() as f32]
+}
+
+/// Σ f(v) over the values of the slices (only the present ones with `SKIP_NAN`) and how many
+/// were summed, in four `f64` lanes.
+#[inline]
+fn lane_sums<'a, const SKIP_NAN: bool>(
+    slices: impl Iterator<Item = &'a [f32]>,
+    f: impl Fn(f32) -> f64,
+) -> (f64, usize) {
+    let (mut sum, mut count) = ([0.0f64; 4], [0usize; 4]);
+    let mut add = |l: usize, v: f32| {
+        if SKIP_NAN {
+            sum[l] += if v.is_nan() { 0.0 } else { f(v) };
+            count[l] += usize::from(!v.is_nan());
+        } else {
+            sum[l] += f(v);
+        }
+    };
+    let mut all = 0;
+    for slice in slices {
+        let chunks = slice.chunks_exact(4);
+        all += slice.len();
+        for &v in chunks.remainder() {
+            add(0, v);
+        }
+        for chunk in chunks {
+            for (l, &v) in chunk.iter().enumerate() {
+                add(l, v);
+            }
+        }
+    }
+    let n = if SKIP_NAN { count.iter().sum() } else { all };
+    ((sum[0] + sum[1]) + (sum[2] + sum[3]), n)
 }
 
 /// GRPO over one group's values, `(x − mean)/(std + ε)` with verl's singleton rule; NaN values are

@@ -3,11 +3,11 @@
 
 use std::sync::LazyLock;
 
-use super::grpo::group_stats;
+use super::grpo::group_stats_of;
 use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
 use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
-use crate::model::Run;
+use crate::model::{Run, TrajectoryId};
 
 /// Hybrid credit.
 pub struct Hybrid;
@@ -57,51 +57,55 @@ impl Scheme for Hybrid {
         let column = score_column(run, params, "hybrid")?;
         let tr = &run.trajectories;
         let (outcome, _) = outcome_advantages(run, params);
-        let mut process = super::pool::collect(tr.path_nodes.len(), tr.path_nodes.iter().map(|n| column[n.index()]));
+        let score = super::common::path_column(run, column);
         let eps = params.f64("epsilon") as f32;
-        // z-scores the positions of `ranges` with the statistics of their present values.
-        let mut present: Vec<f32> = Vec::new();
-        let mut zscore = |values: &mut [f32], ranges: &[std::ops::Range<usize>]| {
-            present.clear();
-            present.extend(ranges.iter().flat_map(|r| values[r.clone()].iter().copied()).filter(|v| !v.is_nan()));
-            let (mean, std) = group_stats(&present);
-            for range in ranges {
-                for v in &mut values[range.clone()] {
-                    *v = (*v - mean) / (std + eps);
-                }
-            }
-        };
-        match params.choice("process_norm") {
-            "group" => {
-                let mut ranges = Vec::new();
-                for g in run.groups.ids() {
-                    ranges.clear();
-                    ranges.extend(run.groups.members(g).iter().map(|&t| tr.path_range(t)));
-                    zscore(&mut process, &ranges);
-                }
-            }
-            "batch" => {
-                let all = 0..process.len();
-                zscore(&mut process, std::slice::from_ref(&all));
-            }
-            _ => {}
-        }
         let (alpha, beta) = (params.f64("alpha") as f32, params.f64("beta") as f32);
-        let mut step = super::pool::filled(process.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "α·A_outcome + β·normalized step score (a missing score counts 0)",
             &["A_outcome", "α", "β"],
             tr.len(),
         );
-        for t in tr.ids() {
+        // Writes trajectory `t`'s steps: α·A + β·(s − mean)·scale, a missing score counting 0.
+        let in_order = super::common::groups_in_trajectory_order(run);
+        let mut step =
+            if in_order { super::pool::take(score.len()) } else { super::pool::filled(score.len(), f32::NAN) };
+        let mut write = |step: &mut Vec<f32>, t: TrajectoryId, [mean, scale]: [f32; 2]| {
             let a = outcome[t.index()];
-            for k in tr.path_range(t) {
-                let p = if process[k].is_nan() { 0.0 } else { process[k] };
-                step[k] = alpha * a + beta * p;
+            let range = tr.path_range(t);
+            let value = |s: f32| alpha * a + beta * if s.is_nan() { 0.0 } else { (s - mean) * scale };
+            if in_order {
+                step.resize(range.start, f32::NAN);
+                step.extend(score[range].iter().map(|&s| value(s)));
+            } else {
+                for k in range {
+                    step[k] = value(score[k]);
+                }
             }
             terms.set(t.index(), &[f64::from(a), f64::from(alpha), f64::from(beta)]);
+        };
+        let normalize = |[mean, std]: [f32; 2]| [mean, 1.0 / (std + eps)];
+        match params.choice("process_norm") {
+            // Group by group, while the group's scores are in cache: statistics, then credit.
+            "group" => {
+                for g in run.groups.ids() {
+                    let members = run.groups.members(g);
+                    let stats = group_stats_of(|| members.iter().map(|&t| &score[tr.path_range(t)]));
+                    for &t in members {
+                        write(&mut step, t, normalize(stats));
+                    }
+                }
+            }
+            norm => {
+                let stats = if norm == "batch" {
+                    normalize(group_stats_of(|| std::iter::once(&score[..])))
+                } else {
+                    [0.0, 1.0]
+                };
+                tr.ids().for_each(|t| write(&mut step, t, stats));
+            }
         }
-        super::pool::give(process);
+        step.resize(score.len(), f32::NAN);
+        super::common::give_path_column(score);
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

@@ -167,6 +167,19 @@ fn doc_rewards(run: &Run, members: &[TrajectoryId], params: &Params) -> Vec<Opti
         .collect()
 }
 
+/// Mean and unbiased std (as torch) of a trajectory's segment scores; `None` with fewer than two
+/// or with a missing (non-finite) score. Sums in four lanes (a path is short; a serial sum would
+/// wait on every add).
+fn score_moments(s: &[f64]) -> Option<(f64, f64)> {
+    if s.len() < 2 || !s.iter().all(|v| v.is_finite()) {
+        return None;
+    }
+    let n = s.len() as f64;
+    let mean = super::common::lane_sum(s, |v| v) / n;
+    let var = super::common::lane_sum(s, |v| (v - mean) * (v - mean)) / (n - 1.0);
+    Some((mean, var.sqrt()))
+}
+
 /// Within-trajectory z-scores (unbiased std, as torch); `None` with fewer than two steps.
 fn zscores(s: &[f64], eps: f64) -> Option<Vec<f64>> {
     if s.len() < 2 {
@@ -203,47 +216,74 @@ impl Scheme for Lets {
         let eps = params.f64("epsilon");
         let from_docs = params.choice("step_reward") == "docs";
         let column = if from_docs { None } else { Some(score_column(run, params, "lets")?) };
-        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "segment k: A·(1 + γ·z_k) if A ≥ 0, A·(1 − γ·z_k) if A < 0; answer segment: A",
             &["A", "γ", "segments scaled"],
             tr.len(),
         );
+        // The group advantage of every trajectory (and, from documents, its step rewards) first;
+        // then one pass in path order writes each step once.
+        let mut advantage = vec![f32::NAN; tr.len()];
+        // A run without retrieved documents has no search steps: no segments to scale.
+        let from_docs = from_docs && !run.nodes.doc_values.is_empty();
+        let mut doc_steps: Vec<Option<Vec<f64>>> = if from_docs { vec![None; tr.len()] } else { Vec::new() };
+        let mut rewards = Vec::new();
         for g in run.groups.ids() {
             let members = run.groups.members(g);
-            let rewards: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).collect();
-            let (advantage, _) = normalize_group(&rewards, eps as f32);
-            let step_rewards = if from_docs { doc_rewards(run, members, params) } else { vec![None; members.len()] };
-            for ((&t, &a), s) in members.iter().zip(&advantage).zip(step_rewards) {
-                let path = tr.path(t);
-                let offset = tr.path_offsets[t.index()] as usize;
-                // Segment ends: the search-call steps (docs), or every step but the last (score).
-                let (ends, s) = match column {
-                    Some(column) => {
-                        let ends: Vec<usize> = (0..path.len().saturating_sub(1)).collect();
-                        let s = ends.iter().map(|&k| f64::from(column[path[k].index()])).collect();
-                        (ends, Some(s))
-                    }
-                    None => (search_steps(run, path), s),
-                };
-                let s: Option<Vec<f64>> = s.filter(|s| s.iter().all(|v| v.is_finite()));
-                let z = s.as_deref().and_then(|s| zscores(s, eps)).unwrap_or_default();
-                let a = f64::from(a);
-                let mut start = 0;
-                let mut scaled = 0;
-                for (&end, &z) in ends.iter().zip(&z) {
-                    let factor = if a >= 0.0 { 1.0 + gamma * z } else { 1.0 - gamma * z };
-                    for k in start..=end {
-                        step[offset + k] = (a * factor) as f32;
-                    }
-                    start = end + 1;
-                    scaled += 1;
-                }
-                for k in start..path.len() {
-                    step[offset + k] = a as f32;
-                }
-                terms.set(t.index(), &[a, gamma, f64::from(scaled)]);
+            rewards.clear();
+            rewards.extend(members.iter().map(|t| tr.reward[t.index()]));
+            let (group_advantage, _) = normalize_group(&rewards, eps as f32);
+            for (&t, a) in members.iter().zip(group_advantage) {
+                advantage[t.index()] = a;
             }
+            if from_docs {
+                for (&t, s) in members.iter().zip(doc_rewards(run, members, params)) {
+                    doc_steps[t.index()] = s;
+                }
+            }
+        }
+        let mut step = super::pool::take(tr.path_nodes.len());
+        let (mut ends, mut scores) = (Vec::new(), Vec::new());
+        for t in tr.ids() {
+            let path = tr.path(t);
+            let a = f64::from(advantage[t.index()]);
+            let factor = |z: f64| if a >= 0.0 { 1.0 + gamma * z } else { 1.0 - gamma * z };
+            let scaled = match column {
+                // Every step but the last is a segment, scaled by its score's z within the path.
+                Some(column) => {
+                    let segments = &path[..path.len().saturating_sub(1)];
+                    scores.clear();
+                    scores.extend(segments.iter().map(|n| f64::from(column[n.index()])));
+                    if let Some((mean, std)) = score_moments(&scores) {
+                        let inv = 1.0 / (std + eps);
+                        step.extend(scores.iter().map(|&x| (a * factor((x - mean) * inv)) as f32));
+                        step.push(a as f32);
+                        segments.len()
+                    } else {
+                        step.extend(std::iter::repeat_n(a as f32, path.len()));
+                        0
+                    }
+                }
+                // Segments end at the search-call steps.
+                None if !from_docs => {
+                    step.extend(std::iter::repeat_n(a as f32, path.len()));
+                    0
+                }
+                None => {
+                    ends.clear();
+                    ends.extend(search_steps(run, path));
+                    let s = doc_steps[t.index()].take().filter(|s| s.iter().all(|v| v.is_finite()));
+                    let z = s.as_deref().and_then(|s| zscores(s, eps)).unwrap_or_default();
+                    let mut start = 0;
+                    for (&end, &z) in ends.iter().zip(&z) {
+                        step.extend(std::iter::repeat_n((a * factor(z)) as f32, end + 1 - start));
+                        start = end + 1;
+                    }
+                    step.extend(std::iter::repeat_n(a as f32, path.len() - start));
+                    z.len().min(ends.len())
+                }
+            };
+            terms.set(t.index(), &[a, gamma, scaled as f64]);
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }

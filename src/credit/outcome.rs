@@ -34,9 +34,11 @@ pub fn outcome_advantages(run: &Run, params: &Params) -> (Vec<f32>, Vec<[f32; 2]
     let tr = &run.trajectories;
     let mut advantage = vec![f32::NAN; tr.len()];
     let mut stats = vec![[f32::NAN; 2]; tr.len()];
+    let mut valid: Vec<f32> = Vec::new();
     for g in run.groups.ids() {
         let members = run.groups.members(g);
-        let valid: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).filter(|r| !r.is_nan()).collect();
+        valid.clear();
+        valid.extend(members.iter().map(|t| tr.reward[t.index()]).filter(|r| !r.is_nan()));
         let n = valid.len();
         let (mean, std) = group_stats(&valid);
         for &t in members {

@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use super::grpo::{group_stats, normalize_group};
+use super::grpo::{group_stats_of, normalize_group};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -87,6 +87,14 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     ]
 });
 
+/// A pooled, writable copy of a borrowed path column (the gathered one is already writable).
+fn own<'b>(column: &'b mut std::borrow::Cow<'_, [f32]>) -> &'b mut [f32] {
+    if let std::borrow::Cow::Borrowed(borrowed) = *column {
+        *column = std::borrow::Cow::Owned(super::pool::collect(borrowed.len(), borrowed.iter().copied()));
+    }
+    column.to_mut()
+}
+
 /// Clip (`min(s − η, 0)`) or Delta (`s_k − s_{k+1}`, the last present score kept) on each
 /// trajectory's step scores; missing scores stay missing.
 pub fn refine(run: &Run, score: &mut [f32], how: &str, eta: f32) {
@@ -149,57 +157,69 @@ impl Scheme for PrmProcess {
         let tr = &run.trajectories;
         let missing = params.choice("missing");
         // Step scores per path position after the missing-step policy (NaN = left out).
-        let mut score = super::pool::collect(tr.path_nodes.len(), tr.path_nodes.iter().map(|n| column[n.index()]));
-        if missing == "zero" {
-            score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0);
-        }
-        if missing == "outcome" {
-            for t in tr.ids() {
-                let range = tr.path_range(t);
-                if score[range.clone()].iter().all(|s| s.is_nan()) && !range.is_empty() {
-                    score[range.end - 1] = tr.reward[t.index()];
+        // Borrowed when the run's paths are its nodes in order and nothing below changes a score.
+        let refinement = params.choice("refine");
+        let mut score = super::common::path_column(run, column);
+        if missing != "skip" || refinement != "none" {
+            let score = own(&mut score);
+            if missing == "zero" {
+                score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0);
+            }
+            if missing == "outcome" {
+                for t in tr.ids() {
+                    let range = tr.path_range(t);
+                    if score[range.clone()].iter().all(|s| s.is_nan()) && !range.is_empty() {
+                        score[range.end - 1] = tr.reward[t.index()];
+                    }
                 }
             }
+            refine(run, score, refinement, params.f64("clip_eta") as f32);
         }
-        refine(run, &mut score, params.choice("refine"), params.f64("clip_eta") as f32);
         let eps = params.f64("epsilon") as f32;
         let credit = if params.choice("form") == "agg" {
             aggregated(run, &score, params.choice("agg"), eps)
         } else {
             deepseekmath(run, &score, eps)
         };
-        super::pool::give(score);
+        super::common::give_path_column(score);
         Ok(credit)
     }
 }
 
 fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
     let tr = &run.trajectories;
-    let mut step = super::pool::filled(score.len(), f32::NAN);
     let mut terms = Terms::for_rows(
         "Σ_{j≥k} (p_j − mean)/(std + ε), mean and std over the group's step scores",
         &["mean", "std"],
         tr.len(),
     );
-    let mut values: Vec<f32> = Vec::new();
+    // Group by group, while the group's scores are in cache: its statistics, then its members'
+    // credit, each trajectory back to front (four at a time, see `rows_backward`). When the groups
+    // follow each other in trajectory order (as logs write them), the output is sized as it is
+    // written, with no fill first.
+    let in_order = super::common::groups_in_trajectory_order(run);
+    let mut step = if in_order { super::pool::take(score.len()) } else { super::pool::filled(score.len(), f32::NAN) };
     for g in run.groups.ids() {
         let members = run.groups.members(g);
-        values.clear();
-        values.extend(members.iter().flat_map(|t| score[tr.path_range(*t)].iter().copied()).filter(|s| !s.is_nan()));
         // verl's singleton rule: mean 0, std 1.
-        let (mean, std) = group_stats(&values);
-        for &t in members {
-            let range = tr.path_range(t);
-            let mut running = 0.0;
-            for k in range.rev() {
-                if !score[k].is_nan() {
-                    running += (score[k] - mean) / (std + eps);
-                }
-                step[k] = running;
-            }
-            terms.set(t.index(), &[f64::from(mean), f64::from(std)]);
-        }
+        let [mean, std] = group_stats_of(|| members.iter().map(|t| &score[tr.path_range(*t)]));
+        let scale = 1.0 / (std + eps);
+        super::batch::rows_backward(
+            &mut step,
+            f32::NAN,
+            members.len(),
+            |i| tr.path_range(members[i]),
+            |_| 0.0f32,
+            |running, _, k| {
+                let s = score[k];
+                let term = (s - mean) * scale;
+                *running += if s.is_nan() { 0.0 } else { term };
+                *running
+            },
+            |i, _| terms.set(members[i].index(), &[f64::from(mean), f64::from(std)]),
+        );
     }
+    step.resize(score.len(), f32::NAN);
     Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
 }
 

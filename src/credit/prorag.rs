@@ -43,6 +43,12 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     ]
 });
 
+/// Σ w · f(p) over the `(p, w)` of a group's steps; a missing score has weight 0 and its term is
+/// left out, not multiplied (0 · NaN).
+fn weighted_sum(steps: &[(f32, f32)], f: impl Fn(f64) -> f64) -> f64 {
+    super::common::lane_sum(steps, |(p, w)| if p.is_nan() { 0.0 } else { f64::from(w) * f(f64::from(p)) })
+}
+
 impl Scheme for Prorag {
     fn info(&self) -> &SchemeInfo {
         &INFO
@@ -81,79 +87,86 @@ impl Scheme for Prorag {
             "none" => Source::None,
             _ => Source::Always,
         };
-        // Whether a step kind is well formed, looked up once per kind symbol.
+        // Whether a step kind is well formed, looked up once per kind symbol (a run has a handful).
         let mut kinds: Vec<(crate::model::Sym, bool)> = Vec::new();
-        let mut p = super::pool::filled(tr.path_nodes.len(), f32::NAN);
-        let mut weight = super::pool::zeroed(tr.path_nodes.len());
-        for t in tr.ids() {
-            let offset = tr.path_offsets[t.index()] as usize;
-            let whole = tr.token_range(t).len();
-            let path = tr.path(t);
-            let any_span = path.iter().any(|&n| nodes.token_span(n).is_some());
-            for (k, &node) in path.iter().enumerate() {
-                let score = column[node.index()];
-                if score.is_nan() {
-                    continue;
+        let mut well_formed = |node: crate::model::NodeId| match source {
+            Source::Score => format_scores.is_some_and(|f| f[node.index()] >= 0.5),
+            Source::Kind => {
+                let kind = nodes.kind[node.index()];
+                if let Some(&(_, good)) = kinds.iter().find(|(k, _)| *k == kind) {
+                    good
+                } else {
+                    let good = WELL_FORMED_KINDS.contains(&run.label(kind));
+                    kinds.push((kind, good));
+                    good
                 }
-                let well_formed = match source {
-                    Source::Score => format_scores.is_some_and(|f| f[node.index()] >= 0.5),
-                    Source::Kind => {
-                        let kind = nodes.kind[node.index()];
-                        let slot =
-                            super::common::memo_slot(&mut kinds, kind, || WELL_FORMED_KINDS.contains(&run.label(kind)));
-                        kinds[slot].1
-                    }
-                    Source::Always | Source::None => true,
-                };
-                let format = match source {
-                    Source::None => 0.0,
-                    _ if well_formed => bonus,
-                    _ => -penalty,
-                };
-                p[offset + k] = score + format;
-                weight[offset + k] = match nodes.token_span(node) {
-                    Some([start, end]) => (end - start) as f32,
-                    None if any_span || whole == 0 => 1.0,
-                    None => whole as f32 / path.len() as f32,
-                };
             }
-        }
+            Source::Always | Source::None => true,
+        };
         let beta = params.f64("beta") as f32;
-        let mut step = super::pool::filled(p.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "A_outcome + β·z(step score), z over the group's tokens",
             &["A_outcome", "token mean", "token std", "β"],
             tr.len(),
         );
-        let mut positions: Vec<usize> = Vec::new();
+        // Group by group: the step score p (+ format term) and token weight of each of its steps,
+        // into a small buffer that stays in cache; the token-weighted statistics; then its
+        // members' credit. When the groups follow each other in trajectory order, the output is
+        // written in order with no fill first.
+        let in_order = super::common::groups_in_trajectory_order(run);
+        let len = tr.path_nodes.len();
+        let mut step = if in_order { super::pool::take(len) } else { super::pool::filled(len, f32::NAN) };
+        let mut steps: Vec<(f32, f32)> = Vec::new();
         for g in run.groups.ids() {
             let members = run.groups.members(g);
-            positions.clear();
-            positions.extend(members.iter().flat_map(|&t| tr.path_range(t)).filter(|&k| !p[k].is_nan()));
-            let total: f64 = positions.iter().map(|&k| f64::from(weight[k])).sum();
-            let mean = if total > 0.0 {
-                positions.iter().map(|&k| f64::from(weight[k]) * f64::from(p[k])).sum::<f64>() / total
-            } else {
-                0.0
-            };
-            let var = if total > 0.0 {
-                positions.iter().map(|&k| f64::from(weight[k]) * (f64::from(p[k]) - mean).powi(2)).sum::<f64>() / total
-            } else {
-                0.0
-            };
+            steps.clear();
+            for &t in members {
+                let whole = tr.token_range(t).len();
+                let path = tr.path(t);
+                let any_span = nodes.token_span.is_some() && path.iter().any(|&n| nodes.token_span(n).is_some());
+                steps.extend(path.iter().map(|&node| {
+                    let score = column[node.index()];
+                    if score.is_nan() {
+                        return (f32::NAN, 0.0);
+                    }
+                    let format = match source {
+                        Source::None => 0.0,
+                        _ if well_formed(node) => bonus,
+                        _ => -penalty,
+                    };
+                    let weight = match nodes.token_span(node) {
+                        Some([start, end]) => (end - start) as f32,
+                        None if any_span || whole == 0 => 1.0,
+                        None => whole as f32 / path.len() as f32,
+                    };
+                    (score + format, weight)
+                }));
+            }
+            let total = weighted_sum(&steps, |_| 1.0);
+            let mean = if total > 0.0 { weighted_sum(&steps, |p| p) / total } else { 0.0 };
+            let var = if total > 0.0 { weighted_sum(&steps, |p| (p - mean).powi(2)) / total } else { 0.0 };
             // std := 1 when the group has at most one valid token.
             let std = if total <= 1.0 { 1.0 } else { (var + 1e-8).sqrt() };
+            let mut next = steps.iter();
             for &t in members {
                 let a = outcome[t.index()];
-                for k in tr.path_range(t) {
-                    let z = if p[k].is_nan() { 0.0 } else { ((f64::from(p[k]) - mean) / std) as f32 };
-                    step[k] = a + beta * z;
+                let range = tr.path_range(t);
+                let credit = |&(p, _): &(f32, f32)| {
+                    let z = if p.is_nan() { 0.0 } else { ((f64::from(p) - mean) / std) as f32 };
+                    a + beta * z
+                };
+                if in_order {
+                    step.resize(range.start, f32::NAN);
+                    step.extend(next.by_ref().take(range.len()).map(credit));
+                } else {
+                    for (k, s) in range.zip(next.by_ref()) {
+                        step[k] = credit(s);
+                    }
                 }
                 terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
             }
         }
-        super::pool::give(p);
-        super::pool::give(weight);
+        step.resize(len, f32::NAN);
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
-use crate::model::Run;
+use crate::model::{Run, TrajectoryId};
 
 /// PURE.
 pub struct Pure;
@@ -55,6 +55,54 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     ]
 });
 
+/// Step rewards `r` times their weights, in place: uniform `1/n`, or `softmax(−r/T)` over the
+/// trajectory's steps (shifted by its largest exponent; `e^x` in f32, about one ulp).
+fn weigh(r: &mut [f64], uniform: bool, inverse_t: f64, exp: &mut Vec<f32>) {
+    if uniform {
+        let w = 1.0 / r.len() as f64;
+        for x in r.iter_mut() {
+            *x *= w;
+        }
+        return;
+    }
+    // max(−r/T) = −min(r)/T (T > 0), the minimum in four lanes.
+    let max = -lane_min(r) * inverse_t;
+    exp.clear();
+    exp.extend(r.iter().map(|x| super::common::exp_f32((-x * inverse_t - max) as f32)));
+    let inverse_z = 1.0 / super::common::lane_sum(exp, f64::from);
+    for (x, &e) in r.iter_mut().zip(exp.iter()) {
+        *x *= f64::from(e) * inverse_z;
+    }
+}
+
+/// z-scores the finite values of `step` (unbiased std, ε = 1e-8 on the std) from their count, sum
+/// and sum of squares, in f32 (one pass that vectorizes); non-finite values stay as they are.
+fn normalize_batch(step: &mut [f32], count: usize, sum: f64, sum_sq: f64) {
+    if count < 2 {
+        return;
+    }
+    let n = count as f64;
+    let mean = sum / n;
+    let std = ((sum_sq - n * mean * mean).max(0.0) / (n - 1.0)).sqrt();
+    let (mean, scale) = (mean as f32, (1.0 / (std + 1e-8)) as f32);
+    for v in step {
+        *v = if v.is_finite() { (*v - mean) * scale } else { *v };
+    }
+}
+
+/// The smallest value, in four lanes (∞ for none).
+fn lane_min(values: &[f64]) -> f64 {
+    let mut lanes = [f64::INFINITY; 4];
+    let chunks = values.chunks_exact(4);
+    let rest = chunks.remainder().iter().copied().fold(f64::INFINITY, f64::min);
+    for chunk in chunks {
+        for (lane, &v) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.min(v);
+        }
+    }
+    lanes.into_iter().fold(rest, f64::min)
+}
+
 impl Scheme for Pure {
     fn info(&self) -> &SchemeInfo {
         &INFO
@@ -72,40 +120,15 @@ impl Scheme for Pure {
         let column = score_column(run, params, "pure")?;
         let tr = &run.trajectories;
         let two_p = params.choice("transform") == "two_p_minus_one";
-        let temperature = params.f64("temperature");
+        let inverse_t = 1.0 / params.f64("temperature");
         let uniform = params.choice("weighting") == "uniform";
-        // Weighted step rewards r' per path position (a missing score counts 0).
-        let mut weighted = vec![0.0f64; tr.path_nodes.len()];
-        let (mut r, mut exp) = (Vec::new(), Vec::new());
-        for t in tr.ids() {
-            let range = tr.path_range(t);
-            r.clear();
-            r.extend(range.clone().map(|k| {
-                let s = f64::from(column[tr.path_nodes[k].index()]);
-                if s.is_nan() {
-                    0.0
-                } else if two_p {
-                    2.0 * s - 1.0
-                } else {
-                    s
-                }
-            }));
-            let max = r.iter().map(|x| -x / temperature).fold(f64::NEG_INFINITY, f64::max);
-            exp.clear();
-            exp.extend(r.iter().map(|x| (-x / temperature - max).exp()));
-            let z: f64 = exp.iter().sum();
-            for (i, k) in range.enumerate() {
-                let w = if uniform { 1.0 / r.len() as f64 } else { exp[i] / z };
-                weighted[k] = w * r[i];
-            }
-        }
-        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let score = super::common::path_column(run, column);
         let mut terms = Terms::for_rows(
             "Σ_{j≥k} (w_j r_j − baseline) + VR at the last step, then normalized",
             &["Σ w·r", "baseline", "VR"],
             tr.len(),
         );
-        let solved = |t: crate::model::TrajectoryId| -> f64 {
+        let solved = |t: TrajectoryId| -> f64 {
             match tr.success[t.index()] {
                 Some(s) => f64::from(u8::from(s)),
                 None => f64::from(u8::from(tr.reward[t.index()] > 0.5)),
@@ -114,48 +137,91 @@ impl Scheme for Pure {
         let step_baseline = params.choice("baseline") == "step";
         let verifiable_on = params.bool("verifiable");
         let verifiable_coef = params.f64("verifiable_coef");
+        let normalize = params.bool("normalize");
+        // Group by group, in buffers that stay in cache: each member's weighted step rewards
+        // r' = w·r (softmax-min weights over its steps; a missing score counts 0), the RLOO
+        // baselines, then the reward-to-go, four members at a time (`rows_backward`), with the
+        // batch moments for the normalization gathered on the way. When the groups follow each
+        // other in trajectory order, the output is written in order with no fill first.
+        let in_order = super::common::groups_in_trajectory_order(run);
+        let len = score.len();
+        let mut step = if in_order { super::pool::take(len) } else { super::pool::filled(len, f32::NAN) };
+        let (mut weighted, mut local, mut exp, mut rows, mut totals) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut count, mut sum, mut sum_sq) = (0usize, 0.0f64, 0.0f64);
         for g in run.groups.ids() {
             let members = run.groups.members(g);
             let k = members.len() as f64;
-            // Per rollout: mean weighted reward per step (the step baseline's unit) and VR.
-            let per_step: Vec<f64> = members
-                .iter()
-                .map(|t| {
-                    let range = tr.path_range(*t);
-                    let n = range.len().max(1) as f64;
-                    weighted[range].iter().sum::<f64>() / n
-                })
-                .collect();
-            let vr: Vec<f64> = members.iter().map(|&t| solved(t) - 1.0).collect();
-            let (per_step_total, vr_total): (f64, f64) = (per_step.iter().sum(), vr.iter().sum());
-            for (i, &t) in members.iter().enumerate() {
-                let baseline = if step_baseline && k > 1.0 { (per_step_total - per_step[i]) / (k - 1.0) } else { 0.0 };
+            weighted.clear();
+            local.clear();
+            local.push(0);
+            for &t in members {
+                let start = weighted.len();
+                weighted.extend(score[tr.path_range(t)].iter().map(|&s| {
+                    let s = f64::from(s);
+                    if s.is_nan() {
+                        0.0
+                    } else if two_p {
+                        2.0 * s - 1.0
+                    } else {
+                        s
+                    }
+                }));
+                weigh(&mut weighted[start..], uniform, inverse_t, &mut exp);
+                local.push(weighted.len());
+            }
+            // Per rollout: Σ r' (its mean per step is the step baseline's unit) and VR.
+            totals.clear();
+            totals
+                .extend((0..members.len()).map(|i| super::common::lane_sum(&weighted[local[i]..local[i + 1]], |x| x)));
+            let total = |i: usize| totals[i];
+            let per_step = |i: usize| total(i) / (local[i + 1] - local[i]).max(1) as f64;
+            let per_step_total: f64 = (0..members.len()).map(per_step).sum();
+            let vr_total: f64 = members.iter().map(|&t| solved(t) - 1.0).sum();
+            rows.clear();
+            rows.extend(members.iter().enumerate().map(|(i, &t)| {
+                let baseline = if step_baseline && k > 1.0 { (per_step_total - per_step(i)) / (k - 1.0) } else { 0.0 };
+                let vr = solved(t) - 1.0;
                 let verifiable = if verifiable_on {
-                    let loo = if k > 1.0 { vr[i] - (vr_total - vr[i]) / (k - 1.0) } else { vr[i] };
+                    let loo = if k > 1.0 { vr - (vr_total - vr) / (k - 1.0) } else { vr };
                     verifiable_coef * loo
                 } else {
                     0.0
                 };
+                terms.set(t.index(), &[total(i), baseline, verifiable]);
+                // Where member i's steps are in the group buffer relative to the output.
                 let range = tr.path_range(t);
-                let last = range.end.saturating_sub(1);
-                let mut running = 0.0;
-                for k in range.clone().rev() {
-                    running += weighted[k] - baseline + if k == last { verifiable } else { 0.0 };
-                    step[k] = running as f32;
+                (range.start - local[i], baseline, verifiable)
+            }));
+            super::batch::rows_backward(
+                &mut step,
+                f32::NAN,
+                members.len(),
+                |i| tr.path_range(members[i]),
+                // The running return starts with VR at the last step.
+                |i| rows[i].2,
+                |running, i, p| {
+                    let (base, baseline, _) = rows[i];
+                    *running += weighted[p - base] - baseline;
+                    *running as f32
+                },
+                |_, _| {},
+            );
+            // The batch moments from the group's credit while it is in cache.
+            if normalize {
+                for &t in members {
+                    let written = &step[tr.path_range(t)];
+                    let finite = |v: f32| if v.is_finite() { f64::from(v) } else { 0.0 };
+                    count += written.iter().filter(|v| v.is_finite()).count();
+                    sum += super::common::lane_sum(written, finite);
+                    sum_sq += super::common::lane_sum(written, |v| finite(v) * finite(v));
                 }
-                terms.set(t.index(), &[weighted[range].iter().sum::<f64>(), baseline, verifiable]);
             }
         }
-        if params.bool("normalize") {
-            let finite = || step.iter().filter(|v| v.is_finite()).map(|&v| f64::from(v));
-            let count = finite().count();
-            if count >= 2 {
-                let mean = finite().sum::<f64>() / count as f64;
-                let std = (finite().map(|v| (v - mean).powi(2)).sum::<f64>() / (count as f64 - 1.0)).sqrt();
-                for v in step.iter_mut().filter(|v| v.is_finite()) {
-                    *v = ((f64::from(*v) - mean) / (std + 1e-8)) as f32;
-                }
-            }
+        step.resize(len, f32::NAN);
+        super::common::give_path_column(score);
+        if normalize {
+            normalize_batch(&mut step, count, sum, sum_sq);
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }

@@ -47,10 +47,12 @@ pub trait Real:
     fn zeroed(len: usize) -> Vec<Self>;
     /// An empty vector with room for `len` (pooled for `f32`).
     fn with_room(len: usize) -> Vec<Self>;
+    /// Hands a buffer back to the pool (`f32`) or drops it.
+    fn recycle(buffer: Vec<Self>);
 }
 
 macro_rules! impl_real {
-    ($t:ty, $of:expr, $to32:expr, $zeroed:expr, $room:expr) => {
+    ($t:ty, $of:expr, $to32:expr, $zeroed:expr, $room:expr, $recycle:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -100,9 +102,12 @@ macro_rules! impl_real {
             fn with_room(len: usize) -> Vec<Self> {
                 $room(len)
             }
+            fn recycle(buffer: Vec<Self>) {
+                $recycle(buffer);
+            }
         }
     };
 }
 
-impl_real!(f32, |x: f64| x as f32, |x: f32| x, super::pool::zeroed, super::pool::take);
-impl_real!(f64, |x: f64| x, |x: f64| x as f32, |len: usize| vec![0.0; len], Vec::with_capacity);
+impl_real!(f32, |x: f64| x as f32, |x: f32| x, super::pool::zeroed, super::pool::take, super::pool::give);
+impl_real!(f64, |x: f64| x, |x: f64| x as f32, |len: usize| vec![0.0; len], Vec::with_capacity, drop);

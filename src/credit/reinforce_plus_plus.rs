@@ -40,10 +40,15 @@ pub fn whiten_batch<F: Real>(batch: &Batch<F>, x: &mut [F], params: &Params, id:
             Ok(())
         }
         _ if whiten::verl(x, mask) => Ok(()),
-        _ => Err(CreditError::Failed {
-            scheme: id.to_owned(),
-            reason: "whitening needs at least two valid positions in the batch (verl raises here)".to_owned(),
-        }),
+        _ => Err(too_few_positions(id)),
+    }
+}
+
+/// The error verl raises when it whitens fewer than two valid positions.
+pub fn too_few_positions(id: &str) -> CreditError {
+    CreditError::Failed {
+        scheme: id.to_owned(),
+        reason: "whitening needs at least two valid positions in the batch (verl raises here)".to_owned(),
     }
 }
 
@@ -59,26 +64,40 @@ pub fn apply_mask<F: Real>(batch: &Batch<F>, x: &mut [F]) {
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
     let gamma = F::of(params.f64("gamma"));
     let reset = params.choice("holes") != "mask_reward";
-    let mut returns = F::zeroed(batch.num_positions());
+    let n = batch.num_positions();
+    let mut returns = F::with_room(n);
     let mut terms = Terms::new("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"]);
-    for i in 0..batch.num_rows() {
-        let mut running = F::ZERO;
-        for t in batch.row(i).rev() {
+    // Rows back to front, four at a time (`rows_backward`); the state is the running return and
+    // the return last written (at the row's first position once the row is done).
+    super::batch::rows_backward(
+        &mut returns,
+        F::ZERO,
+        batch.num_rows(),
+        |i| batch.row(i),
+        |_| (F::ZERO, F::of(f64::NAN)),
+        |(running, written), i, t| {
             let m = batch.m(t);
             if reset {
-                running = batch.r(i, t) + gamma * running;
-                returns[t] = running;
-                running = running * m;
+                *running = batch.r(i, t) + gamma * *running;
+                *written = *running;
+                *running = *running * m;
             } else {
-                running = batch.r(i, t) * m + gamma * running;
-                returns[t] = running;
+                *running = batch.r(i, t) * m + gamma * *running;
+                *written = *running;
             }
-        }
-        terms.push(&[returns.get(batch.offsets[i]).map_or(f64::NAN, |r| r.f64())]);
-    }
-    let mut advantages = F::zeroed(returns.len());
-    advantages.copy_from_slice(&returns);
+            *written
+        },
+        |_, (_, first)| terms.push(&[first.f64()]),
+    );
+    returns.resize(n, F::ZERO);
+    let (mut advantages, returns) = if batch.skip_returns {
+        (returns, None)
+    } else {
+        let mut advantages = F::with_room(n);
+        advantages.extend_from_slice(&returns);
+        (advantages, Some(returns))
+    };
     whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus")?;
     apply_mask(batch, &mut advantages);
-    Ok(Output { advantages, returns: Some(returns), terms })
+    Ok(Output { advantages, returns, terms })
 }

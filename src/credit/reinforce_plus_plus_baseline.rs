@@ -45,11 +45,21 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
             terms.set(i, &[scores[i].f64(), mean.f64()]);
         }
     }
-    let mut advantages = if super::openrlhf::wanted(params) {
-        super::openrlhf::returns(batch, &centred, params, F::ONE)
-    } else {
-        batch.broadcast(&centred)
-    };
+    if super::openrlhf::wanted(params) {
+        let mut advantages = super::openrlhf::returns(batch, &centred, params, F::ONE);
+        whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
+        apply_mask(batch, &mut advantages);
+        return Ok(Output { advantages, returns: None, terms });
+    }
+    // Without a mask every position of a row holds its centred score: whiten the rows, weighted by
+    // their lengths, and write each position once (the same moments as whitening the positions).
+    if batch.mask.is_none() && params.choice("whiten") == "verl" {
+        if !super::whiten::verl_rows(&mut centred, |i| batch.row(i).len()) {
+            return Err(super::reinforce_plus_plus::too_few_positions("reinforce_plus_plus_baseline"));
+        }
+        return Ok(Output { advantages: batch.broadcast(&centred), returns: None, terms });
+    }
+    let mut advantages = batch.broadcast(&centred);
     whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
     apply_mask(batch, &mut advantages);
     Ok(Output { advantages, returns: None, terms })

@@ -67,25 +67,37 @@ impl Scheme for Triage {
         } as f32;
         let w = params.f64("w") as f32;
         let tr = &run.trajectories;
-        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
-        // w · c(role) per role symbol, looked up once per role (a run has a handful); the batch
-        // moments for whitening gathered on the way.
-        // Per role: its symbol with w · c(role), and how many steps of the trajectory have it.
-        let mut weighted: Vec<(crate::model::Sym, (f32, usize))> = Vec::new();
+        let roles = &run.nodes.role;
+        // Each step written once, in path order: A + w · c(role), w · c looked up once per role
+        // (a run has a handful) and then by the role's symbol in a table; the batch moments for
+        // whitening summed over each trajectory's credit while it is in cache.
+        let mut step = super::pool::take(tr.path_nodes.len());
+        // The table has a slot per label and a last one for "no role"; each role is given its
+        // slot the first time a trajectory has it, so writing a step is two loads and an add.
+        let labels = run.labels.len();
+        let mut slot_of = vec![u32::MAX; labels + 1];
+        let mut bonus: Vec<f32> = Vec::new();
         let mut moments = Moments::default();
+        let mut path_roles: Vec<crate::model::Sym> = Vec::new();
         for t in tr.ids() {
-            let offset = tr.path_offsets[t.index()] as usize;
             let a = outcome[t.index()];
-            for (k, &node) in tr.path(t).iter().enumerate() {
-                let role = run.nodes.role[node.index()];
-                let slot = super::common::memo_slot(&mut weighted, role, || (w * constant(run.label(role)), 0));
-                let (bonus, count) = &mut weighted[slot].1;
-                *count += 1;
-                step[offset + k] = a + *bonus;
+            let roles_of_path: &[crate::model::Sym] = if tr.paths_in_node_order {
+                &roles[tr.path_range(t)]
+            } else {
+                path_roles.clear();
+                path_roles.extend(tr.path(t).iter().map(|n| roles[n.index()]));
+                &path_roles
+            };
+            for &role in roles_of_path {
+                let entry = &mut slot_of[role.index().min(labels)];
+                if *entry == u32::MAX {
+                    *entry = bonus.len() as u32;
+                    bonus.push(w * constant(run.label(role)));
+                }
             }
-            for (_, (bonus, count)) in &mut weighted {
-                moments.add_many(a + *bonus, std::mem::take(count));
-            }
+            let start = step.len();
+            step.extend(roles_of_path.iter().map(|role| a + bonus[slot_of[role.index().min(labels)] as usize]));
+            moments.add_slice(&step[start..]);
         }
         if params.bool("whiten") {
             moments.whiten(&mut step);
@@ -123,6 +135,15 @@ impl Moments {
             self.sum += n * v;
             self.sum_sq += n * v * v;
         }
+    }
+
+    /// Adds every finite value of a slice (summed in four lanes).
+    #[inline]
+    pub fn add_slice(&mut self, values: &[f32]) {
+        let finite = |v: f32| if v.is_finite() { f64::from(v) } else { 0.0 };
+        self.count += values.iter().filter(|v| v.is_finite()).count();
+        self.sum += super::common::lane_sum(values, finite);
+        self.sum_sq += super::common::lane_sum(values, |v| finite(v) * finite(v));
     }
 
     /// Z-scores `values` in place with these moments (ε = 1e-8 inside the square root);

@@ -62,6 +62,36 @@ pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
     true
 }
 
+/// [`verl`] on an unmasked batch whose row `i` holds `x[i]` at each of its `lens(i)` positions,
+/// without writing the positions: the same moments, each row's term weighted by its length (so
+/// a broadcast kernel whitens its rows and then writes every position once). `false` (and `x`
+/// untouched) when fewer than two positions are valid.
+pub fn verl_rows<F: Real>(x: &mut [F], lens: impl Fn(usize) -> usize) -> bool {
+    let weighted = |f: &dyn Fn(F) -> f64| {
+        let mut lanes = [0.0f64; 4];
+        for (i, &v) in x.iter().enumerate() {
+            lanes[i % 4] += f(v) * lens(i) as f64;
+        }
+        (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+    };
+    let n = (0..x.len()).map(&lens).sum::<usize>() as f32;
+    if n <= 1.0 {
+        return false;
+    }
+    let denominator = F::of(f64::from(n + 1e-8_f32));
+    let mean = F::of(weighted(&|v| v.f64())) / denominator;
+    let sq = weighted(&|v| {
+        let d = v - mean;
+        (d * d).f64()
+    });
+    let var = F::of(sq) / denominator * F::of(f64::from(n / (n - 1.0)));
+    let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
+    for v in x.iter_mut() {
+        *v = (*v - mean) * rstd;
+    }
+    true
+}
+
 /// OpenRLHF whitening: `x ← (x − mean) · clamp(var, 1e-8)^(−½)` with the biased variance, or only
 /// the mean subtraction with `std_norm = false`.
 pub fn openrlhf<F: Real>(x: &mut [F], mask: Option<&[F]>, std_norm: bool) {

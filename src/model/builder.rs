@@ -239,6 +239,8 @@ impl RunBuilder {
             t.path_nodes[start..].reverse();
             t.path_offsets.push(t.path_nodes.len() as u32);
         }
+        t.paths_in_node_order = t.path_nodes.len() == run.nodes.parent.len()
+            && t.path_nodes.iter().enumerate().all(|(k, n)| n.index() == k);
         let num_groups = run.groups.len();
         let mut counts = vec![0u32; num_groups + 1];
         for g in &t.group {

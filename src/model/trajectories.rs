@@ -41,6 +41,10 @@ pub struct Trajectories {
     pub path_offsets: Vec<u32>,
     /// Concatenated paths (derived).
     pub path_nodes: Vec<NodeId>,
+    /// Whether `path_nodes[k]` is node `k` for every `k` (derived): each trajectory is its own
+    /// chain of steps, logged in order, as most step logs are. A per-node column is then already
+    /// in path order and needs no gathering.
+    pub paths_in_node_order: bool,
     /// Tokens of trajectory `i` are `token_offsets[i]..token_offsets[i + 1]` in the run's token columns.
     pub token_offsets: Vec<u64>,
 }
