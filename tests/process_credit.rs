@@ -597,3 +597,77 @@ fn tree_schemes_merge_by_state_key_as_well_as_by_prefix() {
     assert_eq!(steps(&state, "a"), [0.0, 0.5]);
     assert_eq!(steps(&state, "b"), [0.0, -0.5]);
 }
+
+/// One trajectory record of the ordering test: group `g`, member `m`, with every kind of step
+/// data a step scheme reads (scores, roles, kinds, env rewards, state keys, first errors, docs).
+fn ordering_record(g: usize, m: usize) -> String {
+    let len = 2 + (g * 3 + m * 5) % 4;
+    let roles = ["progress", "exploration", "infrastructure", "regression"];
+    let kinds = ["think", "search", "answer"];
+    let steps: Vec<String> = (0..len)
+        .map(|k| {
+            let prm = if (g + m + k) % 7 == 3 { "NaN".to_owned() } else { format!("{}", ((g * 13 + m * 7 + k * 5) % 10) as f32 / 10.0) };
+            format!(
+                r#"{{"kind": "{}", "role": "{}", "thought": "g{g} m{m} k{k}", "scores": {{"prm": {prm}, "value": {}}}, "env_reward": {}, "state": "s{}", "first_error": {}, "docs": ["d{}"]}}"#,
+                kinds[(m + k) % 3],
+                roles[(g + k) % 4],
+                k as f32 / 10.0,
+                if k + 1 == len { 1.0 } else { 0.1 },
+                k % 2,
+                k == 1 && m.is_multiple_of(2),
+                (m + k) % 3,
+            )
+        })
+        .collect();
+    let group = if g == 3 { String::new() } else { format!(r#""group": "g{g}", "#) };
+    format!(
+        r#"{{"type": "trajectory", "id": "t{g}-{m}", {group}"outcome": {{"reward": {}, "success": {}}}, "steps": [{}]}}"#,
+        (g + m) % 2,
+        (g + m) % 2 == 1,
+        steps.join(", ")
+    )
+}
+
+#[test]
+fn step_credit_does_not_depend_on_the_order_trajectories_are_logged_in() {
+    // The same trajectories logged group after group, and with the groups interleaved (and one
+    // trajectory in no group): the fast path (groups in trajectory order, output written in order)
+    // and the general one (output filled, written at random) must give each step the same credit.
+    let keys: Vec<(usize, usize)> = (0..3).flat_map(|g| (0..4).map(move |m| (g, m))).chain([(3, 0)]).collect();
+    let in_order: Vec<String> = keys.iter().map(|&(g, m)| ordering_record(g, m)).collect();
+    let mut interleaved = keys.clone();
+    interleaved.sort_by_key(|&(g, m)| (m, g));
+    let interleaved: Vec<String> = interleaved.iter().map(|&(g, m)| ordering_record(g, m)).collect();
+    let load = |lines: &[String]| {
+        let text = format!("{{\"vantage\": 1}}\n{}\n", lines.join("\n"));
+        load_bytes("order.jsonl", text.as_bytes(), &mut LoadReport::new("order.jsonl")).unwrap()
+    };
+    let (a, b) = (load(&in_order), load(&interleaved));
+    let by_step = |run: &Run, step: &[f32]| {
+        let tr = &run.trajectories;
+        let mut out: Vec<(String, usize, f32)> = tr
+            .ids()
+            .flat_map(|t| tr.path_range(t).enumerate().map(move |(k, p)| (t, k, p)))
+            .map(|(t, k, p)| (run.label(tr.key[t.index()]).to_owned(), k, step[p]))
+            .collect();
+        out.sort_by(|x, y| (&x.0, x.1).cmp(&(&y.0, y.1)));
+        out
+    };
+    let mut compared = 0;
+    for scheme in credit::SCHEMES {
+        let id = scheme.info().id;
+        if scheme.supports(&a) != Support::Yes {
+            continue;
+        }
+        let has_level = scheme.params().iter().any(|p| p.name == "level");
+        let sets: Vec<(&str, &str)> = if has_level { vec![("level", "step")] } else { Vec::new() };
+        let (x, y) = (by_step(&a, &credit_of(&a, id, &sets)), by_step(&b, &credit_of(&b, id, &sets)));
+        assert_eq!(x.len(), y.len(), "{id}");
+        for ((key, k, u), (_, _, v)) in x.iter().zip(&y) {
+            let same = (u.is_nan() && v.is_nan()) || (u - v).abs() <= 1e-5 * (1.0 + u.abs());
+            assert!(same, "{id}: {key} step {k}: {u} in order, {v} interleaved");
+        }
+        compared += 1;
+    }
+    assert!(compared >= 20, "only {compared} schemes ran");
+}

@@ -247,3 +247,43 @@ pub fn rows_backward<S: Copy, T: Copy>(
         row += lanes;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_backward_visits_like_a_plain_backward_loop() {
+        // Rows of uneven lengths (some empty), more rows than a lockstep block, and a gap no row
+        // covers: suffix sums and the order in which each row's positions come.
+        let ranges: Vec<std::ops::Range<usize>> = vec![0..3, 3..3, 3..8, 8..9, 9..9, 12..14, 14..21, 21..22, 22..25];
+        let values: Vec<f32> = (0..25).map(|p| p as f32 + 0.5).collect();
+        let mut seen = vec![Vec::new(); ranges.len()];
+        let mut out = Vec::new();
+        let mut totals = Vec::new();
+        rows_backward(
+            &mut out,
+            f32::NAN,
+            ranges.len(),
+            |i| ranges[i].clone(),
+            |_| 0.0f32,
+            |sum, i, p| {
+                seen[i].push(p);
+                *sum += values[p];
+                *sum
+            },
+            |i, sum| totals.push((i, sum)),
+        );
+        assert_eq!(out.len(), 25);
+        for (i, range) in ranges.iter().enumerate() {
+            assert_eq!(seen[i], range.clone().rev().collect::<Vec<_>>());
+            let mut sum = 0.0;
+            for p in range.clone().rev() {
+                sum += values[p];
+                assert_eq!(out[p], sum);
+            }
+            assert_eq!(totals[i], (i, sum));
+        }
+        assert!(out[9..12].iter().all(|v| v.is_nan()), "the gap gets the fill value");
+    }
+}

@@ -348,6 +348,39 @@ mod tests {
         assert!(exp_f32(-1000.0) >= 0.0 && exp_f32(-1000.0) < 1e-37);
     }
 
+    /// Two trajectories; as chains of their own steps, or sharing a root (a tree).
+    fn two_paths(shared_root: bool) -> Run {
+        use crate::model::{NewGroup, NewStep, NewTokens, Outcome, RunBuilder, TreeId};
+        let mut b = RunBuilder::new("t", "test");
+        let group = b.add_group(&NewGroup { key: "g", ..NewGroup::default() }).0;
+        let step = |x: f32| NewStep { scores: vec![("prm", x)], ..NewStep::default() };
+        let root = b.add_node(group, NodeId::NONE, &step(0.5));
+        let a = b.add_node(group, root, &step(0.25));
+        let other_root = if shared_root { root } else { b.add_node(group, NodeId::NONE, &step(0.75)) };
+        let c = b.add_node(group, other_root, &step(1.0));
+        let outcome = Outcome { reward: Some(1.0), ..Outcome::default() };
+        b.add_trajectory("a", group, TreeId::NONE, a, &outcome, &NewTokens::default());
+        b.add_trajectory("c", group, TreeId::NONE, c, &outcome, &NewTokens::default());
+        b.finish()
+    }
+
+    #[test]
+    fn a_column_is_used_in_place_only_when_paths_are_the_nodes_in_order() {
+        let chains = two_paths(false);
+        assert!(chains.trajectories.paths_in_node_order);
+        let column = &chains.nodes.scores["prm"];
+        let along = path_column(&chains, column);
+        assert!(matches!(along, Cow::Borrowed(_)));
+        assert_eq!(&*along, &[0.5, 0.25, 0.75, 1.0]);
+        let tree = two_paths(true);
+        assert!(!tree.trajectories.paths_in_node_order);
+        let along = path_column(&tree, &tree.nodes.scores["prm"]);
+        assert!(matches!(along, Cow::Owned(_)));
+        // The shared root appears on both paths.
+        assert_eq!(&*along, &[0.5, 0.25, 0.5, 1.0]);
+        give_path_column(along);
+    }
+
     #[test]
     fn lane_sum_adds_every_item() {
         let items: Vec<f32> = (1..=11).map(|i| i as f32).collect();

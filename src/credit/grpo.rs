@@ -261,3 +261,24 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     };
     Ok(Output { advantages, returns: None, terms })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_stats_of_slices_agrees_with_group_stats_and_skips_missing_values() {
+        let a = [0.1f32, 0.9, f32::NAN, 0.4, 0.7];
+        let b = [0.3f32, 0.2, 0.8, 0.5, 0.6, 0.0, 1.0];
+        let present: Vec<f32> = a.iter().chain(&b).copied().filter(|v| !v.is_nan()).collect();
+        let (mean, std) = group_stats(&present);
+        let [m, s] = group_stats_of(|| [&a[..], &b[..]].into_iter());
+        assert!((m - mean).abs() < 1e-6 && (s - std).abs() < 1e-6, "{m} {s} vs {mean} {std}");
+        // Without missing values (the fast path) too.
+        let (mean, std) = group_stats(&b);
+        let [m, s] = group_stats_of(|| std::iter::once(&b[..]));
+        assert!((m - mean).abs() < 1e-6 && (s - std).abs() < 1e-6);
+        // verl's singleton rule.
+        assert_eq!(group_stats_of(|| std::iter::once(&[f32::NAN, 0.5][..])), [0.0, 1.0]);
+    }
+}

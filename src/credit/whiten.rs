@@ -114,3 +114,29 @@ pub fn openrlhf<F: Real>(x: &mut [F], mask: Option<&[F]>, std_norm: bool) {
         *v = (*v - mean) * rstd;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whitening_rows_equals_whitening_their_broadcast() {
+        let rows = [0.25f32, -1.5, 3.0, 0.0, 2.0];
+        let lens = [3usize, 1, 4, 0, 2];
+        let mut broadcast: Vec<f32> = rows.iter().zip(lens).flat_map(|(&v, n)| std::iter::repeat_n(v, n)).collect();
+        assert!(verl(&mut broadcast, None));
+        let mut whitened = rows;
+        assert!(verl_rows(&mut whitened, |i| lens[i]));
+        let mut p = 0;
+        for (&v, n) in whitened.iter().zip(lens) {
+            for _ in 0..n {
+                assert!((broadcast[p] - v).abs() <= 1e-6, "{} vs {v}", broadcast[p]);
+                p += 1;
+            }
+        }
+        // One position in all: verl raises, and the rows are left as they were.
+        let mut one = [1.0f32, 2.0];
+        assert!(!verl_rows(&mut one, |i| usize::from(i == 0)));
+        assert_eq!(one, [1.0, 2.0]);
+    }
+}
