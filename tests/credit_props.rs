@@ -39,7 +39,7 @@ fn run(id: &str, batch: &Batch<f64>, sets: &[(&str, &str)]) -> Vec<f64> {
     let scheme = credit::scheme(id).unwrap();
     let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     let params = Params::resolve(scheme, scheme.presets().first().map(|p| p.name), &sets).unwrap();
-    scheme.token_kernel().unwrap().run64(batch, &params).unwrap().advantages
+    std::mem::take(&mut scheme.token_kernel().unwrap().run64(batch, &params).unwrap().advantages)
 }
 
 /// First-position value of each row (outcome estimators broadcast one value per row).

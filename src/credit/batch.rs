@@ -129,13 +129,25 @@ impl<F: Real> Batch<F> {
 
 /// What a token-level kernel returns: advantages and returns per position, and per-row terms.
 #[derive(Clone, Debug, Default)]
-pub struct Output<F> {
+pub struct Output<F: Real> {
     /// Advantages per position.
     pub advantages: Vec<F>,
     /// Returns per position (`None` when they are the advantages, as for outcome estimators).
     pub returns: Option<Vec<F>>,
     /// The terms that explain each row's values.
     pub terms: super::Terms,
+}
+
+impl<F: Real> Drop for Output<F> {
+    /// Hands the buffers back to the pool (`f32`), as a dropped `Credit` does: the next kernel run
+    /// writes into memory that is already mapped.
+    fn drop(&mut self) {
+        F::recycle(std::mem::take(&mut self.advantages));
+        if let Some(returns) = self.returns.take() {
+            F::recycle(returns);
+        }
+        super::pool::give(std::mem::take(&mut self.terms.values));
+    }
 }
 
 /// The deterministic benchmark batch that `bench/vs_verl.py` builds the same way in numpy: row `i`
@@ -223,7 +235,9 @@ pub fn rows_backward<S: Copy, T: Copy>(
     mut visit: impl FnMut(&mut S, usize, usize) -> T,
     mut done: impl FnMut(usize, S),
 ) {
-    // One call of `visit` in the loop (so it is inlined): a block's missing lanes are empty rows.
+    // The positions all four rows have are walked in lockstep, without a branch per position
+    // (rows of very different lengths, as token rows are, would mispredict one); the rest of
+    // each row after that. Callers mark `visit` `#[inline(always)]`: it is called in two places.
     let mut row = 0;
     while row < num_rows {
         let lanes = LANES.min(num_rows - row);
@@ -232,17 +246,18 @@ pub fn rows_backward<S: Copy, T: Copy>(
         let mut state: [S; LANES] = std::array::from_fn(|l| init(row + l.min(lanes - 1)));
         let end = range.iter().map(|r| r.end).max().unwrap_or(0);
         out.resize(end.max(out.len()), fill);
-        let longest = range.iter().map(ExactSizeIterator::len).max().unwrap_or(0);
-        for j in 1..=longest {
+        let common = range.iter().map(ExactSizeIterator::len).min().unwrap_or(0);
+        for j in 1..=common {
             for l in 0..LANES {
-                if j <= range[l].len() {
-                    let p = range[l].end - j;
-                    out[p] = visit(&mut state[l], row + l, p);
-                }
+                let p = range[l].end - j;
+                out[p] = visit(&mut state[l], row + l, p);
             }
         }
-        for (l, &state) in state.iter().enumerate().take(lanes) {
-            done(row + l, state);
+        for l in 0..lanes {
+            for p in (range[l].start..range[l].end - common).rev() {
+                out[p] = visit(&mut state[l], row + l, p);
+            }
+            done(row + l, state[l]);
         }
         row += lanes;
     }

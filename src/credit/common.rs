@@ -272,26 +272,18 @@ pub fn compute_token_scheme(
         });
     }
     let batch = batch_from_run(run, params, level, kernel.uses_values())?;
-    let output = kernel.run32(&batch, params)?;
+    let mut output = kernel.run32(&batch, params)?;
     batch.recycle();
+    // The output's buffers move into the credit (what is left goes back to the pool on drop).
+    let advantages = std::mem::take(&mut output.advantages);
+    let terms = std::mem::replace(&mut output.terms, super::Terms::new("", &[]));
     Ok(match level {
-        Level::Step => Credit {
-            step: {
-                if let Some(returns) = output.returns {
-                    super::pool::give(returns);
-                }
-                output.advantages
-            },
-            token: None,
-            token_returns: None,
-            terms: output.terms,
-            level: Some(Level::Step),
-        },
+        Level::Step => Credit { step: advantages, token: None, token_returns: None, terms, level: Some(Level::Step) },
         Level::Token => Credit {
-            step: step_from_tokens(run, &output.advantages),
-            token: Some(output.advantages),
-            token_returns: output.returns,
-            terms: output.terms,
+            step: step_from_tokens(run, &advantages),
+            token: Some(advantages),
+            token_returns: output.returns.take(),
+            terms,
             level: Some(Level::Token),
         },
     })

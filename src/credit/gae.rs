@@ -54,9 +54,10 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let skip = params.choice("holes") != "zero";
     let n = batch.num_positions();
     let mut raw = F::with_room(n);
-    let mut terms = Terms::new(
+    let mut terms = Terms::for_rows(
         "whiten(Σ (γλ)^k δ_{t+k}), δ_t = r_t + γ V_{t+1} − V_t",
         &["V at first token", "return at first token"],
+        batch.num_rows(),
     );
     // Rows back to front, four at a time (`rows_backward`); the state is the next value, the
     // running advantage and the return last computed (at the row's first position once done).
@@ -66,6 +67,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         batch.num_rows(),
         |i| batch.row(i),
         |_| (F::ZERO, F::ZERO, F::of(f64::NAN)),
+        #[inline(always)]
         |(next_value, last, ret), i, t| {
             let m = batch.m(t);
             let v = if values[t].is_nan() { F::ZERO } else { values[t] };
@@ -86,7 +88,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         },
         |i, (_, _, ret)| {
             let first = batch.offsets[i];
-            terms.push(&[values.get(first).map_or(f64::NAN, |x| x.f64()), ret.f64()]);
+            terms.set(i, &[values.get(first).map_or(f64::NAN, |x| x.f64()), ret.f64()]);
         },
     );
     raw.resize(n, F::ZERO);

@@ -132,6 +132,7 @@ fn compute(run: &Run, params: &Params) -> Credit {
             members.len(),
             |i| local[i]..local[i + 1],
             |_| (0.0f32, 0.0f32),
+            #[inline(always)]
             |(running, total), _, p| {
                 let r = rewards[p];
                 *total += r;

@@ -26,14 +26,14 @@ pub fn supports_outcomes(run: &Run) -> Support {
     if has_outcomes(run) { Support::Yes } else { Support::No("needs outcome rewards".to_owned()) }
 }
 
-/// One outcome advantage per trajectory (`NaN` where the outcome is missing), and each row's
-/// group mean and std for the explanation terms.
+/// One outcome advantage per trajectory (`NaN` where the outcome is missing), and each group's
+/// mean and std (indexed by group) for the explanation terms.
 pub fn outcome_advantages(run: &Run, params: &Params) -> (Vec<f32>, Vec<[f32; 2]>) {
     let norm = params.choice("outcome_norm");
     let eps = params.f64("epsilon") as f32;
     let tr = &run.trajectories;
     let mut advantage = vec![f32::NAN; tr.len()];
-    let mut stats = vec![[f32::NAN; 2]; tr.len()];
+    let mut stats = vec![[f32::NAN; 2]; run.groups.len()];
     let mut valid: Vec<f32> = Vec::new();
     for g in run.groups.ids() {
         let members = run.groups.members(g);
@@ -41,6 +41,7 @@ pub fn outcome_advantages(run: &Run, params: &Params) -> (Vec<f32>, Vec<[f32; 2]
         valid.extend(members.iter().map(|t| tr.reward[t.index()]).filter(|r| !r.is_nan()));
         let n = valid.len();
         let (mean, std) = group_stats(&valid);
+        stats[g.index()] = [mean, std];
         for &t in members {
             let r = tr.reward[t.index()];
             if r.is_nan() {
@@ -54,7 +55,6 @@ pub fn outcome_advantages(run: &Run, params: &Params) -> (Vec<f32>, Vec<[f32; 2]
                 ("rloo", _) => (r - mean) * n as f32 / (n as f32 - 1.0),
                 _ => r - mean,
             };
-            stats[t.index()] = [mean, std];
         }
     }
     (advantage, stats)

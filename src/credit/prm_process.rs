@@ -210,6 +210,7 @@ fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
             members.len(),
             |i| tr.path_range(members[i]),
             |_| 0.0f32,
+            #[inline(always)]
             |running, _, k| {
                 let s = score[k];
                 let term = (s - mean) * scale;

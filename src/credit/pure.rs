@@ -200,6 +200,7 @@ impl Scheme for Pure {
                 |i| tr.path_range(members[i]),
                 // The running return starts with VR at the last step.
                 |i| rows[i].2,
+                #[inline(always)]
                 |running, i, p| {
                     let (base, baseline, _) = rows[i];
                     *running += weighted[p - base] - baseline;

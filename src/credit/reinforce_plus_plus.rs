@@ -44,6 +44,21 @@ pub fn whiten_batch<F: Real>(batch: &Batch<F>, x: &mut [F], params: &Params, id:
     }
 }
 
+/// [`whiten_batch`], then `x ← x · m` ([`apply_mask`]); verl's whitening and the mask in one pass.
+pub fn whiten_batch_then_mask<F: Real>(
+    batch: &Batch<F>,
+    x: &mut [F],
+    params: &Params,
+    id: &str,
+) -> Result<(), CreditError> {
+    if params.choice("whiten") == "verl" {
+        return if whiten::verl_then_mask(x, batch.mask.as_deref()) { Ok(()) } else { Err(too_few_positions(id)) };
+    }
+    whiten_batch(batch, x, params, id)?;
+    apply_mask(batch, x);
+    Ok(())
+}
+
 /// The error verl raises when it whitens fewer than two valid positions.
 pub fn too_few_positions(id: &str) -> CreditError {
     CreditError::Failed {
@@ -66,7 +81,8 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let reset = params.choice("holes") != "mask_reward";
     let n = batch.num_positions();
     let mut returns = F::with_room(n);
-    let mut terms = Terms::new("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"]);
+    let mut terms =
+        Terms::for_rows("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"], batch.num_rows());
     // Rows back to front, four at a time (`rows_backward`); the state is the running return and
     // the return last written (at the row's first position once the row is done).
     super::batch::rows_backward(
@@ -75,6 +91,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         batch.num_rows(),
         |i| batch.row(i),
         |_| (F::ZERO, F::of(f64::NAN)),
+        #[inline(always)]
         |(running, written), i, t| {
             let m = batch.m(t);
             if reset {
@@ -87,7 +104,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
             }
             *written
         },
-        |_, (_, first)| terms.push(&[first.f64()]),
+        |i, (_, first)| terms.set(i, &[first.f64()]),
     );
     returns.resize(n, F::ZERO);
     let (mut advantages, returns) = if batch.skip_returns {
@@ -97,7 +114,6 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         advantages.extend_from_slice(&returns);
         (advantages, Some(returns))
     };
-    whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus")?;
-    apply_mask(batch, &mut advantages);
+    whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus")?;
     Ok(Output { advantages, returns, terms })
 }

@@ -4,7 +4,7 @@
 use super::batch::{Batch, Output};
 use super::common::supports_rewards;
 use super::real::Real;
-use super::reinforce_plus_plus::{apply_mask, whiten_batch};
+use super::reinforce_plus_plus::whiten_batch_then_mask;
 use super::scheme_macro::estimator;
 use super::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
 
@@ -47,8 +47,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     }
     if super::openrlhf::wanted(params) {
         let mut advantages = super::openrlhf::returns(batch, &centred, params, F::ONE);
-        whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
-        apply_mask(batch, &mut advantages);
+        whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
         return Ok(Output { advantages, returns: None, terms });
     }
     // Without a mask every position of a row holds its centred score: whiten the rows, weighted by
@@ -60,7 +59,6 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         return Ok(Output { advantages: batch.broadcast(&centred), returns: None, terms });
     }
     let mut advantages = batch.broadcast(&centred);
-    whiten_batch(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
-    apply_mask(batch, &mut advantages);
+    whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
     Ok(Output { advantages, returns: None, terms })
 }

@@ -108,7 +108,7 @@ impl Scheme for Triage {
             tr.len(),
         );
         for t in tr.ids() {
-            let [mean, std] = stats[t.index()];
+            let [mean, std] = stats.get(tr.group[t.index()].index()).copied().unwrap_or([f32::NAN; 2]);
             terms.set(t.index(), &[f64::from(outcome[t.index()]), f64::from(mean), f64::from(std), f64::from(w)]);
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })

@@ -62,6 +62,21 @@ pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
     true
 }
 
+/// [`verl`] followed by `x ← x · m` (REINFORCE++ masks its whitened advantages), in the same
+/// pass: the same operations on each value, one pass over the batch fewer.
+pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
+    let Some(mask) = mask else { return verl(x, None) };
+    let (mean, var, n) = verl_moments(x, Some(mask));
+    if n <= 1.0 {
+        return false;
+    }
+    let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
+    for (v, &m) in x.iter_mut().zip(mask) {
+        *v = (*v - mean) * rstd * m;
+    }
+    true
+}
+
 /// [`verl`] on an unmasked batch whose row `i` holds `x[i]` at each of its `lens(i)` positions,
 /// without writing the positions: the same moments, each row's term weighted by its length (so
 /// a broadcast kernel whitens its rows and then writes every position once). `false` (and `x`
