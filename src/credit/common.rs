@@ -159,6 +159,56 @@ pub fn groups_in_trajectory_order(run: &Run) -> bool {
     })
 }
 
+/// Step credit written trajectory by trajectory, group after group: in path order, sized as it is
+/// written, when the groups follow each other in trajectory order (no fill of the whole output
+/// first); else into a buffer filled with NaN. Steps no trajectory writes stay NaN.
+pub struct StepWriter {
+    step: Vec<f32>,
+    len: usize,
+    in_order: bool,
+}
+
+impl StepWriter {
+    /// A writer for `run`'s step credit (from the buffer pool).
+    pub fn new(run: &Run) -> Self {
+        let len = run.trajectories.path_nodes.len();
+        let in_order = groups_in_trajectory_order(run);
+        let step = if in_order { super::pool::take(len) } else { super::pool::filled(len, f32::NAN) };
+        Self { step, len, in_order }
+    }
+
+    /// Writes `values` at the positions of `range` (a trajectory's path range).
+    #[inline]
+    pub fn write(&mut self, range: std::ops::Range<usize>, values: impl Iterator<Item = f32>) {
+        if self.in_order {
+            self.step.resize(range.start, f32::NAN);
+            self.step.extend(values.take(range.len()));
+            self.step.resize(range.end, f32::NAN);
+        } else {
+            for (slot, v) in self.step[range].iter_mut().zip(values) {
+                *slot = v;
+            }
+        }
+    }
+
+    /// Writes one value at every position of `range`.
+    #[inline]
+    pub fn fill(&mut self, range: std::ops::Range<usize>, value: f32) {
+        if self.in_order {
+            self.step.resize(range.start, f32::NAN);
+            self.step.resize(range.end, value);
+        } else {
+            self.step[range].fill(value);
+        }
+    }
+
+    /// The step credit, one value per path position.
+    pub fn finish(mut self) -> Vec<f32> {
+        self.step.resize(self.len, f32::NAN);
+        self.step
+    }
+}
+
 /// The granularity `params` ask for on `run`.
 pub fn level(run: &Run, params: &Params) -> Level {
     match params.choice("level") {

@@ -26,15 +26,25 @@ estimator!(
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
     let gamma = F::of(params.f64("gamma"));
-    let mut returns = F::zeroed(batch.num_positions());
-    let mut terms = Terms::new("Σ_k γ^k r_{t+k}", &["return at first step"]);
-    for i in 0..batch.num_rows() {
-        let mut running = F::ZERO;
-        for t in batch.row(i).rev() {
-            running = batch.r(i, t) * batch.m(t) + gamma * running;
-            returns[t] = running;
-        }
-        terms.push(&[returns.get(batch.offsets[i]).map_or(f64::NAN, |x| x.f64())]);
-    }
+    let n = batch.num_positions();
+    let mut returns = F::with_room(n);
+    let mut terms = Terms::for_rows("Σ_k γ^k r_{t+k}", &["return at first step"], batch.num_rows());
+    // Rows back to front, four at a time (`rows_backward`); the state is the running return.
+    super::batch::rows_backward(
+        &mut returns,
+        F::ZERO,
+        batch.num_rows(),
+        |i| batch.row(i),
+        |_| F::of(f64::NAN),
+        #[inline(always)]
+        |running, i, t| {
+            // (A row starts from 0; NaN only marks a row with no positions.)
+            let previous = if t + 1 == batch.offsets[i + 1] { F::ZERO } else { *running };
+            *running = batch.r(i, t) * batch.m(t) + gamma * previous;
+            *running
+        },
+        |i, first| terms.set(i, &[first.f64()]),
+    );
+    returns.resize(n, F::ZERO);
     Ok(Output { advantages: returns, returns: None, terms })
 }

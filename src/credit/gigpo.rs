@@ -94,11 +94,9 @@ fn compute(run: &Run, params: &Params) -> Credit {
     // rewards of its members, the episode statistics, the anchor-state groups (steps sorted by
     // state key), then its members' credit. When the groups follow each other in trajectory
     // order, the output is written in order with no fill first.
-    let in_order = super::common::groups_in_trajectory_order(run);
     // (Chunked, so that each chunk's test runs without a branch per key.)
     let has_state_keys = nodes.state_key.chunks(4096).any(|c| c.iter().fold(false, |any, k| any | k.is_some()));
-    let len = tr.path_nodes.len();
-    let mut step = if in_order { super::pool::take(len) } else { super::pool::filled(len, f32::NAN) };
+    let mut step = super::common::StepWriter::new(run);
     let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut keyed, mut values, mut a_step): (Vec<(Sym, u32)>, Vec<f32>, Vec<f32>) =
         (Vec::new(), Vec::new(), Vec::new());
@@ -178,18 +176,10 @@ fn compute(run: &Run, params: &Params) -> Credit {
             let a_episode = norm(r, mean, std, std_mode, eps);
             let range = tr.path_range(t);
             let credit = a_step[local..local + range.len()].iter().map(|&a| a_episode + omega * a);
-            if in_order {
-                step.resize(range.start, f32::NAN);
-                step.extend(credit);
-            } else {
-                for (k, c) in range.clone().zip(credit) {
-                    step[k] = c;
-                }
-            }
+            step.write(range.clone(), credit);
             local += range.len();
             terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
         }
     }
-    step.resize(len, f32::NAN);
-    Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
+    Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) }
 }

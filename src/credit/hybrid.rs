@@ -66,21 +66,12 @@ impl Scheme for Hybrid {
             tr.len(),
         );
         // Writes trajectory `t`'s steps: α·A + β·(s − mean)·scale, a missing score counting 0.
-        let in_order = super::common::groups_in_trajectory_order(run);
-        let mut step =
-            if in_order { super::pool::take(score.len()) } else { super::pool::filled(score.len(), f32::NAN) };
-        let mut write = |step: &mut Vec<f32>, t: TrajectoryId, [mean, scale]: [f32; 2]| {
+        let mut step = super::common::StepWriter::new(run);
+        let mut write = |step: &mut super::common::StepWriter, t: TrajectoryId, [mean, scale]: [f32; 2]| {
             let a = outcome[t.index()];
             let range = tr.path_range(t);
             let value = |s: f32| alpha * a + beta * if s.is_nan() { 0.0 } else { (s - mean) * scale };
-            if in_order {
-                step.resize(range.start, f32::NAN);
-                step.extend(score[range].iter().map(|&s| value(s)));
-            } else {
-                for k in range {
-                    step[k] = value(score[k]);
-                }
-            }
+            step.write(range.clone(), score[range].iter().map(|&s| value(s)));
             terms.set(t.index(), &[f64::from(a), f64::from(alpha), f64::from(beta)]);
         };
         let normalize = |[mean, std]: [f32; 2]| [mean, 1.0 / (std + eps)];
@@ -104,8 +95,7 @@ impl Scheme for Hybrid {
                 tr.ids().for_each(|t| write(&mut step, t, stats));
             }
         }
-        step.resize(score.len(), f32::NAN);
         super::common::give_path_column(score);
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+        Ok(Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

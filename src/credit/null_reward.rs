@@ -63,7 +63,7 @@ impl Scheme for NullReward {
                 reason: "mode=format_only needs an outcome component `format`".to_owned(),
             });
         }
-        let mut step = super::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let mut step = super::common::StepWriter::new(run);
         let mut terms = Terms::for_rows(
             format!("GRPO on {mode} rewards (seed {seed})"),
             &["null reward", "logged reward"],
@@ -99,10 +99,10 @@ impl Scheme for NullReward {
             };
             let (advantages, _) = normalize_group(&null, eps);
             for (((&t, &r), &l), &a) in members.iter().zip(&null).zip(&logged).zip(&advantages) {
-                step[tr.path_range(t)].fill(a);
+                step.fill(tr.path_range(t), a);
                 terms.set(t.index(), &[f64::from(r), f64::from(l)]);
             }
         }
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+        Ok(Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

@@ -111,11 +111,8 @@ impl Scheme for Prorag {
         );
         // Group by group: the step score p (+ format term) and token weight of each of its steps,
         // into a small buffer that stays in cache; the token-weighted statistics; then its
-        // members' credit. When the groups follow each other in trajectory order, the output is
-        // written in order with no fill first.
-        let in_order = super::common::groups_in_trajectory_order(run);
-        let len = tr.path_nodes.len();
-        let mut step = if in_order { super::pool::take(len) } else { super::pool::filled(len, f32::NAN) };
+        // members' credit (`StepWriter`: in order with no fill first when the groups allow).
+        let mut step = super::common::StepWriter::new(run);
         let mut steps: Vec<(f32, f32)> = Vec::new();
         for g in run.groups.ids() {
             let members = run.groups.members(g);
@@ -155,18 +152,10 @@ impl Scheme for Prorag {
                     let z = if p.is_nan() { 0.0 } else { ((f64::from(p) - mean) / std) as f32 };
                     a + beta * z
                 };
-                if in_order {
-                    step.resize(range.start, f32::NAN);
-                    step.extend(next.by_ref().take(range.len()).map(credit));
-                } else {
-                    for (k, s) in range.zip(next.by_ref()) {
-                        step[k] = credit(s);
-                    }
-                }
+                step.write(range, next.by_ref().map(credit));
                 terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
             }
         }
-        step.resize(len, f32::NAN);
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+        Ok(Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

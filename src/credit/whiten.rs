@@ -7,8 +7,20 @@ use super::real::Real;
 /// The sums accumulate in `f64`: torch's cascade summation is far closer to that than a running
 /// float32 sum over millions of tokens would be.
 fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>) -> (F, F, f32) {
+    // verl sums its integer mask exactly, then divides in float32: the count in f64 (exact, in
+    // four lanes), rounded once (a running float32 sum would stop counting at 2²⁴ positions).
     let n: f32 = match mask {
-        Some(mask) => mask.iter().fold(0.0f32, |n, &m| n + m.f32()),
+        Some(mask) => {
+            let mut lanes = [0.0f64; 4];
+            let chunks = mask.chunks_exact(4);
+            let rest: f64 = chunks.remainder().iter().map(|m| m.f64()).sum();
+            for chunk in chunks {
+                for (lane, m) in lanes.iter_mut().zip(chunk) {
+                    *lane += m.f64();
+                }
+            }
+            ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + rest) as f32
+        }
         None => x.len() as f32,
     };
     let sum = lane_sum(x, mask, |v| v.f64());
@@ -28,10 +40,18 @@ fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>) -> (F, F, f32) {
 fn lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64) -> f64 {
     let mut lanes = [0.0f64; 4];
     if let Some(mask) = mask {
-        for (i, (&v, &m)) in x.iter().zip(mask).enumerate() {
-            if m != F::ZERO {
-                lanes[i % 4] += f(v) * m.f64();
+        // Position i in lane i mod 4, as below; a zero mask adds nothing (not 0 · NaN).
+        let term = |v: F, m: F| if m == F::ZERO { 0.0 } else { f(v) * m.f64() };
+        let n = x.len().min(mask.len());
+        let (x, mask) = (&x[..n], &mask[..n]);
+        let whole = n - n % 4;
+        for (xs, ms) in x[..whole].chunks_exact(4).zip(mask[..whole].chunks_exact(4)) {
+            for l in 0..4 {
+                lanes[l] += term(xs[l], ms[l]);
             }
+        }
+        for i in whole..n {
+            lanes[i % 4] += term(x[i], mask[i]);
         }
     } else {
         let chunks = x.chunks_exact(4);
@@ -133,6 +153,16 @@ pub fn openrlhf<F: Real>(x: &mut [F], mask: Option<&[F]>, std_norm: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mask_is_counted_exactly_past_two_to_the_24() {
+        // A running float32 count would stop at 2²⁴ = 16 777 216.
+        let n = (1usize << 24) + 8;
+        let x = vec![1.0f32; n];
+        let (mean, _, count) = verl_moments(&x, Some(&x));
+        assert_eq!(count, 16_777_224.0);
+        assert!((mean - 1.0).abs() < 1e-6, "{mean}");
+    }
 
     #[test]
     fn whitening_rows_equals_whitening_their_broadcast() {
