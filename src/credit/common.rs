@@ -1,5 +1,7 @@
 //! What every trainer estimator shares: building a [`Batch`] from a run (per token when tokens are
-//! logged, per step otherwise), KL in the reward, and turning kernel output back into [`Credit`].
+//! logged, per step otherwise), KL in the reward, and turning kernel output back into [`Credit`];
+//! and what the step schemes share to stay fast: per-node columns in path order, step credit
+//! written group by group ([`StepWriter`]), lane-split sums and a vectorizing `exp`.
 
 use std::borrow::Cow;
 
@@ -140,6 +142,15 @@ pub fn path_column<'a>(run: &Run, column: &'a [f32]) -> Cow<'a, [f32]> {
     }
 }
 
+/// A [`path_column`] as a pooled buffer of its own (a borrowed column is copied into one), to
+/// change or to hand over; give it back to the pool when done.
+pub fn owned_path_column(column: Cow<'_, [f32]>) -> Vec<f32> {
+    match column {
+        Cow::Borrowed(column) => super::pool::collect(column.len(), column.iter().copied()),
+        Cow::Owned(gathered) => gathered,
+    }
+}
+
 /// Hands a gathered [`path_column`] back to the buffer pool.
 pub fn give_path_column(column: Cow<'_, [f32]>) {
     if let Cow::Owned(buffer) = column {
@@ -200,6 +211,12 @@ impl StepWriter {
         } else {
             self.step[range].fill(value);
         }
+    }
+
+    /// The buffer being written, for [`super::batch::rows_backward`] (which sizes it row block by
+    /// row block when the groups are in order; otherwise it is already full length).
+    pub fn rows(&mut self) -> &mut Vec<f32> {
+        &mut self.step
     }
 
     /// The step credit, one value per path position.
@@ -301,10 +318,7 @@ fn step_values(run: &Run) -> Option<Vec<f32>> {
         (None, Some(mc)) => mc,
         (None, None) => return None,
     };
-    Some(match path_column(run, per_node) {
-        Cow::Borrowed(column) => super::pool::collect(column.len(), column.iter().copied()),
-        Cow::Owned(gathered) => gathered,
-    })
+    Some(owned_path_column(path_column(run, per_node)))
 }
 
 /// Runs a token kernel on `run` and maps its output to step (and token) credit.

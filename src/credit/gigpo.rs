@@ -88,7 +88,8 @@ fn compute(run: &Run, params: &Params) -> Credit {
     let omega = params.f64("omega") as f32;
     let std_mode = params.choice("mode") == "mean_std_norm";
     let per_step = params.choice("stats") != "trajectories";
-    let use_env = nodes.env_reward.iter().any(|r| !r.is_nan());
+    // The env rewards in path order, when the run logs any.
+    let env = nodes.env_reward.iter().any(|r| !r.is_nan()).then(|| super::common::path_column(run, &nodes.env_reward));
     let mut terms = Terms::for_rows("A^E + ω·A^S (anchor-state group)", &["R", "A^E", "ω"], tr.len());
     // Group by group, in buffers that stay in cache: the discounted step returns and episode
     // rewards of its members, the episode statistics, the anchor-state groups (steps sorted by
@@ -108,17 +109,14 @@ fn compute(run: &Run, params: &Params) -> Credit {
         local.clear();
         local.push(0);
         rewards.clear();
+        let zero_missing = |r: f32| if r.is_nan() { 0.0 } else { r };
         for &t in members {
-            let path = tr.path(t);
-            let zero_missing = |r: f32| if r.is_nan() { 0.0 } else { r };
-            if use_env && tr.paths_in_node_order {
-                rewards.extend(nodes.env_reward[tr.path_range(t)].iter().copied().map(zero_missing));
-            } else if use_env {
-                rewards.extend(path.iter().map(|n| nodes.env_reward[n.index()]).map(zero_missing));
-            } else if !path.is_empty() {
-                rewards.extend(std::iter::repeat_n(0.0, path.len() - 1));
-                let r = tr.reward[t.index()];
-                rewards.push(if r.is_nan() { 0.0 } else { r });
+            let range = tr.path_range(t);
+            if let Some(env) = &env {
+                rewards.extend(env[range].iter().copied().map(zero_missing));
+            } else if !range.is_empty() {
+                rewards.extend(std::iter::repeat_n(0.0, range.len() - 1));
+                rewards.push(zero_missing(tr.reward[t.index()]));
             }
             local.push(rewards.len());
         }
@@ -180,6 +178,9 @@ fn compute(run: &Run, params: &Params) -> Credit {
             local += range.len();
             terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
         }
+    }
+    if let Some(env) = env {
+        super::common::give_path_column(env);
     }
     Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) }
 }

@@ -87,14 +87,6 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     ]
 });
 
-/// A pooled, writable copy of a borrowed path column (the gathered one is already writable).
-fn own<'b>(column: &'b mut std::borrow::Cow<'_, [f32]>) -> &'b mut [f32] {
-    if let std::borrow::Cow::Borrowed(borrowed) = *column {
-        *column = std::borrow::Cow::Owned(super::pool::collect(borrowed.len(), borrowed.iter().copied()));
-    }
-    column.to_mut()
-}
-
 /// Clip (`min(s − η, 0)`) or Delta (`s_k − s_{k+1}`, the last present score kept) on each
 /// trajectory's step scores; missing scores stay missing.
 pub fn refine(run: &Run, score: &mut [f32], how: &str, eta: f32) {
@@ -161,7 +153,8 @@ impl Scheme for PrmProcess {
         let refinement = params.choice("refine");
         let mut score = super::common::path_column(run, column);
         if missing != "skip" || refinement != "none" {
-            let score = own(&mut score);
+            score = std::borrow::Cow::Owned(super::common::owned_path_column(std::mem::take(&mut score)));
+            let score = score.to_mut();
             if missing == "zero" {
                 score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0);
             }
@@ -194,18 +187,16 @@ fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
         tr.len(),
     );
     // Group by group, while the group's scores are in cache: its statistics, then its members'
-    // credit, each trajectory back to front (four at a time, see `rows_backward`). When the groups
-    // follow each other in trajectory order (as logs write them), the output is sized as it is
-    // written, with no fill first.
-    let in_order = super::common::groups_in_trajectory_order(run);
-    let mut step = if in_order { super::pool::take(score.len()) } else { super::pool::filled(score.len(), f32::NAN) };
+    // credit, each trajectory back to front (four at a time, see `rows_backward`), written as
+    // `StepWriter` allows (in order with no fill first when the groups are).
+    let mut step = super::common::StepWriter::new(run);
     for g in run.groups.ids() {
         let members = run.groups.members(g);
         // verl's singleton rule: mean 0, std 1.
         let [mean, std] = group_stats_of(|| members.iter().map(|t| &score[tr.path_range(*t)]));
         let scale = 1.0 / (std + eps);
         super::batch::rows_backward(
-            &mut step,
+            step.rows(),
             f32::NAN,
             members.len(),
             |i| tr.path_range(members[i]),
@@ -220,8 +211,7 @@ fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
             |i, _| terms.set(members[i].index(), &[f64::from(mean), f64::from(std)]),
         );
     }
-    step.resize(score.len(), f32::NAN);
-    Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
+    Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) }
 }
 
 fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32) -> Credit {

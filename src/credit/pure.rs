@@ -141,11 +141,9 @@ impl Scheme for Pure {
         // Group by group, in buffers that stay in cache: each member's weighted step rewards
         // r' = w·r (softmax-min weights over its steps; a missing score counts 0), the RLOO
         // baselines, then the reward-to-go, four members at a time (`rows_backward`), with the
-        // batch moments for the normalization gathered on the way. When the groups follow each
-        // other in trajectory order, the output is written in order with no fill first.
-        let in_order = super::common::groups_in_trajectory_order(run);
-        let len = score.len();
-        let mut step = if in_order { super::pool::take(len) } else { super::pool::filled(len, f32::NAN) };
+        // batch moments for the normalization gathered on the way (`StepWriter`: in order with no
+        // fill first when the groups are).
+        let mut step = super::common::StepWriter::new(run);
         let (mut weighted, mut local, mut exp, mut rows, mut totals) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut count, mut sum, mut sum_sq) = (0usize, 0.0f64, 0.0f64);
@@ -194,7 +192,7 @@ impl Scheme for Pure {
                 (range.start - local[i], baseline, verifiable)
             }));
             super::batch::rows_backward(
-                &mut step,
+                step.rows(),
                 f32::NAN,
                 members.len(),
                 |i| tr.path_range(members[i]),
@@ -211,7 +209,7 @@ impl Scheme for Pure {
             // The batch moments from the group's credit while it is in cache.
             if normalize {
                 for &t in members {
-                    let written = &step[tr.path_range(t)];
+                    let written = &step.rows()[tr.path_range(t)];
                     let finite = |v: f32| if v.is_finite() { f64::from(v) } else { 0.0 };
                     count += written.iter().filter(|v| v.is_finite()).count();
                     sum += super::common::lane_sum(written, finite);
@@ -219,7 +217,7 @@ impl Scheme for Pure {
                 }
             }
         }
-        step.resize(len, f32::NAN);
+        let mut step = step.finish();
         super::common::give_path_column(score);
         if normalize {
             normalize_batch(&mut step, count, sum, sum_sq);

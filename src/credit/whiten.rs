@@ -10,17 +10,7 @@ fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>) -> (F, F, f32) {
     // verl sums its integer mask exactly, then divides in float32: the count in f64 (exact, in
     // four lanes), rounded once (a running float32 sum would stop counting at 2²⁴ positions).
     let n: f32 = match mask {
-        Some(mask) => {
-            let mut lanes = [0.0f64; 4];
-            let chunks = mask.chunks_exact(4);
-            let rest: f64 = chunks.remainder().iter().map(|m| m.f64()).sum();
-            for chunk in chunks {
-                for (lane, m) in lanes.iter_mut().zip(chunk) {
-                    *lane += m.f64();
-                }
-            }
-            ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + rest) as f32
-        }
+        Some(mask) => super::common::lane_sum(mask, |m| m.f64()) as f32,
         None => x.len() as f32,
     };
     let sum = lane_sum(x, mask, |v| v.f64());
