@@ -2,7 +2,8 @@
 //! sees only the scheme, unlike the criterion bench, whose set-up computes every scheme once):
 //! `cargo run --release --no-default-features --example scheme_timing -- SCHEME [REPEATS] [tree] [k=v]…`
 //! uses 10⁶ trajectories × 32 steps, or 10⁴ trees of 100 nodes with `tree`, sets any `k=v`
-//! parameters, and prints the mean time of one `Scheme::compute` after a warm-up.
+//! parameters, and prints the mean time of one `Scheme::compute` after a warm-up. `threads=N`
+//! computes on at most N threads (`credit::par`; default: one per core).
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
 
 #[path = "../benches/synthetic/mod.rs"]
@@ -16,11 +17,19 @@ fn main() {
     let repeats: usize = args.next().map_or(10, |s| s.parse().unwrap());
     let rest: Vec<String> = args.collect();
     let tree = rest.iter().any(|a| a == "tree");
+    if let Some(n) = rest.iter().find_map(|a| a.strip_prefix("threads=")) {
+        credit::par::set_split(1 << 20, n.parse().unwrap());
+    }
     let run = if tree { synthetic::tree_run(10_000, 100) } else { synthetic::step_run(1_000_000, 32) };
     let scheme = credit::scheme(&id).unwrap();
     let has_level = scheme.params().iter().any(|p| p.name == "level");
     let mut sets = if has_level && !tree { vec![("level".to_owned(), "step".to_owned())] } else { Vec::new() };
-    sets.extend(rest.iter().filter_map(|a| a.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())));
+    sets.extend(
+        rest.iter()
+            .filter(|a| !a.starts_with("threads="))
+            .filter_map(|a| a.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    );
     let params = Params::resolve(scheme, None, &sets).unwrap();
     drop(scheme.compute(&run, &params).unwrap());
     let start = std::time::Instant::now();

@@ -52,7 +52,7 @@ proptest! {
     fn grpo_advantages_sum_to_zero_in_every_group((sizes, rewards, values) in batch_strategy(), norm in any::<bool>()) {
         let batch = build(&sizes, &rewards, &values);
         let a = per_row(&batch, &run("grpo", &batch, &[("norm_by_std", if norm { "true" } else { "false" })]));
-        for rows in batch.group_rows() {
+        for rows in batch.group_rows().iter() {
             let sum: f64 = rows.iter().map(|&i| a[i]).sum();
             prop_assert!(sum.abs() < 1e-6, "group sum {sum}");
         }
@@ -78,9 +78,9 @@ proptest! {
         let batch = build(&sizes, &rewards, &values);
         let rloo = per_row(&batch, &run("rloo", &batch, &[]));
         let grpo = per_row(&batch, &run("grpo", &batch, &[("norm_by_std", "false")]));
-        for rows in batch.group_rows() {
+        for rows in batch.group_rows().iter() {
             let g = rows.len() as f64;
-            for &i in &rows {
+            for &i in rows {
                 prop_assert!((rloo[i] - g / (g - 1.0) * grpo[i]).abs() < 1e-9);
             }
         }

@@ -98,19 +98,56 @@ impl<F: Real> Batch<F> {
             .collect()
     }
 
-    /// Rows of each group, in row order.
-    pub fn group_rows(&self) -> Vec<Vec<usize>> {
-        let mut rows = vec![Vec::new(); self.num_groups];
-        for (i, &g) in self.group.iter().enumerate() {
-            rows[g as usize].push(i);
+    /// Rows of each group, in row order (one list for all groups, cut at each group's start); a
+    /// row whose group is not one of the batch's (a trajectory in no group) is in none.
+    pub fn group_rows(&self) -> GroupRows {
+        let mut starts = vec![0usize; self.num_groups + 1];
+        for &g in &self.group {
+            if let Some(count) = starts.get_mut(g as usize + 1).filter(|_| (g as usize) < self.num_groups) {
+                *count += 1;
+            }
         }
-        rows
+        for g in 0..self.num_groups {
+            starts[g + 1] += starts[g];
+        }
+        let mut next = starts.clone();
+        let mut rows = vec![0usize; starts[self.num_groups]];
+        for (i, &g) in self.group.iter().enumerate() {
+            if let Some(slot) = next.get_mut(g as usize).filter(|_| (g as usize) < self.num_groups) {
+                rows[*slot] = i;
+                *slot += 1;
+            }
+        }
+        GroupRows { starts, rows }
     }
 
     /// Broadcasts one value per row over its positions, times the mask (`a_i · m[i,t]`).
+    /// A large batch is cut into runs of rows written on their own threads (`par`).
     pub fn broadcast(&self, per_row: &[F]) -> Vec<F> {
-        let rows = per_row.iter().enumerate().map(|(i, &a)| (self.row(i), a));
-        scaled_rows(self.num_positions(), self.mask.as_deref(), rows)
+        let n = self.num_positions();
+        let rows = per_row.len().min(self.num_rows());
+        let parts = super::par::parts_for(n);
+        let ordered = self.offsets.windows(2).take(rows).all(|w| w[0] <= w[1]);
+        if parts <= 1 || !ordered {
+            let rows = per_row.iter().enumerate().map(|(i, &a)| (self.row(i), a));
+            return scaled_rows(n, self.mask.as_deref(), rows);
+        }
+        let mut out = F::scratch(n);
+        let items = super::par::cut_rows(&mut out, rows, parts, |i| self.offsets[i]);
+        let mask = self.mask.as_deref();
+        super::par::run_parts(items, |(rows, base, out)| {
+            // Every position is written: a row's factor times the mask, zero where no row is.
+            let mut part = super::par::Part::new(out, base, F::ZERO, true);
+            for i in rows {
+                let range = self.row(i);
+                match mask {
+                    Some(m) => part.write(range.clone(), m[range].iter().map(|&m| per_row[i] * m)),
+                    None => part.fill(range, per_row[i]),
+                }
+            }
+            part.finish();
+        });
+        out
     }
 
     /// Dense group ids from arbitrary labels, in first-seen order (verl groups by label value).
@@ -213,6 +250,82 @@ pub fn scaled_rows<F: Real>(
     out
 }
 
+/// The rows of each group ([`Batch::group_rows`]): `iter()` gives each group's rows in row order.
+pub struct GroupRows {
+    starts: Vec<usize>,
+    rows: Vec<usize>,
+}
+
+impl GroupRows {
+    /// Each group's rows, group by group.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[usize]> {
+        self.starts.windows(2).map(|w| &self.rows[w[0]..w[1]])
+    }
+}
+
+/// Where [`rows_backward`] writes: a `Vec` sized block by block (or already full length), or a
+/// part of the step output ([`super::par::StepPart`]).
+pub trait RowsOut<T> {
+    /// Makes room for the next block of rows (ranges in increasing order), `fill` in between.
+    fn prepare(&mut self, ranges: &[std::ops::Range<usize>], fill: T);
+    /// Writes one position.
+    fn set(&mut self, position: usize, value: T);
+}
+
+impl<T: Copy> RowsOut<T> for Vec<T> {
+    #[inline]
+    fn prepare(&mut self, ranges: &[std::ops::Range<usize>], fill: T) {
+        let end = ranges.iter().map(|r| r.end).max().unwrap_or(0);
+        self.resize(end.max(self.len()), fill);
+    }
+    #[inline]
+    fn set(&mut self, position: usize, value: T) {
+        self[position] = value;
+    }
+}
+
+/// [`rows_backward`] into a new output of `n` positions (`fill` where no row is), returning each
+/// row's final state: a large batch whose rows follow each other in position order is cut into
+/// runs of rows, each on its own thread (`par`), every row walked exactly as it would be on one.
+pub fn rows_backward_parts<S: Copy + Send, T: Real>(
+    n: usize,
+    fill: T,
+    num_rows: usize,
+    ranges: impl Fn(usize) -> std::ops::Range<usize> + Sync,
+    init: impl Fn(usize) -> S + Sync,
+    visit: impl Fn(&mut S, usize, usize) -> T + Sync,
+) -> (Vec<T>, Vec<S>) {
+    let parts = super::par::parts_for(n);
+    let ordered = (1..num_rows).all(|i| ranges(i - 1).end <= ranges(i).start);
+    if parts <= 1 || !ordered || num_rows < parts {
+        let mut out = T::with_room(n);
+        let mut states = Vec::with_capacity(num_rows);
+        rows_backward(&mut out, fill, num_rows, &ranges, &init, |s, i, p| visit(s, i, p), |_, s| states.push(s));
+        out.resize(n.max(out.len()), fill);
+        out.truncate(n);
+        return (out, states);
+    }
+    let mut out = T::scratch(n);
+    let items = super::par::cut_rows(&mut out, num_rows, parts, |i| ranges(i).start);
+    let states = super::par::run_parts(items, |(rows, base, out)| {
+        let mut part = super::par::Part::new(out, base, fill, true);
+        let mut states = Vec::with_capacity(rows.len());
+        let first = rows.start;
+        rows_backward(
+            &mut part,
+            fill,
+            rows.len(),
+            |i| ranges(first + i),
+            |i| init(first + i),
+            |s, i, p| visit(s, first + i, p),
+            |_, s| states.push(s),
+        );
+        part.finish();
+        states
+    });
+    (out, states.into_iter().flatten().collect())
+}
+
 /// How many rows [`rows_backward`] walks together.
 const LANES: usize = 4;
 
@@ -227,7 +340,7 @@ const LANES: usize = 4;
 /// fill of the whole output first).
 #[inline]
 pub fn rows_backward<S: Copy, T: Copy>(
-    out: &mut Vec<T>,
+    out: &mut impl RowsOut<T>,
     fill: T,
     num_rows: usize,
     ranges: impl Fn(usize) -> std::ops::Range<usize>,
@@ -244,18 +357,17 @@ pub fn rows_backward<S: Copy, T: Copy>(
         let range: [std::ops::Range<usize>; LANES] =
             std::array::from_fn(|l| if l < lanes { ranges(row + l) } else { 0..0 });
         let mut state: [S; LANES] = std::array::from_fn(|l| init(row + l.min(lanes - 1)));
-        let end = range.iter().map(|r| r.end).max().unwrap_or(0);
-        out.resize(end.max(out.len()), fill);
+        out.prepare(&range[..lanes], fill);
         let common = range.iter().map(ExactSizeIterator::len).min().unwrap_or(0);
         for j in 1..=common {
             for l in 0..LANES {
                 let p = range[l].end - j;
-                out[p] = visit(&mut state[l], row + l, p);
+                out.set(p, visit(&mut state[l], row + l, p));
             }
         }
         for l in 0..lanes {
             for p in (range[l].start..range[l].end - common).rev() {
-                out[p] = visit(&mut state[l], row + l, p);
+                out.set(p, visit(&mut state[l], row + l, p));
             }
             done(row + l, state[l]);
         }

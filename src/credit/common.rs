@@ -1,7 +1,8 @@
 //! What every trainer estimator shares: building a [`Batch`] from a run (per token when tokens are
 //! logged, per step otherwise), KL in the reward, and turning kernel output back into [`Credit`];
-//! and what the step schemes share to stay fast: per-node columns in path order, step credit
-//! written group by group ([`StepWriter`]), lane-split sums and a vectorizing `exp`.
+//! and what the step schemes share to stay fast: per-node columns in path order, lane-split sums
+//! and a vectorizing `exp` (step credit written group by group on several threads is in
+//! [`super::par`]).
 
 use std::borrow::Cow;
 
@@ -138,7 +139,14 @@ pub fn path_column<'a>(run: &Run, column: &'a [f32]) -> Cow<'a, [f32]> {
     if tr.paths_in_node_order && column.len() == tr.path_nodes.len() {
         Cow::Borrowed(column)
     } else {
-        Cow::Owned(super::pool::collect(tr.path_nodes.len(), tr.path_nodes.iter().map(|n| column[n.index()])))
+        // Gathered in parts on their own threads (`par`).
+        let mut gathered = super::pool::scratch(tr.path_nodes.len());
+        super::par::chunks_mut(&mut gathered, |start, part| {
+            for (slot, node) in part.iter_mut().zip(&tr.path_nodes[start..]) {
+                *slot = column[node.index()];
+            }
+        });
+        Cow::Owned(gathered)
     }
 }
 
@@ -146,7 +154,12 @@ pub fn path_column<'a>(run: &Run, column: &'a [f32]) -> Cow<'a, [f32]> {
 /// change or to hand over; give it back to the pool when done.
 pub fn owned_path_column(column: Cow<'_, [f32]>) -> Vec<f32> {
     match column {
-        Cow::Borrowed(column) => super::pool::collect(column.len(), column.iter().copied()),
+        Cow::Borrowed(column) => {
+            // Copied in parts on their own threads (`par`).
+            let mut copy = super::pool::scratch(column.len());
+            super::par::chunks_mut(&mut copy, |start, part| part.copy_from_slice(&column[start..start + part.len()]));
+            copy
+        }
         Cow::Owned(gathered) => gathered,
     }
 }
@@ -168,62 +181,6 @@ pub fn groups_in_trajectory_order(run: &Run) -> bool {
         last = Some(t.index());
         ordered
     })
-}
-
-/// Step credit written trajectory by trajectory, group after group: in path order, sized as it is
-/// written, when the groups follow each other in trajectory order (no fill of the whole output
-/// first); else into a buffer filled with NaN. Steps no trajectory writes stay NaN.
-pub struct StepWriter {
-    step: Vec<f32>,
-    len: usize,
-    in_order: bool,
-}
-
-impl StepWriter {
-    /// A writer for `run`'s step credit (from the buffer pool).
-    pub fn new(run: &Run) -> Self {
-        let len = run.trajectories.path_nodes.len();
-        let in_order = groups_in_trajectory_order(run);
-        let step = if in_order { super::pool::take(len) } else { super::pool::filled(len, f32::NAN) };
-        Self { step, len, in_order }
-    }
-
-    /// Writes `values` at the positions of `range` (a trajectory's path range).
-    #[inline]
-    pub fn write(&mut self, range: std::ops::Range<usize>, values: impl Iterator<Item = f32>) {
-        if self.in_order {
-            self.step.resize(range.start, f32::NAN);
-            self.step.extend(values.take(range.len()));
-            self.step.resize(range.end, f32::NAN);
-        } else {
-            for (slot, v) in self.step[range].iter_mut().zip(values) {
-                *slot = v;
-            }
-        }
-    }
-
-    /// Writes one value at every position of `range`.
-    #[inline]
-    pub fn fill(&mut self, range: std::ops::Range<usize>, value: f32) {
-        if self.in_order {
-            self.step.resize(range.start, f32::NAN);
-            self.step.resize(range.end, value);
-        } else {
-            self.step[range].fill(value);
-        }
-    }
-
-    /// The buffer being written, for [`super::batch::rows_backward`] (which sizes it row block by
-    /// row block when the groups are in order; otherwise it is already full length).
-    pub fn rows(&mut self) -> &mut Vec<f32> {
-        &mut self.step
-    }
-
-    /// The step credit, one value per path position.
-    pub fn finish(mut self) -> Vec<f32> {
-        self.step.resize(self.len, f32::NAN);
-        self.step
-    }
 }
 
 /// The granularity `params` ask for on `run`.

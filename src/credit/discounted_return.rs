@@ -27,11 +27,11 @@ estimator!(
 fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
     let gamma = F::of(params.f64("gamma"));
     let n = batch.num_positions();
-    let mut returns = F::with_room(n);
     let mut terms = Terms::for_rows("Σ_k γ^k r_{t+k}", &["return at first step"], batch.num_rows());
-    // Rows back to front, four at a time (`rows_backward`); the state is the running return.
-    super::batch::rows_backward(
-        &mut returns,
+    // Rows back to front, four at a time, runs of rows on their own threads
+    // (`rows_backward_parts`); the state is the running return.
+    let (returns, firsts) = super::batch::rows_backward_parts(
+        n,
         F::ZERO,
         batch.num_rows(),
         |i| batch.row(i),
@@ -43,8 +43,9 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
             *running = batch.r(i, t) * batch.m(t) + gamma * previous;
             *running
         },
-        |i, first| terms.set(i, &[first.f64()]),
     );
-    returns.resize(n, F::ZERO);
+    for (i, first) in firsts.into_iter().enumerate() {
+        terms.set(i, &[first.f64()]);
+    }
     Ok(Output { advantages: returns, returns: None, terms })
 }

@@ -57,28 +57,34 @@ impl Scheme for FirstError {
         let penalty = params.f64("suffix_penalty") as f32;
         let tr = &run.trajectories;
         let flags = &run.nodes.flags;
-        // One pass in path order, each output written once (no fill first): the credit of a step
-        // depends only on whether a labelled first error came at or before it.
-        let mut step = super::pool::take(tr.path_nodes.len());
         let mut terms = Terms::for_rows(
             "before the first error: max(A, 0) + bonus; from it on: min(A, 0) − penalty; no error: A",
             &["A_outcome", "first error step (−1: none)"],
             tr.len(),
         );
+        // One pass in path order, each output written once (no fill first): the credit of a step
+        // depends only on whether a labelled first error came at or before it. Runs of
+        // consecutive trajectories on their own threads (`par`).
         let error = crate::model::FLAG_FIRST_ERROR | crate::model::FLAG_FIRST_ERROR_LABELLED;
-        for t in tr.ids() {
-            let a = outcome[t.index()];
-            let path = tr.path(t);
-            let first = path.iter().position(|&n| flags[n.index()] & error == error);
-            match first {
-                None => step.extend(std::iter::repeat_n(a, path.len())),
-                Some(e) => {
-                    step.extend(std::iter::repeat_n(a.max(0.0) + bonus, e));
-                    step.extend(std::iter::repeat_n(a.min(0.0) - penalty, path.len() - e));
+        let (step, _) = super::par::by_trajectories(run, &mut terms, |ts, step, terms| {
+            for t in ts.map(crate::model::TrajectoryId::from_index) {
+                let a = outcome[t.index()];
+                let range = tr.path_range(t);
+                let first = if tr.paths_in_node_order {
+                    flags[range.clone()].iter().position(|&f| f & error == error)
+                } else {
+                    tr.path(t).iter().position(|&n| flags[n.index()] & error == error)
+                };
+                match first {
+                    None => step.fill(range, a),
+                    Some(e) => {
+                        step.fill(range.start..range.start + e, a.max(0.0) + bonus);
+                        step.fill(range.start + e..range.end, a.min(0.0) - penalty);
+                    }
                 }
+                terms.set(t.index(), &[f64::from(a), first.map_or(-1.0, |e| e as f64)]);
             }
-            terms.set(t.index(), &[f64::from(a), first.map_or(-1.0, |e| e as f64)]);
-        }
+        });
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

@@ -53,16 +53,16 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let lam = F::of(params.f64("lam"));
     let skip = params.choice("holes") != "zero";
     let n = batch.num_positions();
-    let mut raw = F::with_room(n);
     let mut terms = Terms::for_rows(
         "whiten(Σ (γλ)^k δ_{t+k}), δ_t = r_t + γ V_{t+1} − V_t",
         &["V at first token", "return at first token"],
         batch.num_rows(),
     );
-    // Rows back to front, four at a time (`rows_backward`); the state is the next value, the
-    // running advantage and the return last computed (at the row's first position once done).
-    super::batch::rows_backward(
-        &mut raw,
+    // Rows back to front, four at a time, runs of rows on their own threads
+    // (`rows_backward_parts`); the state is the next value, the running advantage and the return
+    // last computed (at the row's first position once done).
+    let (mut raw, states) = super::batch::rows_backward_parts(
+        n,
         F::ZERO,
         batch.num_rows(),
         |i| batch.row(i),
@@ -86,12 +86,11 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
             }
             *last
         },
-        |i, (_, _, ret)| {
-            let first = batch.offsets[i];
-            terms.set(i, &[values.get(first).map_or(f64::NAN, |x| x.f64()), ret.f64()]);
-        },
     );
-    raw.resize(n, F::ZERO);
+    for (i, (_, _, ret)) in states.into_iter().enumerate() {
+        let first = batch.offsets[i];
+        terms.set(i, &[values.get(first).map_or(f64::NAN, |x| x.f64()), ret.f64()]);
+    }
     // The returns, advantage + value (masked where the advantage was), before whitening.
     let returns = (!batch.skip_returns).then(|| {
         let mut returns = F::with_room(n);

@@ -93,94 +93,102 @@ fn compute(run: &Run, params: &Params) -> Credit {
     let mut terms = Terms::for_rows("A^E + ω·A^S (anchor-state group)", &["R", "A^E", "ω"], tr.len());
     // Group by group, in buffers that stay in cache: the discounted step returns and episode
     // rewards of its members, the episode statistics, the anchor-state groups (steps sorted by
-    // state key), then its members' credit. When the groups follow each other in trajectory
-    // order, the output is written in order with no fill first.
-    // (Chunked, so that each chunk's test runs without a branch per key.)
-    let has_state_keys = nodes.state_key.chunks(4096).any(|c| c.iter().fold(false, |any, k| any | k.is_some()));
-    let mut step = super::common::StepWriter::new(run);
-    let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut keyed, mut values, mut a_step): (Vec<(Sym, u32)>, Vec<f32>, Vec<f32>) =
-        (Vec::new(), Vec::new(), Vec::new());
-    for g in run.groups.ids() {
-        let members = run.groups.members(g);
-        // The members' step rewards (env rewards, or the outcome at the last step; missing
-        // counts 0), then their discounted returns (four paths at a time, see `rows_backward`)
-        // and episode rewards; `local[i]` is where member i's steps start in these buffers.
-        local.clear();
-        local.push(0);
-        rewards.clear();
-        let zero_missing = |r: f32| if r.is_nan() { 0.0 } else { r };
-        for &t in members {
-            let range = tr.path_range(t);
-            if let Some(env) = &env {
-                rewards.extend(env[range].iter().copied().map(zero_missing));
-            } else if !range.is_empty() {
-                rewards.extend(std::iter::repeat_n(0.0, range.len() - 1));
-                rewards.push(zero_missing(tr.reward[t.index()]));
-            }
-            local.push(rewards.len());
-        }
-        returns.clear();
-        episode.clear();
-        super::batch::rows_backward(
-            &mut returns,
-            0.0,
-            members.len(),
-            |i| local[i]..local[i + 1],
-            |_| (0.0f32, 0.0f32),
-            #[inline(always)]
-            |(running, total), _, p| {
-                let r = rewards[p];
-                *total += r;
-                *running = r + gamma * *running;
-                *running
-            },
-            |_, (_, total)| episode.push(total),
-        );
-        // Episode statistics over the step rows (each trajectory's R once per step, as the code
-        // does) or over the trajectories (the paper): weighted, in f64.
-        let weight = |i: usize| if per_step { (local[i + 1] - local[i]) as f64 } else { 1.0 };
-        let [mean, std] = weighted_stats(episode.iter().enumerate().map(|(i, &r)| (f64::from(r), weight(i))));
-        // Anchor-state groups: the group's steps with a state key, sorted by key (steps of one
-        // key keep their order), each run of one key normalized together.
-        a_step.clear();
-        a_step.resize(returns.len(), 0.0);
-        keyed.clear();
-        let mut local = 0u32;
-        for &t in members.iter().filter(|_| has_state_keys) {
-            for &node in tr.path(t) {
-                let key = nodes.state_key[node.index()];
-                if key.is_some() {
-                    keyed.push((key, local));
+    // state key; a run without keys has none and only the episode term), then its members'
+    // credit. When the groups follow each other in trajectory order, the output is written in
+    // order with no fill first.
+    // Runs of consecutive groups on their own threads (`par::by_groups`).
+    let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
+        let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut keyed, mut values, mut a_step): (Vec<(Sym, u32)>, Vec<f32>, Vec<f32>) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for g in groups.map(crate::model::GroupId::from_index) {
+            let members = run.groups.members(g);
+            // The members' step rewards (env rewards, or the outcome at the last step; missing
+            // counts 0), then their discounted returns (four paths at a time, see `rows_backward`)
+            // and episode rewards; `local[i]` is where member i's steps start in these buffers.
+            local.clear();
+            local.push(0);
+            rewards.clear();
+            let zero_missing = |r: f32| if r.is_nan() { 0.0 } else { r };
+            for &t in members {
+                let range = tr.path_range(t);
+                if let Some(env) = &env {
+                    rewards.extend(env[range].iter().copied().map(zero_missing));
+                } else if !range.is_empty() {
+                    rewards.extend(std::iter::repeat_n(0.0, range.len() - 1));
+                    rewards.push(zero_missing(tr.reward[t.index()]));
                 }
-                local += 1;
+                local.push(rewards.len());
+            }
+            returns.clear();
+            episode.clear();
+            super::batch::rows_backward(
+                &mut returns,
+                0.0,
+                members.len(),
+                |i| local[i]..local[i + 1],
+                |_| (0.0f32, 0.0f32),
+                #[inline(always)]
+                |(running, total), _, p| {
+                    let r = rewards[p];
+                    *total += r;
+                    *running = r + gamma * *running;
+                    *running
+                },
+                |_, (_, total)| episode.push(total),
+            );
+            // Episode statistics over the step rows (each trajectory's R once per step, as the code
+            // does) or over the trajectories (the paper): weighted, in f64.
+            let weight = |i: usize| if per_step { (local[i + 1] - local[i]) as f64 } else { 1.0 };
+            let [mean, std] = weighted_stats(episode.iter().enumerate().map(|(i, &r)| (f64::from(r), weight(i))));
+            // Anchor-state groups: the group's steps with a state key, sorted by key (steps of one
+            // key keep their order), each run of one key normalized together.
+            a_step.clear();
+            a_step.resize(returns.len(), 0.0);
+            keyed.clear();
+            let mut local = 0u32;
+            let state_key = &nodes.state_key;
+            for &t in members {
+                let range = tr.path_range(t);
+                let mut push = |k: usize, key: Sym| {
+                    if key.is_some() {
+                        keyed.push((key, local + k as u32));
+                    }
+                };
+                if tr.paths_in_node_order {
+                    // The path's nodes are its positions: no node ids to read.
+                    state_key[range.clone()].iter().enumerate().for_each(|(k, &key)| push(k, key));
+                } else {
+                    tr.path(t).iter().enumerate().for_each(|(k, &node)| push(k, state_key[node.index()]));
+                }
+                local += range.len() as u32;
+            }
+            keyed.sort_unstable();
+            for same in keyed.chunk_by(|a, b| a.0 == b.0) {
+                // A singleton step group has mean = its own value: A^S = 0.
+                if same.len() < 2 {
+                    continue;
+                }
+                values.clear();
+                values.extend(same.iter().map(|&(_, i)| returns[i as usize]));
+                let (m, s) = mean_std(&values, true);
+                for &(_, i) in same {
+                    a_step[i as usize] = norm(returns[i as usize], m, s, std_mode, eps);
+                }
+            }
+            let mut local = 0;
+            for (&t, &r) in members.iter().zip(&episode) {
+                let a_episode = norm(r, mean, std, std_mode, eps);
+                let range = tr.path_range(t);
+                let credit = a_step[local..local + range.len()].iter().map(|&a| a_episode + omega * a);
+                step.write(range.clone(), credit);
+                local += range.len();
+                terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
             }
         }
-        keyed.sort_unstable();
-        for same in keyed.chunk_by(|a, b| a.0 == b.0) {
-            // A singleton step group has mean = its own value: A^S = 0.
-            if same.len() < 2 {
-                continue;
-            }
-            values.clear();
-            values.extend(same.iter().map(|&(_, i)| returns[i as usize]));
-            let (m, s) = mean_std(&values, true);
-            for &(_, i) in same {
-                a_step[i as usize] = norm(returns[i as usize], m, s, std_mode, eps);
-            }
-        }
-        let mut local = 0;
-        for (&t, &r) in members.iter().zip(&episode) {
-            let a_episode = norm(r, mean, std, std_mode, eps);
-            let range = tr.path_range(t);
-            let credit = a_step[local..local + range.len()].iter().map(|&a| a_episode + omega * a);
-            step.write(range.clone(), credit);
-            local += range.len();
-            terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
-        }
-    }
+    });
     if let Some(env) = env {
         super::common::give_path_column(env);
     }
-    Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) }
+    Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
 }

@@ -30,17 +30,17 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
     let alpha = F::of32(scores.len() as f32 / nonzero as f32);
     let mut advantage = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows("α·(r − mean), α = B / #nonzero", &["r", "mean", "α"], scores.len());
-    for rows in batch.group_rows() {
+    for rows in batch.group_rows().iter() {
         let mean = if rows.len() == 1 {
             F::ZERO
         } else {
             let mut sum = F::ZERO;
-            for &i in &rows {
+            for &i in rows {
                 sum += scores[i];
             }
             sum / F::of(rows.len() as f64)
         };
-        for &i in &rows {
+        for &i in rows {
             advantage[i] = alpha * (scores[i] - mean) / F::ONE;
             terms.set(i, &[scores[i].f64(), mean.f64(), alpha.f64()]);
         }

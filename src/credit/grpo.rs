@@ -228,12 +228,14 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let mut advantage = vec![F::ZERO; scores.len()];
     let formula = if norm { "(r − mean)/(std + ε)" } else { "r − mean" };
     let mut terms = Terms::for_rows(formula, &["r", "mean", "std", "ε", "group size"], scores.len());
-    for rows in batch.group_rows() {
-        let valid: Vec<F> = rows.iter().map(|&i| scores[i]).filter(|s| !s.is_nan()).collect();
+    let mut valid: Vec<F> = Vec::new();
+    for rows in batch.group_rows().iter() {
+        valid.clear();
+        valid.extend(rows.iter().map(|&i| scores[i]).filter(|s| !s.is_nan()));
         // verl: a group of one has mean 0 and std = torch.tensor(1.0), a float32 one.
         let (mean, std) = if valid.len() < 2 { (F::ZERO, F::ONE) } else { mean_std(&valid, unbiased) };
         let std = batch_std.unwrap_or(std);
-        for &i in &rows {
+        for &i in rows {
             let s = scores[i];
             let mut a = if s.is_nan() || (valid.len() == 1 && zero_singleton) {
                 if s.is_nan() { s } else { F::ZERO }

@@ -37,7 +37,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         &["r", "r_max", "r_2nd", "std"],
         scores.len(),
     );
-    for rows in batch.group_rows() {
+    for rows in batch.group_rows().iter() {
         if rows.len() < 2 {
             return Err(CreditError::Failed {
                 scheme: "grpo_passk".to_owned(),
@@ -57,7 +57,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         let (_, std) = mean_std(&group, true);
         let gap = r_max - r_2nd;
         advantage[best] = if norm { gap / (std + eps) } else { gap };
-        for &i in &rows {
+        for &i in rows {
             terms.set(i, &[scores[i].f64(), r_max.f64(), r_2nd.f64(), std.f64()]);
         }
     }

@@ -37,10 +37,10 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         scores.len(),
     );
     let mut advantage = vec![F::ZERO; scores.len()];
-    for rows in batch.group_rows() {
+    for rows in batch.group_rows().iter() {
         // group_mean_std always works in float32.
         let (mut c, mut s1, mut s2) = (0.0f32, 0.0f32, 0.0f32);
-        for &i in &rows {
+        for &i in rows {
             let x = scores[i].f32();
             c += 1.0;
             s1 += x;
@@ -53,7 +53,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
             let var = (s2 - s1 * s1 / c.max(1.0)) / (c - 1.0).max(1.0);
             (mean, var.max(eps32).sqrt())
         };
-        for &i in &rows {
+        for &i in rows {
             let s = scores[i];
             let a = if norm { (s - F::of32(mean)) / F::of32(std + eps32) } else { s - F::of32(mean) };
             advantage[i] = a;

@@ -5,9 +5,10 @@ use std::sync::LazyLock;
 
 use super::grpo::group_stats_of;
 use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
+use super::par::{StepPart, TermRows};
 use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
-use crate::model::{Run, TrajectoryId};
+use crate::model::{GroupId, Run, TrajectoryId};
 
 /// Hybrid credit.
 pub struct Hybrid;
@@ -66,8 +67,7 @@ impl Scheme for Hybrid {
             tr.len(),
         );
         // Writes trajectory `t`'s steps: α·A + β·(s − mean)·scale, a missing score counting 0.
-        let mut step = super::common::StepWriter::new(run);
-        let mut write = |step: &mut super::common::StepWriter, t: TrajectoryId, [mean, scale]: [f32; 2]| {
+        let write = |step: &mut StepPart<'_>, terms: &mut TermRows<'_>, t: TrajectoryId, [mean, scale]: [f32; 2]| {
             let a = outcome[t.index()];
             let range = tr.path_range(t);
             let value = |s: f32| alpha * a + beta * if s.is_nan() { 0.0 } else { (s - mean) * scale };
@@ -75,27 +75,30 @@ impl Scheme for Hybrid {
             terms.set(t.index(), &[f64::from(a), f64::from(alpha), f64::from(beta)]);
         };
         let normalize = |[mean, std]: [f32; 2]| [mean, 1.0 / (std + eps)];
-        match params.choice("process_norm") {
+        // Runs of consecutive groups (or trajectories) on their own threads (`par`).
+        let (step, _) = match params.choice("process_norm") {
             // Group by group, while the group's scores are in cache: statistics, then credit.
-            "group" => {
-                for g in run.groups.ids() {
-                    let members = run.groups.members(g);
+            "group" => super::par::by_groups(run, &mut terms, |groups, step, terms| {
+                for g in groups {
+                    let members = run.groups.members(GroupId::from_index(g));
                     let stats = group_stats_of(|| members.iter().map(|&t| &score[tr.path_range(t)]));
                     for &t in members {
-                        write(&mut step, t, normalize(stats));
+                        write(step, terms, t, normalize(stats));
                     }
                 }
-            }
+            }),
             norm => {
                 let stats = if norm == "batch" {
                     normalize(group_stats_of(|| std::iter::once(&score[..])))
                 } else {
                     [0.0, 1.0]
                 };
-                tr.ids().for_each(|t| write(&mut step, t, stats));
+                super::par::by_trajectories(run, &mut terms, |ts, step, terms| {
+                    ts.for_each(|t| write(step, terms, TrajectoryId::from_index(t), stats));
+                })
             }
-        }
+        };
         super::common::give_path_column(score);
-        Ok(Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

@@ -48,22 +48,24 @@ impl Scheme for LengthPenalty {
             |t: crate::model::TrajectoryId| if tokens { tr.token_range(t).len() } else { tr.num_steps(t) } as f32;
         let lambda = params.f64("lambda") as f32;
         let eps = params.f64("epsilon") as f32;
-        let mut step = super::common::StepWriter::new(run);
         let mut terms = Terms::for_rows("GRPO on r − λ·L/L_max", &["r", "L", "L_max", "r'"], tr.len());
-        for g in run.groups.ids() {
-            let members = run.groups.members(g);
-            let max_len = members.iter().map(|&t| length(t)).fold(1.0f32, f32::max);
-            let shaped: Vec<f32> =
-                members.iter().map(|&t| tr.reward[t.index()] - lambda * length(t) / max_len).collect();
-            let (advantages, _) = normalize_group(&shaped, eps);
-            for ((&t, &r), &a) in members.iter().zip(&shaped).zip(&advantages) {
-                step.fill(tr.path_range(t), a);
-                terms.set(
-                    t.index(),
-                    &[f64::from(tr.reward[t.index()]), f64::from(length(t)), f64::from(max_len), f64::from(r)],
-                );
+        // Runs of consecutive groups on their own threads (`par::by_groups`).
+        let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
+            for g in groups.map(crate::model::GroupId::from_index) {
+                let members = run.groups.members(g);
+                let max_len = members.iter().map(|&t| length(t)).fold(1.0f32, f32::max);
+                let shaped: Vec<f32> =
+                    members.iter().map(|&t| tr.reward[t.index()] - lambda * length(t) / max_len).collect();
+                let (advantages, _) = normalize_group(&shaped, eps);
+                for ((&t, &r), &a) in members.iter().zip(&shaped).zip(&advantages) {
+                    step.fill(tr.path_range(t), a);
+                    terms.set(
+                        t.index(),
+                        &[f64::from(tr.reward[t.index()]), f64::from(length(t)), f64::from(max_len), f64::from(r)],
+                    );
+                }
             }
-        }
-        Ok(Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+        });
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

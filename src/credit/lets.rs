@@ -242,49 +242,52 @@ impl Scheme for Lets {
                 }
             }
         }
-        let mut step = super::pool::take(tr.path_nodes.len());
-        let (mut ends, mut scores) = (Vec::new(), Vec::new());
-        for t in tr.ids() {
-            let path = tr.path(t);
-            let a = f64::from(advantage[t.index()]);
-            let factor = |z: f64| if a >= 0.0 { 1.0 + gamma * z } else { 1.0 - gamma * z };
-            let scaled = match column {
-                // Every step but the last is a segment, scaled by its score's z within the path.
-                Some(column) => {
-                    let segments = &path[..path.len().saturating_sub(1)];
-                    scores.clear();
-                    scores.extend(segments.iter().map(|n| f64::from(column[n.index()])));
-                    if let Some((mean, std)) = score_moments(&scores) {
-                        let inv = 1.0 / (std + eps);
-                        step.extend(scores.iter().map(|&x| (a * factor((x - mean) * inv)) as f32));
-                        step.push(a as f32);
-                        segments.len()
-                    } else {
-                        step.extend(std::iter::repeat_n(a as f32, path.len()));
+        // Runs of consecutive trajectories on their own threads (`par::by_trajectories`).
+        let (step, _) = super::par::by_trajectories(run, &mut terms, |ts, step, terms| {
+            let (mut ends, mut scores) = (Vec::new(), Vec::new());
+            for t in ts.map(crate::model::TrajectoryId::from_index) {
+                let path = tr.path(t);
+                let range = tr.path_range(t);
+                let a = f64::from(advantage[t.index()]);
+                let factor = |z: f64| if a >= 0.0 { 1.0 + gamma * z } else { 1.0 - gamma * z };
+                let scaled = match column {
+                    // Every step but the last is a segment, scaled by its score's z within the path.
+                    Some(column) => {
+                        let segments = &path[..path.len().saturating_sub(1)];
+                        scores.clear();
+                        scores.extend(segments.iter().map(|n| f64::from(column[n.index()])));
+                        if let Some((mean, std)) = score_moments(&scores) {
+                            let inv = 1.0 / (std + eps);
+                            let values = scores.iter().map(|&x| (a * factor((x - mean) * inv)) as f32);
+                            step.write(range, values.chain(std::iter::once(a as f32)));
+                            segments.len()
+                        } else {
+                            step.fill(range, a as f32);
+                            0
+                        }
+                    }
+                    // Segments end at the search-call steps.
+                    None if !from_docs => {
+                        step.fill(range, a as f32);
                         0
                     }
-                }
-                // Segments end at the search-call steps.
-                None if !from_docs => {
-                    step.extend(std::iter::repeat_n(a as f32, path.len()));
-                    0
-                }
-                None => {
-                    ends.clear();
-                    ends.extend(search_steps(run, path));
-                    let s = doc_steps[t.index()].take().filter(|s| s.iter().all(|v| v.is_finite()));
-                    let z = s.as_deref().and_then(|s| zscores(s, eps)).unwrap_or_default();
-                    let mut start = 0;
-                    for (&end, &z) in ends.iter().zip(&z) {
-                        step.extend(std::iter::repeat_n((a * factor(z)) as f32, end + 1 - start));
-                        start = end + 1;
+                    None => {
+                        ends.clear();
+                        ends.extend(search_steps(run, path));
+                        let s = doc_steps[t.index()].as_deref().filter(|s| s.iter().all(|v| v.is_finite()));
+                        let z = s.and_then(|s| zscores(s, eps)).unwrap_or_default();
+                        let mut start = 0;
+                        for (&end, &z) in ends.iter().zip(&z) {
+                            step.fill(range.start + start..range.start + end + 1, (a * factor(z)) as f32);
+                            start = end + 1;
+                        }
+                        step.fill(range.start + start..range.end, a as f32);
+                        z.len().min(ends.len())
                     }
-                    step.extend(std::iter::repeat_n(a as f32, path.len() - start));
-                    z.len().min(ends.len())
-                }
-            };
-            terms.set(t.index(), &[a, gamma, scaled as f64]);
-        }
+                };
+                terms.set(t.index(), &[a, gamma, scaled as f64]);
+            }
+        });
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

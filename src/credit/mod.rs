@@ -12,6 +12,7 @@ mod kl;
 pub mod listing;
 pub mod loss_agg;
 mod openrlhf;
+pub mod par;
 mod params;
 pub mod pool;
 pub mod real;

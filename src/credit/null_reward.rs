@@ -63,46 +63,48 @@ impl Scheme for NullReward {
                 reason: "mode=format_only needs an outcome component `format`".to_owned(),
             });
         }
-        let mut step = super::common::StepWriter::new(run);
         let mut terms = Terms::for_rows(
             format!("GRPO on {mode} rewards (seed {seed})"),
             &["null reward", "logged reward"],
             tr.len(),
         );
-        for g in run.groups.ids() {
-            let members = run.groups.members(g);
-            let logged: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).collect();
-            let null: Vec<f32> = match mode {
-                "format_only" => members.iter().map(|t| format.map_or(f32::NAN, |f| f[t.index()])).collect(),
-                "random" => {
-                    let valid: Vec<f32> = logged.iter().copied().filter(|r| !r.is_nan()).collect();
-                    let rate = if valid.is_empty() { 0.5 } else { valid.iter().sum::<f32>() / valid.len() as f32 };
-                    members
-                        .iter()
-                        .map(|t| {
-                            f32::from(u8::from(
-                                ((mix(seed ^ (t.0 as u64) << 20) >> 40) as f32 / (1u64 << 24) as f32) < rate,
-                            ))
-                        })
-                        .collect()
-                }
-                _ => {
-                    // Fisher–Yates with the seed and the group as the stream.
-                    let mut shuffled = logged.clone();
-                    let mut state = seed ^ (u64::from(g.0) << 32);
-                    for i in (1..shuffled.len()).rev() {
-                        state = mix(state);
-                        shuffled.swap(i, (state % (i as u64 + 1)) as usize);
+        // Runs of consecutive groups on their own threads (`par::by_groups`).
+        let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
+            for g in groups.map(crate::model::GroupId::from_index) {
+                let members = run.groups.members(g);
+                let logged: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).collect();
+                let null: Vec<f32> = match mode {
+                    "format_only" => members.iter().map(|t| format.map_or(f32::NAN, |f| f[t.index()])).collect(),
+                    "random" => {
+                        let valid: Vec<f32> = logged.iter().copied().filter(|r| !r.is_nan()).collect();
+                        let rate = if valid.is_empty() { 0.5 } else { valid.iter().sum::<f32>() / valid.len() as f32 };
+                        members
+                            .iter()
+                            .map(|t| {
+                                f32::from(u8::from(
+                                    ((mix(seed ^ (t.0 as u64) << 20) >> 40) as f32 / (1u64 << 24) as f32) < rate,
+                                ))
+                            })
+                            .collect()
                     }
-                    shuffled
+                    _ => {
+                        // Fisher–Yates with the seed and the group as the stream.
+                        let mut shuffled = logged.clone();
+                        let mut state = seed ^ (u64::from(g.0) << 32);
+                        for i in (1..shuffled.len()).rev() {
+                            state = mix(state);
+                            shuffled.swap(i, (state % (i as u64 + 1)) as usize);
+                        }
+                        shuffled
+                    }
+                };
+                let (advantages, _) = normalize_group(&null, eps);
+                for (((&t, &r), &l), &a) in members.iter().zip(&null).zip(&logged).zip(&advantages) {
+                    step.fill(tr.path_range(t), a);
+                    terms.set(t.index(), &[f64::from(r), f64::from(l)]);
                 }
-            };
-            let (advantages, _) = normalize_group(&null, eps);
-            for (((&t, &r), &l), &a) in members.iter().zip(&null).zip(&logged).zip(&advantages) {
-                step.fill(tr.path_range(t), a);
-                terms.set(t.index(), &[f64::from(r), f64::from(l)]);
             }
-        }
-        Ok(Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+        });
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }

@@ -37,18 +37,18 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
     let mut advantage = vec![F::ZERO; scores.len()];
     let mut terms =
         Terms::for_rows("r − Σ L·r / Σ L (length-weighted group mean)", &["r", "baseline", "L"], scores.len());
-    for rows in batch.group_rows() {
+    for rows in batch.group_rows().iter() {
         let baseline = if rows.len() == 1 {
             F::ZERO
         } else {
             let (mut num, mut den) = (F::ZERO, F::ZERO);
-            for &i in &rows {
+            for &i in rows {
                 num += lengths[i] * scores[i];
                 den += lengths[i];
             }
             num / den
         };
-        for &i in &rows {
+        for &i in rows {
             advantage[i] = scores[i] - baseline;
             terms.set(i, &[scores[i].f64(), baseline.f64(), lengths[i].f64()]);
         }

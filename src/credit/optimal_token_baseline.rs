@@ -76,14 +76,14 @@ pub fn kernel_with<F: Real>(batch: &Batch<F>, params: &Params, compact: bool) ->
         .map(|i| if compact { positions[i].len() } else { batch.row(i).filter(|&t| batch.m(t) != F::ZERO).count() })
         .collect();
     let mut baseline = F::zeroed(n);
-    for rows in batch.group_rows() {
+    for rows in batch.group_rows().iter() {
         if rows.len() < 2 {
             continue;
         }
         let width = rows.iter().map(|&i| positions[i].len()).max().unwrap_or(0);
         for k in 0..width {
             let (mut num, mut den) = (F::ZERO, F::ZERO);
-            for &i in &rows {
+            for &i in rows {
                 if let Some(&t) = positions[i].get(k) {
                     let m = if compact { F::ONE } else { batch.m(t) };
                     num += g[t] * w_cum[t] * m;
@@ -91,7 +91,7 @@ pub fn kernel_with<F: Real>(batch: &Batch<F>, params: &Params, compact: bool) ->
                 }
             }
             let b = num / (den + eps);
-            for &i in &rows {
+            for &i in rows {
                 if let Some(&t) = positions[i].get(k) {
                     baseline[t] = b;
                 }

@@ -35,6 +35,24 @@ pub fn take(len: usize) -> Vec<f32> {
     Vec::with_capacity(len)
 }
 
+/// A buffer of `len` values whatever they are (an idle buffer's old contents, or zeros): for output
+/// that is written in full before anyone reads it, without a pass over it first. Reused from the
+/// pool when one is large enough; a fresh one is zeroed memory that the system maps as it is
+/// written.
+pub fn scratch(len: usize) -> Vec<f32> {
+    if len >= MIN_LEN
+        && let Ok(mut idle) = IDLE.lock()
+        && let Some(i) = best_fit(&idle, len)
+    {
+        let mut buffer = idle.swap_remove(i);
+        // Keeps what it holds up to `len`; only a shortfall is written.
+        buffer.truncate(len);
+        buffer.resize(len, 0.0);
+        return buffer;
+    }
+    vec![0.0; len]
+}
+
 /// A buffer of `len` copies of `value` (`NaN` for step credit a scheme leaves unset), reused
 /// from the pool when one is large enough. Give it back (or return it in a `Credit`) when done.
 pub fn filled(len: usize, value: f32) -> Vec<f32> {
@@ -60,5 +78,13 @@ pub fn give(buffer: Vec<f32>) {
         && idle.len() < MAX_IDLE
     {
         idle.push(buffer);
+    }
+}
+
+/// Drops every idle buffer: the memory goes back to the system (and a test can then hand the pool
+/// buffers of its own).
+pub fn clear() {
+    if let Ok(mut idle) = IDLE.lock() {
+        idle.clear();
     }
 }

@@ -187,31 +187,32 @@ fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
         tr.len(),
     );
     // Group by group, while the group's scores are in cache: its statistics, then its members'
-    // credit, each trajectory back to front (four at a time, see `rows_backward`), written as
-    // `StepWriter` allows (in order with no fill first when the groups are).
-    let mut step = super::common::StepWriter::new(run);
-    for g in run.groups.ids() {
-        let members = run.groups.members(g);
-        // verl's singleton rule: mean 0, std 1.
-        let [mean, std] = group_stats_of(|| members.iter().map(|t| &score[tr.path_range(*t)]));
-        let scale = 1.0 / (std + eps);
-        super::batch::rows_backward(
-            step.rows(),
-            f32::NAN,
-            members.len(),
-            |i| tr.path_range(members[i]),
-            |_| 0.0f32,
-            #[inline(always)]
-            |running, _, k| {
-                let s = score[k];
-                let term = (s - mean) * scale;
-                *running += if s.is_nan() { 0.0 } else { term };
-                *running
-            },
-            |i, _| terms.set(members[i].index(), &[f64::from(mean), f64::from(std)]),
-        );
-    }
-    Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) }
+    // credit, each trajectory back to front (four at a time, see `rows_backward`); runs of
+    // consecutive groups on their own threads (`par::by_groups`).
+    let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
+        for g in groups {
+            let members = run.groups.members(crate::model::GroupId::from_index(g));
+            // verl's singleton rule: mean 0, std 1.
+            let [mean, std] = group_stats_of(|| members.iter().map(|t| &score[tr.path_range(*t)]));
+            let scale = 1.0 / (std + eps);
+            super::batch::rows_backward(
+                step,
+                f32::NAN,
+                members.len(),
+                |i| tr.path_range(members[i]),
+                |_| 0.0f32,
+                #[inline(always)]
+                |running, _, k| {
+                    let s = score[k];
+                    let term = (s - mean) * scale;
+                    *running += if s.is_nan() { 0.0 } else { term };
+                    *running
+                },
+                |i, _| terms.set(members[i].index(), &[f64::from(mean), f64::from(std)]),
+            );
+        }
+    });
+    Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
 }
 
 fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32) -> Credit {

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use super::outcome::outcome_advantages;
 use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
-use crate::model::Run;
+use crate::model::{NodeId, Run, Sym, TrajectoryId};
 
 /// ProRAG.
 pub struct Prorag;
@@ -45,6 +45,29 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
 
 /// Σ w · f(p) over the `(p, w)` of a group's steps; a missing score has weight 0 and its term is
 /// left out, not multiplied (0 · NaN).
+/// (Σ w, Σ w·p) over the `(p, w)` of a group's steps in one pass, missing scores left out.
+fn weighted_moments(steps: &[(f32, f32)]) -> (f64, f64) {
+    let mut lanes = [[0.0f64; 2]; 4];
+    let chunks = steps.chunks_exact(4);
+    let present =
+        |(p, w): (f32, f32)| if p.is_nan() { (0.0, 0.0) } else { (f64::from(w), f64::from(w) * f64::from(p)) };
+    let (mut total, mut sum) = (0.0, 0.0);
+    for &x in chunks.remainder() {
+        let (w, wp) = present(x);
+        total += w;
+        sum += wp;
+    }
+    for chunk in chunks {
+        for (lane, &x) in lanes.iter_mut().zip(chunk) {
+            let (w, wp) = present(x);
+            lane[0] += w;
+            lane[1] += wp;
+        }
+    }
+    let add = |i: usize| (lanes[0][i] + lanes[1][i]) + (lanes[2][i] + lanes[3][i]);
+    (add(0) + total, add(1) + sum)
+}
+
 fn weighted_sum(steps: &[(f32, f32)], f: impl Fn(f64) -> f64) -> f64 {
     super::common::lane_sum(steps, |(p, w)| if p.is_nan() { 0.0 } else { f64::from(w) * f(f64::from(p)) })
 }
@@ -68,41 +91,15 @@ impl Scheme for Prorag {
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let column = score_column(run, params, "prorag")?;
         let tr = &run.trajectories;
-        let nodes = &run.nodes;
         let (outcome, _) = outcome_advantages(run, params);
-        let (bonus, penalty) = (params.f64("format_bonus") as f32, params.f64("format_penalty") as f32);
-        let format_source = params.choice("format_source");
-        let format_scores = nodes.scores.get("format");
-        // Step score p (+ format term) and its token weight, per path position.
-        #[derive(Clone, Copy, PartialEq)]
-        enum Source {
-            Score,
-            Kind,
-            Always,
-            None,
-        }
-        let source = match format_source {
+        let score = super::common::path_column(run, column);
+        let source = match params.choice("format_source") {
             "score" => Source::Score,
             "kind" => Source::Kind,
             "none" => Source::None,
             _ => Source::Always,
         };
-        // Whether a step kind is well formed, looked up once per kind symbol (a run has a handful).
-        let mut kinds: Vec<(crate::model::Sym, bool)> = Vec::new();
-        let mut well_formed = |node: crate::model::NodeId| match source {
-            Source::Score => format_scores.is_some_and(|f| f[node.index()] >= 0.5),
-            Source::Kind => {
-                let kind = nodes.kind[node.index()];
-                if let Some(&(_, good)) = kinds.iter().find(|(k, _)| *k == kind) {
-                    good
-                } else {
-                    let good = WELL_FORMED_KINDS.contains(&run.label(kind));
-                    kinds.push((kind, good));
-                    good
-                }
-            }
-            Source::Always | Source::None => true,
-        };
+        let (bonus, penalty) = (params.f64("format_bonus") as f32, params.f64("format_penalty") as f32);
         let beta = params.f64("beta") as f32;
         let mut terms = Terms::for_rows(
             "A_outcome + β·z(step score), z over the group's tokens",
@@ -111,51 +108,121 @@ impl Scheme for Prorag {
         );
         // Group by group: the step score p (+ format term) and token weight of each of its steps,
         // into a small buffer that stays in cache; the token-weighted statistics; then its
-        // members' credit (`StepWriter`: in order with no fill first when the groups allow).
-        let mut step = super::common::StepWriter::new(run);
-        let mut steps: Vec<(f32, f32)> = Vec::new();
-        for g in run.groups.ids() {
-            let members = run.groups.members(g);
-            steps.clear();
-            for &t in members {
-                let whole = tr.token_range(t).len();
-                let path = tr.path(t);
-                let any_span = nodes.token_span.is_some() && path.iter().any(|&n| nodes.token_span(n).is_some());
-                steps.extend(path.iter().map(|&node| {
-                    let score = column[node.index()];
-                    if score.is_nan() {
-                        return (f32::NAN, 0.0);
-                    }
-                    let format = match source {
-                        Source::None => 0.0,
-                        _ if well_formed(node) => bonus,
-                        _ => -penalty,
+        // members' credit. Runs of consecutive groups on their own threads (`par::by_groups`).
+        let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
+            let mut format = Format { run, source, bonus, penalty, kinds: Vec::new() };
+            let mut steps: Vec<(f32, f32)> = Vec::new();
+            for g in groups {
+                let members = run.groups.members(crate::model::GroupId::from_index(g));
+                steps.clear();
+                for &t in members {
+                    push_steps(run, &score, &mut format, t, &mut steps);
+                }
+                // Σ w and Σ w·p in one pass, then the population variance around the mean.
+                let (total, sum) = weighted_moments(&steps);
+                let mean = if total > 0.0 { sum / total } else { 0.0 };
+                let var = if total > 0.0 { weighted_sum(&steps, |p| (p - mean).powi(2)) / total } else { 0.0 };
+                // std := 1 when the group has at most one valid token.
+                let std = if total <= 1.0 { 1.0 } else { (var + 1e-8).sqrt() };
+                let inverse_std = 1.0 / std;
+                let mut next = steps.iter();
+                for &t in members {
+                    let a = outcome[t.index()];
+                    let credit = |&(p, _): &(f32, f32)| {
+                        let z = if p.is_nan() { 0.0 } else { ((f64::from(p) - mean) * inverse_std) as f32 };
+                        a + beta * z
                     };
-                    let weight = match nodes.token_span(node) {
-                        Some([start, end]) => (end - start) as f32,
-                        None if any_span || whole == 0 => 1.0,
-                        None => whole as f32 / path.len() as f32,
-                    };
-                    (score + format, weight)
-                }));
+                    step.write(tr.path_range(t), next.by_ref().map(credit));
+                    terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
+                }
             }
-            let total = weighted_sum(&steps, |_| 1.0);
-            let mean = if total > 0.0 { weighted_sum(&steps, |p| p) / total } else { 0.0 };
-            let var = if total > 0.0 { weighted_sum(&steps, |p| (p - mean).powi(2)) / total } else { 0.0 };
-            // std := 1 when the group has at most one valid token.
-            let std = if total <= 1.0 { 1.0 } else { (var + 1e-8).sqrt() };
-            let mut next = steps.iter();
-            for &t in members {
-                let a = outcome[t.index()];
-                let range = tr.path_range(t);
-                let credit = |&(p, _): &(f32, f32)| {
-                    let z = if p.is_nan() { 0.0 } else { ((f64::from(p) - mean) / std) as f32 };
-                    a + beta * z
-                };
-                step.write(range, next.by_ref().map(credit));
-                terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
-            }
+        });
+        super::common::give_path_column(score);
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}
+
+/// How a step's format is judged.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Score,
+    Kind,
+    Always,
+    None,
+}
+
+/// A step's format term (the bonus or −penalty), a kind's looked up once per kind symbol (a run
+/// has a handful).
+struct Format<'a> {
+    run: &'a Run,
+    source: Source,
+    bonus: f32,
+    penalty: f32,
+    kinds: Vec<(Sym, f32)>,
+}
+
+impl Format<'_> {
+    fn of_kind(&mut self, kind: Sym) -> f32 {
+        if let Some(&(_, term)) = self.kinds.iter().find(|(k, _)| *k == kind) {
+            return term;
         }
-        Ok(Credit { step: step.finish(), token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+        let term = if WELL_FORMED_KINDS.contains(&self.run.label(kind)) { self.bonus } else { -self.penalty };
+        self.kinds.push((kind, term));
+        term
+    }
+
+    fn of(&mut self, node: NodeId) -> f32 {
+        match self.source {
+            Source::None => 0.0,
+            Source::Always => self.bonus,
+            Source::Score => {
+                let well_formed = self.run.nodes.scores.get("format").is_some_and(|f| f[node.index()] >= 0.5);
+                if well_formed { self.bonus } else { -self.penalty }
+            }
+            Source::Kind => self.of_kind(self.run.nodes.kind[node.index()]),
+        }
+    }
+}
+
+/// Appends trajectory `t`'s steps to `steps`: its score p plus the format term, and its token
+/// weight (a missing score: NaN, weight 0); `score` is the score column in path order.
+fn push_steps(run: &Run, score: &[f32], format: &mut Format<'_>, t: TrajectoryId, steps: &mut Vec<(f32, f32)>) {
+    let (tr, nodes) = (&run.trajectories, &run.nodes);
+    let whole = tr.token_range(t).len();
+    let path = tr.path(t);
+    let any_span = nodes.token_span.is_some() && path.iter().any(|&n| nodes.token_span(n).is_some());
+    // A step without a span weighs 1 when others have spans, else its share of the tokens.
+    let unspanned = if any_span || whole == 0 { 1.0 } else { whole as f32 / path.len() as f32 };
+    let range = tr.path_range(t);
+    let scores = &score[range.clone()];
+    if tr.paths_in_node_order && !any_span && format.source == Source::Kind {
+        // The common case in one tight loop: the path's nodes are its positions (no node ids to
+        // read), one weight for every step, the kind's term looked up only when the kind changes.
+        let (mut kind, mut term) = (Sym::NONE, 0.0);
+        for (&p, &k) in scores.iter().zip(&nodes.kind[range]) {
+            if p.is_nan() {
+                steps.push((f32::NAN, 0.0));
+                continue;
+            }
+            if k != kind || format.kinds.is_empty() {
+                (kind, term) = (k, format.of_kind(k));
+            }
+            steps.push((p + term, unspanned));
+        }
+        return;
+    }
+    let mut push = |node: NodeId, p: f32| {
+        if p.is_nan() {
+            return (f32::NAN, 0.0);
+        }
+        let weight = if any_span { nodes.token_span(node).map_or(1.0, |[s, e]| (e - s) as f32) } else { unspanned };
+        (p + format.of(node), weight)
+    };
+    if tr.paths_in_node_order {
+        // The path's nodes are its positions: no node ids to read.
+        let first = range.start;
+        steps.extend(scores.iter().enumerate().map(|(k, &p)| push(NodeId::from_index(first + k), p)));
+    } else {
+        steps.extend(path.iter().zip(scores).map(|(&node, &p)| push(node, p)));
     }
 }

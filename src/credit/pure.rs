@@ -56,10 +56,11 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
 });
 
 /// Step rewards `r` times their weights, in place: uniform `1/n`, or `softmax(−r/T)` over the
-/// trajectory's steps (shifted by its largest exponent; `e^x` in f32, about one ulp).
-fn weigh(r: &mut [f64], uniform: bool, inverse_t: f64, exp: &mut Vec<f32>) {
+/// trajectory's steps (shifted by its largest exponent; `e^x` in f32, about one ulp). In `f32`
+/// (four values to a vector), the normalizer summed in `f64`.
+fn weigh(r: &mut [f32], uniform: bool, inverse_t: f32, exp: &mut Vec<f32>) {
     if uniform {
-        let w = 1.0 / r.len() as f64;
+        let w = (1.0 / r.len() as f64) as f32;
         for x in r.iter_mut() {
             *x *= w;
         }
@@ -68,39 +69,39 @@ fn weigh(r: &mut [f64], uniform: bool, inverse_t: f64, exp: &mut Vec<f32>) {
     // max(−r/T) = −min(r)/T (T > 0), the minimum in four lanes.
     let max = -lane_min(r) * inverse_t;
     exp.clear();
-    exp.extend(r.iter().map(|x| super::common::exp_f32((-x * inverse_t - max) as f32)));
-    let inverse_z = 1.0 / super::common::lane_sum(exp, f64::from);
+    exp.extend(r.iter().map(|&x| super::common::exp_f32(-x * inverse_t - max)));
+    let inverse_z = (1.0 / super::common::lane_sum(exp, f64::from)) as f32;
     for (x, &e) in r.iter_mut().zip(exp.iter()) {
-        *x *= f64::from(e) * inverse_z;
+        *x *= e * inverse_z;
     }
 }
 
 /// z-scores the finite values of `step` (unbiased std, ε = 1e-8 on the std) from their count, sum
 /// and sum of squares, in f32 (one pass that vectorizes); non-finite values stay as they are.
-fn normalize_batch(step: &mut [f32], count: usize, sum: f64, sum_sq: f64) {
-    if count < 2 {
-        return;
-    }
-    let n = count as f64;
-    let mean = sum / n;
+fn normalize_batch(step: &mut [f32], moments: &super::triage::Moments) {
+    let Some((n, mean, sum_sq)) = moments.count_mean_sum_sq().filter(|m| m.0 >= 2.0) else { return };
     let std = ((sum_sq - n * mean * mean).max(0.0) / (n - 1.0)).sqrt();
     let (mean, scale) = (mean as f32, (1.0 / (std + 1e-8)) as f32);
-    for v in step {
-        *v = if v.is_finite() { (*v - mean) * scale } else { *v };
-    }
+    // Parts of the output on their own threads (`par::chunks_mut`).
+    // NaN and ±∞ come out as they went in (scale > 0), with no branch per value.
+    super::par::chunks_mut(step, move |_, part| {
+        for v in part {
+            *v = (*v - mean) * scale;
+        }
+    });
 }
 
 /// The smallest value, in four lanes (∞ for none).
-fn lane_min(values: &[f64]) -> f64 {
-    let mut lanes = [f64::INFINITY; 4];
+fn lane_min(values: &[f32]) -> f32 {
+    let mut lanes = [f32::INFINITY; 4];
     let chunks = values.chunks_exact(4);
-    let rest = chunks.remainder().iter().copied().fold(f64::INFINITY, f64::min);
+    let rest = chunks.remainder().iter().copied().fold(f32::INFINITY, f32::min);
     for chunk in chunks {
         for (lane, &v) in lanes.iter_mut().zip(chunk) {
             *lane = lane.min(v);
         }
     }
-    lanes.into_iter().fold(rest, f64::min)
+    lanes.into_iter().fold(rest, f32::min)
 }
 
 impl Scheme for Pure {
@@ -120,7 +121,7 @@ impl Scheme for Pure {
         let column = score_column(run, params, "pure")?;
         let tr = &run.trajectories;
         let two_p = params.choice("transform") == "two_p_minus_one";
-        let inverse_t = 1.0 / params.f64("temperature");
+        let inverse_t = (1.0 / params.f64("temperature")) as f32;
         let uniform = params.choice("weighting") == "uniform";
         let score = super::common::path_column(run, column);
         let mut terms = Terms::for_rows(
@@ -141,86 +142,89 @@ impl Scheme for Pure {
         // Group by group, in buffers that stay in cache: each member's weighted step rewards
         // r' = w·r (softmax-min weights over its steps; a missing score counts 0), the RLOO
         // baselines, then the reward-to-go, four members at a time (`rows_backward`), with the
-        // batch moments for the normalization gathered on the way (`StepWriter`: in order with no
-        // fill first when the groups are).
-        let mut step = super::common::StepWriter::new(run);
-        let (mut weighted, mut local, mut exp, mut rows, mut totals) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut count, mut sum, mut sum_sq) = (0usize, 0.0f64, 0.0f64);
-        for g in run.groups.ids() {
-            let members = run.groups.members(g);
-            let k = members.len() as f64;
-            weighted.clear();
-            local.clear();
-            local.push(0);
-            for &t in members {
-                let start = weighted.len();
-                weighted.extend(score[tr.path_range(t)].iter().map(|&s| {
-                    let s = f64::from(s);
-                    if s.is_nan() {
-                        0.0
-                    } else if two_p {
-                        2.0 * s - 1.0
-                    } else {
-                        s
-                    }
-                }));
-                weigh(&mut weighted[start..], uniform, inverse_t, &mut exp);
-                local.push(weighted.len());
-            }
-            // Per rollout: Σ r' (its mean per step is the step baseline's unit) and VR.
-            totals.clear();
-            totals
-                .extend((0..members.len()).map(|i| super::common::lane_sum(&weighted[local[i]..local[i + 1]], |x| x)));
-            let total = |i: usize| totals[i];
-            let per_step = |i: usize| total(i) / (local[i + 1] - local[i]).max(1) as f64;
-            let per_step_total: f64 = (0..members.len()).map(per_step).sum();
-            let vr_total: f64 = members.iter().map(|&t| solved(t) - 1.0).sum();
-            rows.clear();
-            rows.extend(members.iter().enumerate().map(|(i, &t)| {
-                let baseline = if step_baseline && k > 1.0 { (per_step_total - per_step(i)) / (k - 1.0) } else { 0.0 };
-                let vr = solved(t) - 1.0;
-                let verifiable = if verifiable_on {
-                    let loo = if k > 1.0 { vr - (vr_total - vr) / (k - 1.0) } else { vr };
-                    verifiable_coef * loo
-                } else {
-                    0.0
-                };
-                terms.set(t.index(), &[total(i), baseline, verifiable]);
-                // Where member i's steps are in the group buffer relative to the output.
-                let range = tr.path_range(t);
-                (range.start - local[i], baseline, verifiable)
-            }));
-            super::batch::rows_backward(
-                step.rows(),
-                f32::NAN,
-                members.len(),
-                |i| tr.path_range(members[i]),
-                // The running return starts with VR at the last step.
-                |i| rows[i].2,
-                #[inline(always)]
-                |running, i, p| {
-                    let (base, baseline, _) = rows[i];
-                    *running += weighted[p - base] - baseline;
-                    *running as f32
-                },
-                |_, _| {},
-            );
-            // The batch moments from the group's credit while it is in cache.
-            if normalize {
+        // batch moments for the normalization gathered on the way, per group. Runs of consecutive
+        // groups on their own threads (`par::by_groups`).
+        let (mut step, moments) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
+            let (mut weighted, mut local, mut exp, mut rows, mut totals) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            // Per group: count, sum and sum of squares of its finite credit (summed in group order
+            // below, the same whatever the number of threads).
+            let mut moments: Vec<super::triage::Moments> = Vec::new();
+            for g in groups.map(crate::model::GroupId::from_index) {
+                let members = run.groups.members(g);
+                let k = members.len() as f64;
+                weighted.clear();
+                local.clear();
+                local.push(0);
                 for &t in members {
-                    let written = &step.rows()[tr.path_range(t)];
-                    let finite = |v: f32| if v.is_finite() { f64::from(v) } else { 0.0 };
-                    count += written.iter().filter(|v| v.is_finite()).count();
-                    sum += super::common::lane_sum(written, finite);
-                    sum_sq += super::common::lane_sum(written, |v| finite(v) * finite(v));
+                    let start = weighted.len();
+                    weighted.extend(score[tr.path_range(t)].iter().map(|&s| {
+                        if s.is_nan() {
+                            0.0
+                        } else if two_p {
+                            2.0 * s - 1.0
+                        } else {
+                            s
+                        }
+                    }));
+                    weigh(&mut weighted[start..], uniform, inverse_t, &mut exp);
+                    local.push(weighted.len());
+                }
+                // Per rollout: Σ r' (its mean per step is the step baseline's unit) and VR.
+                totals.clear();
+                totals.extend(
+                    (0..members.len()).map(|i| super::common::lane_sum(&weighted[local[i]..local[i + 1]], f64::from)),
+                );
+                let total = |i: usize| totals[i];
+                let per_step = |i: usize| total(i) / (local[i + 1] - local[i]).max(1) as f64;
+                let per_step_total: f64 = (0..members.len()).map(per_step).sum();
+                let vr_total: f64 = members.iter().map(|&t| solved(t) - 1.0).sum();
+                rows.clear();
+                rows.extend(members.iter().enumerate().map(|(i, &t)| {
+                    let baseline =
+                        if step_baseline && k > 1.0 { (per_step_total - per_step(i)) / (k - 1.0) } else { 0.0 };
+                    let vr = solved(t) - 1.0;
+                    let verifiable = if verifiable_on {
+                        let loo = if k > 1.0 { vr - (vr_total - vr) / (k - 1.0) } else { vr };
+                        verifiable_coef * loo
+                    } else {
+                        0.0
+                    };
+                    terms.set(t.index(), &[total(i), baseline, verifiable]);
+                    // Where member i's steps are in the group buffer relative to the output.
+                    let range = tr.path_range(t);
+                    (range.start - local[i], baseline, verifiable)
+                }));
+                super::batch::rows_backward(
+                    step,
+                    f32::NAN,
+                    members.len(),
+                    |i| tr.path_range(members[i]),
+                    // The running return starts with VR at the last step.
+                    |i| rows[i].2,
+                    #[inline(always)]
+                    |running, i, p| {
+                        let (base, baseline, _) = rows[i];
+                        *running += f64::from(weighted[p - base]) - baseline;
+                        *running as f32
+                    },
+                    |_, _| {},
+                );
+                // The batch moments from the group's credit while it is in cache.
+                if normalize {
+                    let mut group = super::triage::Moments::default();
+                    for &t in members {
+                        group.add_slice(step.written(tr.path_range(t)));
+                    }
+                    moments.push(group);
                 }
             }
-        }
-        let mut step = step.finish();
+            moments
+        });
         super::common::give_path_column(score);
         if normalize {
-            normalize_batch(&mut step, count, sum, sum_sq);
+            let moments = moments.iter().flatten().fold(super::triage::Moments::default(), |all, g| all.merge(g));
+            normalize_batch(&mut step, &moments);
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }

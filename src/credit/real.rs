@@ -47,12 +47,15 @@ pub trait Real:
     fn zeroed(len: usize) -> Vec<Self>;
     /// An empty vector with room for `len` (pooled for `f32`).
     fn with_room(len: usize) -> Vec<Self>;
+    /// A buffer of `len` values whatever they are, for output written in full before it is read
+    /// (`pool::scratch` for `f32`).
+    fn scratch(len: usize) -> Vec<Self>;
     /// Hands a buffer back to the pool (`f32`) or drops it.
     fn recycle(buffer: Vec<Self>);
 }
 
 macro_rules! impl_real {
-    ($t:ty, $of:expr, $to32:expr, $zeroed:expr, $room:expr, $recycle:expr) => {
+    ($t:ty, $of:expr, $to32:expr, $zeroed:expr, $room:expr, $scratch:expr, $recycle:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -102,6 +105,9 @@ macro_rules! impl_real {
             fn with_room(len: usize) -> Vec<Self> {
                 $room(len)
             }
+            fn scratch(len: usize) -> Vec<Self> {
+                $scratch(len)
+            }
             fn recycle(buffer: Vec<Self>) {
                 $recycle(buffer);
             }
@@ -109,5 +115,21 @@ macro_rules! impl_real {
     };
 }
 
-impl_real!(f32, |x: f64| x as f32, |x: f32| x, super::pool::zeroed, super::pool::take, super::pool::give);
-impl_real!(f64, |x: f64| x, |x: f64| x as f32, |len: usize| vec![0.0; len], Vec::with_capacity, drop);
+impl_real!(
+    f32,
+    |x: f64| x as f32,
+    |x: f32| x,
+    super::pool::zeroed,
+    super::pool::take,
+    super::pool::scratch,
+    super::pool::give
+);
+impl_real!(
+    f64,
+    |x: f64| x,
+    |x: f64| x as f32,
+    |len: usize| vec![0.0; len],
+    Vec::with_capacity,
+    |len: usize| vec![0.0; len],
+    drop
+);

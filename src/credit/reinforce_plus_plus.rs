@@ -80,13 +80,13 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let gamma = F::of(params.f64("gamma"));
     let reset = params.choice("holes") != "mask_reward";
     let n = batch.num_positions();
-    let mut returns = F::with_room(n);
     let mut terms =
         Terms::for_rows("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"], batch.num_rows());
-    // Rows back to front, four at a time (`rows_backward`); the state is the running return and
-    // the return last written (at the row's first position once the row is done).
-    super::batch::rows_backward(
-        &mut returns,
+    // Rows back to front, four at a time, runs of rows on their own threads
+    // (`rows_backward_parts`); the state is the running return and the return last written (at
+    // the row's first position once the row is done).
+    let (returns, states) = super::batch::rows_backward_parts(
+        n,
         F::ZERO,
         batch.num_rows(),
         |i| batch.row(i),
@@ -104,9 +104,10 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
             }
             *written
         },
-        |i, (_, first)| terms.set(i, &[first.f64()]),
     );
-    returns.resize(n, F::ZERO);
+    for (i, (_, first)) in states.into_iter().enumerate() {
+        terms.set(i, &[first.f64()]);
+    }
     let (mut advantages, returns) = if batch.skip_returns {
         (returns, None)
     } else {

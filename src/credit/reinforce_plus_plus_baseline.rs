@@ -34,13 +34,13 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let scores = batch.scores();
     let mut centred = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows("whiten(r − mean) over the batch's tokens", &["r", "mean"], scores.len());
-    for rows in batch.group_rows() {
+    for rows in batch.group_rows().iter() {
         let mut sum = F::ZERO;
-        for &i in &rows {
+        for &i in rows {
             sum += scores[i];
         }
         let mean = if rows.len() == 1 { F::ZERO } else { sum / F::of(rows.len() as f64) };
-        for &i in &rows {
+        for &i in rows {
             centred[i] = scores[i] - mean;
             terms.set(i, &[scores[i].f64(), mean.f64()]);
         }

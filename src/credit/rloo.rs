@@ -39,16 +39,16 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     let mut advantage = vec![F::ZERO; scores.len()];
     let mut terms =
         Terms::for_rows("r·n/(n−1) − mean·n/(n−1) = r − mean of the others", &["r", "mean", "n"], scores.len());
-    for rows in batch.group_rows() {
+    for rows in batch.group_rows().iter() {
         let n = rows.len();
         let mut sum = F::ZERO;
-        for &i in &rows {
+        for &i in rows {
             sum += scores[i];
         }
         let mean = sum / F::of(n as f64);
         let nf = F::of(n as f64);
         let n1 = F::of(n as f64 - 1.0);
-        for &i in &rows {
+        for &i in rows {
             let s = scores[i];
             let mut a = match n {
                 1 if zero_singleton => F::ZERO,

@@ -27,13 +27,13 @@ fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, Cred
     let scores = batch.scores();
     let mut advantage = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows("(c·r − S)/max(c − 1, 1), 0 when c = 1", &["r", "S", "c"], scores.len());
-    for rows in batch.group_rows() {
+    for rows in batch.group_rows().iter() {
         let c = F::of(rows.len() as f64);
         let mut total = F::ZERO;
-        for &i in &rows {
+        for &i in rows {
             total += scores[i];
         }
-        for &i in &rows {
+        for &i in rows {
             advantage[i] = if rows.len() > 1 { (c * scores[i] - total) / (c - F::ONE).max(F::ONE) } else { F::ZERO };
             terms.set(i, &[scores[i].f64(), total.f64(), rows.len() as f64]);
         }

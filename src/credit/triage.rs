@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use super::outcome::{OUTCOME_PARAMS, outcome_advantages};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
-use crate::model::Run;
+use crate::model::{Run, TrajectoryId};
 
 /// TRIAGE.
 pub struct Triage;
@@ -68,50 +68,81 @@ impl Scheme for Triage {
         let w = params.f64("w") as f32;
         let tr = &run.trajectories;
         let roles = &run.nodes.role;
-        // Each step written once, in path order: A + w · c(role), w · c looked up once per role
-        // (a run has a handful) and then by the role's symbol in a table; the batch moments for
-        // whitening summed over each trajectory's credit while it is in cache.
-        let mut step = super::pool::take(tr.path_nodes.len());
-        // The table has a slot per label and a last one for "no role"; each role is given its
-        // slot the first time a trajectory has it, so writing a step is two loads and an add.
-        let labels = run.labels.len();
-        let mut slot_of = vec![u32::MAX; labels + 1];
-        let mut bonus: Vec<f32> = Vec::new();
-        let mut moments = Moments::default();
-        let mut path_roles: Vec<crate::model::Sym> = Vec::new();
-        for t in tr.ids() {
-            let a = outcome[t.index()];
-            let roles_of_path: &[crate::model::Sym] = if tr.paths_in_node_order {
-                &roles[tr.path_range(t)]
-            } else {
-                path_roles.clear();
-                path_roles.extend(tr.path(t).iter().map(|n| roles[n.index()]));
-                &path_roles
-            };
-            for &role in roles_of_path {
-                let entry = &mut slot_of[role.index().min(labels)];
-                if *entry == u32::MAX {
-                    *entry = bonus.len() as u32;
-                    bonus.push(w * constant(run.label(role)));
-                }
-            }
-            let start = step.len();
-            step.extend(roles_of_path.iter().map(|role| a + bonus[slot_of[role.index().min(labels)] as usize]));
-            moments.add_slice(&step[start..]);
-        }
-        if params.bool("whiten") {
-            moments.whiten(&mut step);
-        }
         let mut terms = Terms::for_rows(
             "A_outcome + w·c(role), then whitened over the batch",
             &["A_outcome", "group mean", "group std", "w"],
             tr.len(),
         );
-        for t in tr.ids() {
-            let [mean, std] = stats.get(tr.group[t.index()].index()).copied().unwrap_or([f32::NAN; 2]);
-            terms.set(t.index(), &[f64::from(outcome[t.index()]), f64::from(mean), f64::from(std), f64::from(w)]);
+        // Each step written once, in path order: A + w · c(role), w · c looked up once per role
+        // (a run has a handful) and then by the role's symbol in a table; the batch moments for
+        // whitening summed over each trajectory's credit while it is in cache, per block of
+        // trajectories. Runs of consecutive trajectories on their own threads (`par`).
+        let labels = run.labels.len();
+        let block = super::par::TRAJECTORY_BLOCK;
+        let (mut step, blocks) = super::par::by_trajectories(run, &mut terms, |ts, step, terms| {
+            let mut table = RoleBonus::new(labels);
+            let mut blocks: Vec<Moments> = Vec::new();
+            let mut path_roles: Vec<crate::model::Sym> = Vec::new();
+            for t in ts.map(TrajectoryId::from_index) {
+                if t.index() % block == 0 || blocks.is_empty() {
+                    blocks.push(Moments::default());
+                }
+                let a = outcome[t.index()];
+                let range = tr.path_range(t);
+                let path: &[crate::model::Sym] = if tr.paths_in_node_order {
+                    &roles[range.clone()]
+                } else {
+                    path_roles.clear();
+                    path_roles.extend(tr.path(t).iter().map(|n| roles[n.index()]));
+                    &path_roles
+                };
+                let slots = step.slots(range);
+                for (slot, &role) in slots.iter_mut().zip(path) {
+                    *slot = a + table.bonus(role, |label| w * constant(run.label(label)));
+                }
+                if let Some(moments) = blocks.last_mut() {
+                    moments.add_slice(slots);
+                }
+                let [mean, std] = stats.get(tr.group[t.index()].index()).copied().unwrap_or([f32::NAN; 2]);
+                terms.set(t.index(), &[f64::from(a), f64::from(mean), f64::from(std), f64::from(w)]);
+            }
+            blocks
+        });
+        if params.bool("whiten") {
+            let moments = blocks.iter().flatten().fold(Moments::default(), |all, block| all.merge(block));
+            super::par::chunks_mut(&mut step, |_, part| moments.whiten(part));
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
+    }
+}
+
+/// w · c(role) per role symbol: a slot per label and a last one for "no role", each role given
+/// its slot the first time it is seen, so a step's bonus is two loads.
+struct RoleBonus {
+    slot_of: Vec<u32>,
+    bonus: Vec<f32>,
+}
+
+impl RoleBonus {
+    fn new(labels: usize) -> Self {
+        Self { slot_of: vec![u32::MAX; labels + 1], bonus: Vec::new() }
+    }
+
+    #[inline(always)]
+    fn bonus(&mut self, role: crate::model::Sym, of: impl FnOnce(crate::model::Sym) -> f32) -> f32 {
+        let i = role.index().min(self.slot_of.len() - 1);
+        let slot = self.slot_of[i];
+        if slot == u32::MAX {
+            return self.add(i, of(role));
+        }
+        self.bonus[slot as usize]
+    }
+
+    #[cold]
+    fn add(&mut self, i: usize, bonus: f32) -> f32 {
+        self.slot_of[i] = self.bonus.len() as u32;
+        self.bonus.push(bonus);
+        bonus
     }
 }
 
@@ -137,25 +168,60 @@ impl Moments {
         }
     }
 
-    /// Adds every finite value of a slice (summed in four lanes).
+    /// Adds every finite value of a slice (count, sum and sum of squares in one pass, four lanes).
     #[inline]
     pub fn add_slice(&mut self, values: &[f32]) {
-        let finite = |v: f32| if v.is_finite() { f64::from(v) } else { 0.0 };
-        self.count += values.iter().filter(|v| v.is_finite()).count();
-        self.sum += super::common::lane_sum(values, finite);
-        self.sum_sq += super::common::lane_sum(values, |v| finite(v) * finite(v));
+        let mut lanes = [[0.0f64; 3]; 4];
+        let add = |lane: &mut [f64; 3], v: f32| {
+            let finite = v.is_finite();
+            let x = if finite { f64::from(v) } else { 0.0 };
+            lane[0] += f64::from(u8::from(finite));
+            lane[1] += x;
+            lane[2] += x * x;
+        };
+        let chunks = values.chunks_exact(4);
+        let mut rest = [0.0f64; 3];
+        for &v in chunks.remainder() {
+            add(&mut rest, v);
+        }
+        for chunk in chunks {
+            for (lane, &v) in lanes.iter_mut().zip(chunk) {
+                add(lane, v);
+            }
+        }
+        let total = |i: usize| (lanes[0][i] + lanes[1][i]) + (lanes[2][i] + lanes[3][i]) + rest[i];
+        self.count += total(0) as usize;
+        self.sum += total(1);
+        self.sum_sq += total(2);
+    }
+
+    /// Count, mean and sum of squares, `None` without a finite value.
+    pub fn count_mean_sum_sq(&self) -> Option<(f64, f64, f64)> {
+        (self.count > 0).then(|| (self.count as f64, self.sum / self.count as f64, self.sum_sq))
+    }
+
+    /// These moments and `other`'s together.
+    #[must_use]
+    pub fn merge(self, other: &Self) -> Self {
+        Self { count: self.count + other.count, sum: self.sum + other.sum, sum_sq: self.sum_sq + other.sum_sq }
+    }
+
+    /// The mean and `1/√(var + 1e-8)` that whitening uses (population variance), in `f32`;
+    /// `None` without a finite value.
+    pub fn mean_scale(&self) -> Option<(f32, f32)> {
+        if self.count == 0 {
+            return None;
+        }
+        let n = self.count as f64;
+        let mean = self.sum / n;
+        let var = (self.sum_sq / n - mean * mean).max(0.0);
+        Some((mean as f32, (1.0 / (var + 1e-8).sqrt()) as f32))
     }
 
     /// Z-scores `values` in place with these moments (ε = 1e-8 inside the square root);
     /// non-finite values stay as they are.
     pub fn whiten(&self, values: &mut [f32]) {
-        if self.count == 0 {
-            return;
-        }
-        let n = self.count as f64;
-        let mean = self.sum / n;
-        let var = (self.sum_sq / n - mean * mean).max(0.0);
-        let (mean, scale) = (mean as f32, (1.0 / (var + 1e-8).sqrt()) as f32);
+        let Some((mean, scale)) = self.mean_scale() else { return };
         for v in values.iter_mut() {
             // NaN and ±∞ come out as they went in (scale > 0).
             *v = (*v - mean) * scale;

@@ -26,8 +26,16 @@ fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>) -> (F, F, f32) {
 }
 
 /// Σ f(x[t]) over the positions with a non-zero mask (each term times its mask), in `f64`, in
-/// four interleaved partial sums so the additions do not wait on each other.
-fn lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64) -> f64 {
+/// four interleaved partial sums so the additions do not wait on each other; a large batch as
+/// the sums of blocks on several threads, added in order (`par::block_sum`: the same sum
+/// whatever the number of threads; one block is this very sum).
+fn lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64 + Sync) -> f64 {
+    let n = mask.map_or(x.len(), |m| x.len().min(m.len()));
+    super::par::block_sum(n, |range| block_lane_sum(&x[range.clone()], mask.map(|m| &m[range]), &f))
+}
+
+/// [`lane_sum`] over one block (its first position a multiple of four).
+fn block_lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: &impl Fn(F) -> f64) -> f64 {
     let mut lanes = [0.0f64; 4];
     if let Some(mask) = mask {
         // Position i in lane i mod 4, as below; a zero mask adds nothing (not 0 · NaN).
@@ -66,9 +74,11 @@ pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
         return false;
     }
     let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
-    for v in x.iter_mut() {
-        *v = (*v - mean) * rstd;
-    }
+    super::par::chunks_mut(x, |_, part| {
+        for v in part {
+            *v = (*v - mean) * rstd;
+        }
+    });
     true
 }
 
@@ -81,9 +91,11 @@ pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
         return false;
     }
     let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
-    for (v, &m) in x.iter_mut().zip(mask) {
-        *v = (*v - mean) * rstd * m;
-    }
+    super::par::chunks_mut(x, |start, part| {
+        for (v, &m) in part.iter_mut().zip(mask.get(start..).unwrap_or(&[])) {
+            *v = (*v - mean) * rstd * m;
+        }
+    });
     true
 }
 

@@ -1,0 +1,438 @@
+//! Step credit computed group by group on several threads. A scheme whose groups are independent
+//! (its statistics are per group, or per group and then reduced) hands [`by_groups`] the body of its
+//! loop over groups; when the groups follow each other in trajectory order (as logs write them),
+//! the groups are cut into a few runs of consecutive groups, each on its own thread, writing its
+//! own disjoint part of the step output and of the explanation terms. Every group is computed by
+//! the same code whichever part it falls in, so the credit does not depend on the number of
+//! threads (a test checks it). On the web, and on runs too small to be worth it, there is one part,
+//! on the calling thread.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::Terms;
+use crate::model::Run;
+
+/// Path steps a part must have before a run is cut into parts (a thread is not worth less).
+const MIN_STEPS_PER_PART: usize = 1 << 20;
+
+static MIN_STEPS: AtomicUsize = AtomicUsize::new(MIN_STEPS_PER_PART);
+static MAX_PARTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Changes how runs are cut: parts of at least `min_steps` path steps, at most `max_parts` of them
+/// (0: as many as the machine has cores). For tests (which cut tiny runs to check the credit does
+/// not change) and for benchmarks (`max_parts` 1 measures one thread).
+pub fn set_split(min_steps: usize, max_parts: usize) {
+    MIN_STEPS.store(min_steps.max(1), Ordering::Relaxed);
+    MAX_PARTS.store(max_parts, Ordering::Relaxed);
+}
+
+/// Back to the default split (parts of at least 2²⁰ steps, one per core).
+pub fn reset_split() {
+    set_split(MIN_STEPS_PER_PART, 0);
+}
+
+/// How many threads a computation may use: the machine's cores (at most 8), or what
+/// [`set_split`] allows; one on the web.
+pub fn max_parts() -> usize {
+    if cfg!(target_arch = "wasm32") {
+        return 1;
+    }
+    match MAX_PARTS.load(Ordering::Relaxed) {
+        0 => cores().min(8),
+        n => n,
+    }
+}
+
+/// How many parts a computation over `len` positions is cut into.
+pub fn parts_for(len: usize) -> usize {
+    (len / MIN_STEPS.load(Ordering::Relaxed)).clamp(1, max_parts())
+}
+
+/// Runs `work` on each item, the first on this thread and the others on scoped threads (here,
+/// after the others, when a thread cannot be started), and returns the results in order. A panic
+/// in a part is raised again here. On the web, one after the other on this thread.
+pub fn run_parts<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync) -> Vec<R> {
+    if items.len() <= 1 {
+        return items.into_iter().map(&work).collect();
+    }
+    on_threads(items, work)
+}
+
+/// The web has one thread.
+#[cfg(target_arch = "wasm32")]
+fn cores() -> usize {
+    1
+}
+
+/// The cores this process may use.
+#[cfg(not(target_arch = "wasm32"))]
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+/// The web has no threads: the parts one after the other.
+#[cfg(target_arch = "wasm32")]
+fn on_threads<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync) -> Vec<R> {
+    items.into_iter().map(work).collect()
+}
+
+/// The only place in the core that starts threads (native only: `tests/architecture.rs` checks that
+/// every use of the standard thread module is in a function the web build leaves out).
+#[cfg(not(target_arch = "wasm32"))]
+fn on_threads<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync) -> Vec<R> {
+    let cells: Vec<std::sync::Mutex<(Option<I>, Option<R>)>> =
+        items.into_iter().map(|i| std::sync::Mutex::new((Some(i), None))).collect();
+    let compute = |cell: &std::sync::Mutex<(Option<I>, Option<R>)>| {
+        let item = cell.lock().ok().and_then(|mut c| c.0.take());
+        if let Some(item) = item {
+            let result = work(item);
+            if let Ok(mut c) = cell.lock() {
+                c.1 = Some(result);
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for cell in &cells[1..] {
+            // Not started: the item stays in its cell and is computed below, on this thread.
+            if let Err(err) =
+                std::thread::Builder::new().name("credit part".to_owned()).spawn_scoped(scope, || compute(cell))
+            {
+                log::warn!("could not start a credit thread ({err}); computing its part here");
+            }
+        }
+        compute(&cells[0]);
+    });
+    for cell in &cells {
+        compute(cell);
+    }
+    cells.into_iter().filter_map(|c| c.into_inner().ok().and_then(|c| c.1)).collect()
+}
+
+/// One part's share of an output: the positions `base..base + out.len()`, written row by row
+/// (a trajectory's path, a token row). In order, every position is written, the ones no row
+/// covers with `gap` (`NaN` for step credit); otherwise the output was filled with `gap` first
+/// and rows are written where they are.
+pub struct Part<'a, T> {
+    out: &'a mut [T],
+    base: usize,
+    cursor: usize,
+    gap: T,
+    in_order: bool,
+}
+
+/// A part of the step output ([`by_groups`], [`by_trajectories`]).
+pub type StepPart<'a> = Part<'a, f32>;
+
+impl<'a, T: Copy> Part<'a, T> {
+    /// A part holding positions `base..base + out.len()`.
+    pub fn new(out: &'a mut [T], base: usize, gap: T, in_order: bool) -> Self {
+        Self { out, base, cursor: base, gap, in_order }
+    }
+
+    /// In order: `gap` at the positions from the last one written up to `start`.
+    #[inline]
+    fn gap_to(&mut self, start: usize) {
+        if self.in_order && start > self.cursor {
+            self.out[self.cursor - self.base..start - self.base].fill(self.gap);
+            self.cursor = start;
+        }
+    }
+
+    /// Writes `values` at the positions of `range` (a row's range; `gap` where the values run
+    /// out).
+    #[inline]
+    pub fn write(&mut self, range: Range<usize>, values: impl Iterator<Item = T>) {
+        self.gap_to(range.start);
+        let slots = &mut self.out[range.start - self.base..range.end - self.base];
+        let mut written = 0;
+        for (slot, v) in slots.iter_mut().zip(values) {
+            *slot = v;
+            written += 1;
+        }
+        slots[written..].fill(self.gap);
+        self.cursor = self.cursor.max(range.end);
+    }
+
+    /// Writes one value at every position of `range`.
+    #[inline]
+    pub fn fill(&mut self, range: Range<usize>, value: T) {
+        self.gap_to(range.start);
+        self.out[range.start - self.base..range.end - self.base].fill(value);
+        self.cursor = self.cursor.max(range.end);
+    }
+
+    /// The positions of `range` to write in place; every one of them must be written.
+    #[inline]
+    pub fn slots(&mut self, range: Range<usize>) -> &mut [T] {
+        self.gap_to(range.start);
+        self.cursor = self.cursor.max(range.end);
+        &mut self.out[range.start - self.base..range.end - self.base]
+    }
+
+    /// The values already written at `range`.
+    #[inline]
+    pub fn written(&self, range: Range<usize>) -> &[T] {
+        &self.out[range.start - self.base..range.end - self.base]
+    }
+
+    /// The first position of this part.
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
+    /// In order: `gap` from the last position written to the end of the part.
+    pub fn finish(mut self) {
+        let end = self.base + self.out.len();
+        self.gap_to(end);
+    }
+}
+
+impl<T: Copy> super::batch::RowsOut<T> for Part<'_, T> {
+    #[inline]
+    fn prepare(&mut self, ranges: &[Range<usize>], _fill: T) {
+        for range in ranges {
+            self.gap_to(range.start);
+            self.cursor = self.cursor.max(range.end);
+        }
+    }
+    #[inline]
+    fn set(&mut self, position: usize, value: T) {
+        self.out[position - self.base] = value;
+    }
+}
+
+/// Cuts `out` (positions `0..out.len()`) with `num_rows` rows, row `i` starting at `start(i)`
+/// (increasing), into up to `parts` runs of consecutive rows of about as many positions each:
+/// each run's rows, its first position and its share of `out`, in order.
+pub fn cut_rows<'a, T>(
+    out: &'a mut [T],
+    num_rows: usize,
+    parts: usize,
+    start: impl Fn(usize) -> usize,
+) -> Vec<(Range<usize>, usize, &'a mut [T])> {
+    let n = out.len();
+    // Run k starts at the first row that starts at or after k/parts of the positions.
+    let mut cuts = vec![0usize];
+    for k in 1..parts {
+        let (mut lo, mut hi) = (cuts[cuts.len() - 1], num_rows);
+        while lo < hi {
+            let mid = usize::midpoint(lo, hi);
+            if start(mid) < k * n / parts {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo > cuts[cuts.len() - 1] && lo < num_rows {
+            cuts.push(lo);
+        }
+    }
+    let mut runs = Vec::with_capacity(cuts.len());
+    let mut rest = out;
+    let mut base = 0;
+    for (k, &first) in cuts.iter().enumerate() {
+        let (end_row, end) = cuts.get(k + 1).map_or((num_rows, n), |&next| (next, start(next)));
+        let (here, after) = std::mem::take(&mut rest).split_at_mut(end - base);
+        runs.push((first..end_row, base, here));
+        rest = after;
+        base = end;
+    }
+    runs
+}
+
+/// One part's rows of the explanation terms (`first..first + n`).
+pub struct TermRows<'a> {
+    values: &'a mut [f32],
+    first: usize,
+    width: usize,
+}
+
+impl TermRows<'_> {
+    /// Sets row `i` (a trajectory index within this part), as [`Terms::set`].
+    #[inline]
+    pub fn set(&mut self, i: usize, values: &[f64]) {
+        let start = (i - self.first) * self.width;
+        if let Some(slot) = self.values.get_mut(start..start + self.width) {
+            for (s, &v) in slot.iter_mut().zip(values) {
+                *s = v as f32;
+            }
+        }
+    }
+}
+
+/// Step credit from `body`, called with a range of group indices, that range's share of the step
+/// output and its rows of `terms` (made by [`Terms::for_rows`] for every trajectory); `body`
+/// writes every trajectory of its groups and returns what it gathered (partial sums, …), in group
+/// order across the parts. The groups are cut into parts of consecutive groups, each on its own
+/// thread, when they follow each other in trajectory order and the run is large enough; else
+/// one part over a `NaN`-filled output. Positions of trajectories in no group stay `NaN`.
+pub fn by_groups<R: Send>(
+    run: &Run,
+    terms: &mut Terms,
+    body: impl Fn(Range<usize>, &mut StepPart<'_>, &mut TermRows<'_>) -> R + Sync,
+) -> (Vec<f32>, Vec<R>) {
+    let tr = &run.trajectories;
+    let len = tr.path_nodes.len();
+    let width = terms.names.len();
+    let num_groups = run.groups.len();
+    if !super::common::groups_in_trajectory_order(run) {
+        let mut step = super::pool::filled(len, f32::NAN);
+        let mut part = StepPart::new(&mut step, 0, f32::NAN, false);
+        let mut rows = TermRows { values: &mut terms.values, first: 0, width };
+        let result = body(0..num_groups, &mut part, &mut rows);
+        return (step, vec![result]);
+    }
+    // Cut points: the first group whose first member starts at or after k/parts of the steps.
+    let parts = parts_for(len);
+    let mut cuts = vec![(0usize, 0usize, 0usize)]; // (group, path position, trajectory row)
+    for g in 0..num_groups {
+        if cuts.len() == parts {
+            break;
+        }
+        let Some(&first) = run.groups.members(crate::model::GroupId::from_index(g)).first() else { continue };
+        let start = tr.path_range(first).start;
+        if start >= cuts.len() * len / parts && g > cuts[cuts.len() - 1].0 {
+            cuts.push((g, start, first.index()));
+        }
+    }
+    run_cut(run, terms, &cuts, num_groups, body)
+}
+
+/// [`by_trajectories`] cuts its parts at multiples of this many trajectories: a scheme that sums
+/// over the whole batch sums per block of this many trajectories (aligned at multiples of it) and
+/// then the blocks in order, which gives the same sum whatever the number of threads.
+pub const TRAJECTORY_BLOCK: usize = 1024;
+
+/// Runs `work` on `values` cut into parts (as many as [`parts_for`] its length), each on its own
+/// thread, with the position of the part's first value: an elementwise pass over a whole output
+/// (whitening it once its moments are known).
+pub fn chunks_mut<T: Send>(values: &mut [T], work: impl Fn(usize, &mut [T]) + Sync) {
+    let parts = parts_for(values.len());
+    let size = values.len().div_ceil(parts).max(1);
+    run_parts(values.chunks_mut(size).enumerate().map(|(k, part)| (k * size, part)).collect(), |(start, part)| {
+        work(start, part);
+    });
+}
+
+/// How many positions [`block_sum`] sums as one block.
+pub const SUM_BLOCK: usize = 1 << 18;
+
+/// Σ over positions `0..len` as the sums of blocks of [`SUM_BLOCK`] positions (`block(range)`
+/// sums one), added in order: parts of whole blocks on their own threads, and the same sum
+/// whatever the number of threads. Up to one block it is `block(0..len)` itself.
+pub fn block_sum(len: usize, block: impl Fn(Range<usize>) -> f64 + Sync) -> f64 {
+    let blocks = len.div_ceil(SUM_BLOCK);
+    if blocks <= 1 {
+        return block(0..len);
+    }
+    let parts = parts_for(len).min(blocks);
+    let per_part = blocks.div_ceil(parts);
+    let ranges: Vec<Range<usize>> = (0..blocks).step_by(per_part).map(|b| b..(b + per_part).min(blocks)).collect();
+    let sums = run_parts(ranges, |blocks| {
+        blocks.map(|b| block(b * SUM_BLOCK..((b + 1) * SUM_BLOCK).min(len))).collect::<Vec<f64>>()
+    });
+    sums.into_iter().flatten().reduce(|total, b| total + b).unwrap_or(0.0)
+}
+
+/// Step credit from `body` called with a range of trajectory indices (all of them, in parts of
+/// consecutive trajectories, each on its own thread when the run is large enough), that range's
+/// share of the step output and its rows of `terms`; `body` writes every trajectory of its range.
+pub fn by_trajectories<R: Send>(
+    run: &Run,
+    terms: &mut Terms,
+    body: impl Fn(Range<usize>, &mut StepPart<'_>, &mut TermRows<'_>) -> R + Sync,
+) -> (Vec<f32>, Vec<R>) {
+    let cuts = trajectory_cuts(run);
+    run_cut(run, terms, &cuts, run.trajectories.len(), body)
+}
+
+/// Where [`by_trajectories`] cuts: (first trajectory, its first path position, itself) per part,
+/// at multiples of [`TRAJECTORY_BLOCK`].
+fn trajectory_cuts(run: &Run) -> Vec<(usize, usize, usize)> {
+    let tr = &run.trajectories;
+    let len = tr.path_nodes.len();
+    let parts = parts_for(len);
+    let mut cuts = vec![(0usize, 0usize, 0usize)];
+    for k in 1..parts {
+        let target = k * len / parts;
+        let t = tr.path_offsets.partition_point(|&o| (o as usize) < target).min(tr.len());
+        // Parts start at a multiple of the block, so per-block sums do not depend on the cut.
+        let t = t / TRAJECTORY_BLOCK * TRAJECTORY_BLOCK;
+        if t > cuts[cuts.len() - 1].0 && t < tr.len() {
+            cuts.push((t, tr.path_offsets[t] as usize, t));
+        }
+    }
+    cuts
+}
+
+/// `work` on the trajectory ranges [`by_trajectories`] would give its parts, each on its own
+/// thread, without writing anything: a pass that only gathers (the batch moments before
+/// whitening). The results come back in order.
+pub fn trajectory_parts<R: Send>(run: &Run, work: impl Fn(Range<usize>) -> R + Sync) -> Vec<R> {
+    let cuts = trajectory_cuts(run);
+    let end = run.trajectories.len();
+    let ranges = cuts.iter().enumerate().map(|(k, c)| c.0..cuts.get(k + 1).map_or(end, |n| n.0)).collect();
+    run_parts(ranges, work)
+}
+
+/// Cuts the step output and the terms at `cuts` (first item, path position, trajectory row of
+/// each part) and runs `body` on each part, in order.
+fn run_cut<R: Send>(
+    run: &Run,
+    terms: &mut Terms,
+    cuts: &[(usize, usize, usize)],
+    num_items: usize,
+    body: impl Fn(Range<usize>, &mut StepPart<'_>, &mut TermRows<'_>) -> R + Sync,
+) -> (Vec<f32>, Vec<R>) {
+    let tr = &run.trajectories;
+    let len = tr.path_nodes.len();
+    let width = terms.names.len();
+    let mut step = super::pool::scratch(len);
+    let mut items = Vec::with_capacity(cuts.len());
+    let (mut out, mut values): (&mut [f32], &mut [f32]) = (&mut step, &mut terms.values);
+    for (k, &(item, position, row)) in cuts.iter().enumerate() {
+        let (end_item, end_position, end_row) = cuts.get(k + 1).map_or((num_items, len, tr.len()), |&c| c);
+        let (here, rest) = std::mem::take(&mut out).split_at_mut(end_position - position);
+        out = rest;
+        let rows_here = ((end_row - row) * width).min(values.len());
+        let (rows, rest) = std::mem::take(&mut values).split_at_mut(rows_here);
+        values = rest;
+        items.push((
+            item..end_item,
+            StepPart::new(here, position, f32::NAN, true),
+            TermRows { values: rows, first: row, width },
+        ));
+    }
+    let results = run_parts(items, |(range, mut part, mut rows)| {
+        let result = body(range, &mut part, &mut rows);
+        part.finish();
+        result
+    });
+    (step, results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_come_back_in_order_and_a_part_is_computed_even_with_one() {
+        let squares = run_parts((0..5u64).collect(), |x| x * x);
+        assert_eq!(squares, vec![0, 1, 4, 9, 16]);
+        assert_eq!(run_parts(vec![7u64], |x| x + 1), vec![8]);
+        assert!(run_parts(Vec::<u64>::new(), |x| x).is_empty());
+    }
+
+    #[test]
+    fn a_part_writes_nan_where_no_trajectory_is_and_keeps_its_own_positions() {
+        let mut out = [5.0f32; 8];
+        let mut part = StepPart::new(&mut out[2..], 2, f32::NAN, true);
+        part.write(3..5, [1.0, 2.0].into_iter());
+        part.fill(6..7, 3.0);
+        part.finish();
+        assert_eq!(&out[..2], &[5.0, 5.0]);
+        let rest: Vec<String> = out[2..].iter().map(|v| format!("{v}")).collect();
+        assert_eq!(rest, ["NaN", "1", "2", "NaN", "3", "NaN"]);
+    }
+}
