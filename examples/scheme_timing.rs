@@ -1,19 +1,20 @@
-//! Times one credit scheme on the benchmark runs, for profiling it (`perf record` on this binary
-//! sees only the scheme, unlike the criterion bench, whose set-up computes every scheme once):
-//! `cargo run --release --no-default-features --example scheme_timing -- SCHEME [REPEATS] [tree] [k=v]…`
+//! Times credit schemes on the benchmark runs, for profiling them (`perf record` on this binary
+//! sees only the schemes, unlike the criterion bench, whose set-up computes every scheme once):
+//! `cargo run --release --no-default-features --example scheme_timing -- SCHEMES [REPEATS] [tree] [k=v]…`
 //! uses 10⁶ trajectories × 32 steps, or 10⁴ trees of 100 nodes with `tree`, sets any `k=v`
-//! parameters, and prints the mean time of one `Scheme::compute` after a warm-up. `threads=N`
-//! computes on at most N threads (`credit::par`; default: one per core).
+//! parameters, and prints the mean time of one `Scheme::compute` after a warm-up. `SCHEMES` is one
+//! scheme id, several separated by commas (the run is built once), or `all` (every scheme the run
+//! supports). `threads=N` computes on at most N threads (`credit::par`; default: one per core).
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
 
 #[path = "../benches/synthetic/mod.rs"]
 mod synthetic;
 
-use vantage::credit::{self, Params};
+use vantage::credit::{self, Params, Support};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let id = args.next().expect("usage: scheme_timing SCHEME [REPEATS] [tree] [k=v]...");
+    let ids = args.next().expect("usage: scheme_timing SCHEMES [REPEATS] [tree] [k=v]...");
     let repeats: usize = args.next().map_or(10, |s| s.parse().unwrap());
     let rest: Vec<String> = args.collect();
     let tree = rest.iter().any(|a| a == "tree");
@@ -21,21 +22,36 @@ fn main() {
         credit::par::set_split(1 << 20, n.parse().unwrap());
     }
     let run = if tree { synthetic::tree_run(10_000, 100) } else { synthetic::step_run(1_000_000, 32) };
-    let scheme = credit::scheme(&id).unwrap();
-    let has_level = scheme.params().iter().any(|p| p.name == "level");
-    let mut sets = if has_level && !tree { vec![("level".to_owned(), "step".to_owned())] } else { Vec::new() };
-    sets.extend(
-        rest.iter()
-            .filter(|a| !a.starts_with("threads="))
-            .filter_map(|a| a.split_once('='))
-            .map(|(k, v)| (k.to_owned(), v.to_owned())),
-    );
-    let params = Params::resolve(scheme, None, &sets).unwrap();
-    drop(scheme.compute(&run, &params).unwrap());
-    let start = std::time::Instant::now();
-    for _ in 0..repeats {
-        drop(std::hint::black_box(scheme.compute(&run, &params).unwrap()));
+    // `all` on the chains leaves out the tree schemes that merge chains into trees first (their
+    // target is on explicit trees: `all tree`).
+    let merges = |s: &dyn credit::Scheme| !tree && s.params().iter().any(|p| p.name == "merge");
+    let schemes: Vec<&dyn credit::Scheme> = if ids == "all" {
+        credit::SCHEMES.iter().copied().filter(|&s| s.supports(&run) == Support::Yes && !merges(s)).collect()
+    } else {
+        ids.split(',').map(|id| credit::scheme(id).unwrap()).collect()
+    };
+    for scheme in schemes {
+        let id = scheme.info().id;
+        let has_level = scheme.params().iter().any(|p| p.name == "level");
+        let mut sets = if has_level && !tree { vec![("level".to_owned(), "step".to_owned())] } else { Vec::new() };
+        sets.extend(
+            rest.iter()
+                .filter(|a| !a.starts_with("threads="))
+                .filter_map(|a| a.split_once('='))
+                .filter(|(k, _)| scheme.params().iter().any(|p| p.name == *k))
+                .map(|(k, v)| (k.to_owned(), v.to_owned())),
+        );
+        let params = Params::resolve(scheme, None, &sets).unwrap();
+        let Ok(first) = scheme.compute(&run, &params) else {
+            println!("{id}: not computable on this run");
+            continue;
+        };
+        drop(first);
+        let start = std::time::Instant::now();
+        for _ in 0..repeats {
+            drop(std::hint::black_box(scheme.compute(&run, &params).unwrap()));
+        }
+        let ms = start.elapsed().as_secs_f64() * 1000.0 / repeats as f64;
+        println!("{id} on {}: {ms:.1} ms", if tree { "10^4 trees x 100" } else { "10^6 x 32" });
     }
-    let ms = start.elapsed().as_secs_f64() * 1000.0 / repeats as f64;
-    println!("{id} on {}: {ms:.1} ms", if tree { "10^4 trees x 100" } else { "10^6 x 32" });
 }

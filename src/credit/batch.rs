@@ -296,11 +296,20 @@ pub fn rows_backward_parts<S: Copy + Send, T: Real>(
     visit: impl Fn(&mut S, usize, usize) -> T + Sync,
 ) -> (Vec<T>, Vec<S>) {
     let parts = super::par::parts_for(n);
-    let ordered = (1..num_rows).all(|i| ranges(i - 1).end <= ranges(i).start);
-    if parts <= 1 || !ordered || num_rows < parts {
+    let ordered = || (1..num_rows).all(|i| ranges(i - 1).end <= ranges(i).start);
+    if parts <= 1 || num_rows < parts || !ordered() {
         let mut out = T::with_room(n);
         let mut states = Vec::with_capacity(num_rows);
-        rows_backward(&mut out, fill, num_rows, &ranges, &init, |s, i, p| visit(s, i, p), |_, s| states.push(s));
+        rows_backward(
+            &mut out,
+            fill,
+            num_rows,
+            &ranges,
+            &init,
+            #[inline(always)]
+            |s, i, p| visit(s, i, p),
+            |_, s| states.push(s),
+        );
         out.resize(n.max(out.len()), fill);
         out.truncate(n);
         return (out, states);
@@ -317,6 +326,7 @@ pub fn rows_backward_parts<S: Copy + Send, T: Real>(
             rows.len(),
             |i| ranges(first + i),
             |i| init(first + i),
+            #[inline(always)]
             |s, i, p| visit(s, first + i, p),
             |_, s| states.push(s),
         );

@@ -37,7 +37,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         |i| batch.row(i),
         |_| F::of(f64::NAN),
         #[inline(always)]
-        |running, i, t| {
+        move |running, i, t| {
             // (A row starts from 0; NaN only marks a row with no positions.)
             let previous = if t + 1 == batch.offsets[i + 1] { F::ZERO } else { *running };
             *running = batch.r(i, t) * batch.m(t) + gamma * previous;

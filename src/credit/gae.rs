@@ -68,7 +68,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         |i| batch.row(i),
         |_| (F::ZERO, F::ZERO, F::of(f64::NAN)),
         #[inline(always)]
-        |(next_value, last, ret), i, t| {
+        move |(next_value, last, ret), i, t| {
             let m = batch.m(t);
             let v = if values[t].is_nan() { F::ZERO } else { values[t] };
             if skip {

@@ -205,12 +205,12 @@ impl<T: Copy> super::batch::RowsOut<T> for Part<'_, T> {
 /// Cuts `out` (positions `0..out.len()`) with `num_rows` rows, row `i` starting at `start(i)`
 /// (increasing), into up to `parts` runs of consecutive rows of about as many positions each:
 /// each run's rows, its first position and its share of `out`, in order.
-pub fn cut_rows<'a, T>(
-    out: &'a mut [T],
+pub fn cut_rows<T>(
+    out: &mut [T],
     num_rows: usize,
     parts: usize,
     start: impl Fn(usize) -> usize,
-) -> Vec<(Range<usize>, usize, &'a mut [T])> {
+) -> Vec<(Range<usize>, usize, &mut [T])> {
     let n = out.len();
     // Run k starts at the first row that starts at or after k/parts of the positions.
     let mut cuts = vec![0usize];

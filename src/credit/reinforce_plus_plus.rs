@@ -92,7 +92,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         |i| batch.row(i),
         |_| (F::ZERO, F::of(f64::NAN)),
         #[inline(always)]
-        |(running, written), i, t| {
+        move |(running, written), i, t| {
             let m = batch.m(t);
             if reset {
                 *running = batch.r(i, t) + gamma * *running;
