@@ -107,12 +107,16 @@ def main():
     print(f"batch {rows} x {max_len}, group 8: verl {verl['_tokens']} valid tokens of {rows * max_len} padded; "
           f"vantage {vantage['plain_copy']['tokens']} tokens · {verl['_versions']} · 1 thread, median of 5")
     print(f"plain copy of vantage's arrays: {copy:.2f} ms (reward + mask), {copy_values:.2f} ms (with values)")
-    print(f"{'estimator':<22}{'verl ms':>10}{'vantage ms':>12}{'verl/vantage':>14}{'vantage/copy':>14}")
+    cores = vantage["grpo"].get("cores", 1)
+    print(f"{'estimator':<22}{'verl ms':>10}{'vantage ms':>12}{'verl/vantage':>14}{'vantage/copy':>14}"
+          f"{f'{cores} cores ms':>14}{'verl/that':>11}")
     for name in ["grpo", "grpo_vectorized", "rloo", "rloo_vectorized", "gae", "reinforce_plus_plus"]:
         v = verl[name][0]
         ours = vantage[name]["median_ms"]
+        all_cores = vantage[name].get("all_cores_ms", ours)
         floor = copy_values if name == "gae" else copy
-        print(f"{name:<22}{v:>10.2f}{ours:>12.2f}{v / ours:>13.1f}x{ours / floor:>13.2f}x")
+        print(f"{name:<22}{v:>10.2f}{ours:>12.2f}{v / ours:>13.1f}x{ours / floor:>13.2f}x"
+              f"{all_cores:>14.2f}{v / all_cores:>10.1f}x")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 //! Times the token estimators on the deterministic benchmark batch (`credit::batch::synthetic_token_batch`),
-//! one warm-up then the median of 5, single thread, and prints one JSON line per estimator, plus a
-//! plain copy of the same arrays as the memory-bound floor. `bench/vs_verl.py` runs this beside verl.
+//! one warm-up then the median of 5, on one thread (`median_ms`, what is compared with verl's
+//! single thread) and on every core (`all_cores_ms`, `credit::par`), and prints one JSON line per
+//! estimator, plus a plain copy of the same arrays as the memory-bound floor. `bench/vs_verl.py`
+//! runs this beside verl.
 //!
 //! `cargo run --release --no-default-features --example kernel_timings -- 32768 512`
 
@@ -44,11 +46,18 @@ fn main() {
         let Ok(scheme) = credit::scheme(id) else { continue };
         let Some(kernel) = scheme.token_kernel() else { continue };
         let Ok(params) = Params::resolve(scheme, Some("verl"), &[]) else { continue };
-        let (median, min, max) = median_ms(|| {
-            std::hint::black_box(kernel.run32(&batch, &params).map(|o| o.advantages.len()).ok());
-        });
+        let time = || {
+            median_ms(|| {
+                std::hint::black_box(kernel.run32(&batch, &params).map(|o| o.advantages.len()).ok());
+            })
+        };
+        credit::par::set_split(1 << 20, 1);
+        let (median, min, max) = time();
+        credit::par::reset_split();
+        let (all_cores, ..) = time();
         println!(
-            r#"{{"estimator":"{id}","rows":{rows},"tokens":{tokens},"median_ms":{median:.3},"min_ms":{min:.3},"max_ms":{max:.3}}}"#
+            r#"{{"estimator":"{id}","rows":{rows},"tokens":{tokens},"median_ms":{median:.3},"min_ms":{min:.3},"max_ms":{max:.3},"all_cores_ms":{all_cores:.3},"cores":{}}}"#,
+            credit::par::max_parts()
         );
     }
 }

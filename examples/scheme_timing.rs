@@ -22,9 +22,9 @@ fn main() {
         credit::par::set_split(1 << 20, n.parse().unwrap());
     }
     let run = if tree { synthetic::tree_run(10_000, 100) } else { synthetic::step_run(1_000_000, 32) };
-    // `all` on the chains leaves out the tree schemes that merge chains into trees first (their
-    // target is on explicit trees: `all tree`).
-    let merges = |s: &dyn credit::Scheme| !tree && s.params().iter().any(|p| p.name == "merge");
+    // `all` on the chains leaves out the tree schemes, which merge chains into trees first (their
+    // target is on explicit trees: `all 10 tree`).
+    let merges = |s: &dyn credit::Scheme| !tree && s.info().family == credit::Family::Tree;
     let schemes: Vec<&dyn credit::Scheme> = if ids == "all" {
         credit::SCHEMES.iter().copied().filter(|&s| s.supports(&run) == Support::Yes && !merges(s)).collect()
     } else {

@@ -156,8 +156,12 @@ fn compute(run: &Run, params: &Params) -> Credit {
                     }
                 };
                 if tr.paths_in_node_order {
-                    // The path's nodes are its positions: no node ids to read.
-                    state_key[range.clone()].iter().enumerate().for_each(|(k, &key)| push(k, key));
+                    // The path's nodes are its positions: no node ids to read; a path without a
+                    // key (a test without a branch per step) has nothing to add.
+                    let keys = &state_key[range.clone()];
+                    if keys.iter().fold(false, |any, key| any | key.is_some()) {
+                        keys.iter().enumerate().for_each(|(k, &key)| push(k, key));
+                    }
                 } else {
                     tr.path(t).iter().enumerate().for_each(|(k, &node)| push(k, state_key[node.index()]));
                 }

@@ -199,16 +199,12 @@ fn push_steps(run: &Run, score: &[f32], format: &mut Format<'_>, t: TrajectoryId
         // The common case in one tight loop: the path's nodes are its positions (no node ids to
         // read), one weight for every step, the kind's term looked up only when the kind changes.
         let (mut kind, mut term) = (Sym::NONE, 0.0);
-        for (&p, &k) in scores.iter().zip(&nodes.kind[range]) {
-            if p.is_nan() {
-                steps.push((f32::NAN, 0.0));
-                continue;
-            }
+        steps.extend(scores.iter().zip(&nodes.kind[range]).map(|(&p, &k)| {
             if k != kind || format.kinds.is_empty() {
                 (kind, term) = (k, format.of_kind(k));
             }
-            steps.push((p + term, unspanned));
-        }
+            if p.is_nan() { (f32::NAN, 0.0) } else { (p + term, unspanned) }
+        }));
         return;
     }
     let mut push = |node: NodeId, p: f32| {
