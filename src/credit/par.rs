@@ -1,11 +1,13 @@
-//! Step credit computed group by group on several threads. A scheme whose groups are independent
-//! (its statistics are per group, or per group and then reduced) hands [`by_groups`] the body of its
-//! loop over groups; when the groups follow each other in trajectory order (as logs write them),
-//! the groups are cut into a few runs of consecutive groups, each on its own thread, writing its
-//! own disjoint part of the step output and of the explanation terms. Every group is computed by
-//! the same code whichever part it falls in, so the credit does not depend on the number of
-//! threads (a test checks it). On the web, and on runs too small to be worth it, there is one part,
-//! on the calling thread.
+//! Credit computed in parts on several threads. A scheme whose groups are independent (its
+//! statistics are per group, or per group and then reduced) hands [`by_groups`] (or
+//! [`by_trajectories`]) the body of its loop; when the groups follow each other in trajectory order
+//! (as logs write them), they are cut into a few runs of consecutive groups, each on its own
+//! thread, writing its own disjoint part of the step output and of the explanation terms. Token
+//! kernels cut their rows the same way ([`cut_rows`]), elementwise passes their output
+//! ([`chunks_mut`]), and whole-batch sums are sums of fixed blocks added in order ([`block_sum`]).
+//! Every group, row and block is computed by the same code whichever part it falls in, so the
+//! credit does not depend on the number of threads (`tests/credit_threads.rs` checks it). On the
+//! web, and on runs too small to be worth it, there is one part, on the calling thread.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -65,10 +67,11 @@ fn cores() -> usize {
     1
 }
 
-/// The cores this process may use.
+/// The cores this process may use (asked once: the answer reads the process's CPU limits).
 #[cfg(not(target_arch = "wasm32"))]
 fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
 /// The web has no threads: the parts one after the other.
