@@ -127,8 +127,8 @@ impl<F: Real> Batch<F> {
         let n = self.num_positions();
         let rows = per_row.len().min(self.num_rows());
         let parts = super::par::parts_for(n);
-        let ordered = self.offsets.windows(2).take(rows).all(|w| w[0] <= w[1]);
-        if parts <= 1 || !ordered {
+        let ordered = || self.offsets.windows(2).take(rows).all(|w| w[0] <= w[1]);
+        if parts <= 1 || !ordered() {
             let rows = per_row.iter().enumerate().map(|(i, &a)| (self.row(i), a));
             return scaled_rows(n, self.mask.as_deref(), rows);
         }

@@ -146,23 +146,20 @@ impl<'a, T: Copy> Part<'a, T> {
     /// out).
     #[inline]
     pub fn write(&mut self, range: Range<usize>, values: impl Iterator<Item = T>) {
-        self.gap_to(range.start);
-        let slots = &mut self.out[range.start - self.base..range.end - self.base];
+        let gap = self.gap;
+        let slots = self.slots(range);
         let mut written = 0;
         for (slot, v) in slots.iter_mut().zip(values) {
             *slot = v;
             written += 1;
         }
-        slots[written..].fill(self.gap);
-        self.cursor = self.cursor.max(range.end);
+        slots[written..].fill(gap);
     }
 
     /// Writes one value at every position of `range`.
     #[inline]
     pub fn fill(&mut self, range: Range<usize>, value: T) {
-        self.gap_to(range.start);
-        self.out[range.start - self.base..range.end - self.base].fill(value);
-        self.cursor = self.cursor.max(range.end);
+        self.slots(range).fill(value);
     }
 
     /// The positions of `range` to write in place; every one of them must be written.
@@ -179,11 +176,6 @@ impl<'a, T: Copy> Part<'a, T> {
         &self.out[range.start - self.base..range.end - self.base]
     }
 
-    /// The first position of this part.
-    pub fn base(&self) -> usize {
-        self.base
-    }
-
     /// In order: `gap` from the last position written to the end of the part.
     pub fn finish(mut self) {
         let end = self.base + self.out.len();
@@ -195,8 +187,7 @@ impl<T: Copy> super::batch::RowsOut<T> for Part<'_, T> {
     #[inline]
     fn prepare(&mut self, ranges: &[Range<usize>], _fill: T) {
         for range in ranges {
-            self.gap_to(range.start);
-            self.cursor = self.cursor.max(range.end);
+            self.slots(range.clone());
         }
     }
     #[inline]
@@ -367,16 +358,6 @@ fn trajectory_cuts(run: &Run) -> Vec<(usize, usize, usize)> {
         }
     }
     cuts
-}
-
-/// `work` on the trajectory ranges [`by_trajectories`] would give its parts, each on its own
-/// thread, without writing anything: a pass that only gathers (the batch moments before
-/// whitening). The results come back in order.
-pub fn trajectory_parts<R: Send>(run: &Run, work: impl Fn(Range<usize>) -> R + Sync) -> Vec<R> {
-    let cuts = trajectory_cuts(run);
-    let end = run.trajectories.len();
-    let ranges = cuts.iter().enumerate().map(|(k, c)| c.0..cuts.get(k + 1).map_or(end, |n| n.0)).collect();
-    run_parts(ranges, work)
 }
 
 /// Cuts the step output and the terms at `cuts` (first item, path position, trajectory row of

@@ -22,17 +22,25 @@ pub fn zeroed(len: usize) -> Vec<f32> {
     filled(len, 0.0)
 }
 
+/// The idle buffer that best fits `len`, taken out of the pool, as it is.
+fn reuse(len: usize) -> Option<Vec<f32>> {
+    if len < MIN_LEN {
+        return None;
+    }
+    let mut idle = IDLE.lock().ok()?;
+    let i = best_fit(&idle, len)?;
+    Some(idle.swap_remove(i))
+}
+
 /// An empty buffer with room for `len`, reused from the pool when one is large enough.
 pub fn take(len: usize) -> Vec<f32> {
-    if len >= MIN_LEN
-        && let Ok(mut idle) = IDLE.lock()
-        && let Some(i) = best_fit(&idle, len)
-    {
-        let mut buffer = idle.swap_remove(i);
-        buffer.clear();
-        return buffer;
+    match reuse(len) {
+        Some(mut buffer) => {
+            buffer.clear();
+            buffer
+        }
+        None => Vec::with_capacity(len),
     }
-    Vec::with_capacity(len)
 }
 
 /// A buffer of `len` values whatever they are (an idle buffer's old contents, or zeros): for output
@@ -40,17 +48,15 @@ pub fn take(len: usize) -> Vec<f32> {
 /// pool when one is large enough; a fresh one is zeroed memory that the system maps as it is
 /// written.
 pub fn scratch(len: usize) -> Vec<f32> {
-    if len >= MIN_LEN
-        && let Ok(mut idle) = IDLE.lock()
-        && let Some(i) = best_fit(&idle, len)
-    {
-        let mut buffer = idle.swap_remove(i);
-        // Keeps what it holds up to `len`; only a shortfall is written.
-        buffer.truncate(len);
-        buffer.resize(len, 0.0);
-        return buffer;
+    match reuse(len) {
+        Some(mut buffer) => {
+            // Keeps what it holds up to `len`; only a shortfall is written.
+            buffer.truncate(len);
+            buffer.resize(len, 0.0);
+            buffer
+        }
+        None => vec![0.0; len],
     }
-    vec![0.0; len]
 }
 
 /// A buffer of `len` copies of `value` (`NaN` for step credit a scheme leaves unset), reused

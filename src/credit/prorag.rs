@@ -110,7 +110,8 @@ impl Scheme for Prorag {
         // into a small buffer that stays in cache; the token-weighted statistics; then its
         // members' credit. Runs of consecutive groups on their own threads (`par::by_groups`).
         let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
-            let mut format = Format { run, source, bonus, penalty, kinds: Vec::new() };
+            let scores = run.nodes.scores.get("format").map(Vec::as_slice);
+            let mut format = Format { run, source, scores, bonus, penalty, kinds: Vec::new() };
             let mut steps: Vec<(f32, f32)> = Vec::new();
             for g in groups {
                 let members = run.groups.members(crate::model::GroupId::from_index(g));
@@ -156,6 +157,8 @@ enum Source {
 struct Format<'a> {
     run: &'a Run,
     source: Source,
+    /// The `format` step score column, for `Source::Score`.
+    scores: Option<&'a [f32]>,
     bonus: f32,
     penalty: f32,
     kinds: Vec<(Sym, f32)>,
@@ -176,7 +179,7 @@ impl Format<'_> {
             Source::None => 0.0,
             Source::Always => self.bonus,
             Source::Score => {
-                let well_formed = self.run.nodes.scores.get("format").is_some_and(|f| f[node.index()] >= 0.5);
+                let well_formed = self.scores.is_some_and(|f| f[node.index()] >= 0.5);
                 if well_formed { self.bonus } else { -self.penalty }
             }
             Source::Kind => self.of_kind(self.run.nodes.kind[node.index()]),
