@@ -13,7 +13,7 @@ fn batch_strategy() -> impl Strategy<Value = (Vec<usize>, Vec<Vec<f64>>, Vec<Vec
     })
 }
 
-fn build(sizes: &[usize], rewards: &[Vec<f64>], values: &[Vec<f64>]) -> Batch<f64> {
+fn build(sizes: &[usize], rewards: &[Vec<f64>], values: &[Vec<f64>]) -> Batch<'static, f64> {
     let mut offsets = vec![0];
     let mut reward = Vec::new();
     let mut value = Vec::new();
@@ -30,12 +30,12 @@ fn build(sizes: &[usize], rewards: &[Vec<f64>], values: &[Vec<f64>]) -> Batch<f6
         mask: None,
         group,
         num_groups: sizes.len(),
-        values: Some(value),
+        values: Some(value.into()),
         ..Batch::default()
     }
 }
 
-fn run(id: &str, batch: &Batch<f64>, sets: &[(&str, &str)]) -> Vec<f64> {
+fn run(id: &str, batch: &Batch<'_, f64>, sets: &[(&str, &str)]) -> Vec<f64> {
     let scheme = credit::scheme(id).unwrap();
     let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     let params = Params::resolve(scheme, scheme.presets().first().map(|p| p.name), &sets).unwrap();
@@ -43,7 +43,7 @@ fn run(id: &str, batch: &Batch<f64>, sets: &[(&str, &str)]) -> Vec<f64> {
 }
 
 /// First-position value of each row (outcome estimators broadcast one value per row).
-fn per_row(batch: &Batch<f64>, values: &[f64]) -> Vec<f64> {
+fn per_row(batch: &Batch<'_, f64>, values: &[f64]) -> Vec<f64> {
     (0..batch.num_rows()).map(|i| values[batch.offsets[i]]).collect()
 }
 

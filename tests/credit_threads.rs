@@ -125,3 +125,25 @@ fn credit_on_several_threads_is_the_credit_on_one() {
     assert!(runs[0].1.num_path_steps() > par::SUM_BLOCK);
     assert!(compared >= 60, "only {compared} computations compared");
 }
+
+#[test]
+fn triage_from_the_runs_role_codes_is_triage_from_its_roles() {
+    // A run keeps each path step's role in a byte (`PathRoles`); without those codes (a run with
+    // more distinct roles than a byte holds) TRIAGE codes its five classes itself. Both ways give
+    // the same credit, bit for bit, whitened or not.
+    let mut runs = vec![("synthetic".to_owned(), step_run())];
+    runs.extend(sample_runs().into_iter().filter(|(_, run)| !run.trajectories.path_roles.codes.is_empty()));
+    assert!(runs.len() >= 2, "a sample run with roles");
+    let triage = credit::scheme("triage").unwrap();
+    for (name, run) in &runs {
+        assert_eq!(run.trajectories.path_roles.codes.len(), run.num_path_steps(), "{name}");
+        let mut uncoded = run.clone();
+        uncoded.trajectories.path_roles = vantage::model::PathRoles::default();
+        for whiten in ["true", "false"] {
+            let params = Params::resolve(triage, None, &[("whiten".to_owned(), whiten.to_owned())]).unwrap();
+            let coded = triage.compute(run, &params).unwrap();
+            let classes = triage.compute(&uncoded, &params).unwrap();
+            same(&format!("{name} triage whiten={whiten}"), &coded, &classes);
+        }
+    }
+}

@@ -40,7 +40,7 @@ fn conv<F: Real>(x: &[f64]) -> Vec<F> {
 }
 
 /// Builds the kernel input from a golden file's `inputs`.
-fn batch<F: Real>(inputs: &Value) -> Batch<F> {
+fn batch<F: Real>(inputs: &Value) -> Batch<'static, F> {
     let (reward, offsets) = matrix(&inputs["token_level_rewards"]).unwrap();
     let (mask, _) = matrix(&inputs["response_mask"]).unwrap();
     let labels: Vec<String> = inputs["index"].as_array().unwrap().iter().map(|l| l.to_string()).collect();
@@ -53,7 +53,7 @@ fn batch<F: Real>(inputs: &Value) -> Batch<F> {
         mask: Some(conv(&mask)),
         group,
         num_groups,
-        values: opt("values"),
+        values: opt("values").map(Into::into),
         logprob: opt("old_log_probs"),
         ref_logprob: None,
         sum_pi_squared: opt("sum_pi_squared"),

@@ -9,7 +9,7 @@ use super::real::Real;
 
 /// Rows of positions for the kernels.
 #[derive(Clone, Debug, Default)]
-pub struct Batch<F> {
+pub struct Batch<'a, F: Clone> {
     /// Row `i` covers positions `offsets[i]..offsets[i + 1]`.
     pub offsets: Vec<usize>,
     /// Per-position reward (`token_level_rewards`); `None` when only `row_score` is known.
@@ -22,8 +22,8 @@ pub struct Batch<F> {
     pub group: Vec<u32>,
     /// Number of groups.
     pub num_groups: usize,
-    /// Per-position critic values (GAE).
-    pub values: Option<Vec<F>>,
+    /// Per-position critic values (GAE), borrowed from the run when it holds them in this order.
+    pub values: Option<std::borrow::Cow<'a, [F]>>,
     /// Per-position policy log-probabilities.
     pub logprob: Option<Vec<F>>,
     /// Per-position reference log-probabilities.
@@ -38,7 +38,7 @@ pub struct Batch<F> {
     pub skip_returns: bool,
 }
 
-impl<F: Real> Batch<F> {
+impl<F: Real> Batch<'_, F> {
     /// Number of rows.
     pub fn num_rows(&self) -> usize {
         self.offsets.len().saturating_sub(1)
@@ -46,9 +46,12 @@ impl<F: Real> Batch<F> {
 
     /// Hands the large per-position buffers back to the buffer pool (they are dropped for `f64`).
     pub fn recycle(self) {
-        for buffer in [self.reward, self.mask, self.values, self.logprob, self.ref_logprob, self.sum_pi_squared]
-            .into_iter()
-            .flatten()
+        let values = self.values.and_then(|v| match v {
+            std::borrow::Cow::Owned(v) => Some(v),
+            std::borrow::Cow::Borrowed(_) => None,
+        });
+        for buffer in
+            [self.reward, self.mask, values, self.logprob, self.ref_logprob, self.sum_pi_squared].into_iter().flatten()
         {
             F::recycle(buffer);
         }
@@ -79,6 +82,11 @@ impl<F: Real> Batch<F> {
             (None, Some(s)) if position + 1 == self.offsets[row + 1] => s[row],
             _ => F::ZERO,
         }
+    }
+
+    /// The reward and mask columns as plain slices, for a recursion's closure ([`Cols`]).
+    pub fn cols(&self) -> Cols<'_, F> {
+        Cols { reward: self.reward.as_deref(), row_score: self.row_score.as_deref(), mask: self.mask.as_deref() }
     }
 
     /// `s_i = Σ_t r[i,t]` over all positions of the row (verl does not mask this sum).
@@ -191,7 +199,7 @@ impl<F: Real> Drop for Output<F> {
 /// has length `1 + (i·2654435761 mod 2³²) mod max_len`, group `i / group_size`, a binary score at its
 /// last token (`1` when `i·40503 mod 7 < 3`), critic values `((31i + 17t) mod 101)/100 − ½`, and
 /// a mask of ones (no padding is stored).
-pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> Batch<f32> {
+pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> Batch<'static, f32> {
     let mut offsets = Vec::with_capacity(rows + 1);
     offsets.push(0);
     let mut reward = Vec::new();
@@ -213,13 +221,56 @@ pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> 
         mask: Some(vec![1.0; n]),
         group: (0..rows).map(|i| (i / group_size.max(1)) as u32).collect(),
         num_groups: rows.div_ceil(group_size.max(1)),
-        values: Some(values),
+        values: Some(values.into()),
         logprob: None,
         ref_logprob: None,
         sum_pi_squared: None,
         reward_baseline: None,
         rollout_is_weights: None,
         skip_returns: false,
+    }
+}
+
+/// A batch's reward and mask as slices, copied into a recursion's closure: the compiler then keeps
+/// them in registers rather than reloading them from the batch at every position (a write to the
+/// output could, as far as it knows, have changed them). A row's reward when only its score is
+/// known is carried in the row's state: [`Cols::row_start`] when the row starts, taken by the
+/// first [`Cols::r`] (rows are walked back to front, so that is the row's last position), which
+/// spares a test of the row's end at every position.
+#[derive(Clone, Copy)]
+pub struct Cols<'a, F> {
+    reward: Option<&'a [F]>,
+    row_score: Option<&'a [F]>,
+    mask: Option<&'a [F]>,
+}
+
+impl<F: Real> Cols<'_, F> {
+    /// Mask value at a position.
+    #[inline(always)]
+    pub fn m(self, position: usize) -> F {
+        match self.mask {
+            Some(m) => m[position],
+            None => F::ONE,
+        }
+    }
+
+    /// What row `row` starts its pending reward with (its score when there is no reward column).
+    #[inline(always)]
+    pub fn row_start(self, row: usize) -> F {
+        match (self.reward, self.row_score) {
+            (None, Some(s)) => s[row],
+            _ => F::ZERO,
+        }
+    }
+
+    /// The reward at `position`, the row's positions visited back to front with `pending` from
+    /// [`Cols::row_start`]: the reward column's value, or the pending score (then zero).
+    #[inline(always)]
+    pub fn r(self, pending: &mut F, position: usize) -> F {
+        match self.reward {
+            Some(r) => r[position],
+            None => std::mem::replace(pending, F::ZERO),
+        }
     }
 }
 

@@ -23,9 +23,9 @@ pub enum Level {
 /// A trainer estimator over rows of positions, in `f32` (the trainer's precision) or `f64`.
 pub trait TokenKernel: Sync {
     /// Runs in `f32`.
-    fn run32(&self, batch: &Batch<f32>, params: &Params) -> Result<Output<f32>, CreditError>;
+    fn run32(&self, batch: &Batch<'_, f32>, params: &Params) -> Result<Output<f32>, CreditError>;
     /// Runs in `f64`.
-    fn run64(&self, batch: &Batch<f64>, params: &Params) -> Result<Output<f64>, CreditError>;
+    fn run64(&self, batch: &Batch<'_, f64>, params: &Params) -> Result<Output<f64>, CreditError>;
     /// Whether the kernel reads critic values (only then are they gathered into the batch).
     fn uses_values(&self) -> bool {
         false
@@ -41,14 +41,14 @@ macro_rules! token_kernel {
         impl $crate::credit::TokenKernel for $ty {
             fn run32(
                 &self,
-                batch: &$crate::credit::Batch<f32>,
+                batch: &$crate::credit::Batch<'_, f32>,
                 params: &$crate::credit::Params,
             ) -> Result<$crate::credit::Output<f32>, $crate::credit::CreditError> {
                 $kernel::<f32>(batch, params)
             }
             fn run64(
                 &self,
-                batch: &$crate::credit::Batch<f64>,
+                batch: &$crate::credit::Batch<'_, f64>,
                 params: &$crate::credit::Params,
             ) -> Result<$crate::credit::Output<f64>, $crate::credit::CreditError> {
                 $kernel::<f64>(batch, params)
@@ -209,7 +209,12 @@ fn to_f32s(values: &[f32]) -> Vec<f32> {
 }
 
 /// Builds the kernel input from a run at `level`, applying KL in the reward when `kl_coef > 0`.
-pub fn batch_from_run(run: &Run, params: &Params, level: Level, with_values: bool) -> Result<Batch<f32>, CreditError> {
+pub fn batch_from_run<'a>(
+    run: &'a Run,
+    params: &Params,
+    level: Level,
+    with_values: bool,
+) -> Result<Batch<'a, f32>, CreditError> {
     let tr = &run.trajectories;
     let mut batch = Batch::<f32> {
         group: tr.group.iter().map(|g| g.0).collect(),
@@ -228,7 +233,7 @@ pub fn batch_from_run(run: &Run, params: &Params, level: Level, with_values: boo
                 Some(r) => batch.reward = Some(r.iter().map(|x| if x.is_nan() { 0.0 } else { *x }).collect()),
                 None => batch.row_score = Some(tr.reward.clone()),
             }
-            batch.values = if with_values { tk.value.clone() } else { None };
+            batch.values = if with_values { tk.value.as_deref().map(Cow::Borrowed) } else { None };
             batch.logprob = tk.logprob.clone();
             batch.ref_logprob = tk.ref_logprob.clone();
             batch.sum_pi_squared = tk.sum_pi_squared.clone();
@@ -269,13 +274,13 @@ pub fn batch_from_run(run: &Run, params: &Params, level: Level, with_values: boo
 }
 
 /// Per-step values for step-level GAE: a `value` step score, else the Monte-Carlo mean.
-fn step_values(run: &Run) -> Option<Vec<f32>> {
+fn step_values(run: &Run) -> Option<Cow<'_, [f32]>> {
     let per_node: &[f32] = match (run.nodes.scores.get("value"), run.nodes.mc_mean.as_ref()) {
         (Some(v), _) => v,
         (None, Some(mc)) => mc,
         (None, None) => return None,
     };
-    Some(owned_path_column(path_column(run, per_node)))
+    Some(path_column(run, per_node))
 }
 
 /// Runs a token kernel on `run` and maps its output to step (and token) credit.

@@ -24,27 +24,28 @@ estimator!(
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let gamma = F::of(params.f64("gamma"));
     let n = batch.num_positions();
     let mut terms = Terms::for_rows("Σ_k γ^k r_{t+k}", &["return at first step"], batch.num_rows());
     // Rows back to front, four at a time, runs of rows on their own threads
     // (`rows_backward_parts`); the state is the running return.
+    let cols = batch.cols();
     let (returns, firsts) = super::batch::rows_backward_parts(
         n,
         F::ZERO,
         batch.num_rows(),
         |i| batch.row(i),
-        |_| F::of(f64::NAN),
+        |i| (F::of(f64::NAN), cols.row_start(i), batch.offsets[i + 1]),
         #[inline(always)]
-        move |running, i, t| {
+        move |(running, pending, end), _, t| {
             // (A row starts from 0; NaN only marks a row with no positions.)
-            let previous = if t + 1 == batch.offsets[i + 1] { F::ZERO } else { *running };
-            *running = batch.r(i, t) * batch.m(t) + gamma * previous;
+            let previous = if t + 1 == *end { F::ZERO } else { *running };
+            *running = cols.r(pending, t) * cols.m(t) + gamma * previous;
             *running
         },
     );
-    for (i, first) in firsts.into_iter().enumerate() {
+    for (i, (first, _, _)) in firsts.into_iter().enumerate() {
         terms.set(i, &[first.f64()]);
     }
     Ok(Output { advantages: returns, returns: None, terms })

@@ -5,6 +5,7 @@ use super::batch::{Batch, Output};
 use super::real::Real;
 use super::reinforce_plus_plus::whiten_batch;
 use super::scheme_macro::estimator;
+use super::whiten::Sums;
 use super::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -42,7 +43,7 @@ fn supports(run: &Run) -> Support {
     super::common::supports_rewards(run)
 }
 
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let Some(values) = batch.values.as_ref() else {
         return Err(CreditError::Unsupported {
             scheme: "gae".to_owned(),
@@ -58,49 +59,94 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         &["V at first token", "return at first token"],
         batch.num_rows(),
     );
-    // Rows back to front, four at a time, runs of rows on their own threads
-    // (`rows_backward_parts`); the state is the next value, the running advantage and the return
-    // last computed (at the row's first position once done).
-    let (mut raw, states) = super::batch::rows_backward_parts(
-        n,
-        F::ZERO,
-        batch.num_rows(),
-        |i| batch.row(i),
-        |_| (F::ZERO, F::ZERO, F::of(f64::NAN)),
-        #[inline(always)]
-        move |(next_value, last, ret), i, t| {
-            let m = batch.m(t);
-            let v = if values[t].is_nan() { F::ZERO } else { values[t] };
-            if skip {
-                let delta = batch.r(i, t) + gamma * *next_value - v;
-                let gae = delta + gamma * lam * *last;
-                *next_value = v * m + (F::ONE - m) * *next_value;
-                *last = gae * m + (F::ONE - m) * *last;
-                *ret = *last + v;
-            } else {
-                let (v, r) = (v * m, batch.r(i, t) * m);
-                let delta = r + gamma * *next_value - v;
-                *last = delta + gamma * lam * *last;
-                *next_value = v;
-                *ret = *last + v;
-            }
-            *last
-        },
-    );
-    for (i, (_, _, ret)) in states.into_iter().enumerate() {
-        let first = batch.offsets[i];
+    let values: &[F] = values;
+    let v_at = |t: usize| match values.get(t) {
+        Some(v) if !v.is_nan() => *v,
+        _ => F::ZERO,
+    };
+    // The sums verl's whitening needs, gathered as the advantages are written.
+    let gather = params.choice("whiten") == "verl";
+    let step = Step { gamma, lam, skip };
+    let (mut raw, states) = match batch.mask {
+        Some(_) => recursion::<F, true>(batch, values, step),
+        None => recursion::<F, false>(batch, values, step),
+    };
+    let sums = gather.then(|| Sums::total(states.iter().map(|s| s.3)));
+    for (i, &(_, last, _, _)) in states.iter().enumerate() {
+        let (first, end) = (batch.offsets[i], batch.offsets[i + 1]);
+        // The return at the row's first position: its advantage plus its value (masked when
+        // holes are zeroed), as the recursion computed it there.
+        let ret = if end > first {
+            last + if skip { v_at(first) } else { v_at(first) * batch.m(first) }
+        } else {
+            F::of(f64::NAN)
+        };
         terms.set(i, &[values.get(first).map_or(f64::NAN, |x| x.f64()), ret.f64()]);
     }
     // The returns, advantage + value (masked where the advantage was), before whitening.
     let returns = (!batch.skip_returns).then(|| {
         let mut returns = F::with_room(n);
-        returns.extend(raw.iter().enumerate().map(|(t, &a)| {
-            let v = if values[t].is_nan() { F::ZERO } else { values[t] };
-            a + if skip { v } else { v * batch.m(t) }
-        }));
+        returns.extend(raw.iter().enumerate().map(|(t, &a)| a + if skip { v_at(t) } else { v_at(t) * batch.m(t) }));
         returns
     });
     // verl does not re-mask: padded positions keep the whitened value of 0.
-    whiten_batch(batch, &mut raw, params, "gae")?;
+    whiten_batch(batch, &mut raw, params, "gae", sums)?;
     Ok(Output { advantages: raw, returns, terms })
+}
+
+/// A row's state in the recursion: next value, running advantage, pending row score, sums.
+type State<F> = (F, F, F, Sums);
+
+/// The recursion's parameters.
+#[derive(Clone, Copy)]
+struct Step<F> {
+    gamma: F,
+    lam: F,
+    /// verl's holes (masked positions carry the next value and advantage) rather than OpenRLHF's.
+    skip: bool,
+}
+
+/// The advantages before whitening, each row back to front, four rows at a time, runs of rows on
+/// their own threads (`rows_backward_parts`), and each row's final state: the next value, the
+/// running advantage (the one at the row's first position once done), the pending row score and
+/// the row's sums for verl's whitening (gathered whatever the whitening: a few adds off the chain
+/// the rows wait on, cheaper than a test per position of whether they are wanted). Without a mask (`MASKED` false) a position always counts, and the carries
+/// `x·m + (1 − m)·x'` are `x` itself: one multiply and add fewer in the chain each row waits on.
+fn recursion<F: Real, const MASKED: bool>(
+    batch: &Batch<'_, F>,
+    values: &[F],
+    Step { gamma, lam, skip }: Step<F>,
+) -> (Vec<F>, Vec<State<F>>) {
+    let cols = batch.cols();
+    let gamma_lam = gamma * lam;
+    super::batch::rows_backward_parts(
+        batch.num_positions(),
+        F::ZERO,
+        batch.num_rows(),
+        |i| batch.row(i),
+        |i| (F::ZERO, F::ZERO, cols.row_start(i), Sums::default()),
+        #[inline(always)]
+        move |(next_value, last, pending, sums), _, t| {
+            let m = if MASKED { cols.m(t) } else { F::ONE };
+            let v = if values[t].is_nan() { F::ZERO } else { values[t] };
+            let r = cols.r(pending, t);
+            if !MASKED {
+                let delta = r + gamma * *next_value - v;
+                *last = delta + gamma_lam * *last;
+                *next_value = v;
+            } else if skip {
+                let delta = r + gamma * *next_value - v;
+                let gae = delta + gamma_lam * *last;
+                *next_value = v * m + (F::ONE - m) * *next_value;
+                *last = gae * m + (F::ONE - m) * *last;
+            } else {
+                let (v, r) = (v * m, r * m);
+                let delta = r + gamma * *next_value - v;
+                *last = delta + gamma_lam * *last;
+                *next_value = v;
+            }
+            sums.add(*last, m);
+            *last
+        },
+    )
 }

@@ -23,7 +23,7 @@ estimator!(
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, _params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let nonzero = scores.iter().filter(|s| **s != F::ZERO).count().max(1);
     // A float32 scalar in verl.

@@ -214,7 +214,7 @@ pub fn normalize_group(values: &[f32], eps: f32) -> (Vec<f32>, (f32, f32)) {
 }
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let eps = F::of(params.f64("epsilon"));
     let norm = params.bool("norm_by_std");

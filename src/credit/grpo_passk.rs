@@ -27,7 +27,7 @@ estimator!(
     supports: supports_rewards
 );
 
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let eps = F::of(params.f64("epsilon"));
     let norm = params.bool("norm_by_std");

@@ -75,7 +75,7 @@ pub fn kl_in_reward<F: Real>(
 }
 
 /// Applies KL in the reward to a batch (materialising per-position rewards if needed).
-pub fn apply_kl_in_reward(batch: &mut Batch<f32>, beta: f32, mode: KlMode) -> Result<(), String> {
+pub fn apply_kl_in_reward(batch: &mut Batch<'_, f32>, beta: f32, mode: KlMode) -> Result<(), String> {
     let (Some(logprob), Some(ref_logprob)) = (batch.logprob.as_ref(), batch.ref_logprob.as_ref()) else {
         return Err("KL in the reward needs token logprobs and ref logprobs".to_owned());
     };

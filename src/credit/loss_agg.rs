@@ -108,7 +108,7 @@ pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) 
 }
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let mode = params.choice("mode");
     let advantages = weights(batch.mask.as_deref(), &batch.offsets, mode);
     let mut terms = Terms::new(format!("weight of each token's loss under {mode}"), &["valid tokens"]);

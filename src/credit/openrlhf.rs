@@ -21,7 +21,7 @@ pub fn wanted(params: &Params) -> bool {
 }
 
 /// Per-position reward-to-go from one scalar per row, OpenRLHF style.
-pub fn returns<F: Real>(batch: &Batch<F>, scalar: &[F], params: &Params, gamma: F) -> Vec<F> {
+pub fn returns<F: Real>(batch: &Batch<'_, F>, scalar: &[F], params: &Params, gamma: F) -> Vec<F> {
     let beta = F::of(params.f64("kl_coef"));
     let mode = KlMode::from_name(params.choice("kl_mode")).unwrap_or(KlMode::K1);
     let kl = |t: usize| match (&batch.logprob, &batch.ref_logprob) {

@@ -37,7 +37,7 @@ pub fn supports(run: &Run) -> Support {
 }
 
 /// Per-row position lists: all positions (`compact = false`) or only the valid ones (`true`).
-pub fn kernel_with<F: Real>(batch: &Batch<F>, params: &Params, compact: bool) -> Result<Output<F>, CreditError> {
+pub fn kernel_with<F: Real>(batch: &Batch<'_, F>, params: &Params, compact: bool) -> Result<Output<F>, CreditError> {
     let (Some(logprob), Some(spp)) = (batch.logprob.as_ref(), batch.sum_pi_squared.as_ref()) else {
         return Err(CreditError::Unsupported {
             scheme: "optimal_token_baseline".to_owned(),
@@ -118,6 +118,6 @@ pub fn kernel_with<F: Real>(batch: &Batch<F>, params: &Params, compact: bool) ->
     Ok(Output { advantages, returns: Some(g), terms })
 }
 
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     kernel_with(batch, params, false)
 }

@@ -316,17 +316,25 @@ pub const SUM_BLOCK: usize = 1 << 18;
 /// sums one), added in order: parts of whole blocks on their own threads, and the same sum
 /// whatever the number of threads. Up to one block it is `block(0..len)` itself.
 pub fn block_sum(len: usize, block: impl Fn(Range<usize>) -> f64 + Sync) -> f64 {
-    let blocks = len.div_ceil(SUM_BLOCK);
-    if blocks <= 1 {
+    if len <= SUM_BLOCK {
         return block(0..len);
     }
-    let parts = parts_for(len).min(blocks);
-    let per_part = blocks.div_ceil(parts);
-    let ranges: Vec<Range<usize>> = (0..blocks).step_by(per_part).map(|b| b..(b + per_part).min(blocks)).collect();
-    let sums = run_parts(ranges, |blocks| {
-        blocks.map(|b| block(b * SUM_BLOCK..((b + 1) * SUM_BLOCK).min(len))).collect::<Vec<f64>>()
-    });
-    sums.into_iter().flatten().reduce(|total, b| total + b).unwrap_or(0.0)
+    blocks(len, SUM_BLOCK, len, block).into_iter().reduce(|total, b| total + b).unwrap_or(0.0)
+}
+
+/// `block(range)` for each block of `size` items of `0..len`, in order: parts of whole blocks on
+/// their own threads (as many as [`parts_for`] `work`, the number of positions the blocks cover).
+/// The blocks do not depend on the number of threads, so neither does a sum of their results
+/// taken in order.
+pub fn blocks<R: Send>(len: usize, size: usize, work: usize, block: impl Fn(Range<usize>) -> R + Sync) -> Vec<R> {
+    let size = size.max(1);
+    let count = len.div_ceil(size);
+    let parts = parts_for(work).clamp(1, count.max(1));
+    let per_part = count.div_ceil(parts).max(1);
+    let ranges: Vec<Range<usize>> = (0..count).step_by(per_part).map(|b| b..(b + per_part).min(count)).collect();
+    let results =
+        run_parts(ranges, |blocks| blocks.map(|b| block(b * size..((b + 1) * size).min(len))).collect::<Vec<R>>());
+    results.into_iter().flatten().collect()
 }
 
 /// Step credit from `body` called with a range of trajectory indices (all of them, in parts of

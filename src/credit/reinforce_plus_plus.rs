@@ -30,8 +30,15 @@ estimator!(
     supports: supports_rewards
 );
 
-/// Whitens `x` in place over the batch as `params` say (`whiten` = verl / openrlhf / none).
-pub fn whiten_batch<F: Real>(batch: &Batch<F>, x: &mut [F], params: &Params, id: &str) -> Result<(), CreditError> {
+/// Whitens `x` in place over the batch as `params` say (`whiten` = verl / openrlhf / none); verl's
+/// with the sums the kernel gathered while computing `x`, if it did.
+pub fn whiten_batch<F: Real>(
+    batch: &Batch<'_, F>,
+    x: &mut [F],
+    params: &Params,
+    id: &str,
+    sums: Option<whiten::Sums>,
+) -> Result<(), CreditError> {
     let mask = batch.mask.as_deref();
     match params.choice("whiten") {
         "none" => Ok(()),
@@ -39,22 +46,27 @@ pub fn whiten_batch<F: Real>(batch: &Batch<F>, x: &mut [F], params: &Params, id:
             whiten::openrlhf(x, mask, true);
             Ok(())
         }
-        _ if whiten::verl(x, mask) => Ok(()),
+        _ if whiten::verl_with(x, mask, sums) => Ok(()),
         _ => Err(too_few_positions(id)),
     }
 }
 
 /// [`whiten_batch`], then `x ← x · m` ([`apply_mask`]); verl's whitening and the mask in one pass.
 pub fn whiten_batch_then_mask<F: Real>(
-    batch: &Batch<F>,
+    batch: &Batch<'_, F>,
     x: &mut [F],
     params: &Params,
     id: &str,
+    sums: Option<whiten::Sums>,
 ) -> Result<(), CreditError> {
     if params.choice("whiten") == "verl" {
-        return if whiten::verl_then_mask(x, batch.mask.as_deref()) { Ok(()) } else { Err(too_few_positions(id)) };
+        return if whiten::verl_then_mask(x, batch.mask.as_deref(), sums) {
+            Ok(())
+        } else {
+            Err(too_few_positions(id))
+        };
     }
-    whiten_batch(batch, x, params, id)?;
+    whiten_batch(batch, x, params, id, None)?;
     apply_mask(batch, x);
     Ok(())
 }
@@ -68,7 +80,7 @@ pub fn too_few_positions(id: &str) -> CreditError {
 }
 
 /// `x[t] ← x[t] · m[t]`.
-pub fn apply_mask<F: Real>(batch: &Batch<F>, x: &mut [F]) {
+pub fn apply_mask<F: Real>(batch: &Batch<'_, F>, x: &mut [F]) {
     if let Some(mask) = batch.mask.as_deref() {
         for (v, &m) in x.iter_mut().zip(mask) {
             *v = *v * m;
@@ -76,38 +88,22 @@ pub fn apply_mask<F: Real>(batch: &Batch<F>, x: &mut [F]) {
     }
 }
 
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let gamma = F::of(params.f64("gamma"));
     let reset = params.choice("holes") != "mask_reward";
     let n = batch.num_positions();
     let mut terms =
         Terms::for_rows("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"], batch.num_rows());
-    // Rows back to front, four at a time, runs of rows on their own threads
-    // (`rows_backward_parts`); the state is the running return and the return last written (at
-    // the row's first position once the row is done).
-    let (returns, states) = super::batch::rows_backward_parts(
-        n,
-        F::ZERO,
-        batch.num_rows(),
-        |i| batch.row(i),
-        |_| (F::ZERO, F::of(f64::NAN)),
-        #[inline(always)]
-        move |(running, written), i, t| {
-            let m = batch.m(t);
-            if reset {
-                *running = batch.r(i, t) + gamma * *running;
-                *written = *running;
-                *running = *running * m;
-            } else {
-                *running = batch.r(i, t) * m + gamma * *running;
-                *written = *running;
-            }
-            *written
-        },
-    );
-    for (i, (_, first)) in states.into_iter().enumerate() {
+    let (returns, states) = match batch.mask {
+        Some(_) => returns_rows::<F, true>(batch, gamma, reset),
+        None => returns_rows::<F, false>(batch, gamma, reset),
+    };
+    for (i, (_, first, _, _)) in states.iter().enumerate() {
         terms.set(i, &[first.f64()]);
     }
+    // The sums verl's whitening needs were gathered as the returns were written.
+    let gather = params.choice("whiten") == "verl";
+    let sums = gather.then(|| whiten::Sums::total(states.iter().map(|s| s.3)));
     let (mut advantages, returns) = if batch.skip_returns {
         (returns, None)
     } else {
@@ -115,6 +111,43 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         advantages.extend_from_slice(&returns);
         (advantages, Some(returns))
     };
-    whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus")?;
+    whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus", sums)?;
     Ok(Output { advantages, returns, terms })
+}
+
+/// A row's state in the recursion: running return, return last written (at the row's first
+/// position once done), pending row score, sums for whitening.
+type State<F> = (F, F, F, whiten::Sums);
+
+/// The returns, each row back to front, four rows at a time, runs of rows on their own threads
+/// (`rows_backward_parts`), gathering the sums verl's whitening needs on the way (a few adds off
+/// the chain the rows wait on, cheaper than a test per position of whether they are wanted), and
+/// each row's final state. Without a mask (`MASKED` false) the reset `running · m` is left out:
+/// `x · 1 = x`, one multiply fewer in the chain.
+fn returns_rows<F: Real, const MASKED: bool>(batch: &Batch<'_, F>, gamma: F, reset: bool) -> (Vec<F>, Vec<State<F>>) {
+    let cols = batch.cols();
+    super::batch::rows_backward_parts(
+        batch.num_positions(),
+        F::ZERO,
+        batch.num_rows(),
+        |i| batch.row(i),
+        |i| (F::ZERO, F::of(f64::NAN), cols.row_start(i), whiten::Sums::default()),
+        #[inline(always)]
+        move |(running, written, pending, sums), _, t| {
+            let m = if MASKED { cols.m(t) } else { F::ONE };
+            let r = cols.r(pending, t);
+            if reset || !MASKED {
+                *running = r + gamma * *running;
+                *written = *running;
+                if MASKED {
+                    *running = *running * m;
+                }
+            } else {
+                *running = r * m + gamma * *running;
+                *written = *running;
+            }
+            sums.add(*written, m);
+            *written
+        },
+    )
 }

@@ -30,7 +30,7 @@ estimator!(
     supports: supports_rewards
 );
 
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let mut centred = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows("whiten(r − mean) over the batch's tokens", &["r", "mean"], scores.len());
@@ -47,7 +47,7 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
     }
     if super::openrlhf::wanted(params) {
         let mut advantages = super::openrlhf::returns(batch, &centred, params, F::ONE);
-        whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
+        whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus_baseline", None)?;
         return Ok(Output { advantages, returns: None, terms });
     }
     // Without a mask every position of a row holds its centred score: whiten the rows, weighted by
@@ -59,6 +59,6 @@ fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, Credi
         return Ok(Output { advantages: batch.broadcast(&centred), returns: None, terms });
     }
     let mut advantages = batch.broadcast(&centred);
-    whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus_baseline")?;
+    whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus_baseline", None)?;
     Ok(Output { advantages, returns: None, terms })
 }

@@ -31,7 +31,7 @@ fn supports(run: &Run) -> Support {
     supports_rewards(run)
 }
 
-fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, _params: &Params) -> Result<Output<F>, CreditError> {
     let Some(baseline) = batch.reward_baseline.as_ref() else {
         return Err(CreditError::Unsupported { scheme: "remax".to_owned(), reason: "no reward_baselines".to_owned() });
     };

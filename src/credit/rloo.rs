@@ -32,7 +32,7 @@ estimator!(
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let zero_singleton = params.choice("singleton") == "zero";
     let clip = F::of(params.f64("reward_clip"));

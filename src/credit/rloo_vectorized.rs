@@ -23,7 +23,7 @@ estimator!(
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<F>, _params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, _params: &Params) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let mut advantage = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows("(c·r − S)/max(c − 1, 1), 0 when c = 1", &["r", "S", "c"], scores.len());

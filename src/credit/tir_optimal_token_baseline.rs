@@ -26,6 +26,6 @@ estimator!(
     supports: supports
 );
 
-fn kernel<F: Real>(batch: &Batch<F>, params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     kernel_with(batch, params, true)
 }

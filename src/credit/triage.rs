@@ -67,83 +67,97 @@ impl Scheme for Triage {
         } as f32;
         let w = params.f64("w") as f32;
         let tr = &run.trajectories;
-        let roles = &run.nodes.role;
         let mut terms = Terms::for_rows(
             "A_outcome + w·c(role), then whitened over the batch",
             &["A_outcome", "group mean", "group std", "w"],
             tr.len(),
         );
-        // Each step written once, in path order: A + w · c(role), w · c looked up once per role
-        // (a run has a handful) and then by the role's symbol in a table; the batch moments for
-        // whitening summed over each trajectory's credit while it is in cache, per block of
-        // trajectories. Runs of consecutive trajectories on their own threads (`par`).
-        let labels = run.labels.len();
+        // Each step's role as a one-byte code with its bonus w · c: the run's role codes
+        // (`PathRoles`, derived when it was built), or, for a run with more distinct roles than a
+        // byte holds, TRIAGE's five classes, coded here.
+        let own;
+        let (codes, bonus): (&[u8], Vec<f32>) = if tr.path_roles.codes.len() == tr.path_nodes.len() {
+            let roles = &tr.path_roles.roles;
+            (&tr.path_roles.codes, roles.iter().map(|&r| w * constant(run.label(r))).collect())
+        } else {
+            own = class_codes(run);
+            (&own, CLASSES.iter().map(|&class| w * constant(class)).collect())
+        };
+        let kinds = bonus.len();
+        // The batch moments for whitening without writing a value: a trajectory's steps take one
+        // value per code, A + w·c, so its moments are those values times how often each code
+        // occurs. Per block of trajectories, the blocks added in order (`par::blocks`: the same
+        // moments whatever the number of threads).
         let block = super::par::TRAJECTORY_BLOCK;
-        let (mut step, blocks) = super::par::by_trajectories(run, &mut terms, |ts, step, terms| {
-            let mut table = RoleBonus::new(labels);
-            let mut blocks: Vec<Moments> = Vec::new();
-            let mut path_roles: Vec<crate::model::Sym> = Vec::new();
+        let scale = params.bool("whiten").then(|| {
+            let blocks = super::par::blocks(tr.len(), block, codes.len(), |ts| {
+                let mut moments = Moments::default();
+                // Four interleaved tallies, so that equal codes in a row do not wait on each other.
+                let mut tally = [[0u32; 256]; 4];
+                for t in ts {
+                    for lane in &mut tally {
+                        lane[..kinds].fill(0);
+                    }
+                    for (k, &code) in codes[tr.path_range(TrajectoryId::from_index(t))].iter().enumerate() {
+                        tally[k & 3][usize::from(code)] += 1;
+                    }
+                    let a = outcome[t];
+                    for (code, &b) in bonus.iter().enumerate() {
+                        let count = tally.iter().map(|lane| lane[code]).sum::<u32>();
+                        moments.add_many(a + b, count as usize);
+                    }
+                }
+                moments
+            });
+            blocks.iter().fold(Moments::default(), |all, block| all.merge(block)).mean_scale()
+        });
+        // Each step written once, in path order, from its trajectory's table of values per code.
+        // Runs of consecutive trajectories on their own threads (`par`).
+        let (step, _) = super::par::by_trajectories(run, &mut terms, |ts, step, terms| {
+            let mut value = [0f32; 256];
             for t in ts.map(TrajectoryId::from_index) {
-                if t.index() % block == 0 || blocks.is_empty() {
-                    blocks.push(Moments::default());
-                }
                 let a = outcome[t.index()];
-                let range = tr.path_range(t);
-                let path: &[crate::model::Sym] = if tr.paths_in_node_order {
-                    &roles[range.clone()]
-                } else {
-                    path_roles.clear();
-                    path_roles.extend(tr.path(t).iter().map(|n| roles[n.index()]));
-                    &path_roles
-                };
-                let slots = step.slots(range);
-                for (slot, &role) in slots.iter_mut().zip(path) {
-                    *slot = a + table.bonus(role, |label| w * constant(run.label(label)));
+                for (v, &b) in value.iter_mut().zip(&bonus) {
+                    // As whitening the value: NaN and ±∞ come out as they went in (scale > 0).
+                    *v = match scale {
+                        Some(Some((mean, scale))) => (a + b - mean) * scale,
+                        _ => a + b,
+                    };
                 }
-                if let Some(moments) = blocks.last_mut() {
-                    moments.add_slice(slots);
+                let range = tr.path_range(t);
+                for (slot, &code) in step.slots(range.clone()).iter_mut().zip(&codes[range]) {
+                    *slot = value[usize::from(code)];
                 }
                 let [mean, std] = stats.get(tr.group[t.index()].index()).copied().unwrap_or([f32::NAN; 2]);
                 terms.set(t.index(), &[f64::from(a), f64::from(mean), f64::from(std), f64::from(w)]);
             }
-            blocks
         });
-        if params.bool("whiten") {
-            let moments = blocks.iter().flatten().fold(Moments::default(), |all, block| all.merge(block));
-            super::par::chunks_mut(&mut step, |_, part| moments.whiten(part));
-        }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
     }
 }
 
-/// w · c(role) per role symbol: a slot per label and a last one for "no role", each role given
-/// its slot the first time it is seen, so a step's bonus is two loads.
-struct RoleBonus {
-    slot_of: Vec<u32>,
-    bonus: Vec<f32>,
-}
+/// TRIAGE's role classes; any other role (or none) is unlabeled.
+const CLASSES: [&str; 5] = ["progress", "exploration", "infrastructure", "regression", ""];
 
-impl RoleBonus {
-    fn new(labels: usize) -> Self {
-        Self { slot_of: vec![u32::MAX; labels + 1], bonus: Vec::new() }
-    }
-
-    #[inline(always)]
-    fn bonus(&mut self, role: crate::model::Sym, of: impl FnOnce(crate::model::Sym) -> f32) -> f32 {
-        let i = role.index().min(self.slot_of.len() - 1);
-        let slot = self.slot_of[i];
-        if slot == u32::MAX {
-            return self.add(i, of(role));
-        }
-        self.bonus[slot as usize]
-    }
-
-    #[cold]
-    fn add(&mut self, i: usize, bonus: f32) -> f32 {
-        self.slot_of[i] = self.bonus.len() as u32;
-        self.bonus.push(bonus);
-        bonus
-    }
+/// Each path step's TRIAGE class (an index into [`CLASSES`]), for a run without role codes.
+fn class_codes(run: &Run) -> Vec<u8> {
+    let class = |role: crate::model::Sym| {
+        let label = if role.is_some() { run.label(role) } else { "" };
+        CLASSES[..4].iter().position(|&c| c == label).unwrap_or(4) as u8
+    };
+    let mut of_sym: Vec<u8> = vec![u8::MAX; run.labels.len() + 1];
+    let tr = &run.trajectories;
+    tr.path_nodes
+        .iter()
+        .map(|node| {
+            let role = run.nodes.role[node.index()];
+            let slot = if role.is_some() { role.index().min(of_sym.len() - 1) } else { of_sym.len() - 1 };
+            if of_sym[slot] == u8::MAX {
+                of_sym[slot] = class(role);
+            }
+            of_sym[slot]
+        })
+        .collect()
 }
 
 /// Count, sum and sum of squares of the finite values seen, in `f64`: the batch mean and

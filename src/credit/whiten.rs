@@ -5,24 +5,59 @@ use super::real::Real;
 
 /// Σ(x·m), Σm and Σ((x − mean)²·m) with verl's float32 denominators: `(mean, var·n/(n−1), n)`.
 /// The sums accumulate in `f64`: torch's cascade summation is far closer to that than a running
-/// float32 sum over millions of tokens would be.
-fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>) -> (F, F, f32) {
+/// float32 sum over millions of tokens would be. With `sums` (gathered while `x` was computed)
+/// there is no pass over `x`: Σ((x − mean)²·m) is expanded as Σx²m − 2·mean·Σxm + mean²·Σm.
+fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> (F, F, f32) {
     // verl sums its integer mask exactly, then divides in float32: the count in f64 (exact, in
     // four lanes), rounded once (a running float32 sum would stop counting at 2²⁴ positions).
-    let n: f32 = match mask {
-        Some(mask) => super::common::lane_sum(mask, |m| m.f64()) as f32,
-        None => x.len() as f32,
+    let count = match mask {
+        Some(mask) => super::common::lane_sum(mask, |m| m.f64()),
+        None => x.len() as f64,
     };
-    let sum = lane_sum(x, mask, |v| v.f64());
+    let n = count as f32;
+    let sum = sums.map_or_else(|| lane_sum(x, mask, |v| v.f64()), |s| s.sum);
     // `mask.sum() + 1e-8` and `n / (n − 1)` are float32 (the int64 mask promotes to the default dtype).
     let denominator = F::of(f64::from(n + 1e-8_f32));
     let mean = F::of(sum) / denominator;
-    let sq = lane_sum(x, mask, |v| {
-        let d = v - mean;
-        (d * d).f64()
-    });
+    let sq = match sums {
+        Some(s) => {
+            let m = mean.f64();
+            (s.sq - 2.0 * m * s.sum + m * m * count).max(0.0)
+        }
+        None => lane_sum(x, mask, |v| {
+            let d = v - mean;
+            (d * d).f64()
+        }),
+    };
     let bessel = F::of(f64::from(n / (n - 1.0)));
     (mean, F::of(sq) / denominator * bessel, n)
+}
+
+/// Σx·m and Σx²·m in `f64`, gathered by a kernel while it computes `x` (its recursion adds each
+/// value as it writes it, [`Sums::add`]), so that verl's whitening needs no pass over `x` to sum
+/// it. A zero mask adds nothing (not 0 · NaN). Sums of `f32` values in `f64` are exact or within
+/// an ulp of `f64` whatever their order; rows' sums are added in row order ([`Sums::total`]),
+/// so the result does not depend on how the rows were cut into parts.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Sums {
+    sum: f64,
+    sq: f64,
+}
+
+impl Sums {
+    /// Adds `x` with mask `m`.
+    #[inline(always)]
+    pub fn add<F: Real>(&mut self, x: F, m: F) {
+        let x = x.f64();
+        let (term, square) = if m == F::ZERO { (0.0, 0.0) } else { (x * m.f64(), x * x * m.f64()) };
+        self.sum += term;
+        self.sq += square;
+    }
+
+    /// The sums of several rows, added in order.
+    pub fn total(rows: impl IntoIterator<Item = Self>) -> Self {
+        rows.into_iter().fold(Self::default(), |a, b| Self { sum: a.sum + b.sum, sq: a.sq + b.sq })
+    }
 }
 
 /// Σ f(x[t]) over the positions with a non-zero mask (each term times its mask), in `f64`, in
@@ -34,42 +69,60 @@ fn lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64 + Sync) -
     super::par::block_sum(n, |range| block_lane_sum(&x[range.clone()], mask.map(|m| &m[range]), &f))
 }
 
-/// [`lane_sum`] over one block (its first position a multiple of four).
+/// How many partial sums [`block_lane_sum`] keeps: enough independent additions in flight to
+/// keep up with memory (each `f64` add waits on its lane's previous one). The sums of `f32`
+/// values in `f64` are exact, or within an ulp of `f64`, whatever their order.
+const SUM_LANES: usize = 16;
+
+/// [`lane_sum`] over one block (its first position a multiple of [`SUM_LANES`]).
 fn block_lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: &impl Fn(F) -> f64) -> f64 {
-    let mut lanes = [0.0f64; 4];
+    let mut lanes = [0.0f64; SUM_LANES];
     if let Some(mask) = mask {
-        // Position i in lane i mod 4, as below; a zero mask adds nothing (not 0 · NaN).
+        // Position i in lane i mod SUM_LANES, as below; a zero mask adds nothing (not 0 · NaN).
         let term = |v: F, m: F| if m == F::ZERO { 0.0 } else { f(v) * m.f64() };
         let n = x.len().min(mask.len());
         let (x, mask) = (&x[..n], &mask[..n]);
-        let whole = n - n % 4;
-        for (xs, ms) in x[..whole].chunks_exact(4).zip(mask[..whole].chunks_exact(4)) {
-            for l in 0..4 {
+        let whole = n - n % SUM_LANES;
+        for (xs, ms) in x[..whole].chunks_exact(SUM_LANES).zip(mask[..whole].chunks_exact(SUM_LANES)) {
+            for l in 0..SUM_LANES {
                 lanes[l] += term(xs[l], ms[l]);
             }
         }
         for i in whole..n {
-            lanes[i % 4] += term(x[i], mask[i]);
+            lanes[i % SUM_LANES] += term(x[i], mask[i]);
         }
     } else {
-        let chunks = x.chunks_exact(4);
+        let chunks = x.chunks_exact(SUM_LANES);
         let rest = chunks.remainder();
         for chunk in chunks {
             for (lane, &v) in lanes.iter_mut().zip(chunk) {
                 *lane += f(v);
             }
         }
-        for &v in rest {
-            lanes[0] += f(v);
+        for (lane, &v) in lanes.iter_mut().zip(rest) {
+            *lane += f(v);
         }
     }
-    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+    // Pairwise: lane l with lane l + half, halving until one is left.
+    let mut width = SUM_LANES;
+    while width > 1 {
+        width /= 2;
+        for l in 0..width {
+            lanes[l] += lanes[l + width];
+        }
+    }
+    lanes[0]
 }
 
 /// verl `masked_whiten(x, m)`: `x ← (x − mean) · rsqrt(var·n/(n−1) + 1e-8)` at **all** positions.
 /// `false` (and `x` untouched) when fewer than two positions are valid: verl raises `ValueError`.
 pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
-    let (mean, var, n) = verl_moments(x, mask);
+    verl_with(x, mask, None)
+}
+
+/// [`verl`] with the sums gathered while `x` was computed ([`Sums`]; `None`: sum `x` here).
+pub fn verl_with<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -> bool {
+    let (mean, var, n) = verl_moments(x, mask, sums);
     if n <= 1.0 {
         return false;
     }
@@ -84,9 +137,9 @@ pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
 
 /// [`verl`] followed by `x ← x · m` (REINFORCE++ masks its whitened advantages), in the same
 /// pass: the same operations on each value, one pass over the batch fewer.
-pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
-    let Some(mask) = mask else { return verl(x, None) };
-    let (mean, var, n) = verl_moments(x, Some(mask));
+pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -> bool {
+    let Some(mask) = mask else { return verl_with(x, None, sums) };
+    let (mean, var, n) = verl_moments(x, Some(mask), sums);
     if n <= 1.0 {
         return false;
     }
@@ -161,9 +214,42 @@ mod tests {
         // A running float32 count would stop at 2²⁴ = 16 777 216.
         let n = (1usize << 24) + 8;
         let x = vec![1.0f32; n];
-        let (mean, _, count) = verl_moments(&x, Some(&x));
+        let (mean, _, count) = verl_moments(&x, Some(&x), None);
         assert_eq!(count, 16_777_224.0);
         assert!((mean - 1.0).abs() < 1e-6, "{mean}");
+    }
+
+    #[test]
+    fn whitening_with_gathered_sums_is_whitening_after_summing() {
+        // Σx²m − 2·mean·Σxm + mean²·Σm against the two passes over x, with a mask, a NaN behind
+        // a zero mask, and an offset that makes the expansion cancel.
+        let x: Vec<f32> = (0..10_000).map(|i| 3.0 + ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+        let mut mask: Vec<f32> = (0..10_000).map(|i| if i % 7 == 3 { 0.0 } else { 1.0 }).collect();
+        let mut x_nan = x.clone();
+        x_nan[3] = f32::NAN;
+        mask[3] = 0.0;
+        for mask in [None, Some(&mask[..])] {
+            let mut sums = Sums::default();
+            for (t, &v) in x_nan.iter().enumerate() {
+                sums.add(v, mask.map_or(1.0, |m| m[t]));
+            }
+            let source = if mask.is_some() { &x_nan } else { &x };
+            let mut sums_plain = Sums::default();
+            for &v in &x {
+                sums_plain.add(v, 1.0);
+            }
+            let sums = if mask.is_some() { sums } else { sums_plain };
+            let (mut two_pass, mut gathered) = (source.clone(), source.clone());
+            assert!(verl(&mut two_pass, mask));
+            assert!(verl_with(&mut gathered, mask, Some(sums)));
+            for (t, (a, b)) in two_pass.iter().zip(&gathered).enumerate() {
+                if t == 3 && mask.is_some() {
+                    assert!(a.is_nan() && b.is_nan());
+                    continue;
+                }
+                assert!((a - b).abs() <= 1e-6 * (1.0 + a.abs()), "{t}: {a} vs {b}");
+            }
+        }
     }
 
     #[test]
