@@ -72,16 +72,14 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         None => recursion::<F, false>(batch, values, step),
     };
     let sums = gather.then(|| Sums::total(states.iter().map(|s| s.3)));
-    for (i, &(_, last, _, _)) in states.iter().enumerate() {
+    for (i, &(_, last, _, _, value)) in states.iter().enumerate() {
         let (first, end) = (batch.offsets[i], batch.offsets[i + 1]);
         // The return at the row's first position: its advantage plus its value (masked when
-        // holes are zeroed), as the recursion computed it there.
-        let ret = if end > first {
-            last + if skip { v_at(first) } else { v_at(first) * batch.m(first) }
-        } else {
-            F::of(f64::NAN)
-        };
-        terms.set(i, &[values.get(first).map_or(f64::NAN, |x| x.f64()), ret.f64()]);
+        // holes are zeroed), as the recursion computed it there. The value is the one the row's
+        // state kept from that position: reading it here would fetch a cache line per row.
+        let v = if value.is_nan() { F::ZERO } else { value };
+        let ret = if end > first { last + if skip { v } else { v * batch.m(first) } } else { F::of(f64::NAN) };
+        terms.set(i, &[value.f64(), ret.f64()]);
     }
     // The returns, advantage + value (masked where the advantage was), before whitening.
     let returns = (!batch.skip_returns).then(|| {
@@ -94,8 +92,9 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     Ok(Output { advantages: raw, returns, terms })
 }
 
-/// A row's state in the recursion: next value, running advantage, pending row score, sums.
-type State<F> = (F, F, F, Sums);
+/// A row's state in the recursion: next value, running advantage, pending row score, sums, and
+/// the logged value at the position last visited (the row's first, once done; NaN for no row).
+type State<F> = (F, F, F, Sums, F);
 
 /// The recursion's parameters.
 #[derive(Clone, Copy)]
@@ -124,11 +123,12 @@ fn recursion<F: Real, const MASKED: bool>(
         F::ZERO,
         batch.num_rows(),
         |i| batch.row(i),
-        |i| (F::ZERO, F::ZERO, cols.row_start(i), Sums::default()),
+        |i| (F::ZERO, F::ZERO, cols.row_start(i), Sums::default(), F::of(f64::NAN)),
         #[inline(always)]
-        move |(next_value, last, pending, sums), _, t| {
+        move |(next_value, last, pending, sums, value), _, t| {
             let m = if MASKED { cols.m(t) } else { F::ONE };
-            let v = if values[t].is_nan() { F::ZERO } else { values[t] };
+            *value = values[t];
+            let v = if value.is_nan() { F::ZERO } else { *value };
             let r = cols.r(pending, t);
             if !MASKED {
                 let delta = r + gamma * *next_value - v;
