@@ -336,7 +336,8 @@ impl<T: Copy> RowsOut<T> for Vec<T> {
 }
 
 /// [`rows_backward`] into a new output of `n` positions (`fill` where no row is), returning each
-/// row's final state: a large batch whose rows follow each other in position order is cut into
+/// row's final state (in row order, as each part's list, so that they are not copied into one:
+/// `states.iter().flatten()`): a large batch whose rows follow each other in position order is cut into
 /// runs of rows, each on its own thread (`par`), every row walked exactly as it would be on one.
 pub fn rows_backward_parts<S: Copy + Send, T: Real>(
     n: usize,
@@ -345,7 +346,7 @@ pub fn rows_backward_parts<S: Copy + Send, T: Real>(
     ranges: impl Fn(usize) -> std::ops::Range<usize> + Sync,
     init: impl Fn(usize) -> S + Sync,
     visit: impl Fn(&mut S, usize, usize) -> T + Sync,
-) -> (Vec<T>, Vec<S>) {
+) -> (Vec<T>, Vec<Vec<S>>) {
     let parts = super::par::parts_for(n);
     let ordered = || (1..num_rows).all(|i| ranges(i - 1).end <= ranges(i).start);
     if parts <= 1 || num_rows < parts || !ordered() {
@@ -363,7 +364,7 @@ pub fn rows_backward_parts<S: Copy + Send, T: Real>(
         );
         out.resize(n.max(out.len()), fill);
         out.truncate(n);
-        return (out, states);
+        return (out, vec![states]);
     }
     let mut out = T::scratch(n);
     let items = super::par::cut_rows(&mut out, num_rows, parts, |i| ranges(i).start);
@@ -384,7 +385,7 @@ pub fn rows_backward_parts<S: Copy + Send, T: Real>(
         part.finish();
         states
     });
-    (out, states.into_iter().flatten().collect())
+    (out, states)
 }
 
 /// How many rows [`rows_backward`] walks together.

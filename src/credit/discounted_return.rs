@@ -45,7 +45,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
             *running
         },
     );
-    for (i, (first, _, _)) in firsts.into_iter().enumerate() {
+    for (i, &(first, _, _)) in firsts.iter().flatten().enumerate() {
         terms.set(i, &[first.f64()]);
     }
     Ok(Output { advantages: returns, returns: None, terms })

@@ -71,8 +71,8 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         Some(_) => recursion::<F, true>(batch, values, step),
         None => recursion::<F, false>(batch, values, step),
     };
-    let sums = gather.then(|| Sums::total(states.iter().map(|s| s.3)));
-    for (i, &(_, last, _, _, value)) in states.iter().enumerate() {
+    let sums = gather.then(|| Sums::total(states.iter().flatten().map(|s| s.3)));
+    for (i, &(_, last, _, _, value)) in states.iter().flatten().enumerate() {
         let (first, end) = (batch.offsets[i], batch.offsets[i + 1]);
         // The return at the row's first position: its advantage plus its value (masked when
         // holes are zeroed), as the recursion computed it there. The value is the one the row's
@@ -115,7 +115,7 @@ fn recursion<F: Real, const MASKED: bool>(
     batch: &Batch<'_, F>,
     values: &[F],
     Step { gamma, lam, skip }: Step<F>,
-) -> (Vec<F>, Vec<State<F>>) {
+) -> (Vec<F>, Vec<Vec<State<F>>>) {
     let cols = batch.cols();
     let gamma_lam = gamma * lam;
     super::batch::rows_backward_parts(

@@ -98,12 +98,12 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         Some(_) => returns_rows::<F, true>(batch, gamma, reset),
         None => returns_rows::<F, false>(batch, gamma, reset),
     };
-    for (i, (_, first, _, _)) in states.iter().enumerate() {
+    for (i, (_, first, _, _)) in states.iter().flatten().enumerate() {
         terms.set(i, &[first.f64()]);
     }
     // The sums verl's whitening needs were gathered as the returns were written.
     let gather = params.choice("whiten") == "verl";
-    let sums = gather.then(|| whiten::Sums::total(states.iter().map(|s| s.3)));
+    let sums = gather.then(|| whiten::Sums::total(states.iter().flatten().map(|s| s.3)));
     let (mut advantages, returns) = if batch.skip_returns {
         (returns, None)
     } else {
@@ -124,7 +124,11 @@ type State<F> = (F, F, F, whiten::Sums);
 /// the chain the rows wait on, cheaper than a test per position of whether they are wanted), and
 /// each row's final state. Without a mask (`MASKED` false) the reset `running · m` is left out:
 /// `x · 1 = x`, one multiply fewer in the chain.
-fn returns_rows<F: Real, const MASKED: bool>(batch: &Batch<'_, F>, gamma: F, reset: bool) -> (Vec<F>, Vec<State<F>>) {
+fn returns_rows<F: Real, const MASKED: bool>(
+    batch: &Batch<'_, F>,
+    gamma: F,
+    reset: bool,
+) -> (Vec<F>, Vec<Vec<State<F>>>) {
     let cols = batch.cols();
     super::batch::rows_backward_parts(
         batch.num_positions(),
