@@ -187,7 +187,7 @@ fn parquet_bytes(run: &Run) -> anyhow::Result<Vec<u8>> {
     return crate::load::native_parquet::to_parquet(run).map_err(|e| anyhow::anyhow!("Parquet: {e}"));
     #[cfg(not(feature = "parquet"))]
     {
-        let _ = run;
+        let _: &Run = run;
         anyhow::bail!("this build has no Parquet support (build with the `parquet` feature)")
     }
 }
