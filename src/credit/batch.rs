@@ -335,57 +335,67 @@ impl<T: Copy> RowsOut<T> for Vec<T> {
     }
 }
 
-/// [`rows_backward`] into a new output of `n` positions (`fill` where no row is), returning each
-/// row's final state (in row order, as each part's list, so that they are not copied into one:
-/// `states.iter().flatten()`): a large batch whose rows follow each other in position order is cut into
-/// runs of rows, each on its own thread (`par`), every row walked exactly as it would be on one.
-pub fn rows_backward_parts<S: Copy + Send, T: Real>(
-    n: usize,
-    fill: T,
-    num_rows: usize,
-    ranges: impl Fn(usize) -> std::ops::Range<usize> + Sync,
+/// [`rows_backward`] over the batch's rows into a new output (`fill` where no row is): a large
+/// batch whose rows follow each other in position order is cut into runs of rows, each on its own
+/// thread (`par`), every row walked exactly as it would be on one. When a row is done,
+/// `done(row, state, terms)` writes its explanation terms (in the part's rows of `terms`) and
+/// returns what the caller keeps of it, handed back in row order as each part's list (not copied
+/// into one: `kept.iter().flatten()`).
+pub fn rows_backward_parts<S: Copy, F: Real, R: Send>(
+    batch: &Batch<'_, F>,
+    fill: F,
     init: impl Fn(usize) -> S + Sync,
-    visit: impl Fn(&mut S, usize, usize) -> T + Sync,
-) -> (Vec<T>, Vec<Vec<S>>) {
+    visit: impl Fn(&mut S, usize, usize) -> F + Sync,
+    terms: &mut super::Terms,
+    done: impl Fn(usize, S, &mut super::par::TermRows<'_>) -> R + Sync,
+) -> (Vec<F>, Vec<Vec<R>>) {
+    let (n, num_rows) = (batch.num_positions(), batch.num_rows());
     let parts = super::par::parts_for(n);
-    let ordered = || (1..num_rows).all(|i| ranges(i - 1).end <= ranges(i).start);
+    let ordered = || (1..num_rows).all(|i| batch.row(i - 1).end <= batch.row(i).start);
     if parts <= 1 || num_rows < parts || !ordered() {
-        let mut out = T::with_room(n);
-        let mut states = Vec::with_capacity(num_rows);
+        let mut out = F::with_room(n);
+        let mut kept = Vec::with_capacity(num_rows);
+        let mut rows = super::par::term_rows(terms, std::iter::once(0..num_rows)).pop();
         rows_backward(
             &mut out,
             fill,
             num_rows,
-            &ranges,
+            |i| batch.row(i),
             &init,
             #[inline(always)]
             |s, i, p| visit(s, i, p),
-            |_, s| states.push(s),
+            |i, s| {
+                if let Some(rows) = rows.as_mut() {
+                    kept.push(done(i, s, rows));
+                }
+            },
         );
         out.resize(n.max(out.len()), fill);
         out.truncate(n);
-        return (out, vec![states]);
+        return (out, vec![kept]);
     }
-    let mut out = T::scratch(n);
-    let items = super::par::cut_rows(&mut out, num_rows, parts, |i| ranges(i).start);
-    let states = super::par::run_parts(items, |(rows, base, out)| {
+    let mut out = F::scratch(n);
+    let items = super::par::cut_rows(&mut out, num_rows, parts, |i| batch.row(i).start);
+    let term_rows = super::par::term_rows(terms, items.iter().map(|(rows, _, _)| rows.clone()));
+    let items: Vec<_> = items.into_iter().zip(term_rows).collect();
+    let kept = super::par::run_parts(items, |((rows, base, out), mut term_rows)| {
         let mut part = super::par::Part::new(out, base, fill, true);
-        let mut states = Vec::with_capacity(rows.len());
+        let mut kept = Vec::with_capacity(rows.len());
         let first = rows.start;
         rows_backward(
             &mut part,
             fill,
             rows.len(),
-            |i| ranges(first + i),
+            |i| batch.row(first + i),
             |i| init(first + i),
             #[inline(always)]
             |s, i, p| visit(s, first + i, p),
-            |_, s| states.push(s),
+            |i, s| kept.push(done(first + i, s, &mut term_rows)),
         );
         part.finish();
-        states
+        kept
     });
-    (out, states)
+    (out, kept)
 }
 
 /// How many rows [`rows_backward`] walks together.

@@ -26,16 +26,13 @@ estimator!(
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
     let gamma = F::of(params.f64("gamma"));
-    let n = batch.num_positions();
     let mut terms = Terms::for_rows("Σ_k γ^k r_{t+k}", &["return at first step"], batch.num_rows());
     // Rows back to front, four at a time, runs of rows on their own threads
     // (`rows_backward_parts`); the state is the running return.
     let cols = batch.cols();
-    let (returns, firsts) = super::batch::rows_backward_parts(
-        n,
+    let (returns, _) = super::batch::rows_backward_parts(
+        batch,
         F::ZERO,
-        batch.num_rows(),
-        |i| batch.row(i),
         |i| (F::of(f64::NAN), cols.row_start(i), batch.offsets[i + 1]),
         #[inline(always)]
         move |(running, pending, end), _, t| {
@@ -44,9 +41,8 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
             *running = cols.r(pending, t) * cols.m(t) + gamma * previous;
             *running
         },
+        &mut terms,
+        |i, (first, _, _), terms| terms.set(i, &[first.f64()]),
     );
-    for (i, &(first, _, _)) in firsts.iter().flatten().enumerate() {
-        terms.set(i, &[first.f64()]);
-    }
     Ok(Output { advantages: returns, returns: None, terms })
 }

@@ -67,20 +67,11 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     // The sums verl's whitening needs, gathered as the advantages are written.
     let gather = params.choice("whiten") == "verl";
     let step = Step { gamma, lam, skip };
-    let (mut raw, states) = match batch.mask {
-        Some(_) => recursion::<F, true>(batch, values, step),
-        None => recursion::<F, false>(batch, values, step),
+    let (mut raw, sums) = match batch.mask {
+        Some(_) => recursion::<F, true>(batch, values, step, &mut terms),
+        None => recursion::<F, false>(batch, values, step, &mut terms),
     };
-    let sums = gather.then(|| Sums::total(states.iter().flatten().map(|s| s.3)));
-    for (i, &(_, last, _, _, value)) in states.iter().flatten().enumerate() {
-        let (first, end) = (batch.offsets[i], batch.offsets[i + 1]);
-        // The return at the row's first position: its advantage plus its value (masked when
-        // holes are zeroed), as the recursion computed it there. The value is the one the row's
-        // state kept from that position: reading it here would fetch a cache line per row.
-        let v = if value.is_nan() { F::ZERO } else { value };
-        let ret = if end > first { last + if skip { v } else { v * batch.m(first) } } else { F::of(f64::NAN) };
-        terms.set(i, &[value.f64(), ret.f64()]);
-    }
+    let sums = gather.then(|| Sums::total(sums.into_iter().flatten()));
     // The returns, advantage + value (masked where the advantage was), before whitening.
     let returns = (!batch.skip_returns).then(|| {
         let mut returns = F::with_room(n);
@@ -106,23 +97,25 @@ struct Step<F> {
 }
 
 /// The advantages before whitening, each row back to front, four rows at a time, runs of rows on
-/// their own threads (`rows_backward_parts`), and each row's final state: the next value, the
-/// running advantage (the one at the row's first position once done), the pending row score and
-/// the row's sums for verl's whitening (gathered whatever the whitening: a few adds off the chain
-/// the rows wait on, cheaper than a test per position of whether they are wanted). Without a mask (`MASKED` false) a position always counts, and the carries
-/// `x·m + (1 − m)·x'` are `x` itself: one multiply and add fewer in the chain each row waits on.
+/// their own threads (`rows_backward_parts`), each row's terms, and each row's sums for verl's
+/// whitening (gathered whatever the whitening: a few adds off the chain the rows wait on, cheaper
+/// than a test per position of whether they are wanted). A row's state is the next value, the
+/// running advantage (the one at the row's first position once done), the pending row score, the
+/// sums, and the logged value at the position last visited (the row's first once done: reading it
+/// after the walk would fetch a cache line per row). Without a mask (`MASKED` false) a position
+/// always counts, and the carries `x·m + (1 − m)·x'` are `x` itself: one multiply and add fewer in
+/// the chain each row waits on.
 fn recursion<F: Real, const MASKED: bool>(
     batch: &Batch<'_, F>,
     values: &[F],
     Step { gamma, lam, skip }: Step<F>,
-) -> (Vec<F>, Vec<Vec<State<F>>>) {
+    terms: &mut Terms,
+) -> (Vec<F>, Vec<Vec<Sums>>) {
     let cols = batch.cols();
     let gamma_lam = gamma * lam;
     super::batch::rows_backward_parts(
-        batch.num_positions(),
+        batch,
         F::ZERO,
-        batch.num_rows(),
-        |i| batch.row(i),
         |i| (F::ZERO, F::ZERO, cols.row_start(i), Sums::default(), F::of(f64::NAN)),
         #[inline(always)]
         move |(next_value, last, pending, sums, value), _, t| {
@@ -147,6 +140,17 @@ fn recursion<F: Real, const MASKED: bool>(
             }
             sums.add(*last, m);
             *last
+        },
+        terms,
+        |i, (_, last, _, sums, value): State<F>, terms| {
+            // The return at the row's first position: its advantage plus its value (masked when
+            // holes are zeroed), as the recursion computed it there.
+            let v = if value.is_nan() { F::ZERO } else { value };
+            let (first, end) = (batch.offsets[i], batch.offsets[i + 1]);
+            let ret =
+                if end > first { last + if skip || !MASKED { v } else { v * cols.m(first) } } else { F::of(f64::NAN) };
+            terms.set(i, &[value.f64(), ret.f64()]);
+            sums
         },
     )
 }

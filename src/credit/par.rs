@@ -255,6 +255,21 @@ impl TermRows<'_> {
     }
 }
 
+/// The rows of `terms` cut at consecutive row ranges (the first starting at row 0), one
+/// [`TermRows`] per range.
+pub fn term_rows(terms: &mut Terms, ranges: impl IntoIterator<Item = Range<usize>>) -> Vec<TermRows<'_>> {
+    let width = terms.names.len();
+    let mut rest: &mut [f32] = &mut terms.values;
+    let mut cut = Vec::new();
+    for range in ranges {
+        let len = (range.len() * width).min(rest.len());
+        let (here, after) = std::mem::take(&mut rest).split_at_mut(len);
+        cut.push(TermRows { values: here, first: range.start, width });
+        rest = after;
+    }
+    cut
+}
+
 /// Step credit from `body`, called with a range of group indices, that range's share of the step
 /// output and its rows of `terms` (made by [`Terms::for_rows`] for every trajectory); `body`
 /// writes every trajectory of its groups and returns what it gathered (partial sums, …), in group

@@ -94,16 +94,13 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     let n = batch.num_positions();
     let mut terms =
         Terms::for_rows("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"], batch.num_rows());
-    let (returns, states) = match batch.mask {
-        Some(_) => returns_rows::<F, true>(batch, gamma, reset),
-        None => returns_rows::<F, false>(batch, gamma, reset),
+    let (returns, sums) = match batch.mask {
+        Some(_) => returns_rows::<F, true>(batch, gamma, reset, &mut terms),
+        None => returns_rows::<F, false>(batch, gamma, reset, &mut terms),
     };
-    for (i, (_, first, _, _)) in states.iter().flatten().enumerate() {
-        terms.set(i, &[first.f64()]);
-    }
     // The sums verl's whitening needs were gathered as the returns were written.
     let gather = params.choice("whiten") == "verl";
-    let sums = gather.then(|| whiten::Sums::total(states.iter().flatten().map(|s| s.3)));
+    let sums = gather.then(|| whiten::Sums::total(sums.into_iter().flatten()));
     let (mut advantages, returns) = if batch.skip_returns {
         (returns, None)
     } else {
@@ -120,21 +117,21 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
 type State<F> = (F, F, F, whiten::Sums);
 
 /// The returns, each row back to front, four rows at a time, runs of rows on their own threads
-/// (`rows_backward_parts`), gathering the sums verl's whitening needs on the way (a few adds off
-/// the chain the rows wait on, cheaper than a test per position of whether they are wanted), and
-/// each row's final state. Without a mask (`MASKED` false) the reset `running · m` is left out:
-/// `x · 1 = x`, one multiply fewer in the chain.
+/// (`rows_backward_parts`), each row's terms, and each row's sums for verl's whitening (gathered on
+/// the way: a few adds off the chain the rows wait on, cheaper than a test per position of whether
+/// they are wanted). A row's state is the running return, the return last written (at the row's
+/// first position once done), the pending row score and the sums. Without a mask (`MASKED`
+/// false) the reset `running · m` is left out: `x · 1 = x`, one multiply fewer in the chain.
 fn returns_rows<F: Real, const MASKED: bool>(
     batch: &Batch<'_, F>,
     gamma: F,
     reset: bool,
-) -> (Vec<F>, Vec<Vec<State<F>>>) {
+    terms: &mut Terms,
+) -> (Vec<F>, Vec<Vec<whiten::Sums>>) {
     let cols = batch.cols();
     super::batch::rows_backward_parts(
-        batch.num_positions(),
+        batch,
         F::ZERO,
-        batch.num_rows(),
-        |i| batch.row(i),
         |i| (F::ZERO, F::of(f64::NAN), cols.row_start(i), whiten::Sums::default()),
         #[inline(always)]
         move |(running, written, pending, sums), _, t| {
@@ -152,6 +149,11 @@ fn returns_rows<F: Real, const MASKED: bool>(
             }
             sums.add(*written, m);
             *written
+        },
+        terms,
+        |i, (_, first, _, sums): State<F>, terms| {
+            terms.set(i, &[first.f64()]);
+            sums
         },
     )
 }
