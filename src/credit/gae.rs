@@ -74,8 +74,14 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     let sums = gather.then(|| Sums::total(sums.into_iter().flatten()));
     // The returns, advantage + value (masked where the advantage was), before whitening.
     let returns = (!batch.skip_returns).then(|| {
-        let mut returns = F::with_room(n);
-        returns.extend(raw.iter().enumerate().map(|(t, &a)| a + if skip { v_at(t) } else { v_at(t) * batch.m(t) }));
+        // In parts on their own threads (`par`).
+        let mut returns = F::scratch(n);
+        super::par::chunks_mut(&mut returns, |start, part| {
+            for (k, ret) in part.iter_mut().enumerate() {
+                let t = start + k;
+                *ret = raw[t] + if skip { v_at(t) } else { v_at(t) * batch.m(t) };
+            }
+        });
         returns
     });
     // verl does not re-mask: padded positions keep the whitened value of 0.

@@ -104,8 +104,11 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     let (mut advantages, returns) = if batch.skip_returns {
         (returns, None)
     } else {
-        let mut advantages = F::with_room(n);
-        advantages.extend_from_slice(&returns);
+        // Copied in parts on their own threads (`par`).
+        let mut advantages = F::scratch(n);
+        super::par::chunks_mut(&mut advantages, |start, part| {
+            part.copy_from_slice(&returns[start..start + part.len()]);
+        });
         (advantages, Some(returns))
     };
     whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus", sums)?;

@@ -11,7 +11,8 @@ fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> (F,
     // verl sums its integer mask exactly, then divides in float32: the count in f64 (exact, in
     // four lanes), rounded once (a running float32 sum would stop counting at 2²⁴ positions).
     let count = match mask {
-        Some(mask) => super::common::lane_sum(mask, |m| m.f64()),
+        // In blocks on several threads, added in order (exact: sums of small integers).
+        Some(mask) => lane_sum(mask, None, |m| m.f64()),
         None => x.len() as f64,
     };
     let n = count as f32;
