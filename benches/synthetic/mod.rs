@@ -3,10 +3,11 @@
 use vantage::model::{NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId};
 
 /// 10⁶ trajectories × 32 steps in groups of 8: outcome, env rewards, a PRM score, a value score,
-/// roles, state keys and first-error labels, no text.
+/// roles, state keys (eight, shared by the rollouts of a group) and first-error labels, no text.
 pub fn step_run(trajectories: usize, steps: usize) -> Run {
     let mut b = RunBuilder::new("bench", "synthetic");
     let roles = ["progress", "exploration", "infrastructure", "regression"];
+    let states = ["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"];
     let mut group = vantage::model::GroupId::NONE;
     for t in 0..trajectories {
         if t % 8 == 0 {
@@ -20,6 +21,8 @@ pub fn step_run(trajectories: usize, steps: usize) -> Run {
                 role: Some(roles[(t + s) % 4]),
                 scores: vec![("prm", x), ("value", 0.5 - x / 2.0)],
                 env_reward: Some(if s + 1 == steps { 1.0 } else { 0.0 }),
+                // Rollouts of a group pass through the same few states (GiGPO's anchor states).
+                state_key: Some(states[(s + t % 3) % 8]),
                 first_error: Some(s == 5 && t % 3 == 0),
                 ..NewStep::default()
             };

@@ -101,6 +101,7 @@ fn compute(run: &Run, params: &Params) -> Credit {
         let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut keyed, mut values, mut a_step): (Vec<(Sym, u32)>, Vec<f32>, Vec<f32>) =
             (Vec::new(), Vec::new(), Vec::new());
+        let mut anchors = AnchorStates::new(run.labels.len());
         for g in groups.map(crate::model::GroupId::from_index) {
             let members = run.groups.members(g);
             // The members' step rewards (env rewards, or the outcome at the last step; missing
@@ -167,16 +168,16 @@ fn compute(run: &Run, params: &Params) -> Credit {
                 }
                 local += range.len() as u32;
             }
-            keyed.sort_unstable();
-            for same in keyed.chunk_by(|a, b| a.0 == b.0) {
-                // A singleton step group has mean = its own value: A^S = 0.
+            // Each anchor state's steps in step order (a counting sort by key), each state with
+            // two steps or more normalized together; a single step has mean = its own value: 0.
+            for same in anchors.group(&keyed) {
                 if same.len() < 2 {
                     continue;
                 }
                 values.clear();
-                values.extend(same.iter().map(|&(_, i)| returns[i as usize]));
+                values.extend(same.iter().map(|&i| returns[i as usize]));
                 let (m, s) = mean_std(&values, true);
-                for &(_, i) in same {
+                for &i in same {
                     a_step[i as usize] = norm(returns[i as usize], m, s, std_mode, eps);
                 }
             }
@@ -195,4 +196,89 @@ fn compute(run: &Run, params: &Params) -> Credit {
         super::common::give_path_column(env);
     }
     Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
+}
+
+/// A group's steps by state key, in one pass and a placement (a counting sort: the keys of a group
+/// are few, a comparison sort of its steps was most of GiGPO's time): each key's slot the first
+/// time it is seen (a table by symbol, reset for the keys used after each group), how many steps
+/// each has, then the steps placed in step order.
+struct AnchorStates {
+    slot_of: Vec<u32>,
+    keys: Vec<Sym>,
+    slots: Vec<u32>,
+    starts: Vec<u32>,
+    order: Vec<u32>,
+}
+
+impl AnchorStates {
+    fn new(labels: usize) -> Self {
+        Self {
+            slot_of: vec![u32::MAX; labels + 1],
+            keys: Vec::new(),
+            slots: Vec::new(),
+            starts: Vec::new(),
+            order: Vec::new(),
+        }
+    }
+
+    /// The local step indices of each key of `keyed` ((key, index) in index order), key by key.
+    fn group(&mut self, keyed: &[(Sym, u32)]) -> impl Iterator<Item = &[u32]> {
+        // (Keys are labels of the run: the last slot only guards against one that is not.)
+        let last = self.slot_of.len() - 1;
+        for &key in &self.keys {
+            self.slot_of[key.index().min(last)] = u32::MAX;
+        }
+        self.keys.clear();
+        self.slots.clear();
+        self.starts.clear();
+        for &(key, _) in keyed {
+            let entry = &mut self.slot_of[key.index().min(last)];
+            if *entry == u32::MAX {
+                *entry = self.keys.len() as u32;
+                self.keys.push(key);
+                self.starts.push(0);
+            }
+            self.slots.push(*entry);
+            self.starts[*entry as usize] += 1;
+        }
+        // Counts to where each slot starts (and, after placing, ends).
+        let mut at = 0;
+        for start in &mut self.starts {
+            let count = *start;
+            *start = at;
+            at += count;
+        }
+        self.order.clear();
+        self.order.resize(keyed.len(), 0);
+        for (&slot, &(_, i)) in self.slots.iter().zip(keyed) {
+            let next = &mut self.starts[slot as usize];
+            self.order[*next as usize] = i;
+            *next += 1;
+        }
+        // `starts[s]` is now where slot s ends.
+        let (order, ends) = (&self.order, &self.starts);
+        (0..ends.len()).map(move |s| {
+            let start = if s == 0 { 0 } else { ends[s - 1] as usize };
+            &order[start..ends[s] as usize]
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchor_states_are_each_keys_steps_in_step_order() {
+        let [a, b, c] = [Sym::from_index(5), Sym::from_index(0), Sym::from_index(9)];
+        let mut anchors = AnchorStates::new(10);
+        let keyed = [(a, 0), (b, 1), (a, 2), (c, 4), (b, 5), (a, 7)];
+        let groups: Vec<Vec<u32>> = anchors.group(&keyed).map(<[u32]>::to_vec).collect();
+        assert_eq!(groups, [vec![0, 2, 7], vec![1, 5], vec![4]]);
+        // The next group starts afresh: a key seen before gets a slot again, in first-seen order.
+        let keyed = [(c, 0), (a, 3), (c, 6)];
+        let groups: Vec<Vec<u32>> = anchors.group(&keyed).map(<[u32]>::to_vec).collect();
+        assert_eq!(groups, [vec![0, 6], vec![3]]);
+        assert_eq!(anchors.group(&[]).count(), 0);
+    }
 }
