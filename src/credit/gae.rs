@@ -68,8 +68,9 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     let gather = params.choice("whiten") == "verl";
     let step = Step { gamma, lam, skip };
     let (mut raw, sums) = match batch.mask {
-        Some(_) => recursion::<F, true>(batch, values, step, &mut terms),
-        None => recursion::<F, false>(batch, values, step, &mut terms),
+        Some(_) => recursion::<F, true, false>(batch, values, step, &mut terms),
+        None if gamma == F::ONE && lam == F::ONE => recursion::<F, false, true>(batch, values, step, &mut terms),
+        None => recursion::<F, false, false>(batch, values, step, &mut terms),
     };
     let sums = gather.then(|| Sums::total(sums.into_iter().flatten()));
     // The returns, advantage + value (masked where the advantage was), before whitening.
@@ -110,8 +111,8 @@ struct Step<F> {
 /// sums, and the logged value at the position last visited (the row's first once done: reading it
 /// after the walk would fetch a cache line per row). Without a mask (`MASKED` false) a position
 /// always counts, and the carries `x·m + (1 − m)·x'` are `x` itself: one multiply and add fewer in
-/// the chain each row waits on.
-fn recursion<F: Real, const MASKED: bool>(
+/// the chain each row waits on; with γ = λ = 1 as well (`UNIT`), the multiplies by them too.
+fn recursion<F: Real, const MASKED: bool, const UNIT: bool>(
     batch: &Batch<'_, F>,
     values: &[F],
     Step { gamma, lam, skip }: Step<F>,
@@ -129,7 +130,12 @@ fn recursion<F: Real, const MASKED: bool>(
             *value = values[t];
             let v = if value.is_nan() { F::ZERO } else { *value };
             let r = cols.r(pending, t);
-            if !MASKED {
+            if UNIT {
+                // γ = λ = 1 (the default): 1 · x = x, so the multiplies are left out of the chain.
+                let delta = r + *next_value - v;
+                *last = delta + *last;
+                *next_value = v;
+            } else if !MASKED {
                 let delta = r + gamma * *next_value - v;
                 *last = delta + gamma_lam * *last;
                 *next_value = v;

@@ -3,7 +3,6 @@
 
 use std::sync::LazyLock;
 
-use super::grpo::mean_std;
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::{Run, Sym};
 
@@ -99,8 +98,7 @@ fn compute(run: &Run, params: &Params) -> Credit {
     // Runs of consecutive groups on their own threads (`par::by_groups`).
     let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
         let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut keyed, mut values, mut a_step): (Vec<(Sym, u32)>, Vec<f32>, Vec<f32>) =
-            (Vec::new(), Vec::new(), Vec::new());
+        let (mut keyed, mut a_step): (Vec<(Sym, u32)>, Vec<f32>) = (Vec::new(), Vec::new());
         let mut anchors = AnchorStates::new(run.labels.len());
         for g in groups.map(crate::model::GroupId::from_index) {
             let members = run.groups.members(g);
@@ -168,19 +166,9 @@ fn compute(run: &Run, params: &Params) -> Credit {
                 }
                 local += range.len() as u32;
             }
-            // Each anchor state's steps in step order (a counting sort by key), each state with
-            // two steps or more normalized together; a single step has mean = its own value: 0.
-            for same in anchors.group(&keyed) {
-                if same.len() < 2 {
-                    continue;
-                }
-                values.clear();
-                values.extend(same.iter().map(|&i| returns[i as usize]));
-                let (m, s) = mean_std(&values, true);
-                for &i in same {
-                    a_step[i as usize] = norm(returns[i as usize], m, s, std_mode, eps);
-                }
-            }
+            // Each anchor state with two steps or more normalized together (a single step has
+            // mean = its own value: A^S = 0).
+            anchors.normalize(&keyed, &returns, &mut a_step, |x, m, s| norm(x, m, s, std_mode, eps));
             let mut local = 0;
             for (&t, &r) in members.iter().zip(&episode) {
                 let a_episode = norm(r, mean, std, std_mode, eps);
@@ -198,16 +186,22 @@ fn compute(run: &Run, params: &Params) -> Credit {
     Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
 }
 
-/// A group's steps by state key, in one pass and a placement (a counting sort: the keys of a group
-/// are few, a comparison sort of its steps was most of GiGPO's time): each key's slot the first
-/// time it is seen (a table by symbol, reset for the keys used after each group), how many steps
-/// each has, then the steps placed in step order.
+/// A group's anchor states: each state key's steps normalized by the mean and unbiased std of
+/// their returns, as `grpo::mean_std` takes them over the state's steps in step order, without
+/// sorting or gathering the steps (a comparison sort of a group's steps by key was most of GiGPO's
+/// time). Each key gets a slot the first time it is seen (a table by symbol, reset for the keys
+/// used after each group); the sums run per slot over the steps in step order, so each state's
+/// additions come in the same order as over its gathered steps.
 struct AnchorStates {
     slot_of: Vec<u32>,
     keys: Vec<Sym>,
     slots: Vec<u32>,
-    starts: Vec<u32>,
-    order: Vec<u32>,
+    count: Vec<u32>,
+    sum: Vec<f32>,
+    sum64: Vec<f64>,
+    sq: Vec<f64>,
+    mean: Vec<f32>,
+    std: Vec<f32>,
 }
 
 impl AnchorStates {
@@ -216,13 +210,24 @@ impl AnchorStates {
             slot_of: vec![u32::MAX; labels + 1],
             keys: Vec::new(),
             slots: Vec::new(),
-            starts: Vec::new(),
-            order: Vec::new(),
+            count: Vec::new(),
+            sum: Vec::new(),
+            sum64: Vec::new(),
+            sq: Vec::new(),
+            mean: Vec::new(),
+            std: Vec::new(),
         }
     }
 
-    /// The local step indices of each key of `keyed` ((key, index) in index order), key by key.
-    fn group(&mut self, keyed: &[(Sym, u32)]) -> impl Iterator<Item = &[u32]> {
+    /// `out[i] = norm(values[i], mean, std)` for every step `i` of `keyed` ((key, step) in step
+    /// order) whose key has two steps or more, with that key's mean and std.
+    fn normalize(
+        &mut self,
+        keyed: &[(Sym, u32)],
+        values: &[f32],
+        out: &mut [f32],
+        norm: impl Fn(f32, f32, f32) -> f32,
+    ) {
         // (Keys are labels of the run: the last slot only guards against one that is not.)
         let last = self.slot_of.len() - 1;
         for &key in &self.keys {
@@ -230,55 +235,78 @@ impl AnchorStates {
         }
         self.keys.clear();
         self.slots.clear();
-        self.starts.clear();
         for &(key, _) in keyed {
             let entry = &mut self.slot_of[key.index().min(last)];
             if *entry == u32::MAX {
                 *entry = self.keys.len() as u32;
                 self.keys.push(key);
-                self.starts.push(0);
             }
             self.slots.push(*entry);
-            self.starts[*entry as usize] += 1;
         }
-        // Counts to where each slot starts (and, after placing, ends).
-        let mut at = 0;
-        for start in &mut self.starts {
-            let count = *start;
-            *start = at;
-            at += count;
+        let n = self.keys.len();
+        for column in [&mut self.sum64, &mut self.sq] {
+            column.clear();
+            column.resize(n, 0.0);
         }
-        self.order.clear();
-        self.order.resize(keyed.len(), 0);
+        self.sum.clear();
+        self.sum.resize(n, 0.0);
+        self.count.clear();
+        self.count.resize(n, 0);
+        let value = |i: u32| values[i as usize];
         for (&slot, &(_, i)) in self.slots.iter().zip(keyed) {
-            let next = &mut self.starts[slot as usize];
-            self.order[*next as usize] = i;
-            *next += 1;
+            let s = slot as usize;
+            self.sum[s] += value(i);
+            self.sum64[s] += f64::from(value(i));
+            self.count[s] += 1;
         }
-        // `starts[s]` is now where slot s ends.
-        let (order, ends) = (&self.order, &self.starts);
-        (0..ends.len()).map(move |s| {
-            let start = if s == 0 { 0 } else { ends[s - 1] as usize };
-            &order[start..ends[s] as usize]
-        })
+        self.mean.clear();
+        self.mean.extend(self.sum.iter().zip(&self.count).map(|(&sum, &count)| sum / count as f32));
+        for (mean64, &count) in self.sum64.iter_mut().zip(&self.count) {
+            *mean64 /= f64::from(count);
+        }
+        for (&slot, &(_, i)) in self.slots.iter().zip(keyed) {
+            let s = slot as usize;
+            self.sq[s] += (f64::from(value(i)) - self.sum64[s]).powi(2);
+        }
+        self.std.clear();
+        self.std
+            .extend(self.sq.iter().zip(&self.count).map(|(&sq, &count)| (sq / (f64::from(count) - 1.0)).sqrt() as f32));
+        for (&slot, &(_, i)) in self.slots.iter().zip(keyed) {
+            let s = slot as usize;
+            if self.count[s] >= 2 {
+                out[i as usize] = norm(value(i), self.mean[s], self.std[s]);
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::grpo::mean_std;
     use super::*;
 
     #[test]
-    fn anchor_states_are_each_keys_steps_in_step_order() {
+    fn anchor_states_normalize_each_keys_steps_as_mean_std_over_them() {
         let [a, b, c] = [Sym::from_index(5), Sym::from_index(0), Sym::from_index(9)];
+        let values: Vec<f32> = (0..8).map(|i| (i * 37 % 11) as f32 / 3.0 - 1.0).collect();
+        let norm = |x: f32, m: f32, s: f32| (x - m) / (s + 1e-6);
         let mut anchors = AnchorStates::new(10);
-        let keyed = [(a, 0), (b, 1), (a, 2), (c, 4), (b, 5), (a, 7)];
-        let groups: Vec<Vec<u32>> = anchors.group(&keyed).map(<[u32]>::to_vec).collect();
-        assert_eq!(groups, [vec![0, 2, 7], vec![1, 5], vec![4]]);
-        // The next group starts afresh: a key seen before gets a slot again, in first-seen order.
-        let keyed = [(c, 0), (a, 3), (c, 6)];
-        let groups: Vec<Vec<u32>> = anchors.group(&keyed).map(<[u32]>::to_vec).collect();
-        assert_eq!(groups, [vec![0, 6], vec![3]]);
-        assert_eq!(anchors.group(&[]).count(), 0);
+        for keyed in [vec![(a, 0), (b, 1), (a, 2), (c, 4), (b, 5), (a, 7)], vec![(c, 0), (a, 3), (c, 6)], vec![]] {
+            let mut out = vec![f32::NAN; values.len()];
+            anchors.normalize(&keyed, &values, &mut out, norm);
+            for (i, &(key, step)) in keyed.iter().enumerate() {
+                // The key's steps gathered in step order, as the sorted form did.
+                let same: Vec<f32> =
+                    keyed.iter().filter(|(k, _)| *k == key).map(|&(_, j)| values[j as usize]).collect();
+                let want = if same.len() < 2 {
+                    f32::NAN
+                } else {
+                    let (m, s) = mean_std(&same, true);
+                    norm(values[step as usize], m, s)
+                };
+                let got = out[step as usize];
+                assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{i}: {got} vs {want}");
+            }
+        }
     }
 }

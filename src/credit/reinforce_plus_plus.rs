@@ -95,8 +95,9 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     let mut terms =
         Terms::for_rows("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"], batch.num_rows());
     let (returns, sums) = match batch.mask {
-        Some(_) => returns_rows::<F, true>(batch, gamma, reset, &mut terms),
-        None => returns_rows::<F, false>(batch, gamma, reset, &mut terms),
+        Some(_) => returns_rows::<F, true, false>(batch, gamma, reset, &mut terms),
+        None if gamma == F::ONE => returns_rows::<F, false, true>(batch, gamma, reset, &mut terms),
+        None => returns_rows::<F, false, false>(batch, gamma, reset, &mut terms),
     };
     // The sums verl's whitening needs were gathered as the returns were written.
     let gather = params.choice("whiten") == "verl";
@@ -124,8 +125,9 @@ type State<F> = (F, F, F, whiten::Sums);
 /// the way: a few adds off the chain the rows wait on, cheaper than a test per position of whether
 /// they are wanted). A row's state is the running return, the return last written (at the row's
 /// first position once done), the pending row score and the sums. Without a mask (`MASKED`
-/// false) the reset `running · m` is left out: `x · 1 = x`, one multiply fewer in the chain.
-fn returns_rows<F: Real, const MASKED: bool>(
+/// false) the reset `running · m` is left out: `x · 1 = x`, one multiply fewer in the chain; with γ = 1
+/// as well (`UNIT`), the multiply by γ too.
+fn returns_rows<F: Real, const MASKED: bool, const UNIT: bool>(
     batch: &Batch<'_, F>,
     gamma: F,
     reset: bool,
@@ -140,7 +142,11 @@ fn returns_rows<F: Real, const MASKED: bool>(
         move |(running, written, pending, sums), _, t| {
             let m = if MASKED { cols.m(t) } else { F::ONE };
             let r = cols.r(pending, t);
-            if reset || !MASKED {
+            if UNIT {
+                // γ = 1 (the default): 1 · x = x, so the multiply is left out of the chain.
+                *running = r + *running;
+                *written = *running;
+            } else if reset || !MASKED {
                 *running = r + gamma * *running;
                 *written = *running;
                 if MASKED {
