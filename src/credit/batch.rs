@@ -71,7 +71,7 @@ impl<F: Real> Batch<'_, F> {
     /// Mask value at a position.
     #[inline]
     pub fn m(&self, position: usize) -> F {
-        self.mask.as_ref().map_or(F::ONE, |m| m[position])
+        self.cols().m(position)
     }
 
     /// Reward at a position: the per-position reward, or the row score at the row's last position.
@@ -355,7 +355,7 @@ pub fn rows_backward_parts<S: Copy, F: Real, R: Send>(
     if parts <= 1 || num_rows < parts || !ordered() {
         let mut out = F::with_room(n);
         let mut kept = Vec::with_capacity(num_rows);
-        let mut rows = super::par::term_rows(terms, std::iter::once(0..num_rows)).pop();
+        let mut rows = super::par::TermRows::all(terms);
         rows_backward(
             &mut out,
             fill,
@@ -364,11 +364,7 @@ pub fn rows_backward_parts<S: Copy, F: Real, R: Send>(
             &init,
             #[inline(always)]
             |s, i, p| visit(s, i, p),
-            |i, s| {
-                if let Some(rows) = rows.as_mut() {
-                    kept.push(done(i, s, rows));
-                }
-            },
+            |i, s| kept.push(done(i, s, &mut rows)),
         );
         out.resize(n.max(out.len()), fill);
         out.truncate(n);

@@ -242,7 +242,13 @@ pub struct TermRows<'a> {
     width: usize,
 }
 
-impl TermRows<'_> {
+impl<'a> TermRows<'a> {
+    /// All rows of `terms`, as one part.
+    pub fn all(terms: &'a mut Terms) -> Self {
+        let width = terms.names.len();
+        TermRows { values: &mut terms.values, first: 0, width }
+    }
+
     /// Sets row `i` (a trajectory index within this part), as [`Terms::set`].
     #[inline]
     pub fn set(&mut self, i: usize, values: &[f64]) {
@@ -283,12 +289,11 @@ pub fn by_groups<R: Send>(
 ) -> (Vec<f32>, Vec<R>) {
     let tr = &run.trajectories;
     let len = tr.path_nodes.len();
-    let width = terms.names.len();
     let num_groups = run.groups.len();
     if !super::common::groups_in_trajectory_order(run) {
         let mut step = super::pool::filled(len, f32::NAN);
         let mut part = StepPart::new(&mut step, 0, f32::NAN, false);
-        let mut rows = TermRows { values: &mut terms.values, first: 0, width };
+        let mut rows = TermRows::all(terms);
         let result = body(0..num_groups, &mut part, &mut rows);
         return (step, vec![result]);
     }

@@ -8,10 +8,10 @@ use super::real::Real;
 /// float32 sum over millions of tokens would be. With `sums` (gathered while `x` was computed)
 /// there is no pass over `x`: Σ((x − mean)²·m) is expanded as Σx²m − 2·mean·Σxm + mean²·Σm.
 fn verl_moments<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> (F, F, f32) {
-    // verl sums its integer mask exactly, then divides in float32: the count in f64 (exact, in
-    // four lanes), rounded once (a running float32 sum would stop counting at 2²⁴ positions).
+    // verl sums its integer mask exactly, then divides in float32: the count in f64 (exact: sums
+    // of small integers, in blocks on several threads), rounded once (a running float32 sum would
+    // stop counting at 2²⁴ positions).
     let count = match mask {
-        // In blocks on several threads, added in order (exact: sums of small integers).
         Some(mask) => lane_sum(mask, None, |m| m.f64()),
         None => x.len() as f64,
     };
@@ -230,16 +230,12 @@ mod tests {
         x_nan[3] = f32::NAN;
         mask[3] = 0.0;
         for mask in [None, Some(&mask[..])] {
+            // The NaN only where the mask hides it.
+            let source = if mask.is_some() { &x_nan } else { &x };
             let mut sums = Sums::default();
-            for (t, &v) in x_nan.iter().enumerate() {
+            for (t, &v) in source.iter().enumerate() {
                 sums.add(v, mask.map_or(1.0, |m| m[t]));
             }
-            let source = if mask.is_some() { &x_nan } else { &x };
-            let mut sums_plain = Sums::default();
-            for &v in &x {
-                sums_plain.add(v, 1.0);
-            }
-            let sums = if mask.is_some() { sums } else { sums_plain };
             let (mut two_pass, mut gathered) = (source.clone(), source.clone());
             assert!(verl(&mut two_pass, mask));
             assert!(verl_with(&mut gathered, mask, Some(sums)));
