@@ -128,7 +128,7 @@ fn credit_on_several_threads_is_the_credit_on_one() {
 
 #[test]
 fn triage_from_the_runs_role_codes_is_triage_from_its_roles() {
-    // A run keeps each path step's role in a byte (`PathRoles`); without those codes (a run with
+    // A run keeps each path step's role in a byte (`PathCodes`); without those codes (a run with
     // more distinct roles than a byte holds) TRIAGE codes its five classes itself. Both ways give
     // the same credit, bit for bit, whitened or not.
     let mut runs = vec![("synthetic".to_owned(), step_run())];
@@ -138,7 +138,7 @@ fn triage_from_the_runs_role_codes_is_triage_from_its_roles() {
     for (name, run) in &runs {
         assert_eq!(run.trajectories.path_roles.codes.len(), run.num_path_steps(), "{name}");
         let mut uncoded = run.clone();
-        uncoded.trajectories.path_roles = vantage::model::PathRoles::default();
+        uncoded.trajectories.path_roles = vantage::model::PathCodes::default();
         for whiten in ["true", "false"] {
             let params = Params::resolve(triage, None, &[("whiten".to_owned(), whiten.to_owned())]).unwrap();
             let coded = triage.compute(run, &params).unwrap();

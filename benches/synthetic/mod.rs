@@ -3,7 +3,8 @@
 use vantage::model::{NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId};
 
 /// 10⁶ trajectories × 32 steps in groups of 8: outcome, env rewards, a PRM score, a value score,
-/// roles, state keys (eight, shared by the rollouts of a group) and first-error labels, no text.
+/// roles, step kinds (three in four of them ProRAG's well-formed ones), state keys (eight, shared by the
+/// rollouts of a group) and first-error labels, no text.
 pub fn step_run(trajectories: usize, steps: usize) -> Run {
     let mut b = RunBuilder::new("bench", "synthetic");
     let roles = ["progress", "exploration", "infrastructure", "regression"];
@@ -19,6 +20,7 @@ pub fn step_run(trajectories: usize, steps: usize) -> Run {
             let x = ((t * 31 + s * 17) % 101) as f32 / 100.0;
             let step = NewStep {
                 role: Some(roles[(t + s) % 4]),
+                kind: Some(["think", "search", "read", "answer"][(t + 3 * s) % 4]),
                 scores: vec![("prm", x), ("value", 0.5 - x / 2.0)],
                 env_reward: Some(if s + 1 == steps { 1.0 } else { 0.0 }),
                 // Rollouts of a group pass through the same few states (GiGPO's anchor states).

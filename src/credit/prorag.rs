@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use super::outcome::outcome_advantages;
 use super::prm_process::{SCORE_PARAM, score_column, supports_scores};
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
-use crate::model::{NodeId, Run, Sym, TrajectoryId};
+use crate::model::{GroupId, NodeId, Run, Sym, TrajectoryId};
 
 /// ProRAG.
 pub struct Prorag;
@@ -43,35 +43,6 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     ]
 });
 
-/// Σ w · f(p) over the `(p, w)` of a group's steps; a missing score has weight 0 and its term is
-/// left out, not multiplied (0 · NaN).
-/// (Σ w, Σ w·p) over the `(p, w)` of a group's steps in one pass, missing scores left out.
-fn weighted_moments(steps: &[(f32, f32)]) -> (f64, f64) {
-    let mut lanes = [[0.0f64; 2]; 4];
-    let chunks = steps.chunks_exact(4);
-    let present =
-        |(p, w): (f32, f32)| if p.is_nan() { (0.0, 0.0) } else { (f64::from(w), f64::from(w) * f64::from(p)) };
-    let (mut total, mut sum) = (0.0, 0.0);
-    for &x in chunks.remainder() {
-        let (w, wp) = present(x);
-        total += w;
-        sum += wp;
-    }
-    for chunk in chunks {
-        for (lane, &x) in lanes.iter_mut().zip(chunk) {
-            let (w, wp) = present(x);
-            lane[0] += w;
-            lane[1] += wp;
-        }
-    }
-    let add = |i: usize| (lanes[0][i] + lanes[1][i]) + (lanes[2][i] + lanes[3][i]);
-    (add(0) + total, add(1) + sum)
-}
-
-fn weighted_sum(steps: &[(f32, f32)], f: impl Fn(f64) -> f64) -> f64 {
-    super::common::lane_sum(steps, |(p, w)| if p.is_nan() { 0.0 } else { f64::from(w) * f(f64::from(p)) })
-}
-
 impl Scheme for Prorag {
     fn info(&self) -> &SchemeInfo {
         &INFO
@@ -89,58 +60,81 @@ impl Scheme for Prorag {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let column = score_column(run, params, "prorag")?;
-        let tr = &run.trajectories;
-        let (outcome, _) = outcome_advantages(run, params);
-        let score = super::common::path_column(run, column);
-        let source = match params.choice("format_source") {
-            "score" => Source::Score,
-            "kind" => Source::Kind,
-            "none" => Source::None,
-            _ => Source::Always,
-        };
-        let (bonus, penalty) = (params.f64("format_bonus") as f32, params.f64("format_penalty") as f32);
-        let beta = params.f64("beta") as f32;
-        let mut terms = Terms::for_rows(
-            "A_outcome + β·z(step score), z over the group's tokens",
-            &["A_outcome", "token mean", "token std", "β"],
-            tr.len(),
-        );
-        // Group by group: the step score p (+ format term) and token weight of each of its steps,
-        // into a small buffer that stays in cache; the token-weighted statistics; then its
-        // members' credit. Runs of consecutive groups on their own threads (`par::by_groups`).
-        let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
-            let scores = run.nodes.scores.get("format").map(Vec::as_slice);
-            let mut format = Format { run, source, scores, bonus, penalty, kinds: Vec::new() };
-            let mut steps: Vec<(f32, f32)> = Vec::new();
-            for g in groups {
-                let members = run.groups.members(crate::model::GroupId::from_index(g));
-                steps.clear();
-                for &t in members {
-                    push_steps(run, &score, &mut format, t, &mut steps);
+        credit(run, params, true)
+    }
+}
+
+/// ProRAG's credit; `fast` lets a run without token spans take the path that reads each step's
+/// format term in place (`false` in a test, to check the two paths against each other).
+fn credit(run: &Run, params: &Params, fast: bool) -> Result<Credit, CreditError> {
+    let column = score_column(run, params, "prorag")?;
+    let tr = &run.trajectories;
+    let (outcome, _) = outcome_advantages(run, params);
+    let score = super::common::path_column(run, column);
+    let source = match params.choice("format_source") {
+        "score" => Source::Score,
+        "kind" => Source::Kind,
+        "none" => Source::None,
+        _ => Source::Always,
+    };
+    let (bonus, penalty) = (params.f64("format_bonus") as f32, params.f64("format_penalty") as f32);
+    let beta = params.f64("beta") as f32;
+    let mut terms = Terms::for_rows(
+        "A_outcome + β·z(step score), z over the group's tokens",
+        &["A_outcome", "token mean", "token std", "β"],
+        tr.len(),
+    );
+    let fast = fast && run.nodes.token_span.is_none();
+    let (step, _) = if fast {
+        // No token spans (the common case): one weight per trajectory, each step's format
+        // term from its path position without a branch.
+        let term = move |well_formed: bool| if well_formed { bonus } else { -penalty };
+        // One copy of `by_steps` per way of judging a step, its test inlined.
+        macro_rules! by_steps {
+            ($term:expr) => {
+                by_steps(run, &score, &outcome, beta, &mut terms, $term)
+            };
+        }
+        match source {
+            Source::None => by_steps!(move |_| 0.0),
+            Source::Always => by_steps!(move |_| bonus),
+            Source::Score => match run.nodes.scores.get("format") {
+                Some(format) => {
+                    let format = super::common::path_column(run, format);
+                    let well_formed: &[f32] = &format;
+                    let step = by_steps!(move |i| term(well_formed[i] >= 0.5));
+                    super::common::give_path_column(format);
+                    step
                 }
-                // Σ w and Σ w·p in one pass, then the population variance around the mean.
-                let (total, sum) = weighted_moments(&steps);
-                let mean = if total > 0.0 { sum / total } else { 0.0 };
-                let var = if total > 0.0 { weighted_sum(&steps, |p| (p - mean).powi(2)) / total } else { 0.0 };
-                // std := 1 when the group has at most one valid token.
-                let std = if total <= 1.0 { 1.0 } else { (var + 1e-8).sqrt() };
-                let inverse_std = 1.0 / std;
-                let mut next = steps.iter();
-                for &t in members {
-                    let a = outcome[t.index()];
-                    let credit = |&(p, _): &(f32, f32)| {
-                        let z = if p.is_nan() { 0.0 } else { ((f64::from(p) - mean) * inverse_std) as f32 };
-                        a + beta * z
-                    };
-                    step.write(tr.path_range(t), next.by_ref().map(credit));
-                    terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
+                None => by_steps!(move |_| -penalty),
+            },
+            Source::Kind => {
+                let kinds = &tr.path_kinds;
+                if kinds.codes.len() == tr.path_nodes.len() {
+                    // A byte per step (`PathCodes`) and the term of each code.
+                    let mut table = [0.0f32; 256];
+                    for (slot, &kind) in table.iter_mut().zip(&kinds.labels) {
+                        *slot = term(WELL_FORMED_KINDS.contains(&run.label(kind)));
+                    }
+                    let codes: &[u8] = &kinds.codes;
+                    by_steps!(move |i| table[usize::from(codes[i])])
+                } else if let Some(set) = well_formed_kinds(run) {
+                    // More kinds than a byte codes: each step's kind through its node.
+                    let (kind, path): (&[Sym], &[NodeId]) = (&run.nodes.kind, &tr.path_nodes);
+                    by_steps!(move |i| {
+                        let k = kind[path[i].index()];
+                        term(set.iter().fold(false, |hit, &s| hit | (s == k)))
+                    })
+                } else {
+                    by_steps!(move |_| -penalty)
                 }
             }
-        });
-        super::common::give_path_column(score);
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
-    }
+        }
+    } else {
+        generic(run, &score, &outcome, beta, source, bonus, penalty, &mut terms)
+    };
+    super::common::give_path_column(score);
+    Ok(Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) })
 }
 
 /// How a step's format is judged.
@@ -191,25 +185,12 @@ impl Format<'_> {
 /// weight (a missing score: NaN, weight 0); `score` is the score column in path order.
 fn push_steps(run: &Run, score: &[f32], format: &mut Format<'_>, t: TrajectoryId, steps: &mut Vec<(f32, f32)>) {
     let (tr, nodes) = (&run.trajectories, &run.nodes);
-    let whole = tr.token_range(t).len();
     let path = tr.path(t);
     let any_span = nodes.token_span.is_some() && path.iter().any(|&n| nodes.token_span(n).is_some());
     // A step without a span weighs 1 when others have spans, else its share of the tokens.
-    let unspanned = if any_span || whole == 0 { 1.0 } else { whole as f32 / path.len() as f32 };
+    let unspanned = if any_span { 1.0 } else { unspanned_weight(run, t) };
     let range = tr.path_range(t);
     let scores = &score[range.clone()];
-    if tr.paths_in_node_order && !any_span && format.source == Source::Kind {
-        // The common case in one tight loop: the path's nodes are its positions (no node ids to
-        // read), one weight for every step, the kind's term looked up only when the kind changes.
-        let (mut kind, mut term) = (Sym::NONE, 0.0);
-        steps.extend(scores.iter().zip(&nodes.kind[range]).map(|(&p, &k)| {
-            if k != kind || format.kinds.is_empty() {
-                (kind, term) = (k, format.of_kind(k));
-            }
-            if p.is_nan() { (f32::NAN, 0.0) } else { (p + term, unspanned) }
-        }));
-        return;
-    }
     let mut push = |node: NodeId, p: f32| {
         if p.is_nan() {
             return (f32::NAN, 0.0);
@@ -223,5 +204,250 @@ fn push_steps(run: &Run, score: &[f32], format: &mut Format<'_>, t: TrajectoryId
         steps.extend(scores.iter().enumerate().map(|(k, &p)| push(NodeId::from_index(first + k), p)));
     } else {
         steps.extend(path.iter().zip(scores).map(|(&node, &p)| push(node, p)));
+    }
+}
+
+/// The symbols of the well-formed kinds the run has, padded with its first (a step's test is
+/// then six comparisons, no branch); `None` when it has none of them.
+fn well_formed_kinds(run: &Run) -> Option<[Sym; 6]> {
+    let found: Vec<Sym> = WELL_FORMED_KINDS.iter().filter_map(|k| run.labels.lookup(k)).collect();
+    let first = *found.first()?;
+    Some(std::array::from_fn(|i| found.get(i).copied().unwrap_or(first)))
+}
+
+/// A trajectory's weight per step without token spans: its share of the tokens, 1 without
+/// tokens.
+fn unspanned_weight(run: &Run, t: TrajectoryId) -> f32 {
+    let tr = &run.trajectories;
+    let whole = tr.token_range(t).len();
+    let steps = tr.path_range(t).len();
+    if whole == 0 || steps == 0 { 1.0 } else { whole as f32 / steps as f32 }
+}
+
+/// A group's token-weighted mean and std from (Σ w, Σ w·p, Σ w·p²): population variance, +1e−8,
+/// std := 1 when the group has at most one valid token.
+fn mean_std([total, sum, squares]: [f64; 3]) -> (f64, f64) {
+    if total <= 0.0 {
+        return (0.0, 1.0);
+    }
+    let mean = sum / total;
+    let var = (squares / total - mean * mean).max(0.0);
+    (mean, if total <= 1.0 { 1.0 } else { (var + 1e-8).sqrt() })
+}
+
+/// (count, Σ v, Σ v²) over the present values of a path's steps (`NaN`: missing), in four
+/// interleaved partial sums. A missing value is masked to 0 through its bits, which the compiler
+/// does four at a time (a `select` on the `f64` it is widened to came out as a branch per step).
+#[inline]
+fn path_sums(values: &[f32]) -> [f64; 3] {
+    // All ones for a present value, 0 for NaN (exponent all ones and a nonzero mantissa).
+    let mask = |v: f32| u32::from((v.to_bits() & 0x7fff_ffff) <= 0x7f80_0000).wrapping_neg();
+    let (mut count, mut sum, mut squares) = ([0u32; 4], [0.0f64; 4], [0.0f64; 4]);
+    let chunks = values.chunks_exact(4);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for j in 0..4 {
+            let m = mask(chunk[j]);
+            let x = f64::from(f32::from_bits(chunk[j].to_bits() & m));
+            count[j] += m & 1;
+            sum[j] += x;
+            squares[j] += x * x;
+        }
+    }
+    let (mut n, mut s, mut q) = (0u32, 0.0f64, 0.0f64);
+    for &v in rest {
+        let m = mask(v);
+        let x = f64::from(f32::from_bits(v.to_bits() & m));
+        n += m & 1;
+        s += x;
+        q += x * x;
+    }
+    let add = |lanes: [f64; 4], rest: f64| (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + rest;
+    [f64::from(count.iter().sum::<u32>() + n), add(sum, s), add(squares, q)]
+}
+
+/// The common case: no token spans. Group by group, each step's `v = p + term(k)` (`k` its path
+/// position, `term` its format term) into a small buffer that stays in cache, (Σ w, Σ w·v,
+/// Σ w·v²) from per-path sums times the path's weight, then each member's steps written once
+/// from the buffer. Runs of consecutive groups
+/// on their own threads (`par::by_groups`).
+fn by_steps(
+    run: &Run,
+    score: &[f32],
+    outcome: &[f32],
+    beta: f32,
+    terms: &mut Terms,
+    term: impl Fn(usize) -> f32 + Sync + Copy,
+) -> (Vec<f32>, Vec<()>) {
+    let tr = &run.trajectories;
+    // `move`: the scalars are copied into the closure, so the compiler keeps them in registers
+    // while it writes the output.
+    super::par::by_groups(run, terms, move |groups, step, terms| {
+        // A copy of the test on this thread's stack: the compiler then knows that writing the
+        // buffer does not change it, and keeps what it reads in registers.
+        let term = term;
+        let mut values: Vec<f32> = Vec::new();
+        for g in groups {
+            let members = run.groups.members(GroupId::from_index(g));
+            let mut sums = [0.0f64; 3];
+            values.clear();
+            for &t in members {
+                let range = tr.path_range(t);
+                let (first, start) = (range.start, values.len());
+                values.extend(score[range].iter().enumerate().map(|(i, &p)| p + term(first + i)));
+                let w = f64::from(unspanned_weight(run, t));
+                for (total, x) in sums.iter_mut().zip(path_sums(&values[start..])) {
+                    *total += w * x;
+                }
+            }
+            let (mean, std) = mean_std(sums);
+            let inverse_std = 1.0 / std;
+            let mut next = 0;
+            for &t in members {
+                let a = outcome[t.index()];
+                let slots = step.slots(tr.path_range(t));
+                for (slot, &v) in slots.iter_mut().zip(&values[next..]) {
+                    let z = ((f64::from(v) - mean) * inverse_std) as f32;
+                    // A missing score: the outcome advantage alone (a select, not a branch).
+                    *slot = a + beta * if v.is_nan() { 0.0 } else { z };
+                }
+                next += slots.len();
+                terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
+            }
+        }
+    })
+}
+
+/// Any run: group by group, the step score p (+ format term) and token weight of each of its
+/// steps into a small buffer that stays in cache, the token-weighted statistics, then its
+/// members' credit.
+#[expect(clippy::too_many_arguments, reason = "the scheme's parameters, passed through once")]
+fn generic(
+    run: &Run,
+    score: &[f32],
+    outcome: &[f32],
+    beta: f32,
+    source: Source,
+    bonus: f32,
+    penalty: f32,
+    terms: &mut Terms,
+) -> (Vec<f32>, Vec<()>) {
+    let tr = &run.trajectories;
+    super::par::by_groups(run, terms, |groups, step, terms| {
+        let scores = run.nodes.scores.get("format").map(Vec::as_slice);
+        let mut format = Format { run, source, scores, bonus, penalty, kinds: Vec::new() };
+        let mut steps: Vec<(f32, f32)> = Vec::new();
+        for g in groups {
+            let members = run.groups.members(GroupId::from_index(g));
+            steps.clear();
+            for &t in members {
+                push_steps(run, score, &mut format, t, &mut steps);
+            }
+            let sums = steps.iter().fold([0.0f64; 3], |[total, sum, squares], &(p, w)| {
+                if p.is_nan() {
+                    return [total, sum, squares];
+                }
+                let (p, w) = (f64::from(p), f64::from(w));
+                [total + w, sum + w * p, squares + w * p * p]
+            });
+            let (mean, std) = mean_std(sums);
+            let inverse_std = 1.0 / std;
+            let mut next = steps.iter();
+            for &t in members {
+                let a = outcome[t.index()];
+                let credit = |&(p, _): &(f32, f32)| {
+                    let z = if p.is_nan() { 0.0 } else { ((f64::from(p) - mean) * inverse_std) as f32 };
+                    a + beta * z
+                };
+                step.write(tr.path_range(t), next.by_ref().map(credit));
+                terms.set(t.index(), &[f64::from(a), mean, std, f64::from(beta)]);
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{NewGroup, NewStep, NewTokens, Outcome, RunBuilder, TreeId};
+
+    /// Groups of four chains with kinds (well-formed or not), a `format` score, missing PRM
+    /// scores and, in some groups, token counts; `interleaved`: the group's steps added step
+    /// index by step index, so that paths are not in node order.
+    fn chains(interleaved: bool) -> Run {
+        let mut b = RunBuilder::new("prorag", "test");
+        let kinds = ["search", "think", "answer", "read", "plan"];
+        for g in 0..10usize {
+            let group = b.add_group(&NewGroup { key: &format!("g{g}"), ..NewGroup::default() }).0;
+            let members: Vec<usize> = (4 * g..4 * g + 4).collect();
+            let steps = |t: usize| 1 + (t * 7) % 9;
+            let mut leaves = [NodeId::NONE; 4];
+            let mut add = |t: usize, s: usize, parent: NodeId| {
+                let p = ((t * 13 + s * 29) % 17) as f32 / 8.0 - 1.0;
+                let step = NewStep {
+                    kind: Some(kinds[(t + 2 * s) % kinds.len()]),
+                    scores: vec![
+                        ("prm", if (t + s) % 11 == 3 { f32::NAN } else { p }),
+                        ("format", (s % 3) as f32 / 2.0),
+                    ],
+                    ..NewStep::default()
+                };
+                b.add_node(group, parent, &step)
+            };
+            if interleaved {
+                for s in 0..9 {
+                    for (k, &t) in members.iter().enumerate().filter(|&(_, &t)| s < steps(t)) {
+                        leaves[k] = add(t, s, leaves[k]);
+                    }
+                }
+            } else {
+                for (k, &t) in members.iter().enumerate() {
+                    for s in 0..steps(t) {
+                        leaves[k] = add(t, s, leaves[k]);
+                    }
+                }
+            }
+            for (k, &t) in members.iter().enumerate() {
+                let mask = vec![true; if t % 8 < 4 { 0 } else { 3 + t % 5 }];
+                let tokens = NewTokens { mask: Some(&mask), ..NewTokens::default() };
+                let outcome = Outcome { reward: Some(((t * 5) % 3) as f32), ..Outcome::default() };
+                b.add_trajectory(&format!("t{t}"), group, TreeId::NONE, leaves[k], &outcome, &tokens);
+            }
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn the_in_place_path_agrees_with_the_buffered_one() {
+        let run = chains(false);
+        assert!(run.trajectories.paths_in_node_order && run.nodes.token_span.is_none());
+        let interleaved = chains(true);
+        assert!(!interleaved.trajectories.paths_in_node_order);
+        // Without a byte per step's kind (a run with more than 256 kinds), each through its node.
+        let mut uncoded = run.clone();
+        uncoded.trajectories.path_kinds = crate::model::PathCodes::default();
+        let sources = ["kind", "score", "none"];
+        let cases = sources.iter().flat_map(|&s| [(s, &run), (s, &interleaved)]).chain([("kind", &uncoded)]);
+        for (source, run) in cases {
+            let sets = [("format_source".to_owned(), source.to_owned())];
+            let params = Params::resolve(&Prorag, None, &sets).unwrap();
+            let fast = credit(run, &params, true).unwrap();
+            let buffered = credit(run, &params, false).unwrap();
+            assert_eq!(fast.step.len(), buffered.step.len());
+            let mut differ = 0;
+            for (i, (&f, &b)) in fast.step.iter().zip(&buffered.step).enumerate() {
+                assert!((f - b).abs() <= 1e-6 * (1.0 + b.abs()), "{source} {i}: {f} vs {b}");
+                differ += usize::from(f.to_bits() != b.to_bits());
+            }
+            assert!(
+                differ * 10 < fast.step.len(),
+                "{source}: {differ} of {} differ in their last bits",
+                fast.step.len()
+            );
+        }
+        // The format term moves the scores: with it the credit is not that of `none`.
+        let none = Params::resolve(&Prorag, None, &[("format_source".to_owned(), "none".to_owned())]).unwrap();
+        let kind = Params::resolve(&Prorag, None, &[]).unwrap();
+        assert_ne!(credit(&run, &none, true).unwrap().step, credit(&run, &kind, true).unwrap().step);
     }
 }

@@ -73,11 +73,11 @@ impl Scheme for Triage {
             tr.len(),
         );
         // Each step's role as a one-byte code with its bonus w · c: the run's role codes
-        // (`PathRoles`, derived when it was built), or, for a run with more distinct roles than a
+        // (`PathCodes`, derived when it was built), or, for a run with more distinct roles than a
         // byte holds, TRIAGE's five classes, coded here.
         let own;
         let (codes, bonus): (&[u8], Vec<f32>) = if tr.path_roles.codes.len() == tr.path_nodes.len() {
-            let roles = &tr.path_roles.roles;
+            let roles = &tr.path_roles.labels;
             (&tr.path_roles.codes, roles.iter().map(|&r| w * constant(run.label(r))).collect())
         } else {
             own = class_codes(run);

@@ -241,7 +241,8 @@ impl RunBuilder {
         }
         t.paths_in_node_order = t.path_nodes.len() == run.nodes.parent.len()
             && t.path_nodes.iter().enumerate().all(|(k, n)| n.index() == k);
-        t.path_roles = super::PathRoles::derive(&t.path_nodes, &run.nodes.role);
+        t.path_roles = super::PathCodes::derive(&t.path_nodes, &run.nodes.role);
+        t.path_kinds = super::PathCodes::derive(&t.path_nodes, &run.nodes.kind);
         let num_groups = run.groups.len();
         let mut counts = vec![0u32; num_groups + 1];
         for g in &t.group {

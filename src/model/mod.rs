@@ -31,5 +31,5 @@ pub use nodes::{Children, FLAG_FIRST_ERROR, FLAG_FIRST_ERROR_LABELLED, McStats, 
 pub use run::{Run, RunMeta};
 pub use text::TextArena;
 pub use tokens::{NewTokens, Tokens};
-pub use trajectories::{Outcome, PathRoles, Trajectories};
+pub use trajectories::{Outcome, PathCodes, Trajectories};
 pub use warning::Warning;

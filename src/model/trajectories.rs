@@ -48,48 +48,51 @@ pub struct Trajectories {
     /// Tokens of trajectory `i` are `token_offsets[i]..token_offsets[i + 1]` in the run's token columns.
     pub token_offsets: Vec<u64>,
     /// Each path step's role in one byte (derived).
-    pub path_roles: PathRoles,
+    pub path_roles: PathCodes,
+    /// Each path step's kind in one byte (derived).
+    pub path_kinds: PathCodes,
 }
 
-/// Each path step's role as a one-byte code, derived when the run is built: `codes[k]` is the
-/// role of `path_nodes[k]` as an index into `roles`, the run's distinct roles in first-seen order
-/// along the paths ([`Sym::NONE`] for a step without one). A scheme that reads a role per step
-/// (TRIAGE) reads a byte in path order instead of a four-byte symbol through the path. Empty when
-/// no step has a role, or when a run has more than 256 distinct roles (read `nodes.role` then).
+/// Each path step's label of one kind (its role, its step kind) as a one-byte code, derived when
+/// the run is built: `codes[k]` is the label of `path_nodes[k]` as an index into `labels`, the
+/// run's distinct labels in first-seen order along the paths ([`Sym::NONE`] for a step without
+/// one). A scheme that reads a role or kind per step (TRIAGE, ProRAG) reads a byte in path order
+/// instead of a four-byte symbol through the path. Empty when no step has a label, or when a run
+/// has more than 256 distinct ones (read the node column then).
 #[derive(Clone, Debug, Default)]
-pub struct PathRoles {
+pub struct PathCodes {
     /// One code per path step, or none.
     pub codes: Vec<u8>,
-    /// The role of each code.
-    pub roles: Vec<Sym>,
+    /// The label of each code.
+    pub labels: Vec<Sym>,
 }
 
-impl PathRoles {
-    /// The codes of `path_nodes` given each node's role (see the type).
-    pub fn derive(path_nodes: &[NodeId], node_roles: &[Sym]) -> Self {
-        if !node_roles.iter().any(|r| r.is_some()) {
+impl PathCodes {
+    /// The codes of `path_nodes` given each node's label (see the type).
+    pub fn derive(path_nodes: &[NodeId], node_labels: &[Sym]) -> Self {
+        if !node_labels.iter().any(|r| r.is_some()) {
             return Self::default();
         }
         // Code by symbol index (the last slot for `NONE` and anything out of range).
-        let slots = node_roles.iter().filter(|r| r.is_some()).map(|r| r.index() + 1).max().unwrap_or(0) + 1;
+        let slots = node_labels.iter().filter(|r| r.is_some()).map(|r| r.index() + 1).max().unwrap_or(0) + 1;
         let mut code_of = vec![u16::MAX; slots];
-        let mut roles = Vec::new();
+        let mut labels = Vec::new();
         let mut codes = Vec::with_capacity(path_nodes.len());
         for node in path_nodes {
-            let role = node_roles.get(node.index()).copied().unwrap_or(Sym::NONE);
-            let slot = if role.is_some() { role.index().min(slots - 1) } else { slots - 1 };
+            let label = node_labels.get(node.index()).copied().unwrap_or(Sym::NONE);
+            let slot = if label.is_some() { label.index().min(slots - 1) } else { slots - 1 };
             let mut code = code_of[slot];
             if code == u16::MAX {
-                if roles.len() == 256 {
+                if labels.len() == 256 {
                     return Self::default();
                 }
-                code = roles.len() as u16;
+                code = labels.len() as u16;
                 code_of[slot] = code;
-                roles.push(role);
+                labels.push(label);
             }
             codes.push(code as u8);
         }
-        Self { codes, roles }
+        Self { codes, labels }
     }
 }
 
@@ -160,6 +163,7 @@ impl Trajectories {
         self.path_nodes.shrink_to_fit();
         self.token_offsets.shrink_to_fit();
         self.path_roles.codes.shrink_to_fit();
+        self.path_kinds.codes.shrink_to_fit();
     }
 
     /// Heap bytes used.
@@ -176,7 +180,9 @@ impl Trajectories {
             + vec_bytes(&self.path_nodes)
             + vec_bytes(&self.token_offsets)
             + vec_bytes(&self.path_roles.codes)
-            + vec_bytes(&self.path_roles.roles)
+            + vec_bytes(&self.path_roles.labels)
+            + vec_bytes(&self.path_kinds.codes)
+            + vec_bytes(&self.path_kinds.labels)
     }
 }
 
@@ -185,19 +191,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn path_roles_code_each_step_in_first_seen_order() {
+    fn path_codes_code_each_step_in_first_seen_order() {
         let [a, b] = [Sym::from_index(7), Sym::from_index(2)];
-        let node_roles = [a, Sym::NONE, b, a];
+        let node_labels = [a, Sym::NONE, b, a];
         let path: Vec<NodeId> = [0, 1, 2, 3, 0, 2].into_iter().map(NodeId::from_index).collect();
-        let roles = PathRoles::derive(&path, &node_roles);
-        assert_eq!(roles.roles, [a, Sym::NONE, b]);
+        let roles = PathCodes::derive(&path, &node_labels);
+        assert_eq!(roles.labels, [a, Sym::NONE, b]);
         assert_eq!(roles.codes, [0, 1, 2, 0, 0, 2]);
         // No role at all: nothing kept.
-        assert!(PathRoles::derive(&path, &[Sym::NONE; 4]).codes.is_empty());
+        assert!(PathCodes::derive(&path, &[Sym::NONE; 4]).codes.is_empty());
         // 257 distinct roles do not fit in a byte: nothing kept (TRIAGE then reads `nodes.role`).
         let many: Vec<Sym> = (0..257).map(Sym::from_index).collect();
         let path: Vec<NodeId> = (0..257).map(NodeId::from_index).collect();
-        assert!(PathRoles::derive(&path, &many).codes.is_empty());
-        assert_eq!(PathRoles::derive(&path[..256], &many).roles.len(), 256);
+        assert!(PathCodes::derive(&path, &many).codes.is_empty());
+        assert_eq!(PathCodes::derive(&path[..256], &many).labels.len(), 256);
     }
 }
