@@ -91,17 +91,19 @@ fn normalize_batch(step: &mut [f32], moments: &super::triage::Moments) {
     });
 }
 
-/// The smallest value, in four lanes (∞ for none).
+/// The smallest value, in four lanes (∞ for none). The values are never `NaN` (a missing score
+/// counts 0), so a plain comparison does, which the compiler turns into one vector `min`.
 fn lane_min(values: &[f32]) -> f32 {
+    let min = |a: f32, b: f32| if b < a { b } else { a };
     let mut lanes = [f32::INFINITY; 4];
     let chunks = values.chunks_exact(4);
-    let rest = chunks.remainder().iter().copied().fold(f32::INFINITY, f32::min);
+    let rest = chunks.remainder().iter().copied().fold(f32::INFINITY, min);
     for chunk in chunks {
         for (lane, &v) in lanes.iter_mut().zip(chunk) {
-            *lane = lane.min(v);
+            *lane = min(*lane, v);
         }
     }
-    lanes.into_iter().fold(rest, f32::min)
+    lanes.into_iter().fold(rest, min)
 }
 
 impl Scheme for Pure {
@@ -158,14 +160,10 @@ impl Scheme for Pure {
                 local.push(0);
                 for &t in members {
                     let start = weighted.len();
+                    // r = 2p − 1 (or p), a missing score 0: selects, not branches.
                     weighted.extend(score[tr.path_range(t)].iter().map(|&s| {
-                        if s.is_nan() {
-                            0.0
-                        } else if two_p {
-                            2.0 * s - 1.0
-                        } else {
-                            s
-                        }
+                        let r = if two_p { 2.0 * s - 1.0 } else { s };
+                        if s.is_nan() { 0.0 } else { r }
                     }));
                     weigh(&mut weighted[start..], uniform, inverse_t, &mut exp);
                     local.push(weighted.len());
