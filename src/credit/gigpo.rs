@@ -155,10 +155,15 @@ fn compute(run: &Run, params: &Params) -> Credit {
                     }
                 };
                 if tr.paths_in_node_order {
-                    // The path's nodes are its positions: no node ids to read; a path without a
-                    // key (a test without a branch per step) has nothing to add.
+                    // The path's nodes are its positions: no node ids to read. A path without a
+                    // key (tests without a branch per step) has nothing to add; one with a key on
+                    // every step adds them all in one extend (no test or room check per step).
                     let keys = &state_key[range.clone()];
-                    if keys.iter().fold(false, |any, key| any | key.is_some()) {
+                    let (any, all) =
+                        keys.iter().fold((false, true), |(any, all), key| (any | key.is_some(), all & key.is_some()));
+                    if all {
+                        keyed.extend(keys.iter().enumerate().map(|(k, &key)| (key, local + k as u32)));
+                    } else if any {
                         keys.iter().enumerate().for_each(|(k, &key)| push(k, key));
                     }
                 } else {
@@ -235,14 +240,7 @@ impl AnchorStates {
         }
         self.keys.clear();
         self.slots.clear();
-        for &(key, _) in keyed {
-            let entry = &mut self.slot_of[key.index().min(last)];
-            if *entry == u32::MAX {
-                *entry = self.keys.len() as u32;
-                self.keys.push(key);
-            }
-            self.slots.push(*entry);
-        }
+        assign_slots(keyed, &mut self.slot_of, &mut self.keys, &mut self.slots);
         let n = self.keys.len();
         for column in [&mut self.sum64, &mut self.sq] {
             column.clear();
@@ -252,30 +250,78 @@ impl AnchorStates {
         self.sum.resize(n, 0.0);
         self.count.clear();
         self.count.resize(n, 0);
-        let value = |i: u32| values[i as usize];
-        for (&slot, &(_, i)) in self.slots.iter().zip(keyed) {
-            let s = slot as usize;
-            self.sum[s] += value(i);
-            self.sum64[s] += f64::from(value(i));
-            self.count[s] += 1;
-        }
+        // Each pass a function of its own: its slices are then arguments the compiler knows do
+        // not overlap, and it keeps their addresses in registers instead of reloading them
+        // from `self` after every store.
+        add_sums(&self.slots, keyed, values, &mut self.sum, &mut self.sum64, &mut self.count);
         self.mean.clear();
         self.mean.extend(self.sum.iter().zip(&self.count).map(|(&sum, &count)| sum / count as f32));
         for (mean64, &count) in self.sum64.iter_mut().zip(&self.count) {
             *mean64 /= f64::from(count);
         }
-        for (&slot, &(_, i)) in self.slots.iter().zip(keyed) {
-            let s = slot as usize;
-            self.sq[s] += (f64::from(value(i)) - self.sum64[s]).powi(2);
-        }
+        add_squares(&self.slots, keyed, values, &self.sum64, &mut self.sq);
         self.std.clear();
         self.std
             .extend(self.sq.iter().zip(&self.count).map(|(&sq, &count)| (sq / (f64::from(count) - 1.0)).sqrt() as f32));
-        for (&slot, &(_, i)) in self.slots.iter().zip(keyed) {
-            let s = slot as usize;
-            if self.count[s] >= 2 {
-                out[i as usize] = norm(value(i), self.mean[s], self.std[s]);
-            }
+        write_normalized(&self.slots, keyed, values, &self.count, [&self.mean, &self.std], out, norm);
+    }
+}
+
+/// Gives each key of `keyed` a slot, the first time it is seen (`slot_of` by key symbol, its last
+/// entry for a key past the table), and each step its key's slot.
+fn assign_slots(keyed: &[(Sym, u32)], slot_of: &mut [u32], keys: &mut Vec<Sym>, slots: &mut Vec<u32>) {
+    let last = slot_of.len() - 1;
+    // Written in place (a push per step checks for room and reloads where the vector is).
+    slots.resize(keyed.len(), 0);
+    for (slot, &(key, _)) in slots.iter_mut().zip(keyed) {
+        let entry = &mut slot_of[key.index().min(last)];
+        if *entry == u32::MAX {
+            *entry = keys.len() as u32;
+            keys.push(key);
+        }
+        *slot = *entry;
+    }
+}
+
+/// Per slot, the `f32` and `f64` sums and the count of its steps' values, in step order.
+fn add_sums(
+    slots: &[u32],
+    keyed: &[(Sym, u32)],
+    values: &[f32],
+    sum: &mut [f32],
+    sum64: &mut [f64],
+    count: &mut [u32],
+) {
+    for (&slot, &(_, i)) in slots.iter().zip(keyed) {
+        let (s, v) = (slot as usize, values[i as usize]);
+        sum[s] += v;
+        sum64[s] += f64::from(v);
+        count[s] += 1;
+    }
+}
+
+/// Per slot, Σ (value − mean)² over its steps, in step order.
+fn add_squares(slots: &[u32], keyed: &[(Sym, u32)], values: &[f32], mean64: &[f64], sq: &mut [f64]) {
+    for (&slot, &(_, i)) in slots.iter().zip(keyed) {
+        let s = slot as usize;
+        sq[s] += (f64::from(values[i as usize]) - mean64[s]).powi(2);
+    }
+}
+
+/// `out[i] = norm(values[i], mean, std)` for each step whose slot has two steps or more.
+fn write_normalized(
+    slots: &[u32],
+    keyed: &[(Sym, u32)],
+    values: &[f32],
+    count: &[u32],
+    [mean, std]: [&[f32]; 2],
+    out: &mut [f32],
+    norm: impl Fn(f32, f32, f32) -> f32,
+) {
+    for (&slot, &(_, i)) in slots.iter().zip(keyed) {
+        let s = slot as usize;
+        if count[s] >= 2 {
+            out[i as usize] = norm(values[i as usize], mean[s], std[s]);
         }
     }
 }
