@@ -269,8 +269,7 @@ fn path_sums(values: &[f32]) -> [f64; 3] {
 /// The common case: no token spans. Group by group, each step's `v = p + term(k)` (`k` its path
 /// position, `term` its format term) into a small buffer that stays in cache, (Σ w, Σ w·v,
 /// Σ w·v²) from per-path sums times the path's weight, then each member's steps written once
-/// from the buffer. Runs of consecutive groups
-/// on their own threads (`par::by_groups`).
+/// from the buffer. Runs of consecutive groups on their own threads (`par::by_groups`).
 fn by_steps(
     run: &Run,
     score: &[f32],
