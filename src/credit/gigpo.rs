@@ -88,17 +88,19 @@ fn compute(run: &Run, params: &Params) -> Credit {
     let std_mode = params.choice("mode") == "mean_std_norm";
     let per_step = params.choice("stats") != "trajectories";
     // The env rewards in path order, when the run logs any.
-    let env = nodes.env_reward.iter().any(|r| !r.is_nan()).then(|| super::common::path_column(run, &nodes.env_reward));
+    let env_column =
+        nodes.env_reward.iter().any(|r| !r.is_nan()).then(|| super::common::path_column(run, &nodes.env_reward));
     let mut terms = Terms::for_rows("A^E + ω·A^S (anchor-state group)", &["R", "A^E", "ω"], tr.len());
     // Group by group, in buffers that stay in cache: the discounted step returns and episode
-    // rewards of its members, the episode statistics, the anchor-state groups (steps sorted by
-    // state key; a run without keys has none and only the episode term), then its members'
-    // credit. When the groups follow each other in trajectory order, the output is written in
-    // order with no fill first.
-    // Runs of consecutive groups on their own threads (`par::by_groups`).
-    let (step, _) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
+    // rewards of its members, the episode statistics, the anchor-state statistics (a slot per
+    // state key; steps without a key have none and only the episode term), then its members'
+    // credit in one pass. When the groups follow each other in trajectory order, the output is
+    // written in order with no fill first. Runs of consecutive groups on their own threads
+    // (`par::by_groups`); `move`, so the scalars are copied into the closure (through references
+    // the compiler reloads them after every store).
+    let env = env_column.as_deref();
+    let (step, _) = super::par::by_groups(run, &mut terms, move |groups, step, terms| {
         let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut keyed, mut a_step): (Vec<(Sym, u32)>, Vec<f32>) = (Vec::new(), Vec::new());
         let mut anchors = AnchorStates::new(run.labels.len());
         for g in groups.map(crate::model::GroupId::from_index) {
             let members = run.groups.members(g);
@@ -111,7 +113,7 @@ fn compute(run: &Run, params: &Params) -> Credit {
             let zero_missing = |r: f32| if r.is_nan() { 0.0 } else { r };
             for &t in members {
                 let range = tr.path_range(t);
-                if let Some(env) = &env {
+                if let Some(env) = env {
                     rewards.extend(env[range].iter().copied().map(zero_missing));
                 } else if !range.is_empty() {
                     rewards.extend(std::iter::repeat_n(0.0, range.len() - 1));
@@ -139,53 +141,54 @@ fn compute(run: &Run, params: &Params) -> Credit {
             // Episode statistics over the step rows (each trajectory's R once per step, as the code
             // does) or over the trajectories (the paper): weighted, in f64.
             let weight = |i: usize| if per_step { (local[i + 1] - local[i]) as f64 } else { 1.0 };
-            let [mean, std] = weighted_stats(episode.iter().enumerate().map(|(i, &r)| (f64::from(r), weight(i))));
-            // Anchor-state groups: the group's steps with a state key, sorted by key (steps of one
-            // key keep their order), each run of one key normalized together.
-            a_step.clear();
-            a_step.resize(returns.len(), 0.0);
-            keyed.clear();
-            let mut local = 0u32;
+            let [mean_e, std_e] = weighted_stats(episode.iter().enumerate().map(|(i, &r)| (f64::from(r), weight(i))));
+            // Anchor-state groups: each of the group's steps gets its state key's slot (a step
+            // without a key the sink, slot 0), in step order; each state with two steps or more is
+            // normalized over its steps (a single step has mean = its own value: A^S = 0).
+            anchors.clear();
             let state_key = &nodes.state_key;
-            for &t in members {
-                let range = tr.path_range(t);
-                let mut push = |k: usize, key: Sym| {
-                    if key.is_some() {
-                        keyed.push((key, local + k as u32));
-                    }
-                };
+            for (i, &t) in members.iter().enumerate() {
+                let values = &returns[local[i]..local[i + 1]];
                 if tr.paths_in_node_order {
-                    // The path's nodes are its positions: no node ids to read. A path without a
-                    // key (tests without a branch per step) has nothing to add; one with a key on
-                    // every step adds them all in one extend (no test or room check per step).
-                    let keys = &state_key[range.clone()];
-                    let (any, all) =
-                        keys.iter().fold((false, true), |(any, all), key| (any | key.is_some(), all & key.is_some()));
-                    if all {
-                        keyed.extend(keys.iter().enumerate().map(|(k, &key)| (key, local + k as u32)));
-                    } else if any {
-                        keys.iter().enumerate().for_each(|(k, &key)| push(k, key));
-                    }
+                    // The path's nodes are its positions: no node ids to read.
+                    anchors.push_keys(&state_key[tr.path_range(t)], values);
                 } else {
-                    tr.path(t).iter().enumerate().for_each(|(k, &node)| push(k, state_key[node.index()]));
+                    anchors.push_keys_of(tr.path(t), state_key, values);
                 }
-                local += range.len() as u32;
             }
-            // Each anchor state with two steps or more normalized together (a single step has
-            // mean = its own value: A^S = 0).
-            anchors.normalize(&keyed, &returns, &mut a_step, |x, m, s| norm(x, m, s, std_mode, eps));
+            anchors.normalize(&returns, std_mode, eps);
+            let (slots, states) = (&anchors.slots[..], &anchors.states[..]);
             let mut local = 0;
             for (&t, &r) in members.iter().zip(&episode) {
-                let a_episode = norm(r, mean, std, std_mode, eps);
+                let a_episode = norm(r, mean_e, std_e, std_mode, eps);
                 let range = tr.path_range(t);
-                let credit = a_step[local..local + range.len()].iter().map(|&a| a_episode + omega * a);
-                step.write(range.clone(), credit);
+                let part = local..local + range.len();
+                let steps = slots[part.clone()].iter().zip(&returns[part]);
+                // A^S = (v − mean) / (std + ε) (or v − mean), times 1, or 0 for a state of one step:
+                // two loops, so that the mean form has no division.
+                if std_mode {
+                    step.write(
+                        range.clone(),
+                        steps.map(|(&s, &v)| {
+                            let [mean, denominator, keep] = states[s as usize];
+                            a_episode + omega * ((v - mean) / denominator * keep)
+                        }),
+                    );
+                } else {
+                    step.write(
+                        range.clone(),
+                        steps.map(|(&s, &v)| {
+                            let [mean, _, keep] = states[s as usize];
+                            a_episode + omega * ((v - mean) * keep)
+                        }),
+                    );
+                }
                 local += range.len();
                 terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
             }
         }
     });
-    if let Some(env) = env {
+    if let Some(env) = env_column {
         super::common::give_path_column(env);
     }
     Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
@@ -195,8 +198,10 @@ fn compute(run: &Run, params: &Params) -> Credit {
 /// their returns, as `grpo::mean_std` takes them over the state's steps in step order, without
 /// sorting or gathering the steps (a comparison sort of a group's steps by key was most of GiGPO's
 /// time). Each key gets a slot the first time it is seen (a table by symbol, reset for the keys
-/// used after each group); the sums run per slot over the steps in step order, so each state's
-/// additions come in the same order as over its gathered steps.
+/// used after each group) and each step its key's slot, in a column beside the step values; the
+/// sums run per slot over the steps in step order, so each state's additions come in the same order
+/// as over its gathered steps. Slot 0 is the sink of the steps without a key (and of a key past the
+/// table, which a run's labels cannot be): it is never normalized.
 struct AnchorStates {
     slot_of: Vec<u32>,
     keys: Vec<Sym>,
@@ -205,124 +210,142 @@ struct AnchorStates {
     sum: Vec<f32>,
     sum64: Vec<f64>,
     sq: Vec<f64>,
-    mean: Vec<f32>,
-    std: Vec<f32>,
+    /// Per slot, what a step's value `v` becomes: `(v − mean) / denominator × keep`.
+    states: Vec<[f32; 3]>,
 }
 
 impl AnchorStates {
     fn new(labels: usize) -> Self {
+        let mut slot_of = vec![u32::MAX; labels + 1];
+        // The last entry: `NONE` and any key past the table, always the sink.
+        slot_of[labels] = 0;
         Self {
-            slot_of: vec![u32::MAX; labels + 1],
+            slot_of,
             keys: Vec::new(),
             slots: Vec::new(),
-            count: Vec::new(),
-            sum: Vec::new(),
+            count: vec![0],
+            sum: vec![0.0],
             sum64: Vec::new(),
             sq: Vec::new(),
-            mean: Vec::new(),
-            std: Vec::new(),
+            states: Vec::new(),
         }
     }
 
-    /// `out[i] = norm(values[i], mean, std)` for every step `i` of `keyed` ((key, step) in step
-    /// order) whose key has two steps or more, with that key's mean and std.
-    fn normalize(
-        &mut self,
-        keyed: &[(Sym, u32)],
-        values: &[f32],
-        out: &mut [f32],
-        norm: impl Fn(f32, f32, f32) -> f32,
-    ) {
-        // (Keys are labels of the run: the last slot only guards against one that is not.)
-        let last = self.slot_of.len() - 1;
+    /// Starts a group: forgets the last one's keys, steps and sums.
+    fn clear(&mut self) {
         for &key in &self.keys {
-            self.slot_of[key.index().min(last)] = u32::MAX;
+            self.slot_of[key.index()] = u32::MAX;
         }
+        let used = self.keys.len() + 1;
+        self.count[..used].fill(0);
+        self.sum[..used].fill(0.0);
         self.keys.clear();
         self.slots.clear();
-        assign_slots(keyed, &mut self.slot_of, &mut self.keys, &mut self.slots);
-        let n = self.keys.len();
-        for column in [&mut self.sum64, &mut self.sq] {
-            column.clear();
-            column.resize(n, 0.0);
+    }
+
+    /// Room for `steps` more steps: their slots, and a count and sum for each (zero until used).
+    fn grow(&mut self, steps: usize) -> std::ops::Range<usize> {
+        let start = self.slots.len();
+        let end = start + steps;
+        self.slots.resize(end, 0);
+        if self.count.len() <= end {
+            self.count.resize(end + 1, 0);
+            self.sum.resize(end + 1, 0.0);
         }
-        self.sum.clear();
-        self.sum.resize(n, 0.0);
-        self.count.clear();
-        self.count.resize(n, 0);
-        // Each pass a function of its own: its slices are then arguments the compiler knows do
-        // not overlap, and it keeps their addresses in registers instead of reloading them
-        // from `self` after every store.
-        add_sums(&self.slots, keyed, values, &mut self.sum, &mut self.sum64, &mut self.count);
-        self.mean.clear();
-        self.mean.extend(self.sum.iter().zip(&self.count).map(|(&sum, &count)| sum / count as f32));
-        for (mean64, &count) in self.sum64.iter_mut().zip(&self.count) {
-            *mean64 /= f64::from(count);
+        start..end
+    }
+
+    /// The next steps' keys, in step order, with their values.
+    fn push_keys(&mut self, keys: &[Sym], values: &[f32]) {
+        let range = self.grow(keys.len());
+        let slots = &mut self.slots[range];
+        let (slot_of, seen) = (&mut self.slot_of, &mut self.keys);
+        assign_slots(keys.iter().copied(), values, slot_of, seen, &mut self.count, &mut self.sum, slots);
+    }
+
+    /// The next steps' keys, read for `path`'s nodes from `state_key` (by node), with their values.
+    fn push_keys_of(&mut self, path: &[crate::model::NodeId], state_key: &[Sym], values: &[f32]) {
+        let range = self.grow(path.len());
+        let slots = &mut self.slots[range];
+        let keys = path.iter().map(|node| state_key[node.index()]);
+        assign_slots(keys, values, &mut self.slot_of, &mut self.keys, &mut self.count, &mut self.sum, slots);
+    }
+
+    /// Each state's normalization over `values` (the values pushed, in the same order):
+    /// `v − mean`, or with `with_std` `(v − mean) / (std + eps)` (unbiased std; a second pass
+    /// over the values, as `grpo::mean_std`); a state of fewer than two steps gives 0.
+    fn normalize(&mut self, values: &[f32], with_std: bool, eps: f32) {
+        let n = self.keys.len() + 1;
+        let mean = |s: usize| self.sum[s] / self.count[s] as f32;
+        self.states.clear();
+        if with_std {
+            self.sum64.clear();
+            self.sum64.resize(n, 0.0);
+            add_sums(&self.slots, values, &mut self.sum64);
+            // Each pass a function of its own: its slices are then arguments the compiler knows
+            // do not overlap, and it keeps their addresses in registers instead of reloading
+            // them from `self` after every store.
+            for (mean64, &count) in self.sum64.iter_mut().zip(&self.count) {
+                *mean64 /= f64::from(count);
+            }
+            self.sq.clear();
+            self.sq.resize(n, 0.0);
+            add_squares(&self.slots, values, &self.sum64, &mut self.sq);
+            self.states.extend((0..n).map(|s| {
+                let std = (self.sq[s] / (f64::from(self.count[s]) - 1.0)).sqrt() as f32;
+                [mean(s), std + eps, 1.0]
+            }));
+        } else {
+            self.states.extend((0..n).map(|s| [mean(s), 1.0, 1.0]));
         }
-        add_squares(&self.slots, keyed, values, &self.sum64, &mut self.sq);
-        self.std.clear();
-        self.std
-            .extend(self.sq.iter().zip(&self.count).map(|(&sq, &count)| (sq / (f64::from(count) - 1.0)).sqrt() as f32));
-        write_normalized(&self.slots, keyed, values, &self.count, [&self.mean, &self.std], out, norm);
+        // The sink (slot 0) and states of one step: 0, from finite numbers.
+        for (state, &count) in self.states.iter_mut().zip(&self.count[..n]) {
+            if count < 2 {
+                *state = [0.0, 1.0, 0.0];
+            }
+        }
+        self.states[0] = [0.0, 1.0, 0.0];
     }
 }
 
-/// Gives each key of `keyed` a slot, the first time it is seen (`slot_of` by key symbol, its last
-/// entry for a key past the table), and each step its key's slot.
-fn assign_slots(keyed: &[(Sym, u32)], slot_of: &mut [u32], keys: &mut Vec<Sym>, slots: &mut Vec<u32>) {
+/// Gives each key of `keys` a slot (from 1), the first time it is seen (`slot_of` by key symbol,
+/// its last entry, the sink 0, for `NONE` and any key past the table), writes each step's key's
+/// slot to `slots`, and counts and sums (in `f32`, in step order) the values of each slot.
+fn assign_slots(
+    keys: impl Iterator<Item = Sym>,
+    values: &[f32],
+    slot_of: &mut [u32],
+    seen: &mut Vec<Sym>,
+    count: &mut [u32],
+    sum: &mut [f32],
+    slots: &mut [u32],
+) {
     let last = slot_of.len() - 1;
-    // Written in place (a push per step checks for room and reloads where the vector is).
-    slots.resize(keyed.len(), 0);
-    for (slot, &(key, _)) in slots.iter_mut().zip(keyed) {
+    for ((slot, key), &v) in slots.iter_mut().zip(keys).zip(values) {
         let entry = &mut slot_of[key.index().min(last)];
         if *entry == u32::MAX {
-            *entry = keys.len() as u32;
-            keys.push(key);
+            seen.push(key);
+            *entry = seen.len() as u32;
         }
-        *slot = *entry;
+        let s = *entry as usize;
+        *slot = s as u32;
+        count[s] += 1;
+        sum[s] += v;
     }
 }
 
-/// Per slot, the `f32` and `f64` sums and the count of its steps' values, in step order.
-fn add_sums(
-    slots: &[u32],
-    keyed: &[(Sym, u32)],
-    values: &[f32],
-    sum: &mut [f32],
-    sum64: &mut [f64],
-    count: &mut [u32],
-) {
-    for (&slot, &(_, i)) in slots.iter().zip(keyed) {
-        let (s, v) = (slot as usize, values[i as usize]);
-        sum[s] += v;
-        sum64[s] += f64::from(v);
-        count[s] += 1;
+/// Per slot, the `f64` sum of its steps' values, in step order.
+fn add_sums(slots: &[u32], values: &[f32], sum: &mut [f64]) {
+    for (&slot, &v) in slots.iter().zip(values) {
+        sum[slot as usize] += f64::from(v);
     }
 }
 
 /// Per slot, Σ (value − mean)² over its steps, in step order.
-fn add_squares(slots: &[u32], keyed: &[(Sym, u32)], values: &[f32], mean64: &[f64], sq: &mut [f64]) {
-    for (&slot, &(_, i)) in slots.iter().zip(keyed) {
+fn add_squares(slots: &[u32], values: &[f32], mean64: &[f64], sq: &mut [f64]) {
+    for (&slot, &v) in slots.iter().zip(values) {
         let s = slot as usize;
-        sq[s] += (f64::from(values[i as usize]) - mean64[s]).powi(2);
-    }
-}
-
-/// `out[i] = norm(values[i], mean, std)` for each step whose slot has two steps or more.
-fn write_normalized(
-    slots: &[u32],
-    keyed: &[(Sym, u32)],
-    values: &[f32],
-    count: &[u32],
-    [mean, std]: [&[f32]; 2],
-    out: &mut [f32],
-    norm: impl Fn(f32, f32, f32) -> f32,
-) {
-    for (&slot, &(_, i)) in slots.iter().zip(keyed) {
-        let s = slot as usize;
-        if count[s] >= 2 {
-            out[i as usize] = norm(values[i as usize], mean[s], std[s]);
-        }
+        sq[s] += (f64::from(v) - mean64[s]).powi(2);
     }
 }
 
@@ -333,25 +356,36 @@ mod tests {
 
     #[test]
     fn anchor_states_normalize_each_keys_steps_as_mean_std_over_them() {
-        let [a, b, c] = [Sym::from_index(5), Sym::from_index(0), Sym::from_index(9)];
+        use crate::model::NodeId;
+        let [a, b, c, none] = [Sym::from_index(5), Sym::from_index(0), Sym::from_index(9), Sym::NONE];
         let values: Vec<f32> = (0..8).map(|i| (i * 37 % 11) as f32 / 3.0 - 1.0).collect();
         let norm = |x: f32, m: f32, s: f32| (x - m) / (s + 1e-6);
         let mut anchors = AnchorStates::new(10);
-        for keyed in [vec![(a, 0), (b, 1), (a, 2), (c, 4), (b, 5), (a, 7)], vec![(c, 0), (a, 3), (c, 6)], vec![]] {
-            let mut out = vec![f32::NAN; values.len()];
-            anchors.normalize(&keyed, &values, &mut out, norm);
-            for (i, &(key, step)) in keyed.iter().enumerate() {
-                // The key's steps gathered in step order, as the sorted form did.
-                let same: Vec<f32> =
-                    keyed.iter().filter(|(k, _)| *k == key).map(|&(_, j)| values[j as usize]).collect();
-                let want = if same.len() < 2 {
-                    f32::NAN
-                } else {
-                    let (m, s) = mean_std(&same, true);
-                    norm(values[step as usize], m, s)
-                };
-                let got = out[step as usize];
-                assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{i}: {got} vs {want}");
+        for keys in [[a, b, a, none, c, b, none, a], [c, none, none, a, none, none, c, none], [none; 8], [b; 8]] {
+            // Half the steps by position, half through node ids (reversed, read back in order).
+            anchors.clear();
+            anchors.push_keys(&keys[..3], &values[..3]);
+            let by_node: Vec<Sym> = keys[3..].iter().rev().copied().collect();
+            let path: Vec<NodeId> = (0..5).rev().map(NodeId::from_index).collect();
+            anchors.push_keys_of(&path, &by_node, &values[3..]);
+            for with_std in [true, false] {
+                anchors.normalize(&values, with_std, 1e-6);
+                for (i, (&key, &slot)) in keys.iter().zip(&anchors.slots).enumerate() {
+                    // The key's steps gathered in step order, as the sorted form did.
+                    let same: Vec<f32> =
+                        keys.iter().zip(&values).filter(|&(&k, _)| k == key && k.is_some()).map(|(_, &v)| v).collect();
+                    let want = if same.len() < 2 {
+                        0.0
+                    } else {
+                        let (m, sd) = mean_std(&same, true);
+                        if with_std { norm(values[i], m, sd) } else { values[i] - m }
+                    };
+                    let [mean, denominator, keep] = anchors.states[slot as usize];
+                    let got = (values[i] - mean) / denominator * keep;
+                    // (A state of one step may give −0 where the sorted form gave +0: the same
+                    // credit once added to the episode term, which is never −0.)
+                    assert!(got.to_bits() == want.to_bits() || got == 0.0 && want == 0.0, "{i}: {got} vs {want}");
+                }
             }
         }
     }
