@@ -160,6 +160,32 @@ fn class_codes(run: &Run) -> Vec<u8> {
         .collect()
 }
 
+/// Σ count, Σ x and Σ x² over `values`, each value taken as `(count, x) = as_f64(v)`, in four
+/// lanes (value i in lane i mod 4, the rest after them), each moment in an array of lanes of its
+/// own (not four records of three), which the compiler keeps in vector registers.
+#[inline(always)]
+fn lane_moments(values: &[f32], as_f64: impl Fn(f32) -> (f64, f64)) -> [f64; 3] {
+    let (mut count, mut sum, mut sum_sq) = ([0.0f64; 4], [0.0f64; 4], [0.0f64; 4]);
+    let chunks = values.chunks_exact(4);
+    let mut rest = [0.0f64; 3];
+    for &v in chunks.remainder() {
+        let (c, x) = as_f64(v);
+        rest[0] += c;
+        rest[1] += x;
+        rest[2] += x * x;
+    }
+    for chunk in chunks {
+        for (lane, &v) in chunk.iter().enumerate() {
+            let (c, x) = as_f64(v);
+            count[lane] += c;
+            sum[lane] += x;
+            sum_sq[lane] += x * x;
+        }
+    }
+    let total = |lanes: [f64; 4], rest: f64| (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + rest;
+    [total(count, rest[0]), total(sum, rest[1]), total(sum_sq, rest[2])]
+}
+
 /// Count, sum and sum of squares of the finite values seen, in `f64`: the batch mean and
 /// population variance for whitening, gathered while the values are written.
 #[derive(Clone, Copy, Debug, Default)]
@@ -185,30 +211,26 @@ impl Moments {
     /// Adds every finite value of a slice (count, sum and sum of squares in one pass, four lanes).
     #[inline]
     pub fn add_slice(&mut self, values: &[f32]) {
-        let mut lanes = [[0.0f64; 3]; 4];
+        // First as if every value were finite, which the compiler does in vector lanes: the sums
+        // of finite `f32` values in `f64` are finite, and a value that is not makes them not.
+        // Only then is the slice read again with the values that are not finite left out (the
+        // sums of the finite ones in the same lanes and order: the same bits).
+        let [_, sum, sum_sq] = lane_moments(values, |v| (1.0, f64::from(v)));
+        if sum.is_finite() && sum_sq.is_finite() {
+            self.count += values.len();
+            self.sum += sum;
+            self.sum_sq += sum_sq;
+            return;
+        }
         // A value that is not finite is masked to 0 through its bits (exponent all ones), which
         // the compiler does four at a time; a `select` on the widened `f64` came out as a branch.
-        let add = |lane: &mut [f64; 3], v: f32| {
+        let [count, sum, sum_sq] = lane_moments(values, |v| {
             let finite = u32::from((v.to_bits() & 0x7fff_ffff) < 0x7f80_0000);
-            let x = f64::from(f32::from_bits(v.to_bits() & finite.wrapping_neg()));
-            lane[0] += f64::from(finite);
-            lane[1] += x;
-            lane[2] += x * x;
-        };
-        let chunks = values.chunks_exact(4);
-        let mut rest = [0.0f64; 3];
-        for &v in chunks.remainder() {
-            add(&mut rest, v);
-        }
-        for chunk in chunks {
-            for (lane, &v) in lanes.iter_mut().zip(chunk) {
-                add(lane, v);
-            }
-        }
-        let total = |i: usize| (lanes[0][i] + lanes[1][i]) + (lanes[2][i] + lanes[3][i]) + rest[i];
-        self.count += total(0) as usize;
-        self.sum += total(1);
-        self.sum_sq += total(2);
+            (f64::from(finite), f64::from(f32::from_bits(v.to_bits() & finite.wrapping_neg())))
+        });
+        self.count += count as usize;
+        self.sum += sum;
+        self.sum_sq += sum_sq;
     }
 
     /// Count, mean and sum of squares, `None` without a finite value.
@@ -318,6 +340,34 @@ mod tests {
         let after = [1.127, 0.637, 0.459, 1.127, -0.879, -1.147, -1.325];
         for (v, a) in values.iter().zip(after) {
             assert!((v - a).abs() < 2e-3, "{v} vs {a}");
+        }
+    }
+
+    #[test]
+    fn moments_of_a_slice_count_only_its_finite_values() {
+        let finite: Vec<f32> = (0..23).map(|i| (i * 37 % 11) as f32 / 3.0 - 1.7).collect();
+        // The finite values one by one, and the lanes' order by hand (value i in lane i mod 4).
+        let by_lanes = |values: &[f32]| {
+            let (mut lanes, mut rest) = ([[0.0f64; 2]; 4], [0.0f64; 2]);
+            let whole = values.len() / 4 * 4;
+            for (i, &v) in values.iter().enumerate().filter(|(_, v)| v.is_finite()) {
+                let x = f64::from(v);
+                let acc = if i < whole { &mut lanes[i % 4] } else { &mut rest };
+                acc[0] += x;
+                acc[1] += x * x;
+            }
+            let total = |k: usize| (lanes[0][k] + lanes[1][k]) + (lanes[2][k] + lanes[3][k]) + rest[k];
+            (values.iter().filter(|v| v.is_finite()).count(), total(0), total(1))
+        };
+        let mut with_gaps = finite.clone();
+        with_gaps[2] = f32::NAN;
+        with_gaps[9] = f32::INFINITY;
+        with_gaps[22] = f32::NEG_INFINITY;
+        for values in [&finite[..], &with_gaps[..], &finite[..3], &[f32::NAN; 5][..], &[]] {
+            let mut m = Moments::default();
+            m.add_slice(values);
+            let (count, sum, sum_sq) = by_lanes(values);
+            assert_eq!((m.count, m.sum.to_bits(), m.sum_sq.to_bits()), (count, sum.to_bits(), sum_sq.to_bits()));
         }
     }
 }
