@@ -2,7 +2,8 @@
 //! sees only the schemes, unlike the criterion bench, whose set-up computes every scheme once):
 //! `cargo run --release --no-default-features --example scheme_timing -- SCHEMES [REPEATS] [tree] [k=v]…`
 //! uses 10⁶ trajectories × 32 steps, or 10⁴ trees of 100 nodes with `tree`, sets any `k=v`
-//! parameters, and prints the mean time of one `Scheme::compute` after a warm-up. `SCHEMES` is one
+//! parameters, and prints the mean time of one `Scheme::compute` after a warm-up (and the time of
+//! that first call, which also derives what the run keeps once derived). `SCHEMES` is one
 //! scheme id, several separated by commas (the run is built once), or `all` (every scheme the run
 //! supports). `threads=N` computes on at most N threads (`credit::par`; default: one per core).
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
@@ -42,16 +43,20 @@ fn main() {
                 .map(|(k, v)| (k.to_owned(), v.to_owned())),
         );
         let params = Params::resolve(scheme, None, &sets).unwrap();
+        // The first call also derives what a run keeps once derived (`Run::state_slots`).
+        let first_start = std::time::Instant::now();
         let Ok(first) = scheme.compute(&run, &params) else {
             println!("{id}: not computable on this run");
             continue;
         };
+        let first_ms = first_start.elapsed().as_secs_f64() * 1000.0;
         drop(first);
         let start = std::time::Instant::now();
         for _ in 0..repeats {
             drop(std::hint::black_box(scheme.compute(&run, &params).unwrap()));
         }
         let ms = start.elapsed().as_secs_f64() * 1000.0 / repeats as f64;
-        println!("{id} on {}: {ms:.1} ms", if tree { "10^4 trees x 100" } else { "10^6 x 32" });
+        let size = if tree { "10^4 trees x 100" } else { "10^6 x 32" };
+        println!("{id} on {size}: {ms:.1} ms (first call {first_ms:.1} ms)");
     }
 }

@@ -335,6 +335,16 @@ impl<T: Copy> RowsOut<T> for Vec<T> {
     }
 }
 
+impl<T: Copy> RowsOut<T> for [T] {
+    /// A slice is already as long as the rows it takes.
+    #[inline]
+    fn prepare(&mut self, _: &[std::ops::Range<usize>], _: T) {}
+    #[inline]
+    fn set(&mut self, position: usize, value: T) {
+        self[position] = value;
+    }
+}
+
 /// [`rows_backward`] over the batch's rows into a new output (`fill` where no row is): a large
 /// batch whose rows follow each other in position order is cut into runs of rows, each on its own
 /// thread (`par`), every row walked exactly as it would be on one. When a row is done,
@@ -408,7 +418,7 @@ const LANES: usize = 4;
 /// fill of the whole output first).
 #[inline]
 pub fn rows_backward<S: Copy, T: Copy>(
-    out: &mut impl RowsOut<T>,
+    out: &mut (impl RowsOut<T> + ?Sized),
     fill: T,
     num_rows: usize,
     ranges: impl Fn(usize) -> std::ops::Range<usize>,

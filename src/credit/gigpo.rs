@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use super::{Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms};
-use crate::model::{Run, Sym};
+use crate::model::{Run, StateSlots, Sym};
 
 /// GiGPO.
 pub struct Gigpo;
@@ -58,7 +58,7 @@ impl Scheme for Gigpo {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(compute(run, params))
+        Ok(compute(run, params, run.state_slots()))
     }
 }
 
@@ -79,7 +79,9 @@ fn weighted_stats(values: impl Iterator<Item = (f64, f64)> + Clone) -> [f32; 2] 
     [mean as f32, (sq / (n - 1.0)).sqrt() as f32]
 }
 
-fn compute(run: &Run, params: &Params) -> Credit {
+/// GiGPO on `run`, its state keys read from `slots` for the groups it codes (see
+/// `Run::state_slots`) and from the nodes for the others.
+fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
     let tr = &run.trajectories;
     let nodes = &run.nodes;
     let gamma = params.f64("gamma") as f32;
@@ -102,6 +104,7 @@ fn compute(run: &Run, params: &Params) -> Credit {
     let (step, _) = super::par::by_groups(run, &mut terms, move |groups, step, terms| {
         let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut anchors = AnchorStates::new(run.labels.len());
+        let mut coded_states = Box::new(CodedStates::default());
         for g in groups.map(crate::model::GroupId::from_index) {
             let members = run.groups.members(g);
             // The members' step rewards (env rewards, or the outcome at the last step; missing
@@ -121,10 +124,12 @@ fn compute(run: &Run, params: &Params) -> Credit {
                 }
                 local.push(rewards.len());
             }
+            // Into a slice of the group's length: a `Vec` would be reloaded after every store.
             returns.clear();
+            returns.resize(rewards.len(), 0.0);
             episode.clear();
             super::batch::rows_backward(
-                &mut returns,
+                &mut returns[..],
                 0.0,
                 members.len(),
                 |i| local[i]..local[i + 1],
@@ -142,46 +147,46 @@ fn compute(run: &Run, params: &Params) -> Credit {
             // does) or over the trajectories (the paper): weighted, in f64.
             let weight = |i: usize| if per_step { (local[i + 1] - local[i]) as f64 } else { 1.0 };
             let [mean_e, std_e] = weighted_stats(episode.iter().enumerate().map(|(i, &r)| (f64::from(r), weight(i))));
-            // Anchor-state groups: each of the group's steps gets its state key's slot (a step
-            // without a key the sink, slot 0), in step order; each state with two steps or more is
-            // normalized over its steps (a single step has mean = its own value: A^S = 0).
-            anchors.clear();
-            let state_key = &nodes.state_key;
-            for (i, &t) in members.iter().enumerate() {
-                let values = &returns[local[i]..local[i + 1]];
-                if tr.paths_in_node_order {
-                    // The path's nodes are its positions: no node ids to read.
-                    anchors.push_keys(&state_key[tr.path_range(t)], values);
-                } else {
-                    anchors.push_keys_of(tr.path(t), state_key, values);
+            // Anchor-state groups: each state with two steps or more is normalized over its
+            // steps (a single step has mean = its own value: A^S = 0). A group whose state keys
+            // the run codes as a byte per step (`Run::state_slots`: 255 distinct keys or fewer)
+            // reads them; any other gives each step its key's slot here (a step without a key the
+            // sink, slot 0), in step order.
+            let coded = slots.coded(g);
+            if coded {
+                let parts = || members.iter().enumerate().map(|(i, &t)| (tr.path_range(t), local[i]..local[i + 1]));
+                coded_states.normalize(
+                    slots.distinct[g.index()] as usize,
+                    || parts().map(|(path, part)| (&slots.codes[path], &returns[part])),
+                    std_mode,
+                    eps,
+                );
+            } else {
+                anchors.clear();
+                let state_key = &nodes.state_key;
+                for (i, &t) in members.iter().enumerate() {
+                    let values = &returns[local[i]..local[i + 1]];
+                    if tr.paths_in_node_order {
+                        // The path's nodes are its positions: no node ids to read.
+                        anchors.push_keys(&state_key[tr.path_range(t)], values);
+                    } else {
+                        anchors.push_keys_of(tr.path(t), state_key, values);
+                    }
                 }
+                anchors.normalize(&returns, std_mode, eps);
             }
-            anchors.normalize(&returns, std_mode, eps);
-            let (slots, states) = (&anchors.slots[..], &anchors.states[..]);
             let mut local = 0;
             for (&t, &r) in members.iter().zip(&episode) {
                 let a_episode = norm(r, mean_e, std_e, std_mode, eps);
                 let range = tr.path_range(t);
                 let part = local..local + range.len();
-                let steps = slots[part.clone()].iter().zip(&returns[part]);
-                // A^S = (v − mean) / (std + ε) (or v − mean), times 1, or 0 for a state of one step:
-                // two loops, so that the mean form has no division.
-                if std_mode {
-                    step.write(
-                        range.clone(),
-                        steps.map(|(&s, &v)| {
-                            let [mean, denominator, keep] = states[s as usize];
-                            a_episode + omega * ((v - mean) / denominator * keep)
-                        }),
-                    );
+                let values = &returns[part.clone()];
+                let rule = Rule { a_episode, omega, std_mode };
+                if coded {
+                    let codes = &slots.codes[range.clone()];
+                    rule.write(step, range.clone(), codes, values, &coded_states.states, usize::from);
                 } else {
-                    step.write(
-                        range.clone(),
-                        steps.map(|(&s, &v)| {
-                            let [mean, _, keep] = states[s as usize];
-                            a_episode + omega * ((v - mean) * keep)
-                        }),
-                    );
+                    rule.write(step, range.clone(), &anchors.slots[part], values, &anchors.states[..], |s| s as usize);
                 }
                 local += range.len();
                 terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
@@ -192,6 +197,121 @@ fn compute(run: &Run, params: &Params) -> Credit {
         super::common::give_path_column(env);
     }
     Credit { step, token: None, token_returns: None, terms, level: Some(super::Level::Step) }
+}
+
+/// How a step's credit comes from its state's statistics: `A^E + ω · A^S`, with
+/// `A^S = (v − mean) / (std + ε)` (or `v − mean`), times 1, or 0 for a state of one step.
+#[derive(Clone, Copy)]
+struct Rule {
+    a_episode: f32,
+    omega: f32,
+    std_mode: bool,
+}
+
+impl Rule {
+    /// Writes the credit of one path's steps (`range` of the output) from their values and their
+    /// states' (mean, denominator, keep), a state per step by `slot(index[k])`: two loops, so that
+    /// the mean form has no division. With a table of 256 and byte indices the compiler checks no
+    /// bound.
+    #[inline(always)]
+    fn write<I: Copy, S: std::ops::Index<usize, Output = [f32; 3]> + ?Sized>(
+        self,
+        step: &mut super::par::StepPart<'_>,
+        range: std::ops::Range<usize>,
+        index: &[I],
+        values: &[f32],
+        states: &S,
+        slot: impl Fn(I) -> usize,
+    ) {
+        let Self { a_episode, omega, std_mode } = self;
+        let steps = index.iter().zip(values);
+        if std_mode {
+            step.write(
+                range,
+                steps.map(|(&i, &v)| {
+                    let [mean, denominator, keep] = states[slot(i)];
+                    a_episode + omega * ((v - mean) / denominator * keep)
+                }),
+            );
+        } else {
+            step.write(
+                range,
+                steps.map(|(&i, &v)| {
+                    let [mean, _, keep] = states[slot(i)];
+                    a_episode + omega * ((v - mean) * keep)
+                }),
+            );
+        }
+    }
+}
+
+/// A group's anchor states from the run's byte codes (`Run::state_slots`): per slot its count,
+/// sums and (mean, denominator, keep), in tables of 256 that byte codes index without a bound
+/// check. The same statistics, in the same order, as [`AnchorStates`].
+struct CodedStates {
+    count: [u32; 256],
+    sum: [f32; 256],
+    sum64: [f64; 256],
+    sq: [f64; 256],
+    states: [[f32; 3]; 256],
+}
+
+impl Default for CodedStates {
+    fn default() -> Self {
+        Self { count: [0; 256], sum: [0.0; 256], sum64: [0.0; 256], sq: [0.0; 256], states: [[0.0, 1.0, 0.0]; 256] }
+    }
+}
+
+impl CodedStates {
+    /// Each state's normalization over the group's steps: `parts()` gives each member's codes and
+    /// values in step order; slots 1..=`n` are its states, 0 the steps without one.
+    fn normalize<'a, P: Iterator<Item = (&'a [u8], &'a [f32])>>(
+        &mut self,
+        n: usize,
+        parts: impl Fn() -> P,
+        with_std: bool,
+        eps: f32,
+    ) {
+        let used = n + 1;
+        self.count[..used].fill(0);
+        self.sum[..used].fill(0.0);
+        for (codes, values) in parts() {
+            for (&c, &v) in codes.iter().zip(values) {
+                let c = usize::from(c);
+                self.count[c] += 1;
+                self.sum[c] += v;
+            }
+        }
+        if with_std {
+            self.sum64[..used].fill(0.0);
+            for (codes, values) in parts() {
+                for (&c, &v) in codes.iter().zip(values) {
+                    self.sum64[usize::from(c)] += f64::from(v);
+                }
+            }
+            for (mean64, &count) in self.sum64[..used].iter_mut().zip(&self.count) {
+                *mean64 /= f64::from(count);
+            }
+            self.sq[..used].fill(0.0);
+            for (codes, values) in parts() {
+                for (&c, &v) in codes.iter().zip(values) {
+                    let c = usize::from(c);
+                    self.sq[c] += (f64::from(v) - self.sum64[c]).powi(2);
+                }
+            }
+        }
+        for s in 0..used {
+            let count = self.count[s];
+            self.states[s] = if s == 0 || count < 2 {
+                [0.0, 1.0, 0.0]
+            } else {
+                let mean = self.sum[s] / count as f32;
+                let denominator =
+                    if with_std { (self.sq[s] / (f64::from(count) - 1.0)).sqrt() as f32 + eps } else { 1.0 };
+                [mean, denominator, 1.0]
+            };
+        }
+    }
 }
 
 /// A group's anchor states: each state key's steps normalized by the mean and unbiased std of
@@ -387,6 +507,122 @@ mod tests {
                     assert!(got.to_bits() == want.to_bits() || got == 0.0 && want == 0.0, "{i}: {got} vs {want}");
                 }
             }
+        }
+    }
+
+    /// A run of five groups: chains with keys from a few states (some steps without one, one
+    /// state of a single step), a group with more distinct keys than a byte codes, and a tree
+    /// (paths not in node order).
+    fn keyed_run() -> Run {
+        use crate::model::{NewGroup, NewStep, NewTokens, NodeId, Outcome, RunBuilder, TreeId};
+        let mut b = RunBuilder::new("gigpo", "test");
+        fn step(state_key: Option<&str>, r: f32) -> NewStep<'_> {
+            NewStep { state_key, env_reward: Some(r), ..NewStep::default() }
+        }
+        let mut trajectory = 0;
+        for g in 0..4 {
+            let (group, _) = b.add_group(&NewGroup { key: &format!("g{g}"), ..NewGroup::default() });
+            for m in 0..5 {
+                let mut parent = NodeId::NONE;
+                let len = if g == 2 { 70 } else { 3 + (m * 7 + g) % 6 };
+                for k in 0..len {
+                    let key = if g == 2 {
+                        Some(format!("s{}", (m * 70 + k) % 400))
+                    } else if (m, k) == (2, 1) {
+                        // A state of one step.
+                        Some(format!("solo{g}"))
+                    } else {
+                        ((k + m) % 5 != 4).then(|| format!("s{}", (k * 3 + m + g) % 4))
+                    };
+                    let r = ((trajectory * 13 + k * 7) % 5) as f32 / 4.0 - 0.3;
+                    parent = b.add_node(group, parent, &step(key.as_deref(), r));
+                }
+                let outcome = Outcome { reward: Some((m % 2) as f32), ..Outcome::default() };
+                b.add_trajectory(
+                    &format!("t{trajectory}"),
+                    group,
+                    TreeId::NONE,
+                    parent,
+                    &outcome,
+                    &NewTokens::default(),
+                );
+                trajectory += 1;
+            }
+        }
+        // A tree: a shared prefix of two steps, then three branches of two.
+        let (group, _) = b.add_group(&NewGroup { key: "tree", ..NewGroup::default() });
+        let tree = b.add_tree("tree", group);
+        let root = b.add_node(group, NodeId::NONE, &step(Some("s1"), 0.1));
+        let mid = b.add_node(group, root, &step(Some("s2"), 0.0));
+        for branch in 0..3 {
+            let a = b.add_node(group, mid, &step(Some(["s1", "s3", "s2"][branch]), 0.2 * branch as f32));
+            let leaf = b.add_node(group, a, &step(Some("s3"), 1.0 - 0.3 * branch as f32));
+            let outcome = Outcome { reward: Some(branch as f32), ..Outcome::default() };
+            b.add_trajectory(
+                &format!("t{trajectory}"),
+                group,
+                tree.unwrap_or(TreeId::NONE),
+                leaf,
+                &outcome,
+                &NewTokens::default(),
+            );
+            trajectory += 1;
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn state_slots_code_each_groups_keys_in_first_seen_order() {
+        let run = keyed_run();
+        let slots = run.state_slots();
+        assert!(!run.trajectories.paths_in_node_order, "the tree's paths share nodes");
+        let tr = &run.trajectories;
+        for g in run.groups.ids() {
+            let members = run.groups.members(g);
+            let keys: Vec<Sym> =
+                members.iter().flat_map(|&t| tr.path(t)).map(|n| run.nodes.state_key[n.index()]).collect();
+            let mut distinct: Vec<Sym> = Vec::new();
+            for &k in keys.iter().filter(|k| k.is_some()) {
+                if !distinct.contains(&k) {
+                    distinct.push(k);
+                }
+            }
+            assert_eq!(slots.distinct[g.index()] as usize, distinct.len().min(256), "group {g:?}");
+            assert_eq!(slots.coded(g), distinct.len() <= 255);
+            if slots.coded(g) {
+                let codes: Vec<u8> =
+                    members.iter().flat_map(|&t| slots.codes[tr.path_range(t)].iter().copied()).collect();
+                let want: Vec<u8> =
+                    keys.iter().map(|k| distinct.iter().position(|d| d == k).map_or(0, |i| i as u8 + 1)).collect();
+                assert_eq!(codes, want, "group {g:?}");
+            }
+        }
+        assert!(run.groups.ids().any(|g| !slots.coded(g)), "one group has more keys than a byte codes");
+        // No key at all: nothing coded.
+        let mut plain = crate::model::RunBuilder::new("plain", "test");
+        let (group, _) = plain.add_group(&crate::model::NewGroup { key: "g", ..Default::default() });
+        let node = plain.add_node(group, crate::model::NodeId::NONE, &crate::model::NewStep::default());
+        plain.add_trajectory("t", group, crate::model::TreeId::NONE, node, &Default::default(), &Default::default());
+        assert!(plain.finish().state_slots().codes.is_empty());
+    }
+
+    #[test]
+    fn the_coded_groups_give_the_same_bits_as_the_keys() {
+        let run = keyed_run();
+        for mode in ["mean_norm", "mean_std_norm"] {
+            let sets = [("mode".to_owned(), mode.to_owned()), ("omega".to_owned(), "0.7".to_owned())];
+            let params = Params::resolve(&Gigpo, None, &sets).unwrap_or_else(|e| panic!("{e:?}"));
+            let coded = compute(&run, &params, run.state_slots());
+            let keys = compute(&run, &params, &StateSlots::default());
+            let bits = |c: &Credit| c.step.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&coded), bits(&keys), "{mode}");
+            // And the anchor term is there: some step differs from its episode term.
+            let episode = |t: usize| coded.terms.values[t * 3 + 1];
+            let differs = (0..run.trajectories.len()).any(|t| {
+                let t_id = crate::model::TrajectoryId::from_index(t);
+                run.trajectories.path_range(t_id).any(|p| (coded.step[p] - episode(t)).abs() > 1e-4)
+            });
+            assert!(differs, "{mode}");
         }
     }
 }

@@ -1,10 +1,11 @@
 //! A loaded run: one source, its groups, node arena, trajectories and tokens.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use super::{
-    GroupId, Groups, Interner, NodeId, Nodes, Sym, TextArena, TextId, Tokens, Trajectories, TrajectoryId, Trees,
-    Warning,
+    GroupId, Groups, Interner, NodeId, Nodes, StateSlots, Sym, TextArena, TextId, Tokens, Trajectories, TrajectoryId,
+    Trees, Warning,
 };
 
 /// What a run is and where it came from.
@@ -44,6 +45,8 @@ pub struct Run {
     pub trajectories: Trajectories,
     /// Per-token columns.
     pub tokens: Tokens,
+    /// Each path step's state key as a slot in its group, derived on first use.
+    state_slots: OnceLock<StateSlots>,
 }
 
 impl Run {
@@ -55,6 +58,13 @@ impl Run {
     /// A text, `""` if absent.
     pub fn text(&self, id: TextId) -> &str {
         self.text.get(id)
+    }
+
+    /// Each path step's state key as a one-byte slot within its group ([`StateSlots`]), derived
+    /// the first time it is asked for and kept with the run (a run's steps do not change once
+    /// built).
+    pub fn state_slots(&self) -> &StateSlots {
+        self.state_slots.get_or_init(|| StateSlots::derive(self))
     }
 
     /// Sum of path lengths over all trajectories (a shared tree prefix counts once per trajectory).
@@ -115,5 +125,6 @@ impl Run {
             + self.nodes.heap_bytes()
             + self.trajectories.heap_bytes()
             + self.tokens.heap_bytes()
+            + self.state_slots.get().map_or(0, StateSlots::heap_bytes)
     }
 }
