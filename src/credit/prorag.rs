@@ -26,11 +26,6 @@ static INFO: SchemeInfo = SchemeInfo {
 /// Step kinds that count as well-formed ProRAG steps (subquery → retrieval, subanswer, answer).
 const WELL_FORMED_KINDS: &[&str] = &["search", "subquery", "read", "retrieval", "subanswer", "answer"];
 
-/// Whether a step of kind `kind` is well-formed.
-fn well_formed(run: &Run, kind: Sym) -> bool {
-    WELL_FORMED_KINDS.contains(&run.label(kind))
-}
-
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     vec![
         ParamSpec::float("beta", 0.0, 5.0, "0.3", "weight of the step z-score (prm_beta; the script uses 0.3)"),
@@ -119,7 +114,7 @@ fn credit(run: &Run, params: &Params, fast: bool) -> Result<Credit, CreditError>
                     // A byte per step (`PathCodes`) and the term of each code.
                     let mut table = [0.0f32; 256];
                     for (slot, &kind) in table.iter_mut().zip(&kinds.labels) {
-                        *slot = term(well_formed(run, kind));
+                        *slot = term(WELL_FORMED_KINDS.contains(&run.label(kind)));
                     }
                     let codes: &[u8] = &kinds.codes;
                     by_steps!(move |i| table[usize::from(codes[i])])
@@ -168,7 +163,7 @@ impl Format<'_> {
         if let Some(&(_, term)) = self.kinds.iter().find(|(k, _)| *k == kind) {
             return term;
         }
-        let term = if well_formed(self.run, kind) { self.bonus } else { -self.penalty };
+        let term = if WELL_FORMED_KINDS.contains(&self.run.label(kind)) { self.bonus } else { -self.penalty };
         self.kinds.push((kind, term));
         term
     }
