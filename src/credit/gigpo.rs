@@ -103,7 +103,9 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
     let env = env_column.as_deref();
     let (step, _) = super::par::by_groups(run, &mut terms, move |groups, step, terms| {
         let (mut returns, mut episode, mut rewards, mut local) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut anchors = AnchorStates::new(run.labels.len());
+        // The key table of the groups the run does not code, made when the first one comes (it
+        // is as long as the run's labels).
+        let mut uncoded: Option<AnchorStates> = None;
         let mut coded_states = Box::new(CodedStates::default());
         for g in groups.map(crate::model::GroupId::from_index) {
             let members = run.groups.members(g);
@@ -162,6 +164,7 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
                     eps,
                 );
             } else {
+                let anchors = uncoded.get_or_insert_with(|| AnchorStates::new(run.labels.len()));
                 anchors.clear();
                 let state_key = &nodes.state_key;
                 for (i, &t) in members.iter().enumerate() {
@@ -182,11 +185,17 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
                 let part = local..local + range.len();
                 let values = &returns[part.clone()];
                 let rule = Rule { a_episode, omega, std_mode };
-                if coded {
-                    let codes = &slots.codes[range.clone()];
-                    rule.write(step, range.clone(), codes, values, &coded_states.states, usize::from);
-                } else {
-                    rule.write(step, range.clone(), &anchors.slots[part], values, &anchors.states[..], |s| s as usize);
+                // A group not coded has its key table (made above); a coded one reads the codes.
+                match uncoded.as_ref().filter(|_| !coded) {
+                    Some(anchors) => {
+                        rule.write(step, range.clone(), &anchors.slots[part], values, &anchors.states[..], |s| {
+                            s as usize
+                        });
+                    }
+                    None => {
+                        let codes = &slots.codes[range.clone()];
+                        rule.write(step, range.clone(), codes, values, &coded_states.states, usize::from);
+                    }
                 }
                 local += range.len();
                 terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
@@ -258,7 +267,7 @@ struct CodedStates {
 
 impl Default for CodedStates {
     fn default() -> Self {
-        Self { count: [0; 256], sum: [0.0; 256], sum64: [0.0; 256], sq: [0.0; 256], states: [[0.0, 1.0, 0.0]; 256] }
+        Self { count: [0; 256], sum: [0.0; 256], sum64: [0.0; 256], sq: [0.0; 256], states: [SINK; 256] }
     }
 }
 
@@ -301,17 +310,25 @@ impl CodedStates {
             }
         }
         for s in 0..used {
-            let count = self.count[s];
-            self.states[s] = if s == 0 || count < 2 {
-                [0.0, 1.0, 0.0]
-            } else {
-                let mean = self.sum[s] / count as f32;
-                let denominator =
-                    if with_std { (self.sq[s] / (f64::from(count) - 1.0)).sqrt() as f32 + eps } else { 1.0 };
-                [mean, denominator, 1.0]
-            };
+            let sq = with_std.then(|| self.sq[s]);
+            self.states[s] = if s == 0 { SINK } else { state_row(self.count[s], self.sum[s], sq, eps) };
         }
     }
+}
+
+/// The row of a slot that no step is normalized by (the sink, a state of one step): 0 for any
+/// finite value.
+const SINK: [f32; 3] = [0.0, 1.0, 0.0];
+
+/// A state's `(mean, denominator, keep)` from its count, `f32` sum and, with the std, Σ (v − mean)²:
+/// `mean = sum / count` in `f32`, `denominator = std + ε` (unbiased std) or 1; [`SINK`] for fewer
+/// than two steps.
+fn state_row(count: u32, sum: f32, sq: Option<f64>, eps: f32) -> [f32; 3] {
+    if count < 2 {
+        return SINK;
+    }
+    let denominator = sq.map_or(1.0, |sq| (sq / (f64::from(count) - 1.0)).sqrt() as f32 + eps);
+    [sum / count as f32, denominator, 1.0]
 }
 
 /// A group's anchor states: each state key's steps normalized by the mean and unbiased std of
@@ -396,35 +413,23 @@ impl AnchorStates {
     /// over the values, as `grpo::mean_std`); a state of fewer than two steps gives 0.
     fn normalize(&mut self, values: &[f32], with_std: bool, eps: f32) {
         let n = self.keys.len() + 1;
-        let mean = |s: usize| self.sum[s] / self.count[s] as f32;
-        self.states.clear();
         if with_std {
-            self.sum64.clear();
-            self.sum64.resize(n, 0.0);
-            add_sums(&self.slots, values, &mut self.sum64);
             // Each pass a function of its own: its slices are then arguments the compiler knows
             // do not overlap, and it keeps their addresses in registers instead of reloading
             // them from `self` after every store.
+            self.sum64.clear();
+            self.sum64.resize(n, 0.0);
+            add_sums(&self.slots, values, &mut self.sum64);
             for (mean64, &count) in self.sum64.iter_mut().zip(&self.count) {
                 *mean64 /= f64::from(count);
             }
             self.sq.clear();
             self.sq.resize(n, 0.0);
             add_squares(&self.slots, values, &self.sum64, &mut self.sq);
-            self.states.extend((0..n).map(|s| {
-                let std = (self.sq[s] / (f64::from(self.count[s]) - 1.0)).sqrt() as f32;
-                [mean(s), std + eps, 1.0]
-            }));
-        } else {
-            self.states.extend((0..n).map(|s| [mean(s), 1.0, 1.0]));
         }
-        // The sink (slot 0) and states of one step: 0, from finite numbers.
-        for (state, &count) in self.states.iter_mut().zip(&self.count[..n]) {
-            if count < 2 {
-                *state = [0.0, 1.0, 0.0];
-            }
-        }
-        self.states[0] = [0.0, 1.0, 0.0];
+        self.states.clear();
+        self.states.push(SINK);
+        self.states.extend((1..n).map(|s| state_row(self.count[s], self.sum[s], with_std.then(|| self.sq[s]), eps)));
     }
 }
 
