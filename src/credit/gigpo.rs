@@ -186,16 +186,11 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
                 let values = &returns[part.clone()];
                 let rule = Rule { a_episode, omega, std_mode };
                 // A group not coded has its key table (made above); a coded one reads the codes.
-                match uncoded.as_ref().filter(|_| !coded) {
-                    Some(anchors) => {
-                        rule.write(step, range.clone(), &anchors.slots[part], values, &anchors.states[..], |s| {
-                            s as usize
-                        });
-                    }
-                    None => {
-                        let codes = &slots.codes[range.clone()];
-                        rule.write(step, range.clone(), codes, values, &coded_states.states, usize::from);
-                    }
+                if let Some(anchors) = uncoded.as_ref().filter(|_| !coded) {
+                    rule.write(step, range.clone(), &anchors.slots[part], values, &anchors.states[..], |s| s as usize);
+                } else {
+                    let codes = &slots.codes[range.clone()];
+                    rule.write(step, range.clone(), codes, values, &coded_states.states, usize::from);
                 }
                 local += range.len();
                 terms.set(t.index(), &[f64::from(r), f64::from(a_episode), f64::from(omega)]);
