@@ -7,6 +7,9 @@
 
 use super::real::Real;
 
+/// How many rows [`Batch::scores`] sums as one block (a part of them on each thread).
+const SCORE_BLOCK: usize = 1024;
+
 /// Rows of positions for the kernels.
 #[derive(Clone, Debug, Default)]
 pub struct Batch<'a, F: Clone> {
@@ -89,21 +92,22 @@ impl<F: Real> Batch<'_, F> {
         Cols { reward: self.reward.as_deref(), row_score: self.row_score.as_deref(), mask: self.mask.as_deref() }
     }
 
-    /// `s_i = Σ_t r[i,t]` over all positions of the row (verl does not mask this sum).
+    /// `s_i = Σ_t r[i,t]` over all positions of the row (verl does not mask this sum), summed in
+    /// `f64` lanes and rounded once (`whiten::sum_f64`: torch's cascade sum is far closer to that
+    /// than a running sum would be, and the lanes do not wait on each other's additions); blocks
+    /// of rows on their own threads (`par::blocks`), each row summed as it would be on one.
     pub fn scores(&self) -> Vec<F> {
-        (0..self.num_rows())
-            .map(|i| match (&self.reward, &self.row_score) {
-                (Some(r), _) => {
-                    let mut sum = F::ZERO;
-                    for &x in &r[self.row(i)] {
-                        sum += x;
-                    }
-                    sum
-                }
-                (None, Some(s)) => s[i],
-                _ => F::ZERO,
-            })
-            .collect()
+        let rows = self.num_rows();
+        match (&self.reward, &self.row_score) {
+            (Some(r), _) => {
+                let block = |block: std::ops::Range<usize>| -> Vec<F> {
+                    block.map(|i| F::of(super::whiten::sum_f64(&r[self.row(i)]))).collect()
+                };
+                super::par::blocks(rows, SCORE_BLOCK, self.num_positions(), block).into_iter().flatten().collect()
+            }
+            (None, Some(s)) => (0..rows).map(|i| s[i]).collect(),
+            _ => vec![F::ZERO; rows],
+        }
     }
 
     /// Rows of each group, in row order (one list for all groups, cut at each group's start); a
@@ -456,6 +460,42 @@ pub fn rows_backward<S: Copy, T: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scores_sum_each_row_in_f64_and_round_once() {
+        // Row 0: 1 then sixteen values under half an ulp of 1, which a running f32 sum would
+        // drop one by one; row 1 empty; row 2 with a NaN; then enough rows for several blocks.
+        let mut batch = synthetic_token_batch(3 * SCORE_BLOCK, 7, 4);
+        let small = 3e-8f32;
+        let mut reward: Vec<f32> = std::iter::once(1.0).chain(std::iter::repeat_n(small, 16)).collect();
+        let mut offsets = vec![0, reward.len(), reward.len()];
+        reward.extend([0.5, f32::NAN, 0.25]);
+        offsets.push(reward.len());
+        let rest = batch.reward.take().unwrap_or_default();
+        let base = reward.len();
+        reward.extend(&rest[batch.offsets[3]..]);
+        offsets.extend(batch.offsets[4..].iter().map(|&o| o - batch.offsets[3] + base));
+        batch.offsets = offsets;
+        batch.reward = Some(reward);
+        batch.mask = None;
+        let scores = batch.scores();
+        assert_eq!(scores.len(), batch.num_rows());
+        let running = (0..16).fold(1.0f32, |sum, _| sum + small);
+        assert_eq!(running, 1.0, "a running f32 sum loses them");
+        assert_eq!(scores[0], (1.0 + 16.0 * f64::from(small)) as f32);
+        assert!(scores[0] > 1.0);
+        assert_eq!(scores[1], 0.0);
+        assert!(scores[2].is_nan());
+        let r = batch.reward.as_deref().unwrap_or_default();
+        for i in 3..batch.num_rows() {
+            let want = r[batch.row(i)].iter().map(|&x| f64::from(x)).sum::<f64>() as f32;
+            assert_eq!(scores[i], want, "row {i}");
+        }
+        // Only scores when there are no per-position rewards.
+        batch.reward = None;
+        batch.row_score = Some((0..batch.num_rows()).map(|i| i as f32).collect());
+        assert_eq!(batch.scores(), batch.row_score.clone().unwrap_or_default());
+    }
 
     #[test]
     fn rows_backward_visits_like_a_plain_backward_loop() {

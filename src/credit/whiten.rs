@@ -75,6 +75,12 @@ fn lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64 + Sync) -
 /// values in `f64` are exact, or within an ulp of `f64`, whatever their order.
 const SUM_LANES: usize = 16;
 
+/// Σ x in `f64`, in [`SUM_LANES`] interleaved partial sums added pairwise (one block of
+/// [`lane_sum`], on this thread): a row's score ([`super::batch::Batch::scores`]).
+pub(super) fn sum_f64<F: Real>(x: &[F]) -> f64 {
+    block_lane_sum(x, None, &|v: F| v.f64())
+}
+
 /// [`lane_sum`] over one block (its first position a multiple of [`SUM_LANES`]).
 fn block_lane_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: &impl Fn(F) -> f64) -> f64 {
     let mut lanes = [0.0f64; SUM_LANES];
