@@ -3,9 +3,9 @@
 
 use super::batch::{Batch, Output};
 use super::real::Real;
-use super::reinforce_plus_plus::whiten_batch;
+use super::reinforce_plus_plus::{too_few_positions, whiten_batch};
 use super::scheme_macro::estimator;
-use super::whiten::Sums;
+use super::whiten::{self, Sums};
 use super::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
@@ -73,20 +73,41 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         None => recursion::<F, false, false>(batch, values, step, &mut terms),
     };
     let sums = gather.then(|| Sums::total(sums.into_iter().flatten()));
-    // The returns, advantage + value (masked where the advantage was), before whitening.
-    let returns = (!batch.skip_returns).then(|| {
-        // In parts on their own threads (`par`).
-        let mut returns = F::scratch(n);
-        super::par::chunks_mut(&mut returns, |start, part| {
-            for (k, ret) in part.iter_mut().enumerate() {
-                let t = start + k;
-                *ret = raw[t] + if skip { v_at(t) } else { v_at(t) * batch.m(t) };
+    // verl's whitening as (mean, rstd), from the sums gathered in the recursion.
+    let scale = match params.choice("whiten") {
+        "verl" => Some(whiten::verl_scale(&raw, batch.mask.as_deref(), sums).ok_or_else(|| too_few_positions("gae"))?),
+        _ => None,
+    };
+    let whiten_part = move |part: &mut [F]| {
+        if let Some((mean, rstd)) = scale {
+            for v in part {
+                *v = (*v - mean) * rstd;
             }
+        }
+    };
+    // The returns, advantage + value (masked where the advantage was), from the advantages before
+    // whitening; with verl's whitening, in the same pass (each part's returns, then its whitened
+    // advantages, while the part is in cache), in parts on their own threads (`par`).
+    let returns = if batch.skip_returns {
+        if scale.is_some() {
+            super::par::chunks_mut(&mut raw, |_, part| whiten_part(part));
+        }
+        None
+    } else {
+        let mut returns = F::scratch(n);
+        super::par::chunks_mut2(&mut returns, &mut raw, |start, returns, raw| {
+            for (k, (ret, &a)) in returns.iter_mut().zip(raw.iter()).enumerate() {
+                let t = start + k;
+                *ret = a + if skip { v_at(t) } else { v_at(t) * batch.m(t) };
+            }
+            whiten_part(raw);
         });
-        returns
-    });
+        Some(returns)
+    };
     // verl does not re-mask: padded positions keep the whitened value of 0.
-    whiten_batch(batch, &mut raw, params, "gae", sums)?;
+    if scale.is_none() {
+        whiten_batch(batch, &mut raw, params, "gae", None)?;
+    }
     Ok(Output { advantages: raw, returns, terms })
 }
 

@@ -329,6 +329,15 @@ pub fn chunks_mut<T: Send>(values: &mut [T], work: impl Fn(usize, &mut [T]) + Sy
     });
 }
 
+/// [`chunks_mut`] over two slices at once, cut at the same positions (`b` as long as `a` or
+/// longer): a pass that writes two outputs.
+pub fn chunks_mut2<T: Send, U: Send>(a: &mut [T], b: &mut [U], work: impl Fn(usize, &mut [T], &mut [U]) + Sync) {
+    let parts = parts_for(a.len());
+    let size = a.len().div_ceil(parts).max(1);
+    let items = a.chunks_mut(size).zip(b.chunks_mut(size)).enumerate().map(|(k, (a, b))| (k * size, a, b)).collect();
+    run_parts(items, |(start, a, b)| work(start, a, b));
+}
+
 /// How many positions [`block_sum`] sums as one block.
 pub const SUM_BLOCK: usize = 1 << 18;
 

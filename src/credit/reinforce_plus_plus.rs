@@ -102,17 +102,46 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     // The sums verl's whitening needs were gathered as the returns were written.
     let gather = params.choice("whiten") == "verl";
     let sums = gather.then(|| whiten::Sums::total(sums.into_iter().flatten()));
-    let (mut advantages, returns) = if batch.skip_returns {
-        (returns, None)
-    } else {
-        // Copied in parts on their own threads (`par`).
-        let mut advantages = F::scratch(n);
-        super::par::chunks_mut(&mut advantages, |start, part| {
-            part.copy_from_slice(&returns[start..start + part.len()]);
-        });
-        (advantages, Some(returns))
+    let id = "reinforce_plus_plus";
+    let (advantages, returns) = match (batch.skip_returns, sums) {
+        (true, _) => {
+            let mut advantages = returns;
+            whiten_batch_then_mask(batch, &mut advantages, params, id, sums)?;
+            (advantages, None)
+        }
+        // verl's whitening and the mask written from the returns in one pass (the returns are
+        // kept as they are), in parts on their own threads (`par`).
+        (false, Some(sums)) => {
+            let mask = batch.mask.as_deref();
+            let (mean, rstd) = whiten::verl_scale(&returns, mask, Some(sums)).ok_or_else(|| too_few_positions(id))?;
+            let mut advantages = F::scratch(n);
+            super::par::chunks_mut(&mut advantages, |start, part| {
+                let returns = &returns[start..start + part.len()];
+                match mask.and_then(|m| m.get(start..start + part.len())) {
+                    Some(mask) => {
+                        for ((a, &r), &m) in part.iter_mut().zip(returns).zip(mask) {
+                            *a = (r - mean) * rstd * m;
+                        }
+                    }
+                    None => {
+                        for (a, &r) in part.iter_mut().zip(returns) {
+                            *a = (r - mean) * rstd;
+                        }
+                    }
+                }
+            });
+            (advantages, Some(returns))
+        }
+        (false, None) => {
+            // Copied in parts on their own threads (`par`), then whitened and masked.
+            let mut advantages = F::scratch(n);
+            super::par::chunks_mut(&mut advantages, |start, part| {
+                part.copy_from_slice(&returns[start..start + part.len()]);
+            });
+            whiten_batch_then_mask(batch, &mut advantages, params, id, None)?;
+            (advantages, Some(returns))
+        }
     };
-    whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus", sums)?;
     Ok(Output { advantages, returns, terms })
 }
 

@@ -129,17 +129,20 @@ pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
 
 /// [`verl`] with the sums gathered while `x` was computed ([`Sums`]; `None`: sum `x` here).
 pub fn verl_with<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -> bool {
-    let (mean, var, n) = verl_moments(x, mask, sums);
-    if n <= 1.0 {
-        return false;
-    }
-    let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
+    let Some((mean, rstd)) = verl_scale(x, mask, sums) else { return false };
     super::par::chunks_mut(x, |_, part| {
         for v in part {
             *v = (*v - mean) * rstd;
         }
     });
     true
+}
+
+/// verl's whitening of `x` as `(mean, rstd)`, to apply as `(x − mean) · rstd` ([`verl_with`]) in
+/// a pass that also does something else; `None` when fewer than two positions are valid.
+pub fn verl_scale<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> Option<(F, F)> {
+    let (mean, var, n) = verl_moments(x, mask, sums);
+    (n > 1.0).then(|| (mean, F::ONE / (var + F::of(1e-8)).sqrt()))
 }
 
 /// [`verl`] followed by `x ← x · m` (REINFORCE++ masks its whitened advantages), in the same
