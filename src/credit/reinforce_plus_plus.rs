@@ -110,26 +110,10 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
             (advantages, None)
         }
         // verl's whitening and the mask written from the returns in one pass (the returns are
-        // kept as they are), in parts on their own threads (`par`).
+        // kept as they are).
         (false, Some(sums)) => {
-            let mask = batch.mask.as_deref();
-            let (mean, rstd) = whiten::verl_scale(&returns, mask, Some(sums)).ok_or_else(|| too_few_positions(id))?;
-            let mut advantages = F::scratch(n);
-            super::par::chunks_mut(&mut advantages, |start, part| {
-                let returns = &returns[start..start + part.len()];
-                match mask.and_then(|m| m.get(start..start + part.len())) {
-                    Some(mask) => {
-                        for ((a, &r), &m) in part.iter_mut().zip(returns).zip(mask) {
-                            *a = (r - mean) * rstd * m;
-                        }
-                    }
-                    None => {
-                        for (a, &r) in part.iter_mut().zip(returns) {
-                            *a = (r - mean) * rstd;
-                        }
-                    }
-                }
-            });
+            let advantages = whiten::verl_then_mask_from(&returns, batch.mask.as_deref(), Some(sums))
+                .ok_or_else(|| too_few_positions(id))?;
             (advantages, Some(returns))
         }
         (false, None) => {

@@ -162,6 +162,30 @@ pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sum
     true
 }
 
+/// [`verl_then_mask`] written from `x` into a new buffer, `x` left as it is (REINFORCE++ keeps its
+/// returns): one pass, where a copy and then [`verl_then_mask`] take two. The same operations on
+/// each value. `None` when fewer than two positions are valid.
+pub fn verl_then_mask_from<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> Option<Vec<F>> {
+    let (mean, rstd) = verl_scale(x, mask, sums)?;
+    let mut out = F::scratch(x.len());
+    super::par::chunks_mut(&mut out, |start, part| {
+        let x = &x[start..start + part.len()];
+        match mask.and_then(|m| m.get(start..start + part.len())) {
+            Some(mask) => {
+                for ((o, &v), &m) in part.iter_mut().zip(x).zip(mask) {
+                    *o = (v - mean) * rstd * m;
+                }
+            }
+            None => {
+                for (o, &v) in part.iter_mut().zip(x) {
+                    *o = (v - mean) * rstd;
+                }
+            }
+        }
+    });
+    Some(out)
+}
+
 /// [`verl`] on an unmasked batch whose row `i` holds `x[i]` at each of its `lens(i)` positions,
 /// without writing the positions: the same moments, each row's term weighted by its length (so
 /// a broadcast kernel whitens its rows and then writes every position once). `false` (and `x`
