@@ -79,10 +79,8 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         _ => None,
     };
     let whiten_part = move |part: &mut [F]| {
-        if let Some((mean, rstd)) = scale {
-            for v in part {
-                *v = (*v - mean) * rstd;
-            }
+        if let Some(scale) = scale {
+            whiten::scale_part(part, scale);
         }
     };
     // The returns, advantage + value (masked where the advantage was), from the advantages before

@@ -129,13 +129,16 @@ pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
 
 /// [`verl`] with the sums gathered while `x` was computed ([`Sums`]; `None`: sum `x` here).
 pub fn verl_with<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -> bool {
-    let Some((mean, rstd)) = verl_scale(x, mask, sums) else { return false };
-    super::par::chunks_mut(x, |_, part| {
-        for v in part {
-            *v = (*v - mean) * rstd;
-        }
-    });
+    let Some(scale) = verl_scale(x, mask, sums) else { return false };
+    super::par::chunks_mut(x, |_, part| scale_part(part, scale));
     true
+}
+
+/// `x ← (x − mean) · rstd` over one part of a batch, with `(mean, rstd)` from [`verl_scale`].
+pub fn scale_part<F: Real>(part: &mut [F], (mean, rstd): (F, F)) {
+    for v in part {
+        *v = (*v - mean) * rstd;
+    }
 }
 
 /// verl's whitening of `x` as `(mean, rstd)`, to apply as `(x − mean) · rstd` ([`verl_with`]) in
@@ -149,11 +152,7 @@ pub fn verl_scale<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> O
 /// pass: the same operations on each value, one pass over the batch fewer.
 pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -> bool {
     let Some(mask) = mask else { return verl_with(x, None, sums) };
-    let (mean, var, n) = verl_moments(x, Some(mask), sums);
-    if n <= 1.0 {
-        return false;
-    }
-    let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
+    let Some((mean, rstd)) = verl_scale(x, Some(mask), sums) else { return false };
     super::par::chunks_mut(x, |start, part| {
         for (v, &m) in part.iter_mut().zip(mask.get(start..).unwrap_or(&[])) {
             *v = (*v - mean) * rstd * m;
