@@ -355,7 +355,8 @@ impl<T: Copy> RowsOut<T> for [T] {
 /// `done(row, state, terms)` writes its explanation terms (in the part's rows of `terms`) and
 /// returns what the caller keeps of it, handed back in row order as each part's list (not copied
 /// into one: `kept.iter().flatten()`).
-pub fn rows_backward_parts<S: Copy, F: Real, R: Send>(
+pub fn rows_backward_parts<S: Copy, F: Real, R: Send, const OUTLINED: bool>(
+    walk: Lockstep<OUTLINED>,
     batch: &Batch<'_, F>,
     fill: F,
     init: impl Fn(usize) -> S + Sync,
@@ -371,6 +372,7 @@ pub fn rows_backward_parts<S: Copy, F: Real, R: Send>(
         let mut kept = Vec::with_capacity(num_rows);
         let mut rows = super::par::TermRows::all(terms);
         rows_backward(
+            walk,
             &mut out,
             fill,
             num_rows,
@@ -393,6 +395,7 @@ pub fn rows_backward_parts<S: Copy, F: Real, R: Send>(
         let mut kept = Vec::with_capacity(rows.len());
         let first = rows.start;
         rows_backward(
+            walk,
             &mut part,
             fill,
             rows.len(),
@@ -419,9 +422,14 @@ const LANES: usize = 4;
 /// GAE, suffix sums) then run four independent chains of dependent arithmetic instead of one,
 /// while each row still sees its positions in the same order as a plain backward loop (the same
 /// results, bit for bit). `out` is sized row block by row block, just before it is written (no
-/// fill of the whole output first).
+/// fill of the whole output first). `walk`: where the lockstep loop runs ([`Lockstep`]).
 #[inline]
-pub fn rows_backward<S: Copy, T: Copy>(
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one walk: where its loop runs, its output, its rows, a row's three steps"
+)]
+pub fn rows_backward<S: Copy, T: Copy, const OUTLINED: bool>(
+    _walk: Lockstep<OUTLINED>,
     out: &mut (impl RowsOut<T> + ?Sized),
     fill: T,
     num_rows: usize,
@@ -441,10 +449,15 @@ pub fn rows_backward<S: Copy, T: Copy>(
         let mut state: [S; LANES] = std::array::from_fn(|l| init(row + l.min(lanes - 1)));
         out.prepare(&range[..lanes], fill);
         let common = range.iter().map(ExactSizeIterator::len).min().unwrap_or(0);
-        for j in 1..=common {
-            for l in 0..LANES {
-                let p = range[l].end - j;
-                out.set(p, visit(&mut state[l], row + l, p));
+        if OUTLINED {
+            let ends = [range[0].end, range[1].end, range[2].end, range[3].end];
+            state = lockstep(out, ends, common, row, state, &mut visit);
+        } else {
+            for j in 1..=common {
+                for l in 0..LANES {
+                    let p = range[l].end - j;
+                    out.set(p, visit(&mut state[l], row + l, p));
+                }
             }
         }
         for l in 0..lanes {
@@ -455,6 +468,46 @@ pub fn rows_backward<S: Copy, T: Copy>(
         }
         row += lanes;
     }
+}
+
+/// Where [`rows_backward`] walks the positions its four rows have in common: in its own body
+/// (inlined into the caller), or in a function of its own ([`lockstep`]). The compiler keeps the
+/// four states in memory in some callers (they live across calls there, and a call may change
+/// every float register): every step of every chain then waits on a store and a load besides its
+/// arithmetic. Out of line, with no call in the loop, they stay in registers, but the loop no
+/// longer sees the caller's constants. Which is faster depends on the kernel; each caller says
+/// which it takes, measured (`examples/scheme_timing.rs`, `examples/kernel_timings.rs`).
+/// It is a type parameter, not a value, so that each caller's walk compiles only its own loop: with
+/// a value passed down to the threads, GAE's inlined walk ran 20 % slower on two cores (the same on
+/// one).
+#[derive(Clone, Copy, Debug)]
+pub struct Lockstep<const OUTLINED: bool>;
+
+/// The lockstep loop in the caller's code.
+pub const INLINED: Lockstep<false> = Lockstep;
+/// The lockstep loop in [`lockstep`], not inlined.
+pub const OUTLINED: Lockstep<true> = Lockstep;
+
+/// The lockstep part of [`rows_backward`] out of line ([`OUTLINED`]): the last `common`
+/// positions of four rows ending at `ends`, from the last, each row's state a local of its own.
+#[inline(never)]
+fn lockstep<S: Copy, T: Copy>(
+    out: &mut (impl RowsOut<T> + ?Sized),
+    ends: [usize; LANES],
+    common: usize,
+    row: usize,
+    state: [S; LANES],
+    visit: &mut impl FnMut(&mut S, usize, usize) -> T,
+) -> [S; LANES] {
+    let [mut s0, mut s1, mut s2, mut s3] = state;
+    for j in 1..=common {
+        let p = ends.map(|end| end - j);
+        out.set(p[0], visit(&mut s0, row, p[0]));
+        out.set(p[1], visit(&mut s1, row + 1, p[1]));
+        out.set(p[2], visit(&mut s2, row + 2, p[2]));
+        out.set(p[3], visit(&mut s3, row + 3, p[3]));
+    }
+    [s0, s1, s2, s3]
 }
 
 #[cfg(test)]
@@ -499,36 +552,44 @@ mod tests {
 
     #[test]
     fn rows_backward_visits_like_a_plain_backward_loop() {
-        // Rows of uneven lengths (some empty), more rows than a lockstep block, and a gap no row
-        // covers: suffix sums and the order in which each row's positions come.
-        let ranges: Vec<std::ops::Range<usize>> = vec![0..3, 3..3, 3..8, 8..9, 9..9, 12..14, 14..21, 21..22, 22..25];
-        let values: Vec<f32> = (0..25).map(|p| p as f32 + 0.5).collect();
-        let mut seen = vec![Vec::new(); ranges.len()];
-        let mut out = Vec::new();
-        let mut totals = Vec::new();
-        rows_backward(
-            &mut out,
-            f32::NAN,
-            ranges.len(),
-            |i| ranges[i].clone(),
-            |_| 0.0f32,
-            |sum, i, p| {
-                seen[i].push(p);
-                *sum += values[p];
-                *sum
-            },
-            |i, sum| totals.push((i, sum)),
-        );
-        assert_eq!(out.len(), 25);
-        for (i, range) in ranges.iter().enumerate() {
-            assert_eq!(seen[i], range.clone().rev().collect::<Vec<_>>());
-            let mut sum = 0.0;
-            for p in range.clone().rev() {
-                sum += values[p];
-                assert_eq!(out[p], sum);
+        // Rows of uneven lengths (some empty), blocks of four rows with positions in common (the
+        // lockstep part) and without, a last block of one row, and a gap no row covers: suffix
+        // sums and the order in which each row's positions come, with the lockstep loop inlined
+        // and out of line.
+        let ranges: Vec<std::ops::Range<usize>> =
+            vec![0..3, 3..5, 5..8, 8..9, 9..9, 12..14, 14..21, 21..22, 22..25, 25..30, 30..33, 33..40, 40..42];
+        let values: Vec<f32> = (0..42).map(|p| p as f32 + 0.5).collect();
+        fn walk<const OUTLINED: bool>(walk: Lockstep<OUTLINED>, ranges: &[std::ops::Range<usize>], values: &[f32]) {
+            let mut seen = vec![Vec::new(); ranges.len()];
+            let mut out = Vec::new();
+            let mut totals = Vec::new();
+            rows_backward(
+                walk,
+                &mut out,
+                f32::NAN,
+                ranges.len(),
+                |i| ranges[i].clone(),
+                |_| 0.0f32,
+                |sum, i, p| {
+                    seen[i].push(p);
+                    *sum += values[p];
+                    *sum
+                },
+                |i, sum| totals.push((i, sum)),
+            );
+            assert_eq!(out.len(), 42);
+            for (i, range) in ranges.iter().enumerate() {
+                assert_eq!(seen[i], range.clone().rev().collect::<Vec<_>>(), "{walk:?}");
+                let mut sum = 0.0;
+                for p in range.clone().rev() {
+                    sum += values[p];
+                    assert_eq!(out[p], sum, "{walk:?}");
+                }
+                assert_eq!(totals[i], (i, sum), "{walk:?}");
             }
-            assert_eq!(totals[i], (i, sum));
+            assert!(out[9..12].iter().all(|v| v.is_nan()), "the gap gets the fill value");
         }
-        assert!(out[9..12].iter().all(|v| v.is_nan()), "the gap gets the fill value");
+        walk(INLINED, &ranges, &values);
+        walk(OUTLINED, &ranges, &values);
     }
 }

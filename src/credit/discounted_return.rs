@@ -31,6 +31,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     // (`rows_backward_parts`); the state is the running return.
     let cols = batch.cols();
     let (returns, _) = super::batch::rows_backward_parts(
+        super::batch::INLINED,
         batch,
         F::ZERO,
         |i| (F::of(f64::NAN), cols.row_start(i), batch.offsets[i + 1]),

@@ -140,6 +140,7 @@ fn recursion<F: Real, const MASKED: bool, const UNIT: bool>(
     let cols = batch.cols();
     let gamma_lam = gamma * lam;
     super::batch::rows_backward_parts(
+        super::batch::Lockstep::<MASKED>,
         batch,
         F::ZERO,
         |i| (F::ZERO, F::ZERO, cols.row_start(i), Sums::default(), F::of(f64::NAN)),

@@ -196,6 +196,7 @@ fn deepseekmath(run: &Run, score: &[f32], eps: f32) -> Credit {
             let [mean, std] = group_stats_of(|| members.iter().map(|t| &score[tr.path_range(*t)]));
             let scale = 1.0 / (std + eps);
             super::batch::rows_backward(
+                super::batch::INLINED,
                 step,
                 f32::NAN,
                 members.len(),

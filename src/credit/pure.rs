@@ -189,21 +189,25 @@ impl Scheme for Pure {
                         0.0
                     };
                     terms.set(t.index(), &[total(i), baseline, verifiable]);
-                    // Where member i's steps are in the group buffer relative to the output.
+                    // Where member i's steps are in the group buffer relative to the output
+                    // (wrapping: a member's steps may start before its place in the buffer).
                     let range = tr.path_range(t);
-                    (range.start - local[i], baseline, verifiable)
+                    (range.start.wrapping_sub(local[i]), baseline, verifiable)
                 }));
+                // The state carries the row's offset and baseline beside its running return
+                // (which starts with VR at the last step), and `visit` holds the buffer as a slice
+                // of its own: nothing is read through a reference after each store.
+                let weighted = &weighted[..];
                 super::batch::rows_backward(
+                    super::batch::INLINED,
                     step,
                     f32::NAN,
                     members.len(),
                     |i| tr.path_range(members[i]),
-                    // The running return starts with VR at the last step.
-                    |i| rows[i].2,
+                    |i| (rows[i].2, rows[i].0, rows[i].1),
                     #[inline(always)]
-                    |running, i, p| {
-                        let (base, baseline, _) = rows[i];
-                        *running += f64::from(weighted[p - base]) - baseline;
+                    move |(running, base, baseline), _, p| {
+                        *running += f64::from(weighted[p.wrapping_sub(*base)]) - *baseline;
                         *running as f32
                     },
                     |_, _| {},

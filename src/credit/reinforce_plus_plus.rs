@@ -148,6 +148,7 @@ fn returns_rows<F: Real, const MASKED: bool, const UNIT: bool>(
 ) -> (Vec<F>, Vec<Vec<whiten::Sums>>) {
     let cols = batch.cols();
     super::batch::rows_backward_parts(
+        super::batch::OUTLINED,
         batch,
         F::ZERO,
         |i| (F::ZERO, F::of(f64::NAN), cols.row_start(i), whiten::Sums::default()),
