@@ -3,7 +3,8 @@
 //! `cargo run --release --no-default-features --example scheme_timing -- SCHEMES [REPEATS] [tree] [k=v]…`
 //! uses 10⁶ trajectories × 32 steps, or 10⁴ trees of 100 nodes with `tree`, sets any `k=v`
 //! parameters, and prints the mean time of one `Scheme::compute` after a warm-up (and the time of
-//! that first call, which also derives what the run keeps once derived). `SCHEMES` is one
+//! that first call, which also derives what the run keeps once derived), with the fastest call and
+//! the median. `SCHEMES` is one
 //! scheme id, several separated by commas (the run is built once), or `all` (every scheme the run
 //! supports). `threads=N` computes on at most N threads (`credit::par`; default: one per core).
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
@@ -51,12 +52,19 @@ fn main() {
         };
         let first_ms = first_start.elapsed().as_secs_f64() * 1000.0;
         drop(first);
-        let start = std::time::Instant::now();
-        for _ in 0..repeats {
-            drop(std::hint::black_box(scheme.compute(&run, &params).unwrap()));
-        }
-        let ms = start.elapsed().as_secs_f64() * 1000.0 / repeats as f64;
+        // Each call timed on its own: on a shared machine whose neighbours take turns with its
+        // cores, the fastest call and the median say more than the mean.
+        let mut each: Vec<f64> = (0..repeats.max(1))
+            .map(|_| {
+                let start = std::time::Instant::now();
+                drop(std::hint::black_box(scheme.compute(&run, &params).unwrap()));
+                start.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        let ms = each.iter().sum::<f64>() / each.len() as f64;
+        each.sort_by(f64::total_cmp);
+        let (min, median) = (each[0], each[each.len() / 2]);
         let size = if tree { "10^4 trees x 100" } else { "10^6 x 32" };
-        println!("{id} on {size}: {ms:.1} ms (first call {first_ms:.1} ms)");
+        println!("{id} on {size}: {ms:.1} ms (min {min:.1}, median {median:.1}; first call {first_ms:.1} ms)");
     }
 }
