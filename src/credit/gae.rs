@@ -140,6 +140,8 @@ fn recursion<F: Real, const MASKED: bool, const UNIT: bool>(
     let cols = batch.cols();
     let gamma_lam = gamma * lam;
     super::batch::rows_backward_parts(
+        // The masked recursion (token batches) walks out of line, the others inlined: each the
+        // faster of the two, measured (docs/PERFORMANCE.md, the seventh step-level pass).
         super::batch::Lockstep::<MASKED>,
         batch,
         F::ZERO,

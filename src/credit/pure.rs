@@ -190,7 +190,7 @@ impl Scheme for Pure {
                     };
                     terms.set(t.index(), &[total(i), baseline, verifiable]);
                     // Where member i's steps are in the group buffer relative to the output
-                    // (wrapping: a member's steps may start before its place in the buffer).
+                    // (wrapping, so that no order of members or paths can overflow it).
                     let range = tr.path_range(t);
                     (range.start.wrapping_sub(local[i]), baseline, verifiable)
                 }));
