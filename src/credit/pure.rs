@@ -194,20 +194,18 @@ impl Scheme for Pure {
                     let range = tr.path_range(t);
                     (range.start.wrapping_sub(local[i]), baseline, verifiable)
                 }));
-                // The state carries the row's offset and baseline beside its running return
-                // (which starts with VR at the last step), and `visit` holds the buffer as a slice
-                // of its own: nothing is read through a reference after each store.
-                let weighted = &weighted[..];
                 super::batch::rows_backward(
                     super::batch::INLINED,
                     step,
                     f32::NAN,
                     members.len(),
                     |i| tr.path_range(members[i]),
-                    |i| (rows[i].2, rows[i].0, rows[i].1),
+                    // The running return starts with VR at the last step.
+                    |i| rows[i].2,
                     #[inline(always)]
-                    move |(running, base, baseline), _, p| {
-                        *running += f64::from(weighted[p.wrapping_sub(*base)]) - *baseline;
+                    |running, i, p| {
+                        let (base, baseline, _) = rows[i];
+                        *running += f64::from(weighted[p.wrapping_sub(base)]) - baseline;
                         *running as f32
                     },
                     |_, _| {},

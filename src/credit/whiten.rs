@@ -135,10 +135,17 @@ pub fn verl_with<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -
 }
 
 /// `x ← (x − mean) · rstd` over one part of a batch, with `(mean, rstd)` from [`verl_scale`].
-pub fn scale_part<F: Real>(part: &mut [F], (mean, rstd): (F, F)) {
+pub fn scale_part<F: Real>(part: &mut [F], scale: (F, F)) {
     for v in part {
-        *v = (*v - mean) * rstd;
+        *v = whitened(*v, scale);
     }
+}
+
+/// One value whitened, `(v − mean) · rstd`: the operations, in their order, of every whitening
+/// here.
+#[inline]
+fn whitened<F: Real>(v: F, (mean, rstd): (F, F)) -> F {
+    (v - mean) * rstd
 }
 
 /// verl's whitening of `x` as `(mean, rstd)`, to apply as `(x − mean) · rstd` ([`verl_with`]) in
@@ -152,10 +159,10 @@ pub fn verl_scale<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> O
 /// pass: the same operations on each value, one pass over the batch fewer.
 pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -> bool {
     let Some(mask) = mask else { return verl_with(x, None, sums) };
-    let Some((mean, rstd)) = verl_scale(x, Some(mask), sums) else { return false };
+    let Some(scale) = verl_scale(x, Some(mask), sums) else { return false };
     super::par::chunks_mut(x, |start, part| {
         for (v, &m) in part.iter_mut().zip(mask.get(start..).unwrap_or(&[])) {
-            *v = (*v - mean) * rstd * m;
+            *v = whitened(*v, scale) * m;
         }
     });
     true
@@ -165,19 +172,19 @@ pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sum
 /// returns): one pass, where a copy and then [`verl_then_mask`] take two. The same operations on
 /// each value. `None` when fewer than two positions are valid.
 pub fn verl_then_mask_from<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> Option<Vec<F>> {
-    let (mean, rstd) = verl_scale(x, mask, sums)?;
+    let scale = verl_scale(x, mask, sums)?;
     let mut out = F::scratch(x.len());
     super::par::chunks_mut(&mut out, |start, part| {
         let x = &x[start..start + part.len()];
         match mask.and_then(|m| m.get(start..start + part.len())) {
             Some(mask) => {
                 for ((o, &v), &m) in part.iter_mut().zip(x).zip(mask) {
-                    *o = (v - mean) * rstd * m;
+                    *o = whitened(v, scale) * m;
                 }
             }
             None => {
                 for (o, &v) in part.iter_mut().zip(x) {
-                    *o = (v - mean) * rstd;
+                    *o = whitened(v, scale);
                 }
             }
         }
@@ -209,9 +216,7 @@ pub fn verl_rows<F: Real>(x: &mut [F], lens: impl Fn(usize) -> usize) -> bool {
     });
     let var = F::of(sq) / denominator * F::of(f64::from(n / (n - 1.0)));
     let rstd = F::ONE / (var + F::of(1e-8)).sqrt();
-    for v in x.iter_mut() {
-        *v = (*v - mean) * rstd;
-    }
+    scale_part(x, (mean, rstd));
     true
 }
 
@@ -233,9 +238,7 @@ pub fn openrlhf<F: Real>(x: &mut [F], mask: Option<&[F]>, std_norm: bool) {
         sq += (v - mean) * (v - mean) * m(t);
     }
     let rstd = if std_norm { F::ONE / (sq / n).max(F::of(1e-8)).sqrt() } else { F::ONE };
-    for v in x.iter_mut() {
-        *v = (*v - mean) * rstd;
-    }
+    scale_part(x, (mean, rstd));
 }
 
 #[cfg(test)]
