@@ -671,3 +671,118 @@ fn step_credit_does_not_depend_on_the_order_trajectories_are_logged_in() {
     }
     assert!(compared >= 20, "only {compared} schemes ran");
 }
+
+/// A PURE log: `groups` groups of members with 0 to 9 steps (so that four members in lockstep end
+/// at different steps), PRM scores in (0, 1) with some missing, mixed outcomes; the trajectories
+/// written group after group, or interleaved across groups (every group's members then lie apart).
+fn pure_log(groups: usize, interleaved: bool) -> String {
+    let members = |g: usize| 1 + (g * 5) % 7;
+    let mut lines = Vec::new();
+    for g in 0..groups {
+        for m in 0..members(g) {
+            let len = (g * 3 + m * 7) % 10;
+            let steps: Vec<String> = (0..len)
+                .map(|j| {
+                    let x = (g * 37 + m * 11 + j * 23) % 97;
+                    if x % 13 == 0 {
+                        "{}".to_owned()
+                    } else {
+                        format!(r#"{{"scores": {{"prm": {}}}}}"#, (x as f64 + 0.5) / 97.0)
+                    }
+                })
+                .collect();
+            let reward = u8::from((g + m) % 3 == 0);
+            let line = format!(
+                r#"{{"type": "trajectory", "id": "g{g}m{m}", "group": "g{g}", "outcome": {{"reward": {reward}}}, "steps": [{}]}}"#,
+                steps.join(", ")
+            );
+            lines.push(((if interleaved { m } else { 0 }, g, m), line));
+        }
+    }
+    lines.sort();
+    std::iter::once("{\"vantage\": 1}".to_owned())
+        .chain(lines.into_iter().map(|(_, l)| l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// PURE's credit of every trajectory by hand, without normalization: `r = 2p − 1` (missing 0),
+/// `softmax(−r/T)` weights in f64, RLOO step baseline, VR at the last step.
+fn pure_by_hand(run: &Run, temperature: f64) -> Vec<(String, Vec<f64>)> {
+    let tr = &run.trajectories;
+    let mut out = Vec::new();
+    for g in run.groups.ids() {
+        let members = run.groups.members(g);
+        let k = members.len() as f64;
+        let weighted: Vec<Vec<f64>> = members
+            .iter()
+            .map(|&t| {
+                let r: Vec<f64> = tr
+                    .path(t)
+                    .iter()
+                    .map(|&n| {
+                        let p = f64::from(run.nodes.score("prm", n));
+                        if p.is_nan() { 0.0 } else { 2.0 * p - 1.0 }
+                    })
+                    .collect();
+                let e: Vec<f64> = r.iter().map(|&x| (-x / temperature).exp()).collect();
+                let z: f64 = e.iter().sum();
+                r.iter().zip(&e).map(|(x, e)| x * e / z).collect()
+            })
+            .collect();
+        let per_step: Vec<f64> = weighted.iter().map(|w| w.iter().sum::<f64>() / w.len().max(1) as f64).collect();
+        let per_step_total: f64 = per_step.iter().sum();
+        let vr: Vec<f64> = members.iter().map(|&t| f64::from(tr.reward[t.index()]) - 1.0).collect();
+        let vr_total: f64 = vr.iter().sum();
+        for (i, &t) in members.iter().enumerate() {
+            let baseline = if k > 1.0 { (per_step_total - per_step[i]) / (k - 1.0) } else { 0.0 };
+            let mut running = if k > 1.0 { vr[i] - (vr_total - vr[i]) / (k - 1.0) } else { vr[i] };
+            let mut returns: Vec<f64> = weighted[i]
+                .iter()
+                .rev()
+                .map(|w| {
+                    running += w - baseline;
+                    running
+                })
+                .collect();
+            returns.reverse();
+            out.push((run.label(tr.key[t.index()]).to_owned(), returns));
+        }
+    }
+    out
+}
+
+#[test]
+fn pure_matches_a_plain_computation_whether_or_not_a_groups_steps_lie_together() {
+    // 60 groups: enough members for several blocks of four in one group, members without steps,
+    // and groups of one (no baseline, VR not centred).
+    let together = load_bytes("a.jsonl", pure_log(60, false).as_bytes(), &mut LoadReport::new("a.jsonl")).unwrap();
+    let apart = load_bytes("b.jsonl", pure_log(60, true).as_bytes(), &mut LoadReport::new("b.jsonl")).unwrap();
+    let by_key = |run: &Run, credit: &[f32]| -> std::collections::BTreeMap<String, Vec<u32>> {
+        let tr = &run.trajectories;
+        tr.ids()
+            .map(|t| {
+                (
+                    run.label(tr.key[t.index()]).to_owned(),
+                    credit[tr.path_range(t)].iter().map(|v| v.to_bits()).collect(),
+                )
+            })
+            .collect()
+    };
+    let plain = [("normalize", "false")];
+    let raw = credit_of(&together, "pure", &plain);
+    for (key, want) in pure_by_hand(&together, 0.1) {
+        let t = together.trajectory_by_key(&key).unwrap();
+        let got = &raw[together.trajectories.path_range(t)];
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert!((f64::from(*g) - w).abs() < 1e-5 * (1.0 + w.abs()), "{key}: {got:?} vs {want:?}");
+        }
+    }
+    // The same bits when each group is computed in a buffer of its own and copied (members apart).
+    for sets in [&plain[..], &[], &[("weighting", "uniform")], &[("transform", "as_is"), ("temperature", "0.5")]] {
+        let one = by_key(&together, &credit_of(&together, "pure", sets));
+        let other = by_key(&apart, &credit_of(&apart, "pure", sets));
+        assert_eq!(one, other, "{sets:?}");
+    }
+}

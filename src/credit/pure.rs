@@ -55,24 +55,164 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     ]
 });
 
-/// Step rewards `r` times their weights, in place: uniform `1/n`, or `softmax(−r/T)` over the
-/// trajectory's steps (shifted by its largest exponent; `e^x` in f32, about one ulp). In `f32`
-/// (four values to a vector), the normalizer summed in `f64`.
-fn weigh(r: &mut [f32], uniform: bool, inverse_t: f32, exp: &mut Vec<f32>) {
-    if uniform {
-        let w = (1.0 / r.len() as f64) as f32;
-        for x in r.iter_mut() {
-            *x *= w;
+/// The group's weighted step rewards `r' = w·r` in `group` (member i's at `local[i]..local[i + 1]`)
+/// from their step scores (`score(i)`), and each member's `Σ r'` in `totals`: `r = 2p − 1` (or
+/// `p`; a missing score counts 0), weighted uniformly `1/n` or by `softmax(−r/T)` over the
+/// member's steps (shifted by its largest exponent; `e^x` in f32, about one ulp). In `f32`, four
+/// values to a vector; the softmax normalizer and `Σ r'` in four `f64` lanes (value i in lane
+/// i mod 4, the rest after them: [`super::common::lane_sum`]'s order). The exponents of the whole
+/// group are taken in one loop: one member's few steps are too short a loop for the processor to
+/// overlap the long chain of dependent operations each `exp` is.
+fn weigh_group<'s>(
+    group: &mut [f32],
+    local: &[usize],
+    score: impl Fn(usize) -> &'s [f32],
+    transform: Transform,
+    exp: &mut Vec<f32>,
+    totals: &mut Vec<f64>,
+) {
+    let members = local.len().saturating_sub(1);
+    let member = |i: usize| local[i]..local[i + 1];
+    totals.clear();
+    exp.clear();
+    for i in 0..members {
+        let out = &mut group[member(i)];
+        let least = rewards_and_min(out, score(i), transform.two_p);
+        if transform.uniform {
+            let w = (1.0 / out.len() as f64) as f32;
+            for x in out.iter_mut() {
+                *x *= w;
+            }
+            totals.push(super::common::lane_sum(out, f64::from));
+        } else {
+            // The exponents' arguments, −r/T − max(−r/T), with max(−r/T) = −min(r)/T (T > 0).
+            let (inverse_t, max) = (transform.inverse_t, -least * transform.inverse_t);
+            exp.extend(out.iter().map(|&x| -x * inverse_t - max));
         }
+    }
+    if transform.uniform {
         return;
     }
-    // max(−r/T) = −min(r)/T (T > 0), the minimum in four lanes.
-    let max = -lane_min(r) * inverse_t;
-    exp.clear();
-    exp.extend(r.iter().map(|&x| super::common::exp_f32(-x * inverse_t - max)));
-    let inverse_z = (1.0 / super::common::lane_sum(exp, f64::from)) as f32;
-    for (x, &e) in r.iter_mut().zip(exp.iter()) {
-        *x *= e * inverse_z;
+    for e in exp.iter_mut() {
+        *e = super::common::exp_f32(*e);
+    }
+    for i in 0..members {
+        let exp = &exp[member(i)];
+        let inverse_z = (1.0 / super::common::lane_sum(exp, f64::from)) as f32;
+        totals.push(weigh_and_sum(&mut group[member(i)], exp, inverse_z));
+    }
+}
+
+/// One member's step rewards into `out` from its step scores (`r = 2p − 1`, or `p`; a missing
+/// score counts 0), and their minimum, in four lanes: `r` is never `NaN`, so a plain comparison
+/// does, which the compiler turns into one vector `min`.
+fn rewards_and_min(out: &mut [f32], score: &[f32], two_p: bool) -> f32 {
+    let reward = |s: f32| {
+        // Selects, not branches.
+        let r = if two_p { 2.0 * s - 1.0 } else { s };
+        if s.is_nan() { 0.0 } else { r }
+    };
+    let min = |a: f32, b: f32| if b < a { b } else { a };
+    let mut lanes = [f32::INFINITY; 4];
+    let mut out_chunks = out.chunks_exact_mut(4);
+    let mut score_chunks = score.chunks_exact(4);
+    for (o, s) in (&mut out_chunks).zip(&mut score_chunks) {
+        for l in 0..4 {
+            o[l] = reward(s[l]);
+            lanes[l] = min(lanes[l], o[l]);
+        }
+    }
+    let mut least = f32::INFINITY;
+    for (o, &s) in out_chunks.into_remainder().iter_mut().zip(score_chunks.remainder()) {
+        *o = reward(s);
+        least = min(least, *o);
+    }
+    lanes.into_iter().fold(least, min)
+}
+
+/// Multiplies each of `values` by its weight, `exp[i] · inverse_z`, in place and returns the sum of
+/// the products in four `f64` lanes ([`super::common::lane_sum`]'s order).
+fn weigh_and_sum(values: &mut [f32], exp: &[f32], inverse_z: f32) -> f64 {
+    let mut sums = [0.0f64; 4];
+    let mut chunks = values.chunks_exact_mut(4);
+    let mut exp_chunks = exp.chunks_exact(4);
+    for (chunk, e) in (&mut chunks).zip(&mut exp_chunks) {
+        for l in 0..4 {
+            chunk[l] *= e[l] * inverse_z;
+            sums[l] += f64::from(chunk[l]);
+        }
+    }
+    let rest: f64 = chunks
+        .into_remainder()
+        .iter_mut()
+        .zip(exp_chunks.remainder())
+        .map(|(x, &e)| {
+            *x *= e * inverse_z;
+            f64::from(*x)
+        })
+        .sum();
+    (sums[0] + sums[1]) + (sums[2] + sums[3]) + rest
+}
+
+/// The per-step reward's transform and weighting.
+#[derive(Clone, Copy)]
+struct Transform {
+    two_p: bool,
+    uniform: bool,
+    inverse_t: f32,
+}
+
+/// Each member's returns in place: `members` holds the members' weighted step rewards one after
+/// another (member i's at `local[i]..local[i + 1]`), and each becomes
+/// `init(i) + Σ_{j ≥ k} (r'_j − baseline(i))`, summed in `f64` from the member's last step to its
+/// first and rounded once per step. Four members at a time in lockstep over the steps they all
+/// have (four independent chains of adds instead of one), then the rest of each; each member sees
+/// its steps in the same order as a plain backward loop.
+fn returns_in_place(
+    members: &mut [f32],
+    local: &[usize],
+    init: impl Fn(usize) -> f64,
+    baseline: impl Fn(usize) -> f64,
+) {
+    let step = |running: &mut f64, x: &mut f32, baseline: f64| {
+        *running += f64::from(*x) - baseline;
+        *x = *running as f32;
+    };
+    let mut rest = members;
+    let count = local.len().saturating_sub(1);
+    let mut i = 0;
+    while i < count {
+        let lanes = 4.min(count - i);
+        let mut rows: [&mut [f32]; 4] = Default::default();
+        for (l, row) in rows.iter_mut().enumerate().take(lanes) {
+            let (here, after) = std::mem::take(&mut rest).split_at_mut(local[i + l + 1] - local[i + l]);
+            *row = here;
+            rest = after;
+        }
+        let mut running: [f64; 4] = std::array::from_fn(|l| if l < lanes { init(i + l) } else { 0.0 });
+        let base: [f64; 4] = std::array::from_fn(|l| if l < lanes { baseline(i + l) } else { 0.0 });
+        let [r0, r1, r2, r3] = rows;
+        let common = if lanes == 4 { r0.len().min(r1.len()).min(r2.len()).min(r3.len()) } else { 0 };
+        let (h0, t0) = r0.split_at_mut(r0.len() - common);
+        let (h1, t1) = r1.split_at_mut(r1.len() - common);
+        let (h2, t2) = r2.split_at_mut(r2.len() - common);
+        let (h3, t3) = r3.split_at_mut(r3.len() - common);
+        let [mut s0, mut s1, mut s2, mut s3] = running;
+        for (((x0, x1), x2), x3) in
+            t0.iter_mut().rev().zip(t1.iter_mut().rev()).zip(t2.iter_mut().rev()).zip(t3.iter_mut().rev())
+        {
+            step(&mut s0, x0, base[0]);
+            step(&mut s1, x1, base[1]);
+            step(&mut s2, x2, base[2]);
+            step(&mut s3, x3, base[3]);
+        }
+        running = [s0, s1, s2, s3];
+        for (l, head) in [h0, h1, h2, h3].into_iter().enumerate().take(lanes) {
+            for x in head.iter_mut().rev() {
+                step(&mut running[l], x, base[l]);
+            }
+        }
+        i += lanes;
     }
 }
 
@@ -89,21 +229,6 @@ fn normalize_batch(step: &mut [f32], moments: &super::triage::Moments) {
             *v = (*v - mean) * scale;
         }
     });
-}
-
-/// The smallest value, in four lanes (∞ for none). The values are never `NaN` (a missing score
-/// counts 0), so a plain comparison does, which the compiler turns into one vector `min`.
-fn lane_min(values: &[f32]) -> f32 {
-    let min = |a: f32, b: f32| if b < a { b } else { a };
-    let mut lanes = [f32::INFINITY; 4];
-    let chunks = values.chunks_exact(4);
-    let rest = chunks.remainder().iter().copied().fold(f32::INFINITY, min);
-    for chunk in chunks {
-        for (lane, &v) in lanes.iter_mut().zip(chunk) {
-            *lane = min(*lane, v);
-        }
-    }
-    lanes.into_iter().fold(rest, min)
 }
 
 impl Scheme for Pure {
@@ -141,40 +266,49 @@ impl Scheme for Pure {
         let verifiable_on = params.bool("verifiable");
         let verifiable_coef = params.f64("verifiable_coef");
         let normalize = params.bool("normalize");
-        // Group by group, in buffers that stay in cache: each member's weighted step rewards
-        // r' = w·r (softmax-min weights over its steps; a missing score counts 0), the RLOO
-        // baselines, then the reward-to-go, four members at a time (`rows_backward`), with the
-        // batch moments for the normalization gathered on the way, per group. Runs of consecutive
-        // groups on their own threads (`par::by_groups`).
+        let transform = Transform { two_p, uniform, inverse_t };
+        // Group by group, in cache: each member's weighted step rewards r' = w·r (softmax-min
+        // weights over its steps; a missing score counts 0), the RLOO baselines, then the
+        // reward-to-go in place, four members at a time (`returns_in_place`), with the batch
+        // moments for the normalization gathered on the way, per group. A group whose members'
+        // steps follow each other in the output is computed where it is written; any other in a
+        // buffer of its own, then copied. Runs of consecutive groups on their own threads
+        // (`par::by_groups`).
         let (mut step, moments) = super::par::by_groups(run, &mut terms, |groups, step, terms| {
-            let (mut weighted, mut local, mut exp, mut rows, mut totals) =
+            let (mut buffer, mut local, mut exp, mut rows, mut totals) =
                 (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
             // Per group: count, sum and sum of squares of its finite credit (summed in group order
             // below, the same whatever the number of threads).
             let mut moments: Vec<super::triage::Moments> = Vec::new();
             for g in groups.map(crate::model::GroupId::from_index) {
                 let members = run.groups.members(g);
+                if members.is_empty() {
+                    continue;
+                }
                 let k = members.len() as f64;
-                weighted.clear();
+                // Where each member's steps are in the group's values, and whether they follow each
+                // other in the output as they do there.
                 local.clear();
                 local.push(0);
+                let first = tr.path_range(members[0]).start;
+                let mut in_place = true;
                 for &t in members {
-                    let start = weighted.len();
-                    // r = 2p − 1 (or p), a missing score 0: selects, not branches.
-                    weighted.extend(score[tr.path_range(t)].iter().map(|&s| {
-                        let r = if two_p { 2.0 * s - 1.0 } else { s };
-                        if s.is_nan() { 0.0 } else { r }
-                    }));
-                    weigh(&mut weighted[start..], uniform, inverse_t, &mut exp);
-                    local.push(weighted.len());
+                    let range = tr.path_range(t);
+                    let end = local[local.len() - 1];
+                    in_place &= range.start == first + end;
+                    local.push(end + range.len());
                 }
-                // Per rollout: Σ r' (its mean per step is the step baseline's unit) and VR.
-                totals.clear();
-                totals.extend(
-                    (0..members.len()).map(|i| super::common::lane_sum(&weighted[local[i]..local[i + 1]], f64::from)),
-                );
-                let total = |i: usize| totals[i];
-                let per_step = |i: usize| total(i) / (local[i + 1] - local[i]).max(1) as f64;
+                let len = local[local.len() - 1];
+                let group: &mut [f32] = if in_place {
+                    step.slots(first..first + len)
+                } else {
+                    buffer.clear();
+                    buffer.resize(len, 0.0);
+                    &mut buffer
+                };
+                weigh_group(group, &local, |i| &score[tr.path_range(members[i])], transform, &mut exp, &mut totals);
+                // Per rollout: Σ r', its mean per step (the step baseline's unit), the baseline and VR.
+                let per_step = |i: usize| totals[i] / (local[i + 1] - local[i]).max(1) as f64;
                 let per_step_total: f64 = (0..members.len()).map(per_step).sum();
                 let vr_total: f64 = members.iter().map(|&t| solved(t) - 1.0).sum();
                 rows.clear();
@@ -188,35 +322,21 @@ impl Scheme for Pure {
                     } else {
                         0.0
                     };
-                    terms.set(t.index(), &[total(i), baseline, verifiable]);
-                    // Where member i's steps are in the group buffer relative to the output
-                    // (wrapping, so that no order of members or paths can overflow it).
-                    let range = tr.path_range(t);
-                    (range.start.wrapping_sub(local[i]), baseline, verifiable)
+                    terms.set(t.index(), &[totals[i], baseline, verifiable]);
+                    (baseline, verifiable)
                 }));
-                super::batch::rows_backward(
-                    super::batch::INLINED,
-                    step,
-                    f32::NAN,
-                    members.len(),
-                    |i| tr.path_range(members[i]),
-                    // The running return starts with VR at the last step.
-                    |i| rows[i].2,
-                    #[inline(always)]
-                    |running, i, p| {
-                        let (base, baseline, _) = rows[i];
-                        *running += f64::from(weighted[p.wrapping_sub(base)]) - baseline;
-                        *running as f32
-                    },
-                    |_, _| {},
-                );
+                // The running return starts with VR at the last step.
+                returns_in_place(group, &local, |i| rows[i].1, |i| rows[i].0);
                 // The batch moments from the group's credit while it is in cache.
                 if normalize {
-                    let mut group = super::triage::Moments::default();
-                    for &t in members {
-                        group.add_slice(step.written(tr.path_range(t)));
+                    let mut moments_here = super::triage::Moments::default();
+                    moments_here.add_slice(group);
+                    moments.push(moments_here);
+                }
+                if !in_place {
+                    for (i, &t) in members.iter().enumerate() {
+                        step.slots(tr.path_range(t)).copy_from_slice(&buffer[local[i]..local[i + 1]]);
                     }
-                    moments.push(group);
                 }
             }
             moments
