@@ -61,8 +61,9 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
 /// member's steps (shifted by its largest exponent; `e^x` in f32, about one ulp). In `f32`, four
 /// values to a vector; the softmax normalizer and `Σ r'` in four `f64` lanes (value i in lane
 /// i mod 4, the rest after them: [`super::common::lane_sum`]'s order). The exponents of the whole
-/// group are taken in one loop: one member's few steps are too short a loop for the processor to
-/// overlap the long chain of dependent operations each `exp` is.
+/// group are taken in one loop, which measured 12–15 % faster than one loop per member (each `exp` is
+/// a long chain of dependent operations, and a member's few steps a short loop to overlap them in;
+/// docs/PERFORMANCE.md, the eighth step-level pass).
 fn weigh_group<'s>(
     group: &mut [f32],
     local: &[usize],
@@ -167,7 +168,9 @@ struct Transform {
 /// `init(i) + Σ_{j ≥ k} (r'_j − baseline(i))`, summed in `f64` from the member's last step to its
 /// first and rounded once per step. Four members at a time in lockstep over the steps they all
 /// have (four independent chains of adds instead of one), then the rest of each; each member sees
-/// its steps in the same order as a plain backward loop.
+/// its steps in the same order as a plain backward loop. The lockstep of
+/// [`super::batch::rows_backward`], over slices: that walk writes an output it cannot read, and
+/// here each step's value is read where its return is written.
 fn returns_in_place(
     members: &mut [f32],
     local: &[usize],
