@@ -1,8 +1,10 @@
 //! Credit computed in parts on several threads. A scheme whose groups are independent (its
 //! statistics are per group, or per group and then reduced) hands [`by_groups`] (or
 //! [`by_trajectories`]) the body of its loop; when the groups follow each other in trajectory order
-//! (as logs write them), they are cut into a few runs of consecutive groups, each on its own
-//! thread, writing its own disjoint part of the step output and of the explanation terms. Token
+//! (as logs write them), they are cut into runs of consecutive groups (a few for each thread, which
+//! the threads take in turn as they finish one, so that a core busy with other work holds up no
+//! more than the part it is on), each writing its own disjoint part of the step output and of the
+//! explanation terms. Token
 //! kernels cut their rows the same way ([`cut_rows`]), elementwise passes their output
 //! ([`chunks_mut`]), and whole-batch sums are sums of fixed blocks added in order ([`block_sum`]).
 //! Every group, row and block is computed by the same code whichever part it falls in, so the
@@ -29,7 +31,7 @@ pub fn set_split(min_steps: usize, max_parts: usize) {
     MAX_PARTS.store(max_parts, Ordering::Relaxed);
 }
 
-/// Back to the default split (parts of at least 2²⁰ steps, one per core).
+/// Back to the default split (a thread for each 2²⁰ steps, at most one per core).
 pub fn reset_split() {
     set_split(MIN_STEPS_PER_PART, 0);
 }
@@ -46,19 +48,38 @@ pub fn max_parts() -> usize {
     }
 }
 
-/// How many parts a computation over `len` positions is cut into.
+/// How many pieces each thread's share of a computation is cut into. The threads take the next
+/// piece as each finishes one, so a thread whose core is also busy with other work (another
+/// program, the UI) ends up with fewer pieces and the others with more, instead of the whole
+/// computation waiting for its one equal share.
+const PIECES_PER_THREAD: usize = 4;
+
+/// How many parts a computation over `len` positions is cut into: [`PIECES_PER_THREAD`] for each
+/// thread it is worth (one per [`set_split`]'s minimum of positions, at most [`max_parts`]), or
+/// one part when one thread does it all.
 pub fn parts_for(len: usize) -> usize {
-    (len / MIN_STEPS.load(Ordering::Relaxed)).clamp(1, max_parts())
+    match (len / MIN_STEPS.load(Ordering::Relaxed)).clamp(1, max_parts()) {
+        1 => 1,
+        threads => threads * PIECES_PER_THREAD,
+    }
 }
 
-/// Runs `work` on each item, the first on this thread and the others on scoped threads (here,
-/// after the others, when a thread cannot be started), and returns the results in order. A panic
+/// How many threads compute `parts` parts: one per part, at most [`max_parts`] (a part cut
+/// smaller than [`parts_for`] asks is still worth its thread: the parts of a few whole blocks).
+fn threads_for(parts: usize) -> usize {
+    parts.clamp(1, max_parts())
+}
+
+/// Runs `work` on each item, on this thread and (for more than one item) on scoped threads, each
+/// taking the next item not yet taken (here, after the others, any item a
+/// thread that could not be started would have taken), and returns the results in order. A panic
 /// in a part is raised again here. On the web, one after the other on this thread.
 pub fn run_parts<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync) -> Vec<R> {
-    if items.len() <= 1 {
+    let threads = threads_for(items.len());
+    if threads <= 1 {
         return items.into_iter().map(&work).collect();
     }
-    on_threads(items, work)
+    on_threads(items, threads, work)
 }
 
 /// The web has one thread.
@@ -76,14 +97,15 @@ fn cores() -> usize {
 
 /// The web has no threads: the parts one after the other.
 #[cfg(target_arch = "wasm32")]
-fn on_threads<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync) -> Vec<R> {
+fn on_threads<I: Send, R: Send>(items: Vec<I>, _threads: usize, work: impl Fn(I) -> R + Sync) -> Vec<R> {
     items.into_iter().map(work).collect()
 }
 
 /// The only place in the core that starts threads (native only: `tests/architecture.rs` checks that
 /// every use of the standard thread module is in a function the web build leaves out).
+/// Computes the items on `threads` threads, this one among them.
 #[cfg(not(target_arch = "wasm32"))]
-fn on_threads<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync) -> Vec<R> {
+fn on_threads<I: Send, R: Send>(items: Vec<I>, threads: usize, work: impl Fn(I) -> R + Sync) -> Vec<R> {
     let cells: Vec<std::sync::Mutex<(Option<I>, Option<R>)>> =
         items.into_iter().map(|i| std::sync::Mutex::new((Some(i), None))).collect();
     let compute = |cell: &std::sync::Mutex<(Option<I>, Option<R>)>| {
@@ -95,16 +117,22 @@ fn on_threads<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync) -> 
             }
         }
     };
+    // Each thread takes the next item until none is left.
+    let next = AtomicUsize::new(0);
+    let take_items = || {
+        while let Some(cell) = cells.get(next.fetch_add(1, Ordering::Relaxed)) {
+            compute(cell);
+        }
+    };
     std::thread::scope(|scope| {
-        for cell in &cells[1..] {
-            // Not started: the item stays in its cell and is computed below, on this thread.
-            if let Err(err) =
-                std::thread::Builder::new().name("credit part".to_owned()).spawn_scoped(scope, || compute(cell))
+        for _ in 1..threads {
+            // Not started: the others take its items.
+            if let Err(err) = std::thread::Builder::new().name("credit part".to_owned()).spawn_scoped(scope, take_items)
             {
-                log::warn!("could not start a credit thread ({err}); computing its part here");
+                log::warn!("could not start a credit thread ({err}); the others take its parts");
             }
         }
-        compute(&cells[0]);
+        take_items();
     });
     for cell in &cells {
         compute(cell);
@@ -279,8 +307,8 @@ pub fn term_rows(terms: &mut Terms, ranges: impl IntoIterator<Item = Range<usize
 /// Step credit from `body`, called with a range of group indices, that range's share of the step
 /// output and its rows of `terms` (made by [`Terms::for_rows`] for every trajectory); `body`
 /// writes every trajectory of its groups and returns what it gathered (partial sums, …), in group
-/// order across the parts. The groups are cut into parts of consecutive groups, each on its own
-/// thread, when they follow each other in trajectory order and the run is large enough; else
+/// order across the parts. The groups are cut into parts of consecutive groups, computed on the
+/// threads ([`run_parts`]), when they follow each other in trajectory order and the run is large enough; else
 /// one part over a `NaN`-filled output. Positions of trajectories in no group stay `NaN`.
 pub fn by_groups<R: Send>(
     run: &Run,
@@ -318,8 +346,8 @@ pub fn by_groups<R: Send>(
 /// then the blocks in order, which gives the same sum whatever the number of threads.
 pub const TRAJECTORY_BLOCK: usize = 1024;
 
-/// Runs `work` on `values` cut into parts (as many as [`parts_for`] its length), each on its own
-/// thread, with the position of the part's first value: an elementwise pass over a whole output
+/// Runs `work` on `values` cut into parts (as many as [`parts_for`] its length), on the threads
+/// ([`run_parts`]), with the position of the part's first value: an elementwise pass over a whole output
 /// (whitening it once its moments are known).
 pub fn chunks_mut<T: Send>(values: &mut [T], work: impl Fn(usize, &mut [T]) + Sync) {
     let parts = parts_for(values.len());
@@ -367,7 +395,7 @@ pub fn blocks<R: Send>(len: usize, size: usize, work: usize, block: impl Fn(Rang
 }
 
 /// Step credit from `body` called with a range of trajectory indices (all of them, in parts of
-/// consecutive trajectories, each on its own thread when the run is large enough), that range's
+/// consecutive trajectories, on the threads when the run is large enough), that range's
 /// share of the step output and its rows of `terms`; `body` writes every trajectory of its range.
 pub fn by_trajectories<R: Send>(
     run: &Run,
@@ -443,6 +471,27 @@ mod tests {
         assert_eq!(squares, vec![0, 1, 4, 9, 16]);
         assert_eq!(run_parts(vec![7u64], |x| x + 1), vec![8]);
         assert!(run_parts(Vec::<u64>::new(), |x| x).is_empty());
+    }
+
+    /// Two threads, eight parts: the first part waits until every other part is done, which only
+    /// happens if the second thread takes the parts the first would have had in equal shares.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn a_thread_held_up_in_one_part_leaves_the_other_parts_to_the_others() {
+        let done = AtomicUsize::new(0);
+        let start = std::time::Instant::now();
+        let out = on_threads((0..8u64).collect(), 2, |x| {
+            if x == 0 {
+                while done.load(Ordering::SeqCst) < 7 && start.elapsed() < std::time::Duration::from_secs(20) {
+                    std::hint::spin_loop();
+                }
+                assert_eq!(done.load(Ordering::SeqCst), 7, "the other parts waited for the first");
+            } else {
+                done.fetch_add(1, Ordering::SeqCst);
+            }
+            x * 10
+        });
+        assert_eq!(out, (0..8).map(|x| x * 10).collect::<Vec<u64>>());
     }
 
     #[test]
