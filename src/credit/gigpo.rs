@@ -164,10 +164,11 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
             if coded {
                 let parts = || members.iter().enumerate().map(|(i, &t)| (tr.path_range(t), local[i]..local[i + 1]));
                 coded_states.normalize(
-                    slots.distinct[g.index()] as usize,
+                    slots.counts(g),
                     || parts().map(|(path, part)| (&slots.codes[path], &returns[part])),
                     std_mode,
                     eps,
+                    omega,
                 );
             } else {
                 let anchors = uncoded.get_or_insert_with(|| AnchorStates::new(run.labels.len()));
@@ -182,7 +183,7 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
                         anchors.push_keys_of(tr.path(t), state_key, values);
                     }
                 }
-                anchors.normalize(&returns, std_mode, eps);
+                anchors.normalize(&returns, std_mode, eps, omega);
             }
             let mut local = 0;
             for (&t, &r) in members.iter().zip(&episode) {
@@ -190,7 +191,7 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
                 let range = tr.path_range(t);
                 let part = local..local + range.len();
                 let values = &returns[part.clone()];
-                let rule = Rule { a_episode, omega, std_mode };
+                let rule = Rule { a_episode, std_mode };
                 // A group not coded has its key table (made above); a coded one reads the codes.
                 if let Some(anchors) = uncoded.as_ref().filter(|_| !coded) {
                     rule.write(step, range.clone(), &anchors.slots[part], values, &anchors.states[..], |s| s as usize);
@@ -210,17 +211,17 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
 }
 
 /// How a step's credit comes from its state's statistics: `A^E + ω · A^S`, with
-/// `A^S = (v − mean) / (std + ε)` (or `v − mean`), times 1, or 0 for a state of one step.
+/// `A^S = (v − mean) / (std + ε)` (or `v − mean`), or 0 for a state of one step (the state's row
+/// holds ω, or 0: [`state_row`]).
 #[derive(Clone, Copy)]
 struct Rule {
     a_episode: f32,
-    omega: f32,
     std_mode: bool,
 }
 
 impl Rule {
     /// Writes the credit of one path's steps (`range` of the output) from their values and their
-    /// states' (mean, denominator, keep), a state per step by `slot(index[k])`: two loops, so that
+    /// states' (mean, denominator, weight), a state per step by `slot(index[k])`: two loops, so that
     /// the mean form has no division. With a table of 256 and byte indices the compiler checks no
     /// bound.
     #[inline(always)]
@@ -233,33 +234,32 @@ impl Rule {
         states: &S,
         slot: impl Fn(I) -> usize,
     ) {
-        let Self { a_episode, omega, std_mode } = self;
+        let Self { a_episode, std_mode } = self;
         let steps = index.iter().zip(values);
         if std_mode {
             step.write(
                 range,
                 steps.map(|(&i, &v)| {
-                    let [mean, denominator, keep] = states[slot(i)];
-                    a_episode + omega * ((v - mean) / denominator * keep)
+                    let [mean, denominator, weight] = states[slot(i)];
+                    a_episode + (v - mean) / denominator * weight
                 }),
             );
         } else {
             step.write(
                 range,
                 steps.map(|(&i, &v)| {
-                    let [mean, _, keep] = states[slot(i)];
-                    a_episode + omega * ((v - mean) * keep)
+                    let [mean, _, weight] = states[slot(i)];
+                    a_episode + (v - mean) * weight
                 }),
             );
         }
     }
 }
 
-/// A group's anchor states from the run's byte codes (`Run::state_slots`): per slot its count,
-/// sums and (mean, denominator, keep), in tables of 256 that byte codes index without a bound
-/// check. The same statistics, in the same order, as [`AnchorStates`].
+/// A group's anchor states from the run's byte codes (`Run::state_slots`, which also counts each
+/// slot's steps): per slot its sums and (mean, denominator, weight), in tables of 256 that byte codes
+/// index without a bound check. The same statistics, in the same order, as [`AnchorStates`].
 struct CodedStates {
-    count: [u32; 256],
     sum: [f32; 256],
     sum64: [f64; 256],
     sq: [f64; 256],
@@ -268,30 +268,30 @@ struct CodedStates {
 
 impl Default for CodedStates {
     fn default() -> Self {
-        Self { count: [0; 256], sum: [0.0; 256], sum64: [0.0; 256], sq: [0.0; 256], states: [SINK; 256] }
+        Self { sum: [0.0; 256], sum64: [0.0; 256], sq: [0.0; 256], states: [SINK; 256] }
     }
 }
 
 impl CodedStates {
     /// Each state's normalization over the group's steps: `parts()` gives each member's codes and
-    /// values in step order; slots 1..=`n` are its states, 0 the steps without one.
+    /// values in step order; slots 1..=`counts.len()` are its states (`counts`: their steps, from
+    /// `StateSlots::counts`), 0 the steps without one.
     fn normalize<'a, P: Iterator<Item = (&'a [u8], &'a [f32])>>(
         &mut self,
-        n: usize,
+        counts: &[u32],
         parts: impl Fn() -> P,
         with_std: bool,
         eps: f32,
+        weight: f32,
     ) {
-        let used = n + 1;
-        self.count[..used].fill(0);
+        let used = counts.len() + 1;
         self.sum[..used].fill(0.0);
         for (codes, values) in parts() {
             for (&c, &v) in codes.iter().zip(values) {
-                let c = usize::from(c);
-                self.count[c] += 1;
-                self.sum[c] += v;
+                self.sum[usize::from(c)] += v;
             }
         }
+        let count = |s: usize| counts.get(s.wrapping_sub(1)).copied().unwrap_or(0);
         if with_std {
             self.sum64[..used].fill(0.0);
             for (codes, values) in parts() {
@@ -299,8 +299,8 @@ impl CodedStates {
                     self.sum64[usize::from(c)] += f64::from(v);
                 }
             }
-            for (mean64, &count) in self.sum64[..used].iter_mut().zip(&self.count) {
-                *mean64 /= f64::from(count);
+            for (s, mean64) in self.sum64[..used].iter_mut().enumerate() {
+                *mean64 /= f64::from(count(s));
             }
             self.sq[..used].fill(0.0);
             for (codes, values) in parts() {
@@ -310,9 +310,10 @@ impl CodedStates {
                 }
             }
         }
-        for s in 0..used {
+        self.states[0] = SINK;
+        for s in 1..used {
             let sq = with_std.then(|| self.sq[s]);
-            self.states[s] = if s == 0 { SINK } else { state_row(self.count[s], self.sum[s], sq, eps) };
+            self.states[s] = state_row(count(s), self.sum[s], sq, eps, weight);
         }
     }
 }
@@ -321,15 +322,17 @@ impl CodedStates {
 /// finite value.
 const SINK: [f32; 3] = [0.0, 1.0, 0.0];
 
-/// A state's `(mean, denominator, keep)` from its count, `f32` sum and, with the std, Σ (v − mean)²:
-/// `mean = sum / count` in `f32`, `denominator = std + ε` (unbiased std) or 1; [`SINK`] for fewer
-/// than two steps.
-fn state_row(count: u32, sum: f32, sq: Option<f64>, eps: f32) -> [f32; 3] {
+/// A state's `(mean, denominator, weight)` from its count, `f32` sum and, with the std,
+/// Σ (v − mean)²: `mean = sum / count` in `f32`, `denominator = std + ε` (unbiased std) or 1, and
+/// the weight of its steps' term (ω); [`SINK`] for fewer than two steps. Multiplying by ω here,
+/// instead of by a keep of 1 and then by ω, gives the same bits with one multiplication less per
+/// step: a keep of 0 or 1 is exact, and ω · x = x · ω.
+fn state_row(count: u32, sum: f32, sq: Option<f64>, eps: f32, weight: f32) -> [f32; 3] {
     if count < 2 {
         return SINK;
     }
     let denominator = sq.map_or(1.0, |sq| (sq / (f64::from(count) - 1.0)).sqrt() as f32 + eps);
-    [sum / count as f32, denominator, 1.0]
+    [sum / count as f32, denominator, weight]
 }
 
 /// A group's anchor states: each state key's steps normalized by the mean and unbiased std of
@@ -348,7 +351,7 @@ struct AnchorStates {
     sum: Vec<f32>,
     sum64: Vec<f64>,
     sq: Vec<f64>,
-    /// Per slot, what a step's value `v` becomes: `(v − mean) / denominator × keep`.
+    /// Per slot, what a step's value `v` becomes: `(v − mean) / denominator × weight` (ω, or 0).
     states: Vec<[f32; 3]>,
 }
 
@@ -412,7 +415,7 @@ impl AnchorStates {
     /// Each state's normalization over `values` (the values pushed, in the same order):
     /// `v − mean`, or with `with_std` `(v − mean) / (std + eps)` (unbiased std; a second pass
     /// over the values, as `grpo::mean_std`); a state of fewer than two steps gives 0.
-    fn normalize(&mut self, values: &[f32], with_std: bool, eps: f32) {
+    fn normalize(&mut self, values: &[f32], with_std: bool, eps: f32, weight: f32) {
         let n = self.keys.len() + 1;
         if with_std {
             // Each pass a function of its own: its slices are then arguments the compiler knows
@@ -430,7 +433,8 @@ impl AnchorStates {
         }
         self.states.clear();
         self.states.push(SINK);
-        self.states.extend((1..n).map(|s| state_row(self.count[s], self.sum[s], with_std.then(|| self.sq[s]), eps)));
+        let sq = |s: usize| with_std.then(|| self.sq[s]);
+        self.states.extend((1..n).map(|s| state_row(self.count[s], self.sum[s], sq(s), eps, weight)));
     }
 }
 
@@ -495,7 +499,7 @@ mod tests {
             let path: Vec<NodeId> = (0..5).rev().map(NodeId::from_index).collect();
             anchors.push_keys_of(&path, &by_node, &values[3..]);
             for with_std in [true, false] {
-                anchors.normalize(&values, with_std, 1e-6);
+                anchors.normalize(&values, with_std, 1e-6, 1.0);
                 for (i, (&key, &slot)) in keys.iter().zip(&anchors.slots).enumerate() {
                     // The key's steps gathered in step order, as the sorted form did.
                     let same: Vec<f32> =
@@ -506,8 +510,8 @@ mod tests {
                         let (m, sd) = mean_std(&same, true);
                         if with_std { norm(values[i], m, sd) } else { values[i] - m }
                     };
-                    let [mean, denominator, keep] = anchors.states[slot as usize];
-                    let got = (values[i] - mean) / denominator * keep;
+                    let [mean, denominator, weight] = anchors.states[slot as usize];
+                    let got = (values[i] - mean) / denominator * weight;
                     // (A state of one step may give −0 where the sorted form gave +0: the same
                     // credit once added to the episode term, which is never −0.)
                     assert!(got.to_bits() == want.to_bits() || got == 0.0 && want == 0.0, "{i}: {got} vs {want}");
@@ -601,6 +605,13 @@ mod tests {
                 let want: Vec<u8> =
                     keys.iter().map(|k| distinct.iter().position(|d| d == k).map_or(0, |i| i as u8 + 1)).collect();
                 assert_eq!(codes, want, "group {g:?}");
+                // Each slot's steps, counted once for the run.
+                let counts: Vec<u32> = (1..=distinct.len())
+                    .map(|s| want.iter().filter(|&&c| usize::from(c) == s).count() as u32)
+                    .collect();
+                assert_eq!(slots.counts(g), &counts[..], "group {g:?}");
+            } else {
+                assert!(slots.counts(g).is_empty(), "group {g:?}");
             }
         }
         assert!(run.groups.ids().any(|g| !slots.coded(g)), "one group has more keys than a byte codes");

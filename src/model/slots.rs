@@ -17,6 +17,12 @@ pub struct StateSlots {
     /// Per group, its number of distinct keys; its codes hold only where this is at most
     /// [`StateSlots::MAX`].
     pub distinct: Vec<u32>,
+    /// The steps of each slot of the coded groups, slots 1.. of a group one after another (group
+    /// g's at `count_starts[g]..count_starts[g + 1]`; none for a group not coded): they depend only
+    /// on the codes, so a scheme need not count them each time.
+    pub counts: Vec<u32>,
+    /// Where each group's counts start in `counts`, and where the last ends.
+    pub count_starts: Vec<u32>,
 }
 
 impl StateSlots {
@@ -37,6 +43,7 @@ impl StateSlots {
         let mut slot_of = vec![0u32; run.labels.len() + 1];
         let last = slot_of.len() - 1;
         let mut seen: Vec<usize> = Vec::new();
+        let (mut counts, mut count_starts) = (Vec::new(), Vec::with_capacity(run.groups.len() + 1));
         for g in run.groups.ids() {
             'members: for &t in run.groups.members(g) {
                 let (range, path) = (tr.path_range(t), tr.path(t));
@@ -59,12 +66,26 @@ impl StateSlots {
                 }
             }
             distinct.push(seen.len() as u32);
+            count_starts.push(counts.len() as u32);
+            if seen.len() as u32 <= Self::MAX {
+                let start = counts.len();
+                counts.resize(start + seen.len(), 0);
+                let here = &mut counts[start..];
+                for &t in run.groups.members(g) {
+                    for &code in &codes[tr.path_range(t)] {
+                        if let Some(count) = here.get_mut(usize::from(code).wrapping_sub(1)) {
+                            *count += 1;
+                        }
+                    }
+                }
+            }
             for &index in &seen {
                 slot_of[index] = 0;
             }
             seen.clear();
         }
-        Self { codes, distinct }
+        count_starts.push(counts.len() as u32);
+        Self { codes, distinct, counts, count_starts }
     }
 
     /// The codes of a group's path steps are valid.
@@ -72,8 +93,17 @@ impl StateSlots {
         !self.codes.is_empty() && self.distinct.get(group.index()).is_some_and(|&n| n <= Self::MAX)
     }
 
+    /// The steps of each slot of a coded group, slot 1 first (empty for a group not coded).
+    pub fn counts(&self, group: super::GroupId) -> &[u32] {
+        let g = group.index();
+        match (self.count_starts.get(g), self.count_starts.get(g + 1)) {
+            (Some(&start), Some(&end)) => self.counts.get(start as usize..end as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
     /// Approximate heap bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.codes.capacity() + self.distinct.capacity() * 4
+        self.codes.capacity() + (self.distinct.capacity() + self.counts.capacity() + self.count_starts.capacity()) * 4
     }
 }
