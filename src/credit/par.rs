@@ -4,9 +4,9 @@
 //! (as logs write them), they are cut into runs of consecutive groups (a few for each thread, which
 //! the threads take in turn as they finish one, so that a core busy with other work holds up no
 //! more than the part it is on), each writing its own disjoint part of the step output and of the
-//! explanation terms. Token
-//! kernels cut their rows the same way ([`cut_rows`]), elementwise passes their output
-//! ([`chunks_mut`]), and whole-batch sums are sums of fixed blocks added in order ([`block_sum`]).
+//! explanation terms. Token kernels cut their rows the same way ([`cut_rows`]), elementwise passes
+//! their output ([`chunks_mut`]), and whole-batch sums are sums of fixed blocks added in order
+//! ([`block_sum`]).
 //! Every group, row and block is computed by the same code whichever part it falls in, so the
 //! credit does not depend on the number of threads (`tests/credit_threads.rs` checks it). On the
 //! web, and on runs too small to be worth it, there is one part, on the calling thread.
@@ -48,10 +48,10 @@ pub fn max_parts() -> usize {
     }
 }
 
-/// How many pieces each thread's share of a computation is cut into. The threads take the next
-/// piece as each finishes one, so a thread whose core is also busy with other work (another
-/// program, the UI) ends up with fewer pieces and the others with more, instead of the whole
-/// computation waiting for its one equal share.
+/// How many parts each thread's share of a computation is cut into. The threads take the next
+/// part as each finishes one, so a thread whose core is also busy with other work (another
+/// program, the UI, a neighbour on the host) ends up with fewer parts and the others with more,
+/// instead of the whole computation waiting for its one equal share.
 const PIECES_PER_THREAD: usize = 4;
 
 /// How many parts a computation over `len` positions is cut into: [`PIECES_PER_THREAD`] for each
@@ -71,9 +71,9 @@ fn threads_for(parts: usize) -> usize {
 }
 
 /// Runs `work` on each item, on this thread and (for more than one item) on scoped threads, each
-/// taking the next item not yet taken (here, after the others, any item a
-/// thread that could not be started would have taken), and returns the results in order. A panic
-/// in a part is raised again here. On the web, one after the other on this thread.
+/// taking the next item not yet taken (the items of a thread that could not be started go to the
+/// others), and returns the results in order. A panic in a part is raised again here. On the web,
+/// one after the other on this thread.
 pub fn run_parts<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync) -> Vec<R> {
     let threads = threads_for(items.len());
     if threads <= 1 {
@@ -101,9 +101,9 @@ fn on_threads<I: Send, R: Send>(items: Vec<I>, _threads: usize, work: impl Fn(I)
     items.into_iter().map(work).collect()
 }
 
-/// The only place in the core that starts threads (native only: `tests/architecture.rs` checks that
-/// every use of the standard thread module is in a function the web build leaves out).
-/// Computes the items on `threads` threads, this one among them.
+/// Computes the items on `threads` threads, this one among them. The only place in the core that
+/// starts threads (native only: `tests/architecture.rs` checks that every use of the standard
+/// thread module is in a function the web build leaves out).
 #[cfg(not(target_arch = "wasm32"))]
 fn on_threads<I: Send, R: Send>(items: Vec<I>, threads: usize, work: impl Fn(I) -> R + Sync) -> Vec<R> {
     let cells: Vec<std::sync::Mutex<(Option<I>, Option<R>)>> =
@@ -308,8 +308,8 @@ pub fn term_rows(terms: &mut Terms, ranges: impl IntoIterator<Item = Range<usize
 /// output and its rows of `terms` (made by [`Terms::for_rows`] for every trajectory); `body`
 /// writes every trajectory of its groups and returns what it gathered (partial sums, …), in group
 /// order across the parts. The groups are cut into parts of consecutive groups, computed on the
-/// threads ([`run_parts`]), when they follow each other in trajectory order and the run is large enough; else
-/// one part over a `NaN`-filled output. Positions of trajectories in no group stay `NaN`.
+/// threads ([`run_parts`]), when they follow each other in trajectory order and the run is large
+/// enough; else one part over a `NaN`-filled output. Positions of trajectories in no group stay `NaN`.
 pub fn by_groups<R: Send>(
     run: &Run,
     terms: &mut Terms,
@@ -347,8 +347,8 @@ pub fn by_groups<R: Send>(
 pub const TRAJECTORY_BLOCK: usize = 1024;
 
 /// Runs `work` on `values` cut into parts (as many as [`parts_for`] its length), on the threads
-/// ([`run_parts`]), with the position of the part's first value: an elementwise pass over a whole output
-/// (whitening it once its moments are known).
+/// ([`run_parts`]), with the position of the part's first value: an elementwise pass over a whole
+/// output (whitening it once its moments are known).
 pub fn chunks_mut<T: Send>(values: &mut [T], work: impl Fn(usize, &mut [T]) + Sync) {
     let parts = parts_for(values.len());
     let size = values.len().div_ceil(parts).max(1);
