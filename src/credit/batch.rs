@@ -475,8 +475,8 @@ pub fn rows_backward<S: Copy, T: Copy, const OUTLINED: bool>(
 /// compiler kept the four states in memory (GiGPO's, seen with `perf annotate`; the states live
 /// across calls in the rest of the walk): every step of every chain then waited on a store and a
 /// load besides its arithmetic. Out of line, with no call in the loop, they stay in registers, but
-/// the loop no longer sees the caller's constants. Which is faster depends on the kernel; each caller says
-/// which it takes, measured (`examples/scheme_timing.rs`, `examples/kernel_timings.rs`).
+/// the loop no longer sees the caller's constants. Which is faster depends on the kernel; each
+/// caller says which it takes, measured (`examples/scheme_timing.rs`, `examples/kernel_timings.rs`).
 /// It is a type parameter, not a value, so that each caller's walk compiles only its own loop: with
 /// a value passed down to the threads, GAE's inlined walk ran 20 % slower on two cores (the same on
 /// one).

@@ -52,15 +52,15 @@ pub fn max_parts() -> usize {
 /// part as each finishes one, so a thread whose core is also busy with other work (another
 /// program, the UI, a neighbour on the host) ends up with fewer parts and the others with more,
 /// instead of the whole computation waiting for its one equal share.
-const PIECES_PER_THREAD: usize = 4;
+const PARTS_PER_THREAD: usize = 4;
 
-/// How many parts a computation over `len` positions is cut into: [`PIECES_PER_THREAD`] for each
+/// How many parts a computation over `len` positions is cut into: [`PARTS_PER_THREAD`] for each
 /// thread it is worth (one per [`set_split`]'s minimum of positions, at most [`max_parts`]), or
 /// one part when one thread does it all.
 pub fn parts_for(len: usize) -> usize {
     match (len / MIN_STEPS.load(Ordering::Relaxed)).clamp(1, max_parts()) {
         1 => 1,
-        threads => threads * PIECES_PER_THREAD,
+        threads => threads * PARTS_PER_THREAD,
     }
 }
 
@@ -196,12 +196,6 @@ impl<'a, T: Copy> Part<'a, T> {
         self.gap_to(range.start);
         self.cursor = self.cursor.max(range.end);
         &mut self.out[range.start - self.base..range.end - self.base]
-    }
-
-    /// The values already written at `range`.
-    #[inline]
-    pub fn written(&self, range: Range<usize>) -> &[T] {
-        &self.out[range.start - self.base..range.end - self.base]
     }
 
     /// In order: `gap` from the last position written to the end of the part.

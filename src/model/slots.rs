@@ -45,6 +45,9 @@ impl StateSlots {
         let mut seen: Vec<usize> = Vec::new();
         let (mut counts, mut count_starts) = (Vec::new(), Vec::with_capacity(run.groups.len() + 1));
         for g in run.groups.ids() {
+            // Each slot's steps, counted as they are coded (slot s at `start + s − 1`).
+            let start = counts.len();
+            count_starts.push(start as u32);
             'members: for &t in run.groups.members(g) {
                 let (range, path) = (tr.path_range(t), tr.path(t));
                 for (code, node) in codes[range].iter_mut().zip(path) {
@@ -57,28 +60,18 @@ impl StateSlots {
                     if *entry == 0 {
                         seen.push(index);
                         *entry = seen.len() as u32;
+                        counts.push(0);
                     }
                     if *entry > Self::MAX {
                         // Too many keys for a byte: the group is read from the keys instead.
+                        counts.truncate(start);
                         break 'members;
                     }
                     *code = *entry as u8;
+                    counts[start + *entry as usize - 1] += 1;
                 }
             }
             distinct.push(seen.len() as u32);
-            count_starts.push(counts.len() as u32);
-            if seen.len() as u32 <= Self::MAX {
-                let start = counts.len();
-                counts.resize(start + seen.len(), 0);
-                let here = &mut counts[start..];
-                for &t in run.groups.members(g) {
-                    for &code in &codes[tr.path_range(t)] {
-                        if let Some(count) = here.get_mut(usize::from(code).wrapping_sub(1)) {
-                            *count += 1;
-                        }
-                    }
-                }
-            }
             for &index in &seen {
                 slot_of[index] = 0;
             }
