@@ -61,9 +61,10 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
 /// member's steps (shifted by its largest exponent; `e^x` in f32, about one ulp). In `f32`, four
 /// values to a vector; the softmax normalizer and `Σ r'` in four `f64` lanes (value i in lane
 /// i mod 4, the rest after them: [`super::common::lane_sum`]'s order). The exponents of the whole
-/// group are taken in one loop, which measured 12–15 % faster than one loop per member (each `exp` is
+/// group are taken together, which measured 12–15 % faster than one loop per member (each `exp` is
 /// a long chain of dependent operations, and a member's few steps a short loop to overlap them in;
-/// docs/PERFORMANCE.md, the eighth step-level pass).
+/// docs/PERFORMANCE.md, the eighth step-level pass), 32 at a time in stages
+/// ([`super::common::exp_f32_in_place`], the tenth pass).
 fn weigh_group<'s>(
     group: &mut [f32],
     local: &[usize],
@@ -94,9 +95,7 @@ fn weigh_group<'s>(
     if transform.uniform {
         return;
     }
-    for e in exp.iter_mut() {
-        *e = super::common::exp_f32(*e);
-    }
+    super::common::exp_f32_in_place(exp);
     for i in 0..members {
         let exp = &exp[member(i)];
         let inverse_z = (1.0 / super::common::lane_sum(exp, f64::from)) as f32;
