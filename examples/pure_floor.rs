@@ -21,6 +21,8 @@ fn floor(scores: &[f32], out: &mut [f32], with_exp: bool) {
     credit::par::chunks_mut(out, |start, part| {
         for (k, block) in part.chunks_mut(BLOCK).enumerate() {
             let first = start + k * BLOCK;
+            // −r/T at PURE's default T = 0.1, less the largest exponent a score can give (10), as
+            // PURE shifts each member's exponents by their largest.
             for (o, &p) in block.iter_mut().zip(&scores[first..]) {
                 *o = -(2.0 * p - 1.0) * 10.0 - 10.0;
             }
