@@ -35,6 +35,13 @@ pub struct Cli {
     /// App: open this deep link (`#traj=…&step=…&a=grpo&b=triage&view=compare`, as "Copy link" writes).
     #[arg(long)]
     link: Option<String>,
+    /// App: follow this run while it trains (a vantage JSONL file being appended to, a verl
+    /// `rollout_data_dir`, a TRL `completions/` directory); repeatable.
+    #[arg(long, value_name = "PATH")]
+    follow: Vec<PathBuf>,
+    /// App: print the seconds until the first run's group view is drawn, then close (benchmarks).
+    #[arg(long)]
+    exit_after_first_view: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -94,8 +101,10 @@ enum Command {
 
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
+    std::sync::LazyLock::force(&crate::native::STARTED);
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
+    crate::native::init_memory_budget();
     match cli.command {
         None => {
             let start = crate::app::StartOptions {
@@ -104,8 +113,9 @@ pub fn main() -> ExitCode {
                 scheme_b: cli.scheme_b,
                 meeting: cli.meeting,
                 link: cli.link,
+                exit_after_first_view: cli.exit_after_first_view.then(|| *crate::native::STARTED),
             };
-            crate::native::run_app(crate::native::expand_paths(cli.files), start)
+            crate::native::run_app(crate::native::expand_paths(cli.files), cli.follow, start)
         }
         Some(Command::Check { files, format }) => check(&crate::native::expand_paths(files), format.as_deref()),
         Some(Command::Schemes { markdown }) => {

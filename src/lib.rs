@@ -26,6 +26,8 @@ pub const DEMO_RUN_NAME: &str = "demo_run.jsonl (bundled sample)";
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod live;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 
 // ----------------------------------------------------------------------------

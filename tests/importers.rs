@@ -384,7 +384,7 @@ fn trajectory_texts(run: &Run) -> Vec<TrajectoryTexts> {
             (
                 run.trajectory_key(t).to_owned(),
                 path.iter().map(|n| run.label(run.nodes.kind[n.index()]).to_owned()).collect(),
-                path.iter().map(|n| run.text(run.nodes.action[n.index()]).to_owned()).collect(),
+                path.iter().map(|n| run.text(run.nodes.action[n.index()]).into_owned()).collect(),
                 run.trajectories.reward.get(t.index()).copied().filter(|r| !r.is_nan()),
             )
         })

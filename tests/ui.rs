@@ -79,7 +79,7 @@ fn sample_names() -> Vec<String> {
 fn step_text(run: &vantage::model::Run, node: vantage::model::NodeId) -> String {
     let n = node.index();
     let texts = [run.nodes.thought[n], run.nodes.action[n], run.nodes.observation[n]];
-    let text = texts.iter().map(|&t| run.text(t)).find(|t| !t.trim().is_empty()).unwrap_or("");
+    let text = texts.iter().map(|&t| run.text(t)).find(|t| !t.trim().is_empty()).unwrap_or_default();
     text.lines().next().unwrap_or("").chars().take(40).collect()
 }
 
@@ -257,7 +257,7 @@ fn an_inspect_eval_shows_its_summaries_first_and_reads_the_selected_sample_first
     let source = vantage::app::LoadSource::Bytes { name: "lazy.eval".to_owned(), bytes: common::lazy_eval().into() };
     app.loader.start(source, || {});
     let outcomes = app.loader.wait_all();
-    app.accept(outcomes);
+    app.accept(outcomes, || {});
     // Opened from the summaries: one `summary` step per sample, samples still to read.
     let open = app.current().unwrap();
     assert_eq!(open.run.trajectories.len(), 5);

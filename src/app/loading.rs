@@ -5,7 +5,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use crate::load::inspect::EvalFile;
-use crate::load::{LoadError, LoadReport, Progress, load_bytes_paced};
+use crate::load::{LoadError, LoadReport, Progress, load_shared_paced};
 use crate::model::Run;
 
 /// Something to open.
@@ -21,6 +21,20 @@ pub enum LoadSource {
     /// A file on disk (native only).
     #[cfg(not(target_arch = "wasm32"))]
     Path(std::path::PathBuf),
+    /// A file or directory on disk, followed while it grows (native only; `crate::live`).
+    #[cfg(not(target_arch = "wasm32"))]
+    Follow(std::path::PathBuf),
+}
+
+/// What a load thread sends: the run so far while a large log is read, then the outcome.
+#[derive(Debug)]
+pub enum LoadMessage {
+    /// The run so far (more is being read).
+    Partial(Box<Run>, LoadReport),
+    /// The load ended.
+    Done(Box<LoadOutcome>),
+    /// Files chosen in the file dialog, to be loaded.
+    Picked(Vec<LoadSource>),
 }
 
 impl LoadSource {
@@ -29,7 +43,7 @@ impl LoadSource {
         match self {
             Self::Bytes { name, .. } => name.clone(),
             #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) => path.display().to_string(),
+            Self::Path(path) | Self::Follow(path) => path.display().to_string(),
         }
     }
 
@@ -38,14 +52,34 @@ impl LoadSource {
         match self {
             Self::Bytes { bytes, .. } => bytes.len() as u64,
             #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
+            Self::Path(path) | Self::Follow(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
         }
     }
 
-    /// Loads to the end on this thread (native loader threads).
+    /// Loads to the end on this thread (native loader threads), handing `partial` the run so far
+    /// while a large log is read (`partial` returns `false` when the load was cancelled). A
+    /// followed path goes on being followed by a [`Follower`] in the outcome.
     #[cfg(not(target_arch = "wasm32"))]
-    fn load(self, progress: Progress) -> LoadOutcome {
-        crate::load::pace::block_on(self.load_paced(progress))
+    fn load(
+        self,
+        progress: Progress,
+        partial: &mut dyn FnMut(Run, &LoadReport) -> bool,
+        repaint: impl Fn() + Send + 'static,
+    ) -> LoadOutcome {
+        match self {
+            Self::Path(path) => {
+                let name = path.display().to_string();
+                let mut report = LoadReport::new(&name);
+                report.progress = progress;
+                if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval")) {
+                    return crate::load::pace::block_on(Self::Path(path).load_paced(report.progress));
+                }
+                let result = crate::native::load_path_showing(&path, None, &mut report, partial);
+                LoadOutcome { path: Some(path), ..LoadOutcome::new(name, result, report) }
+            }
+            Self::Follow(path) => follow(&path, progress, partial, repaint),
+            bytes @ Self::Bytes { .. } => crate::load::pace::block_on(bytes.load_paced(progress)),
+        }
     }
 
     /// Loads, giving the event loop back between records where a yielder is installed (the web).
@@ -64,18 +98,18 @@ impl LoadSource {
         let bytes: Arc<[u8]> = match self {
             Self::Bytes { bytes, .. } => bytes,
             #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) => {
+            Self::Path(path) | Self::Follow(path) => {
                 // An `.eval` is read whole and opened lazily; anything else through `load_path`
                 // (which also reads a directory of `<step>.jsonl` dumps).
                 if !(path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval"))) {
                     let result = crate::native::load_path(&path, None, &mut report);
-                    return LoadOutcome { name, result, report, lazy: None, bytes: None };
+                    return LoadOutcome::new(name, result, report);
                 }
                 match std::fs::read(&path) {
                     Ok(bytes) => bytes.into(),
                     Err(err) => {
                         let result = Err(LoadError::from(err).with_path(&name));
-                        return LoadOutcome { name, result, report, lazy: None, bytes: None };
+                        return LoadOutcome::new(name, result, report);
                     }
                 }
             }
@@ -83,10 +117,11 @@ impl LoadSource {
         if let Some(outcome) = open_lazily(&name, Arc::clone(&bytes), &mut report) {
             return outcome;
         }
-        let result = load_bytes_paced(&name, &bytes, &mut report).await;
+        // A vantage JSONL log keeps its texts in the bytes (the run holds them) instead of a copy.
+        let result = load_shared_paced(&name, Arc::clone(&bytes), &mut report).await;
         // The web keeps the bytes for the credit worker, which loads its own copy of a large run.
         let bytes = cfg!(target_arch = "wasm32").then_some(bytes);
-        LoadOutcome { name, result, report, lazy: None, bytes }
+        LoadOutcome { bytes, ..LoadOutcome::new(name, result, report) }
     }
 }
 
@@ -102,7 +137,44 @@ fn open_lazily(name: &str, bytes: Arc<[u8]>, report: &mut LoadReport) -> Option<
     }
     let result = file.run(report);
     let lazy = result.is_ok().then_some(file);
-    Some(LoadOutcome { name: name.to_owned(), result, report: report.clone(), lazy, bytes: None })
+    Some(LoadOutcome { lazy, ..LoadOutcome::new(name.to_owned(), result, report.clone()) })
+}
+
+/// Opens `path` to follow it: reads what is there (showing the run so far with `partial`), then
+/// hands the reader to a [`Follower`] thread.
+#[cfg(not(target_arch = "wasm32"))]
+fn follow(
+    path: &std::path::Path,
+    progress: Progress,
+    partial: &mut dyn FnMut(Run, &LoadReport) -> bool,
+    repaint: impl Fn() + Send + 'static,
+) -> LoadOutcome {
+    let name = path.display().to_string();
+    let mut report = LoadReport::new(&name);
+    report.progress = progress;
+    let opened = crate::live::Live::open(path, report.clone(), crate::load::budget::get());
+    let mut live = match opened {
+        Ok(Some(live)) if live.can_follow() => live,
+        Ok(_) => {
+            let err = LoadError::Incompatible {
+                format: "followed log",
+                reason:
+                    "only a vantage JSONL file, a verl rollout_data_dir or a TRL completions directory can be followed"
+                        .to_owned(),
+            };
+            return LoadOutcome::new(name.clone(), Err(err.with_path(&name)), report);
+        }
+        Err(err) => return LoadOutcome::new(name, Err(err), report),
+    };
+    live.follow();
+    if let Err(err) = live.read(partial) {
+        return LoadOutcome::new(name, Err(err), report);
+    }
+    // A run that has not written its first records yet opens empty, and is followed.
+    let result = Ok(live.snapshot());
+    let report = live.report().clone();
+    let follower = super::follow::Follower::start(live, repaint);
+    LoadOutcome { follower, path: Some(path.to_owned()), ..LoadOutcome::new(name, result, report) }
 }
 
 /// The result of one load.
@@ -118,12 +190,36 @@ pub struct LoadOutcome {
     pub lazy: Option<EvalFile<Arc<[u8]>>>,
     /// The bytes the run was read from (kept on the web only, for the credit worker).
     pub bytes: Option<Arc<[u8]>>,
+    /// The thread that follows the run (native, `--follow` or the Follow toggle).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub follower: Option<super::follow::Follower>,
+    /// The path the run was read from (native), for the Follow toggle.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub path: Option<std::path::PathBuf>,
+}
+
+impl LoadOutcome {
+    /// An outcome with no lazy file, bytes or follower.
+    pub fn new(name: String, result: Result<Run, LoadError>, report: LoadReport) -> Self {
+        Self {
+            name,
+            result,
+            report,
+            lazy: None,
+            bytes: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            follower: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            path: None,
+        }
+    }
 }
 
 /// One load in flight.
 struct Pending {
+    id: u64,
     name: String,
-    receiver: mpsc::Receiver<LoadOutcome>,
+    receiver: mpsc::Receiver<LoadMessage>,
     progress: Progress,
     total_bytes: u64,
 }
@@ -132,11 +228,12 @@ struct Pending {
 #[derive(Default)]
 pub struct Loader {
     pending: Vec<Pending>,
+    next_id: u64,
 }
 
 impl Loader {
     /// Starts loading `source`; `repaint` is called when it is done.
-    pub fn start(&mut self, source: LoadSource, repaint: impl Fn() + Send + 'static) {
+    pub fn start(&mut self, source: LoadSource, repaint: impl Fn() + Send + Clone + 'static) {
         let (sender, receiver) = mpsc::channel();
         let name = source.name();
         let progress = Progress::default();
@@ -145,7 +242,15 @@ impl Loader {
         #[cfg(not(target_arch = "wasm32"))]
         {
             let spawned = std::thread::Builder::new().name(format!("load {name}")).spawn(move || {
-                let _: Result<(), _> = sender.send(source.load(shared));
+                let partials = sender.clone();
+                let again = repaint.clone();
+                let mut partial = move |run: Run, report: &LoadReport| {
+                    let sent = partials.send(LoadMessage::Partial(Box::new(run), report.clone())).is_ok();
+                    again();
+                    sent
+                };
+                let outcome = source.load(shared, &mut partial, repaint.clone());
+                let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
                 repaint();
             });
             if let Err(err) = spawned {
@@ -155,10 +260,20 @@ impl Loader {
         }
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
-            let _: Result<(), _> = sender.send(source.load_paced(shared).await);
+            let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(source.load_paced(shared).await)));
             repaint();
         });
-        self.pending.push(Pending { name, receiver, progress, total_bytes });
+        self.push(name, receiver, progress, total_bytes);
+    }
+
+    /// The id of the load started last.
+    pub fn last_id(&self) -> Option<u64> {
+        self.pending.last().map(|p| p.id)
+    }
+
+    fn push(&mut self, name: String, receiver: mpsc::Receiver<LoadMessage>, progress: Progress, total_bytes: u64) {
+        self.next_id += 1;
+        self.pending.push(Pending { id: self.next_id, name, receiver, progress, total_bytes });
     }
 
     /// Stops waiting for load `i` (in `pending_names` order); its result is dropped when it arrives.
@@ -183,7 +298,7 @@ impl Loader {
     }
 
     /// Loads a file dropped on the window: from its path on native, from its bytes on the web.
-    pub fn start_dropped(&mut self, file: &egui::DroppedFileHandle, repaint: impl Fn() + Send + 'static) {
+    pub fn start_dropped(&mut self, file: &egui::DroppedFileHandle, repaint: impl Fn() + Send + Clone + 'static) {
         #[cfg(not(target_arch = "wasm32"))]
         self.start(LoadSource::Path(file.path().to_path_buf()), repaint);
         #[cfg(target_arch = "wasm32")]
@@ -198,30 +313,30 @@ impl Loader {
                     Err(err) => {
                         let report = LoadReport::new(&name);
                         let err = LoadError::from(std::io::Error::other(err)).with_path(&name);
-                        LoadOutcome { name, result: Err(err), report, lazy: None, bytes: None }
+                        LoadOutcome::new(name, Err(err), report)
                     }
                 };
-                let _: Result<(), _> = sender.send(outcome);
+                let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
                 repaint();
             });
-            self.pending.push(Pending { name, receiver, progress: Progress::default(), total_bytes: 0 });
+            self.push(name, receiver, Progress::default(), 0);
         }
     }
 
-    /// Asks the user for files (native dialog on a worker thread, async picker on the web) and loads them.
+    /// Asks the user for files (native dialog on a worker thread, async picker on the web); the
+    /// chosen ones arrive as [`LoadMessage::Picked`] and are loaded as any other.
     pub fn start_picker(&mut self, repaint: impl Fn() + Send + 'static) {
         let (sender, receiver) = mpsc::channel();
         #[cfg(not(target_arch = "wasm32"))]
         {
             let spawned = std::thread::Builder::new().name("file dialog".to_owned()).spawn(move || {
                 let paths = rfd::FileDialog::new()
-                    .add_filter("rollout logs", &["jsonl", "json", "eval", "traj", "parquet"])
+                    .add_filter("rollout logs", &crate::native::LOG_EXTENSIONS)
                     .add_filter("all files", &["*"])
                     .pick_files()
                     .unwrap_or_default();
-                for path in paths {
-                    let _: Result<(), _> = sender.send(LoadSource::Path(path).load(Progress::default()));
-                }
+                let _: Result<(), _> =
+                    sender.send(LoadMessage::Picked(paths.into_iter().map(LoadSource::Path).collect()));
                 repaint();
             });
             if let Err(err) = spawned {
@@ -232,16 +347,15 @@ impl Loader {
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
             let files = rfd::AsyncFileDialog::new().pick_files().await.unwrap_or_default();
+            let mut sources = Vec::new();
             for file in files {
                 let bytes = file.read().await;
-                let source = LoadSource::Bytes { name: file.file_name(), bytes: bytes.into() };
-                let _: Result<(), _> = sender.send(source.load_paced(Progress::default()).await);
+                sources.push(LoadSource::Bytes { name: file.file_name(), bytes: bytes.into() });
             }
+            let _: Result<(), _> = sender.send(LoadMessage::Picked(sources));
             repaint();
         });
-        let pending =
-            Pending { name: "file dialog".to_owned(), receiver, progress: Progress::default(), total_bytes: 0 };
-        self.pending.push(pending);
+        self.push("file dialog".to_owned(), receiver, Progress::default(), 0);
     }
 
     /// Fetches a log over HTTP and loads it (web only: the browser's `fetch`, read as a stream so
@@ -259,22 +373,23 @@ impl Loader {
                 Err(reason) => {
                     let report = LoadReport::new(&url);
                     let err = LoadError::from(std::io::Error::other(reason)).with_path(&url);
-                    LoadOutcome { name: url.clone(), result: Err(err), report, lazy: None, bytes: None }
+                    LoadOutcome::new(url.clone(), Err(err), report)
                 }
             };
-            let _: Result<(), _> = sender.send(outcome);
+            let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
             repaint();
         });
-        self.pending.push(Pending { name, receiver, progress, total_bytes: 0 });
+        self.push(name, receiver, progress, 0);
     }
 
-    /// Finished loads, in the order they were started.
-    pub fn poll(&mut self) -> Vec<LoadOutcome> {
+    /// What loads sent since the last call, each with the id of its load, in the order they
+    /// were started.
+    pub fn poll(&mut self) -> Vec<(u64, LoadMessage)> {
         let mut done = Vec::new();
-        self.pending.retain(|Pending { name, receiver, .. }| {
+        self.pending.retain(|Pending { id, name, receiver, .. }| {
             loop {
                 match receiver.try_recv() {
-                    Ok(outcome) => done.push(outcome),
+                    Ok(message) => done.push((*id, message)),
                     Err(mpsc::TryRecvError::Empty) => return true,
                     Err(mpsc::TryRecvError::Disconnected) => {
                         log::debug!("{name}: finished");
@@ -287,8 +402,8 @@ impl Loader {
     }
 
     /// Waits for every pending load (tests and headless use).
-    pub fn wait_all(&mut self) -> Vec<LoadOutcome> {
-        self.pending.drain(..).flat_map(|p| p.receiver.into_iter()).collect()
+    pub fn wait_all(&mut self) -> Vec<(u64, LoadMessage)> {
+        self.pending.drain(..).flat_map(|p| p.receiver.into_iter().map(move |m| (p.id, m))).collect()
     }
 }
 

@@ -5,13 +5,15 @@ mod commands;
 #[cfg(target_arch = "wasm32")]
 pub mod credit_worker;
 pub mod deeplink;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod follow;
 mod loading;
 mod open_run;
 pub mod png;
 pub mod state;
 
 pub use commands::Command;
-pub use loading::{LoadOutcome, LoadSource, Loader};
+pub use loading::{LoadMessage, LoadOutcome, LoadSource, Loader};
 pub use open_run::{CreditSlot, Facets, LazyRun, OpenRun, SchemeCredit, Selection};
 pub use state::AppState;
 
@@ -41,6 +43,9 @@ pub struct StartOptions {
     pub meeting: bool,
     /// A deep link (`#traj=…&step=…&a=…`) to open once the run has loaded.
     pub link: Option<String>,
+    /// Print the seconds from `started` to the first frame that shows a run's group view, and
+    /// close (the load benchmark's measure of the time to a first view).
+    pub exit_after_first_view: Option<web_time::Instant>,
 }
 
 /// The app: open runs, the selected one, loads in flight, state, commands and notifications.
@@ -65,6 +70,8 @@ pub struct VantageApp {
     /// The title last shown (window title natively, document title on the web): it names the
     /// selected step, so tests and users can see which step a link opened.
     pub shown_title: String,
+    /// `--exit-after-first-view`: when the process started.
+    pub exit_after_first_view: Option<web_time::Instant>,
 }
 
 impl VantageApp {
@@ -110,6 +117,7 @@ impl VantageApp {
             }
         }
         self.state.meeting_mode |= start.meeting;
+        self.exit_after_first_view = start.exit_after_first_view;
         if let Some(link) = start.link {
             self.set_link(deeplink::DeepLink::parse(&link));
         }
@@ -201,51 +209,138 @@ impl VantageApp {
         }
     }
 
-    /// Takes in finished loads.
-    pub fn accept(&mut self, outcomes: Vec<LoadOutcome>) {
-        for outcome in outcomes {
-            match outcome.result {
-                Ok(run) => {
-                    for warning in outcome.report.warnings.iter().take(50) {
-                        self.notifications.push(warning.located(&outcome.report.file));
+    /// Takes in what loads sent: the run so far of a large log being read (opened at once, then
+    /// swapped for more as it arrives), finished loads, and files chosen in the dialog.
+    pub fn accept(&mut self, messages: Vec<(u64, LoadMessage)>, repaint: impl Fn() + Send + Clone + 'static) {
+        for (id, message) in messages {
+            match message {
+                LoadMessage::Partial(run, report) => match self.runs.iter_mut().find(|r| r.load_id == Some(id)) {
+                    Some(open) => open.replace_run(*run, report),
+                    None => {
+                        let mut open = OpenRun::new(*run, report);
+                        open.load_id = Some(id);
+                        self.push_run(open);
                     }
-                    if outcome.report.warnings.len() > 50 {
-                        self.notifications.push(format!(
-                            "{}: {} more warning(s); see the Summary tab",
-                            outcome.name,
-                            outcome.report.warnings.len() - 50
-                        ));
-                    }
-                    let lazy = outcome.lazy.map(|file| LazyRun::new(file, outcome.report.clone()));
-                    let mut open = OpenRun::new(run, outcome.report);
-                    // A large run's credit is computed off the page's thread, on the worker's copy.
-                    #[cfg(target_arch = "wasm32")]
-                    if lazy.is_none()
-                        && open.run.num_path_steps() > credit_worker::WORKER_STEPS
-                        && let Some(bytes) = &outcome.bytes
-                    {
-                        open.remote = credit_worker::register(&outcome.name, bytes);
-                    }
-                    open.lazy = lazy;
-                    self.runs.push(open);
-                    self.selected = self.runs.len() - 1;
-                    self.fit_schemes();
-                    self.apply_pending_link();
-                }
-                Err(err) => self.notifications.push(format!("{err:#}")),
+                },
+                LoadMessage::Done(outcome) => self.accept_outcome(id, *outcome),
+                LoadMessage::Picked(sources) => self.open_all_picked(sources, repaint.clone()),
             }
         }
     }
 
+    fn open_all_picked(&mut self, sources: Vec<LoadSource>, repaint: impl Fn() + Send + Clone + 'static) {
+        if !sources.is_empty() {
+            self.open_all(sources, repaint);
+        }
+    }
+
+    fn accept_outcome(&mut self, id: u64, outcome: LoadOutcome) {
+        let shown = self.runs.iter().position(|r| r.load_id == Some(id));
+        match outcome.result {
+            Ok(run) => {
+                for warning in outcome.report.warnings.iter().take(50) {
+                    self.notifications.push(warning.located(&outcome.report.file));
+                }
+                if outcome.report.warnings.len() > 50 {
+                    self.notifications.push(format!(
+                        "{}: {} more warning(s); see the Summary tab",
+                        outcome.name,
+                        outcome.report.warnings.len() - 50
+                    ));
+                }
+                let lazy = outcome.lazy.map(|file| LazyRun::new(file, outcome.report.clone()));
+                if let Some(i) = shown {
+                    // The run so far was shown while it was read: the whole run takes its place.
+                    self.runs[i].replace_run(run, outcome.report);
+                    self.runs[i].load_id = None;
+                    #[cfg(not(target_arch = "wasm32"))]
+                    {
+                        self.runs[i].follower = outcome.follower;
+                        self.runs[i].source_path = outcome.path;
+                    }
+                    return;
+                }
+                let mut open = OpenRun::new(run, outcome.report);
+                // A large run's credit is computed off the page's thread, on the worker's copy.
+                #[cfg(target_arch = "wasm32")]
+                if lazy.is_none()
+                    && open.run.num_path_steps() > credit_worker::WORKER_STEPS
+                    && let Some(bytes) = &outcome.bytes
+                {
+                    open.remote = credit_worker::register(&outcome.name, bytes);
+                }
+                #[cfg(not(target_arch = "wasm32"))]
+                {
+                    open.follower = outcome.follower;
+                    open.source_path = outcome.path;
+                }
+                open.lazy = lazy;
+                self.push_run(open);
+            }
+            Err(err) => {
+                if let Some(i) = shown {
+                    // Cancelled or stopped part-way: what was read stays open.
+                    self.runs[i].load_id = None;
+                    self.notifications.push(format!("{err:#}; showing the part read before it stopped"));
+                } else {
+                    self.notifications.push(format!("{err:#}"));
+                }
+            }
+        }
+    }
+
+    fn push_run(&mut self, open: OpenRun) {
+        self.runs.push(open);
+        self.selected = self.runs.len() - 1;
+        self.fit_schemes();
+        self.apply_pending_link();
+    }
+
     /// Opens an already loaded run (tests, headless use).
     pub fn open_loaded(&mut self, run: crate::model::Run, report: crate::load::LoadReport) {
-        self.accept(vec![LoadOutcome {
-            name: run.meta.name.clone(),
-            result: Ok(run),
-            report,
-            lazy: None,
-            bytes: None,
-        }]);
+        self.accept_outcome(0, LoadOutcome::new(run.meta.name.clone(), Ok(run), report));
+    }
+
+    /// Starts or stops following the current run's path (native; the Follow toggle).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn toggle_follow(&mut self, repaint: impl Fn() + Send + Clone + 'static) {
+        let Some(open) = self.runs.get_mut(self.selected) else { return };
+        if open.follower.take().is_some() {
+            return;
+        }
+        let Some(path) = open.source_path.clone() else { return };
+        // Read again from the start by a follower; the run shown stays until it has the new one.
+        self.loader.start(LoadSource::Follow(path), repaint);
+        if let Some(id) = self.loader.last_id() {
+            self.runs[self.selected].load_id = Some(id);
+        }
+    }
+
+    /// Takes in what the followers of open runs sent.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn take_followed(&mut self, ctx: &egui::Context) {
+        let mut notices = Vec::new();
+        for open in &mut self.runs {
+            let Some(follower) = &mut open.follower else { continue };
+            let mut latest = None;
+            for update in follower.poll() {
+                match update {
+                    follow::Update::Run(run, report) => latest = Some((run, report)),
+                    follow::Update::Notice(text) => notices.push(text),
+                    follow::Update::Stopped(why) => {
+                        notices.push(format!("{}: following stopped: {why}", open.run.meta.name))
+                    }
+                }
+            }
+            if let Some((run, report)) = latest {
+                open.replace_run(*run, report);
+            }
+        }
+        self.notifications.extend(notices);
+        if self.runs.iter().any(|r| r.follower.is_some()) {
+            // The status line's "last data … ago" ticks.
+            ctx.request_repaint_after(std::time::Duration::from_secs(1));
+        }
     }
 
     /// When scheme A or B is not supported by the current run, picks a supported one instead.
@@ -280,7 +375,10 @@ impl VantageApp {
     /// Per-frame work that is not drawing: loads, dropped files, keys, commands, credit.
     pub fn logic(&mut self, ctx: &egui::Context) {
         let done = self.loader.poll();
-        self.accept(done);
+        let c = ctx.clone();
+        self.accept(done, move || c.request_repaint());
+        #[cfg(not(target_arch = "wasm32"))]
+        self.take_followed(ctx);
         if self.loader.pending_names().next().is_some() {
             // Keep the progress bars moving.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
@@ -367,6 +465,14 @@ impl eframe::App for VantageApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         crate::ui::app_ui(self, ui);
+        if let Some(started) = self.exit_after_first_view
+            && self.current().is_some_and(|o| o.selection.group.is_some())
+        {
+            // The benchmark's measure: this frame shows the run browser and a group.
+            println!("first view after {:.3} s", started.elapsed().as_secs_f64());
+            self.exit_after_first_view = None;
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

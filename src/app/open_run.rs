@@ -210,6 +210,14 @@ pub struct OpenRun {
     pub lazy: Option<LazyRun>,
     /// The credit worker's copy of this run (web, large runs): credit is computed there.
     pub remote: Option<u32>,
+    /// The load still reading this run (its first part is shown), by the loader's id.
+    pub load_id: Option<u64>,
+    /// The thread following the run's path while it grows (native).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub follower: Option<crate::app::follow::Follower>,
+    /// The path the run was read from (native), for the Follow toggle.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub source_path: Option<std::path::PathBuf>,
 }
 
 /// A run opened from its summaries (an Inspect `.eval`) whose samples are read a few at a time,
@@ -272,6 +280,11 @@ impl OpenRun {
             every_scheme: None,
             lazy: None,
             remote: None,
+            load_id: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            follower: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            source_path: None,
         };
         // Start on the first group whose rollouts differ (a zero-variance group has no outcome credit).
         let run = &open.run;
@@ -369,8 +382,10 @@ impl OpenRun {
 
     /// Swaps in a rebuilt run (more of its file read), keeping the selected trajectory and step by
     /// key, and recomputing what was derived from the old one.
-    pub fn replace_run(&mut self, run: Run, report: LoadReport) {
+    pub fn replace_run(&mut self, mut run: Run, report: LoadReport) {
         let old = &self.run;
+        // Views key their caches on the name and revision: a run read further is a new revision.
+        run.meta.revision = run.meta.revision.max(old.meta.revision + 1);
         let trajectory = self.selection.trajectory.map(|t| old.trajectory_key(t).to_owned());
         let group = self.selection.group.map(|g| old.group_key(g).to_owned());
         let step = self.selected_step_index().unwrap_or(0);

@@ -62,19 +62,21 @@ pub struct ValueTree {
     pub root_value: Vec<f32>,
 }
 
-/// Content of a step, for merging identical prefixes: kind, the three texts and the state key.
-type StepContent<'a> = (u32, &'a str, &'a str, &'a str, u32);
+/// Content of a step, for merging identical prefixes: kind, a hash of each of the three texts
+/// (64 bits of SipHash with fixed keys: two different texts share one with odds of about 2⁻⁶⁴,
+/// and texts left in the log are hashed without being kept) and the state key.
+type StepContent = (u32, u64, u64, u64, u32);
 
-fn step_content(run: &Run, node: crate::model::NodeId) -> StepContent<'_> {
+fn step_content(run: &Run, node: crate::model::NodeId) -> StepContent {
     let n = node.index();
     let nodes = &run.nodes;
-    (
-        nodes.kind[n].0,
-        run.text(nodes.thought[n]),
-        run.text(nodes.action[n]),
-        run.text(nodes.observation[n]),
-        nodes.state_key[n].0,
-    )
+    let hash = |id| {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut h = std::hash::DefaultHasher::new();
+        run.text(id).hash(&mut h);
+        h.finish()
+    };
+    (nodes.kind[n].0, hash(nodes.thought[n]), hash(nodes.action[n]), hash(nodes.observation[n]), nodes.state_key[n].0)
 }
 
 /// Builds the value tree: the run's own nodes, or the trie of each group's steps by content
@@ -84,7 +86,7 @@ pub fn build(run: &Run, mode: ValueMode, merge: Merge) -> ValueTree {
     let mut tree = ValueTree { node_of: vec![0; tr.path_nodes.len()], ..ValueTree::default() };
     if merge != Merge::None {
         let by_state = merge == Merge::StateKey;
-        let mut index: HashMap<(u32, StepContent<'_>), u32> = HashMap::new();
+        let mut index: HashMap<(u32, StepContent), u32> = HashMap::new();
         for t in tr.ids() {
             let offset = tr.path_offsets[t.index()] as usize;
             let group = tr.group[t.index()].0;
@@ -93,9 +95,9 @@ pub fn build(run: &Run, mode: ValueMode, merge: Merge) -> ValueTree {
                 // Top steps are keyed under their group's root, so groups never merge.
                 let content = match (by_state, run.nodes.state_key[node.index()]) {
                     (false, _) => step_content(run, node),
-                    (true, state) if state.is_some() => (u32::MAX, "", "", "", state.0),
+                    (true, state) if state.is_some() => (u32::MAX, 0, 0, 0, state.0),
                     // No state key: a node of its own (node ids are unique, and never u32::MAX).
-                    (true, _) => (node.0, "", "", "", u32::MAX),
+                    (true, _) => (node.0, 0, 0, 0, u32::MAX),
                 };
                 let key = (if parent == u32::MAX { u32::MAX - 1 - group } else { parent }, content);
                 let id = *index.entry(key).or_insert_with(|| {

@@ -37,6 +37,21 @@ pub enum LoadError {
         reason: String,
     },
 
+    /// The run would not fit in the memory this load may use (see `load::budget`).
+    #[error(
+        "the run needs about {needed} of memory, more than the {budget} this load may use ({read}); \
+         convert it with `vantage convert` to Parquet and open a range of training steps, open fewer \
+         training steps (one file of the directory), or raise the budget with VANTAGE_MEMORY_BUDGET"
+    )]
+    TooLarge {
+        /// What the whole run would need, as a size ("3.2 GB").
+        needed: String,
+        /// The budget, as a size.
+        budget: String,
+        /// How far reading came before it stopped ("stopped after 12 % of the file").
+        read: String,
+    },
+
     /// Reading the file failed (native only).
     #[error("{source}")]
     Io {

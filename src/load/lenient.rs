@@ -50,6 +50,10 @@ pub fn quote_non_finite(line: &str) -> Cow<'_, str> {
             i += 1;
         }
     }
+    if copied == 0 {
+        // "NaN" or "Infinity" only inside strings.
+        return Cow::Borrowed(line);
+    }
     out.push_str(&line[copied..]);
     Cow::Owned(out)
 }
@@ -175,7 +179,10 @@ pub struct FieldError {
 
 /// Parses one JSON text into `T`, naming the field of the first error and collecting the paths of
 /// unknown (ignored) fields.
-pub fn parse_located<T: serde::de::DeserializeOwned>(text: &str, ignored: &mut Vec<String>) -> Result<T, FieldError> {
+pub fn parse_located<'de, T: serde::Deserialize<'de>>(
+    text: &'de str,
+    ignored: &mut Vec<String>,
+) -> Result<T, FieldError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = {
         let mut on_ignored = |path: serde_ignored::Path<'_>| ignored.push(format_ignored_path(&path));

@@ -28,6 +28,8 @@ macro_rules! paced {
     };
 }
 
+pub mod budget;
+pub mod compressed;
 mod error;
 pub mod inspect;
 mod lenient;
@@ -48,8 +50,8 @@ mod swe_agent;
 mod toolbench;
 mod tot;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-mod trl_parquet;
-mod verl_dump;
+pub mod trl_parquet;
+pub mod verl_dump;
 pub mod zip;
 
 pub use error::LoadError;
@@ -113,9 +115,14 @@ pub fn load_bytes(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<R
 }
 
 /// [`load_bytes`] as a future that gives the event loop back between records (see [`pace`]).
+/// Gzip and zstd streams are decompressed first.
 pub async fn load_bytes_paced(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
     if report.file.is_empty() {
         report.file = name.to_owned();
+    }
+    if let Some(kind) = compressed::Compression::of(bytes) {
+        let inflated = compressed::inflate_all(kind, bytes).map_err(|e| e.with_path(name))?;
+        return Box::pin(load_bytes_paced(name, &inflated, report)).await;
     }
     let mut declined = Vec::new();
     for loader in LOADERS {
@@ -127,6 +134,25 @@ pub async fn load_bytes_paced(name: &str, bytes: &[u8], report: &mut LoadReport)
         }
     }
     Err(LoadError::Unrecognised { tried: declined.join("; ") }.with_path(name))
+}
+
+/// [`load_bytes_paced`] for bytes the run may keep: a vantage JSONL log leaves its texts in
+/// `bytes` instead of copying them (see `model::TextArena`); other formats read as usual.
+pub async fn load_shared_paced(
+    name: &str,
+    bytes: std::sync::Arc<[u8]>,
+    report: &mut LoadReport,
+) -> Result<Run, LoadError> {
+    if report.file.is_empty() {
+        report.file = name.to_owned();
+    }
+    if compressed::Compression::of(&bytes).is_none() {
+        let head = &bytes[..native::next_cut(&bytes, 0, 1 << 16)];
+        if native::NativeStream::start(name, head, LoadReport::default()).is_ok() {
+            return native::load_shared_paced(name, bytes, report).await.map_err(|e| e.with_path(name));
+        }
+    }
+    load_bytes_paced(name, &bytes, report).await
 }
 
 /// Reads a run from bytes with an explicit format.

@@ -60,6 +60,12 @@ pub fn yields() -> u64 {
     YIELDER.with(|y| y.borrow().as_ref().map_or(0, |y| y.yields.get()))
 }
 
+/// Whether loads on this thread give the event loop back (a yielder is installed, and this is
+/// not inside [`block_on`]): a load then works in small slices.
+pub fn is_paced() -> bool {
+    BLOCKING.with(Cell::get) == 0 && YIELDER.with(|y| y.borrow().is_some())
+}
+
 /// A point where a load may give the event loop back: when a yielder is installed, this is not
 /// inside [`block_on`], and the load has run for the yielder's budget since the last yield.
 pub async fn pace() {

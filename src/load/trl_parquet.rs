@@ -6,8 +6,6 @@
 //! and the logged `advantage` is kept as the step score `logged_advantage` (and a component) so it
 //! can be set beside vantage's GRPO under the `trl` preset. Native only (polars).
 
-use std::collections::BTreeMap;
-
 use polars::prelude::DataType;
 
 use super::{LoadError, LoadReport, Loader};
@@ -32,6 +30,54 @@ impl Loader for TrlParquet {
     }
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+        let mut run = TrlRun::new(name);
+        run.add_file(bytes, None, report)?;
+        super::records::finish(run.builder, report, "completion")
+    }
+}
+
+/// A TRL run read file by file: a `completions/` directory holds one `completions_<step>.parquet`
+/// per logging step, and gains one as the run trains; all of them are one run.
+pub struct TrlRun {
+    builder: RunBuilder,
+}
+
+impl TrlRun {
+    /// An empty run named `name`.
+    pub fn new(name: &str) -> Self {
+        let mut builder = RunBuilder::new(name, FORMAT);
+        builder.meta_mut().notes.push(
+            "groups rebuilt from identical prompts within a training step; outcome = sum of the reward columns"
+                .to_owned(),
+        );
+        Self { builder }
+    }
+
+    /// Notes a fact about how the run was read (files skipped, …).
+    pub fn note(&mut self, note: String) {
+        self.builder.meta_mut().notes.push(note);
+    }
+
+    /// The run so far.
+    pub fn snapshot(&self, report: &LoadReport) -> Run {
+        let mut run = self.builder.snapshot();
+        run.meta.warnings.clone_from(&report.warnings);
+        run
+    }
+
+    /// The finished run; an error when no completion loaded.
+    pub fn finish(self, report: &LoadReport) -> Result<Run, LoadError> {
+        super::records::finish(self.builder, report, "completion")
+    }
+
+    /// Approximate heap bytes of the run so far.
+    pub fn heap_bytes(&self) -> usize {
+        self.builder.heap_bytes()
+    }
+
+    /// Adds the rows of one completions file; `file` names it in warnings and keys when the run
+    /// has several. [`LoadError::Incompatible`] when the bytes are not a TRL completions file.
+    pub fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
         let frame = super::native_parquet::read_frame(FORMAT, bytes)?;
         let text_column = |column: &str| -> Result<Vec<Option<String>>, LoadError> {
@@ -56,17 +102,14 @@ impl Loader for TrlParquet {
                 rewards.extend(number_column(column).map(|v| (column_name.to_owned(), v)));
             }
         }
-        let mut b = RunBuilder::new(name, FORMAT);
-        b.meta_mut().notes.push(
-            "groups rebuilt from identical prompts within a training step; outcome = sum of the reward columns"
-                .to_owned(),
-        );
-        let mut per_group: BTreeMap<String, usize> = BTreeMap::new();
+        let b = &mut self.builder;
+        let prefix = file.map_or_else(String::new, |f| format!("{f}/"));
         for row in 0..frame.height() {
             let line = row as u64 + 1;
             report.records_seen += 1;
             let (Some(prompt), Some(completion)) = (&prompts[row], &completions[row]) else {
-                report.warn(Warning::skipped(line, "prompt", "row without a prompt or completion"));
+                let field = file.map_or_else(|| "prompt".to_owned(), |f| format!("{f}: prompt"));
+                report.warn(Warning::skipped(line, field, "row without a prompt or completion"));
                 continue;
             };
             let step_text = steps[row].clone().unwrap_or_default();
@@ -77,9 +120,7 @@ impl Loader for TrlParquet {
             } else {
                 b.add_group(&NewGroup { key: &group_key, train_step, prompt: Some(prompt), ..NewGroup::default() }).0
             };
-            let index = per_group.entry(group_key.clone()).or_default();
-            let key = format!("step{step_text}/row{row}");
-            *index += 1;
+            let key = format!("{prefix}step{step_text}/row{row}");
             let mut components: Vec<(&str, f32)> = rewards.iter().map(|(n, v)| (n.as_str(), v[row])).collect();
             let present: Vec<f32> = components.iter().map(|c| c.1).filter(|v| !v.is_nan()).collect();
             let reward = (!present.is_empty()).then(|| present.iter().sum::<f32>());
@@ -97,6 +138,6 @@ impl Loader for TrlParquet {
             b.add_chain_trajectory(&key, group, &[step], &outcome, &NewTokens::default());
             report.records_loaded += 1;
         }
-        super::records::finish(b, report, "completion")
+        Ok(())
     }
 }

@@ -51,16 +51,73 @@ async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, 
             reason: "the first line lacks input / output / score".to_owned(),
         });
     }
-    let mut b = RunBuilder::new(name, FORMAT);
-    b.meta_mut().notes.push(
-        "groups rebuilt from identical `input` within a training step (verl dumps no uid); two prompts with the same text share a group".to_owned(),
-    );
-    let mut per_group: BTreeMap<String, usize> = BTreeMap::new();
+    let mut stream = VerlStream::new(name);
     for record in line_records(&text) {
         super::records::advance(report, &text, record).await;
-        add(&mut b, record, report, &mut per_group);
+        stream.add(record, report);
     }
-    finish(b, report, "response")
+    finish(stream.builder, report, "response")
+}
+
+/// A verl dump read piece by piece (a `rollout_data_dir` that gains `<step>.jsonl` files while
+/// the run trains): whole lines in, the run so far out at any point.
+pub struct VerlStream {
+    builder: RunBuilder,
+    per_group: BTreeMap<String, usize>,
+}
+
+impl VerlStream {
+    /// An empty dump named `name`.
+    pub fn new(name: &str) -> Self {
+        let mut builder = RunBuilder::new(name, FORMAT);
+        builder.meta_mut().notes.push(
+            "groups rebuilt from identical `input` within a training step (verl dumps no uid); two prompts with the same text share a group".to_owned(),
+        );
+        Self { builder, per_group: BTreeMap::new() }
+    }
+
+    /// Whether `text` (the first lines of a file) looks like a verl dump.
+    pub fn accepts(text: &str) -> bool {
+        head_matches(text, |r| object_has(r.text, &["input", "output", "score"]))
+    }
+
+    /// Reads whole lines of `bytes`, whose first line is line `first_line` of the dump; returns
+    /// the number of the line after them.
+    pub fn feed(&mut self, bytes: &[u8], first_line: u64, report: &mut LoadReport) -> u64 {
+        let text = String::from_utf8_lossy(bytes);
+        let text = super::lenient::quote_non_finite(&text);
+        let lines = text.split('\n').count() as u64 - u64::from(text.ends_with('\n'));
+        for record in line_records(&text) {
+            self.add(Record { line: record.line + first_line - 1, text: record.text }, report);
+        }
+        first_line + lines
+    }
+
+    /// Notes a fact about how the dump was read (files skipped, …).
+    pub fn note(&mut self, note: String) {
+        self.builder.meta_mut().notes.push(note);
+    }
+
+    fn add(&mut self, record: Record<'_>, report: &mut LoadReport) {
+        add(&mut self.builder, record, report, &mut self.per_group);
+    }
+
+    /// The run so far.
+    pub fn snapshot(&self, report: &LoadReport) -> Run {
+        let mut run = self.builder.snapshot();
+        run.meta.warnings.clone_from(&report.warnings);
+        run
+    }
+
+    /// Approximate heap bytes of the run so far.
+    pub fn heap_bytes(&self) -> usize {
+        self.builder.heap_bytes()
+    }
+
+    /// The finished run; an error when no response loaded.
+    pub fn finish(self, report: &LoadReport) -> Result<Run, LoadError> {
+        finish(self.builder, report, "response")
+    }
 }
 
 /// Tags that open a step, with the step kind and whether the text is the action (else the thought).

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::nodes::NodeRow;
+use super::text::{RawWindow, TextSource};
 use super::{GroupId, NewStep, NewTokens, NodeId, Outcome, Run, RunMeta, Sym, TextId, TrajectoryId, TreeId};
 
 /// A group's attributes as a record states them.
@@ -102,7 +103,7 @@ impl RunBuilder {
                 };
                 if column[i].is_none() {
                     column[i] = run.text.push(value);
-                } else if run.text.get(column[i]) != value {
+                } else if !run.text.equals(column[i], value) {
                     conflicts.push(name);
                 }
             }
@@ -214,56 +215,87 @@ impl RunBuilder {
         self.add_trajectory(key, group, TreeId::NONE, leaf, outcome, tokens)
     }
 
+    /// From now on, texts that lie in `window` are raw JSON string literals of the log, kept as
+    /// byte ranges of it (see [`RawWindow`]); `None` ends that.
+    pub fn set_raw_window(&mut self, window: Option<RawWindow>) {
+        self.run.text.set_window(window);
+    }
+
+    /// Where texts kept as byte ranges are read from.
+    pub fn set_text_source(&mut self, source: std::sync::Arc<dyn TextSource>) {
+        self.run.text.set_source(source);
+    }
+
+    /// Approximate heap bytes of the run so far.
+    pub fn heap_bytes(&self) -> usize {
+        self.run.heap_bytes()
+            + (self.groups_by_key.capacity() + self.trajectories_by_key.capacity() + self.trees_by_key.capacity()) * 16
+    }
+
+    /// The run as it stands, finished (paths, children and members derived), while the builder
+    /// goes on taking records: a run that is still being read or still growing, shown as it is.
+    pub fn snapshot(&self) -> Run {
+        let mut run = self.run.clone();
+        run.text.set_window(None);
+        derive(&mut run);
+        run
+    }
+
     /// Derives paths, children and group members, and returns the run.
     pub fn finish(mut self) -> Run {
-        let run = &mut self.run;
-        run.nodes.link_children();
-        let t = &mut run.trajectories;
-        if t.token_offsets.is_empty() {
-            t.token_offsets.push(0);
-        }
-        t.path_offsets = Vec::with_capacity(t.len() + 1);
-        t.path_offsets.push(0);
-        t.path_nodes.clear();
-        for &leaf in &t.leaf {
-            let start = t.path_nodes.len();
-            let mut current = leaf;
-            // Parents precede children, so this walk ends; the bound guards against a broken arena.
-            while let Some(node) = current.get() {
-                t.path_nodes.push(node);
-                if t.path_nodes.len() - start > run.nodes.parent.len() {
-                    break;
-                }
-                current = run.nodes.parent.get(node.index()).copied().unwrap_or(NodeId::NONE);
-            }
-            t.path_nodes[start..].reverse();
-            t.path_offsets.push(t.path_nodes.len() as u32);
-        }
-        t.paths_in_node_order = t.path_nodes.len() == run.nodes.parent.len()
-            && t.path_nodes.iter().enumerate().all(|(k, n)| n.index() == k);
-        t.path_roles = super::PathCodes::derive(&t.path_nodes, &run.nodes.role);
-        t.path_kinds = super::PathCodes::derive(&t.path_nodes, &run.nodes.kind);
-        let num_groups = run.groups.len();
-        let mut counts = vec![0u32; num_groups + 1];
-        for g in &t.group {
-            if let Some(c) = counts.get_mut(g.index() + 1) {
-                *c += 1;
-            }
-        }
-        for i in 0..num_groups {
-            counts[i + 1] += counts[i];
-        }
-        let mut fill = counts.clone();
-        let mut members = vec![TrajectoryId::NONE; t.len()];
-        for (i, g) in t.group.iter().enumerate() {
-            if let Some(slot) = fill.get_mut(g.index()) {
-                members[*slot as usize] = TrajectoryId::from_index(i);
-                *slot += 1;
-            }
-        }
-        run.groups.member_offsets = counts;
-        run.groups.member_ids = members;
-        run.shrink_to_fit();
+        self.run.text.set_window(None);
+        derive(&mut self.run);
         self.run
     }
+}
+
+/// Derives a run's paths, children, path codes and group members from its records.
+fn derive(run: &mut Run) {
+    run.nodes.link_children();
+    let t = &mut run.trajectories;
+    if t.token_offsets.is_empty() {
+        t.token_offsets.push(0);
+    }
+    t.path_offsets = Vec::with_capacity(t.len() + 1);
+    t.path_offsets.push(0);
+    t.path_nodes.clear();
+    for &leaf in &t.leaf {
+        let start = t.path_nodes.len();
+        let mut current = leaf;
+        // Parents precede children, so this walk ends; the bound guards against a broken arena.
+        while let Some(node) = current.get() {
+            t.path_nodes.push(node);
+            if t.path_nodes.len() - start > run.nodes.parent.len() {
+                break;
+            }
+            current = run.nodes.parent.get(node.index()).copied().unwrap_or(NodeId::NONE);
+        }
+        t.path_nodes[start..].reverse();
+        t.path_offsets.push(t.path_nodes.len() as u32);
+    }
+    t.paths_in_node_order =
+        t.path_nodes.len() == run.nodes.parent.len() && t.path_nodes.iter().enumerate().all(|(k, n)| n.index() == k);
+    t.path_roles = super::PathCodes::derive(&t.path_nodes, &run.nodes.role);
+    t.path_kinds = super::PathCodes::derive(&t.path_nodes, &run.nodes.kind);
+    let num_groups = run.groups.len();
+    let mut counts = vec![0u32; num_groups + 1];
+    for g in &t.group {
+        if let Some(c) = counts.get_mut(g.index() + 1) {
+            *c += 1;
+        }
+    }
+    for i in 0..num_groups {
+        counts[i + 1] += counts[i];
+    }
+    let mut fill = counts.clone();
+    let mut members = vec![TrajectoryId::NONE; t.len()];
+    for (i, g) in t.group.iter().enumerate() {
+        if let Some(slot) = fill.get_mut(g.index()) {
+            members[*slot as usize] = TrajectoryId::from_index(i);
+            *slot += 1;
+        }
+    }
+    run.groups.member_offsets = counts;
+    run.groups.member_ids = members;
+    run.shrink_to_fit();
 }

@@ -55,8 +55,8 @@ impl Run {
         self.labels.str(sym)
     }
 
-    /// A text, `""` if absent.
-    pub fn text(&self, id: TextId) -> &str {
+    /// A text, `""` if absent (read from the log when the run left it there, see [`TextArena`]).
+    pub fn text(&self, id: TextId) -> std::borrow::Cow<'_, str> {
         self.text.get(id)
     }
 

@@ -1,18 +1,89 @@
-//! The text arena: every text of a run (thoughts, actions, observations, prompts, token strings)
-//! in one `String`, addressed by [`TextId`] through an offsets array (Arrow's layout).
+//! The text arena: every text of a run (thoughts, actions, observations, prompts, token strings),
+//! addressed by [`TextId`].
+//!
+//! A text is either held in memory (one `String` with an offsets array, Arrow's layout) or left
+//! where it is in the log: a byte range of the run's [`TextSource`] (the file natively, its bytes
+//! in the browser), decoded when something asks for it (a view on screen, search, export). A
+//! large log's texts are most of its bytes, so a run read this way takes a fraction of the file's
+//! size in memory.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
 
 use super::TextId;
 
-/// One string holding all texts, and the end offset of each.
+/// Where a run's texts that were left in the log can be read again: the log's bytes.
+pub trait TextSource: Send + Sync + fmt::Debug {
+    /// `len` bytes from `offset`, or `None` when they cannot be read (the file was truncated,
+    /// replaced or removed since it was opened).
+    fn read_at(&self, offset: u64, len: usize) -> Option<Cow<'_, [u8]>>;
+}
+
+/// A log's bytes held in memory (the browser, a file already read whole).
+#[derive(Clone, Debug)]
+pub struct BytesSource(pub Arc<[u8]>);
+
+impl TextSource for BytesSource {
+    fn read_at(&self, offset: u64, len: usize) -> Option<Cow<'_, [u8]>> {
+        let start = usize::try_from(offset).ok()?;
+        self.0.get(start..start.checked_add(len)?).map(Cow::Borrowed)
+    }
+}
+
+/// Bit of a [`TextId`] that marks a text left in the source (the rest is its index in the spans).
+const IN_SOURCE: u32 = 1 << 31;
+/// Bit of a span's length that marks a JSON string with escapes (decoded when read).
+const ESCAPED: u32 = 1 << 31;
+
+/// The text shown for a text of the source that can no longer be read.
+pub const UNREADABLE: &str = "⟨text unavailable: the log changed since it was opened⟩";
+
+/// Where the texts a loader hands the builder are raw JSON string literals of the source: the
+/// bytes `[start, end)` of the loader's buffer (as addresses), which begin at byte `offset` of the
+/// source. Such texts are kept as byte ranges instead of copies.
+#[derive(Clone, Copy, Debug)]
+pub struct RawWindow {
+    start: usize,
+    end: usize,
+    offset: u64,
+}
+
+impl RawWindow {
+    /// The window of `buffer`, which holds the source's bytes from `offset` on.
+    pub fn of(buffer: &[u8], offset: u64) -> Self {
+        let start = buffer.as_ptr() as usize;
+        Self { start, end: start + buffer.len(), offset }
+    }
+
+    /// The source offset of `text` when it lies inside the window.
+    fn locate(&self, text: &str) -> Option<u64> {
+        let at = text.as_ptr() as usize;
+        (at >= self.start && at + text.len() <= self.end).then(|| self.offset + (at - self.start) as u64)
+    }
+}
+
+/// All texts of a run.
 #[derive(Clone, Debug, Default)]
 pub struct TextArena {
     bytes: String,
     ends: Vec<u64>,
+    /// Texts left in the source: the offset of the string's content (inside its quotes) and its
+    /// length, with [`ESCAPED`] set when the JSON string has escapes.
+    span_start: Vec<u64>,
+    span_len: Vec<u32>,
+    source: Option<Arc<dyn TextSource>>,
+    window: Option<RawWindow>,
 }
 
 impl TextArena {
-    /// Stores `text`; the empty string is not stored and gets [`TextId::NONE`].
+    /// Stores `text`; the empty string is not stored and gets [`TextId::NONE`]. While a
+    /// [`RawWindow`] is set and `text` lies in it, `text` is a JSON string literal (with its
+    /// quotes) and only its place is kept.
     pub fn push(&mut self, text: &str) -> TextId {
+        if let Some(offset) = self.window.and_then(|w| w.locate(text)) {
+            return self.push_span(text, offset);
+        }
         if text.is_empty() {
             return TextId::NONE;
         }
@@ -21,13 +92,63 @@ impl TextArena {
         TextId::from_index(self.ends.len() - 1)
     }
 
+    fn push_span(&mut self, literal: &str, offset: u64) -> TextId {
+        let inner = literal.len().saturating_sub(2);
+        // The builder refuses to grow past u32 ids; a single text over 2 GiB is copied instead.
+        if inner == 0 || inner >= ESCAPED as usize || self.span_len.len() >= (IN_SOURCE - 1) as usize {
+            return self.push_decoded(literal);
+        }
+        let escaped = literal.as_bytes().contains(&b'\\');
+        self.span_start.push(offset + 1);
+        self.span_len.push(inner as u32 | if escaped { ESCAPED } else { 0 });
+        TextId(IN_SOURCE | (self.span_len.len() - 1) as u32)
+    }
+
+    /// A literal that cannot be kept as a span: decoded and copied.
+    fn push_decoded(&mut self, literal: &str) -> TextId {
+        let window = self.window.take();
+        let id = match serde_json::from_str::<Cow<'_, str>>(literal) {
+            Ok(text) => self.push(&text),
+            Err(_) => TextId::NONE,
+        };
+        self.window = window;
+        id
+    }
+
     /// Stores `text` if present.
     pub fn push_opt(&mut self, text: Option<&str>) -> TextId {
         text.map_or(TextId::NONE, |t| self.push(t))
     }
 
-    /// The text of `id`, `""` for [`TextId::NONE`].
-    pub fn get(&self, id: TextId) -> &str {
+    /// Reads texts left in the log from `source` from now on.
+    pub fn set_source(&mut self, source: Arc<dyn TextSource>) {
+        self.source = Some(source);
+    }
+
+    /// The source texts are read from, if any was set.
+    pub fn source(&self) -> Option<&Arc<dyn TextSource>> {
+        self.source.as_ref()
+    }
+
+    /// Sets (or clears) the window of raw JSON literals (see [`RawWindow`]).
+    pub fn set_window(&mut self, window: Option<RawWindow>) {
+        self.window = window;
+    }
+
+    /// The text of `id`, `""` for [`TextId::NONE`]; a text left in the log is read from it and
+    /// decoded ([`UNREADABLE`] when the log changed).
+    pub fn get(&self, id: TextId) -> Cow<'_, str> {
+        if id.0 & IN_SOURCE == 0 {
+            return Cow::Borrowed(self.get_owned(id));
+        }
+        let i = (id.0 & !IN_SOURCE) as usize;
+        let (Some(&start), Some(&len)) = (self.span_start.get(i), self.span_len.get(i)) else {
+            return Cow::Borrowed("");
+        };
+        self.read_span(start, len).unwrap_or(Cow::Borrowed(UNREADABLE))
+    }
+
+    fn get_owned(&self, id: TextId) -> &str {
         let Some(&end) = self.ends.get(id.index()) else {
             return "";
         };
@@ -35,29 +156,100 @@ impl TextArena {
         self.bytes.get(start as usize..end as usize).unwrap_or("")
     }
 
+    fn read_span(&self, start: u64, len: u32) -> Option<Cow<'_, str>> {
+        let source = self.source.as_ref()?;
+        let escaped = len & ESCAPED != 0;
+        let len = (len & !ESCAPED) as usize;
+        if !escaped {
+            return match source.read_at(start, len)? {
+                Cow::Borrowed(bytes) => std::str::from_utf8(bytes).ok().map(Cow::Borrowed),
+                Cow::Owned(bytes) => String::from_utf8(bytes).ok().map(Cow::Owned),
+            };
+        }
+        // With its quotes, so that serde_json decodes the escapes.
+        let literal = source.read_at(start.checked_sub(1)?, len + 2)?;
+        serde_json::from_slice::<String>(&literal).ok().map(Cow::Owned)
+    }
+
+    /// Whether the text of `id` is `text` (a JSON literal while the window holds it).
+    pub fn equals(&self, id: TextId, text: &str) -> bool {
+        if self.window.is_some_and(|w| w.locate(text).is_some()) {
+            return serde_json::from_str::<Cow<'_, str>>(text).is_ok_and(|t| self.get(id) == t);
+        }
+        self.get(id) == text
+    }
+
     /// Releases spare capacity.
     pub fn shrink_to_fit(&mut self) {
         self.bytes.shrink_to_fit();
         self.ends.shrink_to_fit();
+        self.span_start.shrink_to_fit();
+        self.span_len.shrink_to_fit();
     }
 
-    /// Number of stored texts.
+    /// Number of stored texts (in memory and in the source).
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.ends.len() + self.span_len.len()
     }
 
     /// Whether nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.len() == 0
     }
 
-    /// Total bytes of text.
+    /// Number of texts left in the source.
+    pub fn in_source(&self) -> usize {
+        self.span_len.len()
+    }
+
+    /// Total bytes of text held in memory.
     pub fn text_bytes(&self) -> usize {
         self.bytes.len()
     }
 
-    /// Heap bytes used.
+    /// Heap bytes used (the source's bytes are not counted).
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() + self.ends.capacity() * 8
+        self.bytes.capacity() + self.ends.capacity() * 8 + self.span_start.capacity() * 8 + self.span_len.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_in_the_window_are_kept_as_spans_and_decoded_when_read() {
+        let log: Arc<[u8]> = br#"{"a": "plain", "b": "two\nlines \"q\"", "c": ""}"#.to_vec().into();
+        let text = std::str::from_utf8(&log).unwrap_or_default();
+        let mut arena = TextArena::default();
+        arena.set_source(Arc::new(BytesSource(Arc::clone(&log))));
+        arena.set_window(Some(RawWindow::of(&log, 0)));
+        let literal = |from: &str, len: usize| {
+            let at = text.find(from).unwrap_or_default();
+            &text[at..at + len]
+        };
+        let plain = arena.push(literal("\"plain", 7));
+        let escaped = arena.push(literal("\"two", 18));
+        let empty = arena.push(literal("\"\"}", 2));
+        let copied = arena.push("copied");
+        arena.set_window(None);
+        assert_eq!(arena.in_source(), 2);
+        assert_eq!(arena.get(plain), "plain");
+        assert_eq!(arena.get(escaped), "two\nlines \"q\"");
+        assert_eq!(empty, TextId::NONE);
+        assert_eq!(arena.get(copied), "copied");
+        assert!(arena.equals(escaped, "two\nlines \"q\""));
+        assert_eq!(arena.len(), 3);
+    }
+
+    #[test]
+    fn a_text_whose_source_is_gone_says_so() {
+        let mut arena = TextArena::default();
+        let log = br#""gone""#;
+        arena.set_window(Some(RawWindow::of(log, 0)));
+        let id = arena.push(std::str::from_utf8(log).unwrap_or_default());
+        arena.set_window(None);
+        arena.set_source(Arc::new(BytesSource(Arc::from(&b"x"[..]))));
+        assert_eq!(arena.get(id), UNREADABLE);
     }
 }

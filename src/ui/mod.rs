@@ -70,6 +70,8 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         }
         #[cfg(not(target_arch = "wasm32"))]
         recent_files_ui(app, ui);
+        #[cfg(not(target_arch = "wasm32"))]
+        follow_toggle_ui(app, ui);
         if app.runs.len() > 1 {
             let names: Vec<String> = app.runs.iter().map(|r| r.run.meta.name.clone()).collect();
             let combo = egui::ComboBox::from_id_salt("run_picker")
@@ -137,6 +139,23 @@ fn recent_files_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     });
 }
 
+/// The Follow toggle: reads what the current run's path gains while it trains (native only).
+#[cfg(not(target_arch = "wasm32"))]
+fn follow_toggle_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
+    let Some(open) = app.current() else { return };
+    if open.source_path.is_none() {
+        return;
+    }
+    let mut following = open.follower.is_some();
+    let toggle = ui
+        .checkbox(&mut following, "Follow")
+        .on_hover_text("read the records the log gains while the run trains, every half second");
+    if toggle.changed() {
+        let ctx = ui.ctx().clone();
+        app.toggle_follow(move || ctx.request_repaint());
+    }
+}
+
 fn bookmarks_menu_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     let marks = app.current_bookmarks();
     ui.menu_button(format!("Bookmarks ({})", marks.len()), |ui| {
@@ -200,6 +219,10 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
                 open.run.trajectories.len(),
                 open.run.num_path_steps()
             ));
+            #[cfg(not(target_arch = "wasm32"))]
+            if let Some(follower) = &open.follower {
+                ui.label(egui::RichText::new(follower.status()).color(theme::MUTED));
+            }
         }
         let n = app.notifications.len();
         if n > 0 {

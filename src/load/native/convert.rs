@@ -2,7 +2,7 @@
 
 use crate::model::{McStats, NewStep, NewTokens, Outcome, Warning};
 
-use super::records::{RawOutcome, RawStep, RawTokens};
+use super::records::{JsonText, RawOutcome, RawStep, RawTokens};
 
 /// Owned token columns converted from a raw record.
 #[derive(Default)]
@@ -71,14 +71,14 @@ impl TokenColumns {
 }
 
 /// The borrowed step the builder takes.
-pub fn new_step(raw: &RawStep) -> NewStep<'_> {
+pub fn new_step<'a>(raw: &'a RawStep<'_>) -> NewStep<'a> {
     NewStep {
         key: raw.id.as_ref().map(|id| id.0.as_str()),
         kind: raw.kind.as_deref(),
         role: raw.role.as_deref(),
-        thought: raw.thought.as_deref(),
-        action: raw.action.as_deref(),
-        observation: raw.observation.as_deref(),
+        thought: raw.thought.as_ref().map(JsonText::as_str),
+        action: raw.action.as_ref().map(JsonText::as_str),
+        observation: raw.observation.as_ref().map(JsonText::as_str),
         scores: raw.scores.iter().flatten().map(|(k, v)| (k.as_str(), v.0)).collect(),
         env_reward: raw.env_reward.map(|n| n.0),
         state_key: raw.state.as_ref().map(|s| s.0.as_str()),

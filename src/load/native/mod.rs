@@ -6,12 +6,14 @@ mod records;
 mod tree;
 pub mod write;
 
+use std::sync::Arc;
+
 use crate::load::lenient::{FieldError, parse_located, quote_non_finite};
 use crate::load::{LoadError, LoadReport, Loader};
-use crate::model::{GroupId, NewGroup, Run, RunBuilder, Warning};
+use crate::model::{BytesSource, GroupId, NewGroup, RawWindow, Run, RunBuilder, TextSource, Warning};
 
 use convert::{TokenColumns, check_spans, new_step, outcome};
-use records::{RawRecord, RawStep};
+use records::{JsonText, RawRecord, RawStep};
 
 /// The format name shown to users.
 pub const FORMAT_NAME: &str = "vantage JSONL v1";
@@ -44,67 +46,237 @@ fn header_version(first_line: &str) -> Option<serde_json::Value> {
     serde_json::from_str::<Header>(first_line).ok()?.vantage
 }
 
-/// Splits bytes into (1-based line number, line bytes) without the line terminator.
-fn lines(bytes: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    bytes.split(|&b| b == b'\n').enumerate().map(|(i, line)| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        (i as u64 + 1, line)
-    })
-}
-
-/// Reads a native JSONL run.
+/// Reads a native JSONL run (its texts copied into memory).
 pub fn load(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
     crate::load::pace::block_on(load_paced(name, bytes, report))
 }
 
-/// Reads a native JSONL run, giving the event loop back between records (see `load::pace`).
+/// Bytes fed to a [`NativeStream`] at a time by [`load_paced`]: enough for every core to have a
+/// share. Where loads are paced (the web), one line at a time, with [`pace::pace`] between them.
+///
+/// [`pace::pace`]: crate::load::pace::pace
+const FEED_BYTES: usize = 1 << 24;
+
+/// Reads a native JSONL run, giving the event loop back between slices (see `load::pace`). The
+/// texts are copied into memory (the bytes are only borrowed); [`load_shared_paced`] keeps them
+/// in the log instead.
 pub async fn load_paced(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-    let mut lines = lines(bytes).filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace));
-    let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT_NAME, reason: reason.to_owned() };
-    let Some((header_line, header_bytes)) = lines.next() else {
-        return Err(incompatible("the file is empty"));
-    };
-    let Ok(header_text) = std::str::from_utf8(header_bytes) else {
-        return Err(incompatible("the first line is not UTF-8"));
-    };
-    let header_text = quote_non_finite(header_text);
-    let Some(version) = header_version(&header_text) else {
-        return Err(incompatible("the first line is not a {\"vantage\": 1, …} header"));
-    };
-    if version.as_u64() != Some(1) {
-        return Err(LoadError::Unsupported {
-            line: header_line,
-            field: "vantage".to_owned(),
-            reason: format!("format version {version} is not supported (this build reads version 1)"),
-        });
-    }
-    let mut loader = NativeLoader { builder: RunBuilder::new(name, FORMAT_NAME), report, ignored: Vec::new() };
-    loader.header(header_line, &header_text);
-    let start = bytes.as_ptr() as usize;
-    for (line, record) in lines {
-        if line % 1024 == 0 {
-            loader.report.progress.set((record.as_ptr() as usize).saturating_sub(start) as u64);
-        }
-        loader.line(line, record);
-        crate::load::pace::pace().await;
-    }
-    loader.report.progress.set(bytes.len() as u64);
-    let NativeLoader { builder, report, .. } = loader;
-    crate::load::records::finish(builder, report, "trajectory")
+    let stream = NativeStream::start(name, bytes, std::mem::take(report))?;
+    feed_all(stream, bytes, report).await
 }
 
-struct NativeLoader<'r> {
+/// Reads a native JSONL run held in `bytes`, leaving its texts there (the run keeps the bytes).
+pub async fn load_shared_paced(name: &str, bytes: Arc<[u8]>, report: &mut LoadReport) -> Result<Run, LoadError> {
+    let mut stream = NativeStream::start(name, &bytes, std::mem::take(report))?;
+    stream.keep_texts_in(Arc::new(BytesSource(Arc::clone(&bytes))));
+    feed_all(stream, &bytes, report).await
+}
+
+async fn feed_all(mut stream: NativeStream, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+    let mut offset = 0;
+    let size = if crate::load::pace::is_paced() { 0 } else { FEED_BYTES };
+    while offset < bytes.len() {
+        let end = next_cut(bytes, offset, size);
+        stream.feed(&bytes[offset..end], offset as u64);
+        offset = end;
+        crate::load::pace::pace().await;
+    }
+    stream.finish_into(report)
+}
+
+/// Where to end a piece that starts at `from` and is about `size` bytes long: just after a line
+/// terminator, or at the end of `bytes`.
+pub fn next_cut(bytes: &[u8], from: usize, size: usize) -> usize {
+    let target = from.saturating_add(size);
+    if target >= bytes.len() {
+        return bytes.len();
+    }
+    match bytes[target..].iter().position(|&b| b == b'\n') {
+        Some(i) => target + i + 1,
+        None => bytes.len(),
+    }
+}
+
+/// The least bytes a piece of a fed chunk must have to be parsed on a thread of its own.
+const MIN_PART_BYTES: usize = 1 << 20;
+
+/// A native JSONL log read piece by piece: the pieces are whole lines, fed in file order (a log
+/// read in chunks, or a file that is still growing); the run so far can be taken at any point.
+///
+/// Each piece is parsed in parts on every core (`credit::par::run_parts`), then its records are
+/// added in file order on one thread, so the run, its ids, warnings and line numbers are the same
+/// whatever the number of threads and however the log is cut into pieces.
+pub struct NativeStream {
+    loader: NativeLoader,
+    /// Line number of the next line fed.
+    next_line: u64,
+    /// The header's line (it and the blank lines before it are not records).
+    header_line: u64,
+    /// Texts are left in the log ([`NativeStream::keep_texts_in`]).
+    lazy: bool,
+    min_part_bytes: usize,
+}
+
+impl NativeStream {
+    /// Starts reading a log whose first bytes are `head` (which must hold the header line): checks
+    /// the header. [`LoadError::Incompatible`] when this is not a vantage JSONL log.
+    pub fn start(name: &str, head: &[u8], report: LoadReport) -> Result<Self, LoadError> {
+        let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+        let incompatible = |reason: &str| LoadError::Incompatible { format: FORMAT_NAME, reason: reason.to_owned() };
+        let Some((index, header_bytes)) = head
+            .split(|&b| b == b'\n')
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+            .enumerate()
+            .find(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+        else {
+            return Err(incompatible("the file is empty"));
+        };
+        let header_line = index as u64 + 1;
+        let Ok(header_text) = std::str::from_utf8(header_bytes) else {
+            return Err(incompatible("the first line is not UTF-8"));
+        };
+        let header_text = quote_non_finite(header_text);
+        let Some(version) = header_version(&header_text) else {
+            return Err(incompatible("the first line is not a {\"vantage\": 1, …} header"));
+        };
+        if version.as_u64() != Some(1) {
+            return Err(LoadError::Unsupported {
+                line: header_line,
+                field: "vantage".to_owned(),
+                reason: format!("format version {version} is not supported (this build reads version 1)"),
+            });
+        }
+        let mut loader = NativeLoader { builder: RunBuilder::new(name, FORMAT_NAME), report, ignored: Vec::new() };
+        loader.header(header_line, &header_text);
+        // The header's line and those before it are read; feeding starts over at line 1 and skips them.
+        Ok(Self { loader, next_line: 1, lazy: false, min_part_bytes: MIN_PART_BYTES, header_line })
+    }
+    /// Leaves the texts of the records fed from now on in the log, read again from `source` (the
+    /// log's bytes, each at the offset given to [`Self::feed`]).
+    pub fn keep_texts_in(&mut self, source: Arc<dyn TextSource>) {
+        self.loader.builder.set_text_source(source);
+        self.lazy = true;
+    }
+
+    /// Parses pieces of at least `bytes` on threads of their own (tests cut tiny logs into many
+    /// parts to check that the run does not depend on it).
+    pub fn set_min_part_bytes(&mut self, bytes: usize) {
+        self.min_part_bytes = bytes.max(1);
+    }
+
+    /// Reads `chunk`, whole lines of the log (the last may lack its terminator only when it is
+    /// the log's last line), which begin at byte `offset` of the log.
+    pub fn feed(&mut self, chunk: &[u8], offset: u64) {
+        let first_line = self.next_line;
+        let body = if offset == 0 { chunk.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(chunk) } else { chunk };
+        let body_offset = offset + (chunk.len() - body.len()) as u64;
+        let mut cuts = vec![0];
+        let parts = (body.len() / self.min_part_bytes).clamp(1, crate::credit::par::max_parts() * 4);
+        while *cuts.last().unwrap_or(&0) < body.len() {
+            let from = *cuts.last().unwrap_or(&0);
+            cuts.push(next_cut(body, from, body.len().div_ceil(parts)));
+        }
+        let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
+        let parsed = crate::credit::par::run_parts(pieces, parse_piece);
+        let window = RawWindow::of(body, body_offset);
+        self.loader.builder.set_raw_window(self.lazy.then_some(window));
+        let mut line = first_line;
+        for piece in parsed {
+            for entry in piece {
+                if line > self.header_line {
+                    self.loader.apply(line, entry, self.lazy);
+                }
+                line += 1;
+            }
+        }
+        self.loader.builder.set_raw_window(None);
+        self.next_line = line;
+        self.loader.report.progress.set(offset + chunk.len() as u64);
+    }
+
+    /// The run so far (derived anew; the stream goes on).
+    pub fn snapshot(&self) -> Run {
+        let mut run = self.loader.builder.snapshot();
+        run.meta.warnings.clone_from(&self.loader.report.warnings);
+        run
+    }
+
+    /// What loading has found so far.
+    pub fn report(&self) -> &LoadReport {
+        &self.loader.report
+    }
+
+    /// Approximate heap bytes of the run so far.
+    pub fn heap_bytes(&self) -> usize {
+        self.loader.builder.heap_bytes()
+    }
+
+    /// Finishes the run, handing the report to `report`; an error when no record loaded.
+    pub fn finish_into(self, report: &mut LoadReport) -> Result<Run, LoadError> {
+        let NativeLoader { builder, report: own, .. } = self.loader;
+        *report = own;
+        crate::load::records::finish(builder, report, "trajectory")
+    }
+}
+
+/// One line as the parallel parse leaves it for the records to be added in order.
+enum Parsed<'a> {
+    /// Blank: not a record.
+    Blank,
+    /// Not UTF-8.
+    NotUtf8(usize),
+    /// The line has bare `NaN` / `Infinity` to quote first: parsed when it is added.
+    Quoted(&'a str),
+    /// Parsed, with the unknown fields it had.
+    Record(Box<RawRecord<'a>>, Vec<String>),
+    /// Not a valid record.
+    Invalid(FieldError),
+}
+
+/// Parses the lines of `piece` (one entry per line, a last line without terminator included).
+fn parse_piece(piece: &[u8]) -> Vec<Parsed<'_>> {
+    let piece = piece.strip_suffix(b"\n").unwrap_or(piece);
+    let mut out = Vec::new();
+    let mut ignored = Vec::new();
+    for line in piece.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            out.push(Parsed::Blank);
+            continue;
+        }
+        let text = match std::str::from_utf8(line) {
+            Ok(text) => text,
+            Err(err) => {
+                out.push(Parsed::NotUtf8(err.valid_up_to()));
+                continue;
+            }
+        };
+        if matches!(quote_non_finite(text), std::borrow::Cow::Owned(_)) {
+            out.push(Parsed::Quoted(text));
+            continue;
+        }
+        ignored.clear();
+        out.push(match parse_located::<RawRecord<'_>>(text, &mut ignored) {
+            Ok(record) => Parsed::Record(Box::new(record), std::mem::take(&mut ignored)),
+            Err(err) => Parsed::Invalid(err),
+        });
+    }
+    out
+}
+
+struct NativeLoader {
     builder: RunBuilder,
-    report: &'r mut LoadReport,
+    report: LoadReport,
     ignored: Vec<String>,
 }
 
-impl NativeLoader<'_> {
+impl NativeLoader {
     fn header(&mut self, line: u64, text: &str) {
         self.report.records_seen += 1;
-        match self.parse(line, text) {
+        self.ignored.clear();
+        match parse_located::<RawRecord<'_>>(text, &mut self.ignored) {
             Ok(record) => {
+                self.warn_ignored(line);
                 self.report.records_loaded += 1;
                 if let Some(name) = record.name {
                     self.builder.meta_mut().metadata.insert("name".to_owned(), serde_json::Value::String(name));
@@ -113,39 +285,64 @@ impl NativeLoader<'_> {
                     self.builder.meta_mut().metadata.extend(meta);
                 }
             }
-            Err(warning) => self.report.warn(warning),
+            Err(FieldError { field, reason }) => self.report.warn(Warning::skipped(line, field, reason)),
         }
     }
 
-    fn parse(&mut self, line: u64, text: &str) -> Result<RawRecord, Warning> {
-        self.ignored.clear();
-        let record = parse_located::<RawRecord>(text, &mut self.ignored)
-            .map_err(|FieldError { field, reason }| Warning::skipped(line, field, reason))?;
+    fn warn_ignored(&mut self, line: u64) {
         for field in self.ignored.drain(..) {
             self.report.warn(Warning::kept(line, field, "unknown field, ignored"));
         }
-        Ok(record)
     }
 
-    fn line(&mut self, line: u64, bytes: &[u8]) {
-        self.report.records_seen += 1;
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(err) => {
-                let reason = format!("invalid UTF-8 at byte {} of the line", err.valid_up_to());
-                self.report.warn(Warning::skipped(line, "record", reason));
+    /// Adds one parsed line; `lazy`: its texts are literals in the builder's raw window.
+    fn apply(&mut self, line: u64, parsed: Parsed<'_>, lazy: bool) {
+        let result = match parsed {
+            Parsed::Blank => return,
+            Parsed::NotUtf8(at) => {
+                Err(Warning::skipped(line, "record", format!("invalid UTF-8 at byte {at} of the line")))
+            }
+            Parsed::Quoted(text) => {
+                let text = quote_non_finite(text);
+                self.ignored.clear();
+                match parse_located::<RawRecord<'_>>(&text, &mut self.ignored) {
+                    Ok(mut record) => {
+                        self.warn_ignored(line);
+                        // The quoted line is a copy, outside the raw window: decode its texts.
+                        records::decode_texts(&mut record);
+                        self.report.records_seen += 1;
+                        let result = self.record(line, &record);
+                        self.count(result);
+                        return;
+                    }
+                    Err(FieldError { field, reason }) => Err(Warning::skipped(line, field, reason)),
+                }
+            }
+            Parsed::Record(mut record, ignored) => {
+                self.ignored = ignored;
+                self.warn_ignored(line);
+                if !lazy {
+                    records::decode_texts(&mut record);
+                }
+                self.report.records_seen += 1;
+                let result = self.record(line, &record);
+                self.count(result);
                 return;
             }
+            Parsed::Invalid(FieldError { field, reason }) => Err(Warning::skipped(line, field, reason)),
         };
-        let text = quote_non_finite(text);
-        let result = self.parse(line, &text).and_then(|record| self.record(line, &record));
+        self.report.records_seen += 1;
+        self.count(result);
+    }
+
+    fn count(&mut self, result: Result<(), Warning>) {
         match result {
             Ok(()) => self.report.records_loaded += 1,
             Err(warning) => self.report.warn(warning),
         }
     }
 
-    fn record(&mut self, line: u64, record: &RawRecord) -> Result<(), Warning> {
+    fn record(&mut self, line: u64, record: &RawRecord<'_>) -> Result<(), Warning> {
         match record.kind.as_deref() {
             Some("trajectory") => self.trajectory(line, record),
             Some("tree") => tree::tree(self.builder_and_report(), line, record),
@@ -168,14 +365,14 @@ impl NativeLoader<'_> {
     }
 
     fn builder_and_report(&mut self) -> (&mut RunBuilder, &mut LoadReport) {
-        (&mut self.builder, self.report)
+        (&mut self.builder, &mut self.report)
     }
 
     fn add_group(&mut self, line: u64, group: &NewGroup<'_>) -> GroupId {
-        add_group(&mut self.builder, self.report, line, group)
+        add_group(&mut self.builder, &mut self.report, line, group)
     }
 
-    fn trajectory(&mut self, line: u64, record: &RawRecord) -> Result<(), Warning> {
+    fn trajectory(&mut self, line: u64, record: &RawRecord<'_>) -> Result<(), Warning> {
         let id = required_id(record.id.as_ref(), "id", line)?;
         if self.builder.has_trajectory(id) {
             return Err(Warning::skipped(line, "id", format!("duplicate trajectory id {id:?}")));
@@ -227,13 +424,13 @@ fn add_group(builder: &mut RunBuilder, report: &mut LoadReport, line: u64, group
     id
 }
 
-fn new_group<'a>(key: &'a str, record: &'a RawRecord) -> NewGroup<'a> {
+fn new_group<'a>(key: &'a str, record: &'a RawRecord<'_>) -> NewGroup<'a> {
     NewGroup {
         key,
         task: record.task.as_ref().map(|t| t.0.as_str()),
         train_step: record.train_step,
-        prompt: record.prompt.as_deref(),
-        gold: record.gold.as_deref(),
+        prompt: record.prompt.as_ref().map(JsonText::as_str),
+        gold: record.gold.as_ref().map(JsonText::as_str),
     }
 }
 
@@ -245,7 +442,7 @@ fn required_id<'a>(id: Option<&'a crate::load::lenient::Id>, field: &str, line: 
     }
 }
 
-fn warn_tree_only_fields(step: &RawStep, field: &str, line: u64, warnings: &mut Vec<Warning>) {
+fn warn_tree_only_fields(step: &RawStep<'_>, field: &str, line: u64, warnings: &mut Vec<Warning>) {
     for (name, present) in [
         ("parent", step.parent.is_some()),
         ("outcome", step.outcome.is_some()),

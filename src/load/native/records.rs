@@ -1,15 +1,72 @@
-//! The serde shape of "vantage JSONL v1" records (see docs/FORMAT.md).
+//! The serde shape of "vantage JSONL v1" records (see docs/FORMAT.md). Texts (thoughts, actions,
+//! observations, prompts, gold answers) are borrowed from the line as JSON string literals
+//! ([`JsonText`]), so a run can keep them as byte ranges of the log instead of copies.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
-use crate::load::lenient::{Flag, Id, Num};
+use crate::load::lenient::{Flag, Id, Num, describe_json_error};
+
+/// A JSON string as it stands in the line (a literal with its quotes and escapes), or decoded.
+#[derive(Debug)]
+pub enum JsonText<'a> {
+    /// The literal, borrowed from the line.
+    Literal(&'a RawValue),
+    /// The decoded text.
+    Decoded(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for JsonText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue as Deserialize<'de>>::deserialize(deserializer)?;
+        let literal = raw.get();
+        // Not a string, or a string whose escapes do not decode: the error a `String` field gives.
+        if !literal.starts_with('"') || literal.contains("\\u") {
+            if let Err(err) = serde_json::from_str::<Cow<'_, str>>(literal) {
+                return Err(serde::de::Error::custom(describe_json_error(&err)));
+            }
+        }
+        Ok(Self::Literal(raw))
+    }
+}
+
+impl JsonText<'_> {
+    /// The literal while not decoded (the builder keeps its place in the log), else the text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Literal(raw) => raw.get(),
+            Self::Decoded(text) => text,
+        }
+    }
+
+    /// Decodes the literal in place (for a run that keeps its texts in memory).
+    pub fn decode(&mut self) {
+        if let Self::Literal(raw) = self {
+            let text = serde_json::from_str::<Cow<'_, str>>(raw.get()).unwrap_or(Cow::Borrowed(""));
+            *self = Self::Decoded(text);
+        }
+    }
+}
+
+/// Decodes every text of `record` (and of its steps and nodes) in place.
+pub fn decode_texts(record: &mut RawRecord<'_>) {
+    for text in [&mut record.prompt, &mut record.gold].into_iter().flatten() {
+        text.decode();
+    }
+    for step in record.steps.iter_mut().chain(record.nodes.iter_mut()).flatten() {
+        for text in [&mut step.thought, &mut step.action, &mut step.observation].into_iter().flatten() {
+            text.decode();
+        }
+    }
+}
 
 /// Any record: the header (`"vantage": 1`), or `"type"` one of `group`, `trajectory`, `tree`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct RawRecord {
+pub struct RawRecord<'a> {
     /// Format version; present only in the header.
     pub vantage: Option<serde_json::Value>,
     /// Record type.
@@ -28,17 +85,21 @@ pub struct RawRecord {
     /// Training step.
     pub train_step: Option<i64>,
     /// Prompt text.
-    pub prompt: Option<String>,
+    #[serde(borrow)]
+    pub prompt: Option<JsonText<'a>>,
     /// Gold answer.
-    pub gold: Option<String>,
+    #[serde(borrow)]
+    pub gold: Option<JsonText<'a>>,
     /// Outcome (trajectory records).
     pub outcome: Option<RawOutcome>,
     /// Steps (trajectory records).
-    pub steps: Option<Vec<RawStep>>,
+    #[serde(borrow)]
+    pub steps: Option<Vec<RawStep<'a>>>,
     /// Token arrays (trajectory records).
     pub tokens: Option<RawTokens>,
     /// Nodes (tree records).
-    pub nodes: Option<Vec<RawStep>>,
+    #[serde(borrow)]
+    pub nodes: Option<Vec<RawStep<'a>>>,
 }
 
 /// A trajectory's outcome.
@@ -68,7 +129,7 @@ pub struct RawMc {
 /// leaves `outcome`, `trajectory`, `tokens`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct RawStep {
+pub struct RawStep<'a> {
     /// Node id (required in tree records).
     pub id: Option<Id>,
     /// Parent node id (tree records; absent or null under the prompt).
@@ -78,11 +139,14 @@ pub struct RawStep {
     /// Role label.
     pub role: Option<String>,
     /// Reasoning text.
-    pub thought: Option<String>,
+    #[serde(borrow)]
+    pub thought: Option<JsonText<'a>>,
     /// Action text.
-    pub action: Option<String>,
+    #[serde(borrow)]
+    pub action: Option<JsonText<'a>>,
     /// Observation text.
-    pub observation: Option<String>,
+    #[serde(borrow)]
+    pub observation: Option<JsonText<'a>>,
     /// Named scores.
     pub scores: Option<BTreeMap<String, Num>>,
     /// Environment reward.

@@ -26,7 +26,7 @@ struct Shape {
 
 /// Loads one tree record. Nodes with a missing parent, a duplicate id or a parent cycle (and their
 /// descendants) are skipped with a warning each; the rest of the tree loads.
-pub fn tree(ctx: (&mut RunBuilder, &mut LoadReport), line: u64, record: &RawRecord) -> Result<(), Warning> {
+pub fn tree(ctx: (&mut RunBuilder, &mut LoadReport), line: u64, record: &RawRecord<'_>) -> Result<(), Warning> {
     let (builder, report) = ctx;
     let tree_key = required_id(record.id.as_ref(), "id", line)?;
     if builder.has_tree(tree_key) {
@@ -69,7 +69,7 @@ pub fn tree(ctx: (&mut RunBuilder, &mut LoadReport), line: u64, record: &RawReco
 }
 
 /// Checks ids and parents and finds the placement order; unplaceable nodes get a warning each.
-fn resolve(nodes: &[RawStep], tree_key: &str, line: u64, warnings: &mut Vec<Warning>) -> Shape {
+fn resolve(nodes: &[RawStep<'_>], tree_key: &str, line: u64, warnings: &mut Vec<Warning>) -> Shape {
     let num = nodes.len();
     let mut fate = vec![Fate::Pending; num];
     let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(num);
@@ -135,7 +135,7 @@ struct Target<'a> {
 /// Adds one trajectory per placed leaf; a bad leaf (duplicate id, bad tokens) loses only its trajectory.
 fn add_leaves(
     builder: &mut RunBuilder,
-    nodes: &[RawStep],
+    nodes: &[RawStep<'_>],
     shape: &Shape,
     target: &Target<'_>,
     line: u64,

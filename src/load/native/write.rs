@@ -100,8 +100,8 @@ pub fn to_jsonl(run: &Run) -> String {
         if let Some(step) = run.groups.train_step[g] {
             obj.raw("train_step", &step.to_string());
         }
-        obj.str_opt("prompt", run.text(run.groups.prompt[g]));
-        obj.str_opt("gold", run.text(run.groups.gold[g]));
+        obj.str_opt("prompt", &run.text(run.groups.prompt[g]));
+        obj.str_opt("gold", &run.text(run.groups.gold[g]));
         obj.close();
         out.push('\n');
     }
@@ -198,9 +198,9 @@ fn step(run: &Run, node: NodeId, place: Place, out: &mut String) {
     }
     obj.str_opt("kind", run.label(nodes.kind[n]));
     obj.str_opt("role", run.label(nodes.role[n]));
-    obj.str_opt("thought", run.text(nodes.thought[n]));
-    obj.str_opt("action", run.text(nodes.action[n]));
-    obj.str_opt("observation", run.text(nodes.observation[n]));
+    obj.str_opt("thought", &run.text(nodes.thought[n]));
+    obj.str_opt("action", &run.text(nodes.action[n]));
+    obj.str_opt("observation", &run.text(nodes.observation[n]));
     let scores: Vec<(&String, f32)> =
         nodes.scores.iter().map(|(k, v)| (k, v[n])).filter(|(_, v)| !v.is_nan()).collect();
     if !scores.is_empty() {
@@ -306,7 +306,7 @@ fn tokens(run: &Run, trajectory: TrajectoryId, obj: &mut Obj<'_>) {
     }
     if let Some(text) = &tk.text {
         push_array(o.key("text"), &text[range], |out, &id| {
-            push_str(out, run.text(id));
+            push_str(out, &run.text(id));
         });
     }
     o.close();

@@ -9,7 +9,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         let prompt = run.text(run.groups.prompt[g.index()]);
         ui.label(egui::RichText::new(format!("Group {}", run.group_key(g))).strong());
         if !prompt.is_empty() {
-            ui.label(super::run_browser::truncate(prompt, 400));
+            ui.label(super::run_browser::truncate(&prompt, 400));
         }
     }
     let size = ui.available_size();

@@ -212,7 +212,7 @@ fn grid_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache) {
         format_value(a),
         format_value(b),
         format_value(run.trajectories.reward[t.index()]),
-        super::run_browser::truncate(run.text(run.nodes.thought[node]), 160)
+        super::run_browser::truncate(&run.text(run.nodes.thought[node]), 160)
     );
     response.clone().on_hover_text_at_pointer(text);
     if response.clicked() {

@@ -75,7 +75,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         let text = run.text(text);
         if !text.is_empty() {
             ui.label(egui::RichText::new(label).color(theme::MUTED));
-            long_text_ui(ui, label, text);
+            long_text_ui(ui, label, &text);
         }
     }
     ui.separator();

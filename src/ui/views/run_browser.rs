@@ -45,13 +45,13 @@ pub fn filtered(run: &Run, options: &BrowserOptions) -> Vec<TrajectoryId> {
             if query.is_empty() {
                 return true;
             }
-            contains(run.text(run.groups.prompt[g.index()]))
+            contains(&run.text(run.groups.prompt[g.index()]))
                 || contains(run.trajectory_key(t))
                 || path.iter().any(|n| {
                     let i = n.index();
-                    contains(run.text(nodes.thought[i]))
-                        || contains(run.text(nodes.action[i]))
-                        || contains(run.text(nodes.observation[i]))
+                    contains(&run.text(nodes.thought[i]))
+                        || contains(&run.text(nodes.action[i]))
+                        || contains(&run.text(nodes.observation[i]))
                 })
         })
         .collect();
@@ -134,7 +134,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 let response = response.on_hover_text(format!(
                     "group {}\n{}",
                     run.group_key(g),
-                    truncate(run.text(run.groups.prompt[g.index()]), 300)
+                    truncate(&run.text(run.groups.prompt[g.index()]), 300)
                 ));
                 if response.clicked() {
                     ctx.commands.push(Command::SelectTrajectory(t));

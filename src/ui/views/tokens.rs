@@ -13,7 +13,9 @@ use crate::ui::{ViewCtx, theme};
 
 /// Loss-aggregation weights of every token of the run under `mode` (cached per run and mode).
 fn loss_weights(ui: &egui::Ui, run: &Run, mode: &str) -> Arc<Vec<f32>> {
-    let id = egui::Id::unique(("loss_weights", &run.meta.name, mode));
+    // Keyed on the run's revision and size too: a followed or still-loading run keeps its name
+    // while it grows, and weights of an older revision would be too short for it.
+    let id = egui::Id::unique(("loss_weights", &run.meta.name, run.meta.revision, run.tokens.len, mode));
     if let Some(w) = ui.data(|d| d.get_temp::<Arc<Vec<f32>>>(id)) {
         return w;
     }
@@ -90,7 +92,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let font = egui::FontId::monospace(13.0);
     for (i, &v) in values.iter().enumerate() {
         let p = range.start + i;
-        let piece = tk.text.as_ref().map_or_else(|| format!("·{i}"), |text| run.text(text[p]).to_owned());
+        let piece = tk.text.as_ref().map_or_else(|| format!("·{i}"), |text| run.text(text[p]).into_owned());
         let policy = tk.mask.as_ref().is_none_or(|m| m[p]);
         let background = if policy { colors.color(v) } else { theme::MISSING };
         let text_color = if policy { theme::TOKEN_TEXT } else { theme::MUTED };

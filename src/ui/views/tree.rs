@@ -219,8 +219,8 @@ fn interact(
         tree.positions_of(i).len(),
         value.label(),
         format_value(node_value),
-        super::run_browser::truncate(run.text(run.nodes.thought[n]), 200),
-        super::run_browser::truncate(run.text(run.nodes.action[n]), 200),
+        super::run_browser::truncate(&run.text(run.nodes.thought[n]), 200),
+        super::run_browser::truncate(&run.text(run.nodes.action[n]), 200),
     );
     let response = response.clone().on_hover_text_at_pointer(text);
     if response.clicked() {
@@ -332,10 +332,10 @@ fn labels(
         let n = node.node.index();
         let mut text = run.label(run.nodes.kind[n]).to_owned();
         if text.is_empty() {
-            text = super::run_browser::truncate(run.text(run.nodes.action[n]), 18);
+            text = super::run_browser::truncate(&run.text(run.nodes.action[n]), 18);
         }
         if text.is_empty() {
-            text = super::run_browser::truncate(run.text(run.nodes.thought[n]), 18);
+            text = super::run_browser::truncate(&run.text(run.nodes.thought[n]), 18);
         }
         let label = format!("{text} {}", format_value(values[i]));
         painter.text(

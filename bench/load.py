@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""The load benchmark (docs/PERFORMANCE.md, "Opening a run").
+
+    python3 bench/load.py gen SIZE OUT_DIR      # writes OUT_DIR/run_SIZE.jsonl (vantage) and run_SIZE_nested.jsonl
+    python3 bench/load.py run OUT_DIR [SIZE…]   # times every tool on those files, three runs each
+    python3 bench/load.py follow OUT_DIR        # follow latency: appends records, times until `vantage --follow` sees them
+
+`gen` is deterministic (seeded): a GRPO run of training steps of 51 groups of 8, each trajectory
+of 4–40 steps, thoughts of 100–600 characters and tool observations of 50–2,000 characters, with
+newlines and quotes in the texts (so the JSON has escapes) — the content of the issue that asked
+for this. SIZE is e.g. 100MiB or 1GiB; generation stops at the first training step past it.
+
+`run` times, side by side in one sitting, three runs each, with peak memory from /usr/bin/time -v:
+* `vantage check` on the vantage JSONL file (a full load);
+* the app's time to its first drawn view (`vantage FILE --exit-after-first-view`, under Xvfb
+  when DISPLAY is unset);
+* pyarrow.json.read_json, polars.read_ndjson and duckdb's read_json on the nested layout (the
+  same content, one JSON object per trajectory with its steps as a list), each loading the whole
+  file into memory;
+* the floors: one read of the file from the page cache (`cat FILE > /dev/null`) and a parse that
+  touches every byte (`wc -l`, which looks at each byte once).
+The Python tools are installed into bench/.venv from PyPI on first use.
+"""
+
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+VENV = os.path.join(HERE, ".venv")
+
+WORDS = (
+    "the of to and a in is it you that he was for on are with as I his they be at one have this from or had by "
+    "hot word but what some we can out other were all there when up use your how said an each she which do their "
+    "time if will way about many then them write would like so these her long make thing see him two has look more "
+    "day could go come did number sound no most people my over know water than call first who may down side been "
+    "now find any new work part take get place made live where after back little only round man year came show every "
+    "good me give our under name very through just form sentence great think say help low line differ turn cause much "
+    "mean before move right boy old too same tell does set three want air well also play small end put home read hand "
+    "port large spell add even land here must big high such follow act why ask men change went light kind off need "
+    "house picture try us again animal point mother world near build self earth father head stand own page should "
+    "country found answer school grow study still learn plant cover food sun four between state keep eye never last "
+    "let thought city tree cross farm hard start might story saw far sea draw left late run don't while press close "
+    "night real life few north open seem together next white children begin got walk example ease paper group always "
+    "music those both mark often letter until mile river car feet care second book carry took science eat room friend"
+).split()
+TOOLS = ["search", "python", "bash", "read_file", "calculator", "browser"]
+
+
+def text(rng, low, high):
+    """Words up to a length in [low, high], with a newline or a quoted phrase now and then."""
+    target = rng.randint(low, high)
+    out = []
+    n = 0
+    while n < target:
+        w = rng.choice(WORDS)
+        r = rng.random()
+        if r < 0.03:
+            w = w + "\n"
+        elif r < 0.04:
+            w = '"' + w + '"'
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)[:target]
+
+
+def parse_size(text_):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMG]i?B?)?", text_.strip(), re.I)
+    if not m:
+        raise SystemExit(f"not a size: {text_}")
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[(m.group(2) or "")[:1].upper()]
+    return int(float(m.group(1)) * scale)
+
+
+def gen(size_text, out_dir):
+    target = parse_size(size_text)
+    os.makedirs(out_dir, exist_ok=True)
+    rng = random.Random(20261201)
+    native_path = os.path.join(out_dir, f"run_{size_text}.jsonl")
+    nested_path = os.path.join(out_dir, f"run_{size_text}_nested.jsonl")
+    written = 0
+    with open(native_path, "w") as native, open(nested_path, "w") as nested:
+        header = {"vantage": 1, "name": f"generated GRPO run ({size_text})", "meta": {"trainer": "bench/load.py gen"}}
+        native.write(json.dumps(header) + "\n")
+        step = 0
+        trajectories = 0
+        steps_total = 0
+        while written < target:
+            for g in range(51):
+                task = f"task{rng.randint(0, 9999)}"
+                group = f"s{step}/g{g}"
+                prompt = "Solve: " + text(rng, 80, 300)
+                for r in range(8):
+                    steps = []
+                    for k in range(rng.randint(4, 40)):
+                        tool = rng.choice(TOOLS)
+                        steps.append({
+                            "kind": tool,
+                            "thought": text(rng, 100, 600),
+                            "action": f"{tool}(" + text(rng, 10, 60) + ")",
+                            "observation": text(rng, 50, 2000),
+                            "scores": {"prm": round(rng.random(), 4)},
+                        })
+                    reward = 1.0 if rng.random() < 0.4 else 0.0
+                    record = {
+                        "type": "trajectory",
+                        "id": f"{group}/r{r}",
+                        "group": group,
+                        "task": task,
+                        "train_step": step,
+                        "prompt": prompt,
+                        "outcome": {"reward": reward, "success": reward > 0.5},
+                        "steps": steps,
+                    }
+                    line = json.dumps(record)
+                    native.write(line + "\n")
+                    del record["type"]
+                    nested.write(json.dumps(record) + "\n")
+                    written += len(line) + 1
+                    trajectories += 1
+                    steps_total += len(steps)
+            step += 1
+    print(f"{native_path}: {os.path.getsize(native_path)} bytes, {step} training steps, {step * 51} groups, "
+          f"{trajectories} trajectories, {steps_total} steps")
+    print(f"{nested_path}: {os.path.getsize(nested_path)} bytes")
+
+
+def venv_python():
+    python = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "pyarrow", "polars", "duckdb"], check=True)
+    return python
+
+
+def timed(cmd, env=None):
+    """Seconds and peak RSS (bytes) of `cmd`, from /usr/bin/time -v."""
+    start = time.perf_counter()
+    result = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", result.stderr)
+    if result.returncode not in (0, 1):
+        print("  failed:", " ".join(cmd), result.stderr[-600:], file=sys.stderr)
+    return seconds, int(peak.group(1)) * 1024 if peak else 0, result.stdout
+
+
+PY_TOOLS = {
+    "pyarrow.json.read_json": "import pyarrow.json as j, sys; t = j.read_json(sys.argv[1]); print(t.num_rows)",
+    "polars.read_ndjson": "import polars as pl, sys; d = pl.read_ndjson(sys.argv[1]); print(d.height)",
+    "duckdb read_json": (
+        "import duckdb, sys; c = duckdb.connect(); "
+        "c.execute(\"create table t as select * from read_json(?, format='newline_delimited')\", [sys.argv[1]]); "
+        "print(c.execute('select count(*) from t').fetchone()[0])"
+    ),
+}
+
+
+def run(out_dir, sizes):
+    vantage = os.path.join(ROOT, "target", "release", "vantage")
+    if not os.path.exists(vantage):
+        raise SystemExit("build it first: cargo build --release")
+    python = venv_python()
+    sizes = sizes or ["100MiB", "1GiB"]
+    rows = []
+    for size in sizes:
+        native = os.path.join(out_dir, f"run_{size}.jsonl")
+        nested = os.path.join(out_dir, f"run_{size}_nested.jsonl")
+        file_bytes = os.path.getsize(native)
+        subprocess.run(["cat", native, nested], stdout=subprocess.DEVNULL)  # into the page cache
+        tools = [
+            ("floor: cat (one read from the page cache)", ["sh", "-c", f"cat '{native}' > /dev/null"]),
+            ("floor: wc -l (every byte looked at)", ["wc", "-l", native]),
+            ("vantage check", [vantage, "check", native]),
+        ]
+        display = os.environ.get("DISPLAY")
+        app = [vantage, native, "--exit-after-first-view"]
+        if not display and shutil.which("xvfb-run"):
+            app = ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24"] + app
+        if display or shutil.which("xvfb-run"):
+            tools.append(("vantage app: first view", app))
+        for name, code in PY_TOOLS.items():
+            tools.append((name, [python, "-c", code, nested]))
+        env = dict(os.environ, WGPU_BACKEND=os.environ.get("WGPU_BACKEND", "vulkan"))
+        for name, cmd in tools:
+            times, peaks = [], []
+            for _ in range(3):
+                seconds, peak, out = timed(cmd, env)
+                m = re.search(r"first view after ([\d.]+) s", out)
+                times.append(float(m.group(1)) if m else seconds)
+                peaks.append(peak)
+            rows.append((size, file_bytes, name, times, max(peaks)))
+            print(f"{size:>7} {name:<44} {' '.join(f'{t:6.2f}' for t in times)} s   peak {max(peaks) / 1e9:5.2f} GB "
+                  f"({max(peaks) / file_bytes:4.2f}× the file)", flush=True)
+    print()
+    print("| file | tool | runs (s) | median (s) | peak memory | × file |")
+    print("|---|---|---|---|---|---|")
+    for size, file_bytes, name, times, peak in rows:
+        print(f"| {size} ({file_bytes / 1e9:.2f} GB) | {name} | {', '.join(f'{t:.2f}' for t in times)} | "
+              f"{statistics.median(times):.2f} | {peak / 1e9:.2f} GB | {peak / file_bytes:.2f} |")
+
+
+def follow(out_dir):
+    """Appends trajectories to a followed file and times until the app's follower has read them."""
+    vantage = os.path.join(ROOT, "target", "release", "examples", "follow_latency")
+    if not os.path.exists(vantage):
+        raise SystemExit("build it first: cargo build --release --example follow_latency")
+    subprocess.run([vantage, out_dir], check=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "gen":
+        gen(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "run":
+        run(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "follow":
+        follow(sys.argv[2])
+    else:
+        print(__doc__)
+        sys.exit(2)

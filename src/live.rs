@@ -1,0 +1,625 @@
+//! Native: a run read from a path piece by piece, shown while it is read, and followed while it
+//! grows.
+//!
+//! Three kinds of path are read this way, each by the core's incremental reader:
+//! * a vantage JSONL file ([`NativeStream`]): read in pieces at line boundaries, each piece parsed
+//!   on every core; its texts stay in the file (a [`FileSource`]), so the run takes a fraction of
+//!   the file's size in memory;
+//! * a verl `rollout_data_dir` directory of `<step>.jsonl` files ([`VerlStream`]);
+//! * a TRL `completions/` directory of `completions_<step>.parquet` files ([`TrlRun`], with the
+//!   `parquet` feature).
+//!
+//! Gzip and zstd files are decompressed as streams into the same readers (their texts are copied,
+//! as there is no file to read them from again). Every other file is read whole.
+//!
+//! Following ([`Live::poll`]) reads what was added since the last look: the bytes appended to a
+//! file (an incomplete last line waits for its end), the new files of a directory. A file that
+//! shrinks or is replaced is read again from its start, with a notice.
+
+use std::borrow::Cow;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::load::compressed::Compression;
+use crate::load::native::NativeStream;
+use crate::load::verl_dump::VerlStream;
+use crate::load::{LoadError, LoadReport, budget};
+use crate::model::{Run, TextSource};
+
+/// A file the run's texts are read from again when shown (positioned reads, no memory map: a map of
+/// a file that is truncated while followed would end the process).
+#[derive(Debug)]
+pub struct FileSource {
+    file: std::fs::File,
+}
+
+impl TextSource for FileSource {
+    fn read_at(&self, offset: u64, len: usize) -> Option<Cow<'_, [u8]>> {
+        let mut buffer = vec![0; len];
+        read_exact_at(&self.file, &mut buffer, offset).ok()?;
+        Some(Cow::Owned(buffer))
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &std::fs::File, mut buffer: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buffer.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, buffer, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buffer = &mut buffer[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first piece read of a file: small, so the first groups are on screen at once.
+const FIRST_PIECE: usize = 2 << 20;
+/// Later pieces: large enough for every core to have a share.
+const PIECE: usize = 32 << 20;
+/// The least time between two runs shown while a large file is read.
+const SNAPSHOT_EVERY: Duration = Duration::from_secs(1);
+
+/// Which files of a directory are a verl dump: `<step>.jsonl`, by step.
+fn verl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let (mut files, mut others) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let step = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
+        match step {
+            Some(step) if path.extension().is_some_and(|e| e == "jsonl") && path.is_file() => files.push((step, path)),
+            _ => others.push(entry.file_name().to_string_lossy().into_owned()),
+        }
+    }
+    files.sort();
+    others.sort();
+    (files, others)
+}
+
+/// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
+fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let (mut files, mut others) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "parquet") && path.is_file() {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            let digits: String = stem.chars().filter(char::is_ascii_digit).collect();
+            files.push((digits.parse().unwrap_or(u64::MAX), path));
+        } else {
+            others.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    files.sort();
+    others.sort();
+    (files, others)
+}
+
+/// What kind of run a directory holds: a verl dump, TRL completions, or neither.
+pub fn directory_kind(dir: &Path) -> Option<&'static str> {
+    if !dir.is_dir() {
+        return None;
+    }
+    if !verl_files(dir).0.is_empty() {
+        return Some("verl");
+    }
+    let trl = trl_files(dir).0;
+    let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
+    let is_completions_dir = dir.file_name().is_some_and(|n| n == "completions");
+    (!trl.is_empty() && (is_completions_dir || trl.iter().all(|(_, p)| named(p)))).then_some("trl")
+}
+
+/// A file's identity, to notice that it was replaced (a new file under the old name).
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let created = meta.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+        (0, created.map_or(0, |d| d.as_nanos() as u64))
+    }
+}
+
+/// One file read as it grows: where reading has come to, and the start of a line still being written.
+#[derive(Debug)]
+struct Tail {
+    path: PathBuf,
+    file: std::fs::File,
+    identity: (u64, u64),
+    /// Bytes read from the file.
+    read: u64,
+    /// Bytes of the file fed to the reader (whole lines); `read - fed` are in `pending`.
+    fed: u64,
+    pending: Vec<u8>,
+}
+
+impl Tail {
+    fn open(path: &Path) -> Result<Self, LoadError> {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|e| LoadError::from(e).with_path(&name))?;
+        let meta = file.metadata().map_err(|e| LoadError::from(e).with_path(&name))?;
+        Ok(Self { path: path.to_owned(), file, identity: identity(&meta), read: 0, fed: 0, pending: Vec::new() })
+    }
+
+    /// Whether the file at the path is no longer the one being read, or is shorter than what was read.
+    fn changed(&self) -> Option<&'static str> {
+        let Ok(meta) = std::fs::metadata(&self.path) else { return Some("removed") };
+        if identity(&meta) != self.identity {
+            Some("replaced")
+        } else if meta.len() < self.read {
+            Some("truncated")
+        } else {
+            None
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.file.metadata().map_or(0, |m| m.len())
+    }
+
+    /// Reads up to `size` more bytes and returns the whole lines among what is pending, with
+    /// the offset of their first byte (`None`: nothing new, or no line finished yet).
+    fn next_lines(&mut self, size: usize) -> Result<Option<(Vec<u8>, u64)>, LoadError> {
+        let available = self.len().saturating_sub(self.read);
+        let take = available.min(size as u64) as usize;
+        if take > 0 {
+            let start = self.pending.len();
+            self.pending.resize(start + take, 0);
+            read_exact_at(&self.file, &mut self.pending[start..], self.read)
+                .map_err(|e| LoadError::from(e).with_path(&self.path.display().to_string()))?;
+            self.read += take as u64;
+        }
+        let Some(last) = self.pending.iter().rposition(|&b| b == b'\n') else { return Ok(None) };
+        let rest = self.pending.split_off(last + 1);
+        let lines = std::mem::replace(&mut self.pending, rest);
+        let offset = self.fed;
+        self.fed += lines.len() as u64;
+        Ok(Some((lines, offset)))
+    }
+
+    /// Whether bytes remain to be read.
+    fn more(&self) -> bool {
+        self.len() > self.read
+    }
+
+    /// The unterminated last line, taken (at the end of a load that does not follow).
+    fn take_last(&mut self) -> Option<(Vec<u8>, u64)> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let offset = self.fed;
+        self.fed += self.pending.len() as u64;
+        Some((std::mem::take(&mut self.pending), offset))
+    }
+}
+
+/// How the run is being read.
+enum State {
+    /// A vantage JSONL file, texts left in it.
+    Jsonl { tail: Tail, stream: Box<NativeStream> },
+    /// A compressed file, read once (it cannot be followed).
+    Compressed { stream: Box<NativeStream> },
+    /// A verl `rollout_data_dir`.
+    Verl { dir: PathBuf, tails: Vec<(u64, Tail)>, stream: Box<VerlStream>, next_line: u64, skipped: Vec<String> },
+    /// A TRL `completions/` directory.
+    #[cfg(feature = "parquet")]
+    Trl {
+        dir: PathBuf,
+        run: Box<crate::load::trl_parquet::TrlRun>,
+        done: Vec<PathBuf>,
+        waiting: Vec<(PathBuf, u64, Instant)>,
+        skipped: Vec<String>,
+    },
+}
+
+/// A run being read, or followed, from a path.
+pub struct Live {
+    path: PathBuf,
+    name: String,
+    state: State,
+    report: LoadReport,
+    budget: u64,
+    /// When records last arrived.
+    pub last_data: Option<Instant>,
+    /// Things the reader noticed (a file replaced or truncated and read again, files skipped).
+    pub notices: Vec<String>,
+    /// Whether the path is followed: an unterminated last line waits for its end.
+    following: bool,
+}
+
+impl Live {
+    /// Opens `path` for reading piece by piece; `None` when it is not such a path (see [`reads`]).
+    /// Nothing is read yet beyond the header.
+    pub fn open(path: &Path, report: LoadReport, budget: u64) -> Result<Option<Self>, LoadError> {
+        let name = path.display().to_string();
+        let mut report = report;
+        report.file.clone_from(&name);
+        let state = if path.is_dir() {
+            match directory_kind(path) {
+                Some("verl") => {
+                    let (files, skipped) = verl_files(path);
+                    let mut head = vec![0u8; 1 << 16];
+                    let first = files.first().map(|(_, p)| p);
+                    let n = first.and_then(|p| std::fs::File::open(p).ok()).and_then(|mut f| f.read(&mut head).ok());
+                    head.truncate(n.unwrap_or(0));
+                    if !VerlStream::accepts(&String::from_utf8_lossy(&head)) {
+                        // Numbered files of another format: read as one log by its loader.
+                        return Ok(None);
+                    }
+                    State::Verl {
+                        dir: path.to_owned(),
+                        tails: Vec::new(),
+                        stream: Box::new(VerlStream::new(&name)),
+                        next_line: 1,
+                        skipped,
+                    }
+                }
+                #[cfg(feature = "parquet")]
+                Some("trl") => {
+                    let (_, skipped) = trl_files(path);
+                    State::Trl {
+                        dir: path.to_owned(),
+                        run: Box::new(crate::load::trl_parquet::TrlRun::new(&name)),
+                        done: Vec::new(),
+                        waiting: Vec::new(),
+                        skipped,
+                    }
+                }
+                _ => return Ok(None),
+            }
+        } else {
+            let tail = Tail::open(path)?;
+            let mut head = vec![0u8; 1 << 16];
+            let n = tail.file.try_clone().and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+            head.truncate(n);
+            if let Some(kind) = Compression::of(&head) {
+                return match Self::compressed(path, kind, report, budget) {
+                    Ok(live) => Ok(Some(live)),
+                    // Another format inside: read whole (and decompressed) by its loader.
+                    Err(err) if err.is_incompatible() => Ok(None),
+                    Err(err) => Err(err),
+                };
+            }
+            let mut stream = match NativeStream::start(&name, &head, std::mem::take(&mut report)) {
+                Ok(stream) => Box::new(stream),
+                Err(err) if err.is_incompatible() => return Ok(None),
+                Err(err) => return Err(err.with_path(&name)),
+            };
+            let source = FileSource { file: tail.file.try_clone().map_err(|e| LoadError::from(e).with_path(&name))? };
+            stream.keep_texts_in(std::sync::Arc::new(source));
+            budget::check(budget, 0, 0, tail.len())?;
+            State::Jsonl { tail, stream }
+        };
+        Ok(Some(Self {
+            path: path.to_owned(),
+            name,
+            state,
+            report,
+            budget,
+            last_data: None,
+            notices: Vec::new(),
+            following: false,
+        }))
+    }
+
+    /// A compressed file: read through its decoder, every piece fed as it comes (no snapshots:
+    /// the first piece arrives quickly and the whole is read at once).
+    fn compressed(path: &Path, kind: Compression, report: LoadReport, budget: u64) -> Result<Self, LoadError> {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|e| LoadError::from(e).with_path(&name))?;
+        let mut pending: Vec<u8> = Vec::new();
+        let mut stream: Option<Box<NativeStream>> = None;
+        let mut report = Some(report);
+        let mut fed = 0u64;
+        let feed = |stream: &mut NativeStream, lines: &[u8], fed: &mut u64| {
+            stream.feed(lines, *fed);
+            *fed += lines.len() as u64;
+        };
+        crate::load::compressed::for_each_piece(kind, std::io::BufReader::new(file), |piece| {
+            pending.extend_from_slice(piece);
+            if stream.is_none() {
+                let Some(end) = pending.iter().position(|&b| b == b'\n') else { return Ok(()) };
+                let started = NativeStream::start(&name, &pending[..=end], report.take().unwrap_or_default());
+                stream = Some(Box::new(started.map_err(|e| {
+                    if e.is_incompatible() {
+                        LoadError::Incompatible {
+                            format: crate::load::native::FORMAT_NAME,
+                            reason: format!(
+                                "a {} file holding another format: open it decompressed, or as a vantage JSONL log",
+                                kind.name()
+                            ),
+                        }
+                    } else {
+                        e
+                    }
+                })?));
+            }
+            if pending.len() >= PIECE
+                && let (Some(s), Some(last)) = (stream.as_mut(), pending.iter().rposition(|&b| b == b'\n'))
+            {
+                let rest = pending.split_off(last + 1);
+                feed(s, &pending, &mut fed);
+                pending = rest;
+                budget::check(budget, s.heap_bytes() as u64, 1, 1)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| e.with_path(&name))?;
+        let Some(mut stream) = stream else {
+            return Err(LoadError::Incompatible {
+                format: crate::load::native::FORMAT_NAME,
+                reason: format!("a {} file without a vantage header line", kind.name()),
+            }
+            .with_path(&name));
+        };
+        feed(&mut stream, &pending, &mut fed);
+        Ok(Self {
+            path: path.to_owned(),
+            name,
+            state: State::Compressed { stream },
+            report: LoadReport::default(),
+            budget,
+            last_data: Some(Instant::now()),
+            notices: Vec::new(),
+            following: false,
+        })
+    }
+
+    /// The display name (the path).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Follows the path from now on: an unterminated last line of a file is not read until it
+    /// ends (it is still being written).
+    pub fn follow(&mut self) {
+        self.following = true;
+    }
+
+    /// Whether the path can be followed (a compressed file cannot).
+    pub fn can_follow(&self) -> bool {
+        !matches!(self.state, State::Compressed { .. })
+    }
+
+    /// Reads everything available now, calling `shown` with the run so far after the first piece
+    /// and then at most once a second while more remains (`shown` returns `false` to stop: the load
+    /// was cancelled). Returns whether records arrived.
+    pub fn read(&mut self, shown: &mut dyn FnMut(Run, &LoadReport) -> bool) -> Result<bool, LoadError> {
+        let mut last_shown: Option<Instant> = None;
+        let mut arrived = false;
+        let budget = self.budget;
+        match &mut self.state {
+            State::Compressed { .. } => return Ok(false),
+            State::Jsonl { tail, stream } => {
+                let total = tail.len();
+                let mut first = tail.read == 0;
+                loop {
+                    let size = if first { FIRST_PIECE } else { PIECE };
+                    first = false;
+                    let Some((lines, offset)) = tail.next_lines(size)? else {
+                        if tail.more() {
+                            continue;
+                        }
+                        break;
+                    };
+                    stream.feed(&lines, offset);
+                    arrived = true;
+                    budget::check(budget, stream.heap_bytes() as u64, tail.read, total.max(tail.read))
+                        .map_err(|e| e.with_path(&self.name))?;
+                    let more = tail.more();
+                    if more && last_shown.is_none_or(|t| t.elapsed() >= SNAPSHOT_EVERY) {
+                        last_shown = Some(Instant::now());
+                        if !shown(stream.snapshot(), stream.report()) {
+                            return Err(cancelled(&self.name));
+                        }
+                    }
+                    if !more {
+                        break;
+                    }
+                }
+            }
+            State::Verl { dir, tails, stream, next_line, skipped } => {
+                let (files, others) = verl_files(dir);
+                for other in others {
+                    if !skipped.contains(&other) {
+                        skipped.push(other);
+                    }
+                }
+                for (step, path) in files {
+                    if !tails.iter().any(|(_, t)| t.path == path) {
+                        tails.push((step, Tail::open(&path)?));
+                    }
+                }
+                tails.sort_by_key(|(step, _)| *step);
+                for (_, tail) in tails.iter_mut() {
+                    loop {
+                        let lines = match tail.next_lines(PIECE)? {
+                            Some((lines, _)) => lines,
+                            None if tail.more() => continue,
+                            // The file's last line without a terminator: its end, unless followed.
+                            None if !self.following => match tail.take_last() {
+                                Some((lines, _)) => lines,
+                                None => break,
+                            },
+                            None => break,
+                        };
+                        *next_line = stream.feed(&lines, *next_line, &mut self.report);
+                        arrived = true;
+                        budget::check(budget, stream.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(&self.name))?;
+                        if last_shown.is_none_or(|t| t.elapsed() >= SNAPSHOT_EVERY) {
+                            last_shown = Some(Instant::now());
+                            if !shown(stream.snapshot(&self.report), &self.report) {
+                                return Err(cancelled(&self.name));
+                            }
+                        }
+                    }
+                }
+            }
+            #[cfg(feature = "parquet")]
+            State::Trl { dir, run, done, waiting, skipped } => {
+                let (files, others) = trl_files(dir);
+                for other in others {
+                    if !skipped.contains(&other) {
+                        skipped.push(other);
+                    }
+                }
+                for (_, path) in files {
+                    if done.contains(&path) {
+                        continue;
+                    }
+                    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    let bytes =
+                        std::fs::read(&path).map_err(|e| LoadError::from(e).with_path(&path.display().to_string()))?;
+                    let stem = file_name.trim_end_matches(".parquet").to_owned();
+                    match run.add_file(&bytes, Some(&stem), &mut self.report) {
+                        Ok(()) => {
+                            done.push(path.clone());
+                            waiting.retain(|(p, _, _)| *p != path);
+                            arrived = true;
+                        }
+                        Err(err) => {
+                            // A file still being written is not Parquet yet: wait for it to stop
+                            // growing, then skip it with a note.
+                            let size = bytes.len() as u64;
+                            match waiting.iter_mut().find(|(p, _, _)| *p == path) {
+                                Some((_, old, since)) if *old == size && since.elapsed() > Duration::from_secs(5) => {
+                                    done.push(path.clone());
+                                    skipped.push(format!("{file_name} ({err})"));
+                                }
+                                Some((_, old, since)) if *old != size => {
+                                    *old = size;
+                                    *since = Instant::now();
+                                }
+                                Some(_) => {}
+                                None => waiting.push((path.clone(), size, Instant::now())),
+                            }
+                        }
+                    }
+                    budget::check(budget, run.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(&self.name))?;
+                }
+            }
+        }
+        if arrived {
+            self.last_data = Some(Instant::now());
+        }
+        Ok(arrived)
+    }
+
+    /// Follows the path: reads what was added since the last look (see [`Self::read`]). A file
+    /// that was truncated, replaced or removed is read again from its start, with a notice.
+    pub fn poll(&mut self) -> Result<bool, LoadError> {
+        let changed = match &self.state {
+            State::Jsonl { tail, .. } => tail.changed(),
+            State::Verl { tails, .. } => tails.iter().find_map(|(_, t)| t.changed()),
+            _ => None,
+        };
+        if let Some(how) = changed {
+            self.notices.push(format!("{}: the log was {how} while followed; read again from its start", self.name));
+            let report = LoadReport::new(&self.name);
+            match Self::open(&self.path, report, self.budget)? {
+                Some(fresh) => {
+                    let notices = std::mem::take(&mut self.notices);
+                    *self = fresh;
+                    self.notices = notices;
+                    self.following = true;
+                }
+                None => {
+                    return Err(LoadError::Incompatible {
+                        format: "followed log",
+                        reason: format!("{} is no longer a log that can be followed", self.name),
+                    });
+                }
+            }
+        }
+        self.read(&mut |_, _| true)
+    }
+
+    /// The run so far, with the notes of what was skipped.
+    pub fn snapshot(&self) -> Run {
+        let mut run = match &self.state {
+            State::Jsonl { stream, .. } | State::Compressed { stream } => stream.snapshot(),
+            State::Verl { stream, .. } => stream.snapshot(&self.report),
+            #[cfg(feature = "parquet")]
+            State::Trl { run, .. } => run.snapshot(&self.report),
+        };
+        self.note_skipped(&mut run.meta.notes);
+        run
+    }
+
+    fn note_skipped(&self, notes: &mut Vec<String>) {
+        let skipped = match &self.state {
+            State::Verl { skipped, .. } => skipped,
+            #[cfg(feature = "parquet")]
+            State::Trl { skipped, .. } => skipped,
+            _ => return,
+        };
+        if !skipped.is_empty() {
+            notes.push(format!("files in the directory that are not part of the run, skipped: {}", skipped.join(", ")));
+        }
+    }
+
+    /// What loading has found so far.
+    pub fn report(&self) -> &LoadReport {
+        match &self.state {
+            State::Jsonl { stream, .. } | State::Compressed { stream } => stream.report(),
+            _ => &self.report,
+        }
+    }
+
+    /// Ends a load that does not follow: an unterminated last line is read as the last record.
+    pub fn finish(self, report: &mut LoadReport) -> Result<Run, LoadError> {
+        let mut notes = Vec::new();
+        self.note_skipped(&mut notes);
+        let name = self.name.clone();
+        let mut run = match self.state {
+            State::Jsonl { mut tail, mut stream } => {
+                if let Some((line, offset)) = tail.take_last() {
+                    stream.feed(&line, offset);
+                }
+                stream.finish_into(report)
+            }
+            State::Compressed { stream } => stream.finish_into(report),
+            State::Verl { stream, .. } => {
+                *report = self.report;
+                stream.finish(report)
+            }
+            #[cfg(feature = "parquet")]
+            State::Trl { run, .. } => {
+                *report = self.report;
+                run.finish(report)
+            }
+        }
+        .map_err(|e| e.with_path(&name))?;
+        run.meta.notes.extend(notes);
+        Ok(run)
+    }
+}
+
+fn cancelled(name: &str) -> LoadError {
+    LoadError::from(std::io::Error::new(std::io::ErrorKind::Interrupted, "loading was cancelled")).with_path(name)
+}
+
+/// Reads `path` to its end through [`Live`], showing the run so far with `shown` (see
+/// [`Live::read`]); `None` when the path is read whole instead.
+pub fn load(
+    path: &Path,
+    report: &mut LoadReport,
+    shown: &mut dyn FnMut(Run, &LoadReport) -> bool,
+) -> Option<Result<Run, LoadError>> {
+    let mut live = match Live::open(path, report.clone(), budget::get()) {
+        Ok(Some(live)) => live,
+        Ok(None) => return None,
+        Err(err) => return Some(Err(err)),
+    };
+    Some(live.read(shown).and_then(|_| live.finish(report)))
+}

@@ -1,0 +1,335 @@
+//! Reading runs piece by piece and following them (native): parallel and piecewise parsing give
+//! the run one thread gives, texts left in the file read back as the copies, followed files and
+//! directories grow without losing or repeating a record, and the memory budget refuses a run
+//! that would not fit.
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use vantage::live::Live;
+use vantage::load::native::NativeStream;
+use vantage::load::native::write::to_jsonl;
+use vantage::load::{LoadReport, load_bytes};
+use vantage::model::Run;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh directory under the target directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vantage-live-{name}-{}", std::process::id()));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The run as text (its records, texts decoded) and its warnings, for comparing two loads.
+fn fingerprint(run: &Run, report: &LoadReport) -> (String, Vec<String>, u64, u64) {
+    (to_jsonl(run), report.located().collect(), report.records_seen, report.records_loaded)
+}
+
+/// Native JSONL logs to check: the samples, the bundled run, the fixtures, and every real file
+/// of ../shared/data that loads, written as vantage JSONL.
+fn native_logs() -> Vec<(String, Vec<u8>)> {
+    let mut logs = Vec::new();
+    let mut add_dir = |dir: &Path| {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                logs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+            }
+        }
+    };
+    add_dir(&root().join("sample_runs"));
+    add_dir(&root().join("tests/fixtures"));
+    logs.push(("demo_run.jsonl".to_owned(), vantage::DEMO_RUN.to_vec()));
+    let shared = root().join("../shared/data");
+    if shared.is_dir() {
+        let mut found = 0;
+        for path in vantage::native::expand_paths(vec![shared]) {
+            let mut report = LoadReport::default();
+            if let Ok(run) = vantage::native::load_path(&path, None, &mut report) {
+                logs.push((format!("{} as vantage JSONL", path.display()), to_jsonl(&run).into_bytes()));
+                found += 1;
+            }
+        }
+        assert!(found >= 10, "only {found} real files loaded");
+    } else {
+        println!("SKIPPED the real logs: ../shared/data is absent");
+    }
+    logs
+}
+
+/// Loads `bytes` through a stream fed in pieces cut every `lines` lines, parsing each piece in
+/// parts of at least `part_bytes` (1: as many parts as the stream allows).
+fn load_in_pieces(name: &str, bytes: &[u8], lines: usize, part_bytes: usize) -> Result<(Run, LoadReport), String> {
+    let mut stream = NativeStream::start(name, bytes, LoadReport::new(name)).map_err(|e| e.to_string())?;
+    stream.set_min_part_bytes(part_bytes);
+    let mut offset = 0;
+    while offset < bytes.len() {
+        let mut end = offset;
+        for _ in 0..lines {
+            end = vantage::load::native::next_cut(bytes, end, 0);
+            if end >= bytes.len() {
+                break;
+            }
+        }
+        stream.feed(&bytes[offset..end], offset as u64);
+        offset = end;
+    }
+    let mut report = LoadReport::default();
+    let run = stream.finish_into(&mut report).map_err(|e| e.to_string())?;
+    Ok((run, report))
+}
+
+#[test]
+fn parallel_and_piecewise_loading_give_the_run_one_thread_gives() {
+    let logs = native_logs();
+    assert!(logs.len() >= 20, "{}", logs.len());
+    let mut checked = 0;
+    for (name, bytes) in &logs {
+        let mut report = LoadReport::new(name);
+        let whole = load_bytes(name, bytes, &mut report);
+        let one_thread = load_in_pieces(name, bytes, usize::MAX, usize::MAX);
+        let (Ok(whole), Ok((one, one_report))) = (whole, one_thread) else { continue };
+        let expected = fingerprint(&whole, &report);
+        assert_eq!(fingerprint(&one, &one_report), expected, "{name}: one piece, one thread");
+        for (lines, part_bytes) in [(usize::MAX, 1), (1, 1), (3, 1), (7, 64)] {
+            let (run, piece_report) = load_in_pieces(name, bytes, lines, part_bytes).unwrap();
+            assert_eq!(
+                fingerprint(&run, &piece_report),
+                expected,
+                "{name}: pieces of {lines} lines, parts of {part_bytes}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked}");
+}
+
+#[test]
+fn texts_left_in_the_file_read_back_as_the_copies() {
+    let dir = scratch("lazy");
+    for name in ["math_grpo_prm.jsonl", "tree_rollouts.jsonl", "search_qa_rag.jsonl"] {
+        let bytes = std::fs::read(root().join("sample_runs").join(name)).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut lazy_report = LoadReport::default();
+        let lazy = vantage::native::load_path(&path, None, &mut lazy_report).unwrap();
+        assert!(lazy.text.in_source() > 0, "{name}: texts were copied");
+        let mut report = LoadReport::new(&path.display().to_string());
+        let copied = load_bytes(&path.display().to_string(), &bytes, &mut report).unwrap();
+        assert_eq!(copied.text.in_source(), 0);
+        assert_eq!(fingerprint(&lazy, &lazy_report), fingerprint(&copied, &report), "{name}");
+        assert!(lazy.heap_bytes() < copied.heap_bytes(), "{name}");
+    }
+    // A file that changes under the run shows that its texts are gone, and nothing panics.
+    let path = dir.join("math_grpo_prm.jsonl");
+    let run = vantage::native::load_path(&path, None, &mut LoadReport::default()).unwrap();
+    std::fs::write(&path, b"").unwrap();
+    let node = run.trajectories.path_nodes[0].index();
+    assert_eq!(run.text(run.nodes.thought[node]), vantage::model::UNREADABLE);
+}
+
+#[test]
+fn compressed_logs_load_as_the_plain_ones() {
+    let dir = scratch("compressed");
+    let bytes = std::fs::read(root().join("sample_runs/alfworld_roles.jsonl")).unwrap();
+    let mut plain_report = LoadReport::new("plain");
+    let plain = load_bytes("plain", &bytes, &mut plain_report).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&bytes).unwrap();
+    let zst = ruzstd::encoding::compress_to_vec(&bytes[..], ruzstd::encoding::CompressionLevel::Fastest);
+    for (name, data) in [("run.jsonl.gz", gz.finish().unwrap()), ("run.jsonl.zst", zst)] {
+        let path = dir.join(name);
+        std::fs::write(&path, &data).unwrap();
+        let mut report = LoadReport::default();
+        let run = vantage::native::load_path(&path, None, &mut report).unwrap();
+        assert_eq!(to_jsonl(&run), to_jsonl(&plain), "{name}");
+        assert_eq!(report.records_loaded, plain_report.records_loaded, "{name}");
+        // From bytes (the web) too.
+        let run = load_bytes(name, &data, &mut LoadReport::new(name)).unwrap();
+        assert_eq!(to_jsonl(&run), to_jsonl(&plain), "{name} from bytes");
+    }
+    // A compressed file of another format loads by that format's loader.
+    let tau = std::fs::read(root().join("tests/fixtures/formats/tau_bench.json")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&tau).unwrap();
+    let path = dir.join("tau.json.gz");
+    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    let run = vantage::native::load_path(&path, None, &mut LoadReport::default()).unwrap();
+    assert_eq!(run.meta.format, load_bytes("t", &tau, &mut LoadReport::new("t")).unwrap().meta.format);
+}
+
+const HEADER: &str = "{\"vantage\": 1, \"name\": \"followed\"}\n";
+
+fn trajectory_line(step: i64, group: usize, r: usize) -> String {
+    format!(
+        "{{\"type\": \"trajectory\", \"id\": \"s{step}/g{group}/r{r}\", \"group\": \"s{step}/g{group}\", \"train_step\": {step}, \
+         \"outcome\": {{\"reward\": {}}}, \"steps\": [{{\"kind\": \"think\", \"thought\": \"line one\\nline \\\"two\\\" of s{step}/g{group}/r{r}\"}}]}}\n",
+        (r % 2) as f32
+    )
+}
+
+fn append(path: &Path, text: &str) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+    file.flush().unwrap();
+}
+
+fn keys(run: &Run) -> Vec<String> {
+    run.trajectories.ids().map(|t| run.trajectory_key(t).to_owned()).collect()
+}
+
+#[test]
+fn a_followed_file_gains_appended_records_once_and_a_line_written_in_two_pieces_once() {
+    let dir = scratch("follow-jsonl");
+    let path = dir.join("run.jsonl");
+    std::fs::write(&path, format!("{HEADER}{}{}", trajectory_line(0, 0, 0), trajectory_line(0, 0, 1))).unwrap();
+    let mut live = Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    live.follow();
+    assert!(live.read(&mut |_, _| true).unwrap());
+    assert_eq!(keys(&live.snapshot()), ["s0/g0/r0", "s0/g0/r1"]);
+    assert!(!live.poll().unwrap(), "nothing new");
+    // A line written in two pieces: not read until it ends, then read once.
+    let line = trajectory_line(1, 0, 0);
+    let (first, second) = line.split_at(40);
+    append(&path, first);
+    assert!(!live.poll().unwrap(), "an incomplete last line waits");
+    assert_eq!(live.snapshot().trajectories.len(), 2);
+    assert!(live.report().warnings.is_empty(), "{:?}", live.report().warnings);
+    append(&path, second);
+    append(&path, &trajectory_line(1, 0, 1));
+    assert!(live.poll().unwrap());
+    let run = live.snapshot();
+    assert_eq!(keys(&run), ["s0/g0/r0", "s0/g0/r1", "s1/g0/r0", "s1/g0/r1"]);
+    assert!(live.report().warnings.is_empty(), "{:?}", live.report().warnings);
+    let node = run.trajectories.path_nodes[2].index();
+    assert_eq!(run.text(run.nodes.thought[node]), "line one\nline \"two\" of s1/g0/r0");
+    let steps: std::collections::BTreeSet<_> = run.groups.train_step.iter().flatten().collect();
+    assert_eq!(steps.len(), 2);
+    // Truncated and rewritten: read again from its start, with a notice.
+    std::fs::write(&path, format!("{HEADER}{}", trajectory_line(5, 0, 0))).unwrap();
+    assert!(live.poll().unwrap());
+    assert_eq!(keys(&live.snapshot()), ["s5/g0/r0"]);
+    assert!(live.notices.iter().any(|n| n.contains("read again from its start")), "{:?}", live.notices);
+}
+
+fn verl_line(step: i64, prompt: &str, score: f32) -> String {
+    format!(
+        "{{\"input\": \"{prompt}\", \"output\": \"<think>hm</think><answer>4</answer>\", \"score\": {score}, \"step\": {step}}}\n"
+    )
+}
+
+#[test]
+fn a_followed_verl_directory_gains_its_new_step_files() {
+    let dir = scratch("follow-verl");
+    std::fs::write(dir.join("1.jsonl"), format!("{}{}", verl_line(1, "2+2?", 1.0), verl_line(1, "2+2?", 0.0))).unwrap();
+    std::fs::write(dir.join("config.yaml"), "not a log").unwrap();
+    let mut live = Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    live.follow();
+    assert!(live.read(&mut |_, _| true).unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 2);
+    std::fs::write(dir.join("2.jsonl"), format!("{}{}", verl_line(2, "2+2?", 1.0), verl_line(2, "3+3?", 1.0))).unwrap();
+    assert!(live.poll().unwrap());
+    let run = live.snapshot();
+    assert_eq!(run.trajectories.len(), 4);
+    assert_eq!(run.groups.len(), 3, "groups are per training step");
+    assert!(run.meta.notes.iter().any(|n| n.contains("config.yaml")), "{:?}", run.meta.notes);
+    assert!(!live.poll().unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 4, "nothing read twice");
+    // Read once, as `vantage check` does, the directory is the same run.
+    let mut report = LoadReport::default();
+    let once = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    assert_eq!(to_jsonl(&once), to_jsonl(&run));
+}
+
+#[cfg(feature = "parquet")]
+fn trl_file(path: &Path, step: i64, prompts: &[&str], rewards: &[f64]) {
+    use polars::prelude::*;
+    let n = prompts.len();
+    let mut frame = df!(
+        "step" => vec![step.to_string(); n],
+        "prompt" => prompts.to_vec(),
+        "completion" => (0..n).map(|i| format!("answer {i}")).collect::<Vec<_>>(),
+        "accuracy_reward" => rewards.to_vec(),
+        "advantage" => rewards.iter().map(|r| r - 0.5).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    ParquetWriter::new(file).finish(&mut frame).unwrap();
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn a_trl_completions_directory_is_one_run_and_gains_its_new_files() {
+    let dir = scratch("follow-trl").join("completions");
+    std::fs::create_dir_all(&dir).unwrap();
+    trl_file(&dir.join("completions_00001.parquet"), 1, &["p", "p", "q", "q"], &[1.0, 0.0, 1.0, 1.0]);
+    trl_file(&dir.join("completions_00002.parquet"), 2, &["p", "p"], &[0.0, 1.0]);
+    std::fs::write(dir.join("notes.txt"), "not a log").unwrap();
+    let mut report = LoadReport::default();
+    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    assert_eq!(run.trajectories.len(), 6);
+    assert_eq!(run.groups.len(), 3);
+    let steps: std::collections::BTreeSet<_> = run.groups.train_step.iter().flatten().copied().collect();
+    assert_eq!(steps.into_iter().collect::<Vec<_>>(), [1, 2]);
+    assert!(run.meta.notes.iter().any(|n| n.contains("notes.txt")), "{:?}", run.meta.notes);
+    assert_eq!(vantage::native::expand_paths(vec![dir.clone()]), [dir.clone()], "one path, one run");
+    let mut live = Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    live.follow();
+    assert!(live.read(&mut |_, _| true).unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 6);
+    trl_file(&dir.join("completions_00003.parquet"), 3, &["q", "q"], &[1.0, 0.0]);
+    assert!(live.poll().unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 8);
+    assert!(!live.poll().unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 8);
+}
+
+#[test]
+fn the_memory_budget_refuses_a_run_that_needs_more_with_what_to_do() {
+    let dir = scratch("budget");
+    let path = dir.join("big.jsonl");
+    let mut text = HEADER.to_owned();
+    for g in 0..3000usize {
+        text.push_str(&trajectory_line(g as i64 / 100, g, 0));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let mut live = Live::open(&path, LoadReport::default(), 100_000).unwrap().unwrap();
+    let err = live.read(&mut |_, _| true).err().unwrap().to_string();
+    assert!(err.contains("needs about") && err.contains("100.0 kB") && err.contains("convert"), "{err}");
+    // With room, it loads.
+    let mut live = Live::open(&path, LoadReport::default(), 1 << 30).unwrap().unwrap();
+    live.read(&mut |_, _| true).unwrap();
+    assert_eq!(live.finish(&mut LoadReport::default()).unwrap().trajectories.len(), 3000);
+}
+
+#[test]
+fn a_large_log_is_shown_while_it_is_read() {
+    let dir = scratch("progressive");
+    let path = dir.join("run.jsonl");
+    let mut text = HEADER.to_owned();
+    // Well past the first piece (2 MiB).
+    let mut g = 0usize;
+    while text.len() < 5 << 20 {
+        text.push_str(&trajectory_line(g as i64 / 100, g, 0));
+        g += 1;
+    }
+    std::fs::write(&path, &text).unwrap();
+    let mut shown = Vec::new();
+    let mut report = LoadReport::default();
+    let run = vantage::native::load_path_showing(&path, None, &mut report, &mut |run, _| {
+        shown.push(run.trajectories.len());
+        true
+    })
+    .unwrap();
+    assert!(!shown.is_empty() && shown[0] > 0 && shown[0] < run.trajectories.len(), "{shown:?}");
+    assert_eq!(run.trajectories.len(), g);
+    // Cancelled after the first view: the load stops with a clear error.
+    let err =
+        vantage::native::load_path_showing(&path, None, &mut LoadReport::default(), &mut |_, _| false).err().unwrap();
+    assert!(err.to_string().contains("cancelled"), "{err}");
+}
