@@ -395,120 +395,20 @@ impl Live {
     /// and then at most once a second while more remains (`shown` returns `false` to stop: the load
     /// was cancelled). Returns whether records arrived.
     pub fn read(&mut self, shown: &mut dyn FnMut(Run, &LoadReport) -> bool) -> Result<bool, LoadError> {
-        let mut last_shown: Option<Instant> = None;
-        let mut arrived = false;
-        let budget = self.budget;
-        match &mut self.state {
-            State::Compressed { .. } => return Ok(false),
-            State::Jsonl { tail, stream } => {
-                let total = tail.len();
-                let mut first = tail.read == 0;
-                loop {
-                    let size = if first { FIRST_PIECE } else { PIECE };
-                    first = false;
-                    let Some((lines, offset)) = tail.next_lines(size)? else {
-                        if tail.more() {
-                            continue;
-                        }
-                        break;
-                    };
-                    stream.feed(&lines, offset);
-                    arrived = true;
-                    budget::check(budget, stream.heap_bytes() as u64, tail.read, total.max(tail.read))
-                        .map_err(|e| e.with_path(&self.name))?;
-                    let more = tail.more();
-                    if more && last_shown.is_none_or(|t| t.elapsed() >= SNAPSHOT_EVERY) {
-                        last_shown = Some(Instant::now());
-                        if !shown(stream.snapshot(), stream.report()) {
-                            return Err(cancelled(&self.name));
-                        }
-                    }
-                    if !more {
-                        break;
-                    }
-                }
-            }
+        let mut show = Shown { shown, last: None, name: &self.name };
+        let arrived = match &mut self.state {
+            State::Compressed { .. } => false,
+            State::Jsonl { tail, stream } => read_jsonl(tail, stream, self.budget, &mut show)?,
             State::Verl { dir, tails, stream, next_line, skipped } => {
-                let (files, others) = verl_files(dir);
-                for other in others {
-                    if !skipped.contains(&other) {
-                        skipped.push(other);
-                    }
-                }
-                for (step, path) in files {
-                    if !tails.iter().any(|(_, t)| t.path == path) {
-                        tails.push((step, Tail::open(&path)?));
-                    }
-                }
-                tails.sort_by_key(|(step, _)| *step);
-                for (_, tail) in tails.iter_mut() {
-                    loop {
-                        let lines = match tail.next_lines(PIECE)? {
-                            Some((lines, _)) => lines,
-                            None if tail.more() => continue,
-                            // The file's last line without a terminator: its end, unless followed.
-                            None if !self.following => match tail.take_last() {
-                                Some((lines, _)) => lines,
-                                None => break,
-                            },
-                            None => break,
-                        };
-                        *next_line = stream.feed(&lines, *next_line, &mut self.report);
-                        arrived = true;
-                        budget::check(budget, stream.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(&self.name))?;
-                        if last_shown.is_none_or(|t| t.elapsed() >= SNAPSHOT_EVERY) {
-                            last_shown = Some(Instant::now());
-                            if !shown(stream.snapshot(&self.report), &self.report) {
-                                return Err(cancelled(&self.name));
-                            }
-                        }
-                    }
-                }
+                let mut at = VerlAt { dir, tails, next_line, skipped, following: self.following };
+                read_verl(&mut at, stream, &mut self.report, self.budget, &mut show)?
             }
             #[cfg(feature = "parquet")]
             State::Trl { dir, run, done, waiting, skipped } => {
-                let (files, others) = trl_files(dir);
-                for other in others {
-                    if !skipped.contains(&other) {
-                        skipped.push(other);
-                    }
-                }
-                for (_, path) in files {
-                    if done.contains(&path) {
-                        continue;
-                    }
-                    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    let bytes =
-                        std::fs::read(&path).map_err(|e| LoadError::from(e).with_path(&path.display().to_string()))?;
-                    let stem = file_name.trim_end_matches(".parquet").to_owned();
-                    match run.add_file(&bytes, Some(&stem), &mut self.report) {
-                        Ok(()) => {
-                            done.push(path.clone());
-                            waiting.retain(|(p, _, _)| *p != path);
-                            arrived = true;
-                        }
-                        Err(err) => {
-                            // A file still being written is not Parquet yet: wait for it to stop
-                            // growing, then skip it with a note.
-                            let size = bytes.len() as u64;
-                            match waiting.iter_mut().find(|(p, _, _)| *p == path) {
-                                Some((_, old, since)) if *old == size && since.elapsed() > Duration::from_secs(5) => {
-                                    done.push(path.clone());
-                                    skipped.push(format!("{file_name} ({err})"));
-                                }
-                                Some((_, old, since)) if *old != size => {
-                                    *old = size;
-                                    *since = Instant::now();
-                                }
-                                Some(_) => {}
-                                None => waiting.push((path.clone(), size, Instant::now())),
-                            }
-                        }
-                    }
-                    budget::check(budget, run.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(&self.name))?;
-                }
+                let mut at = TrlAt { dir, done, waiting, skipped };
+                read_trl(&mut at, run, &mut self.report, self.budget, &self.name)?
             }
-        }
+        };
         if arrived {
             self.last_data = Some(Instant::now());
         }
@@ -603,6 +503,163 @@ impl Live {
         run.meta.notes.extend(notes);
         Ok(run)
     }
+}
+
+/// The `shown` callback of [`Live::read`], called at most once a second.
+struct Shown<'a> {
+    shown: &'a mut dyn FnMut(Run, &LoadReport) -> bool,
+    last: Option<Instant>,
+    name: &'a str,
+}
+
+impl Shown<'_> {
+    /// Shows the run `snapshot` makes when a second has passed since the last (or at the first
+    /// call); an error when the callback says the load was cancelled.
+    fn maybe(&mut self, snapshot: impl FnOnce() -> (Run, LoadReport)) -> Result<(), LoadError> {
+        if self.last.is_some_and(|t| t.elapsed() < SNAPSHOT_EVERY) {
+            return Ok(());
+        }
+        self.last = Some(Instant::now());
+        let (run, report) = snapshot();
+        if (self.shown)(run, &report) { Ok(()) } else { Err(cancelled(self.name)) }
+    }
+}
+
+/// Reads what a JSONL file has beyond what was read, in pieces.
+fn read_jsonl(tail: &mut Tail, stream: &mut NativeStream, budget: u64, show: &mut Shown<'_>) -> Result<bool, LoadError> {
+    let total = tail.len();
+    let mut first = tail.read == 0;
+    let mut arrived = false;
+    loop {
+        let size = if first { FIRST_PIECE } else { PIECE };
+        first = false;
+        let Some((lines, offset)) = tail.next_lines(size)? else {
+            if tail.more() {
+                continue;
+            }
+            return Ok(arrived);
+        };
+        stream.feed(&lines, offset);
+        arrived = true;
+        budget::check(budget, stream.heap_bytes() as u64, tail.read, total.max(tail.read))
+            .map_err(|e| e.with_path(show.name))?;
+        if !tail.more() {
+            return Ok(arrived);
+        }
+        show.maybe(|| (stream.snapshot(), stream.report().clone()))?;
+    }
+}
+
+/// Where a verl directory's reading stands.
+struct VerlAt<'a> {
+    dir: &'a Path,
+    tails: &'a mut Vec<(u64, Tail)>,
+    next_line: &'a mut u64,
+    skipped: &'a mut Vec<String>,
+    following: bool,
+}
+
+/// Reads what a verl directory has beyond what was read: new lines of its files, new files.
+fn read_verl(
+    at: &mut VerlAt<'_>,
+    stream: &mut VerlStream,
+    report: &mut LoadReport,
+    budget: u64,
+    show: &mut Shown<'_>,
+) -> Result<bool, LoadError> {
+    let (files, others) = verl_files(at.dir);
+    for other in others {
+        if !at.skipped.contains(&other) {
+            at.skipped.push(other);
+        }
+    }
+    for (step, path) in files {
+        if !at.tails.iter().any(|(_, t)| t.path == path) {
+            at.tails.push((step, Tail::open(&path)?));
+        }
+    }
+    at.tails.sort_by_key(|(step, _)| *step);
+    let mut arrived = false;
+    for (_, tail) in &mut *at.tails {
+        loop {
+            let lines = match tail.next_lines(PIECE)? {
+                Some((lines, _)) => lines,
+                None if tail.more() => continue,
+                // The file's last line without a terminator: its end, unless followed.
+                None if !at.following => match tail.take_last() {
+                    Some((lines, _)) => lines,
+                    None => break,
+                },
+                None => break,
+            };
+            *at.next_line = stream.feed(&lines, *at.next_line, report);
+            arrived = true;
+            budget::check(budget, stream.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(show.name))?;
+            show.maybe(|| (stream.snapshot(report), report.clone()))?;
+        }
+    }
+    Ok(arrived)
+}
+
+/// Where a TRL directory's reading stands.
+#[cfg(feature = "parquet")]
+struct TrlAt<'a> {
+    dir: &'a Path,
+    done: &'a mut Vec<PathBuf>,
+    waiting: &'a mut Vec<(PathBuf, u64, Instant)>,
+    skipped: &'a mut Vec<String>,
+}
+
+/// Reads the files a TRL directory has that were not read yet. A file that is not Parquet yet
+/// (still being written) is tried again until it stops growing for five seconds, then skipped
+/// with a note.
+#[cfg(feature = "parquet")]
+fn read_trl(
+    at: &mut TrlAt<'_>,
+    run: &mut crate::load::trl_parquet::TrlRun,
+    report: &mut LoadReport,
+    budget: u64,
+    name: &str,
+) -> Result<bool, LoadError> {
+    let (files, others) = trl_files(at.dir);
+    for other in others {
+        if !at.skipped.contains(&other) {
+            at.skipped.push(other);
+        }
+    }
+    let mut arrived = false;
+    for (_, path) in files {
+        if at.done.contains(&path) {
+            continue;
+        }
+        let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let bytes = std::fs::read(&path).map_err(|e| LoadError::from(e).with_path(&path.display().to_string()))?;
+        let stem = file_name.trim_end_matches(".parquet").to_owned();
+        match run.add_file(&bytes, Some(&stem), report) {
+            Ok(()) => {
+                at.done.push(path.clone());
+                at.waiting.retain(|(p, _, _)| *p != path);
+                arrived = true;
+            }
+            Err(err) => {
+                let size = bytes.len() as u64;
+                match at.waiting.iter_mut().find(|(p, _, _)| *p == path) {
+                    Some((_, old, since)) if *old == size && since.elapsed() > Duration::from_secs(5) => {
+                        at.done.push(path.clone());
+                        at.skipped.push(format!("{file_name} ({err})"));
+                    }
+                    Some((_, old, since)) if *old != size => {
+                        *old = size;
+                        *since = Instant::now();
+                    }
+                    Some(_) => {}
+                    None => at.waiting.push((path.clone(), size, Instant::now())),
+                }
+            }
+        }
+        budget::check(budget, run.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(name))?;
+    }
+    Ok(arrived)
 }
 
 fn cancelled(name: &str) -> LoadError {

@@ -277,7 +277,7 @@ fn a_trl_completions_directory_is_one_run_and_gains_its_new_files() {
     let steps: std::collections::BTreeSet<_> = run.groups.train_step.iter().flatten().copied().collect();
     assert_eq!(steps.into_iter().collect::<Vec<_>>(), [1, 2]);
     assert!(run.meta.notes.iter().any(|n| n.contains("notes.txt")), "{:?}", run.meta.notes);
-    assert_eq!(vantage::native::expand_paths(vec![dir.clone()]), [dir.clone()], "one path, one run");
+    assert_eq!(vantage::native::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir), "one path, one run");
     let mut live = Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
     assert!(live.read(&mut |_, _| true).unwrap());

@@ -287,3 +287,43 @@ fn an_inspect_eval_shows_its_summaries_first_and_reads_the_selected_sample_first
     h.run_ok();
     assert_eq!(h.state().title(), "vantage — 2/epoch1 · step 2");
 }
+
+#[test]
+fn a_followed_run_gains_a_training_step_and_the_overview_shows_it() {
+    let dir = std::env::temp_dir().join(format!("vantage-ui-follow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.jsonl");
+    let line = |step: i64, r: usize| {
+        format!(
+            "{{\"type\": \"trajectory\", \"id\": \"s{step}/r{r}\", \"group\": \"s{step}\", \"train_step\": {step}, \"outcome\": {{\"reward\": {r}}}, \"steps\": [{{\"kind\": \"think\", \"thought\": \"step {step} rollout {r}\"}}]}}\n"
+        )
+    };
+    std::fs::write(&path, format!("{{\"vantage\": 1}}\n{}{}", line(0, 0), line(0, 1))).unwrap();
+    let mut app = VantageApp::default();
+    app.loader.start(vantage::app::LoadSource::Follow(path.clone()), || {});
+    let messages = app.loader.wait_all();
+    app.accept(messages, || {});
+    assert!(app.current().unwrap().follower.is_some(), "followed");
+    app.state.tab = Tab::Overview;
+    let mut h = harness(app);
+    h.get_by_label("1 training step(s)");
+    h.get_by_label_contains("following · last data");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut file, format!("{}{}", line(1, 0), line(1, 1)).as_bytes()).unwrap();
+    let selected = h.state().current().unwrap().selection;
+    let started = std::time::Instant::now();
+    while h.state().current().unwrap().run.trajectories.len() < 4 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "the appended records did not arrive");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        h.step();
+    }
+    // Within the follower's poll (half a second) and a frame.
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+    h.run_ok();
+    h.get_by_label("2 training step(s)");
+    assert_eq!(h.state().current().unwrap().selection, selected, "the selection is kept");
+    // The Follow toggle stops following.
+    h.get_by_label("Follow").click();
+    h.run_ok();
+    assert!(h.state().current().unwrap().follower.is_none());
+}

@@ -214,14 +214,15 @@ impl VantageApp {
     pub fn accept(&mut self, messages: Vec<(u64, LoadMessage)>, repaint: impl Fn() + Send + Clone + 'static) {
         for (id, message) in messages {
             match message {
-                LoadMessage::Partial(run, report) => match self.runs.iter_mut().find(|r| r.load_id == Some(id)) {
-                    Some(open) => open.replace_run(*run, report),
-                    None => {
+                LoadMessage::Partial(run, report) => {
+                    if let Some(open) = self.runs.iter_mut().find(|r| r.load_id == Some(id)) {
+                        open.replace_run(*run, report);
+                    } else {
                         let mut open = OpenRun::new(*run, report);
                         open.load_id = Some(id);
                         self.push_run(open);
                     }
-                },
+                }
                 LoadMessage::Done(outcome) => self.accept_outcome(id, *outcome),
                 LoadMessage::Picked(sources) => self.open_all_picked(sources, repaint.clone()),
             }
@@ -328,7 +329,7 @@ impl VantageApp {
                     follow::Update::Run(run, report) => latest = Some((run, report)),
                     follow::Update::Notice(text) => notices.push(text),
                     follow::Update::Stopped(why) => {
-                        notices.push(format!("{}: following stopped: {why}", open.run.meta.name))
+                        notices.push(format!("{}: following stopped: {why}", open.run.meta.name));
                     }
                 }
             }

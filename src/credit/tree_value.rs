@@ -63,7 +63,7 @@ pub struct ValueTree {
 }
 
 /// Content of a step, for merging identical prefixes: kind, a hash of each of the three texts
-/// (64 bits of SipHash with fixed keys: two different texts share one with odds of about 2⁻⁶⁴,
+/// (64 bits of `SipHash` with fixed keys: two different texts share one with odds of about 2⁻⁶⁴,
 /// and texts left in the log are hashed without being kept) and the state key.
 type StepContent = (u32, u64, u64, u64, u32);
 

@@ -24,10 +24,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonText<'a> {
         let raw = <&'de RawValue as Deserialize<'de>>::deserialize(deserializer)?;
         let literal = raw.get();
         // Not a string, or a string whose escapes do not decode: the error a `String` field gives.
-        if !literal.starts_with('"') || literal.contains("\\u") {
-            if let Err(err) = serde_json::from_str::<Cow<'_, str>>(literal) {
-                return Err(serde::de::Error::custom(describe_json_error(&err)));
-            }
+        if (!literal.starts_with('"') || literal.contains("\\u"))
+            && let Err(err) = serde_json::from_str::<Cow<'_, str>>(literal)
+        {
+            return Err(serde::de::Error::custom(describe_json_error(&err)));
         }
         Ok(Self::Literal(raw))
     }
