@@ -58,7 +58,11 @@ fn main() {
     live.follow();
     live.read(&mut |_, _| true).unwrap();
     let trajectories = live.snapshot().trajectories.len();
-    println!("{}: {written} bytes, {trajectories} trajectories read in {:.2} s", path.display(), opened.elapsed().as_secs_f64());
+    println!(
+        "{}: {written} bytes, {trajectories} trajectories read in {:.2} s",
+        path.display(),
+        opened.elapsed().as_secs_f64()
+    );
     let mut follower = Follower::start(live, || {}).unwrap();
     let mut latencies = Vec::new();
     let mut expected = trajectories;

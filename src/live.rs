@@ -138,9 +138,11 @@ struct Tail {
     identity: (u64, u64),
     /// Bytes read from the file.
     read: u64,
-    /// Bytes of the file fed to the reader (whole lines); `read - fed` are in `pending`.
+    /// Bytes of the file handed out as whole lines; `read - fed` are pending in `buffer`.
     fed: u64,
-    pending: Vec<u8>,
+    /// Read bytes from `start` on are pending (one allocation, reused piece after piece).
+    buffer: Vec<u8>,
+    start: usize,
 }
 
 impl Tail {
@@ -148,7 +150,15 @@ impl Tail {
         let name = path.display().to_string();
         let file = std::fs::File::open(path).map_err(|e| LoadError::from(e).with_path(&name))?;
         let meta = file.metadata().map_err(|e| LoadError::from(e).with_path(&name))?;
-        Ok(Self { path: path.to_owned(), file, identity: identity(&meta), read: 0, fed: 0, pending: Vec::new() })
+        Ok(Self {
+            path: path.to_owned(),
+            file,
+            identity: identity(&meta),
+            read: 0,
+            fed: 0,
+            buffer: Vec::new(),
+            start: 0,
+        })
     }
 
     /// Whether the file at the path is no longer the one being read, or is shorter than what was read.
@@ -169,22 +179,27 @@ impl Tail {
 
     /// Reads up to `size` more bytes and returns the whole lines among what is pending, with
     /// the offset of their first byte (`None`: nothing new, or no line finished yet).
-    fn next_lines(&mut self, size: usize) -> Result<Option<(Vec<u8>, u64)>, LoadError> {
-        let available = self.len().saturating_sub(self.read);
-        let take = available.min(size as u64) as usize;
-        if take > 0 {
-            let start = self.pending.len();
-            self.pending.resize(start + take, 0);
-            read_exact_at(&self.file, &mut self.pending[start..], self.read)
-                .map_err(|e| LoadError::from(e).with_path(&self.path.display().to_string()))?;
-            self.read += take as u64;
+    fn next_lines(&mut self, size: usize) -> Result<Option<(&[u8], u64)>, LoadError> {
+        use std::io::{Seek as _, SeekFrom};
+        if self.start > 0 {
+            self.buffer.drain(..self.start);
+            self.start = 0;
         }
-        let Some(last) = self.pending.iter().rposition(|&b| b == b'\n') else { return Ok(None) };
-        let rest = self.pending.split_off(last + 1);
-        let lines = std::mem::replace(&mut self.pending, rest);
+        let take = self.len().saturating_sub(self.read).min(size as u64);
+        if take > 0 {
+            let failed = |e: std::io::Error| LoadError::from(e).with_path(&self.path.display().to_string());
+            self.buffer.reserve(take as usize);
+            // Into the buffer's spare room, which is not zeroed first (`read_to_end` reads a file
+            // into uninitialised memory); the texts' own reads are positioned (`FileSource`).
+            (&self.file).seek(SeekFrom::Start(self.read)).map_err(failed)?;
+            let got = (&self.file).take(take).read_to_end(&mut self.buffer).map_err(failed)?;
+            self.read += got as u64;
+        }
+        let Some(last) = self.buffer.iter().rposition(|&b| b == b'\n') else { return Ok(None) };
         let offset = self.fed;
-        self.fed += lines.len() as u64;
-        Ok(Some((lines, offset)))
+        self.fed += last as u64 + 1;
+        self.start = last + 1;
+        Ok(Some((&self.buffer[..=last], offset)))
     }
 
     /// Whether bytes remain to be read.
@@ -194,12 +209,12 @@ impl Tail {
 
     /// The unterminated last line, taken (at the end of a load that does not follow).
     fn take_last(&mut self) -> Option<(Vec<u8>, u64)> {
-        if self.pending.is_empty() {
-            return None;
-        }
+        let rest = self.buffer.get(self.start..).filter(|r| !r.is_empty())?.to_vec();
         let offset = self.fed;
-        self.fed += self.pending.len() as u64;
-        Some((std::mem::take(&mut self.pending), offset))
+        self.fed += rest.len() as u64;
+        self.buffer.clear();
+        self.start = 0;
+        Some((rest, offset))
     }
 }
 
@@ -526,7 +541,12 @@ impl Shown<'_> {
 }
 
 /// Reads what a JSONL file has beyond what was read, in pieces.
-fn read_jsonl(tail: &mut Tail, stream: &mut NativeStream, budget: u64, show: &mut Shown<'_>) -> Result<bool, LoadError> {
+fn read_jsonl(
+    tail: &mut Tail,
+    stream: &mut NativeStream,
+    budget: u64,
+    show: &mut Shown<'_>,
+) -> Result<bool, LoadError> {
     let total = tail.len();
     let mut first = tail.read == 0;
     let mut arrived = false;
@@ -539,7 +559,7 @@ fn read_jsonl(tail: &mut Tail, stream: &mut NativeStream, budget: u64, show: &mu
             }
             return Ok(arrived);
         };
-        stream.feed(&lines, offset);
+        stream.feed(lines, offset);
         arrived = true;
         budget::check(budget, stream.heap_bytes() as u64, tail.read, total.max(tail.read))
             .map_err(|e| e.with_path(show.name))?;
@@ -582,8 +602,9 @@ fn read_verl(
     let mut arrived = false;
     for (_, tail) in &mut *at.tails {
         loop {
-            let lines = match tail.next_lines(PIECE)? {
-                Some((lines, _)) => lines,
+            let next = tail.next_lines(PIECE)?.map(|(lines, _)| lines.to_vec());
+            let lines = match next {
+                Some(lines) => lines,
                 None if tail.more() => continue,
                 // The file's last line without a terminator: its end, unless followed.
                 None if !at.following => match tail.take_last() {

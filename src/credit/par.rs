@@ -140,6 +140,101 @@ fn on_threads<I: Send, R: Send>(items: Vec<I>, threads: usize, work: impl Fn(I) 
     cells.into_iter().filter_map(|c| c.into_inner().ok().and_then(|c| c.1)).collect()
 }
 
+/// Runs `work` on each item on other threads and hands the results to `consume` on this thread,
+/// in order, each as soon as it and those before it are done, while the later ones are still
+/// being worked on (a log's pieces are parsed on every core while this thread adds the parsed
+/// records to the run). A panic in `work` is raised again here. On the web, and for one item or
+/// one core, one after the other on this thread.
+pub fn pipeline<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync, mut consume: impl FnMut(R)) {
+    let threads = max_parts().min(items.len());
+    if threads <= 1 {
+        for item in items {
+            consume(work(item));
+        }
+        return;
+    }
+    in_pipeline(items, threads, work, consume);
+}
+
+/// The web has no threads: the items one after the other.
+#[cfg(target_arch = "wasm32")]
+fn in_pipeline<I: Send, R: Send>(
+    items: Vec<I>,
+    _threads: usize,
+    work: impl Fn(I) -> R + Sync,
+    mut consume: impl FnMut(R),
+) {
+    for item in items {
+        consume(work(item));
+    }
+}
+
+/// [`pipeline`] on `threads` worker threads, this one consuming. A worker that panics marks the
+/// pipeline broken and wakes this thread, which stops waiting; the scope then raises the panic.
+#[cfg(not(target_arch = "wasm32"))]
+fn in_pipeline<I: Send, R: Send>(
+    items: Vec<I>,
+    threads: usize,
+    work: impl Fn(I) -> R + Sync,
+    mut consume: impl FnMut(R),
+) {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{Condvar, Mutex};
+    let n = items.len();
+    let inputs: Vec<Mutex<Option<I>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
+    let outputs: Vec<(Mutex<Option<R>>, Condvar)> = (0..n).map(|_| (Mutex::new(None), Condvar::new())).collect();
+    let next = AtomicUsize::new(0);
+    let broken = AtomicBool::new(false);
+    let worker = || {
+        // Marks the pipeline broken if this worker unwinds, so the consumer does not wait forever.
+        struct OnUnwind<'a, R>(&'a AtomicBool, &'a [(Mutex<Option<R>>, Condvar)]);
+        impl<R> Drop for OnUnwind<'_, R> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.store(true, Ordering::SeqCst);
+                    for (slot, ready) in self.1 {
+                        let _guard = slot.lock();
+                        ready.notify_all();
+                    }
+                }
+            }
+        }
+        let _unwind = OnUnwind(&broken, &outputs);
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let (Some(input), Some((slot, ready))) = (inputs.get(i), outputs.get(i)) else { break };
+            let Some(item) = input.lock().ok().and_then(|mut i| i.take()) else { continue };
+            let result = work(item);
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some(result);
+            }
+            ready.notify_one();
+        }
+    };
+    std::thread::scope(|scope| {
+        let mut started = 0;
+        for _ in 0..threads {
+            match std::thread::Builder::new().name("load part".to_owned()).spawn_scoped(scope, worker) {
+                Ok(_) => started += 1,
+                Err(err) => log::warn!("could not start a load thread ({err}); the others take its parts"),
+            }
+        }
+        if started == 0 {
+            worker();
+        }
+        for (slot, ready) in &outputs {
+            let Ok(mut guard) = slot.lock() else { return };
+            while guard.is_none() && !broken.load(Ordering::SeqCst) {
+                let Ok(next_guard) = ready.wait(guard) else { return };
+                guard = next_guard;
+            }
+            let Some(result) = guard.take() else { return };
+            drop(guard);
+            consume(result);
+        }
+    });
+}
+
 /// One part's share of an output: the positions `base..base + out.len()`, written row by row
 /// (a trajectory's path, a token row). In order, every position is written, the ones no row
 /// covers with `gap` (`NaN` for step credit); otherwise the output was filled with `gap` first

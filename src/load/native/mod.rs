@@ -97,15 +97,17 @@ pub fn next_cut(bytes: &[u8], from: usize, size: usize) -> usize {
     }
 }
 
-/// The least bytes a piece of a fed chunk must have to be parsed on a thread of its own.
+/// The least bytes a part of a fed piece must have to be parsed on a thread of its own.
 const MIN_PART_BYTES: usize = 1 << 20;
+/// The most parts a fed piece is cut into.
+const MAX_PARTS: usize = 64;
 
 /// A native JSONL log read piece by piece: the pieces are whole lines, fed in file order (a log
 /// read in chunks, or a file that is still growing); the run so far can be taken at any point.
 ///
-/// Each piece is parsed in parts on every core (`credit::par::run_parts`), then its records are
-/// added in file order on one thread, so the run, its ids, warnings and line numbers are the same
-/// whatever the number of threads and however the log is cut into pieces.
+/// Each piece is parsed in parts on every core (`credit::par::pipeline`) while its records are
+/// added in file order on this thread, so the run, its ids, warnings and line numbers are the
+/// same whatever the number of threads and however the log is cut into pieces.
 pub struct NativeStream {
     loader: NativeLoader,
     /// Line number of the next line fed.
@@ -171,24 +173,25 @@ impl NativeStream {
         let body = if offset == 0 { chunk.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(chunk) } else { chunk };
         let body_offset = offset + (chunk.len() - body.len()) as u64;
         let mut cuts = vec![0];
-        let parts = (body.len() / self.min_part_bytes).clamp(1, crate::credit::par::max_parts() * 4);
+        let parts = (body.len() / self.min_part_bytes).clamp(1, MAX_PARTS);
         while *cuts.last().unwrap_or(&0) < body.len() {
             let from = *cuts.last().unwrap_or(&0);
             cuts.push(next_cut(body, from, body.len().div_ceil(parts)));
         }
         let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
-        let parsed = crate::credit::par::run_parts(pieces, parse_piece);
         let window = RawWindow::of(body, body_offset);
         self.loader.builder.set_raw_window(self.lazy.then_some(window));
         let mut line = first_line;
-        for piece in parsed {
-            for entry in piece {
-                if line > self.header_line {
-                    self.loader.apply(line, entry, self.lazy);
+        let (loader, lazy, header_line) = (&mut self.loader, self.lazy, self.header_line);
+        // Parts are parsed on the other cores while this thread adds the ones before, in order.
+        crate::credit::par::pipeline(pieces, parse_piece, |parsed| {
+            for entry in parsed {
+                if line > header_line {
+                    loader.apply(line, entry, lazy);
                 }
                 line += 1;
             }
-        }
+        });
         self.loader.builder.set_raw_window(None);
         self.next_line = line;
         self.loader.report.progress.set(offset + chunk.len() as u64);
@@ -251,13 +254,13 @@ fn parse_piece(piece: &[u8]) -> Vec<Parsed<'_>> {
                 continue;
             }
         };
-        if matches!(quote_non_finite(text), std::borrow::Cow::Owned(_)) {
-            out.push(Parsed::Quoted(text));
-            continue;
-        }
         ignored.clear();
         out.push(match parse_located::<RawRecord<'_>>(text, &mut ignored) {
             Ok(record) => Parsed::Record(Box::new(record), std::mem::take(&mut ignored)),
+            // Bare `NaN` / `Infinity` are invalid JSON: quoted, the line is parsed again when it
+            // is added (a line without them keeps its error). Looked for only when parsing
+            // failed, which costs nothing on the lines that parse.
+            Err(_) if matches!(quote_non_finite(text), std::borrow::Cow::Owned(_)) => Parsed::Quoted(text),
             Err(err) => Parsed::Invalid(err),
         });
     }

@@ -70,8 +70,8 @@ pub struct RawRecord<'a> {
     /// Format version; present only in the header.
     pub vantage: Option<serde_json::Value>,
     /// Record type.
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
+    #[serde(rename = "type", borrow)]
+    pub kind: Option<Cow<'a, str>>,
     /// Run name (header).
     pub name: Option<String>,
     /// Run metadata (header).
@@ -135,9 +135,11 @@ pub struct RawStep<'a> {
     /// Parent node id (tree records; absent or null under the prompt).
     pub parent: Option<Id>,
     /// Step kind.
-    pub kind: Option<String>,
+    #[serde(borrow)]
+    pub kind: Option<Cow<'a, str>>,
     /// Role label.
-    pub role: Option<String>,
+    #[serde(borrow)]
+    pub role: Option<Cow<'a, str>>,
     /// Reasoning text.
     #[serde(borrow)]
     pub thought: Option<JsonText<'a>>,
@@ -148,7 +150,8 @@ pub struct RawStep<'a> {
     #[serde(borrow)]
     pub observation: Option<JsonText<'a>>,
     /// Named scores.
-    pub scores: Option<BTreeMap<String, Num>>,
+    #[serde(borrow)]
+    pub scores: Option<BTreeMap<Cow<'a, str>, Num>>,
     /// Environment reward.
     pub env_reward: Option<Num>,
     /// State key.
