@@ -33,8 +33,6 @@ impl TextSource for BytesSource {
 
 /// Bit of a [`TextId`] that marks a text left in the source (the rest is its index in the spans).
 const IN_SOURCE: u32 = 1 << 31;
-/// Bit of a span's length that marks a JSON string with escapes (decoded when read).
-const ESCAPED: u32 = 1 << 31;
 
 /// The text shown for a text of the source that can no longer be read.
 pub const UNREADABLE: &str = "⟨text unavailable: the log changed since it was opened⟩";
@@ -68,8 +66,8 @@ impl RawWindow {
 pub struct TextArena {
     bytes: String,
     ends: Vec<u64>,
-    /// Texts left in the source: the offset of the string's content (inside its quotes) and its
-    /// length, with [`ESCAPED`] set when the JSON string has escapes.
+    /// Texts left in the source: the offset and length of each JSON string literal (with its
+    /// quotes; escapes are decoded when it is read).
     span_start: Vec<u64>,
     span_len: Vec<u32>,
     source: Option<Arc<dyn TextSource>>,
@@ -93,14 +91,14 @@ impl TextArena {
     }
 
     fn push_span(&mut self, literal: &str, offset: u64) -> TextId {
-        let inner = literal.len().saturating_sub(2);
-        // The builder refuses to grow past u32 ids; a single text over 2 GiB is copied instead.
-        if inner == 0 || inner >= ESCAPED as usize || self.span_len.len() >= (IN_SOURCE - 1) as usize {
+        // The builder refuses to grow past u32 ids; a single text over 4 GiB is copied instead.
+        let Ok(len) = u32::try_from(literal.len()) else { return self.push_decoded(literal) };
+        if len <= 2 || self.span_len.len() >= (IN_SOURCE - 1) as usize {
             return self.push_decoded(literal);
         }
-        let escaped = literal.as_bytes().contains(&b'\\');
-        self.span_start.push(offset + 1);
-        self.span_len.push(inner as u32 | if escaped { ESCAPED } else { 0 });
+        // Whether it has escapes is found when it is read (one text, not every text at load).
+        self.span_start.push(offset);
+        self.span_len.push(len);
         TextId(IN_SOURCE | (self.span_len.len() - 1) as u32)
     }
 
@@ -157,18 +155,19 @@ impl TextArena {
     }
 
     fn read_span(&self, start: u64, len: u32) -> Option<Cow<'_, str>> {
-        let source = self.source.as_ref()?;
-        let escaped = len & ESCAPED != 0;
-        let len = (len & !ESCAPED) as usize;
-        if !escaped {
-            return match source.read_at(start, len)? {
-                Cow::Borrowed(bytes) => std::str::from_utf8(bytes).ok().map(Cow::Borrowed),
-                Cow::Owned(bytes) => String::from_utf8(bytes).ok().map(Cow::Owned),
-            };
+        let literal = self.source.as_ref()?.read_at(start, len as usize)?;
+        let escaped = literal.get(1..literal.len().saturating_sub(1))?.contains(&b'\\');
+        if escaped {
+            return serde_json::from_slice::<String>(&literal).ok().map(Cow::Owned);
         }
-        // With its quotes, so that serde_json decodes the escapes.
-        let literal = source.read_at(start.checked_sub(1)?, len + 2)?;
-        serde_json::from_slice::<String>(&literal).ok().map(Cow::Owned)
+        match literal {
+            Cow::Borrowed(bytes) => std::str::from_utf8(bytes.get(1..bytes.len() - 1)?).ok().map(Cow::Borrowed),
+            Cow::Owned(mut bytes) => {
+                bytes.pop();
+                bytes.remove(0);
+                String::from_utf8(bytes).ok().map(Cow::Owned)
+            }
+        }
     }
 
     /// Whether the text of `id` is `text` (a JSON literal while the window holds it).

@@ -2,7 +2,7 @@
 
 use crate::model::{McStats, NewStep, NewTokens, Outcome, Warning};
 
-use super::records::{JsonText, RawOutcome, RawStep, RawTokens};
+use super::records::{JsonText, RawOutcome, RawStep, RawTokens, Scores};
 
 /// Owned token columns converted from a raw record.
 #[derive(Default)]
@@ -79,7 +79,7 @@ pub fn new_step<'a>(raw: &'a RawStep<'_>) -> NewStep<'a> {
         thought: raw.thought.as_ref().map(JsonText::as_str),
         action: raw.action.as_ref().map(JsonText::as_str),
         observation: raw.observation.as_ref().map(JsonText::as_str),
-        scores: raw.scores.iter().flatten().map(|(k, v)| (k.as_ref(), v.0)).collect(),
+        scores: raw.scores.iter().flat_map(Scores::iter).map(|(k, v)| (k.as_ref(), v.0)).collect(),
         env_reward: raw.env_reward.map(|n| n.0),
         state_key: raw.state.as_ref().map(|s| s.0.as_str()),
         mc: raw.mc.as_ref().map(|m| McStats { n: m.n, mean: m.mean.0 }),

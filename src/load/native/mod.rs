@@ -241,30 +241,43 @@ fn parse_piece(piece: &[u8]) -> Vec<Parsed<'_>> {
     let piece = piece.strip_suffix(b"\n").unwrap_or(piece);
     let mut out = Vec::new();
     let mut ignored = Vec::new();
+    // A piece that is all UTF-8 (the usual case) is split with a vectorised search for the line
+    // ends; otherwise line by line, each line checked on its own.
+    if let Ok(text) = std::str::from_utf8(piece) {
+        for line in text.split('\n') {
+            out.push(parse_line(line.strip_suffix('\r').unwrap_or(line), &mut ignored));
+        }
+        return out;
+    }
     for line in piece.split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            out.push(Parsed::Blank);
-            continue;
-        }
-        let text = match std::str::from_utf8(line) {
-            Ok(text) => text,
-            Err(err) => {
-                out.push(Parsed::NotUtf8(err.valid_up_to()));
-                continue;
-            }
-        };
-        ignored.clear();
-        out.push(match parse_located::<RawRecord<'_>>(text, &mut ignored) {
-            Ok(record) => Parsed::Record(Box::new(record), std::mem::take(&mut ignored)),
-            // Bare `NaN` / `Infinity` are invalid JSON: quoted, the line is parsed again when it
-            // is added (a line without them keeps its error). Looked for only when parsing
-            // failed, which costs nothing on the lines that parse.
-            Err(_) if matches!(quote_non_finite(text), std::borrow::Cow::Owned(_)) => Parsed::Quoted(text),
-            Err(err) => Parsed::Invalid(err),
+        out.push(match std::str::from_utf8(line) {
+            Ok(text) => parse_line(text, &mut ignored),
+            Err(err) => Parsed::NotUtf8(err.valid_up_to()),
         });
     }
     out
+}
+
+/// Parses one line (UTF-8, without its terminator).
+fn parse_line<'a>(text: &'a str, ignored: &mut Vec<String>) -> Parsed<'a> {
+    if text.bytes().all(|b| b.is_ascii_whitespace()) {
+        return Parsed::Blank;
+    }
+    // The fast parse; a record it refuses (an unknown field, an error) is parsed again with
+    // field paths and unknown-field tracking, for its located warnings.
+    if let Ok(record) = serde_json::from_str::<records::strict::RawRecord<'_>>(text) {
+        return Parsed::Record(Box::new(record.into()), Vec::new());
+    }
+    ignored.clear();
+    match parse_located::<RawRecord<'_>>(text, ignored) {
+        Ok(record) => Parsed::Record(Box::new(record), std::mem::take(ignored)),
+        // Bare `NaN` / `Infinity` are invalid JSON: quoted, the line is parsed again when it
+        // is added (a line without them keeps its error). Looked for only when parsing
+        // failed, which costs nothing on the lines that parse.
+        Err(_) if matches!(quote_non_finite(text), std::borrow::Cow::Owned(_)) => Parsed::Quoted(text),
+        Err(err) => Parsed::Invalid(err),
+    }
 }
 
 struct NativeLoader {
@@ -395,7 +408,8 @@ impl NativeLoader {
             ));
         }
         let (tokens, num_tokens) = TokenColumns::from_raw(record.tokens.as_ref(), "tokens", line)?;
-        let spans = steps.iter().enumerate().map(|(i, s)| (format!("steps[{i}]"), s.token_span));
+        let spans = steps.iter().enumerate().filter(|(_, s)| s.token_span.is_some());
+        let spans = spans.map(|(i, s)| (format!("steps[{i}]"), s.token_span));
         check_spans(spans, num_tokens, line)?;
         let mut kept = Vec::new();
         for (i, step) in steps.iter().enumerate() {

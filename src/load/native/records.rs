@@ -24,7 +24,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonText<'a> {
         let raw = <&'de RawValue as Deserialize<'de>>::deserialize(deserializer)?;
         let literal = raw.get();
         // Not a string, or a string whose escapes do not decode: the error a `String` field gives.
-        if (!literal.starts_with('"') || literal.contains("\\u"))
+        // A `\u` escape may be a lone surrogate, which only decoding finds (a vectorised search for the two bytes).
+        let unicode_escape = || literal.contains("\\u");
+        if (!literal.starts_with('"') || unicode_escape())
             && let Err(err) = serde_json::from_str::<Cow<'_, str>>(literal)
         {
             return Err(serde::de::Error::custom(describe_json_error(&err)));
@@ -63,135 +65,295 @@ pub fn decode_texts(record: &mut RawRecord<'_>) {
     }
 }
 
-/// Any record: the header (`"vantage": 1`), or `"type"` one of `group`, `trajectory`, `tree`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct RawRecord<'a> {
-    /// Format version; present only in the header.
-    pub vantage: Option<serde_json::Value>,
-    /// Record type.
-    #[serde(rename = "type", borrow)]
-    pub kind: Option<Cow<'a, str>>,
-    /// Run name (header).
-    pub name: Option<String>,
-    /// Run metadata (header).
-    pub meta: Option<BTreeMap<String, serde_json::Value>>,
-    /// Record id: group, trajectory or tree id.
-    pub id: Option<Id>,
-    /// Group id (trajectory and tree records).
-    pub group: Option<Id>,
-    /// Task / prompt id.
-    pub task: Option<Id>,
-    /// Training step.
-    pub train_step: Option<i64>,
-    /// Prompt text.
-    #[serde(borrow)]
-    pub prompt: Option<JsonText<'a>>,
-    /// Gold answer.
-    #[serde(borrow)]
-    pub gold: Option<JsonText<'a>>,
-    /// Outcome (trajectory records).
-    pub outcome: Option<RawOutcome>,
-    /// Steps (trajectory records).
-    #[serde(borrow)]
-    pub steps: Option<Vec<RawStep<'a>>>,
-    /// Token arrays (trajectory records).
-    pub tokens: Option<RawTokens>,
-    /// Nodes (tree records).
-    #[serde(borrow)]
-    pub nodes: Option<Vec<RawStep<'a>>>,
+/// A step's named scores, in the order the line gives them (a later duplicate name wins when
+/// they are added, as it would in a map). The first few are held inline: a step is parsed on one
+/// thread and dropped on another, and an allocation per step freed across threads cost more than
+/// the parse itself.
+#[derive(Debug, Default)]
+pub struct Scores<'a> {
+    inline: [(Cow<'a, str>, Num); INLINE_SCORES],
+    len: usize,
+    more: Vec<(Cow<'a, str>, Num)>,
 }
 
-/// A trajectory's outcome.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct RawOutcome {
-    /// Scalar reward.
-    pub reward: Option<Num>,
-    /// Success flag.
-    pub success: Option<bool>,
-    /// Named components.
-    pub components: Option<BTreeMap<String, Num>>,
-    /// Finish reason.
-    pub finish: Option<String>,
+/// Scores a step holds without an allocation.
+const INLINE_SCORES: usize = 3;
+
+impl<'a> Scores<'a> {
+    fn push(&mut self, name: Cow<'a, str>, value: Num) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                *slot = (name, value);
+                self.len += 1;
+            }
+            None => self.more.push((name, value)),
+        }
+    }
+
+    /// The scores, in the line's order.
+    pub fn iter(&self) -> impl Iterator<Item = &(Cow<'a, str>, Num)> {
+        self.inline[..self.len].iter().chain(&self.more)
+    }
 }
 
-/// Monte-Carlo statistics.
-#[derive(Debug, Deserialize)]
-pub struct RawMc {
-    /// Number of continuations.
-    pub n: u32,
-    /// Their mean outcome.
-    pub mean: Num,
+impl<'de: 'a, 'a> Deserialize<'de> for Scores<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name<'a>(Cow<'a, str>);
+        impl<'de: 'a, 'a> Deserialize<'de> for Name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct NameVisitor;
+                impl<'de> serde::de::Visitor<'de> for NameVisitor {
+                    type Value = Name<'de>;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a string")
+                    }
+                    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
+                        Ok(Name(Cow::Borrowed(v)))
+                    }
+                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Name<'de>, E> {
+                        Ok(Name(Cow::Owned(v.to_owned())))
+                    }
+                }
+                deserializer.deserialize_str(NameVisitor)
+            }
+        }
+        struct ScoresVisitor;
+        impl<'de> serde::de::Visitor<'de> for ScoresVisitor {
+            type Value = Scores<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Scores<'de>, M::Error> {
+                let mut scores = Scores::default();
+                while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
+                    scores.push(name, map.next_value::<Num>()?);
+                }
+                Ok(scores)
+            }
+        }
+        deserializer.deserialize_map(ScoresVisitor)
+    }
 }
 
-/// A step of a trajectory record, or a node of a tree record (which adds `id`, `parent`, and on
-/// leaves `outcome`, `trajectory`, `tokens`).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct RawStep<'a> {
-    /// Node id (required in tree records).
-    pub id: Option<Id>,
-    /// Parent node id (tree records; absent or null under the prompt).
-    pub parent: Option<Id>,
-    /// Step kind.
-    #[serde(borrow)]
-    pub kind: Option<Cow<'a, str>>,
-    /// Role label.
-    #[serde(borrow)]
-    pub role: Option<Cow<'a, str>>,
-    /// Reasoning text.
-    #[serde(borrow)]
-    pub thought: Option<JsonText<'a>>,
-    /// Action text.
-    #[serde(borrow)]
-    pub action: Option<JsonText<'a>>,
-    /// Observation text.
-    #[serde(borrow)]
-    pub observation: Option<JsonText<'a>>,
-    /// Named scores.
-    #[serde(borrow)]
-    pub scores: Option<BTreeMap<Cow<'a, str>, Num>>,
-    /// Environment reward.
-    pub env_reward: Option<Num>,
-    /// State key.
-    pub state: Option<Id>,
-    /// Monte-Carlo statistics.
-    pub mc: Option<RawMc>,
-    /// First-error label.
-    pub first_error: Option<bool>,
-    /// Retrieved document ids.
-    pub docs: Option<Vec<Id>>,
-    /// Token span `[start, end)` in the trajectory's tokens.
-    pub token_span: Option<[u32; 2]>,
-    /// Leaf outcome (tree records).
-    pub outcome: Option<RawOutcome>,
-    /// Trajectory id of a leaf (tree records).
-    pub trajectory: Option<Id>,
-    /// Token arrays of the path ending at a leaf (tree records).
-    pub tokens: Option<RawTokens>,
+/// Declares the record types; with `#[serde(deny_unknown_fields)]` for [`strict`].
+macro_rules! record_types {
+    ($(#[$deny:meta])?) => {
+        /// Any record: the header (`"vantage": 1`), or `"type"` one of `group`, `trajectory`, `tree`.
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(default)]
+        $(#[$deny])?
+        pub struct RawRecord<'a> {
+            /// Format version; present only in the header.
+            pub vantage: Option<serde_json::Value>,
+            /// Record type.
+            #[serde(rename = "type", borrow)]
+            pub kind: Option<Cow<'a, str>>,
+            /// Run name (header).
+            pub name: Option<String>,
+            /// Run metadata (header).
+            pub meta: Option<BTreeMap<String, serde_json::Value>>,
+            /// Record id: group, trajectory or tree id.
+            pub id: Option<Id>,
+            /// Group id (trajectory and tree records).
+            pub group: Option<Id>,
+            /// Task / prompt id.
+            pub task: Option<Id>,
+            /// Training step.
+            pub train_step: Option<i64>,
+            /// Prompt text.
+            #[serde(borrow)]
+            pub prompt: Option<JsonText<'a>>,
+            /// Gold answer.
+            #[serde(borrow)]
+            pub gold: Option<JsonText<'a>>,
+            /// Outcome (trajectory records).
+            pub outcome: Option<RawOutcome>,
+            /// Steps (trajectory records).
+            #[serde(borrow)]
+            pub steps: Option<Vec<RawStep<'a>>>,
+            /// Token arrays (trajectory records).
+            pub tokens: Option<RawTokens>,
+            /// Nodes (tree records).
+            #[serde(borrow)]
+            pub nodes: Option<Vec<RawStep<'a>>>,
+        }
+
+        /// A trajectory's outcome.
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(default)]
+        $(#[$deny])?
+        pub struct RawOutcome {
+            /// Scalar reward.
+            pub reward: Option<Num>,
+            /// Success flag.
+            pub success: Option<bool>,
+            /// Named components.
+            pub components: Option<BTreeMap<String, Num>>,
+            /// Finish reason.
+            pub finish: Option<String>,
+        }
+
+        /// Monte-Carlo statistics.
+        #[derive(Debug, Deserialize)]
+        $(#[$deny])?
+        pub struct RawMc {
+            /// Number of continuations.
+            pub n: u32,
+            /// Their mean outcome.
+            pub mean: Num,
+        }
+
+        /// A step of a trajectory record, or a node of a tree record (which adds `id`, `parent`, and on
+        /// leaves `outcome`, `trajectory`, `tokens`).
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(default)]
+        $(#[$deny])?
+        pub struct RawStep<'a> {
+            /// Node id (required in tree records).
+            pub id: Option<Id>,
+            /// Parent node id (tree records; absent or null under the prompt).
+            pub parent: Option<Id>,
+            /// Step kind.
+            #[serde(borrow)]
+            pub kind: Option<Cow<'a, str>>,
+            /// Role label.
+            #[serde(borrow)]
+            pub role: Option<Cow<'a, str>>,
+            /// Reasoning text.
+            #[serde(borrow)]
+            pub thought: Option<JsonText<'a>>,
+            /// Action text.
+            #[serde(borrow)]
+            pub action: Option<JsonText<'a>>,
+            /// Observation text.
+            #[serde(borrow)]
+            pub observation: Option<JsonText<'a>>,
+            /// Named scores.
+            #[serde(borrow)]
+            pub scores: Option<Scores<'a>>,
+            /// Environment reward.
+            pub env_reward: Option<Num>,
+            /// State key.
+            pub state: Option<Id>,
+            /// Monte-Carlo statistics.
+            pub mc: Option<RawMc>,
+            /// First-error label.
+            pub first_error: Option<bool>,
+            /// Retrieved document ids.
+            pub docs: Option<Vec<Id>>,
+            /// Token span `[start, end)` in the trajectory's tokens.
+            pub token_span: Option<[u32; 2]>,
+            /// Leaf outcome (tree records).
+            pub outcome: Option<Box<RawOutcome>>,
+            /// Trajectory id of a leaf (tree records).
+            pub trajectory: Option<Id>,
+            /// Token arrays of the path ending at a leaf (tree records).
+            pub tokens: Option<Box<RawTokens>>,
+        }
+
+        /// Token arrays of one trajectory.
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(default)]
+        $(#[$deny])?
+        pub struct RawTokens {
+            /// Policy mask.
+            pub mask: Option<Vec<Flag>>,
+            /// Per-token reward.
+            pub reward: Option<Vec<Num>>,
+            /// Policy log-probability.
+            pub logprob: Option<Vec<Num>>,
+            /// Reference log-probability.
+            pub ref_logprob: Option<Vec<Num>>,
+            /// Critic value.
+            pub value: Option<Vec<Num>>,
+            /// Entropy.
+            pub entropy: Option<Vec<Num>>,
+            /// `Σ_v π(v)²` per token.
+            pub sum_pi_squared: Option<Vec<Num>>,
+            /// Implicit-PRM log-probability per token.
+            pub prm_logprob: Option<Vec<Num>>,
+            /// Token strings.
+            pub text: Option<Vec<String>>,
+        }
+    };
 }
 
-/// Token arrays of one trajectory.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct RawTokens {
-    /// Policy mask.
-    pub mask: Option<Vec<Flag>>,
-    /// Per-token reward.
-    pub reward: Option<Vec<Num>>,
-    /// Policy log-probability.
-    pub logprob: Option<Vec<Num>>,
-    /// Reference log-probability.
-    pub ref_logprob: Option<Vec<Num>>,
-    /// Critic value.
-    pub value: Option<Vec<Num>>,
-    /// Entropy.
-    pub entropy: Option<Vec<Num>>,
-    /// `Σ_v π(v)²` per token.
-    pub sum_pi_squared: Option<Vec<Num>>,
-    /// Implicit-PRM log-probability per token.
-    pub prm_logprob: Option<Vec<Num>>,
-    /// Token strings.
-    pub text: Option<Vec<String>>,
+record_types!();
+
+/// The same records, refusing unknown fields: the fast parse (no field paths, no unknown-field
+/// tracking, each of which costs an allocation per key) that every valid record without unknown
+/// fields takes; any other record is parsed again with both (`lenient::parse_located`), so its
+/// warnings are the same.
+pub mod strict {
+    use super::{BTreeMap, Cow, Deserialize, Flag, Id, JsonText, Num, Scores};
+
+    record_types!(#[serde(deny_unknown_fields)]);
+}
+
+impl<'a> From<strict::RawRecord<'a>> for RawRecord<'a> {
+    fn from(r: strict::RawRecord<'a>) -> Self {
+        let steps = |v: Option<Vec<strict::RawStep<'a>>>| v.map(|v| v.into_iter().map(RawStep::from).collect());
+        Self {
+            vantage: r.vantage,
+            kind: r.kind,
+            name: r.name,
+            meta: r.meta,
+            id: r.id,
+            group: r.group,
+            task: r.task,
+            train_step: r.train_step,
+            prompt: r.prompt,
+            gold: r.gold,
+            outcome: r.outcome.map(RawOutcome::from),
+            steps: steps(r.steps),
+            tokens: r.tokens.map(RawTokens::from),
+            nodes: steps(r.nodes),
+        }
+    }
+}
+
+impl<'a> From<strict::RawStep<'a>> for RawStep<'a> {
+    fn from(s: strict::RawStep<'a>) -> Self {
+        Self {
+            id: s.id,
+            parent: s.parent,
+            kind: s.kind,
+            role: s.role,
+            thought: s.thought,
+            action: s.action,
+            observation: s.observation,
+            scores: s.scores,
+            env_reward: s.env_reward,
+            state: s.state,
+            mc: s.mc.map(|m| RawMc { n: m.n, mean: m.mean }),
+            first_error: s.first_error,
+            docs: s.docs,
+            token_span: s.token_span,
+            outcome: s.outcome.map(|o| Box::new(RawOutcome::from(*o))),
+            trajectory: s.trajectory,
+            tokens: s.tokens.map(|t| Box::new(RawTokens::from(*t))),
+        }
+    }
+}
+
+impl From<strict::RawOutcome> for RawOutcome {
+    fn from(o: strict::RawOutcome) -> Self {
+        Self { reward: o.reward, success: o.success, components: o.components, finish: o.finish }
+    }
+}
+
+impl From<strict::RawTokens> for RawTokens {
+    fn from(t: strict::RawTokens) -> Self {
+        Self {
+            mask: t.mask,
+            reward: t.reward,
+            logprob: t.logprob,
+            ref_logprob: t.ref_logprob,
+            value: t.value,
+            entropy: t.entropy,
+            sum_pi_squared: t.sum_pi_squared,
+            prm_logprob: t.prm_logprob,
+            text: t.text,
+        }
+    }
 }

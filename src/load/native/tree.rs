@@ -177,7 +177,7 @@ fn add_leaves(
             continue;
         }
         let tokens =
-            TokenColumns::from_raw(node.tokens.as_ref(), &format!("{field}.tokens"), line).and_then(|(t, len)| {
+            TokenColumns::from_raw(node.tokens.as_deref(), &format!("{field}.tokens"), line).and_then(|(t, len)| {
                 let mut path = Vec::new();
                 let mut current = Some(i);
                 while let Some(c) = current {
@@ -193,7 +193,7 @@ fn add_leaves(
                 continue;
             }
         };
-        let outcome = outcome(node.outcome.as_ref(), &format!("{field}.outcome"), line, warnings);
+        let outcome = outcome(node.outcome.as_deref(), &format!("{field}.outcome"), line, warnings);
         let texts = tokens.texts();
         let leaf = target.node_ids[i];
         let new_tokens = tokens.borrow_with(texts.as_deref());
