@@ -3,7 +3,8 @@
 
     python3 bench/load.py gen SIZE OUT_DIR      # writes OUT_DIR/run_SIZE.jsonl (vantage) and run_SIZE_nested.jsonl
     python3 bench/load.py run OUT_DIR [SIZE…]   # times every tool on those files, three runs each
-    python3 bench/load.py follow OUT_DIR        # follow latency: appends records, times until `vantage --follow` sees them
+    python3 bench/load.py repeat SRC N OUT      # OUT: SRC's records N times over, ids made distinct (a 10 GiB log from the 1 GiB one)
+    python3 bench/load.py follow OUT_DIR        # follow latency (examples/follow_latency)
 
 `gen` is deterministic (seeded): a GRPO run of training steps of 51 groups of 8, each trajectory
 of 4–40 steps, thoughts of 100–600 characters and tool observations of 50–2,000 characters, with
@@ -206,6 +207,24 @@ def run(out_dir, sizes):
               f"{statistics.median(times):.2f} | {peak / 1e9:.2f} GB | {peak / file_bytes:.2f} |")
 
 
+def repeat(src, n, out):
+    """Writes SRC's header once and its records N times, each copy's ids and groups prefixed c<k>/."""
+    with open(src, "rb") as f, open(out, "wb") as w:
+        header = f.readline()
+        w.write(header)
+        for k in range(int(n)):
+            f.seek(len(header))
+            prefix_id = b'"id": "c%d/' % k
+            prefix_group = b'"group": "c%d/' % k
+            while True:
+                block = f.readlines(64 << 20)
+                if not block:
+                    break
+                w.write(b"".join(
+                    line.replace(b'"id": "', prefix_id, 1).replace(b'"group": "', prefix_group, 1) for line in block))
+    print(f"{out}: {os.path.getsize(out)} bytes")
+
+
 def follow(out_dir):
     """Appends trajectories to a followed file and times until the app's follower has read them."""
     vantage = os.path.join(ROOT, "target", "release", "examples", "follow_latency")
@@ -219,6 +238,8 @@ if __name__ == "__main__":
         gen(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 3 and sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) >= 5 and sys.argv[1] == "repeat":
+        repeat(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) >= 3 and sys.argv[1] == "follow":
         follow(sys.argv[2])
     else:

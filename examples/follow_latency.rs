@@ -56,7 +56,7 @@ fn main() {
     let opened = Instant::now();
     let mut live = Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
-    live.read(&mut |_, _| true).unwrap();
+    live.read(None).unwrap();
     let trajectories = live.snapshot().trajectories.len();
     println!(
         "{}: {written} bytes, {trajectories} trajectories read in {:.2} s",

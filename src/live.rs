@@ -409,7 +409,7 @@ impl Live {
     /// Reads everything available now, calling `shown` with the run so far after the first piece
     /// and then at most once a second while more remains (`shown` returns `false` to stop: the load
     /// was cancelled). Returns whether records arrived.
-    pub fn read(&mut self, shown: &mut dyn FnMut(Run, &LoadReport) -> bool) -> Result<bool, LoadError> {
+    pub fn read(&mut self, shown: Option<&mut dyn FnMut(Run, &LoadReport) -> bool>) -> Result<bool, LoadError> {
         let mut show = Shown { shown, last: None, name: &self.name };
         let arrived = match &mut self.state {
             State::Compressed { .. } => false,
@@ -456,7 +456,7 @@ impl Live {
                 }
             }
         }
-        self.read(&mut |_, _| true)
+        self.read(None)
     }
 
     /// The run so far, with the notes of what was skipped.
@@ -521,22 +521,24 @@ impl Live {
 }
 
 /// The `shown` callback of [`Live::read`], called at most once a second.
-struct Shown<'a> {
-    shown: &'a mut dyn FnMut(Run, &LoadReport) -> bool,
+struct Shown<'s, 'n> {
+    shown: Option<&'s mut dyn FnMut(Run, &LoadReport) -> bool>,
     last: Option<Instant>,
-    name: &'a str,
+    name: &'n str,
 }
 
-impl Shown<'_> {
+impl Shown<'_, '_> {
     /// Shows the run `snapshot` makes when a second has passed since the last (or at the first
     /// call); an error when the callback says the load was cancelled.
     fn maybe(&mut self, snapshot: impl FnOnce() -> (Run, LoadReport)) -> Result<(), LoadError> {
+        // Nobody to show it to (the CLI): no copy of the run is made.
+        let Some(shown) = self.shown.as_mut() else { return Ok(()) };
         if self.last.is_some_and(|t| t.elapsed() < SNAPSHOT_EVERY) {
             return Ok(());
         }
         self.last = Some(Instant::now());
         let (run, report) = snapshot();
-        if (self.shown)(run, &report) { Ok(()) } else { Err(cancelled(self.name)) }
+        if shown(run, &report) { Ok(()) } else { Err(cancelled(self.name)) }
     }
 }
 
@@ -545,7 +547,7 @@ fn read_jsonl(
     tail: &mut Tail,
     stream: &mut NativeStream,
     budget: u64,
-    show: &mut Shown<'_>,
+    show: &mut Shown<'_, '_>,
 ) -> Result<bool, LoadError> {
     let total = tail.len();
     let mut first = tail.read == 0;
@@ -585,7 +587,7 @@ fn read_verl(
     stream: &mut VerlStream,
     report: &mut LoadReport,
     budget: u64,
-    show: &mut Shown<'_>,
+    show: &mut Shown<'_, '_>,
 ) -> Result<bool, LoadError> {
     let (files, others) = verl_files(at.dir);
     for other in others {
@@ -692,7 +694,7 @@ fn cancelled(name: &str) -> LoadError {
 pub fn load(
     path: &Path,
     report: &mut LoadReport,
-    shown: &mut dyn FnMut(Run, &LoadReport) -> bool,
+    shown: Option<&mut dyn FnMut(Run, &LoadReport) -> bool>,
 ) -> Option<Result<Run, LoadError>> {
     let mut live = match Live::open(path, report.clone(), budget::get()) {
         Ok(Some(live)) => live,

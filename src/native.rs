@@ -88,7 +88,7 @@ const WHOLE_READ_FACTOR: u64 = 3;
 /// A vantage JSONL file, a compressed file, a verl `<step>.jsonl` directory and a TRL completions
 /// directory are read piece by piece (`crate::live`); other files whole.
 pub fn load_path(path: &std::path::Path, format: Option<&str>, report: &mut LoadReport) -> Result<Run, LoadError> {
-    load_path_showing(path, format, report, &mut |_, _| true)
+    load_path_showing(path, format, report, None)
 }
 
 /// [`load_path`], calling `shown` with the run so far while a large log is read piece by piece
@@ -97,7 +97,7 @@ pub fn load_path_showing(
     path: &std::path::Path,
     format: Option<&str>,
     report: &mut LoadReport,
-    shown: &mut dyn FnMut(Run, &LoadReport) -> bool,
+    shown: Option<&mut dyn FnMut(Run, &LoadReport) -> bool>,
 ) -> Result<Run, LoadError> {
     let name = path.display().to_string();
     report.file.clone_from(&name);

@@ -190,7 +190,7 @@ fn a_followed_file_gains_appended_records_once_and_a_line_written_in_two_pieces_
     std::fs::write(&path, format!("{HEADER}{}{}", trajectory_line(0, 0, 0), trajectory_line(0, 0, 1))).unwrap();
     let mut live = Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
-    assert!(live.read(&mut |_, _| true).unwrap());
+    assert!(live.read(None).unwrap());
     assert_eq!(keys(&live.snapshot()), ["s0/g0/r0", "s0/g0/r1"]);
     assert!(!live.poll().unwrap(), "nothing new");
     // A line written in two pieces: not read until it ends, then read once.
@@ -230,7 +230,7 @@ fn a_followed_verl_directory_gains_its_new_step_files() {
     std::fs::write(dir.join("config.yaml"), "not a log").unwrap();
     let mut live = Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
-    assert!(live.read(&mut |_, _| true).unwrap());
+    assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 2);
     std::fs::write(dir.join("2.jsonl"), format!("{}{}", verl_line(2, "2+2?", 1.0), verl_line(2, "3+3?", 1.0))).unwrap();
     assert!(live.poll().unwrap());
@@ -280,7 +280,7 @@ fn a_trl_completions_directory_is_one_run_and_gains_its_new_files() {
     assert_eq!(vantage::native::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir), "one path, one run");
     let mut live = Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
-    assert!(live.read(&mut |_, _| true).unwrap());
+    assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 6);
     trl_file(&dir.join("completions_00003.parquet"), 3, &["q", "q"], &[1.0, 0.0]);
     assert!(live.poll().unwrap());
@@ -299,11 +299,11 @@ fn the_memory_budget_refuses_a_run_that_needs_more_with_what_to_do() {
     }
     std::fs::write(&path, &text).unwrap();
     let mut live = Live::open(&path, LoadReport::default(), 100_000).unwrap().unwrap();
-    let err = live.read(&mut |_, _| true).err().unwrap().to_string();
+    let err = live.read(None).err().unwrap().to_string();
     assert!(err.contains("needs about") && err.contains("100.0 kB") && err.contains("convert"), "{err}");
     // With room, it loads.
     let mut live = Live::open(&path, LoadReport::default(), 1 << 30).unwrap().unwrap();
-    live.read(&mut |_, _| true).unwrap();
+    live.read(None).unwrap();
     assert_eq!(live.finish(&mut LoadReport::default()).unwrap().trajectories.len(), 3000);
 }
 
@@ -329,7 +329,8 @@ fn a_large_log_is_shown_while_it_is_read() {
     assert!(!shown.is_empty() && shown[0] > 0 && shown[0] < run.trajectories.len(), "{shown:?}");
     assert_eq!(run.trajectories.len(), g);
     // Cancelled after the first view: the load stops with a clear error.
-    let err =
-        vantage::native::load_path_showing(&path, None, &mut LoadReport::default(), &mut |_, _| false).err().unwrap();
+    let err = vantage::native::load_path_showing(&path, None, &mut LoadReport::default(), Some(&mut |_, _| false))
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("cancelled"), "{err}");
 }

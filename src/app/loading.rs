@@ -74,7 +74,7 @@ impl LoadSource {
                 if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval")) {
                     return crate::load::pace::block_on(Self::Path(path).load_paced(report.progress));
                 }
-                let result = crate::native::load_path_showing(&path, None, &mut report, partial);
+                let result = crate::native::load_path_showing(&path, None, &mut report, Some(partial));
                 LoadOutcome { path: Some(path), ..LoadOutcome::new(name, result, report) }
             }
             Self::Follow(path) => follow(&path, progress, partial, repaint),
@@ -167,7 +167,7 @@ fn follow(
         Err(err) => return LoadOutcome::new(name, Err(err), report),
     };
     live.follow();
-    if let Err(err) = live.read(partial) {
+    if let Err(err) = live.read(Some(partial)) {
         return LoadOutcome::new(name, Err(err), report);
     }
     // A run that has not written its first records yet opens empty, and is followed.
