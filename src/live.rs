@@ -61,6 +61,9 @@ fn read_exact_at(file: &std::fs::File, mut buffer: &mut [u8], mut offset: u64) -
     Ok(())
 }
 
+/// Where a load shows the run so far: called with it, returns `false` when the load was cancelled.
+pub type ShowRun<'a> = &'a mut dyn FnMut(Run, &LoadReport) -> bool;
+
 /// The first piece read of a file: small, so the first groups are on screen at once.
 const FIRST_PIECE: usize = 2 << 20;
 /// Later pieces: large enough for every core to have a share.
@@ -409,7 +412,7 @@ impl Live {
     /// Reads everything available now, calling `shown` with the run so far after the first piece
     /// and then at most once a second while more remains (`shown` returns `false` to stop: the load
     /// was cancelled). Returns whether records arrived.
-    pub fn read(&mut self, shown: Option<&mut dyn FnMut(Run, &LoadReport) -> bool>) -> Result<bool, LoadError> {
+    pub fn read(&mut self, shown: Option<ShowRun<'_>>) -> Result<bool, LoadError> {
         let mut show = Shown { shown, last: None, name: &self.name };
         let arrived = match &mut self.state {
             State::Compressed { .. } => false,
@@ -522,7 +525,7 @@ impl Live {
 
 /// The `shown` callback of [`Live::read`], called at most once a second.
 struct Shown<'s, 'n> {
-    shown: Option<&'s mut dyn FnMut(Run, &LoadReport) -> bool>,
+    shown: Option<ShowRun<'s>>,
     last: Option<Instant>,
     name: &'n str,
 }
@@ -691,11 +694,7 @@ fn cancelled(name: &str) -> LoadError {
 
 /// Reads `path` to its end through [`Live`], showing the run so far with `shown` (see
 /// [`Live::read`]); `None` when the path is read whole instead.
-pub fn load(
-    path: &Path,
-    report: &mut LoadReport,
-    shown: Option<&mut dyn FnMut(Run, &LoadReport) -> bool>,
-) -> Option<Result<Run, LoadError>> {
+pub fn load(path: &Path, report: &mut LoadReport, shown: Option<ShowRun<'_>>) -> Option<Result<Run, LoadError>> {
     let mut live = match Live::open(path, report.clone(), budget::get()) {
         Ok(Some(live)) => live,
         Ok(None) => return None,

@@ -97,7 +97,7 @@ pub fn load_path_showing(
     path: &std::path::Path,
     format: Option<&str>,
     report: &mut LoadReport,
-    shown: Option<&mut dyn FnMut(Run, &LoadReport) -> bool>,
+    shown: Option<crate::live::ShowRun<'_>>,
 ) -> Result<Run, LoadError> {
     let name = path.display().to_string();
     report.file.clone_from(&name);

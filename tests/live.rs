@@ -321,11 +321,11 @@ fn a_large_log_is_shown_while_it_is_read() {
     std::fs::write(&path, &text).unwrap();
     let mut shown = Vec::new();
     let mut report = LoadReport::default();
-    let run = vantage::native::load_path_showing(&path, None, &mut report, &mut |run, _| {
+    let mut show = |run: vantage::model::Run, _: &LoadReport| {
         shown.push(run.trajectories.len());
         true
-    })
-    .unwrap();
+    };
+    let run = vantage::native::load_path_showing(&path, None, &mut report, Some(&mut show)).unwrap();
     assert!(!shown.is_empty() && shown[0] > 0 && shown[0] < run.trajectories.len(), "{shown:?}");
     assert_eq!(run.trajectories.len(), g);
     // Cancelled after the first view: the load stops with a clear error.
