@@ -327,3 +327,39 @@ fn a_followed_run_gains_a_training_step_and_the_overview_shows_it() {
     h.run_ok();
     assert!(h.state().current().unwrap().follower.is_none());
 }
+
+#[test]
+fn a_large_log_opens_in_parts_and_a_link_waits_for_its_trajectory() {
+    let dir = std::env::temp_dir().join(format!("vantage-ui-progressive-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.jsonl");
+    let mut text = "{\"vantage\": 1}\n".to_owned();
+    let mut n = 0;
+    // Past the first piece the reader shows on its own (2 MiB).
+    while text.len() < 5 << 20 {
+        let thought = "a long thought ".repeat(20);
+        text.push_str(&format!(
+            "{{\"type\": \"trajectory\", \"id\": \"t{n}\", \"group\": \"g{}\", \"outcome\": {{\"reward\": {}}}, \"steps\": [{{\"thought\": \"{thought}\"}}, {{\"action\": \"answer {n}\"}}]}}\n",
+            n / 8,
+            n % 2
+        ));
+        n += 1;
+    }
+    std::fs::write(&path, &text).unwrap();
+    let last = format!("t{}", n - 1);
+    let mut app = VantageApp::default()
+        .with_start(vantage::app::StartOptions { link: Some(format!("#traj={last}&step=1")), ..Default::default() });
+    app.loader.start(vantage::app::LoadSource::Path(path), || {});
+    let messages = app.loader.wait_all();
+    let partial = messages.iter().filter(|(_, m)| matches!(m, vantage::app::LoadMessage::Partial(..))).count();
+    assert!(partial >= 1, "the run was shown while it was read");
+    app.accept(messages, || {});
+    assert_eq!(app.runs.len(), 1, "one run, grown in place");
+    let open = app.current().unwrap();
+    assert_eq!(open.run.trajectories.len(), n);
+    assert_eq!(open.run.trajectory_key(open.selection.trajectory.unwrap()), last);
+    assert_eq!(open.selected_step_index(), Some(1));
+    assert!(app.notifications.iter().all(|n| !n.contains("not in this run")), "{:?}", app.notifications);
+    let h = harness(app);
+    h.get_by_label_contains(&format!("answer {}", n - 1));
+}

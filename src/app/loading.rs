@@ -277,10 +277,9 @@ impl Loader {
     }
 
     /// Stops waiting for load `i` (in `pending_names` order); its result is dropped when it arrives.
-    pub fn cancel(&mut self, i: usize) {
-        if i < self.pending.len() {
-            self.pending.remove(i);
-        }
+    /// Returns the load's id (a run shown while it was read keeps what was read).
+    pub fn cancel(&mut self, i: usize) -> Option<u64> {
+        (i < self.pending.len()).then(|| self.pending.remove(i).id)
     }
 
     /// Names of the loads still running.

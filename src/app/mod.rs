@@ -144,12 +144,14 @@ impl VantageApp {
         let Some(link) = self.pending_link.clone() else { return };
         let Some(open) = self.runs.get_mut(self.selected) else { return };
         let found = open.select_by_key(link.trajectory.as_deref(), link.step.unwrap_or(0), link.group.as_deref());
-        if !found && (link.trajectory.is_some() || link.group.is_some()) {
+        // A run still being read may not have reached the linked trajectory: try again with more.
+        let still_reading = open.load_id.is_some();
+        if !found && !still_reading && (link.trajectory.is_some() || link.group.is_some()) {
             self.notifications.push("link: the linked trajectory is not in this run".to_owned());
         }
         // A sample still shown from its summary has one step: apply the link again once it is read.
         let unread = open.lazy.as_ref().zip(link.trajectory.as_deref()).is_some_and(|(l, k)| l.is_unread(k));
-        if !unread {
+        if !unread && (found || !still_reading) {
             self.pending_link = None;
         }
     }
@@ -217,6 +219,7 @@ impl VantageApp {
                 LoadMessage::Partial(run, report) => {
                     if let Some(open) = self.runs.iter_mut().find(|r| r.load_id == Some(id)) {
                         open.replace_run(*run, report);
+                        self.apply_pending_link();
                     } else {
                         let mut open = OpenRun::new(*run, report);
                         open.load_id = Some(id);
@@ -254,6 +257,7 @@ impl VantageApp {
                     // The run so far was shown while it was read: the whole run takes its place.
                     self.runs[i].replace_run(run, outcome.report);
                     self.runs[i].load_id = None;
+                    self.apply_pending_link();
                     #[cfg(not(target_arch = "wasm32"))]
                     {
                         self.runs[i].follower = outcome.follower;

@@ -200,8 +200,11 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
                 cancel = Some(i);
             }
         }
-        if let Some(i) = cancel {
-            app.loader.cancel(i);
+        if let Some(id) = cancel.and_then(|i| app.loader.cancel(i)) {
+            for open in app.runs.iter_mut().filter(|r| r.load_id == Some(id)) {
+                open.load_id = None;
+                app.notifications.push(format!("{}: loading cancelled; showing the part read", open.run.meta.name));
+            }
         }
         for open in &app.runs {
             if let Some(lazy) = &open.lazy {
