@@ -143,13 +143,18 @@ fn on_threads<I: Send, R: Send>(items: Vec<I>, threads: usize, work: impl Fn(I) 
 /// Runs `work` on each item on other threads and hands the results to `consume` on this thread,
 /// in order, each as soon as it and those before it are done, while the later ones are still
 /// being worked on (a log's pieces are parsed on every core while this thread adds the parsed
-/// records to the run). A panic in `work` is raised again here. On the web, and for one item or
-/// one core, one after the other on this thread.
-pub fn pipeline<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync, mut consume: impl FnMut(R)) {
+/// records to the run). What `consume` returns is dropped on the thread that made the result
+/// (memory is cheaper to free on the thread that allocated it). A panic in `work` is raised
+/// again here. On the web, and for one item or one core, one after the other on this thread.
+pub fn pipeline<I: Send, R: Send, G: Send>(
+    items: Vec<I>,
+    work: impl Fn(I) -> R + Sync,
+    mut consume: impl FnMut(R) -> G,
+) {
     let threads = max_parts().min(items.len());
     if threads <= 1 {
         for item in items {
-            consume(work(item));
+            drop(consume(work(item)));
         }
         return;
     }
@@ -158,36 +163,45 @@ pub fn pipeline<I: Send, R: Send>(items: Vec<I>, work: impl Fn(I) -> R + Sync, m
 
 /// The web has no threads: the items one after the other.
 #[cfg(target_arch = "wasm32")]
-fn in_pipeline<I: Send, R: Send>(
+fn in_pipeline<I: Send, R: Send, G: Send>(
     items: Vec<I>,
     _threads: usize,
     work: impl Fn(I) -> R + Sync,
-    mut consume: impl FnMut(R),
+    mut consume: impl FnMut(R) -> G,
 ) {
     for item in items {
-        consume(work(item));
+        drop(consume(work(item)));
     }
 }
 
 /// [`pipeline`] on `threads` worker threads, this one consuming. A worker that panics marks the
 /// pipeline broken and wakes this thread, which stops waiting; the scope then raises the panic.
 #[cfg(not(target_arch = "wasm32"))]
-fn in_pipeline<I: Send, R: Send>(
+fn in_pipeline<I: Send, R: Send, G: Send>(
     items: Vec<I>,
     threads: usize,
     work: impl Fn(I) -> R + Sync,
-    mut consume: impl FnMut(R),
+    mut consume: impl FnMut(R) -> G,
 ) {
     use std::sync::atomic::AtomicBool;
     use std::sync::{Condvar, Mutex};
+    /// A result, and the worker that made it.
+    type Slot<R> = (Mutex<Option<(R, usize)>>, Condvar);
     let n = items.len();
     let inputs: Vec<Mutex<Option<I>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
-    let outputs: Vec<(Mutex<Option<R>>, Condvar)> = (0..n).map(|_| (Mutex::new(None), Condvar::new())).collect();
+    let outputs: Vec<Slot<R>> = (0..n).map(|_| (Mutex::new(None), Condvar::new())).collect();
+    // What `consume` returned, for each worker to drop (the last one: this thread's own).
+    let garbage: Vec<Mutex<Vec<G>>> = (0..=threads).map(|_| Mutex::new(Vec::new())).collect();
     let next = AtomicUsize::new(0);
     let broken = AtomicBool::new(false);
-    let worker = || {
+    let consumed = AtomicBool::new(false);
+    let drop_garbage = |me: usize| {
+        let mine = garbage.get(me).and_then(|g| g.lock().ok().map(|mut g| std::mem::take(&mut *g)));
+        drop(mine);
+    };
+    let worker = |me: usize| {
         // Marks the pipeline broken if this worker unwinds, so the consumer does not wait forever.
-        struct OnUnwind<'a, R>(&'a AtomicBool, &'a [(Mutex<Option<R>>, Condvar)]);
+        struct OnUnwind<'a, R>(&'a AtomicBool, &'a [Slot<R>]);
         impl<R> Drop for OnUnwind<'_, R> {
             fn drop(&mut self) {
                 if std::thread::panicking() {
@@ -201,37 +215,49 @@ fn in_pipeline<I: Send, R: Send>(
         }
         let _unwind = OnUnwind(&broken, &outputs);
         loop {
+            drop_garbage(me);
             let i = next.fetch_add(1, Ordering::Relaxed);
             let (Some(input), Some((slot, ready))) = (inputs.get(i), outputs.get(i)) else { break };
             let Some(item) = input.lock().ok().and_then(|mut i| i.take()) else { continue };
             let result = work(item);
             if let Ok(mut slot) = slot.lock() {
-                *slot = Some(result);
+                *slot = Some((result, me));
             }
             ready.notify_one();
         }
+        // The last results are still being consumed: drop what they leave as it comes.
+        while !consumed.load(Ordering::SeqCst) && !broken.load(Ordering::SeqCst) {
+            drop_garbage(me);
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        drop_garbage(me);
     };
     std::thread::scope(|scope| {
         let mut started = 0;
-        for _ in 0..threads {
-            match std::thread::Builder::new().name("load part".to_owned()).spawn_scoped(scope, worker) {
+        for me in 0..threads {
+            match std::thread::Builder::new().name("load part".to_owned()).spawn_scoped(scope, move || worker(me)) {
                 Ok(_) => started += 1,
                 Err(err) => log::warn!("could not start a load thread ({err}); the others take its parts"),
             }
         }
         if started == 0 {
-            worker();
+            consumed.store(true, Ordering::SeqCst);
+            worker(threads);
         }
-        for (slot, ready) in &outputs {
-            let Ok(mut guard) = slot.lock() else { return };
+        'consume: for (slot, ready) in &outputs {
+            let Ok(mut guard) = slot.lock() else { break };
             while guard.is_none() && !broken.load(Ordering::SeqCst) {
-                let Ok(next_guard) = ready.wait(guard) else { return };
+                let Ok(next_guard) = ready.wait(guard) else { break 'consume };
                 guard = next_guard;
             }
-            let Some(result) = guard.take() else { return };
+            let Some((result, maker)) = guard.take() else { break };
             drop(guard);
-            consume(result);
+            let left = consume(result);
+            if let Some(Ok(mut queue)) = garbage.get(maker).map(Mutex::lock) {
+                queue.push(left);
+            }
         }
+        consumed.store(true, Ordering::SeqCst);
     });
 }
 

@@ -184,13 +184,16 @@ impl NativeStream {
         let mut line = first_line;
         let (loader, lazy, header_line) = (&mut self.loader, self.lazy, self.header_line);
         // Parts are parsed on the other cores while this thread adds the ones before, in order.
+        // The parsed records go back to the thread that parsed them to be freed.
         crate::credit::par::pipeline(pieces, parse_piece, |parsed| {
+            let mut used = Vec::with_capacity(parsed.len());
             for entry in parsed {
                 if line > header_line {
-                    loader.apply(line, entry, lazy);
+                    used.extend(loader.apply(line, entry, lazy));
                 }
                 line += 1;
             }
+            used
         });
         self.loader.builder.set_raw_window(None);
         self.next_line = line;
@@ -311,10 +314,11 @@ impl NativeLoader {
         }
     }
 
-    /// Adds one parsed line; `lazy`: its texts are literals in the builder's raw window.
-    fn apply(&mut self, line: u64, parsed: Parsed<'_>, lazy: bool) {
+    /// Adds one parsed line; `lazy`: its texts are literals in the builder's raw window. Hands
+    /// back the parsed record, to be freed where it was made.
+    fn apply<'a>(&mut self, line: u64, parsed: Parsed<'a>, lazy: bool) -> Option<Box<RawRecord<'a>>> {
         let result = match parsed {
-            Parsed::Blank => return,
+            Parsed::Blank => return None,
             Parsed::NotUtf8(at) => {
                 Err(Warning::skipped(line, "record", format!("invalid UTF-8 at byte {at} of the line")))
             }
@@ -329,7 +333,7 @@ impl NativeLoader {
                         self.report.records_seen += 1;
                         let result = self.record(line, &record);
                         self.count(result);
-                        return;
+                        return None;
                     }
                     Err(FieldError { field, reason }) => Err(Warning::skipped(line, field, reason)),
                 }
@@ -343,12 +347,13 @@ impl NativeLoader {
                 self.report.records_seen += 1;
                 let result = self.record(line, &record);
                 self.count(result);
-                return;
+                return Some(record);
             }
             Parsed::Invalid(FieldError { field, reason }) => Err(Warning::skipped(line, field, reason)),
         };
         self.report.records_seen += 1;
         self.count(result);
+        None
     }
 
     fn count(&mut self, result: Result<(), Warning>) {
