@@ -334,3 +334,27 @@ fn a_large_log_is_shown_while_it_is_read() {
         .unwrap();
     assert!(err.to_string().contains("cancelled"), "{err}");
 }
+
+#[test]
+fn a_log_that_arrives_in_pieces_is_the_log_read_whole() {
+    // The web build's follow: bytes past what it has, in whatever pieces the server sends.
+    for name in ["math_grpo_prm.jsonl", "verl_token_batch.jsonl", "tree_rollouts.jsonl"] {
+        let bytes = std::fs::read(root().join("sample_runs").join(name)).unwrap();
+        let mut report = LoadReport::new(name);
+        let whole = load_bytes(name, &bytes, &mut report).unwrap();
+        let first = vantage::load::native::next_cut(&bytes, 0, 0) + 17;
+        let mut log = vantage::load::native::GrowingLog::start(name, &bytes[..first]).unwrap();
+        let mut at = first;
+        let mut step = 1;
+        while at < bytes.len() {
+            let end = (at + step * 997).min(bytes.len());
+            log.append(&bytes[at..end]);
+            at = end;
+            step += 1;
+        }
+        assert_eq!(log.received(), bytes.len() as u64);
+        assert_eq!(to_jsonl(&log.snapshot()), to_jsonl(&whole), "{name}");
+        assert_eq!(log.report().records_loaded, report.records_loaded, "{name}");
+        assert!(log.report().warnings.is_empty(), "{name}: {:?}", log.report().warnings);
+    }
+}

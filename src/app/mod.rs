@@ -11,6 +11,8 @@ mod loading;
 mod open_run;
 pub mod png;
 pub mod state;
+#[cfg(target_arch = "wasm32")]
+pub mod web_follow;
 
 pub use commands::Command;
 pub use loading::{LoadMessage, LoadOutcome, LoadSource, Loader};
@@ -274,6 +276,11 @@ impl VantageApp {
                 {
                     open.remote = credit_worker::register(&outcome.name, bytes);
                 }
+                // A log fetched by URL can be followed (the Follow toggle).
+                #[cfg(target_arch = "wasm32")]
+                if outcome.name.starts_with("http") {
+                    open.web_source = outcome.bytes.clone().map(|b| (outcome.name.clone(), b));
+                }
                 #[cfg(not(target_arch = "wasm32"))]
                 {
                     open.follower = outcome.follower;
@@ -318,6 +325,45 @@ impl VantageApp {
         self.loader.start(LoadSource::Follow(path), repaint);
         if let Some(id) = self.loader.last_id() {
             self.runs[self.selected].load_id = Some(id);
+        }
+    }
+
+    /// Starts or stops following the current run's URL (web; the Follow toggle).
+    #[cfg(target_arch = "wasm32")]
+    pub fn toggle_web_follow(&mut self, now: f64) {
+        let Some(open) = self.runs.get_mut(self.selected) else { return };
+        if open.web_follower.take().is_some() {
+            return;
+        }
+        let Some((url, bytes)) = open.web_source.clone() else { return };
+        match web_follow::WebFollower::start(&open.run.meta.name, url, &bytes, now) {
+            Ok(follower) => {
+                open.web_follower = Some(follower);
+                // The credit worker's copy would no longer be the run: credit is computed here.
+                open.remote = None;
+                for slot in &mut open.credit {
+                    slot.invalidate();
+                }
+            }
+            Err(err) => self.notifications.push(format!("{}: {err}", open.run.meta.name)),
+        }
+    }
+
+    /// Polls the followed URLs (web).
+    #[cfg(target_arch = "wasm32")]
+    fn take_web_followed(&mut self, ctx: &egui::Context) {
+        let now = ctx.input(|i| i.time);
+        let mut following = false;
+        for open in &mut self.runs {
+            let Some(follower) = &mut open.web_follower else { continue };
+            following = true;
+            let c = ctx.clone();
+            if let Some((run, report)) = follower.tick(now, move || c.request_repaint()) {
+                open.replace_run(run, report);
+            }
+        }
+        if following {
+            ctx.request_repaint_after(std::time::Duration::from_secs(1));
         }
     }
 
@@ -384,6 +430,8 @@ impl VantageApp {
         self.accept(done, move || c.request_repaint());
         #[cfg(not(target_arch = "wasm32"))]
         self.take_followed(ctx);
+        #[cfg(target_arch = "wasm32")]
+        self.take_web_followed(ctx);
         if self.loader.pending_names().next().is_some() {
             // Keep the progress bars moving.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));

@@ -218,6 +218,12 @@ pub struct OpenRun {
     /// The path the run was read from (native), for the Follow toggle.
     #[cfg(not(target_arch = "wasm32"))]
     pub source_path: Option<std::path::PathBuf>,
+    /// The URL a run was fetched from and its bytes (web), for the Follow toggle.
+    #[cfg(target_arch = "wasm32")]
+    pub web_source: Option<(String, Arc<[u8]>)>,
+    /// The URL being followed (web).
+    #[cfg(target_arch = "wasm32")]
+    pub web_follower: Option<crate::app::web_follow::WebFollower>,
 }
 
 /// A run opened from its summaries (an Inspect `.eval`) whose samples are read a few at a time,
@@ -285,6 +291,10 @@ impl OpenRun {
             follower: None,
             #[cfg(not(target_arch = "wasm32"))]
             source_path: None,
+            #[cfg(target_arch = "wasm32")]
+            web_source: None,
+            #[cfg(target_arch = "wasm32")]
+            web_follower: None,
         };
         // Start on the first group whose rollouts differ (a zero-variance group has no outcome credit).
         let run = &open.run;

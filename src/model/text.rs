@@ -31,6 +31,33 @@ impl TextSource for BytesSource {
     }
 }
 
+/// A log that grows while it is followed (the web build's `?url=` log polled with HTTP Range
+/// requests): the bytes received so far, in pieces of whole lines, each at its offset.
+#[derive(Debug, Default)]
+pub struct GrowingSource {
+    pieces: std::sync::RwLock<Vec<(u64, Arc<[u8]>)>>,
+}
+
+impl GrowingSource {
+    /// Adds the bytes from `offset` on (pieces are added in order, without gaps).
+    pub fn push(&self, offset: u64, bytes: Arc<[u8]>) {
+        if let Ok(mut pieces) = self.pieces.write() {
+            pieces.push((offset, bytes));
+        }
+    }
+}
+
+impl TextSource for GrowingSource {
+    fn read_at(&self, offset: u64, len: usize) -> Option<Cow<'_, [u8]>> {
+        let pieces = self.pieces.read().ok()?;
+        // A text lies within one piece: pieces hold whole lines.
+        let i = pieces.partition_point(|(start, _)| *start <= offset).checked_sub(1)?;
+        let (start, bytes) = pieces.get(i)?;
+        let from = usize::try_from(offset - start).ok()?;
+        bytes.get(from..from.checked_add(len)?).map(|b| Cow::Owned(b.to_vec()))
+    }
+}
+
 /// Bit of a [`TextId`] that marks a text left in the source (the rest is its index in the spans).
 const IN_SOURCE: u32 = 1 << 31;
 
@@ -239,6 +266,16 @@ mod tests {
         assert_eq!(arena.get(copied), "copied");
         assert!(arena.equals(escaped, "two\nlines \"q\""));
         assert_eq!(arena.len(), 3);
+    }
+
+    #[test]
+    fn a_growing_source_reads_each_piece_at_its_offset() {
+        let source = GrowingSource::default();
+        source.push(0, Arc::from(&b"\"ab\"\n"[..]));
+        source.push(5, Arc::from(&b"\"cd\"\n\"ef\"\n"[..]));
+        assert_eq!(source.read_at(0, 4).as_deref(), Some(&b"\"ab\""[..]));
+        assert_eq!(source.read_at(10, 4).as_deref(), Some(&b"\"ef\""[..]));
+        assert_eq!(source.read_at(12, 4), None, "past the end");
     }
 
     #[test]

@@ -72,6 +72,8 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         recent_files_ui(app, ui);
         #[cfg(not(target_arch = "wasm32"))]
         follow_toggle_ui(app, ui);
+        #[cfg(target_arch = "wasm32")]
+        web_follow_toggle_ui(app, ui);
         if app.runs.len() > 1 {
             let names: Vec<String> = app.runs.iter().map(|r| r.run.meta.name.clone()).collect();
             let combo = egui::ComboBox::from_id_salt("run_picker")
@@ -156,6 +158,23 @@ fn follow_toggle_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     }
 }
 
+/// The Follow toggle for a log fetched by URL: polls it with HTTP Range requests (web only).
+#[cfg(target_arch = "wasm32")]
+fn web_follow_toggle_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
+    let Some(open) = app.current() else { return };
+    if open.web_source.is_none() {
+        return;
+    }
+    let mut following = open.web_follower.is_some();
+    let toggle = ui
+        .checkbox(&mut following, "Follow")
+        .on_hover_text("ask the server for the log's new bytes every two seconds, while the run trains");
+    if toggle.changed() {
+        let now = ui.input(|i| i.time);
+        app.toggle_web_follow(now);
+    }
+}
+
 fn bookmarks_menu_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     let marks = app.current_bookmarks();
     ui.menu_button(format!("Bookmarks ({})", marks.len()), |ui| {
@@ -225,6 +244,11 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
             #[cfg(not(target_arch = "wasm32"))]
             if let Some(follower) = &open.follower {
                 ui.label(egui::RichText::new(follower.status()).color(theme::MUTED));
+            }
+            #[cfg(target_arch = "wasm32")]
+            if let Some(follower) = &open.web_follower {
+                let now = ui.input(|i| i.time);
+                ui.label(egui::RichText::new(follower.status(now)).color(theme::MUTED));
             }
         }
         let n = app.notifications.len();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::load::lenient::{FieldError, parse_located, quote_non_finite};
 use crate::load::{LoadError, LoadReport, Loader};
-use crate::model::{BytesSource, GroupId, NewGroup, RawWindow, Run, RunBuilder, TextSource, Warning};
+use crate::model::{BytesSource, GroupId, GrowingSource, NewGroup, RawWindow, Run, RunBuilder, TextSource, Warning};
 
 use convert::{TokenColumns, check_spans, new_step, outcome};
 use records::{JsonText, RawRecord, RawStep};
@@ -222,6 +222,57 @@ impl NativeStream {
         let NativeLoader { builder, report: own, .. } = self.loader;
         *report = own;
         crate::load::records::finish(builder, report, "trajectory")
+    }
+}
+
+/// A vantage JSONL log that grows as its bytes arrive, in any pieces (the web build follows a
+/// `?url=` log by asking for the bytes past what it has): whole lines are read as they complete,
+/// an incomplete last line waits, and the texts stay in the bytes received ([`GrowingSource`]).
+pub struct GrowingLog {
+    stream: NativeStream,
+    source: Arc<GrowingSource>,
+    received: u64,
+    fed: u64,
+    pending: Vec<u8>,
+}
+
+impl GrowingLog {
+    /// Starts with the log's first bytes (at least its header line).
+    pub fn start(name: &str, bytes: &[u8]) -> Result<Self, LoadError> {
+        let mut stream = NativeStream::start(name, bytes, LoadReport::new(name))?;
+        let source = Arc::new(GrowingSource::default());
+        stream.keep_texts_in(Arc::clone(&source) as Arc<dyn TextSource>);
+        let mut log = Self { stream, source, received: 0, fed: 0, pending: Vec::new() };
+        log.append(bytes);
+        Ok(log)
+    }
+
+    /// Bytes of the log received so far.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Takes the next bytes of the log; returns whether whole lines arrived (and were read).
+    pub fn append(&mut self, bytes: &[u8]) -> bool {
+        self.received += bytes.len() as u64;
+        self.pending.extend_from_slice(bytes);
+        let Some(last) = self.pending.iter().rposition(|&b| b == b'\n') else { return false };
+        let rest = self.pending.split_off(last + 1);
+        let lines: Arc<[u8]> = std::mem::replace(&mut self.pending, rest).into();
+        self.source.push(self.fed, Arc::clone(&lines));
+        self.stream.feed(&lines, self.fed);
+        self.fed += lines.len() as u64;
+        true
+    }
+
+    /// The run so far.
+    pub fn snapshot(&self) -> Run {
+        self.stream.snapshot()
+    }
+
+    /// What reading has found so far.
+    pub fn report(&self) -> &LoadReport {
+        self.stream.report()
     }
 }
 
