@@ -48,6 +48,8 @@ fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::VantageApp {
     let url = query.run_url.clone().or_else(|| link.run_url.clone());
     let mut app = if let Some(url) = url {
         let mut app = crate::VantageApp::restored(cc);
+        // `?url=…&follow=1`: follow the log once it is in (as the Follow toggle does).
+        app.follow_on_load = search.trim_start_matches('?').split('&').any(|p| p == "follow=1" || p == "follow");
         let ctx = cc.egui_ctx.clone();
         app.loader.start_url(url, move || ctx.request_repaint());
         app

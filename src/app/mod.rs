@@ -74,6 +74,8 @@ pub struct VantageApp {
     pub shown_title: String,
     /// `--exit-after-first-view`: when the process started.
     pub exit_after_first_view: Option<web_time::Instant>,
+    /// Follow the `?url=` log once it has loaded (web, `&follow=1`).
+    pub follow_on_load: bool,
 }
 
 impl VantageApp {
@@ -353,12 +355,17 @@ impl VantageApp {
     #[cfg(target_arch = "wasm32")]
     fn take_web_followed(&mut self, ctx: &egui::Context) {
         let now = ctx.input(|i| i.time);
+        if self.follow_on_load && self.current().is_some_and(|o| o.web_source.is_some()) {
+            self.follow_on_load = false;
+            self.toggle_web_follow(now);
+        }
         let mut following = false;
         for open in &mut self.runs {
             let Some(follower) = &mut open.web_follower else { continue };
             following = true;
             let c = ctx.clone();
             if let Some((run, report)) = follower.tick(now, move || c.request_repaint()) {
+                log::info!("{}: followed: {} trajectories", run.meta.name, run.trajectories.len());
                 open.replace_run(run, report);
             }
         }

@@ -82,8 +82,33 @@ for (let i = 0; i < 120000; i++) {
 }
 const bigDump = Buffer.from(bigLines.join("\n") + "\n");
 
+// A log that grows while the page follows it (`?url=…&follow=1`), served with Range requests.
+const growingLine = (step, r) => JSON.stringify({
+  type: "trajectory", id: `s${step}/r${r}`, group: `s${step}/g${r >> 3}`, train_step: step,
+  outcome: { reward: r % 2 }, steps: [{ kind: "think", thought: `step ${step}\nrollout ${r}` }, { action: `answer ${r}` }],
+}) + "\n";
+let growing = Buffer.from('{"vantage": 1, "name": "growing"}\n' + Array.from({ length: 16 }, (_, r) => growingLine(0, r)).join(""));
+
 const server = http.createServer((req, res) => {
   const url = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  if (url === "/test/growing.jsonl") {
+    const range = /bytes=(\d+)-/.exec(req.headers.range || "");
+    if (!range) {
+      res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": growing.length });
+      res.end(growing);
+    } else if (Number(range[1]) >= growing.length) {
+      res.writeHead(416, { "Content-Range": `bytes */${growing.length}` });
+      res.end();
+    } else {
+      const from = Number(range[1]);
+      res.writeHead(206, {
+        "Content-Type": "text/plain", "Content-Length": growing.length - from,
+        "Content-Range": `bytes ${from}-${growing.length - 1}/${growing.length}`,
+      });
+      res.end(growing.subarray(from));
+    }
+    return;
+  }
   if (url === "/test/1.jsonl") {
     res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": bigDump.length });
     res.end(bigDump);
@@ -187,6 +212,38 @@ if (big.slices < 10) {
   failures++;
 }
 await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vantage — 1/epoch2 · step 2");
+
+// Following a URL: the page asks for the bytes past what it has every two seconds (Range
+// requests); the records appended meanwhile, one written in two pieces, arrive once each.
+{
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const followed = [];
+  page.on("console", (m) => {
+    const grown = /followed: (\d+) trajectories/.exec(m.text());
+    if (grown) followed.push(Number(grown[1]));
+  });
+  await page.goto(base + "/?url=/test/growing.jsonl&follow=1#traj=s0/r3&step=1");
+  await page.waitForFunction(() => document.title.startsWith("vantage — s0/r3"), null, { timeout: 120000 });
+  const more = Array.from({ length: 16 }, (_, r) => growingLine(1, r)).join("");
+  const half = more.length / 2 + 7;
+  growing = Buffer.concat([growing, Buffer.from(more.slice(0, half))]);
+  await page.waitForTimeout(2500);
+  growing = Buffer.concat([growing, Buffer.from(more.slice(half))]);
+  const appended = Date.now();
+  while (!followed.includes(32) && Date.now() - appended < 15000) await page.waitForTimeout(200);
+  const latency = Date.now() - appended;
+  await page.screenshot({ path: path.join(shots, "followed_url.png") });
+  console.log(`followed_url: trajectories as they arrived ${JSON.stringify(followed)}; the last records after ${latency} ms`);
+  if (!followed.includes(32) || followed.some((n) => n > 32)) {
+    console.log("FAIL followed_url: the 16 appended records should arrive once each (32 trajectories)");
+    failures++;
+  }
+  if ((await page.title()) !== "vantage — s0/r3 · step 2") {
+    console.log(`FAIL followed_url: the selection moved (${await page.title()})`);
+    failures++;
+  }
+  await page.close();
+}
 await browser.close();
 server.close();
 if (failures > 0) {
