@@ -196,6 +196,9 @@ pub struct LoadOutcome {
     /// The path the run was read from (native), for the Follow toggle.
     #[cfg(not(target_arch = "wasm32"))]
     pub path: Option<std::path::PathBuf>,
+    /// The URL the run was fetched from (web), for the Follow toggle.
+    #[cfg(target_arch = "wasm32")]
+    pub url: Option<String>,
 }
 
 impl LoadOutcome {
@@ -211,6 +214,8 @@ impl LoadOutcome {
             follower: None,
             #[cfg(not(target_arch = "wasm32"))]
             path: None,
+            #[cfg(target_arch = "wasm32")]
+            url: None,
         }
     }
 }
@@ -368,7 +373,10 @@ impl Loader {
         let shared = progress.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let outcome = match fetch_bytes(&url, &shared).await {
-                Ok(bytes) => LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load_paced(shared).await,
+                Ok(bytes) => LoadOutcome {
+                    url: Some(url.clone()),
+                    ..LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load_paced(shared).await
+                },
                 Err(reason) => {
                     let report = LoadReport::new(&url);
                     let err = LoadError::from(std::io::Error::other(reason)).with_path(&url);

@@ -280,8 +280,8 @@ impl VantageApp {
                 }
                 // A log fetched by URL can be followed (the Follow toggle).
                 #[cfg(target_arch = "wasm32")]
-                if outcome.name.starts_with("http") {
-                    open.web_source = outcome.bytes.clone().map(|b| (outcome.name.clone(), b));
+                if let Some(url) = &outcome.url {
+                    open.web_source = outcome.bytes.clone().map(|b| (url.clone(), b));
                 }
                 #[cfg(not(target_arch = "wasm32"))]
                 {

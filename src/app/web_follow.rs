@@ -1,4 +1,4 @@
-//! Following a `?url=` log in the browser: every two seconds the page asks the server for the
+//! Following a `?url=` log in the browser: every second the page asks the server for the
 //! bytes past what it has (an HTTP Range request) and reads the whole lines that arrived
 //! (`load::native::GrowingLog`), so a run that is still training grows on the page. A server that
 //! answers a Range request with the whole file still works (the bytes past what the page has are
@@ -13,7 +13,7 @@ use crate::load::native::GrowingLog;
 use crate::model::Run;
 
 /// Seconds between two requests.
-const POLL_SECONDS: f64 = 2.0;
+const POLL_SECONDS: f64 = 1.0;
 
 /// What one request brought.
 enum Answer {

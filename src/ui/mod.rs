@@ -168,7 +168,7 @@ fn web_follow_toggle_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     let mut following = open.web_follower.is_some();
     let toggle = ui
         .checkbox(&mut following, "Follow")
-        .on_hover_text("ask the server for the log's new bytes every two seconds, while the run trains");
+        .on_hover_text("ask the server for the log's new bytes every second, while the run trains");
     if toggle.changed() {
         let now = ui.input(|i| i.time);
         app.toggle_web_follow(now);

@@ -213,7 +213,7 @@ if (big.slices < 10) {
 }
 await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vantage — 1/epoch2 · step 2");
 
-// Following a URL: the page asks for the bytes past what it has every two seconds (Range
+// Following a URL: the page asks for the bytes past what it has every second (Range
 // requests); the records appended meanwhile, one written in two pieces, arrive once each.
 {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
