@@ -70,10 +70,7 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         }
         #[cfg(not(target_arch = "wasm32"))]
         recent_files_ui(app, ui);
-        #[cfg(not(target_arch = "wasm32"))]
         follow_toggle_ui(app, ui);
-        #[cfg(target_arch = "wasm32")]
-        web_follow_toggle_ui(app, ui);
         if app.runs.len() > 1 {
             let names: Vec<String> = app.runs.iter().map(|r| r.run.meta.name.clone()).collect();
             let combo = egui::ComboBox::from_id_salt("run_picker")
@@ -141,38 +138,32 @@ fn recent_files_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     });
 }
 
-/// The Follow toggle: reads what the current run's path gains while it trains (native only).
-#[cfg(not(target_arch = "wasm32"))]
+/// The Follow toggle, for a run opened from a path (native: reads what the path gains, every
+/// half second) or fetched by URL (web: asks the server for the new bytes every second).
 fn follow_toggle_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     let Some(open) = app.current() else { return };
-    if open.source_path.is_none() {
+    #[cfg(not(target_arch = "wasm32"))]
+    let (followable, mut following, hover) = (
+        open.source_path.is_some(),
+        open.follower.is_some(),
+        "read the records the log gains while the run trains, every half second",
+    );
+    #[cfg(target_arch = "wasm32")]
+    let (followable, mut following, hover) = (
+        open.web_source.is_some(),
+        open.web_follower.is_some(),
+        "ask the server for the log's new bytes every second, while the run trains",
+    );
+    if !followable || !ui.checkbox(&mut following, "Follow").on_hover_text(hover).changed() {
         return;
     }
-    let mut following = open.follower.is_some();
-    let toggle = ui
-        .checkbox(&mut following, "Follow")
-        .on_hover_text("read the records the log gains while the run trains, every half second");
-    if toggle.changed() {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
         let ctx = ui.ctx().clone();
         app.toggle_follow(move || ctx.request_repaint());
     }
-}
-
-/// The Follow toggle for a log fetched by URL: polls it with HTTP Range requests (web only).
-#[cfg(target_arch = "wasm32")]
-fn web_follow_toggle_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
-    let Some(open) = app.current() else { return };
-    if open.web_source.is_none() {
-        return;
-    }
-    let mut following = open.web_follower.is_some();
-    let toggle = ui
-        .checkbox(&mut following, "Follow")
-        .on_hover_text("ask the server for the log's new bytes every second, while the run trains");
-    if toggle.changed() {
-        let now = ui.input(|i| i.time);
-        app.toggle_web_follow(now);
-    }
+    #[cfg(target_arch = "wasm32")]
+    app.toggle_web_follow(ui.input(|i| i.time));
 }
 
 fn bookmarks_menu_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
