@@ -71,15 +71,15 @@ const PIECE: usize = 32 << 20;
 /// The least time between two runs shown while a large file is read.
 const SNAPSHOT_EVERY: Duration = Duration::from_secs(1);
 
-/// Which files of a directory are a verl dump: `<step>.jsonl`, by step.
-fn verl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+/// The files of a directory that `step` gives a step number, in step order, and the names of the
+/// others, sorted.
+fn list_dir(dir: &Path, step: impl Fn(&Path) -> Option<u64>) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     let (mut files, mut others) = (Vec::new(), Vec::new());
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
-        let step = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
-        match step {
-            Some(step) if path.extension().is_some_and(|e| e == "jsonl") && path.is_file() => files.push((step, path)),
-            _ => others.push(entry.file_name().to_string_lossy().into_owned()),
+        match step(&path).filter(|_| path.is_file()) {
+            Some(step) => files.push((step, path)),
+            None => others.push(entry.file_name().to_string_lossy().into_owned()),
         }
     }
     files.sort();
@@ -87,22 +87,31 @@ fn verl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     (files, others)
 }
 
+/// Which files of a directory are a verl dump: `<step>.jsonl`, by step.
+pub fn verl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    list_dir(dir, |path| {
+        let step = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
+        step.filter(|_| path.extension().is_some_and(|e| e == "jsonl"))
+    })
+}
+
 /// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
 fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
-    let (mut files, mut others) = (Vec::new(), Vec::new());
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.extension().is_some_and(|e| e == "parquet") && path.is_file() {
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-            let digits: String = stem.chars().filter(char::is_ascii_digit).collect();
-            files.push((digits.parse().unwrap_or(u64::MAX), path));
-        } else {
-            others.push(entry.file_name().to_string_lossy().into_owned());
-        }
+    list_dir(dir, |path| {
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let digits: String = stem.chars().filter(char::is_ascii_digit).collect();
+        path.extension().is_some_and(|e| e == "parquet").then(|| digits.parse().unwrap_or(u64::MAX))
+    })
+}
+
+/// The first 64 KiB of a file (fewer when it is shorter or unreadable): enough to tell its format.
+fn head(path: &Path) -> Vec<u8> {
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(1 << 16).read_to_end(&mut head));
+    if read.is_err() {
+        head.clear();
     }
-    files.sort();
-    others.sort();
-    (files, others)
+    head
 }
 
 /// What kind of run a directory holds: a verl dump, TRL completions, or neither.
@@ -256,8 +265,9 @@ pub struct Live {
 }
 
 impl Live {
-    /// Opens `path` for reading piece by piece; `None` when it is not such a path (see [`reads`]).
-    /// Nothing is read yet beyond the header.
+    /// Opens `path` for reading piece by piece; `None` when it is not such a path (a vantage
+    /// JSONL file, a compressed file, a verl or TRL directory). Nothing is read yet beyond the
+    /// header (a compressed file is read whole here: it cannot be followed).
     pub fn open(path: &Path, report: LoadReport, budget: u64) -> Result<Option<Self>, LoadError> {
         let name = path.display().to_string();
         let mut report = report;
@@ -266,11 +276,8 @@ impl Live {
             match directory_kind(path) {
                 Some("verl") => {
                     let (files, skipped) = verl_files(path);
-                    let mut head = vec![0u8; 1 << 16];
-                    let first = files.first().map(|(_, p)| p);
-                    let n = first.and_then(|p| std::fs::File::open(p).ok()).and_then(|mut f| f.read(&mut head).ok());
-                    head.truncate(n.unwrap_or(0));
-                    if !VerlStream::accepts(&String::from_utf8_lossy(&head)) {
+                    let first = files.first().map(|(_, p)| head(p)).unwrap_or_default();
+                    if !VerlStream::accepts(&String::from_utf8_lossy(&first)) {
                         // Numbered files of another format: read as one log by its loader.
                         return Ok(None);
                     }
@@ -297,9 +304,7 @@ impl Live {
             }
         } else {
             let tail = Tail::open(path)?;
-            let mut head = vec![0u8; 1 << 16];
-            let n = tail.file.try_clone().and_then(|mut f| f.read(&mut head)).unwrap_or(0);
-            head.truncate(n);
+            let head = head(path);
             if let Some(kind) = Compression::of(&head) {
                 return match Self::compressed(path, kind, report, budget) {
                     Ok(live) => Ok(Some(live)),
@@ -363,11 +368,10 @@ impl Live {
                 })?));
             }
             if pending.len() >= PIECE
-                && let (Some(s), Some(last)) = (stream.as_mut(), pending.iter().rposition(|&b| b == b'\n'))
+                && let Some(s) = stream.as_mut()
+                && let Some(lines) = crate::load::native::take_lines(&mut pending)
             {
-                let rest = pending.split_off(last + 1);
-                feed(s, &pending, &mut fed);
-                pending = rest;
+                feed(s, &lines, &mut fed);
                 budget::check(budget, s.heap_bytes() as u64, 1, 1)?;
             }
             Ok(())

@@ -6,29 +6,13 @@ use crate::app::{LoadSource, VantageApp};
 use crate::load::{LoadError, LoadReport, load_bytes, load_bytes_as};
 use crate::model::Run;
 
-/// The numbered JSON-lines files of a directory (`<global_step>.jsonl`, as verl's
-/// `rollout_data_dir` holds), in step order; `None` unless every file is one.
-fn numbered_jsonl(dir: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
-    let mut files: Vec<(u64, std::path::PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let path = entry.path();
-        let step = path.file_stem()?.to_str()?.parse::<u64>().ok()?;
-        if path.extension()? != "jsonl" {
-            return None;
-        }
-        files.push((step, path));
-    }
-    files.sort();
-    (!files.is_empty()).then(|| files.into_iter().map(|(_, p)| p).collect())
-}
-
 /// Command-line paths with directories opened up: a directory that holds one run (verl
 /// `<step>.jsonl` dumps, TRL completions parquet files) stays one path; any other directory
 /// becomes the log files below it (json, jsonl, eval, traj, parquet, gz, zst), sorted.
 pub fn expand_paths(paths: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for path in paths {
-        if !path.is_dir() || numbered_jsonl(&path).is_some() || crate::live::directory_kind(&path).is_some() {
+        if !path.is_dir() || crate::live::directory_kind(&path).is_some() {
             out.push(path);
             continue;
         }
@@ -109,10 +93,12 @@ pub fn load_path_showing(
     let size = std::fs::metadata(path).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
     crate::load::budget::check(crate::load::budget::get(), size * WHOLE_READ_FACTOR, 0, size)
         .map_err(|e| e.with_path(&name))?;
-    let bytes = match numbered_jsonl(path).filter(|_| path.is_dir()) {
+    // A directory of numbered files of another format than verl's: one log, in step order.
+    let numbered = if path.is_dir() { crate::live::verl_files(path).0 } else { Vec::new() };
+    let bytes = match (!numbered.is_empty()).then_some(numbered) {
         Some(files) => {
             let mut joined = Vec::new();
-            for file in files {
+            for (_, file) in files {
                 let part =
                     std::fs::read(&file).map_err(|e| LoadError::from(e).with_path(&file.display().to_string()))?;
                 joined.extend_from_slice(&part);

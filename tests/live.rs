@@ -358,3 +358,14 @@ fn a_log_that_arrives_in_pieces_is_the_log_read_whole() {
         assert!(log.report().warnings.is_empty(), "{name}: {:?}", log.report().warnings);
     }
 }
+
+#[test]
+fn a_directory_of_numbered_logs_of_another_format_is_one_log() {
+    // Numbered like a verl dump, but vantage JSONL: read as one log, the other files left out.
+    let dir = scratch("numbered");
+    std::fs::write(dir.join("1.jsonl"), format!("{HEADER}{}", trajectory_line(1, 0, 0))).unwrap();
+    std::fs::write(dir.join("README.md"), "not a log").unwrap();
+    assert_eq!(vantage::native::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir));
+    let run = vantage::native::load_path(&dir, None, &mut LoadReport::default()).unwrap();
+    assert_eq!(keys(&run), ["s1/g0/r0"]);
+}

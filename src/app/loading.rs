@@ -237,8 +237,9 @@ pub struct Loader {
 }
 
 impl Loader {
-    /// Starts loading `source`; `repaint` is called when it is done.
-    pub fn start(&mut self, source: LoadSource, repaint: impl Fn() + Send + Clone + 'static) {
+    /// Starts loading `source`; `repaint` is called when it is done. Returns the load's id (the
+    /// one its messages carry), `None` when no loader thread could be started.
+    pub fn start(&mut self, source: LoadSource, repaint: impl Fn() + Send + Clone + 'static) -> Option<u64> {
         let (sender, receiver) = mpsc::channel();
         let name = source.name();
         let progress = Progress::default();
@@ -260,7 +261,7 @@ impl Loader {
             });
             if let Err(err) = spawned {
                 log::error!("could not start a loader thread: {err}");
-                return;
+                return None;
             }
         }
         #[cfg(target_arch = "wasm32")]
@@ -268,17 +269,19 @@ impl Loader {
             let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(source.load_paced(shared).await)));
             repaint();
         });
-        self.push(name, receiver, progress, total_bytes);
+        Some(self.push(name, receiver, progress, total_bytes))
     }
 
-    /// The id of the load started last.
-    pub fn last_id(&self) -> Option<u64> {
-        self.pending.last().map(|p| p.id)
-    }
-
-    fn push(&mut self, name: String, receiver: mpsc::Receiver<LoadMessage>, progress: Progress, total_bytes: u64) {
+    fn push(
+        &mut self,
+        name: String,
+        receiver: mpsc::Receiver<LoadMessage>,
+        progress: Progress,
+        total_bytes: u64,
+    ) -> u64 {
         self.next_id += 1;
         self.pending.push(Pending { id: self.next_id, name, receiver, progress, total_bytes });
+        self.next_id
     }
 
     /// Stops waiting for load `i` (in `pending_names` order); its result is dropped when it arrives.

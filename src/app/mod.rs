@@ -231,14 +231,9 @@ impl VantageApp {
                     }
                 }
                 LoadMessage::Done(outcome) => self.accept_outcome(id, *outcome),
-                LoadMessage::Picked(sources) => self.open_all_picked(sources, repaint.clone()),
+                LoadMessage::Picked(sources) if !sources.is_empty() => self.open_all(sources, repaint.clone()),
+                LoadMessage::Picked(_) => {}
             }
-        }
-    }
-
-    fn open_all_picked(&mut self, sources: Vec<LoadSource>, repaint: impl Fn() + Send + Clone + 'static) {
-        if !sources.is_empty() {
-            self.open_all(sources, repaint);
         }
     }
 
@@ -257,19 +252,17 @@ impl VantageApp {
                     ));
                 }
                 let lazy = outcome.lazy.map(|file| LazyRun::new(file, outcome.report.clone()));
-                if let Some(i) = shown {
+                let open = if let Some(i) = shown {
                     // The run so far was shown while it was read: the whole run takes its place.
-                    self.runs[i].replace_run(run, outcome.report);
-                    self.runs[i].load_id = None;
-                    self.apply_pending_link();
-                    #[cfg(not(target_arch = "wasm32"))]
-                    {
-                        self.runs[i].follower = outcome.follower;
-                        self.runs[i].source_path = outcome.path;
-                    }
-                    return;
-                }
-                let mut open = OpenRun::new(run, outcome.report);
+                    let open = &mut self.runs[i];
+                    open.replace_run(run, outcome.report);
+                    open.load_id = None;
+                    open
+                } else {
+                    self.runs.push(OpenRun::new(run, outcome.report));
+                    self.selected = self.runs.len() - 1;
+                    &mut self.runs[self.selected]
+                };
                 // A large run's credit is computed off the page's thread, on the worker's copy.
                 #[cfg(target_arch = "wasm32")]
                 if lazy.is_none()
@@ -289,7 +282,10 @@ impl VantageApp {
                     open.source_path = outcome.path;
                 }
                 open.lazy = lazy;
-                self.push_run(open);
+                if shown.is_none() {
+                    self.fit_schemes();
+                }
+                self.apply_pending_link();
             }
             Err(err) => {
                 if let Some(i) = shown {
@@ -324,10 +320,8 @@ impl VantageApp {
         }
         let Some(path) = open.source_path.clone() else { return };
         // Read again from the start by a follower; the run shown stays until it has the new one.
-        self.loader.start(LoadSource::Follow(path), repaint);
-        if let Some(id) = self.loader.last_id() {
-            self.runs[self.selected].load_id = Some(id);
-        }
+        let id = self.loader.start(LoadSource::Follow(path), repaint);
+        self.runs[self.selected].load_id = id;
     }
 
     /// Starts or stops following the current run's URL (web; the Follow toggle).

@@ -121,6 +121,14 @@ pub fn parse<T: serde::de::DeserializeOwned>(record: Record<'_>, report: &mut Lo
     }
 }
 
+/// The run a builder holds so far, with the warnings found so far (a run shown while it is read
+/// or while it grows).
+pub fn snapshot(builder: &RunBuilder, report: &LoadReport) -> Run {
+    let mut run = builder.snapshot();
+    run.meta.warnings.clone_from(&report.warnings);
+    run
+}
+
 /// Finishes the run; an error naming the first problem when no trajectory loaded.
 pub fn finish(builder: RunBuilder, report: &LoadReport, what: &str) -> Result<Run, LoadError> {
     let mut run = builder.finish();

@@ -53,16 +53,9 @@ impl TrlRun {
         Self { builder }
     }
 
-    /// Notes a fact about how the run was read (files skipped, …).
-    pub fn note(&mut self, note: String) {
-        self.builder.meta_mut().notes.push(note);
-    }
-
     /// The run so far.
     pub fn snapshot(&self, report: &LoadReport) -> Run {
-        let mut run = self.builder.snapshot();
-        run.meta.warnings.clone_from(&report.warnings);
-        run
+        super::records::snapshot(&self.builder, report)
     }
 
     /// The finished run; an error when no completion loaded.

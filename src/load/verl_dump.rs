@@ -93,20 +93,13 @@ impl VerlStream {
         first_line + lines
     }
 
-    /// Notes a fact about how the dump was read (files skipped, …).
-    pub fn note(&mut self, note: String) {
-        self.builder.meta_mut().notes.push(note);
-    }
-
     fn add(&mut self, record: Record<'_>, report: &mut LoadReport) {
         add(&mut self.builder, record, report, &mut self.per_group);
     }
 
     /// The run so far.
     pub fn snapshot(&self, report: &LoadReport) -> Run {
-        let mut run = self.builder.snapshot();
-        run.meta.warnings.clone_from(&report.warnings);
-        run
+        super::records::snapshot(&self.builder, report)
     }
 
     /// Approximate heap bytes of the run so far.

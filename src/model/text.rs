@@ -150,11 +150,6 @@ impl TextArena {
         self.source = Some(source);
     }
 
-    /// The source texts are read from, if any was set.
-    pub fn source(&self) -> Option<&Arc<dyn TextSource>> {
-        self.source.as_ref()
-    }
-
     /// Sets (or clears) the window of raw JSON literals (see [`RawWindow`]).
     pub fn set_window(&mut self, window: Option<RawWindow>) {
         self.window = window;

@@ -97,6 +97,14 @@ pub fn next_cut(bytes: &[u8], from: usize, size: usize) -> usize {
     }
 }
 
+/// The whole lines at the start of `pending`, taken out of it (what follows the last line end
+/// stays); `None` when no line has ended yet.
+pub fn take_lines(pending: &mut Vec<u8>) -> Option<Vec<u8>> {
+    let last = pending.iter().rposition(|&b| b == b'\n')?;
+    let rest = pending.split_off(last + 1);
+    Some(std::mem::replace(pending, rest))
+}
+
 /// The least bytes a part of a fed piece must have to be parsed on a thread of its own.
 const MIN_PART_BYTES: usize = 1 << 20;
 /// The most parts a fed piece is cut into.
@@ -202,9 +210,7 @@ impl NativeStream {
 
     /// The run so far (derived anew; the stream goes on).
     pub fn snapshot(&self) -> Run {
-        let mut run = self.loader.builder.snapshot();
-        run.meta.warnings.clone_from(&self.loader.report.warnings);
-        run
+        crate::load::records::snapshot(&self.loader.builder, &self.loader.report)
     }
 
     /// What loading has found so far.
@@ -256,9 +262,8 @@ impl GrowingLog {
     pub fn append(&mut self, bytes: &[u8]) -> bool {
         self.received += bytes.len() as u64;
         self.pending.extend_from_slice(bytes);
-        let Some(last) = self.pending.iter().rposition(|&b| b == b'\n') else { return false };
-        let rest = self.pending.split_off(last + 1);
-        let lines: Arc<[u8]> = std::mem::replace(&mut self.pending, rest).into();
+        let Some(lines) = take_lines(&mut self.pending) else { return false };
+        let lines: Arc<[u8]> = lines.into();
         self.source.push(self.fed, Arc::clone(&lines));
         self.stream.feed(&lines, self.fed);
         self.fed += lines.len() as u64;
@@ -377,13 +382,9 @@ impl NativeLoader {
                 let text = quote_non_finite(text);
                 self.ignored.clear();
                 match parse_located::<RawRecord<'_>>(&text, &mut self.ignored) {
+                    // The quoted line is a copy, outside the raw window: its texts are decoded.
                     Ok(mut record) => {
-                        self.warn_ignored(line);
-                        // The quoted line is a copy, outside the raw window: decode its texts.
-                        records::decode_texts(&mut record);
-                        self.report.records_seen += 1;
-                        let result = self.record(line, &record);
-                        self.count(result);
+                        self.add_record(line, &mut record, true);
                         return None;
                     }
                     Err(FieldError { field, reason }) => Err(Warning::skipped(line, field, reason)),
@@ -391,13 +392,7 @@ impl NativeLoader {
             }
             Parsed::Record(mut record, ignored) => {
                 self.ignored = ignored;
-                self.warn_ignored(line);
-                if !lazy {
-                    records::decode_texts(&mut record);
-                }
-                self.report.records_seen += 1;
-                let result = self.record(line, &record);
-                self.count(result);
+                self.add_record(line, &mut record, !lazy);
                 return Some(record);
             }
             Parsed::Invalid(FieldError { field, reason }) => Err(Warning::skipped(line, field, reason)),
@@ -405,6 +400,18 @@ impl NativeLoader {
         self.report.records_seen += 1;
         self.count(result);
         None
+    }
+
+    /// Adds a parsed record (after the warnings for its unknown fields in `self.ignored`),
+    /// its texts decoded first when `decode`.
+    fn add_record(&mut self, line: u64, record: &mut RawRecord<'_>, decode: bool) {
+        self.warn_ignored(line);
+        if decode {
+            records::decode_texts(record);
+        }
+        self.report.records_seen += 1;
+        let result = self.record(line, record);
+        self.count(result);
     }
 
     fn count(&mut self, result: Result<(), Warning>) {

@@ -66,9 +66,8 @@ pub fn decode_texts(record: &mut RawRecord<'_>) {
 }
 
 /// A step's named scores, in the order the line gives them (a later duplicate name wins when
-/// they are added, as it would in a map). The first few are held inline: a step is parsed on one
-/// thread and dropped on another, and an allocation per step freed across threads cost more than
-/// the parse itself.
+/// they are added, as it would in a map). The first few are held inline, so that a step's
+/// scores cost no allocation.
 #[derive(Debug, Default)]
 pub struct Scores<'a> {
     inline: [(Cow<'a, str>, Num); INLINE_SCORES],
@@ -98,25 +97,10 @@ impl<'a> Scores<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for Scores<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Name<'a>(Cow<'a, str>);
-        impl<'de: 'a, 'a> Deserialize<'de> for Name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct NameVisitor;
-                impl<'de> serde::de::Visitor<'de> for NameVisitor {
-                    type Value = Name<'de>;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str("a string")
-                    }
-                    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
-                        Ok(Name(Cow::Borrowed(v)))
-                    }
-                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Name<'de>, E> {
-                        Ok(Name(Cow::Owned(v.to_owned())))
-                    }
-                }
-                deserializer.deserialize_str(NameVisitor)
-            }
-        }
+        /// A score's name, borrowed from the line unless it has escapes.
+        #[derive(Deserialize)]
+        #[serde(transparent)]
+        struct Name<'a>(#[serde(borrow)] Cow<'a, str>);
         struct ScoresVisitor;
         impl<'de> serde::de::Visitor<'de> for ScoresVisitor {
             type Value = Scores<'de>;
