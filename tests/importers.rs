@@ -438,6 +438,50 @@ fn inspect_eval_zips_with_zstd_and_deflate_entries_and_json_logs_load() {
     assert!(report.located().any(|l| l.contains("samples/1_epoch_1.json")), "{:?}", report.warnings);
 }
 
+/// Sets the uncompressed size that the central directory of `zip` declares for `name`.
+fn declare_size(zip: &mut [u8], name: &str, size: u32) {
+    let mut at = 0;
+    while let Some(found) = zip[at..].windows(4).position(|w| w == b"PK\x01\x02") {
+        let entry = at + found;
+        let name_len = u16::from_le_bytes([zip[entry + 28], zip[entry + 29]]) as usize;
+        if &zip[entry + 46..entry + 46 + name_len] == name.as_bytes() {
+            zip[entry + 24..entry + 28].copy_from_slice(&size.to_le_bytes());
+            return;
+        }
+        at = entry + 4;
+    }
+    panic!("{name} is not in the archive");
+}
+
+#[test]
+fn a_zip_bomb_entry_is_refused_at_its_declared_size_and_the_rest_loads() {
+    let header = r#"{"version": 2, "status": "success", "eval": {"task": "arith", "model": "m"}}"#;
+    let good = inspect_sample("1", 1, "C");
+    // 16 MB of spaces inflate from a few kB; the directory says 1 kB.
+    let padding = vec![b' '; 16 << 20];
+    for method in [8u16, 93] {
+        let entries: Vec<(&str, u16, &[u8])> = vec![
+            ("header.json", 8, header.as_bytes()),
+            ("samples/1_epoch_1.json", method, good.as_bytes()),
+            ("samples/2_epoch_1.json", method, &padding),
+        ];
+        let mut bytes = vantage::load::zip::write(&entries);
+        assert!(bytes.len() < 4 << 20, "{}", bytes.len());
+        declare_size(&mut bytes, "samples/2_epoch_1.json", 1000);
+        let mut report = LoadReport::new("bomb.eval");
+        let run = load_bytes("bomb.eval", &bytes, &mut report).unwrap();
+        assert_eq!(run.trajectories.len(), 1, "method {method}");
+        let bomb = report.located().find(|l| l.contains("samples/2_epoch_1.json")).expect("the bomb is named");
+        assert!(bomb.starts_with("bomb.eval") && bomb.contains("inflates past the 1.0 kB"), "{bomb}");
+        // An entry that declares more than the memory budget is not inflated at all.
+        declare_size(&mut bytes, "samples/2_epoch_1.json", 4_000_000_000);
+        let mut report = LoadReport::new("bomb.eval");
+        let run = load_bytes("bomb.eval", &bytes, &mut report).unwrap();
+        assert_eq!(run.trajectories.len(), 1);
+        assert!(report.located().any(|l| l.contains("past the memory budget")), "{:?}", report.warnings);
+    }
+}
+
 /// A trajectory's key, step kinds, step actions and reward.
 type TrajectoryTexts = (String, Vec<String>, Vec<String>, Option<f32>);
 

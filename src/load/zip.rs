@@ -84,7 +84,9 @@ impl<'a> Archive<'a> {
 }
 
 /// The decompressed content of `entry` of the archive `bytes` (for a reader that keeps the
-/// directory itself and the bytes elsewhere).
+/// directory itself and the bytes elsewhere). An entry inflates to at most the size its directory
+/// entry declares and at most the memory budget ([`super::budget`]): one that would go further (a
+/// ZIP bomb, or a damaged archive) is an error, found before that much memory is taken.
 pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
     let at = entry.local_offset as usize;
     if u32_at(bytes, at) != Some(0x0403_4b50) {
@@ -96,14 +98,43 @@ pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
     let data = bytes
         .get(start..start + entry.compressed_size as usize)
         .ok_or_else(|| format!("{}: data cut off", entry.name))?;
+    let budget = super::budget::get();
+    if u64::from(entry.size) > budget {
+        return Err(format!(
+            "{}: declares {} uncompressed, past the memory budget of {}",
+            entry.name,
+            super::budget::size(u64::from(entry.size)),
+            super::budget::size(budget)
+        ));
+    }
+    let limit = entry.size as usize;
+    let bomb = || {
+        format!(
+            "{}: inflates past the {} its directory entry declares (a ZIP bomb, or a damaged archive); not read",
+            entry.name,
+            super::budget::size(u64::from(entry.size))
+        )
+    };
     match entry.method {
         0 => Ok(data.to_vec()),
-        8 => miniz_oxide::inflate::decompress_to_vec(data).map_err(|e| format!("{}: deflate: {e:?}", entry.name)),
+        8 => miniz_oxide::inflate::decompress_to_vec_with_limit(data, limit).map_err(|e| match e.status {
+            miniz_oxide::inflate::TINFLStatus::HasMoreOutput => bomb(),
+            _ => format!("{}: deflate: {e:?}", entry.name),
+        }),
         93 => {
-            let mut out = Vec::with_capacity(entry.size as usize);
-            ruzstd::decoding::FrameDecoder::new()
-                .decode_all_to_vec(data, &mut out)
-                .map_err(|e| format!("{}: zstd: {e}", entry.name))?;
+            use std::io::Read as _;
+            let mut out = Vec::new();
+            let mut input = data;
+            // Frame after frame, as many as were written, never more than the declared size.
+            while !input.is_empty() {
+                let frame = ruzstd::decoding::StreamingDecoder::new(&mut input)
+                    .map_err(|e| format!("{}: zstd: {e}", entry.name))?;
+                let room = (limit - out.len()) as u64 + 1;
+                frame.take(room).read_to_end(&mut out).map_err(|e| format!("{}: zstd: {e}", entry.name))?;
+                if out.len() > limit {
+                    return Err(bomb());
+                }
+            }
             Ok(out)
         }
         other => Err(format!("{}: compression method {other} is not supported", entry.name)),
