@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the web app with Trunk and drives it in headless Chromium (tests/web/test.mjs).
 # Needs: trunk (cargo install --locked trunk@0.21.14), the wasm32 target, Node.js with npm, and
-# Chromium at /usr/bin/chromium (apt-get install chromium). Without them it says SKIPPED and exits 0.
+# Chromium at /usr/bin/chromium (apt-get install chromium). Without them it says SKIPPED and exits 0,
+# or, with VANTAGE_WEB_REQUIRED=1 (as .ci/run sets), FAILED and exits 1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 missing=()
@@ -9,6 +10,10 @@ command -v trunk >/dev/null || missing+=("trunk")
 command -v node >/dev/null || missing+=("node")
 command -v npm >/dev/null || missing+=("npm")
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || missing+=("chromium")
+if [ ${#missing[@]} -gt 0 ] && [ -n "${VANTAGE_WEB_REQUIRED:-}" ]; then
+  echo "FAILED: web browser test cannot run (missing: ${missing[*]}; see README, 'Web build')"
+  exit 1
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "SKIPPED: web browser test (missing: ${missing[*]}; see README, 'Web build')"
   exit 0
