@@ -4,7 +4,8 @@
 # libxkbcommon-x11-0 (apt-get install -y ...). Usage: scripts/screenshot.sh [SAMPLE.jsonl ...]
 # With no argument: the bundled sample plus every file in sample_runs/. PROFILE=debug skips the release build.
 # VIEWS="group compare overview tokens summary" saves one PNG per view (default: group); EXTRA holds
-# more app arguments (e.g. "--scheme-b treeps_rag").
+# more app arguments (e.g. "--scheme-b treeps_rag --meeting"); SIZE=1280x720 sets the screen and
+# window size (default 1280x800).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile="${PROFILE:-release}"
@@ -15,7 +16,8 @@ mkdir -p "$out"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/xdg-vantage}"
 mkdir -m700 -p "$XDG_RUNTIME_DIR"
 display=":$((90 + RANDOM % 9))"
-Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+size="${SIZE:-1280x800}"
+Xvfb "$display" -screen 0 "${size}x24" -nolisten tcp >/dev/null 2>&1 &
 xvfb_pid=$!
 trap 'kill $xvfb_pid 2>/dev/null || true' EXIT
 sleep 1
@@ -26,7 +28,7 @@ for file in "${files[@]}"; do
     name=$(basename "${file:-demo_run.jsonl}" .jsonl)
     [ "$view" = group ] || name="$name-$view"
     # shellcheck disable=SC2086
-    DISPLAY="$display" WGPU_BACKEND="${WGPU_BACKEND:-vulkan}" "$bin" --view "$view" ${EXTRA:-} $file >"$out/$name.log" 2>&1 &
+    DISPLAY="$display" WGPU_BACKEND="${WGPU_BACKEND:-vulkan}" "$bin" --view "$view" --window-size "$size" ${EXTRA:-} $file >"$out/$name.log" 2>&1 &
     app_pid=$!
     sleep "${WAIT_SECS:-6}"
     DISPLAY="$display" import -window root "$out/$name.png"

@@ -37,6 +37,9 @@ pub struct Cli {
     /// App: start in meeting mode.
     #[arg(long)]
     meeting: bool,
+    /// App: the window's size, `WIDTHxHEIGHT` in points (default 1280x800; 1280x720 is a projector).
+    #[arg(long, value_name = "WxH", value_parser = parse_window_size)]
+    window_size: Option<[f32; 2]>,
     /// App: open this deep link (`#traj=…&step=…&a=grpo&b=triage&view=compare`, as "Copy link" writes).
     #[arg(long)]
     link: Option<String>,
@@ -109,6 +112,18 @@ enum Command {
     },
 }
 
+/// `1280x720` as `[1280.0, 720.0]`; each side from 200 to 16384.
+fn parse_window_size(text: &str) -> Result<[f32; 2], String> {
+    let side = |s: Option<&str>| {
+        s.and_then(|s| s.trim().parse::<u32>().ok()).filter(|v| (200..=16384).contains(v)).map(|v| v as f32)
+    };
+    let mut parts = text.split(['x', 'X']);
+    match (side(parts.next()), side(parts.next()), parts.next()) {
+        (Some(w), Some(h), None) => Ok([w, h]),
+        _ => Err(format!("{text:?} is not WIDTHxHEIGHT, each from 200 to 16384 (e.g. 1280x720)")),
+    }
+}
+
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
     std::sync::LazyLock::force(&crate::native::STARTED);
@@ -141,7 +156,8 @@ pub fn main() -> ExitCode {
                 exit_after_first_view: cli.exit_after_first_view.then(|| *crate::native::STARTED),
             };
             let files = crate::native::take_results_files(std::mem::take(&mut cli.files));
-            crate::native::run_app(crate::native::expand_paths(files), cli.follow, start)
+            let size = cli.window_size.unwrap_or([1280.0, 800.0]);
+            crate::native::run_app(crate::native::expand_paths(files), cli.follow, start, size)
         }
         Some(Command::Check { files, format }) => {
             check(&crate::native::expand_paths(crate::native::take_results_files(files)), format.as_deref())

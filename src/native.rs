@@ -369,16 +369,17 @@ pub fn load_path_showing(
 pub static STARTED: std::sync::LazyLock<web_time::Instant> = std::sync::LazyLock::new(web_time::Instant::now);
 
 /// Opens the desktop window with `files` and the followed paths `follow` (the bundled sample when
-/// both are empty) and the `start` options.
+/// both are empty) and the `start` options, `size` points wide and high.
 pub fn run_app(
     files: Vec<std::path::PathBuf>,
     follow: Vec<std::path::PathBuf>,
     start: crate::app::StartOptions,
+    size: [f32; 2],
 ) -> ExitCode {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("vantage")
-            .with_inner_size([1280.0, 800.0])
+            .with_inner_size(size)
             .with_min_inner_size([480.0, 320.0])
             .with_drag_and_drop(true),
         ..Default::default()

@@ -233,6 +233,11 @@ fn an_unknown_view_or_scheme_is_a_one_line_error_before_any_window() {
     let (code, _, err) = vantage(&["--scheme-b", "grpoo"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--scheme-b grpoo"), "{err}");
+    for bad in ["1280", "1280x", "99x99", "1280x720x3", "wide"] {
+        let (code, _, err) = vantage(&["--window-size", bad]);
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(err.contains("is not WIDTHxHEIGHT"), "{bad}: {err}");
+    }
 }
 
 #[test]

@@ -460,6 +460,9 @@ fn the_compare_view_puts_the_logged_advantage_beside_the_recomputed_one() {
     h.get_by_label("Logged vs recomputed: where they differ");
     h.get_by_label_contains("1 of 2 steps differ by more than");
     assert!(h.query_all_by_label("b").count() >= 1);
+    // The scatter's key sits above it (not over the points), each series with its count.
+    h.get_by_label("— success (1)");
+    h.get_by_label("— failure (1)");
 }
 
 #[test]
@@ -529,6 +532,15 @@ fn the_runs_view_compares_checkpoints_of_one_run_and_two_open_runs() {
     h.get_by_label("task p1").click();
     h.run_ok();
     h.get_by_label_contains("task p1 in A and in B");
+    // Each side's group of that prompt as a small tree, its rollouts listed below when opened.
+    assert_eq!(h.query_all_by_label("group tree").count(), 2);
+    for n in 1..=4 {
+        let label = format!("{n} rollouts");
+        for i in 0..h.query_all_by_label(&label).count() {
+            h.query_all_by_label(&label).nth(i).unwrap().click();
+            h.run_ok();
+        }
+    }
     h.get_by_label_contains("fail p1a");
     h.get_by_label_contains("pass p1c");
     // A second run open: B is that run, prompts matched by task.

@@ -2,6 +2,20 @@
 
 use crate::ui::theme::{self, ValueColors};
 
+/// A plot's key as a row above it (a legend inside the plot covers points): each series' name in
+/// its colour.
+pub fn series_key_ui(ui: &mut egui::Ui, series: &[(String, egui::Color32)]) {
+    ui.horizontal_wrapped(|ui| {
+        for (name, color) in series {
+            // Wrapped between items, never inside one.
+            ui.add(
+                egui::Label::new(egui::RichText::new(format!("— {name}")).color(*color))
+                    .wrap_mode(egui::TextWrapMode::Extend),
+            );
+        }
+    });
+}
+
 /// A horizontal legend: the colormap from `colors.lo` to `colors.hi` with its end values.
 pub fn legend_ui(ui: &mut egui::Ui, colors: &ValueColors, label: &str) {
     ui.horizontal(|ui| {

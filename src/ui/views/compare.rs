@@ -5,7 +5,7 @@
 use std::hash::{Hash as _, Hasher as _};
 use std::sync::Arc;
 
-use egui_plot::{Bar, BarChart, Legend, Plot, Points};
+use egui_plot::{Bar, BarChart, Plot, Points};
 
 use crate::analysis::compare::{Comparison, Disagreement, is_success};
 use crate::app::{Command, OpenRun};
@@ -61,7 +61,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ui.horizontal(|ui| {
             let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
             ui.allocate_ui(egui::vec2(width, 320.0), |ui| ui.vertical(|ui| scatter_ui(ui, open)));
-            ui.allocate_ui(egui::vec2(width, 320.0), |ui| histograms_ui(ui, open));
+            ui.allocate_ui(egui::vec2(width, 320.0), |ui| ui.vertical(|ui| histograms_ui(ui, open)));
         });
         ui.separator();
         ui.label(egui::RichText::new("Mean credit per role").strong());
@@ -163,20 +163,17 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
     };
     let total: usize = series.values().map(Vec::len).sum();
     ui.label(egui::RichText::new(format!("{total} steps, jittered by up to 0.6% of each axis")).color(theme::MUTED));
-    // Room above the points for the legend.
-    let top = if hi[1].is_finite() { hi[1] + spread(1) * 0.35 } else { 1.0 };
-    Plot::new("scatter_ab")
-        .legend(Legend::default())
-        .x_axis_label("credit A")
-        .y_axis_label("credit B")
-        .include_y(top)
-        .show(ui, |plot| {
-            for ((index, name), points) in series {
-                let color = if index == 99 { theme::MUTED } else { theme::category(index) };
-                let points: Vec<[f64; 2]> = points.iter().map(|p| [p[0] + jitter(0), p[1] + jitter(1)]).collect();
-                plot.points(Points::new(name, points).color(color.gamma_multiply(0.45)).radius(2.5));
-            }
-        });
+    let color_of = |index: usize| if index == 99 { theme::MUTED } else { theme::category(index) };
+    let key: Vec<(String, egui::Color32)> =
+        series.iter().map(|((index, name), points)| (format!("{name} ({})", points.len()), color_of(*index))).collect();
+    crate::ui::widgets::series_key_ui(ui, &key);
+    Plot::new("scatter_ab").x_axis_label("credit A").y_axis_label("credit B").show(ui, |plot| {
+        for ((index, name), points) in series {
+            let color = color_of(index);
+            let points: Vec<[f64; 2]> = points.iter().map(|p| [p[0] + jitter(0), p[1] + jitter(1)]).collect();
+            plot.points(Points::new(name, points).color(color.gamma_multiply(0.45)).radius(2.5));
+        }
+    });
 }
 
 fn histograms_ui(ui: &mut egui::Ui, open: &OpenRun) {
@@ -201,7 +198,11 @@ fn histograms_ui(ui: &mut egui::Ui, open: &OpenRun) {
             .map(|(i, &c)| Bar::new(f64::from(lo + (i as f32 + 0.5) * width), f64::from(c)).width(f64::from(width)))
             .collect::<Vec<Bar>>()
     };
-    Plot::new("histograms_ab").legend(Legend::default()).x_axis_label("credit").show(ui, |plot| {
+    crate::ui::widgets::series_key_ui(
+        ui,
+        &[("A".to_owned(), theme::category(1)), ("B".to_owned(), theme::category(4))],
+    );
+    Plot::new("histograms_ab").x_axis_label("credit").show(ui, |plot| {
         plot.bar_chart(BarChart::new("A", histogram(&a)).color(theme::category(1)));
         plot.bar_chart(BarChart::new("B", histogram(&b)).color(theme::category(4)));
     });
@@ -233,23 +234,24 @@ fn length_ui(ui: &mut egui::Ui, open: &OpenRun) {
 
 /// The two plots of credit against length and against turns.
 fn length_plots_ui(ui: &mut egui::Ui, pa: &[[f64; 3]], pb: &[[f64; 3]], unit: &str) {
+    crate::ui::widgets::series_key_ui(
+        ui,
+        &[("A".to_owned(), theme::category(1)), ("B".to_owned(), theme::category(4))],
+    );
     ui.horizontal(|ui| {
         let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
         for (axis, label, id) in [(0usize, unit, "credit_length"), (1, "turns (steps)", "credit_turns")] {
             ui.allocate_ui(egui::vec2(width, 260.0), |ui| {
-                Plot::new(id).legend(Legend::default()).x_axis_label(label).y_axis_label("mean credit").show(
-                    ui,
-                    |plot| {
-                        for (points, name, color) in [(pa, "A", theme::category(1)), (pb, "B", theme::category(4))] {
-                            let xy: Vec<[f64; 2]> = points
-                                .iter()
-                                .step_by((points.len() / MAX_POINTS).max(1))
-                                .map(|p| [p[axis], p[2]])
-                                .collect();
-                            plot.points(Points::new(name, xy).color(color.gamma_multiply(0.6)).radius(2.5));
-                        }
-                    },
-                );
+                Plot::new(id).x_axis_label(label).y_axis_label("mean credit").show(ui, |plot| {
+                    for (points, name, color) in [(pa, "A", theme::category(1)), (pb, "B", theme::category(4))] {
+                        let xy: Vec<[f64; 2]> = points
+                            .iter()
+                            .step_by((points.len() / MAX_POINTS).max(1))
+                            .map(|p| [p[axis], p[2]])
+                            .collect();
+                        plot.points(Points::new(name, xy).color(color.gamma_multiply(0.6)).radius(2.5));
+                    }
+                });
             });
         }
     });

@@ -1,7 +1,8 @@
 //! Runs view: run A against run B on the same prompts. B is another open run, or A and B are two
 //! ranges of training steps of this run (a checkpoint before and after). Per prompt, its pass rate
 //! in A and in B, prompts grouped as learned, forgotten, still failing, still solved or seen by one
-//! side only; a chosen prompt's rollouts side by side.
+//! side only; a chosen prompt's groups side by side, each as a small tree (identical prefixes
+//! merged, leaves marked pass or fail) above its rollouts.
 
 use crate::analysis::runs::{Change, PromptRow, Side, compare, step_range};
 use crate::app::Command;
@@ -20,6 +21,9 @@ enum Against {
 
 /// Rows of a change shown at most.
 const MAX_ROWS: usize = 200;
+
+/// Rollouts of a group listed under its tree at most.
+const MAX_LISTED: usize = 16;
 
 /// Draws the view.
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
@@ -96,6 +100,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         .color(theme::MUTED),
     );
     let mut chosen: Option<String> = ui.data(|d| d.get_temp(chosen_id));
+    let before = chosen.clone();
     egui::ScrollArea::vertical().id_salt("runs_scroll").show(ui, |ui| {
         for change in Change::ALL {
             let of: Vec<&PromptRow> = rows.iter().filter(|r| r.change == change).collect();
@@ -106,6 +111,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
         if let Some(row) = chosen.as_ref().and_then(|key| rows.iter().find(|r| &r.key == key)) {
             ui.separator();
+            // A prompt just clicked scrolls its groups into view.
+            if before.as_deref() != Some(row.key.as_str()) {
+                ui.scroll_to_cursor(Some(egui::Align::TOP));
+            }
             side_by_side_ui(ui, ctx.commands, a, b, row, &names);
         }
     });
@@ -172,9 +181,8 @@ fn side_by_side_ui(
     });
 }
 
-/// A group's rollouts, one line each; those of the run shown open the group view when clicked.
+/// A group's small tree and its rollouts, one line each; those of the run shown open the group view when clicked.
 fn group_rollouts_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, run: &Run, g: GroupId, this_run: bool) {
-    let tr = &run.trajectories;
     let step = run.groups.train_step[g.index()].map_or_else(String::new, |s| format!(" · step {s}"));
     let header = format!("group {}{step}", run.group_key(g));
     if this_run {
@@ -184,7 +192,18 @@ fn group_rollouts_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, run: &Run, 
     } else {
         ui.label(header);
     }
-    for &t in run.groups.members(g) {
+    super::tree::mini_ui(ui, run, g);
+    let members = run.groups.members(g);
+    let id = (std::ptr::from_ref(run) as usize, g.0);
+    egui::CollapsingHeader::new(format!("{} rollouts", members.len())).id_salt(id).show(ui, |ui| {
+        rollout_lines_ui(ui, run, members);
+    });
+}
+
+/// One line per rollout: pass or fail, key, reward and length.
+fn rollout_lines_ui(ui: &mut egui::Ui, run: &Run, members: &[crate::model::TrajectoryId]) {
+    let tr = &run.trajectories;
+    for &t in members.iter().take(MAX_LISTED) {
         let mark = if crate::analysis::compare::is_success(run, t) { "pass" } else { "fail" };
         let mark = if tr.reward[t.index()].is_nan() && tr.success[t.index()].is_none() { "—" } else { mark };
         ui.label(format!(
@@ -193,5 +212,8 @@ fn group_rollouts_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, run: &Run, 
             format_value(tr.reward[t.index()]),
             tr.num_steps(t)
         ));
+    }
+    if members.len() > MAX_LISTED {
+        ui.label(egui::RichText::new(format!("  … {} more rollouts", members.len() - MAX_LISTED)).color(theme::MUTED));
     }
 }

@@ -375,3 +375,56 @@ pub fn node_label(run: &crate::model::Run, node: crate::model::NodeId) -> String
         (false, false) => format!("{kind}: {snippet}"),
     }
 }
+
+/// A small, fixed tree of `group` (identical prefixes merged): steps as gray dots, each leaf marked
+/// pass or fail, a node's kind and action on hover. For showing groups side by side (runs view).
+pub fn mini_ui(ui: &mut egui::Ui, run: &crate::model::Run, group: crate::model::GroupId) {
+    let tree = GroupTree::build(run, group, TreeMerge::Prefix);
+    let row = 10.0_f32;
+    let height = (tree.num_rows.max(1) as f32 * row).clamp(40.0, 220.0);
+    let (rect, response) = ui.allocate_exact_size(egui::vec2(ui.available_width(), height), egui::Sense::hover());
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Image, true, "group tree"));
+    let rect = rect.shrink(6.0);
+    let dx = rect.width() / (tree.max_depth as f32).max(1.0);
+    let dy = rect.height() / (tree.num_rows.max(1) as f32 - 1.0).max(1.0);
+    let pos = |n: &crate::analysis::tree_layout::LayoutNode| {
+        rect.min + egui::vec2((n.depth as f32 - 1.0) * dx, (n.y * dy).min(rect.height()))
+    };
+    let mut mesh = egui::Mesh::default();
+    let radius = (dy * 0.35).clamp(1.5, 4.0);
+    let tr = &run.trajectories;
+    let mut hovered: Option<(usize, f32)> = None;
+    let pointer = response.hover_pos();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let at = pos(n);
+        if let Some(parent) = tree.nodes.get(n.parent as usize) {
+            elbow(&mut mesh, pos(parent), at, theme::EDGE);
+        }
+        let color = match n.leaf_of.filter(|t| !tr.reward[t.index()].is_nan() || tr.success[t.index()].is_some()) {
+            Some(t) if crate::analysis::compare::is_success(run, t) => theme::SUCCESS,
+            Some(_) => theme::FAILURE,
+            None => theme::EDGE,
+        };
+        mesh.add_colored_rect(egui::Rect::from_center_size(at, egui::vec2(radius, radius) * 2.0), color);
+        if let Some(p) = pointer {
+            let d = p.distance(at);
+            if d <= radius.max(6.0) && hovered.is_none_or(|(_, best)| d < best) {
+                hovered = Some((i, d));
+            }
+        }
+    }
+    ui.painter_at(rect.expand(6.0)).add(egui::Shape::mesh(mesh));
+    if let Some((i, _)) = hovered {
+        let n = &tree.nodes[i];
+        let mut text = format!(
+            "{} · depth {} · {} rollout(s) through here",
+            node_label(run, n.node),
+            n.depth,
+            tree.positions_of(i).len()
+        );
+        if let Some(t) = n.leaf_of {
+            text.push_str(&format!("\nends {} · R {}", run.trajectory_key(t), format_value(tr.reward[t.index()])));
+        }
+        response.on_hover_text_at_pointer(text);
+    }
+}
