@@ -615,3 +615,44 @@ fn two_runs_of_one_name_and_different_sizes_share_no_view_cache() {
     }
     assert_eq!(h.state().runs.len(), 2);
 }
+
+#[test]
+fn a_loader_or_scheme_that_panics_is_a_notice_and_the_app_goes_on() {
+    use vantage::app::state::SchemeChoice;
+    // Names of their own, so no other test meets these faults.
+    vantage::app::faults::inject_panic("credit triage on faulty.jsonl");
+    vantage::app::faults::inject_panic("load crash-injected.jsonl");
+    let mut app = app_with("faulty.jsonl", &sample("alfworld_roles.jsonl"));
+    app.state.scheme_b = SchemeChoice::new("grpo_passk");
+    app.state.tab = Tab::Compare;
+    let mut h = harness(app);
+    assert!(h.state().current().unwrap().credit[1].error().is_none());
+    // The scheme panics: its error is shown, and the last good credit stays on screen, named.
+    h.state_mut().state.scheme_b = SchemeChoice::new("triage");
+    h.run_ok();
+    h.get_by_label_contains("credit triage on faulty.jsonl stopped on an internal error (injected fault");
+    // In the scheme panel and beside the inspector's credit line.
+    assert_eq!(h.query_all_by_label("showing the last good credit: grpo_passk").count(), 2);
+    h.get_by_label_contains("vs   B grpo_passk");
+    let open = h.state().current().unwrap();
+    assert_eq!(open.credit[1].step().map(<[f32]>::len), Some(open.run.num_path_steps()));
+    // A scheme that works again replaces it.
+    h.state_mut().state.scheme_b = SchemeChoice::new("grpo");
+    h.run_ok();
+    assert!(h.state().current().unwrap().credit[1].last_good.is_none());
+    assert!(h.query_by_label("showing the last good credit: grpo_passk").is_none());
+    // A loader that panics: a notice naming the file; the open run stays.
+    let source = vantage::app::LoadSource::Bytes {
+        name: "crash-injected.jsonl".to_owned(),
+        bytes: sample("alfworld_roles.jsonl").into(),
+    };
+    let app = h.state_mut();
+    app.loader.start(source, || {});
+    let messages = app.loader.wait_all();
+    app.accept(messages, || {});
+    assert_eq!(app.runs.len(), 1);
+    let notice = app.notifications.iter().find(|n| n.contains("crash-injected.jsonl")).expect("a notice");
+    assert!(notice.contains("stopped on an internal error"), "{notice}");
+    h.run_ok();
+    h.get_by_label_contains("vs   B grpo");
+}

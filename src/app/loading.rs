@@ -201,6 +201,13 @@ pub struct LoadOutcome {
     pub url: Option<String>,
 }
 
+/// The outcome of a load that failed inside vantage (not because of the file).
+fn failed(name: String, why: &str) -> LoadOutcome {
+    let report = LoadReport::new(&name);
+    let err = LoadError::from(std::io::Error::other(why.to_owned())).with_path(&name);
+    LoadOutcome::new(name, Err(err), report)
+}
+
 impl LoadOutcome {
     /// An outcome with no lazy file, bytes or follower.
     pub fn new(name: String, result: Result<Run, LoadError>, report: LoadReport) -> Self {
@@ -227,6 +234,8 @@ struct Pending {
     receiver: mpsc::Receiver<LoadMessage>,
     progress: Progress,
     total_bytes: u64,
+    /// Whether its last message (the result, or the files picked) arrived.
+    ended: bool,
 }
 
 /// Loads in flight.
@@ -247,6 +256,7 @@ impl Loader {
         let shared = progress.clone();
         #[cfg(not(target_arch = "wasm32"))]
         {
+            let thread_name = name.clone();
             let spawned = std::thread::Builder::new().name(format!("load {name}")).spawn(move || {
                 let partials = sender.clone();
                 let again = repaint.clone();
@@ -255,7 +265,11 @@ impl Loader {
                     again();
                     sent
                 };
-                let outcome = source.load(shared, &mut partial, repaint.clone());
+                // A loader that panics (a bug) ends this load with an error; the app goes on.
+                let what = format!("load {thread_name}");
+                let outcome =
+                    crate::app::faults::catch(&what, || Ok(source.load(shared, &mut partial, repaint.clone())))
+                        .unwrap_or_else(|why| failed(thread_name, &why));
                 let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
                 repaint();
             });
@@ -280,7 +294,7 @@ impl Loader {
         total_bytes: u64,
     ) -> u64 {
         self.next_id += 1;
-        self.pending.push(Pending { id: self.next_id, name, receiver, progress, total_bytes });
+        self.pending.push(Pending { id: self.next_id, name, receiver, progress, total_bytes, ended: false });
         self.next_id
     }
 
@@ -396,12 +410,20 @@ impl Loader {
     /// were started.
     pub fn poll(&mut self) -> Vec<(u64, LoadMessage)> {
         let mut done = Vec::new();
-        self.pending.retain(|Pending { id, name, receiver, .. }| {
+        self.pending.retain_mut(|Pending { id, name, receiver, ended, .. }| {
             loop {
                 match receiver.try_recv() {
-                    Ok(message) => done.push((*id, message)),
+                    Ok(message) => {
+                        *ended |= matches!(message, LoadMessage::Done(_) | LoadMessage::Picked(_));
+                        done.push((*id, message));
+                    }
                     Err(mpsc::TryRecvError::Empty) => return true,
                     Err(mpsc::TryRecvError::Disconnected) => {
+                        // A load that ended without saying how (its thread died) is a failure.
+                        if !*ended {
+                            let outcome = failed(name.clone(), "its loader stopped without a result");
+                            done.push((*id, LoadMessage::Done(Box::new(outcome))));
+                        }
                         log::debug!("{name}: finished");
                         return false;
                     }

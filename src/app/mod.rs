@@ -5,6 +5,7 @@ mod commands;
 #[cfg(target_arch = "wasm32")]
 pub mod credit_worker;
 pub mod deeplink;
+pub mod faults;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod follow;
 mod loading;
@@ -242,11 +243,11 @@ impl VantageApp {
                 for warning in outcome.report.warnings.iter().take(50) {
                     self.notifications.push(warning.located(&outcome.report.file));
                 }
-                if outcome.report.warnings.len() > 50 {
+                if outcome.report.num_warnings() > 50 {
                     self.notifications.push(format!(
                         "{}: {} more warning(s); see the Summary tab",
                         outcome.name,
-                        outcome.report.warnings.len() - 50
+                        outcome.report.num_warnings() - 50
                     ));
                 }
                 // Data that makes the comparison degenerate, said once as it opens.

@@ -35,6 +35,9 @@ pub struct CreditSlot {
     pub key: String,
     /// The credit, or why there is none.
     pub result: Option<Result<Credit, String>>,
+    /// When the latest computation failed: the last credit that did not, with its key (shown
+    /// until one succeeds again or the run changes).
+    pub last_good: Option<(String, Credit)>,
     /// Bumped on every recomputation, so textures know when to re-upload.
     pub generation: u64,
     /// A recomputation in flight on a worker thread: its key and where its result arrives.
@@ -60,10 +63,9 @@ impl CreditSlot {
                 Err(e) if e == crate::app::credit_worker::WORKER_GONE => compute(run, choice),
                 other => other,
             };
-            self.key.clone_from(key);
-            self.result = Some(result);
-            self.generation += 1;
+            let key = key.clone();
             self.pending = None;
+            self.set(key, result);
         }
         let key = choice.cache_key();
         let computing = self.pending.as_ref().is_some_and(|(k, _)| *k == key);
@@ -96,8 +98,18 @@ impl CreditSlot {
         #[cfg(not(target_arch = "wasm32"))]
         let _: Option<u32> = remote;
         self.pending = None;
-        self.result = Some(compute(run, choice));
+        self.set(key, compute(run, choice));
+    }
+
+    /// Takes in a result for `key`; a failure keeps the credit it replaces as the last good one.
+    fn set(&mut self, key: String, result: Result<Credit, String>) {
+        match (&result, self.result.take()) {
+            (Err(_), Some(Ok(previous))) => self.last_good = Some((std::mem::take(&mut self.key), previous)),
+            (Ok(_), _) => self.last_good = None,
+            (Err(_), _) => {}
+        }
         self.key = key;
+        self.result = Some(result);
         self.generation += 1;
     }
 
@@ -106,6 +118,7 @@ impl CreditSlot {
     pub fn invalidate(&mut self) {
         self.key.clear();
         self.result = None;
+        self.last_good = None;
         self.pending = None;
         self.generation += 1;
     }
@@ -115,17 +128,25 @@ impl CreditSlot {
         self.pending.is_some()
     }
 
-    /// The step credit, if computed.
+    /// The step credit shown: the current choice's, or the last good one when it failed.
     pub fn step(&self) -> Option<&[f32]> {
+        self.credit().map(|c| c.step.as_slice())
+    }
+
+    /// The credit shown: the current choice's, or the last good one when it failed.
+    pub fn credit(&self) -> Option<&Credit> {
         match &self.result {
-            Some(Ok(credit)) => Some(&credit.step),
-            _ => None,
+            Some(Ok(credit)) => Some(credit),
+            _ => self.last_good.as_ref().map(|(_, c)| c),
         }
     }
 
-    /// The credit, if computed.
-    pub fn credit(&self) -> Option<&Credit> {
-        self.result.as_ref().and_then(|r| r.as_ref().ok())
+    /// The key of the credit shown (the last good one's when the current choice failed).
+    pub fn shown_key(&self) -> &str {
+        match (&self.result, &self.last_good) {
+            (Some(Err(_)), Some((key, _))) => key,
+            _ => &self.key,
+        }
     }
 
     /// Why there is no credit.
@@ -138,9 +159,12 @@ impl CreditSlot {
 }
 
 /// Computes `choice` on `run`, as the CLI does.
+/// A panic inside a scheme (a bug) is caught and returned as its error.
 pub fn compute(run: &Run, choice: &SchemeChoice) -> Result<Credit, String> {
-    let scheme = crate::credit::scheme(&choice.scheme_id).map_err(|e| e.to_string())?;
-    crate::credit::compute(scheme, run, choice.preset.as_deref(), &choice.values).map_err(|e| e.to_string())
+    crate::app::faults::catch(&format!("credit {} on {}", choice.scheme_id, run.meta.name), || {
+        let scheme = crate::credit::scheme(&choice.scheme_id).map_err(|e| e.to_string())?;
+        crate::credit::compute(scheme, run, choice.preset.as_deref(), &choice.values).map_err(|e| e.to_string())
+    })
 }
 
 /// Credit under one scheme with its defaults, for the inspector.

@@ -36,7 +36,10 @@ fn comparison(ui: &egui::Ui, open: &OpenRun) -> Option<Arc<Comparison>> {
 /// Draws the comparison.
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let open = &*ctx.open;
-    ui.label(egui::RichText::new(format!("A {}   vs   B {}", open.credit[0].key, open.credit[1].key)).strong());
+    ui.label(
+        egui::RichText::new(format!("A {}   vs   B {}", open.credit[0].shown_key(), open.credit[1].shown_key()))
+            .strong(),
+    );
     let Some(c) = comparison(ui, open) else {
         for slot in 0..2 {
             if let Some(err) = open.credit[slot].error() {

@@ -86,13 +86,14 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.label(egui::RichText::new("Credit").strong());
     shared_note_ui(ui, open, g, p);
     for (slot, name) in [(0, "A"), (1, "B")] {
-        let key = open.credit[slot].key.clone();
+        let key = open.credit[slot].shown_key().to_owned();
         match open.credit[slot].credit() {
             Some(credit) => credit_line_ui(ui, &format!("{name}: {key}"), credit, t.index(), p),
             None => {
                 ui.label(format!("{name}: {key}: {}", open.credit[slot].error().unwrap_or("not computed")));
             }
         }
+        super::scheme_panel::last_good_note_ui(ui, &open.credit[slot]);
     }
     egui::CollapsingHeader::new("Under every supported scheme (defaults)").id_salt("every_scheme").show(ui, |ui| {
         // On a large run computing some thirty schemes takes seconds: only when asked.
@@ -146,13 +147,14 @@ pub fn strip_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             }
         }
         for (slot, name) in [(0, "A"), (1, "B")] {
-            let key = open.credit[slot].key.clone();
+            let key = open.credit[slot].shown_key().to_owned();
             match open.credit[slot].credit() {
                 Some(credit) => credit_line_ui(&mut columns[1], &format!("{name}: {key}"), credit, t.index(), p),
                 None => {
                     columns[1].label(format!("{name}: {key}: {}", open.credit[slot].error().unwrap_or("not computed")));
                 }
             }
+            super::scheme_panel::last_good_note_ui(&mut columns[1], &open.credit[slot]);
         }
     });
 }

@@ -31,7 +31,17 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 if let Some(err) = credit.error() {
                     ui.label(egui::RichText::new(err).color(theme::ERROR));
                 }
+                last_good_note_ui(ui, credit);
             });
+    }
+}
+
+/// When a slot's latest computation failed and its last good credit is shown: which one.
+pub fn last_good_note_ui(ui: &mut egui::Ui, credit: &crate::app::CreditSlot) {
+    if credit.error().is_some()
+        && let Some((key, _)) = &credit.last_good
+    {
+        ui.label(egui::RichText::new(format!("showing the last good credit: {key}")).color(theme::WARNING));
     }
 }
 
