@@ -272,7 +272,7 @@ fn check(files: &[PathBuf], format: Option<&str>) -> ExitCode {
             }
         };
         let skipped = report.num_skipped();
-        let _ = writeln!(stdout, "  warnings: {} ({skipped} skipped)", report.warnings.len());
+        let _ = writeln!(stdout, "  warnings: {} ({skipped} skipped)", report.num_warnings());
         for line in report.located() {
             let _ = writeln!(stdout, "  {line}");
         }

@@ -683,7 +683,9 @@ fn build(name: &str, header: &Header, slots: &[Slot], report: &LoadReport) -> Re
         b.add_chain_trajectory(&key, group, &new_steps, &outcome, &NewTokens::default());
     }
     let mut report = report.clone();
-    report.warnings.extend(warnings);
+    for warning in warnings {
+        report.warn(warning);
+    }
     if slots.is_empty() {
         // A cancelled (or just started) eval: an empty run, said.
         let status = header.metadata.get("status").and_then(serde_json::Value::as_str).unwrap_or("unknown");

@@ -59,7 +59,7 @@ pub mod verl_dump;
 pub mod zip;
 
 pub use error::LoadError;
-pub use report::{LoadReport, Progress};
+pub use report::{LoadReport, MAX_WARNINGS, Progress};
 
 use crate::model::Run;
 
@@ -146,6 +146,9 @@ pub static LOADERS: &[&dyn Loader] = &[
     &trl_parquet::TrlParquet,
 ];
 
+/// The loaders of Parquet files.
+const PARQUET_LOADERS: [&str; 2] = ["vantage_parquet", "trl"];
+
 /// The loader named `name`.
 pub fn loader(name: &str) -> Option<&'static dyn Loader> {
     LOADERS.iter().copied().find(|l| l.name() == name)
@@ -167,15 +170,26 @@ pub async fn load_bytes_paced(name: &str, bytes: &[u8], report: &mut LoadReport)
         return Box::pin(load_bytes_paced(name, &inflated, report)).await;
     }
     let mut declined = Vec::new();
+    // A Parquet file: only the Parquet readers' reasons are worth reading.
+    let parquet = bytes.starts_with(b"PAR1");
     for loader in LOADERS {
         match loader.load(name, bytes, report).await {
             Err(LoadError::Incompatible { reason, .. }) => {
-                declined.push(format!("{}: {reason}", loader.name()));
+                if !parquet || PARQUET_LOADERS.contains(&loader.name()) {
+                    declined.push(format!("{}: {reason}", loader.name()));
+                }
             }
             other => return other.map_err(|e| e.with_path(name)),
         }
     }
-    Err(LoadError::Unrecognised { tried: declined.join("; ") }.with_path(name))
+    let tried = match (parquet, declined.is_empty()) {
+        (true, true) => "a Parquet file, and this build reads no Parquet (built without the `parquet` feature; \
+                         the web build never reads it: convert it with `vantage convert`)"
+            .to_owned(),
+        (true, false) => format!("a Parquet file of another schema ({})", declined.join("; ")),
+        (false, _) => declined.join("; "),
+    };
+    Err(LoadError::Unrecognised { tried }.with_path(name))
 }
 
 /// [`load_bytes_paced`] for bytes the run may keep: a vantage JSONL log leaves its texts in

@@ -7,8 +7,12 @@ use crate::model::Warning;
 pub struct LoadReport {
     /// The file's display name, used in every located message.
     pub file: String,
-    /// Warnings in file order.
+    /// Warnings in file order: the first [`MAX_WARNINGS`] (the others are only counted).
     pub warnings: Vec<Warning>,
+    /// Warnings past [`MAX_WARNINGS`], counted, and how many of them skipped something.
+    pub dropped: u64,
+    /// Of `dropped`, those that skipped something.
+    pub dropped_skipped: u64,
     /// Records seen (non-blank lines for line formats).
     pub records_seen: u64,
     /// Records that loaded (possibly with warnings).
@@ -16,6 +20,10 @@ pub struct LoadReport {
     /// Bytes read so far, shared with whoever shows a progress bar.
     pub progress: Progress,
 }
+
+/// Warnings a report keeps; past this a log of millions of broken records would need gigabytes
+/// for its messages alone, so the rest are counted, not kept.
+pub const MAX_WARNINGS: usize = 10_000;
 
 /// Bytes a loader (or a download) has consumed, and how many there are when that is known only
 /// as they arrive (an HTTP `Content-Length`), readable from another thread while it works.
@@ -52,16 +60,32 @@ impl LoadReport {
 
     /// Records a warning.
     pub fn warn(&mut self, warning: Warning) {
-        self.warnings.push(warning);
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(warning);
+        } else {
+            self.dropped += 1;
+            self.dropped_skipped += u64::from(warning.skipped);
+        }
+    }
+
+    /// Number of warnings, kept or only counted.
+    pub fn num_warnings(&self) -> usize {
+        self.warnings.len() + self.dropped as usize
     }
 
     /// Number of warnings that skipped something.
     pub fn num_skipped(&self) -> usize {
-        self.warnings.iter().filter(|w| w.skipped).count()
+        self.warnings.iter().filter(|w| w.skipped).count() + self.dropped_skipped as usize
     }
 
-    /// Each warning as `FILE:LINE: FIELD: reason`.
+    /// Each warning as `FILE:LINE: FIELD: reason`, then a line for those only counted.
     pub fn located(&self) -> impl Iterator<Item = String> + '_ {
-        self.warnings.iter().map(|w| w.located(&self.file))
+        let more = (self.dropped > 0).then(|| {
+            format!(
+                "{}: {} more warning(s), {} of them skipping a record, not listed (the first {MAX_WARNINGS} are)",
+                self.file, self.dropped, self.dropped_skipped
+            )
+        });
+        self.warnings.iter().map(|w| w.located(&self.file)).chain(more)
     }
 }

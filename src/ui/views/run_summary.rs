@@ -50,7 +50,13 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ui.label("No load warnings");
         return;
     }
-    ui.label(egui::RichText::new(format!("{} load warning(s)", warnings.len())).color(theme::WARNING));
+    let count = open.report.num_warnings();
+    let more = if open.report.dropped > 0 {
+        format!(" (the first {} are listed; the others were only counted)", warnings.len())
+    } else {
+        String::new()
+    };
+    ui.label(egui::RichText::new(format!("{count} load warning(s){more}")).color(theme::WARNING));
     let id = egui::Id::unique("all_warnings");
     let mut all_warnings = ui.data(|d| d.get_temp::<bool>(id).unwrap_or(false));
     ui.checkbox(&mut all_warnings, "Show all warnings");
