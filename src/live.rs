@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::load::compressed::Compression;
-use crate::load::lines::LineFeed;
+use crate::load::lines::{LineFeed, MAX_LINE};
 use crate::load::{LoadError, LoadReport, budget};
 use crate::model::{Run, TextSource};
 
@@ -191,6 +191,10 @@ struct Tail {
     /// Read bytes from `start` on are pending (one allocation, reused piece after piece).
     buffer: Vec<u8>,
     start: usize,
+    /// Passing over a line longer than `MAX_LINE`: its bytes so far.
+    skipping: Option<u64>,
+    /// A line passed over since last asked ([`Tail::take_skipped`]): its length.
+    skipped: Option<u64>,
 }
 
 impl Tail {
@@ -206,6 +210,8 @@ impl Tail {
             fed: 0,
             buffer: Vec::new(),
             start: 0,
+            skipping: None,
+            skipped: None,
         })
     }
 
@@ -243,11 +249,48 @@ impl Tail {
             let got = (&self.file).take(take).read_to_end(&mut self.buffer).map_err(failed)?;
             self.read += got as u64;
         }
-        let Some(last) = self.buffer.iter().rposition(|&b| b == b'\n') else { return Ok(None) };
+        if self.pass_long_line() {
+            return Ok(None);
+        }
+        let Some(last) = memchr::memrchr(b'\n', &self.buffer) else {
+            // A line past `MAX_LINE` is passed over, not held.
+            if self.buffer.len() > MAX_LINE {
+                self.skipping = Some(0);
+                self.pass_long_line();
+            }
+            return Ok(None);
+        };
         let offset = self.fed;
         self.fed += last as u64 + 1;
         self.start = last + 1;
         Ok(Some((&self.buffer[..=last], offset)))
+    }
+
+    /// While passing over a long line: drops what is pending up to its end; `true` until the
+    /// line's end has been passed (then [`Tail::take_skipped`] gives its length).
+    fn pass_long_line(&mut self) -> bool {
+        let Some(passed) = self.skipping else { return false };
+        let pending = &self.buffer[self.start..];
+        let (dropped, ended) = match memchr::memchr(b'\n', pending) {
+            Some(at) => (at + 1, true),
+            None => (pending.len(), false),
+        };
+        self.fed += dropped as u64;
+        self.start += dropped;
+        self.buffer.drain(..self.start);
+        self.start = 0;
+        if ended {
+            self.skipping = None;
+            self.skipped = Some(passed + dropped as u64);
+        } else {
+            self.skipping = Some(passed + dropped as u64);
+        }
+        true
+    }
+
+    /// The length of the long line passed over since last asked, if any.
+    fn take_skipped(&mut self) -> Option<u64> {
+        self.skipped.take()
     }
 
     /// Frees the read buffer but for what is pending (a directory's files are read one after the
@@ -265,6 +308,15 @@ impl Tail {
 
     /// The unterminated last line, taken (at the end of a load that does not follow).
     fn take_last(&mut self) -> Option<(Vec<u8>, u64)> {
+        if let Some(passed) = self.skipping.take() {
+            // The file ends inside a long line.
+            let rest = (self.buffer.len() - self.start) as u64;
+            self.fed += rest;
+            self.skipped = Some(passed + rest);
+            self.buffer.clear();
+            self.start = 0;
+            return None;
+        }
         let rest = self.buffer.get(self.start..).filter(|r| !r.is_empty())?.to_vec();
         let offset = self.fed;
         self.fed += rest.len() as u64;
@@ -417,8 +469,24 @@ impl Live {
             format: "compressed JSON lines",
             reason: format!("a {} file holding a format that is read whole", kind.name()),
         };
-        crate::load::compressed::for_each_piece(kind, std::io::BufReader::new(file), |piece| {
+        // Passing over a line longer than `MAX_LINE`: its bytes so far.
+        let mut passing: Option<u64> = None;
+        // Whether a line ended in what is pending since whole lines were last taken.
+        let mut untaken_line = false;
+        crate::load::compressed::for_each_piece(kind, std::io::BufReader::new(file), |mut piece| {
+            if let (Some(passed), Some(s)) = (passing, stream.as_mut()) {
+                let Some(at) = memchr::memchr(b'\n', piece) else {
+                    passing = Some(passed + piece.len() as u64);
+                    fed += piece.len() as u64;
+                    return Ok(());
+                };
+                s.skip_long_line(passed + at as u64 + 1);
+                fed += at as u64 + 1;
+                passing = None;
+                piece = &piece[at + 1..];
+            }
             pending.extend_from_slice(piece);
+            untaken_line |= memchr::memchr(b'\n', piece).is_some();
             if stream.is_none() {
                 // The format is told by the first lines (eight, or what 4 MiB holds).
                 let lines = pending.iter().filter(|&&b| b == b'\n').count();
@@ -428,12 +496,23 @@ impl Live {
                 let started = crate::load::line_feed(&name, &pending, format, report)?;
                 stream = Some(started.ok_or_else(another)?);
             }
+            // Whole lines are taken once a piece's worth is pending, and only when a line ended
+            // since the last time (a long line is not searched again for every piece).
             if pending.len() >= PIECE
+                && untaken_line
                 && let Some(s) = stream.as_mut()
-                && let Some(lines) = crate::load::native::take_lines(&mut pending)
             {
-                feed(s.as_mut(), &lines, &mut fed);
-                budget::check(budget, s.heap_bytes() as u64, 1, 1)?;
+                untaken_line = false;
+                if let Some(lines) = crate::load::native::take_lines(&mut pending) {
+                    feed(s.as_mut(), &lines, &mut fed);
+                    budget::check(budget, s.heap_bytes() as u64, 1, 1)?;
+                }
+            }
+            // What is pending is one unfinished line: past `MAX_LINE`, it is passed over.
+            if pending.len() > MAX_LINE && stream.is_some() && !untaken_line {
+                passing = Some(pending.len() as u64);
+                fed += pending.len() as u64;
+                pending = Vec::new();
             }
             Ok(())
         })
@@ -445,6 +524,9 @@ impl Live {
                 .ok_or_else(another)?,
         };
         feed(stream.as_mut(), &pending, &mut fed);
+        if let Some(passed) = passing {
+            stream.skip_long_line(passed);
+        }
         Ok(Self {
             path: path.to_owned(),
             name,
@@ -570,6 +652,9 @@ impl Live {
                 if let Some((line, offset)) = tail.take_last() {
                     stream.feed(&line, offset);
                 }
+                if let Some(bytes) = tail.take_skipped() {
+                    stream.skip_long_line(bytes);
+                }
                 stream.finish_into(report)
             }
             State::Compressed { stream } | State::Verl { stream, .. } => stream.finish_into(report),
@@ -621,6 +706,10 @@ fn read_jsonl(
         let size = if first { FIRST_PIECE } else { PIECE };
         first = false;
         let Some((lines, offset)) = tail.next_lines(size)? else {
+            if let Some(bytes) = tail.take_skipped() {
+                stream.skip_long_line(bytes);
+                continue;
+            }
             if tail.more() {
                 continue;
             }
@@ -681,6 +770,10 @@ fn read_verl(
                 show.maybe(|| (stream.snapshot(), stream.report().clone()))?;
                 continue;
             }
+            if let Some(bytes) = tail.take_skipped() {
+                stream.skip_long_line(bytes);
+                continue;
+            }
             if tail.more() {
                 continue;
             }
@@ -690,6 +783,9 @@ fn read_verl(
             {
                 stream.feed(&lines, *base + offset);
                 arrived = true;
+            }
+            if let Some(bytes) = tail.take_skipped() {
+                stream.skip_long_line(bytes);
             }
             tail.release();
             break;

@@ -21,6 +21,9 @@ pub trait LineFeed: Send {
     /// Reads `chunk`, whole lines of the log (the last may lack its terminator only when it is
     /// the log's last line), which begin at byte `offset` of the log's text source.
     fn feed(&mut self, chunk: &[u8], offset: u64);
+    /// Counts the next line as a record skipped for being `bytes` long, past [`MAX_LINE`] (its
+    /// bytes are never held: the reader passes over them).
+    fn skip_long_line(&mut self, bytes: u64);
     /// Leaves the texts of the records fed from now on in the log, read again from `source`
     /// (where a format keeps texts as byte ranges; the others copy them).
     fn keep_texts_in(&mut self, source: Arc<dyn TextSource>);
@@ -35,6 +38,23 @@ pub trait LineFeed: Send {
     fn heap_bytes(&self) -> usize;
     /// Finishes the run, handing the report to `report`; an error when nothing loaded.
     fn finish_into(self: Box<Self>, report: &mut LoadReport) -> Result<Run, LoadError>;
+}
+
+/// The longest line a JSON-lines log may have: a longer one is skipped with a located warning
+/// (its bytes are passed over, never held), and the lines after it load.
+pub const MAX_LINE: usize = 256 << 20;
+
+/// The warning of a line of `bytes`, past [`MAX_LINE`].
+pub fn long_line_warning(line: u64, bytes: u64) -> Warning {
+    Warning::skipped(
+        line,
+        "record",
+        format!(
+            "the line is {} long, past the {} a record may be",
+            super::budget::size(bytes),
+            super::budget::size(MAX_LINE as u64)
+        ),
+    )
 }
 
 /// A JSON-lines format read by a [`LineStream`].
@@ -281,6 +301,13 @@ impl<F: JsonLines> LineFeed for LineStream<F> {
         );
         self.builder.set_raw_window(None);
         self.report.progress.set(offset + chunk.len() as u64);
+    }
+
+    fn skip_long_line(&mut self, bytes: u64) {
+        self.report.records_seen += 1;
+        self.report.warn(long_line_warning(self.next_line, bytes));
+        self.next_line += 1;
+        self.index += 1;
     }
 
     fn keep_texts_in(&mut self, source: Arc<dyn TextSource>) {

@@ -123,6 +123,14 @@ impl NativeStream {
 }
 
 impl LineFeed for NativeStream {
+    fn skip_long_line(&mut self, bytes: u64) {
+        if self.next_line > self.header_line {
+            self.loader.report.records_seen += 1;
+            self.loader.report.warn(crate::load::lines::long_line_warning(self.next_line, bytes));
+        }
+        self.next_line += 1;
+    }
+
     fn keep_texts_in(&mut self, source: Arc<dyn TextSource>) {
         self.loader.builder.set_text_source(source);
         self.lazy = true;
