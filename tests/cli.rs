@@ -292,3 +292,44 @@ fn a_directory_named_like_a_log_with_nothing_in_it_says_so() {
     assert!(stdout.contains("nothing loaded") && stdout.contains("directory"), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_file_that_cannot_be_read_is_named_and_the_others_still_load() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!("vantage-unreadable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Unreadable: no permissions (for anyone but root, who reads anything), and a symlink loop
+    // (unreadable for root too), beside a readable log.
+    let locked = dir.join("locked.jsonl");
+    std::fs::copy("sample_runs/tree_rollouts.jsonl", &locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let locked_readable = std::fs::File::open(&locked).is_ok();
+    let looped = dir.join("loop.jsonl");
+    std::os::unix::fs::symlink(dir.join("loop.jsonl"), &looped).unwrap();
+    let (path, looped_s) = (locked.to_str().unwrap(), looped.to_str().unwrap());
+    let (code, stdout, _) = vantage(&["check", "sample_runs/tree_rollouts.jsonl", path, looped_s]);
+    assert_eq!(code, Some(2), "{stdout}");
+    assert!(stdout.contains("sample_runs/tree_rollouts.jsonl") && stdout.contains("trajectories"), "{stdout}");
+    // Each named, with why: `PATH: nothing loaded`, then `PATH: reason`.
+    let said = |path: &str, why: &str| {
+        stdout.contains(&format!("{path}: nothing loaded")) && stdout.contains(&format!("{path}: {why}"))
+    };
+    assert!(said(looped_s, "Too many levels of symbolic links"), "{stdout}");
+    assert!(locked_readable || said(path, "Permission denied"), "{stdout}");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_parquet_file_of_another_schema_is_named_with_what_each_parquet_reader_missed() {
+    // A Parquet file vantage wrote itself, of credit rows: valid Parquet, not a rollout log.
+    let path = std::env::temp_dir().join(format!("vantage-schema-{}.parquet", std::process::id()));
+    let out = path.to_str().unwrap();
+    let (code, _, err) = vantage(&["credit", "sample_runs/tree_rollouts.jsonl", "--scheme", "grpo", "--out", out]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, stdout, _) = vantage(&["check", out]);
+    assert_eq!(code, Some(2), "{stdout}");
+    assert!(stdout.contains(&format!("{out}: nothing loaded")), "{stdout}");
+    assert!(stdout.contains(&format!("{out}:1: record: not a recognised log format (a Parquet file of another schema (vantage_parquet: no json / record_type columns; trl: no `prompt` column")), "{stdout}");
+    std::fs::remove_file(&path).unwrap();
+}

@@ -223,3 +223,121 @@ fn ten_thousand_tiny_records_per_line_group_load_in_order() {
     assert_eq!(run.trajectory_key(vantage::model::TrajectoryId::from_index(99_999)), "t99999");
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 }
+
+/// Writes a vantage log whose third line is `long` bytes of one unfinished thought (then a valid
+/// record), to `path`, gzip-compressed when `gzip`.
+fn log_with_a_long_line(path: &Path, long: usize, gzip: bool) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut out: Box<dyn std::io::Write> =
+        if gzip { Box::new(flate2::write::GzEncoder::new(file, flate2::Compression::fast())) } else { Box::new(file) };
+    let record = |id: &str| {
+        format!(
+            r#"{{"type": "trajectory", "id": "{id}", "group": "g", "outcome": {{"reward": 1}}, "steps": [{{"thought": "x"}}]}}"#
+        )
+    };
+    writeln!(out, "{{\"vantage\": 1}}\n{}", record("before"))?;
+    let start = br#"{"type": "trajectory", "id": "long", "group": "g", "steps": [{"thought": ""#;
+    out.write_all(start)?;
+    let block = vec![b'z'; 1 << 20];
+    let mut left = long - start.len();
+    while left > 0 {
+        let n = left.min(block.len());
+        out.write_all(&block[..n])?;
+        left -= n;
+    }
+    writeln!(out, "\n{}", record("after"))?;
+    out.flush()
+}
+
+#[test]
+fn a_one_gigabyte_line_is_passed_over_with_a_located_warning_and_the_rest_loads() {
+    let dir = std::env::temp_dir().join(format!("vantage-long-line-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 1 GB plain; 300 MB (past the 268 MB limit) inside gzip, read through the decoder.
+    for (name, long, gzip) in [("long.jsonl", 1 << 30, false), ("long.jsonl.gz", 300 << 20, true)] {
+        let path = dir.join(name);
+        log_with_a_long_line(&path, long, gzip).unwrap();
+        let mut report = LoadReport::new(name);
+        let run = vantage::native::load_path(&path, None, &mut report).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let keys: Vec<&str> = run.trajectories.ids().map(|t| run.trajectory_key(t)).collect();
+        assert_eq!(keys, ["before", "after"], "{name}");
+        let located: Vec<String> = report.located().collect();
+        assert_eq!(located.len(), 1, "{located:?}");
+        assert!(
+            located[0].contains(":3: record: the line is ")
+                && located[0].ends_with("past the 268.4 MB a record may be (skipped)"),
+            "{located:?}"
+        );
+        // Never held: the run is small.
+        assert!(run.heap_bytes() < 1 << 20, "{}", run.heap_bytes());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ten_million_tiny_broken_records_keep_ten_thousand_warnings_and_the_valid_ones_load() {
+    // 10⁷ records of `{}` (no type): each one a skipped record, counted; only the first 10⁴
+    // warnings are kept, so the messages stay a few megabytes, not gigabytes.
+    let dir = std::env::temp_dir().join(format!("vantage-tiny-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tiny.jsonl");
+    let valid =
+        r#"{"type": "trajectory", "id": "ok", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "x"}]}"#;
+    let mut log = format!("{{\"vantage\": 1}}\n{valid}\n").into_bytes();
+    log.extend(b"{}\n".repeat(10_000_000));
+    log.extend(valid.replace("\"ok\"", "\"last\"").as_bytes());
+    std::fs::write(&path, &log).unwrap();
+    drop(log);
+    let mut report = LoadReport::new("tiny.jsonl");
+    let run = vantage::native::load_path(&path, None, &mut report).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(run.trajectories.len(), 2);
+    assert_eq!(report.records_seen, 10_000_003, "the header, two valid records, 10⁷ broken ones");
+    assert_eq!((report.num_warnings(), report.num_skipped()), (10_000_000, 10_000_000));
+    assert_eq!(report.warnings.len(), vantage::load::MAX_WARNINGS);
+    let located: Vec<String> = report.located().collect();
+    assert!(located[0].contains(":3: "), "{}", located[0]);
+    assert!(
+        located.last().unwrap().contains("9990000 more warning(s), 9990000 of them skipping a record"),
+        "{located:?}"
+    );
+}
+
+#[test]
+fn ids_that_are_one_after_decoding_or_interning_collide_and_are_located() {
+    // `"a\u0062"` is `"ab"`, `7` is `"7"`, `"\u0067"` is group `"g"`: read whole and read with
+    // its texts left in the file, each collision is a located duplicate and the first stays.
+    let log = concat!(
+        "{\"vantage\": 1}\n",
+        r#"{"type": "trajectory", "id": "ab", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "x"}]}"#,
+        "\n",
+        r#"{"type": "trajectory", "id": "a\u0062", "group": "\u0067", "outcome": {"reward": 0}, "steps": [{"thought": "y"}]}"#,
+        "\n",
+        r#"{"type": "trajectory", "id": 7, "group": "\u0067", "outcome": {"reward": 0}, "steps": [{"thought": "y"}]}"#,
+        "\n",
+        r#"{"type": "trajectory", "id": "7", "group": "g", "outcome": {"reward": 0}, "steps": [{"thought": "y"}]}"#,
+        "\n",
+    );
+    let path = std::env::temp_dir().join(format!("vantage-collide-{}.jsonl", std::process::id()));
+    std::fs::write(&path, log).unwrap();
+    let mut whole = LoadReport::new("collide.jsonl");
+    let mut lazy = LoadReport::new("collide.jsonl");
+    for (run, report) in [
+        (load_bytes("collide.jsonl", log.as_bytes(), &mut whole).unwrap(), &whole),
+        (vantage::native::load_path(&path, None, &mut lazy).unwrap(), &lazy),
+    ] {
+        assert_eq!((run.groups.len(), run.trajectories.len()), (1, 2));
+        let located: Vec<String> =
+            report.located().map(|l| l.replace(&path.display().to_string(), "collide.jsonl")).collect();
+        assert_eq!(
+            located,
+            [
+                "collide.jsonl:3: id: duplicate trajectory id \"ab\" (skipped)",
+                "collide.jsonl:5: id: duplicate trajectory id \"7\" (skipped)"
+            ]
+        );
+    }
+    std::fs::remove_file(&path).unwrap();
+}

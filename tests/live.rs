@@ -495,3 +495,50 @@ fn a_directory_of_numbered_logs_of_another_format_is_one_log() {
     let run = vantage::native::load_path(&dir, None, &mut LoadReport::default()).unwrap();
     assert_eq!(keys(&run), ["s1/g0/r0"]);
 }
+
+#[test]
+fn a_log_that_shrinks_or_grows_while_it_is_read_loads_what_was_there_and_nothing_panics() {
+    let dir = scratch("shrinks");
+    let path = dir.join("run.jsonl");
+    let mut text = HEADER.to_owned();
+    let mut g = 0usize;
+    while text.len() < 6 << 20 {
+        text.push_str(&trajectory_line(g as i64 / 100, g, 0));
+        g += 1;
+    }
+    for change in ["shrink", "grow"] {
+        std::fs::write(&path, &text).unwrap();
+        // After the first piece is read (2 MiB), the file is cut to 3 MiB, mid-line, or doubled.
+        let mut changed = false;
+        let mut show = |_: Run, _: &LoadReport| {
+            if !changed {
+                changed = true;
+                if change == "shrink" {
+                    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(3 << 20).unwrap();
+                } else {
+                    append(&path, &text[HEADER.len()..]);
+                }
+            }
+            true
+        };
+        let mut report = LoadReport::new("run.jsonl");
+        let run = vantage::native::load_path_showing(&path, None, &mut report, Some(&mut show)).unwrap();
+        assert!(changed, "{change}");
+        let n = run.trajectories.len();
+        if change == "shrink" {
+            // What the first 3 MiB hold, the cut line last (a located warning).
+            assert!(n > 0 && n < g, "{change}: {n} of {g}");
+            assert_eq!(report.num_warnings(), 1, "{:?}", report.warnings);
+        } else {
+            // Read to its end as it is when reading gets there: every record, some twice (the
+            // duplicate ids are located warnings), never a half line.
+            assert!(n >= g, "{change}: {n} of {g}");
+        }
+        // Every text reads back (or says the log changed), none panics.
+        for t in run.trajectories.ids() {
+            for &node in run.trajectories.path(t) {
+                let _: String = run.text(run.nodes.thought[node.index()]).into_owned();
+            }
+        }
+    }
+}
