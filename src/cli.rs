@@ -195,9 +195,8 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Reads `file` and writes it as vantage JSONL to `out`; one line saying what was written.
-fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<String> {
-    // The output must not be the input, nor a file inside an input directory.
+/// An error when `out` is the input `file` (through any link) or inside an input directory.
+fn refuse_input(file: &Path, out: &Path) -> anyhow::Result<()> {
     let target = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).canonicalize();
     let target = target.map(|dir| dir.join(out.file_name().unwrap_or_default()));
     if let (Ok(input), Ok(target)) = (file.canonicalize(), target)
@@ -205,6 +204,12 @@ fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<Stri
     {
         anyhow::bail!("--out {} is (inside) the input; vantage never writes to an input", out.display());
     }
+    Ok(())
+}
+
+/// Reads `file` and writes it as vantage JSONL to `out`; one line saying what was written.
+fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<String> {
+    refuse_input(file, out)?;
     let mut report = LoadReport::new(&file.display().to_string());
     let run = load_path(file, format, &mut report).map_err(|e| anyhow::anyhow!("{}", e.located()))?;
     for warning in report.located() {
@@ -319,8 +324,11 @@ fn credit_command(
         };
         sets.push((name.trim().to_owned(), value.trim().to_owned()));
     }
-    // Check the parameters before reading the file, so a typo fails fast.
+    // Check the parameters and the output before reading the file, so a typo fails fast.
     credit::Params::resolve(scheme, request.preset, &sets)?;
+    if let Some(out) = out {
+        refuse_input(file, out)?;
+    }
     let mut report = LoadReport::new(&file.display().to_string());
     let run = load_path(file, format, &mut report)?;
     for line in report.located() {

@@ -180,6 +180,18 @@ fn convert_writes_vantage_jsonl_that_loads_the_same_and_never_overwrites_an_inpu
     assert_eq!(code, Some(2));
     assert!(stderr.contains("never writes to an input"), "{stderr}");
     assert_eq!(std::fs::read("tests/fixtures/verl_dump/3.jsonl").unwrap(), before);
+    // So is `credit --out` over its input.
+    let (code, _, stderr) = vantage(&[
+        "credit",
+        "tests/fixtures/verl_dump/3.jsonl",
+        "--scheme",
+        "grpo",
+        "--out",
+        "tests/fixtures/verl_dump/3.jsonl",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("never writes to an input"), "{stderr}");
+    assert_eq!(std::fs::read("tests/fixtures/verl_dump/3.jsonl").unwrap(), before);
 }
 
 #[test]
