@@ -482,6 +482,32 @@ fn a_zip_bomb_entry_is_refused_at_its_declared_size_and_the_rest_loads() {
     }
 }
 
+#[test]
+fn a_damaged_zip_entry_fails_its_crc_and_a_zip64_archive_says_so() {
+    let header = r#"{"version": 2, "status": "success", "eval": {"task": "arith", "model": "m"}}"#;
+    let (one, two) = (inspect_sample("1", 1, "C"), inspect_sample("2", 1, "I"));
+    let entries: Vec<(&str, u16, &[u8])> = vec![
+        ("header.json", 8, header.as_bytes()),
+        ("samples/1_epoch_1.json", 0, one.as_bytes()),
+        ("samples/2_epoch_1.json", 0, two.as_bytes()),
+    ];
+    let mut bytes = vantage::load::zip::write(&entries);
+    // One byte of the second sample (stored) changed: still JSON, but not what was written.
+    let at = bytes.windows(3).rposition(|w| w == b"\"I\"").unwrap() + 1;
+    bytes[at] = b'C';
+    let mut report = LoadReport::new("damaged.eval");
+    let run = load_bytes("damaged.eval", &bytes, &mut report).unwrap();
+    assert_eq!(run.trajectories.len(), 1);
+    let damaged = report.located().find(|l| l.contains("samples/2_epoch_1.json")).expect("named");
+    assert!(damaged.contains("damaged (CRC-32"), "{damaged}");
+    // A ZIP64 end record (65 535 entries): refused, saying why.
+    let mut zip64 = vantage::load::zip::write(&entries);
+    let eocd = zip64.windows(4).rposition(|w| w == b"PK\x05\x06").unwrap();
+    zip64[eocd + 10..eocd + 12].copy_from_slice(&0xFFFFu16.to_le_bytes());
+    let err = load_bytes("big.eval", &zip64, &mut LoadReport::new("big.eval")).unwrap_err().to_string();
+    assert!(err.contains("ZIP64"), "{err}");
+}
+
 /// A trajectory's key, step kinds, step actions and reward.
 type TrajectoryTexts = (String, Vec<String>, Vec<String>, Option<f32>);
 

@@ -1,6 +1,8 @@
 //! A small ZIP reader for containers such as Inspect's `.eval`: the central directory is read
 //! first, and an entry is decompressed only when asked for (stored, deflate, or zstd as method 93,
-//! in as many frames as it was written). Pure Rust, so it works on the web too. No ZIP64.
+//! in as many frames as it was written), its CRC-32 checked. Pure Rust, so it works on the web too:
+//! the `zip` crate reads zstd through a C binding, which does not build for wasm32. No ZIP64 (an
+//! archive over 4 GiB or 65 535 entries): one is refused with a message that says so.
 
 /// One entry of the central directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,6 +15,8 @@ pub struct Entry {
     pub compressed_size: u32,
     /// Uncompressed size.
     pub size: u32,
+    /// CRC-32 of the uncompressed content.
+    pub crc32: u32,
     /// Offset of the local header.
     pub local_offset: u32,
 }
@@ -46,6 +50,10 @@ impl<'a> Archive<'a> {
             .ok_or("no end-of-central-directory record (truncated archive?)")?;
         let count = u16_at(bytes, eocd + 10).ok_or("short end record")? as usize;
         let mut at = u32_at(bytes, eocd + 16).ok_or("short end record")? as usize;
+        const ZIP64: &str = "a ZIP64 archive (over 4 GiB or 65 535 entries), which vantage does not read";
+        if count == 0xFFFF || at == 0xFFFF_FFFF {
+            return Err(ZIP64.to_owned());
+        }
         let mut entries = Vec::with_capacity(count);
         for i in 0..count {
             if u32_at(bytes, at) != Some(0x0201_4b50) {
@@ -55,13 +63,18 @@ impl<'a> Archive<'a> {
             let field32 = |offset: usize| u32_at(bytes, at + offset).ok_or_else(|| format!("entry {i} is cut off"));
             let (name_len, extra_len, comment_len) = (field(28)? as usize, field(30)? as usize, field(32)? as usize);
             let name = bytes.get(at + 46..at + 46 + name_len).ok_or_else(|| format!("entry {i}: name cut off"))?;
-            entries.push(Entry {
+            let entry = Entry {
                 name: String::from_utf8_lossy(name).into_owned(),
                 method: field(10)?,
+                crc32: field32(16)?,
                 compressed_size: field32(20)?,
                 size: field32(24)?,
                 local_offset: field32(42)?,
-            });
+            };
+            if [entry.compressed_size, entry.size, entry.local_offset].contains(&0xFFFF_FFFF) {
+                return Err(format!("{}: {ZIP64}", entry.name));
+            }
+            entries.push(entry);
             at += 46 + name_len + extra_len + comment_len;
         }
         Ok(Self { bytes, entries })
@@ -115,7 +128,7 @@ pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
             super::budget::size(u64::from(entry.size))
         )
     };
-    match entry.method {
+    let content = match entry.method {
         0 => Ok(data.to_vec()),
         8 => miniz_oxide::inflate::decompress_to_vec_with_limit(data, limit).map_err(|e| match e.status {
             miniz_oxide::inflate::TINFLStatus::HasMoreOutput => bomb(),
@@ -138,7 +151,12 @@ pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
             Ok(out)
         }
         other => Err(format!("{}: compression method {other} is not supported", entry.name)),
+    }?;
+    let crc = crc32(&content);
+    if crc != entry.crc32 {
+        return Err(format!("{}: damaged (CRC-32 {crc:08x}, the directory says {:08x})", entry.name, entry.crc32));
     }
+    Ok(content)
 }
 
 /// Writes a ZIP archive of `(name, method, content)` entries (stored, deflate or zstd): for tests
@@ -196,14 +214,7 @@ pub fn write(entries: &[(&str, u16, &[u8])]) -> Vec<u8> {
 
 /// CRC-32 (IEEE), as ZIP and PNG use it.
 pub fn crc32(data: &[u8]) -> u32 {
-    let mut crc = 0xffff_ffffu32;
-    for &byte in data {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
+    crc32fast::hash(data)
 }
 
 #[cfg(test)]
