@@ -152,8 +152,9 @@ pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
         }
         other => Err(format!("{}: compression method {other} is not supported", entry.name)),
     }?;
+    // Not under fuzzing: a mutated entry would fail its CRC before its content is read.
     let crc = crc32(&content);
-    if crc != entry.crc32 {
+    if crc != entry.crc32 && !cfg!(fuzzing) {
         return Err(format!("{}: damaged (CRC-32 {crc:08x}, the directory says {:08x})", entry.name, entry.crc32));
     }
     Ok(content)
