@@ -345,3 +345,18 @@ fn a_parquet_file_of_another_schema_is_named_with_what_each_parquet_reader_misse
     assert!(stdout.contains(&format!("{out}:1: record: not a recognised log format (a Parquet file of another schema (vantage_parquet: no json / record_type columns; trl: no `prompt` column")), "{stdout}");
     std::fs::remove_file(&path).unwrap();
 }
+
+#[cfg(feature = "parquet")]
+#[test]
+fn a_parquet_file_with_struct_columns_is_refused_naming_them_not_a_panic() {
+    // Chat messages as lists of structs: polars (as built here) panicked reading them.
+    let path = "tests/fixtures/parquet/trl_chat_messages.parquet";
+    let (code, stdout, stderr) = vantage(&["check", path]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stdout.contains(
+            "trl: `prompt` (list<struct>): a nested column (chat messages as structs?) that vantage does not read"
+        ),
+        "{stdout}"
+    );
+}

@@ -15,15 +15,60 @@ pub const FORMAT_NAME: &str = "vantage Parquet v1";
 /// The native Parquet loader.
 pub struct NativeParquet;
 
-/// The table of a Parquet file, or "not this format" (no `PAR1` magic, or unreadable).
-pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<DataFrame, LoadError> {
+/// The table of a Parquet file, or "not this format" (no `PAR1` magic, or unreadable), with the
+/// columns left unread: those of a nested type with structs (chat messages as lists of structs),
+/// which this build of polars does not read (it would panic), each as "`name` (type)". A panic
+/// inside the reader on a damaged file is caught and is an error like any other.
+pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<(DataFrame, Vec<String>), LoadError> {
     let incompatible = |reason: String| LoadError::Incompatible { format, reason };
     if !bytes.starts_with(b"PAR1") {
         return Err(incompatible("not a Parquet file".to_owned()));
     }
-    ParquetReader::new(std::io::Cursor::new(bytes))
-        .finish()
-        .map_err(|e| incompatible(format!("unreadable Parquet ({e})")))
+    let read = || -> polars::prelude::PolarsResult<(DataFrame, Vec<String>)> {
+        let mut reader = ParquetReader::new(std::io::Cursor::new(bytes));
+        let schema = reader.schema()?;
+        let (mut keep, mut unread) = (Vec::new(), Vec::new());
+        for field in schema.iter_values() {
+            if readable(field.dtype()) {
+                keep.push(field.name.to_string());
+            } else {
+                unread.push(format!("`{}` ({})", field.name, type_name(field.dtype())));
+            }
+        }
+        let reader = if unread.is_empty() { reader } else { reader.with_columns(Some(keep)) };
+        Ok((reader.finish()?, unread))
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+        Ok(Ok(read)) => Ok(read),
+        Ok(Err(e)) => Err(incompatible(format!("unreadable Parquet ({e})"))),
+        Err(_) => Err(incompatible("unreadable Parquet (the reader stopped on it: a damaged file?)".to_owned())),
+    }
+}
+
+/// A nested type's shape for messages: `list<struct>`, `map`, …
+fn type_name(dtype: &polars::prelude::ArrowDataType) -> String {
+    use polars::prelude::ArrowDataType as T;
+    match dtype {
+        T::Struct(_) => "struct".to_owned(),
+        T::Map(..) => "map".to_owned(),
+        T::Union(..) => "union".to_owned(),
+        T::List(inner) | T::LargeList(inner) | T::FixedSizeList(inner, _) => {
+            format!("list<{}>", type_name(inner.dtype()))
+        }
+        T::Extension(extension) => type_name(&extension.inner),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+/// Whether polars, as built here, reads a column of `dtype` (no structs, maps or unions inside).
+fn readable(dtype: &polars::prelude::ArrowDataType) -> bool {
+    use polars::prelude::ArrowDataType as T;
+    match dtype {
+        T::Struct(_) | T::Map(..) | T::Union(..) => false,
+        T::List(inner) | T::LargeList(inner) | T::FixedSizeList(inner, _) => readable(inner.dtype()),
+        T::Extension(extension) => readable(&extension.inner),
+        _ => true,
+    }
 }
 
 /// The run as vantage Parquet bytes.
@@ -65,9 +110,10 @@ impl Loader for NativeParquet {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT_NAME, reason };
-        let frame = read_frame(FORMAT_NAME, bytes)?;
+        let (frame, unread) = read_frame(FORMAT_NAME, bytes)?;
         let (Ok(json), Ok(_)) = (frame.column("json"), frame.column("record_type")) else {
-            return Err(incompatible("no json / record_type columns".to_owned()));
+            let unread = if unread.is_empty() { String::new() } else { format!("; unread: {}", unread.join(", ")) };
+            return Err(incompatible(format!("no json / record_type columns{unread}")));
         };
         let json = json.cast(&DataType::String).map_err(|e| incompatible(e.to_string()))?;
         let json = json.str().map_err(|e| incompatible(e.to_string()))?;

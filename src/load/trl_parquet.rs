@@ -72,9 +72,16 @@ impl TrlRun {
     /// has several. [`LoadError::Incompatible`] when the bytes are not a TRL completions file.
     pub fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
-        let frame = super::native_parquet::read_frame(FORMAT, bytes)?;
+        let (frame, unread) = super::native_parquet::read_frame(FORMAT, bytes)?;
         let text_column = |column: &str| -> Result<Vec<Option<String>>, LoadError> {
-            let c = frame.column(column).map_err(|e| incompatible(format!("no `{column}` column ({e})")))?;
+            let c = frame.column(column).map_err(|e| {
+                match unread.iter().find(|u| u.starts_with(&format!("`{column}` "))) {
+                    Some(u) => incompatible(format!(
+                        "{u}: a nested column (chat messages as structs?) that vantage does not read; log it as text"
+                    )),
+                    None => incompatible(format!("no `{column}` column ({e})")),
+                }
+            })?;
             let c = c.cast(&DataType::String).map_err(|e| incompatible(format!("`{column}`: {e}")))?;
             let s = c.str().map_err(|e| incompatible(format!("`{column}`: {e}")))?;
             Ok(s.iter().map(|v| v.map(str::to_owned)).collect())
