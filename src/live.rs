@@ -8,7 +8,7 @@
 //!   [`FileSource`]), so the run takes a fraction of the file's size in memory;
 //! * a verl `rollout_data_dir` directory of `<step>.jsonl` files (its texts stay in the files, a
 //!   [`FilesSource`]);
-//! * a TRL `completions/` directory of `completions_<step>.parquet` files ([`TrlRun`], with the
+//! * a TRL `completions/` directory of `completions_<step>.parquet` files (`load::trl_parquet::TrlRun`, with the
 //!   `parquet` feature).
 //!
 //! Gzip and zstd files are decompressed as streams into the same readers (their texts are copied,

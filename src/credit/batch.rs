@@ -482,7 +482,7 @@ pub fn rows_backward<S: Copy, T: Copy, const OUTLINED: bool>(
 }
 
 /// Where [`rows_backward`] walks the positions its four rows have in common: in its own body
-/// (inlined into the caller), or in a function of its own ([`lockstep`]). In some callers the
+/// (inlined into the caller), or in a function of its own (`lockstep`). In some callers the
 /// compiler kept the four states in memory (GiGPO's, seen with `perf annotate`; the states live
 /// across calls in the rest of the walk): every step of every chain then waited on a store and a
 /// load besides its arithmetic. Out of line, with no call in the loop, they stay in registers, but
@@ -496,7 +496,7 @@ pub struct Lockstep<const OUTLINED: bool>;
 
 /// The lockstep loop in the caller's code.
 pub const INLINED: Lockstep<false> = Lockstep;
-/// The lockstep loop in [`lockstep`], not inlined.
+/// The lockstep loop in `lockstep`, not inlined.
 pub const OUTLINED: Lockstep<true> = Lockstep;
 
 /// The lockstep part of [`rows_backward`] out of line ([`OUTLINED`]): the last `common`

@@ -54,7 +54,7 @@ pub fn max_parts() -> usize {
 /// instead of the whole computation waiting for its one equal share.
 const PARTS_PER_THREAD: usize = 4;
 
-/// How many parts a computation over `len` positions is cut into: [`PARTS_PER_THREAD`] for each
+/// How many parts a computation over `len` positions is cut into: `PARTS_PER_THREAD` for each
 /// thread it is worth (one per [`set_split`]'s minimum of positions, at most [`max_parts`]), or
 /// one part when one thread does it all.
 pub fn parts_for(len: usize) -> usize {
