@@ -415,16 +415,14 @@ impl CreditTable {
     }
 
     fn to_csv(&self) -> String {
-        let quote = |s: &str| {
-            if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
-        };
+        use crate::analysis::export::csv_field as quote;
         let mut out = self.names().join(",");
         out.push('\n');
         for i in 0..self.credit.len() {
             let credit = if self.credit[i].is_nan() { String::new() } else { self.credit[i].to_string() };
             let row = [
-                quote(&self.trajectory[i]),
-                quote(&self.group[i]),
+                quote(&self.trajectory[i]).into_owned(),
+                quote(&self.group[i]).into_owned(),
                 self.position[i].to_string(),
                 self.extra[i].to_string(),
                 credit,

@@ -20,11 +20,11 @@ pub fn credit_csv(run: &Run, a: Option<&[f32]>, b: Option<&[f32]>, names: (&str,
             let node = tr.path_nodes[p];
             out.push_str(&format!(
                 "{},{},{},{},{},{},{}\n",
-                quote(run.trajectory_key(t)),
-                quote(run.group_key(tr.group[t.index()])),
+                csv_field(run.trajectory_key(t)),
+                csv_field(run.group_key(tr.group[t.index()])),
                 k,
                 node.0,
-                quote(run.label(run.nodes.role[node.index()])),
+                csv_field(run.label(run.nodes.role[node.index()])),
                 cell(a, p),
                 cell(b, p)
             ));
@@ -33,6 +33,26 @@ pub fn credit_csv(run: &Run, a: Option<&[f32]>, b: Option<&[f32]>, names: (&str,
     out
 }
 
-fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+/// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line
+/// break; as it is otherwise. The one quoting every CSV vantage writes uses.
+pub fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains([',', '"', '\n', '\r']) {
+        std::borrow::Cow::Owned(format!("\"{}\"", s.replace('"', "\"\"")))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_field;
+
+    #[test]
+    fn a_field_is_quoted_when_it_holds_a_comma_a_quote_or_a_line_break() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("one\ntwo"), "\"one\ntwo\"");
+        assert_eq!(csv_field("one\rtwo"), "\"one\rtwo\"");
+    }
 }
