@@ -26,45 +26,20 @@ pub struct DeepLink {
 
 /// Percent-encodes everything but unreserved characters.
 fn encode(text: &str) -> String {
-    let mut out = String::new();
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~/:".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    /// Kept as they are: letters, digits and `-_.~/:`.
+    const ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'/')
+        .remove(b':');
+    percent_encoding::utf8_percent_encode(text, ESCAPED).to_string()
 }
 
 /// Decodes `%XX` escapes (and `+` as a space); malformed escapes stay as they are.
 fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
-                if let Some(b) = hex {
-                    out.push(b);
-                    i += 3;
-                } else {
-                    out.push(b'%');
-                    i += 1;
-                }
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(&text.replace('+', " ")).decode_utf8_lossy().into_owned()
 }
 
 impl DeepLink {
@@ -150,6 +125,15 @@ impl DeepLink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_round_trip_through_percent_encoding() {
+        for text in ["a b+c", "100%", "s0/g1:r2~x", "ünï & = # ?", "%ZZ", ""] {
+            assert_eq!(decode(&encode(text)), text, "{text}");
+        }
+        // A literal `+` is a space (form encoding); `%2B` is a plus; a bad escape stays.
+        assert_eq!(decode("a+b%2Bc%G1%4"), "a b+c%G1%4");
+    }
 
     #[test]
     fn links_round_trip_and_tolerate_junk() {
