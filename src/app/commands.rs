@@ -66,8 +66,10 @@ impl VantageApp {
             Command::ExportCsv => self.export_csv(),
             Command::ExportPng => {
                 ctx.request_screenshot(|image| {
-                    let bytes = super::png::encode_rgba(image.width() as u32, image.height() as u32, image.as_raw());
-                    save_file("vantage_view.png", bytes);
+                    match super::png::encode_rgba(image.width() as u32, image.height() as u32, image.as_raw()) {
+                        Ok(bytes) => save_file("vantage_view.png", bytes),
+                        Err(err) => log::error!("could not export the view: {err}"),
+                    }
                 });
             }
             other => {
