@@ -342,7 +342,7 @@ fn a_parquet_file_of_another_schema_is_named_with_what_each_parquet_reader_misse
     let (code, stdout, _) = vantage(&["check", out]);
     assert_eq!(code, Some(2), "{stdout}");
     assert!(stdout.contains(&format!("{out}: nothing loaded")), "{stdout}");
-    assert!(stdout.contains(&format!("{out}:1: record: not a recognised log format (a Parquet file of another schema (vantage_parquet: no json / record_type columns; trl: no `prompt` column")), "{stdout}");
+    assert!(stdout.contains(&format!("{out}:1: record: not a recognised log format (a Parquet file no reader takes: damaged, or of another schema (vantage_parquet: no json / record_type columns; trl: no `prompt` column")), "{stdout}");
     std::fs::remove_file(&path).unwrap();
 }
 

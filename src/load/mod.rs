@@ -186,7 +186,7 @@ pub async fn load_bytes_paced(name: &str, bytes: &[u8], report: &mut LoadReport)
         (true, true) => "a Parquet file, and this build reads no Parquet (built without the `parquet` feature; \
                          the web build never reads it: convert it with `vantage convert`)"
             .to_owned(),
-        (true, false) => format!("a Parquet file of another schema ({})", declined.join("; ")),
+        (true, false) => format!("a Parquet file no reader takes: damaged, or of another schema ({})", declined.join("; ")),
         (false, _) => declined.join("; "),
     };
     Err(LoadError::Unrecognised { tried }.with_path(name))
