@@ -43,6 +43,8 @@ mod openai_chat;
 mod openhands;
 pub mod outcomes;
 pub mod pace;
+#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+mod parquet_guard;
 mod prm800k;
 mod prmbench;
 mod processbench;
@@ -186,7 +188,9 @@ pub async fn load_bytes_paced(name: &str, bytes: &[u8], report: &mut LoadReport)
         (true, true) => "a Parquet file, and this build reads no Parquet (built without the `parquet` feature; \
                          the web build never reads it: convert it with `vantage convert`)"
             .to_owned(),
-        (true, false) => format!("a Parquet file no reader takes: damaged, or of another schema ({})", declined.join("; ")),
+        (true, false) => {
+            format!("a Parquet file no reader takes: damaged, or of another schema ({})", declined.join("; "))
+        }
         (false, _) => declined.join("; "),
     };
     Err(LoadError::Unrecognised { tried }.with_path(name))

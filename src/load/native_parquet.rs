@@ -24,7 +24,7 @@ pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<(DataFram
     if !bytes.starts_with(b"PAR1") {
         return Err(incompatible("not a Parquet file".to_owned()));
     }
-    footer::check(bytes).map_err(|e| incompatible(format!("unreadable Parquet (its footer is damaged: {e})")))?;
+    super::parquet_guard::check(bytes).map_err(|e| incompatible(format!("unreadable Parquet (damaged: {e})")))?;
     let read = || -> polars::prelude::PolarsResult<(DataFrame, Vec<String>)> {
         let mut reader = ParquetReader::new(std::io::Cursor::new(bytes));
         let schema = reader.schema()?;
@@ -43,122 +43,6 @@ pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<(DataFram
         Ok(Ok(read)) => Ok(read),
         Ok(Err(e)) => Err(incompatible(format!("unreadable Parquet ({e})"))),
         Err(_) => Err(incompatible("unreadable Parquet (the reader stopped on it: a damaged file?)".to_owned())),
-    }
-}
-
-/// The Parquet footer (its metadata, Thrift compact protocol) walked before polars reads it:
-/// polars sizes buffers by the counts the metadata declares, so a damaged footer that declares a
-/// list of 10¹⁰ entries made it ask for tens of gigabytes and the process abort. Every list, map
-/// and string here must fit in the bytes that remain.
-mod footer {
-    /// Nesting deeper than this is refused (no stack overflow).
-    const MAX_DEPTH: usize = 64;
-
-    struct Walker<'a> {
-        bytes: &'a [u8],
-        at: usize,
-    }
-
-    impl Walker<'_> {
-        fn byte(&mut self) -> Result<u8, String> {
-            let b = *self.bytes.get(self.at).ok_or("cut off")?;
-            self.at += 1;
-            Ok(b)
-        }
-
-        fn varint(&mut self) -> Result<u64, String> {
-            let mut value = 0u64;
-            for shift in (0..70).step_by(7) {
-                let b = self.byte()?;
-                value |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
-                if b & 0x80 == 0 {
-                    return Ok(value);
-                }
-            }
-            Err("a number longer than 10 bytes".to_owned())
-        }
-
-        /// Skips `n` bytes, which must be there.
-        fn skip(&mut self, n: u64) -> Result<(), String> {
-            let left = (self.bytes.len() - self.at) as u64;
-            if n > left {
-                return Err(format!("declares {n} bytes where {left} remain"));
-            }
-            self.at += n as usize;
-            Ok(())
-        }
-
-        /// A count of elements, each at least one byte: no more than the bytes that remain.
-        fn count(&self, n: u64) -> Result<u64, String> {
-            let left = (self.bytes.len() - self.at) as u64;
-            if n > left { Err(format!("declares {n} entries where {left} bytes remain")) } else { Ok(n) }
-        }
-
-        fn value(&mut self, kind: u8, depth: usize) -> Result<(), String> {
-            if depth > MAX_DEPTH {
-                return Err("nested too deep".to_owned());
-            }
-            match kind {
-                1 | 2 => Ok(()),
-                3 => self.byte().map(drop),
-                4..=6 => self.varint().map(drop),
-                7 => self.skip(8),
-                8 => {
-                    let n = self.varint()?;
-                    self.skip(n)
-                }
-                9 | 10 => {
-                    let header = self.byte()?;
-                    let short = u64::from(header >> 4);
-                    let n = if short == 15 { self.varint()? } else { short };
-                    let element = header & 0x0f;
-                    // Booleans in a list take a byte each.
-                    let element = if element == 1 || element == 2 { 3 } else { element };
-                    for _ in 0..self.count(n)? {
-                        self.value(element, depth + 1)?;
-                    }
-                    Ok(())
-                }
-                11 => {
-                    let n = self.varint()?;
-                    if n == 0 {
-                        return Ok(());
-                    }
-                    let kinds = self.byte()?;
-                    for _ in 0..self.count(n)? {
-                        self.value(kinds >> 4, depth + 1)?;
-                        self.value(kinds & 0x0f, depth + 1)?;
-                    }
-                    Ok(())
-                }
-                12 => self.fields(depth + 1),
-                other => Err(format!("unknown type {other}")),
-            }
-        }
-
-        fn fields(&mut self, depth: usize) -> Result<(), String> {
-            loop {
-                let header = self.byte()?;
-                if header == 0 {
-                    return Ok(());
-                }
-                if header >> 4 == 0 {
-                    self.varint()?;
-                }
-                self.value(header & 0x0f, depth)?;
-            }
-        }
-    }
-
-    /// Whether the footer of the Parquet file `bytes` is well formed in its sizes.
-    pub fn check(bytes: &[u8]) -> Result<(), String> {
-        let n = bytes.len();
-        if n < 12 || !bytes.ends_with(b"PAR1") {
-            return Err("no footer".to_owned());
-        }
-        let len = u32::from_le_bytes([bytes[n - 8], bytes[n - 7], bytes[n - 6], bytes[n - 5]]) as usize;
-        let start = (n - 8).checked_sub(len).filter(|&s| s >= 4).ok_or("a footer longer than the file")?;
-        Walker { bytes: &bytes[start..n - 8], at: 0 }.fields(0)
     }
 }
 

@@ -1,0 +1,247 @@
+//! A Parquet file's structure checked before polars reads it. polars (0.55) sizes its buffers by
+//! the counts a file declares, in its footer and in each page header, and a damaged file that
+//! declares 10¹⁴ entries makes it ask for that much memory, which aborts the process (found by
+//! fuzzing). So the footer (Thrift compact protocol) is parsed here with every list, map and string
+//! bounded by the bytes that remain, and every page header of every column chunk is read: a page
+//! must fit in its chunk, and its value count and sizes must be ones the file can hold. Pure Rust,
+//! no allocation beyond the footer's own size.
+
+/// Nesting deeper than this is refused (no stack overflow).
+const MAX_DEPTH: usize = 64;
+
+/// Values a page may declare at most: a data page's values each take at least a bit of its
+/// uncompressed bytes or of its repetition levels, so more than 8 per byte (plus a margin for
+/// run-length encoded nulls, which take almost none) is damage.
+const MAX_VALUES_PER_BYTE: i64 = 1 << 12;
+
+/// A Thrift compact-protocol value, as far as the checks need it.
+#[derive(Debug)]
+enum Value {
+    Int(i64),
+    Other,
+    List(Vec<Value>),
+    Struct(Vec<(i16, Value)>),
+}
+
+impl Value {
+    fn field(&self, id: i16) -> Option<&Value> {
+        match self {
+            Self::Struct(fields) => fields.iter().find(|(i, _)| *i == id).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn int(&self, id: i16) -> Option<i64> {
+        match self.field(id) {
+            Some(Self::Int(v)) => Some(*v),
+            _ => None,
+        }
+    }
+
+    fn list(&self, id: i16) -> &[Value] {
+        match self.field(id) {
+            Some(Self::List(items)) => items,
+            _ => &[],
+        }
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn left(&self) -> u64 {
+        (self.bytes.len() - self.at) as u64
+    }
+
+    fn byte(&mut self) -> Result<u8, String> {
+        let b = *self.bytes.get(self.at).ok_or("cut off")?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64, String> {
+        let mut value = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.byte()?;
+            value |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err("a number longer than 10 bytes".to_owned())
+    }
+
+    fn zigzag(&mut self) -> Result<i64, String> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    fn skip(&mut self, n: u64) -> Result<(), String> {
+        if n > self.left() {
+            return Err(format!("declares {n} bytes where {} remain", self.left()));
+        }
+        self.at += n as usize;
+        Ok(())
+    }
+
+    /// A count of elements, each at least one byte: no more than the bytes that remain.
+    fn count(&self, n: u64) -> Result<u64, String> {
+        if n > self.left() { Err(format!("declares {n} entries where {} bytes remain", self.left())) } else { Ok(n) }
+    }
+
+    fn value(&mut self, kind: u8, depth: usize) -> Result<Value, String> {
+        if depth > MAX_DEPTH {
+            return Err("nested too deep".to_owned());
+        }
+        Ok(match kind {
+            1 | 2 => Value::Other,
+            3 => {
+                self.byte()?;
+                Value::Other
+            }
+            4..=6 => Value::Int(self.zigzag()?),
+            7 => {
+                self.skip(8)?;
+                Value::Other
+            }
+            8 => {
+                let n = self.varint()?;
+                self.skip(n)?;
+                Value::Other
+            }
+            9 | 10 => {
+                let header = self.byte()?;
+                let short = u64::from(header >> 4);
+                let n = if short == 15 { self.varint()? } else { short };
+                // Booleans in a list take a byte each.
+                let element = match header & 0x0f {
+                    1 | 2 => 3,
+                    other => other,
+                };
+                let mut items = Vec::new();
+                for _ in 0..self.count(n)? {
+                    items.push(self.value(element, depth + 1)?);
+                }
+                Value::List(items)
+            }
+            11 => {
+                let n = self.varint()?;
+                if n > 0 {
+                    let kinds = self.byte()?;
+                    for _ in 0..self.count(n)? {
+                        self.value(kinds >> 4, depth + 1)?;
+                        self.value(kinds & 0x0f, depth + 1)?;
+                    }
+                }
+                Value::Other
+            }
+            12 => self.fields(depth + 1)?,
+            other => return Err(format!("unknown Thrift type {other}")),
+        })
+    }
+
+    fn fields(&mut self, depth: usize) -> Result<Value, String> {
+        let mut fields = Vec::new();
+        let mut id: i16 = 0;
+        loop {
+            let header = self.byte()?;
+            if header == 0 {
+                return Ok(Value::Struct(fields));
+            }
+            id = match header >> 4 {
+                0 => i16::try_from(self.zigzag()?).map_err(|_| "a field id past i16")?,
+                delta => id.checked_add(i16::from(delta)).ok_or("a field id past i16")?,
+            };
+            let kind = header & 0x0f;
+            // A boolean field carries its value in its type.
+            let value = self.value(kind, depth)?;
+            fields.push((id, value));
+        }
+    }
+}
+
+/// Checks the Parquet file `bytes`: its footer, then the page headers of every column chunk.
+pub fn check(bytes: &[u8]) -> Result<(), String> {
+    let n = bytes.len();
+    if n < 12 || !bytes.ends_with(b"PAR1") {
+        return Err("no footer".to_owned());
+    }
+    let len = u32::from_le_bytes([bytes[n - 8], bytes[n - 7], bytes[n - 6], bytes[n - 5]]) as usize;
+    let start = (n - 8).checked_sub(len).filter(|&s| s >= 4).ok_or("a footer longer than the file")?;
+    let footer = Reader { bytes: &bytes[start..n - 8], at: 0 }.fields(0).map_err(|e| format!("footer: {e}"))?;
+    // FileMetaData.row_groups (4) → RowGroup.columns (1) → ColumnChunk.meta_data (3).
+    for (g, group) in footer.list(4).iter().enumerate() {
+        for (c, column) in group.list(1).iter().enumerate() {
+            let Some(meta) = column.field(3) else { continue };
+            pages(bytes, meta, start).map_err(|e| format!("row group {g}, column {c}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The page headers of one column chunk (ColumnMetaData `meta`), which lies before `end`.
+fn pages(bytes: &[u8], meta: &Value, end: usize) -> Result<(), String> {
+    // ColumnMetaData: 5 num_values, 7 total_compressed_size, 9 data_page_offset,
+    // 11 dictionary_page_offset.
+    let first = match (meta.int(11), meta.int(9)) {
+        (Some(d), Some(p)) if d > 0 => d.min(p),
+        (_, Some(p)) => p,
+        _ => return Err("no data page offset".to_owned()),
+    };
+    let size = meta.int(7).ok_or("no compressed size")?;
+    let chunk_end = first.checked_add(size).ok_or("a chunk past the file")?;
+    if first < 4 || size < 0 || chunk_end > end as i64 {
+        return Err(format!("a chunk of {size} bytes at {first} past the file"));
+    }
+    let (mut at, chunk_end) = (first as usize, chunk_end as usize);
+    while at < chunk_end {
+        let mut reader = Reader { bytes: &bytes[at..chunk_end], at: 0 };
+        let header = reader.fields(0).map_err(|e| format!("page header at {at}: {e}"))?;
+        // PageHeader: 2 uncompressed_page_size, 3 compressed_page_size, 5 data_page_header,
+        // 7 dictionary_page_header, 8 data_page_header_v2; each of those has num_values as 1.
+        let compressed = header.int(3).ok_or("a page without its size")?;
+        let uncompressed = header.int(2).ok_or("a page without its size")?;
+        let body = at as i64 + reader.at as i64;
+        if compressed < 0 || uncompressed < 0 || body + compressed > chunk_end as i64 {
+            return Err(format!("a page of {compressed} bytes at {at} past its chunk"));
+        }
+        for kind in [5, 7, 8] {
+            if let Some(values) = header.field(kind).and_then(|h| h.int(1)) {
+                let room = (uncompressed.max(compressed) + 64).saturating_mul(MAX_VALUES_PER_BYTE);
+                if values < 0 || values > room {
+                    return Err(format!("a page of {uncompressed} bytes declares {values} values"));
+                }
+            }
+        }
+        at = (body + compressed) as usize;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_footer_that_declares_more_than_it_holds_is_refused() {
+        // A struct whose field 4 is a list of 2⁴⁰ i32 (header byte 0xf5, then the count).
+        let mut footer = vec![0x49, 0xf5];
+        let mut n: u64 = 1 << 40;
+        while n >= 0x80 {
+            footer.push((n as u8 & 0x7f) | 0x80);
+            n >>= 7;
+        }
+        footer.push(n as u8);
+        footer.push(0);
+        let mut file = b"PAR1".to_vec();
+        file.extend(&footer);
+        file.extend((footer.len() as u32).to_le_bytes());
+        file.extend(b"PAR1");
+        let err = check(&file).unwrap_err();
+        assert!(err.contains("declares 1099511627776 entries"), "{err}");
+        assert!(check(b"PAR1PAR1").is_err());
+    }
+}
