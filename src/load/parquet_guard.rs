@@ -19,12 +19,12 @@ const MAX_VALUES_PER_BYTE: i64 = 1 << 12;
 enum Value {
     Int(i64),
     Other,
-    List(Vec<Value>),
-    Struct(Vec<(i16, Value)>),
+    List(Vec<Self>),
+    Struct(Vec<(i16, Self)>),
 }
 
 impl Value {
-    fn field(&self, id: i16) -> Option<&Value> {
+    fn field(&self, id: i16) -> Option<&Self> {
         match self {
             Self::Struct(fields) => fields.iter().find(|(i, _)| *i == id).map(|(_, v)| v),
             _ => None,
@@ -38,7 +38,7 @@ impl Value {
         }
     }
 
-    fn list(&self, id: i16) -> &[Value] {
+    fn list(&self, id: i16) -> &[Self] {
         match self.field(id) {
             Some(Self::List(items)) => items,
             _ => &[],
@@ -152,7 +152,7 @@ impl Reader<'_> {
                 return Ok(Value::Struct(fields));
             }
             id = match header >> 4 {
-                0 => i16::try_from(self.zigzag()?).map_err(|_| "a field id past i16")?,
+                0 => i16::try_from(self.zigzag()?).map_err(|_id| "a field id past i16")?,
                 delta => id.checked_add(i16::from(delta)).ok_or("a field id past i16")?,
             };
             let kind = header & 0x0f;
@@ -172,7 +172,7 @@ pub fn check(bytes: &[u8]) -> Result<(), String> {
     let len = u32::from_le_bytes([bytes[n - 8], bytes[n - 7], bytes[n - 6], bytes[n - 5]]) as usize;
     let start = (n - 8).checked_sub(len).filter(|&s| s >= 4).ok_or("a footer longer than the file")?;
     let footer = Reader { bytes: &bytes[start..n - 8], at: 0 }.fields(0).map_err(|e| format!("footer: {e}"))?;
-    // FileMetaData.row_groups (4) → RowGroup.columns (1) → ColumnChunk.meta_data (3).
+    // `FileMetaData.row_groups` (4) → `RowGroup.columns` (1) → `ColumnChunk.meta_data` (3).
     for (g, group) in footer.list(4).iter().enumerate() {
         for (c, column) in group.list(1).iter().enumerate() {
             let Some(meta) = column.field(3) else { continue };
@@ -182,9 +182,9 @@ pub fn check(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The page headers of one column chunk (ColumnMetaData `meta`), which lies before `end`.
+/// The page headers of one column chunk (`ColumnMetaData` `meta`), which lies before `end`.
 fn pages(bytes: &[u8], meta: &Value, end: usize) -> Result<(), String> {
-    // ColumnMetaData: 5 num_values, 7 total_compressed_size, 9 data_page_offset,
+    // `ColumnMetaData`: 5 num_values, 7 total_compressed_size, 9 data_page_offset,
     // 11 dictionary_page_offset.
     let first = match (meta.int(11), meta.int(9)) {
         (Some(d), Some(p)) if d > 0 => d.min(p),
@@ -200,7 +200,7 @@ fn pages(bytes: &[u8], meta: &Value, end: usize) -> Result<(), String> {
     while at < chunk_end {
         let mut reader = Reader { bytes: &bytes[at..chunk_end], at: 0 };
         let header = reader.fields(0).map_err(|e| format!("page header at {at}: {e}"))?;
-        // PageHeader: 2 uncompressed_page_size, 3 compressed_page_size, 5 data_page_header,
+        // `PageHeader`: 2 `uncompressed_page_size`, 3 compressed_page_size, 5 data_page_header,
         // 7 dictionary_page_header, 8 data_page_header_v2; each of those has num_values as 1.
         let compressed = header.int(3).ok_or("a page without its size")?;
         let uncompressed = header.int(2).ok_or("a page without its size")?;
