@@ -209,10 +209,25 @@ fn pages(bytes: &[u8], meta: &Value, end: usize) -> Result<(), String> {
             return Err(format!("a page of {compressed} bytes at {at} past its chunk"));
         }
         for kind in [5, 7, 8] {
-            if let Some(values) = header.field(kind).and_then(|h| h.int(1)) {
-                let room = (uncompressed.max(compressed) + 64).saturating_mul(MAX_VALUES_PER_BYTE);
-                if values < 0 || values > room {
-                    return Err(format!("a page of {uncompressed} bytes declares {values} values"));
+            let Some(page) = header.field(kind) else { continue };
+            let values = page.int(1).unwrap_or(0);
+            let room = (uncompressed.max(compressed) + 64).saturating_mul(MAX_VALUES_PER_BYTE);
+            if !(0..=room.min(i64::from(i32::MAX))).contains(&values) {
+                return Err(format!("a page of {uncompressed} bytes declares {values} values"));
+            }
+            // DataPageHeaderV2: 2 num_nulls and 3 num_rows at most num_values; 5 and 6 the bytes of
+            // the definition and repetition levels, within the page.
+            if kind == 8 {
+                let (nulls, rows) = (page.int(2).unwrap_or(0), page.int(3).unwrap_or(0));
+                let levels = page.int(5).unwrap_or(0).checked_add(page.int(6).unwrap_or(0));
+                if !(0..=values).contains(&nulls) || !(0..=values).contains(&rows) {
+                    return Err(format!("a page of {values} values declares {nulls} nulls and {rows} rows"));
+                }
+                if !levels.is_some_and(|l| (0..=compressed.min(uncompressed)).contains(&l))
+                    || page.int(5).is_some_and(|l| l < 0)
+                    || page.int(6).is_some_and(|l| l < 0)
+                {
+                    return Err(format!("a page of {compressed} bytes declares levels past it"));
                 }
             }
         }
