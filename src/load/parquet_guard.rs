@@ -24,11 +24,18 @@ enum Value {
 }
 
 impl Value {
+    /// Every occurrence of field `id` (a damaged struct may repeat one).
+    fn fields(&self, id: i16) -> impl Iterator<Item = &Self> {
+        let fields: &[(i16, Self)] = match self {
+            Self::Struct(fields) => fields,
+            _ => &[],
+        };
+        fields.iter().filter(move |(i, _)| *i == id).map(|(_, v)| v)
+    }
+
+    /// Field `id`, its last occurrence (as a decoder that overwrites would keep).
     fn field(&self, id: i16) -> Option<&Self> {
-        match self {
-            Self::Struct(fields) => fields.iter().find(|(i, _)| *i == id).map(|(_, v)| v),
-            _ => None,
-        }
+        self.fields(id).last()
     }
 
     fn int(&self, id: i16) -> Option<i64> {
@@ -36,6 +43,14 @@ impl Value {
             Some(Self::Int(v)) => Some(*v),
             _ => None,
         }
+    }
+
+    /// Whether every integer occurrence of field `id` lies in `range` (absent: true).
+    fn ints_within(&self, id: i16, range: std::ops::RangeInclusive<i64>) -> bool {
+        self.fields(id).all(|v| match v {
+            Self::Int(x) => range.contains(x),
+            _ => true,
+        })
     }
 
     fn list(&self, id: i16) -> &[Self] {
@@ -163,6 +178,88 @@ impl Reader<'_> {
     }
 }
 
+/// What a field must be.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Int,
+    List,
+    Struct,
+    Other,
+}
+
+/// The fields of the Parquet structures read here (parquet.thrift): id, kind, required.
+const FILE_META: &[(i16, Kind, bool)] = &[
+    (1, Kind::Int, true),
+    (2, Kind::List, true),
+    (3, Kind::Int, true),
+    (4, Kind::List, true),
+    (5, Kind::List, false),
+    (6, Kind::Other, false),
+    (7, Kind::List, false),
+];
+const ROW_GROUP: &[(i16, Kind, bool)] = &[(1, Kind::List, true), (2, Kind::Int, true), (3, Kind::Int, true)];
+const COLUMN_CHUNK: &[(i16, Kind, bool)] = &[(1, Kind::Other, false), (2, Kind::Int, true), (3, Kind::Struct, false)];
+const COLUMN_META: &[(i16, Kind, bool)] = &[
+    (1, Kind::Int, true),
+    (2, Kind::List, true),
+    (3, Kind::List, true),
+    (4, Kind::Int, true),
+    (5, Kind::Int, true),
+    (6, Kind::Int, true),
+    (7, Kind::Int, true),
+    (8, Kind::List, false),
+    (9, Kind::Int, true),
+    (10, Kind::Int, false),
+    (11, Kind::Int, false),
+];
+const PAGE_HEADER: &[(i16, Kind, bool)] = &[
+    (1, Kind::Int, true),
+    (2, Kind::Int, true),
+    (3, Kind::Int, true),
+    (4, Kind::Int, false),
+    (5, Kind::Struct, false),
+    (6, Kind::Struct, false),
+    (7, Kind::Struct, false),
+    (8, Kind::Struct, false),
+];
+const DATA_PAGE: &[(i16, Kind, bool)] =
+    &[(1, Kind::Int, true), (2, Kind::Int, true), (3, Kind::Int, true), (4, Kind::Int, true)];
+const DICTIONARY_PAGE: &[(i16, Kind, bool)] = &[(1, Kind::Int, true), (2, Kind::Int, true)];
+const DATA_PAGE_V2: &[(i16, Kind, bool)] = &[
+    (1, Kind::Int, true),
+    (2, Kind::Int, true),
+    (3, Kind::Int, true),
+    (4, Kind::Int, true),
+    (5, Kind::Int, true),
+    (6, Kind::Int, true),
+];
+
+/// Whether `value` is a struct whose known fields are each there at most once, of their kind,
+/// and the required ones there: what a reader that trusts the file expects to find.
+fn shaped(value: &Value, spec: &[(i16, Kind, bool)], what: &str) -> Result<(), String> {
+    let Value::Struct(fields) = value else { return Err(format!("{what}: not a struct")) };
+    for &(id, kind, required) in spec {
+        let mut found = fields.iter().filter(|(i, _)| *i == id).map(|(_, v)| v);
+        match (found.next(), found.next()) {
+            (None, _) if required => return Err(format!("{what}: field {id} missing")),
+            (None, _) => {}
+            (Some(_), Some(_)) => return Err(format!("{what}: field {id} given twice")),
+            (Some(v), None) => {
+                let actual = match v {
+                    Value::Int(_) => Kind::Int,
+                    Value::List(_) => Kind::List,
+                    Value::Struct(_) => Kind::Struct,
+                    Value::Other => Kind::Other,
+                };
+                if actual != kind {
+                    return Err(format!("{what}: field {id} of the wrong type"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks the Parquet file `bytes`: its footer, then the page headers of every column chunk.
 pub fn check(bytes: &[u8]) -> Result<(), String> {
     let n = bytes.len();
@@ -172,11 +269,16 @@ pub fn check(bytes: &[u8]) -> Result<(), String> {
     let len = u32::from_le_bytes([bytes[n - 8], bytes[n - 7], bytes[n - 6], bytes[n - 5]]) as usize;
     let start = (n - 8).checked_sub(len).filter(|&s| s >= 4).ok_or("a footer longer than the file")?;
     let footer = Reader { bytes: &bytes[start..n - 8], at: 0 }.fields(0).map_err(|e| format!("footer: {e}"))?;
+    shaped(&footer, FILE_META, "footer")?;
     // `FileMetaData.row_groups` (4) → `RowGroup.columns` (1) → `ColumnChunk.meta_data` (3).
     for (g, group) in footer.list(4).iter().enumerate() {
+        shaped(group, ROW_GROUP, &format!("row group {g}"))?;
         for (c, column) in group.list(1).iter().enumerate() {
+            let what = format!("row group {g}, column {c}");
+            shaped(column, COLUMN_CHUNK, &what)?;
             let Some(meta) = column.field(3) else { continue };
-            pages(bytes, meta, start).map_err(|e| format!("row group {g}, column {c}: {e}"))?;
+            shaped(meta, COLUMN_META, &what)?;
+            pages(bytes, meta, start).map_err(|e| format!("{what}: {e}"))?;
         }
     }
     Ok(())
@@ -200,6 +302,12 @@ fn pages(bytes: &[u8], meta: &Value, end: usize) -> Result<(), String> {
     while at < chunk_end {
         let mut reader = Reader { bytes: &bytes[at..chunk_end], at: 0 };
         let header = reader.fields(0).map_err(|e| format!("page header at {at}: {e}"))?;
+        shaped(&header, PAGE_HEADER, &format!("page header at {at}"))?;
+        for (kind, spec) in [(5, DATA_PAGE), (7, DICTIONARY_PAGE), (8, DATA_PAGE_V2)] {
+            if let Some(page) = header.field(kind) {
+                shaped(page, spec, &format!("page header at {at}"))?;
+            }
+        }
         // `PageHeader`: 2 `uncompressed_page_size`, 3 compressed_page_size, 5 data_page_header,
         // 7 dictionary_page_header, 8 data_page_header_v2; each of those has num_values as 1.
         let compressed = header.int(3).ok_or("a page without its size")?;
@@ -208,26 +316,30 @@ fn pages(bytes: &[u8], meta: &Value, end: usize) -> Result<(), String> {
         if compressed < 0 || uncompressed < 0 || body + compressed > chunk_end as i64 {
             return Err(format!("a page of {compressed} bytes at {at} past its chunk"));
         }
+        let i32_range = 0..=i64::from(i32::MAX);
+        if !header.ints_within(2, i32_range.clone()) || !header.ints_within(3, i32_range.clone()) {
+            return Err(format!("a page at {at} declares a size past i32"));
+        }
+        let room = (uncompressed.max(compressed) + 64).saturating_mul(MAX_VALUES_PER_BYTE).min(i64::from(i32::MAX));
         for kind in [5, 7, 8] {
-            let Some(page) = header.field(kind) else { continue };
-            let values = page.int(1).unwrap_or(0);
-            let room = (uncompressed.max(compressed) + 64).saturating_mul(MAX_VALUES_PER_BYTE);
-            if !(0..=room.min(i64::from(i32::MAX))).contains(&values) {
-                return Err(format!("a page of {uncompressed} bytes declares {values} values"));
-            }
-            // DataPageHeaderV2: 2 num_nulls and 3 num_rows at most num_values; 5 and 6 the bytes of
-            // the definition and repetition levels, within the page.
-            if kind == 8 {
-                let (nulls, rows) = (page.int(2).unwrap_or(0), page.int(3).unwrap_or(0));
-                let levels = page.int(5).unwrap_or(0).checked_add(page.int(6).unwrap_or(0));
-                if !(0..=values).contains(&nulls) || !(0..=values).contains(&rows) {
-                    return Err(format!("a page of {values} values declares {nulls} nulls and {rows} rows"));
+            for page in header.fields(kind) {
+                if !page.ints_within(1, 0..=room) {
+                    return Err(format!("a page of {uncompressed} bytes declares {:?} values", page.int(1)));
                 }
-                if !levels.is_some_and(|l| (0..=compressed.min(uncompressed)).contains(&l))
-                    || page.int(5).is_some_and(|l| l < 0)
-                    || page.int(6).is_some_and(|l| l < 0)
-                {
-                    return Err(format!("a page of {compressed} bytes declares levels past it"));
+                // DataPageHeaderV2: 2 num_nulls and 3 num_rows at most num_values; 5 and 6 the
+                // bytes of the definition and repetition levels, within the page.
+                if kind == 8 {
+                    let values = page.int(1).unwrap_or(0);
+                    let within = compressed.min(uncompressed);
+                    let levels = page.int(5).unwrap_or(0).saturating_add(page.int(6).unwrap_or(0));
+                    if !page.ints_within(2, 0..=values)
+                        || !page.ints_within(3, 0..=values)
+                        || !page.ints_within(5, 0..=within)
+                        || !page.ints_within(6, 0..=within)
+                        || levels > within
+                    {
+                        return Err(format!("a page of {values} values declares counts or levels past it"));
+                    }
                 }
             }
         }
