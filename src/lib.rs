@@ -8,6 +8,8 @@
 pub mod analysis;
 pub mod app;
 pub mod credit;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod load;
 pub mod model;
 pub mod ui;

@@ -341,3 +341,54 @@ fn ids_that_are_one_after_decoding_or_interning_collide_and_are_located() {
     }
     std::fs::remove_file(&path).unwrap();
 }
+
+// ----------------------------------------------------------------------------
+// The fuzz targets' kept corpus (`fuzz/corpus/<target>/`) and every finding, fixed
+// (`fuzz/regressions/<target>/`), replayed through each target: how CI checks them without a
+// fuzzing toolchain (fuzz/README.md). A panic here is a regression.
+
+/// The files of `dir`, sorted (none when it is absent).
+fn files_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_target_has_a_fuzz_binary_and_a_kept_corpus() {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut binaries: Vec<String> = files_in(&fuzz.join("fuzz_targets"))
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    binaries.sort();
+    let mut targets = vantage::fuzzing::targets();
+    targets.sort();
+    // Every target the library names has its binary (the Parquet ones only with that feature).
+    for target in &targets {
+        assert!(binaries.contains(target), "fuzz/fuzz_targets/{target}.rs is missing");
+        assert!(!files_in(&fuzz.join("corpus").join(target)).is_empty(), "fuzz/corpus/{target} is empty");
+    }
+    for binary in &binaries {
+        assert!(vantage::fuzzing::run(binary, b""), "fuzz target {binary} is not one vantage::fuzzing runs");
+    }
+}
+
+#[test]
+fn the_kept_corpus_and_every_finding_replay_without_a_panic() {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut replayed = 0;
+    for target in vantage::fuzzing::targets() {
+        for kind in ["corpus", "regressions"] {
+            for file in files_in(&fuzz.join(kind).join(&target)) {
+                let data = std::fs::read(&file).unwrap();
+                let ok = std::panic::catch_unwind(|| vantage::fuzzing::run(&target, &data));
+                assert!(ok.is_ok(), "{target} panics on {}", file.display());
+                replayed += 1;
+            }
+        }
+    }
+    println!("replayed {replayed} inputs");
+    assert!(replayed > 0);
+}

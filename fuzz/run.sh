@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Fuzzes vantage's targets with libFuzzer (cargo-fuzz), one after the other, each until RUNS
+# executions (default 10⁶) or MAX_SECONDS (default 900), whichever comes first. New inputs that
+# reach new code go to fuzz/corpus/<target>/ (kept in git); a crash, panic, hang over 1 s or
+# allocation over 2 GiB stops the target and leaves the input in fuzz/artifacts/<target>/.
+# Each run appends "target executions seconds result" to fuzz/runs.tsv.
+# Usage: fuzz/run.sh [TARGET ...]   (default: every target; `cargo fuzz list` names them)
+# Needs: cargo install cargo-fuzz; RUSTC_BOOTSTRAP=1 lets the stable toolchain build with the
+# sanitizer-coverage flags cargo-fuzz passes (no nightly toolchain can be installed here).
+set -euo pipefail
+cd "$(dirname "$0")"
+export RUSTC_BOOTSTRAP=1
+features="${FEATURES:-}"
+RUSTC_BOOTSTRAP=1 cargo fuzz build -s none ${features:+--features "$features"} >/dev/null
+seeds="${SEEDS:-/tmp/vantage-seeds}"
+[ -d "$seeds" ] || python3 seed.py "$seeds" >/dev/null
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list ${features:+--features "$features"} 2>/dev/null || cargo fuzz list)
+bin="target/x86_64-unknown-linux-gnu/release"
+mkdir -p logs
+for t in "${targets[@]}"; do
+  [ -x "$bin/$t" ] || { echo "$t: not built (FEATURES=parquet for the Parquet targets)"; continue; }
+  mkdir -p "corpus/$t" "artifacts/$t"
+  log="logs/$t.log"
+  # Inputs up to 8 KB (fast to mutate, small to keep); containers need room for their directory.
+  case "$t" in zip|format_inspect|format_trackio) max_len=65536 ;; *) max_len=8192 ;; esac
+  start=$(date +%s)
+  set +e
+  "$bin/$t" "corpus/$t" "$seeds/$t" -runs="${RUNS:-1000000}" -max_total_time="${MAX_SECONDS:-900}" \
+    -timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len="${MAX_LEN:-$max_len}" \
+    -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  result=$([ $rc -eq 0 ] && echo ok || echo "finding (exit $rc, see $log)")
+  printf '%s\t%s\t%s\t%s\n' "$t" "${runs:-0}" "$(( $(date +%s) - start ))" "$result" | tee -a runs.tsv
+done
