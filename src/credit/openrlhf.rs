@@ -31,9 +31,9 @@ pub const STD_NORM: super::ParamSpec = super::ParamSpec::bool(
 );
 
 /// Whether `params` ask for OpenRLHF's shaping (`placement = last_token_return` for the group
-/// estimators, `shaping = openrlhf` for the token ones).
+/// estimators, `shaping = openrlhf` for the token ones; a scheme declares one of the two).
 pub fn wanted(params: &Params) -> bool {
-    params.choice("placement") == "last_token_return" || params.choice("shaping") == "openrlhf"
+    params.choice_opt("placement") == Some("last_token_return") || params.choice_opt("shaping") == Some("openrlhf")
 }
 
 /// OpenRLHF's `compute_reward`: per position, `−β·kl` (k1/k2/k3 of the log-probabilities, clamped

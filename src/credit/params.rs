@@ -235,33 +235,65 @@ impl Params {
         }
     }
 
-    /// A float (or integer) parameter; 0 if absent.
+    /// A float (or integer) parameter. The scheme must declare it (a debug build stops on a name
+    /// it does not declare: a typo would otherwise read 0); [`Params::f64_opt`] for optional ones.
     pub fn f64(&self, name: &str) -> f64 {
         match self.values.get(name) {
             Some(ParamValue::Float(v)) => *v,
             Some(ParamValue::Int(v)) => *v as f64,
-            _ => 0.0,
+            other => {
+                debug_assert!(false, "parameter {name:?} is not a declared number ({other:?})");
+                0.0
+            }
         }
     }
 
-    /// A boolean parameter; false if absent.
+    /// A boolean parameter the scheme declares (a debug build stops on one it does not).
     pub fn bool(&self, name: &str) -> bool {
-        matches!(self.values.get(name), Some(ParamValue::Bool(true)))
+        match self.values.get(name) {
+            Some(ParamValue::Bool(v)) => *v,
+            other => {
+                debug_assert!(false, "parameter {name:?} is not a declared boolean ({other:?})");
+                false
+            }
+        }
     }
 
-    /// A choice parameter; `""` if absent.
+    /// A boolean parameter, if the scheme has it.
+    pub fn bool_opt(&self, name: &str) -> Option<bool> {
+        match self.values.get(name) {
+            Some(ParamValue::Bool(v)) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// A choice parameter the scheme declares (a debug build stops on one it does not).
     pub fn choice(&self, name: &str) -> &'static str {
         match self.values.get(name) {
             Some(ParamValue::Choice(v)) => v,
-            _ => "",
+            other => {
+                debug_assert!(false, "parameter {name:?} is not a declared choice ({other:?})");
+                ""
+            }
         }
     }
 
-    /// An integer parameter; 0 if absent.
+    /// A choice parameter, if the scheme has it.
+    pub fn choice_opt(&self, name: &str) -> Option<&'static str> {
+        match self.values.get(name) {
+            Some(ParamValue::Choice(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// An integer parameter the scheme declares (a debug build stops on one it does not).
     pub fn int(&self, name: &str) -> i64 {
         match self.values.get(name) {
             Some(ParamValue::Int(v)) => *v,
-            _ => 0,
+            other => {
+                debug_assert!(false, "parameter {name:?} is not a declared integer ({other:?})");
+                0
+            }
         }
     }
 }
