@@ -51,7 +51,7 @@ fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::VantageApp {
         // `?url=…&follow=1`: follow the log once it is in (as the Follow toggle does).
         app.follow_on_load = search.trim_start_matches('?').split('&').any(|p| p == "follow=1" || p == "follow");
         let ctx = cc.egui_ctx.clone();
-        app.loader.start_url(url, move || ctx.request_repaint());
+        app.loads.start_url(url, move || ctx.request_repaint());
         app
     } else {
         crate::VantageApp::new(cc, Vec::new())

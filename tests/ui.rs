@@ -262,8 +262,8 @@ fn an_inspect_eval_shows_its_summaries_first_and_reads_the_selected_sample_first
         ..Default::default()
     });
     let source = vantage::app::LoadSource::Bytes { name: "lazy.eval".to_owned(), bytes: common::lazy_eval().into() };
-    app.loader.start(source, || {});
-    let outcomes = app.loader.wait_all();
+    app.loads.start(source, || {});
+    let outcomes = app.loads.wait_all();
     app.accept(outcomes, || {});
     // Opened from the summaries: one `summary` step per sample, samples still to read.
     let open = app.current().unwrap();
@@ -307,8 +307,8 @@ fn a_followed_run_gains_a_training_step_and_the_overview_shows_it() {
     };
     std::fs::write(&path, format!("{{\"vantage\": 1}}\n{}{}", line(0, 0), line(0, 1))).unwrap();
     let mut app = VantageApp::default();
-    app.loader.start(vantage::app::LoadSource::Follow(path.clone()), || {});
-    let messages = app.loader.wait_all();
+    app.loads.start(vantage::app::LoadSource::Follow(path.clone()), || {});
+    let messages = app.loads.wait_all();
     app.accept(messages, || {});
     assert!(app.current().unwrap().follower.is_some(), "followed");
     app.state.tab = Tab::Overview;
@@ -356,8 +356,8 @@ fn a_large_log_opens_in_parts_and_a_link_waits_for_its_trajectory() {
     let last = format!("t{}", n - 1);
     let mut app = VantageApp::default()
         .with_start(vantage::app::StartOptions { link: Some(format!("#traj={last}&step=1")), ..Default::default() });
-    app.loader.start(vantage::app::LoadSource::Path(path), || {});
-    let messages = app.loader.wait_all();
+    app.loads.start(vantage::app::LoadSource::Path(path), || {});
+    let messages = app.loads.wait_all();
     let partial = messages.iter().filter(|(_, m)| matches!(m, vantage::app::LoadMessage::Partial(..))).count();
     assert!(partial >= 1, "the run was shown while it was read");
     app.accept(messages, || {});
@@ -647,8 +647,8 @@ fn a_loader_or_scheme_that_panics_is_a_notice_and_the_app_goes_on() {
         bytes: sample("alfworld_roles.jsonl").into(),
     };
     let app = h.state_mut();
-    app.loader.start(source, || {});
-    let messages = app.loader.wait_all();
+    app.loads.start(source, || {});
+    let messages = app.loads.wait_all();
     app.accept(messages, || {});
     assert_eq!(app.runs.len(), 1);
     let notice = app.notifications.iter().find(|n| n.contains("crash-injected.jsonl")).expect("a notice");

@@ -240,12 +240,12 @@ struct Pending {
 
 /// Loads in flight.
 #[derive(Default)]
-pub struct Loader {
+pub struct LoadQueue {
     pending: Vec<Pending>,
     next_id: u64,
 }
 
-impl Loader {
+impl LoadQueue {
     /// Starts loading `source`; `repaint` is called when it is done. Returns the load's id (the
     /// one its messages carry), `None` when no loader thread could be started.
     pub fn start(&mut self, source: LoadSource, repaint: impl Fn() + Send + Clone + 'static) -> Option<u64> {

@@ -16,7 +16,7 @@ pub mod state;
 pub mod web_follow;
 
 pub use commands::Command;
-pub use loading::{LoadMessage, LoadOutcome, LoadSource, Loader};
+pub use loading::{LoadMessage, LoadOutcome, LoadQueue, LoadSource};
 pub use open_run::{CreditSlot, Facets, LazyRun, OpenRun, SchemeCredit, Selection};
 pub use state::{AppState, Tab};
 
@@ -59,7 +59,7 @@ pub struct VantageApp {
     /// Index of the run shown.
     pub selected: usize,
     /// Loads in flight.
-    pub loader: Loader,
+    pub loads: LoadQueue,
     /// Errors and notices for the status bar, newest last.
     pub notifications: Vec<String>,
     /// Whether the notification list is open.
@@ -210,7 +210,7 @@ impl VantageApp {
             if let LoadSource::Path(path) = &source {
                 self.state.remember_file(&path.display().to_string());
             }
-            self.loader.start(source, repaint.clone());
+            self.loads.start(source, repaint.clone());
         }
     }
 
@@ -323,7 +323,7 @@ impl VantageApp {
         }
         let Some(path) = open.source_path.clone() else { return };
         // Read again from the start by a follower; the run shown stays until it has the new one.
-        let id = self.loader.start(LoadSource::Follow(path), repaint);
+        let id = self.loads.start(LoadSource::Follow(path), repaint);
         self.runs[self.selected].load_id = id;
     }
 
@@ -441,21 +441,21 @@ impl VantageApp {
     /// Per-frame work that is not drawing: loads, dropped files, keys, commands, credit.
     pub fn logic(&mut self, ctx: &egui::Context) {
         self.notifications.extend(commands::take_save_messages());
-        let done = self.loader.poll();
+        let done = self.loads.poll();
         let c = ctx.clone();
         self.accept(done, move || c.request_repaint());
         #[cfg(not(target_arch = "wasm32"))]
         self.take_followed(ctx);
         #[cfg(target_arch = "wasm32")]
         self.take_web_followed(ctx);
-        if self.loader.pending_names().next().is_some() {
+        if self.loads.pending_names().next().is_some() {
             // Keep the progress bars moving.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
         let dropped = ctx.input(|i| i.raw.dropped_files.clone());
         for file in dropped {
             let c = ctx.clone();
-            self.loader.start_dropped(&file, move || c.request_repaint());
+            self.loads.start_dropped(&file, move || c.request_repaint());
         }
         self.keyboard(ctx);
         let commands = std::mem::take(&mut self.commands);

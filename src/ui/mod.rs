@@ -24,12 +24,12 @@ pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     egui::Panel::top("top_bar").show(ui, |ui| top_bar_ui(app, ui));
     egui::Panel::bottom("status_bar").show(ui, |ui| status_bar_ui(app, ui));
     let meeting = app.state.meeting_mode;
-    let VantageApp { runs, selected, state, commands, loader, .. } = app;
+    let VantageApp { runs, selected, state, commands, loads, .. } = app;
     let at = (*selected).min(runs.len());
     let (before, rest) = runs.split_at_mut(at);
     let Some((open, after)) = rest.split_first_mut() else {
         egui::CentralPanel::default().show(ui, |ui| {
-            if loader.pending_names().next().is_some() {
+            if loads.pending_names().next().is_some() {
                 ui.horizontal(|ui| {
                     ui.spinner();
                     ui.label("Loading…");
@@ -81,7 +81,7 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         ui.separator();
         if ui.button("Open…").clicked() {
             let ctx = ui.ctx().clone();
-            app.loader.start_picker(move || ctx.request_repaint());
+            app.loads.start_picker(move || ctx.request_repaint());
         }
         #[cfg(not(target_arch = "wasm32"))]
         recent_files_ui(app, ui);
@@ -224,7 +224,7 @@ fn pinned_comparison_ui(app: &VantageApp, ui: &mut egui::Ui) {
 fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         let mut cancel = None;
-        for (i, (name, share)) in app.loader.pending_progress().enumerate() {
+        for (i, (name, share)) in app.loads.pending_progress().enumerate() {
             match share {
                 Some(share) => {
                     ui.add(egui::ProgressBar::new(share).desired_width(160.0).show_percentage());
@@ -238,7 +238,7 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
                 cancel = Some(i);
             }
         }
-        if let Some(id) = cancel.and_then(|i| app.loader.cancel(i)) {
+        if let Some(id) = cancel.and_then(|i| app.loads.cancel(i)) {
             for open in app.runs.iter_mut().filter(|r| r.load_id == Some(id)) {
                 open.load_id = None;
                 app.notifications.push(format!("{}: loading cancelled; showing the part read", open.run.meta.name));
