@@ -226,7 +226,7 @@ fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<Stri
     let bytes = if out.extension().is_some_and(|e| e == "parquet") {
         parquet_bytes(&run)?
     } else {
-        crate::load::native::write::to_jsonl(&run).into_bytes()
+        crate::load::vantage_jsonl::write::to_jsonl(&run).into_bytes()
     };
     crate::native::write_atomically(out, &bytes)
         .map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
@@ -244,7 +244,7 @@ fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<Stri
 /// The run as vantage Parquet (needs the `parquet` feature).
 fn parquet_bytes(run: &Run) -> anyhow::Result<Vec<u8>> {
     #[cfg(feature = "parquet")]
-    return crate::load::native_parquet::to_parquet(run).map_err(|e| anyhow::anyhow!("Parquet: {e}"));
+    return crate::load::vantage_parquet::to_parquet(run).map_err(|e| anyhow::anyhow!("Parquet: {e}"));
     #[cfg(not(feature = "parquet"))]
     {
         let _: &Run = run;

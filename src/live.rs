@@ -503,7 +503,7 @@ impl Live {
                 && let Some(s) = stream.as_mut()
             {
                 untaken_line = false;
-                if let Some(lines) = crate::load::native::take_lines(&mut pending) {
+                if let Some(lines) = crate::load::vantage_jsonl::take_lines(&mut pending) {
                     feed(s.as_mut(), &lines, &mut fed);
                     budget::check(budget, s.heap_bytes() as u64, 1, 1)?;
                 }

@@ -168,7 +168,7 @@ fn load_joined(
                     formats.push(run.meta.format.clone());
                 }
                 notes.extend(run.meta.notes.iter().filter(|n| !notes.contains(n)).cloned().collect::<Vec<_>>());
-                let jsonl = crate::load::native::write::to_jsonl(&run);
+                let jsonl = crate::load::vantage_jsonl::write::to_jsonl(&run);
                 merged.extend(jsonl.split_inclusive('\n').skip(1));
                 for mut warning in file_report.warnings {
                     warning.field = format!("{shown}: {}", warning.field);
@@ -182,7 +182,7 @@ fn load_joined(
             }
         }
     }
-    let mut run = crate::load::native::load(&name, merged.as_bytes(), &mut LoadReport::new(&name))?;
+    let mut run = crate::load::vantage_jsonl::load(&name, merged.as_bytes(), &mut LoadReport::new(&name))?;
     run.meta.format = formats.join(" + ");
     run.meta.notes = notes;
     if !skipped.is_empty() {

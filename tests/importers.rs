@@ -627,19 +627,19 @@ fn every_format_has_a_hand_written_fixture_that_loads_with_its_counts() {
 
 /// Loads `bytes`, writes vantage JSONL (and Parquet), reads that back, and checks nothing changed.
 fn assert_round_trips(name: &str, run: &Run) {
-    let jsonl = vantage::load::native::write::to_jsonl(run);
+    let jsonl = vantage::load::vantage_jsonl::write::to_jsonl(run);
     let mut report = LoadReport::new("round.jsonl");
     let again = load_bytes("round.jsonl", jsonl.as_bytes(), &mut report).unwrap();
     assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings.first());
-    assert_eq!(vantage::load::native::write::to_jsonl(&again), jsonl, "{name}: JSONL round trip");
+    assert_eq!(vantage::load::vantage_jsonl::write::to_jsonl(&again), jsonl, "{name}: JSONL round trip");
     assert_eq!(RunSummary::of(&again), RunSummary::of(run), "{name}");
     #[cfg(feature = "parquet")]
     {
-        let parquet = vantage::load::native_parquet::to_parquet(run).unwrap();
+        let parquet = vantage::load::vantage_parquet::to_parquet(run).unwrap();
         let mut report = LoadReport::new("round.parquet");
         let back = load_bytes("round.parquet", &parquet, &mut report).unwrap();
         assert_eq!(back.meta.format, "vantage Parquet v1");
-        assert_eq!(vantage::load::native::write::to_jsonl(&back), jsonl, "{name}: Parquet round trip");
+        assert_eq!(vantage::load::vantage_jsonl::write::to_jsonl(&back), jsonl, "{name}: Parquet round trip");
     }
 }
 
@@ -738,8 +738,8 @@ fn paced_load(name: &str, bytes: &[u8]) -> (Run, u64) {
 
 #[test]
 fn a_paced_load_gives_the_event_loop_back_and_reads_the_same_run() {
-    use vantage::load::native::write::to_jsonl;
     use vantage::load::pace;
+    use vantage::load::vantage_jsonl::write::to_jsonl;
     let sample =
         std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample_runs/math_grpo_prm.jsonl")).unwrap();
     let verl: String = (0..400)
@@ -801,7 +801,7 @@ fn inspect_samples_read_on_every_core_give_the_run_read_one_by_one() {
             file.read_sample(i, &mut one_report);
         }
         let one = file.run(&one_report).unwrap();
-        let text = vantage::load::native::write::to_jsonl;
+        let text = vantage::load::vantage_jsonl::write::to_jsonl;
         assert_eq!(text(&parallel), text(&one), "{name}");
         assert_eq!(parallel.meta.warnings, one.meta.warnings, "{name}");
         assert_eq!((report.records_seen, report.records_loaded), (one_report.records_seen, one_report.records_loaded));
@@ -941,7 +941,10 @@ fn a_trackio_database_made_by_trackio_loads_its_traces() {
     // From its bytes (the path the browser would take) the same run, natively.
     let bytes = std::fs::read(&path).unwrap();
     let from_bytes = load_bytes("grpo-demo.db", &bytes, &mut LoadReport::new("grpo-demo.db")).unwrap();
-    assert_eq!(vantage::load::native::write::to_jsonl(&from_bytes), vantage::load::native::write::to_jsonl(&run));
+    assert_eq!(
+        vantage::load::vantage_jsonl::write::to_jsonl(&from_bytes),
+        vantage::load::vantage_jsonl::write::to_jsonl(&run)
+    );
     assert_round_trips("grpo-demo.db", &run);
     // GRPO recomputes the logged advantage's group means.
     let grpo = vantage::credit::scheme("grpo").unwrap();

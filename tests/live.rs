@@ -8,7 +8,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use vantage::live::Live;
-use vantage::load::native::write::to_jsonl;
+use vantage::load::vantage_jsonl::write::to_jsonl;
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
 
@@ -71,7 +71,7 @@ fn load_in_pieces(name: &str, bytes: &[u8], lines: usize, part_bytes: usize) -> 
     while offset < bytes.len() {
         let mut end = offset;
         for _ in 0..lines {
-            end = vantage::load::native::next_cut(bytes, end, 0);
+            end = vantage::load::vantage_jsonl::next_cut(bytes, end, 0);
             if end >= bytes.len() {
                 break;
             }
@@ -127,7 +127,7 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
         let bytes = std::fs::read(&path).unwrap();
         let name = path.display().to_string();
         if vantage::load::line_feed(&name, &bytes, None, &LoadReport::default()).is_ok_and(|s| s.is_some())
-            && vantage::load::native::NativeStream::start(&name, &bytes, LoadReport::default()).is_err()
+            && vantage::load::vantage_jsonl::VantageStream::start(&name, &bytes, LoadReport::default()).is_err()
         {
             logs.push((name, bytes));
         }
@@ -468,8 +468,8 @@ fn a_log_that_arrives_in_pieces_is_the_log_read_whole() {
         let bytes = std::fs::read(root().join("sample_runs").join(name)).unwrap();
         let mut report = LoadReport::new(name);
         let whole = load_bytes(name, &bytes, &mut report).unwrap();
-        let first = vantage::load::native::next_cut(&bytes, 0, 0) + 17;
-        let mut log = vantage::load::native::GrowingLog::start(name, &bytes[..first]).unwrap();
+        let first = vantage::load::vantage_jsonl::next_cut(&bytes, 0, 0) + 17;
+        let mut log = vantage::load::vantage_jsonl::GrowingLog::start(name, &bytes[..first]).unwrap();
         let mut at = first;
         let mut step = 1;
         while at < bytes.len() {

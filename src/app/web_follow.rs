@@ -1,6 +1,6 @@
 //! Following a `?url=` log in the browser: every second the page asks the server for the
 //! bytes past what it has (an HTTP Range request) and reads the whole lines that arrived
-//! (`load::native::GrowingLog`), so a run that is still training grows on the page. A server that
+//! (`load::vantage_jsonl::GrowingLog`), so a run that is still training grows on the page. A server that
 //! answers a Range request with the whole file still works (the bytes past what the page has are
 //! taken from it) at the cost of the download; the status line says so. Only a vantage JSONL log
 //! can be followed this way.
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 
 use crate::load::LoadReport;
-use crate::load::native::GrowingLog;
+use crate::load::vantage_jsonl::GrowingLog;
 use crate::model::Run;
 
 /// Seconds between two requests.

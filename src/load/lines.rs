@@ -1,4 +1,4 @@
-//! JSON-lines logs read piece by piece on every core: the machinery the native loader and the
+//! JSON-lines logs read piece by piece on every core: the machinery the vantage JSONL loader and the
 //! importers of JSON-lines formats (verl dumps, OpenAI chat, the PRM sets, OpenHands outputs)
 //! share.
 //!
@@ -15,8 +15,8 @@ use super::records::Record;
 use super::{LoadError, LoadReport};
 use crate::model::{RawWindow, Run, RunBuilder, TextSource, Warning};
 
-/// A log read piece by piece: what `crate::live` and [`read_all`] feed (the native loader's
-/// `NativeStream`, and a [`LineStream`] of each importer that has one).
+/// A log read piece by piece: what `crate::live` and [`read_all`] feed (the vantage JSONL loader's
+/// `VantageStream`, and a [`LineStream`] of each importer that has one).
 pub trait LineFeed: Send {
     /// Reads `chunk`, whole lines of the log (the last may lack its terminator only when it is
     /// the log's last line), which begin at byte `offset` of the log's text source.

@@ -36,9 +36,6 @@ mod lenient;
 pub mod lines;
 mod math_aps;
 mod math_shepherd;
-pub mod native;
-#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-pub mod native_parquet;
 mod openai_chat;
 mod openhands;
 pub mod outcomes;
@@ -57,6 +54,9 @@ mod tot;
 pub mod trackio;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
 pub mod trl_parquet;
+pub mod vantage_jsonl;
+#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+pub mod vantage_parquet;
 pub mod verl_dump;
 pub mod zip;
 
@@ -111,8 +111,8 @@ pub fn line_feed(
         None => LOADERS.to_vec(),
     };
     for candidate in candidates {
-        if candidate.name() == native::NativeJsonl.name() {
-            match native::NativeStream::start(name, head, report.clone()) {
+        if candidate.name() == vantage_jsonl::VantageJsonl.name() {
+            match vantage_jsonl::VantageStream::start(name, head, report.clone()) {
                 Ok(stream) => return Ok(Some(Box::new(stream))),
                 Err(err) if err.is_incompatible() => continue,
                 Err(err) => return Err(err),
@@ -127,7 +127,7 @@ pub fn line_feed(
 
 /// Every loader, in detection order. A new format is a new file plus one line here.
 pub static LOADERS: &[&dyn Loader] = &[
-    &native::NativeJsonl,
+    &vantage_jsonl::VantageJsonl,
     &processbench::ProcessBench,
     &tau2::Tau2,
     &openai_chat::OpenAiChat,
@@ -143,7 +143,7 @@ pub static LOADERS: &[&dyn Loader] = &[
     &inspect::Inspect,
     &trackio::Trackio,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-    &native_parquet::NativeParquet,
+    &vantage_parquet::VantageParquet,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &trl_parquet::TrlParquet,
 ];
@@ -207,9 +207,9 @@ pub async fn load_shared_paced(
         report.file = name.to_owned();
     }
     if compressed::Compression::of(&bytes).is_none() {
-        let head = &bytes[..native::next_cut(&bytes, 0, 1 << 16)];
-        if native::NativeStream::start(name, head, LoadReport::default()).is_ok() {
-            return native::load_shared_paced(name, bytes, report).await.map_err(|e| e.with_path(name));
+        let head = &bytes[..vantage_jsonl::next_cut(&bytes, 0, 1 << 16)];
+        if vantage_jsonl::VantageStream::start(name, head, LoadReport::default()).is_ok() {
+            return vantage_jsonl::load_shared_paced(name, bytes, report).await.map_err(|e| e.with_path(name));
         }
     }
     load_bytes_paced(name, &bytes, report).await

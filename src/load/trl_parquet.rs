@@ -72,7 +72,7 @@ impl TrlRun {
     /// has several. [`LoadError::Incompatible`] when the bytes are not a TRL completions file.
     pub fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
-        let (frame, unread) = super::native_parquet::read_frame(FORMAT, bytes)?;
+        let (frame, unread) = super::vantage_parquet::read_frame(FORMAT, bytes)?;
         let text_column = |column: &str| -> Result<Vec<Option<String>>, LoadError> {
             let c = frame.column(column).map_err(|e| {
                 match unread.iter().find(|u| u.starts_with(&format!("`{column}` "))) {

@@ -1,4 +1,4 @@
-//! "vantage Parquet v1": the native format as one Parquet table, one row per vantage JSONL record,
+//! "vantage Parquet v1": vantage's own format as one Parquet table, one row per vantage JSONL record,
 //! so nothing is lost and polars or `DuckDB` users can filter by record type, group or id without
 //! parsing: columns `line` (u32, the record's line in the JSONL form), `record_type` (`header`,
 //! `group`, `trajectory`, `tree`), `id`, `group` (null where the record has none) and `json` (the
@@ -12,8 +12,8 @@ use crate::model::Run;
 /// The format name.
 pub const FORMAT_NAME: &str = "vantage Parquet v1";
 
-/// The native Parquet loader.
-pub struct NativeParquet;
+/// The vantage Parquet loader.
+pub struct VantageParquet;
 
 /// The table of a Parquet file, or "not this format" (no `PAR1` magic, or unreadable), with the
 /// columns left unread: those of a nested type with structs (chat messages as lists of structs),
@@ -74,7 +74,7 @@ fn readable(dtype: &polars::prelude::ArrowDataType) -> bool {
 
 /// The run as vantage Parquet bytes.
 pub fn to_parquet(run: &Run) -> Result<Vec<u8>, String> {
-    let jsonl = super::native::write::to_jsonl(run);
+    let jsonl = super::vantage_jsonl::write::to_jsonl(run);
     let (mut line, mut kind, mut id, mut group, mut json) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, text) in jsonl.lines().enumerate() {
@@ -100,7 +100,7 @@ pub fn to_parquet(run: &Run) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-impl Loader for NativeParquet {
+impl Loader for VantageParquet {
     fn name(&self) -> &'static str {
         "vantage_parquet"
     }
@@ -123,7 +123,7 @@ impl Loader for NativeParquet {
             text.push_str(record.unwrap_or(""));
             text.push('\n');
         }
-        let mut run = super::native::load(name, text.as_bytes(), report)?;
+        let mut run = super::vantage_jsonl::load(name, text.as_bytes(), report)?;
         run.meta.format = FORMAT_NAME.to_owned();
         Ok(run)
     }

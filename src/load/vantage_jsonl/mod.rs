@@ -1,4 +1,4 @@
-//! "vantage JSONL v1", the native format: a header record, then group, trajectory and tree
+//! "vantage JSONL v1", vantage's own format: a header record, then group, trajectory and tree
 //! records, one JSON object per line. docs/FORMAT.md describes every field.
 
 mod convert;
@@ -20,10 +20,10 @@ use records::{JsonText, RawRecord, RawStep};
 /// The format name shown to users.
 pub const FORMAT_NAME: &str = "vantage JSONL v1";
 
-/// The native JSONL loader.
-pub struct NativeJsonl;
+/// The vantage JSONL loader.
+pub struct VantageJsonl;
 
-impl Loader for NativeJsonl {
+impl Loader for VantageJsonl {
     fn name(&self) -> &'static str {
         "vantage"
     }
@@ -48,45 +48,45 @@ fn header_version(first_line: &str) -> Option<serde_json::Value> {
     serde_json::from_str::<Header>(first_line).ok()?.vantage
 }
 
-/// Reads a native JSONL run (its texts copied into memory).
+/// Reads a vantage JSONL run (its texts copied into memory).
 pub fn load(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
     crate::load::pace::block_on(load_paced(name, bytes, report))
 }
 
-/// Reads a native JSONL run, giving the event loop back between slices (see `load::pace`). The
+/// Reads a vantage JSONL run, giving the event loop back between slices (see `load::pace`). The
 /// texts are copied into memory (the bytes are only borrowed); [`load_shared_paced`] keeps them
 /// in the log instead.
 pub async fn load_paced(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
     // A clone: the report stays with the caller when this is not the format.
-    let stream = NativeStream::start(name, bytes, report.clone())?;
+    let stream = VantageStream::start(name, bytes, report.clone())?;
     read_all(Box::new(stream), bytes, report).await
 }
 
-/// Reads a native JSONL run held in `bytes`, leaving its texts there (the run keeps the bytes).
+/// Reads a vantage JSONL run held in `bytes`, leaving its texts there (the run keeps the bytes).
 pub async fn load_shared_paced(name: &str, bytes: Arc<[u8]>, report: &mut LoadReport) -> Result<Run, LoadError> {
-    let mut stream = NativeStream::start(name, &bytes, report.clone())?;
+    let mut stream = VantageStream::start(name, &bytes, report.clone())?;
     stream.keep_texts_in(Arc::new(BytesSource(Arc::clone(&bytes))));
     read_all(Box::new(stream), &bytes, report).await
 }
 
-/// A native JSONL log read piece by piece: the pieces are whole lines, fed in file order (a log
+/// A vantage JSONL log read piece by piece: the pieces are whole lines, fed in file order (a log
 /// read in chunks, or a file that is still growing); the run so far can be taken at any point.
 ///
 /// Each piece is parsed in parts on every core (`credit::par::pipeline`) while its records are
 /// added in file order on this thread, so the run, its ids, warnings and line numbers are the
 /// same whatever the number of threads and however the log is cut into pieces.
-pub struct NativeStream {
-    loader: NativeLoader,
+pub struct VantageStream {
+    loader: VantageLoader,
     /// Line number of the next line fed.
     next_line: u64,
     /// The header's line (it and the blank lines before it are not records).
     header_line: u64,
-    /// Texts are left in the log ([`NativeStream::keep_texts_in`]).
+    /// Texts are left in the log ([`VantageStream::keep_texts_in`]).
     lazy: bool,
     min_part_bytes: usize,
 }
 
-impl NativeStream {
+impl VantageStream {
     /// Starts reading a log whose first bytes are `head` (which must hold the header line): checks
     /// the header. [`LoadError::Incompatible`] when this is not a vantage JSONL log.
     pub fn start(name: &str, head: &[u8], report: LoadReport) -> Result<Self, LoadError> {
@@ -115,14 +115,14 @@ impl NativeStream {
                 reason: format!("format version {version} is not supported (this build reads version 1)"),
             });
         }
-        let mut loader = NativeLoader { builder: RunBuilder::new(name, FORMAT_NAME), report, ignored: Vec::new() };
+        let mut loader = VantageLoader { builder: RunBuilder::new(name, FORMAT_NAME), report, ignored: Vec::new() };
         loader.header(header_line, &header_text);
         // The header's line and those before it are read; feeding starts over at line 1 and skips them.
         Ok(Self { loader, next_line: 1, lazy: false, min_part_bytes: MIN_PART_BYTES, header_line })
     }
 }
 
-impl LineFeed for NativeStream {
+impl LineFeed for VantageStream {
     fn skip_long_line(&mut self, bytes: u64) {
         if self.next_line > self.header_line {
             self.loader.report.records_seen += 1;
@@ -179,7 +179,7 @@ impl LineFeed for NativeStream {
     }
 
     fn finish_into(self: Box<Self>, report: &mut LoadReport) -> Result<Run, LoadError> {
-        let NativeLoader { builder, report: own, .. } = self.loader;
+        let VantageLoader { builder, report: own, .. } = self.loader;
         *report = own;
         crate::load::records::finish(builder, report, "trajectory")
     }
@@ -189,7 +189,7 @@ impl LineFeed for NativeStream {
 /// `?url=` log by asking for the bytes past what it has): whole lines are read as they complete,
 /// an incomplete last line waits, and the texts stay in the bytes received ([`GrowingSource`]).
 pub struct GrowingLog {
-    stream: NativeStream,
+    stream: VantageStream,
     source: Arc<GrowingSource>,
     received: u64,
     fed: u64,
@@ -199,7 +199,7 @@ pub struct GrowingLog {
 impl GrowingLog {
     /// Starts with the log's first bytes (at least its header line).
     pub fn start(name: &str, bytes: &[u8]) -> Result<Self, LoadError> {
-        let mut stream = NativeStream::start(name, bytes, LoadReport::new(name))?;
+        let mut stream = VantageStream::start(name, bytes, LoadReport::new(name))?;
         let source = Arc::new(GrowingSource::default());
         stream.keep_texts_in(Arc::clone(&source) as Arc<dyn TextSource>);
         let mut log = Self { stream, source, received: 0, fed: 0, pending: Vec::new() };
@@ -282,13 +282,13 @@ fn parse_line<'a>(text: &'a str, ignored: &mut Vec<String>) -> Parsed<'a> {
     }
 }
 
-struct NativeLoader {
+struct VantageLoader {
     builder: RunBuilder,
     report: LoadReport,
     ignored: Vec<String>,
 }
 
-impl NativeLoader {
+impl VantageLoader {
     fn header(&mut self, line: u64, text: &str) {
         self.report.records_seen += 1;
         self.ignored.clear();
