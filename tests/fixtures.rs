@@ -225,19 +225,27 @@ fn ten_thousand_tiny_records_per_line_group_load_in_order() {
 }
 
 /// Writes a vantage log whose third line is `long` bytes of one unfinished thought (then a valid
-/// record), to `path`, gzip-compressed when `gzip`.
+/// record), to `path`, gzip-compressed when `gzip`. Plain, the line's body is a hole in a sparse
+/// file (NUL bytes that take no disk: CI machines may have little), read like any other bytes.
 fn log_with_a_long_line(path: &Path, long: usize, gzip: bool) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut out: Box<dyn std::io::Write> =
-        if gzip { Box::new(flate2::write::GzEncoder::new(file, flate2::Compression::fast())) } else { Box::new(file) };
+    use std::io::{Seek as _, Write as _};
     let record = |id: &str| {
         format!(
             r#"{{"type": "trajectory", "id": "{id}", "group": "g", "outcome": {{"reward": 1}}, "steps": [{{"thought": "x"}}]}}"#
         )
     };
-    writeln!(out, "{{\"vantage\": 1}}\n{}", record("before"))?;
+    let head = format!("{{\"vantage\": 1}}\n{}\n", record("before"));
     let start = br#"{"type": "trajectory", "id": "long", "group": "g", "steps": [{"thought": ""#;
+    let tail = format!("\n{}\n", record("after"));
+    let mut file = std::fs::File::create(path)?;
+    if !gzip {
+        file.write_all(head.as_bytes())?;
+        file.write_all(start)?;
+        file.seek(std::io::SeekFrom::Current((long - start.len()) as i64))?;
+        return file.write_all(tail.as_bytes());
+    }
+    let mut out = flate2::write::GzEncoder::new(std::io::BufWriter::new(file), flate2::Compression::fast());
+    out.write_all(head.as_bytes())?;
     out.write_all(start)?;
     let block = vec![b'z'; 1 << 20];
     let mut left = long - start.len();
@@ -246,8 +254,8 @@ fn log_with_a_long_line(path: &Path, long: usize, gzip: bool) -> std::io::Result
         out.write_all(&block[..n])?;
         left -= n;
     }
-    writeln!(out, "\n{}", record("after"))?;
-    out.flush()
+    out.write_all(tail.as_bytes())?;
+    out.finish()?.flush()
 }
 
 #[test]
