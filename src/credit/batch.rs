@@ -331,7 +331,7 @@ impl GroupRows {
 
 /// Where [`rows_backward`] writes: a `Vec` sized block by block (or already full length), or a
 /// part of the step output ([`super::par::StepPart`]).
-pub trait RowsOut<T> {
+pub(crate) trait RowsOut<T> {
     /// Makes room for the next block of rows (ranges in increasing order), `fill` in between.
     fn prepare(&mut self, ranges: &[std::ops::Range<usize>], fill: T);
     /// Writes one position.
@@ -366,7 +366,7 @@ impl<T: Copy> RowsOut<T> for [T] {
 /// `done(row, state, terms)` writes its explanation terms (in the part's rows of `terms`) and
 /// returns what the caller keeps of it, handed back in row order as each part's list (not copied
 /// into one: `kept.iter().flatten()`).
-pub fn rows_backward_parts<S: Copy, F: Real, R: Send, const OUTLINED: bool>(
+pub(crate) fn rows_backward_parts<S: Copy, F: Real, R: Send, const OUTLINED: bool>(
     walk: Lockstep<OUTLINED>,
     batch: &Batch<'_, F>,
     fill: F,
@@ -439,7 +439,7 @@ const LANES: usize = 4;
     clippy::too_many_arguments,
     reason = "one walk: where its loop runs, its output, its rows, a row's three steps"
 )]
-pub fn rows_backward<S: Copy, T: Copy, const OUTLINED: bool>(
+pub(crate) fn rows_backward<S: Copy, T: Copy, const OUTLINED: bool>(
     _walk: Lockstep<OUTLINED>,
     out: &mut (impl RowsOut<T> + ?Sized),
     fill: T,
@@ -492,12 +492,12 @@ pub fn rows_backward<S: Copy, T: Copy, const OUTLINED: bool>(
 /// a value passed down to the threads, GAE's inlined walk ran 20 % slower on two cores (the same on
 /// one).
 #[derive(Clone, Copy, Debug)]
-pub struct Lockstep<const OUTLINED: bool>;
+pub(crate) struct Lockstep<const OUTLINED: bool>;
 
 /// The lockstep loop in the caller's code.
-pub const INLINED: Lockstep<false> = Lockstep;
+pub(crate) const INLINED: Lockstep<false> = Lockstep;
 /// The lockstep loop in `lockstep`, not inlined.
-pub const OUTLINED: Lockstep<true> = Lockstep;
+pub(crate) const OUTLINED: Lockstep<true> = Lockstep;
 
 /// The lockstep part of [`rows_backward`] out of line ([`OUTLINED`]): the last `common`
 /// positions of four rows ending at `ends`, from the last, each row's state a local of its own.
