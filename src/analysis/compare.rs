@@ -144,6 +144,13 @@ pub fn is_success(run: &Run, t: crate::model::TrajectoryId) -> bool {
     tr.success[t.index()].unwrap_or(tr.reward[t.index()] >= 0.5)
 }
 
+/// Whether trajectory `t` passed ([`is_success`]), or `None` when it has no outcome at all (no
+/// reward, no success flag): shown as neither a pass nor a failure.
+pub fn outcome(run: &Run, t: crate::model::TrajectoryId) -> Option<bool> {
+    let tr = &run.trajectories;
+    (!tr.reward[t.index()].is_nan() || tr.success[t.index()].is_some()).then(|| is_success(run, t))
+}
+
 impl Comparison {
     /// Compares `a` and `b` (step credit per path position) on `run`.
     pub fn of(run: &Run, a: &[f32], b: &[f32]) -> Self {

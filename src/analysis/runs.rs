@@ -112,7 +112,6 @@ pub fn headline(prompt: &str) -> &str {
 /// Each prompt of a side with its rollouts.
 pub fn prompts(side: Side<'_>) -> BTreeMap<String, PromptStats> {
     let run = side.run;
-    let tr = &run.trajectories;
     let mut out: BTreeMap<String, PromptStats> = BTreeMap::new();
     for g in run.groups.ids() {
         if let Some((lo, hi)) = side.steps {
@@ -125,11 +124,9 @@ pub fn prompts(side: Side<'_>) -> BTreeMap<String, PromptStats> {
         let stats = out.entry(key).or_default();
         stats.groups.push(g);
         for &t in run.groups.members(g) {
-            if tr.reward[t.index()].is_nan() && tr.success[t.index()].is_none() {
-                continue;
-            }
+            let Some(passed) = super::compare::outcome(run, t) else { continue };
             stats.rollouts += 1;
-            stats.successes += usize::from(super::compare::is_success(run, t));
+            stats.successes += usize::from(passed);
         }
     }
     out

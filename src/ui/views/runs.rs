@@ -204,8 +204,11 @@ fn group_rollouts_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, run: &Run, 
 fn rollout_lines_ui(ui: &mut egui::Ui, run: &Run, members: &[crate::model::TrajectoryId]) {
     let tr = &run.trajectories;
     for &t in members.iter().take(MAX_LISTED) {
-        let mark = if crate::analysis::compare::is_success(run, t) { "pass" } else { "fail" };
-        let mark = if tr.reward[t.index()].is_nan() && tr.success[t.index()].is_none() { "—" } else { mark };
+        let mark = match crate::analysis::compare::outcome(run, t) {
+            Some(true) => "pass",
+            Some(false) => "fail",
+            None => "—",
+        };
         ui.label(format!(
             "  {mark} {} · R {} · {} steps",
             run.trajectory_key(t),

@@ -115,9 +115,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         let half = egui::vec2(radius, radius);
         mesh.add_colored_rect(egui::Rect::from_center_size(pos, half * 2.0), color);
         // A leaf without an outcome gets no mark (not a failure's).
-        let tr = &open.run.trajectories;
-        if let Some(t) = n.leaf_of.filter(|t| !tr.reward[t.index()].is_nan() || tr.success[t.index()].is_some()) {
-            let ok = crate::analysis::compare::is_success(&open.run, t);
+        if let Some(ok) = n.leaf_of.and_then(|t| crate::analysis::compare::outcome(&open.run, t)) {
             let badge =
                 egui::Rect::from_min_size(pos + egui::vec2(radius + 2.0, -radius * 0.5), egui::vec2(radius, radius));
             mesh.add_colored_rect(badge, if ok { theme::SUCCESS } else { theme::FAILURE });
@@ -400,9 +398,9 @@ pub fn mini_ui(ui: &mut egui::Ui, run: &crate::model::Run, group: crate::model::
         if let Some(parent) = tree.nodes.get(n.parent as usize) {
             elbow(&mut mesh, pos(parent), at, theme::EDGE);
         }
-        let color = match n.leaf_of.filter(|t| !tr.reward[t.index()].is_nan() || tr.success[t.index()].is_some()) {
-            Some(t) if crate::analysis::compare::is_success(run, t) => theme::SUCCESS,
-            Some(_) => theme::FAILURE,
+        let color = match n.leaf_of.and_then(|t| crate::analysis::compare::outcome(run, t)) {
+            Some(true) => theme::SUCCESS,
+            Some(false) => theme::FAILURE,
             None => theme::EDGE,
         };
         mesh.add_colored_rect(egui::Rect::from_center_size(at, egui::vec2(radius, radius) * 2.0), color);
