@@ -74,13 +74,11 @@ impl TrlRun {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
         let (frame, unread) = super::vantage_parquet::read_frame(FORMAT, bytes)?;
         let text_column = |column: &str| -> Result<Vec<Option<String>>, LoadError> {
-            let c = frame.column(column).map_err(|e| {
-                match unread.iter().find(|u| u.starts_with(&format!("`{column}` "))) {
-                    Some(u) => incompatible(format!(
-                        "{u}: a nested column (chat messages as structs?) that vantage does not read; log it as text"
-                    )),
-                    None => incompatible(format!("no `{column}` column ({e})")),
-                }
+            let c = frame.column(column).map_err(|e| match unread.iter().find(|u| u.name == column) {
+                Some(u) => incompatible(format!(
+                    "{u}: a nested column (chat messages as structs?) that vantage does not read; log it as text"
+                )),
+                None => incompatible(format!("no `{column}` column ({e})")),
             })?;
             let c = c.cast(&DataType::String).map_err(|e| incompatible(format!("`{column}`: {e}")))?;
             let s = c.str().map_err(|e| incompatible(format!("`{column}`: {e}")))?;

@@ -17,15 +17,15 @@ pub struct VantageParquet;
 
 /// The table of a Parquet file, or "not this format" (no `PAR1` magic, or unreadable), with the
 /// columns left unread: those of a nested type with structs (chat messages as lists of structs),
-/// which this build of polars does not read (it would panic), each as "`name` (type)". A panic
+/// which this build of polars does not read (it would panic), each as (name, type). A panic
 /// inside the reader on a damaged file is caught and is an error like any other.
-pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<(DataFrame, Vec<String>), LoadError> {
+pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<(DataFrame, Vec<Unread>), LoadError> {
     let incompatible = |reason: String| LoadError::Incompatible { format, reason };
     if !bytes.starts_with(b"PAR1") {
         return Err(incompatible("not a Parquet file".to_owned()));
     }
     super::parquet_guard::check(bytes).map_err(|e| incompatible(format!("unreadable Parquet (damaged: {e})")))?;
-    let read = || -> polars::prelude::PolarsResult<(DataFrame, Vec<String>)> {
+    let read = || -> polars::prelude::PolarsResult<(DataFrame, Vec<Unread>)> {
         let mut reader = ParquetReader::new(std::io::Cursor::new(bytes));
         let schema = reader.schema()?;
         let (mut keep, mut unread) = (Vec::new(), Vec::new());
@@ -33,7 +33,7 @@ pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<(DataFram
             if readable(field.dtype()) {
                 keep.push(field.name.to_string());
             } else {
-                unread.push(format!("`{}` ({})", field.name, type_name(field.dtype())));
+                unread.push(Unread { name: field.name.to_string(), kind: type_name(field.dtype()) });
             }
         }
         let reader = if unread.is_empty() { reader } else { reader.with_columns(Some(keep)) };
@@ -43,6 +43,18 @@ pub(super) fn read_frame(format: &'static str, bytes: &[u8]) -> Result<(DataFram
         Ok(Ok(read)) => Ok(read),
         Ok(Err(e)) => Err(incompatible(format!("unreadable Parquet ({e})"))),
         Err(_) => Err(incompatible("unreadable Parquet (the reader stopped on it: a damaged file?)".to_owned())),
+    }
+}
+
+/// A column [`read_frame`] leaves unread: its name and its nested type (`list<struct>`, …).
+pub(super) struct Unread {
+    pub name: String,
+    pub kind: String,
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` ({})", self.name, self.kind)
     }
 }
 
@@ -113,6 +125,7 @@ impl Loader for VantageParquet {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT_NAME, reason };
         let (frame, unread) = read_frame(FORMAT_NAME, bytes)?;
         let (Ok(json), Ok(_)) = (frame.column("json"), frame.column("record_type")) else {
+            let unread: Vec<String> = unread.iter().map(Unread::to_string).collect();
             let unread = if unread.is_empty() { String::new() } else { format!("; unread: {}", unread.join(", ")) };
             return Err(incompatible(format!("no json / record_type columns{unread}")));
         };
