@@ -201,7 +201,8 @@ pub struct LoadOutcome {
     pub url: Option<String>,
 }
 
-/// The outcome of a load that failed inside vantage (not because of the file).
+/// The outcome of a load that ended with `why` before reading anything: its loader failed, or the
+/// bytes could not be had (a dropped file, a URL).
 fn failed(name: String, why: &str) -> LoadOutcome {
     let report = LoadReport::new(&name);
     let err = LoadError::from(std::io::Error::other(why.to_owned())).with_path(&name);
@@ -331,11 +332,7 @@ impl LoadQueue {
                 let name = file.path().display().to_string();
                 let outcome = match file.bytes_async().await {
                     Ok(bytes) => LoadSource::Bytes { name, bytes: bytes.into() }.load_paced(Progress::default()).await,
-                    Err(err) => {
-                        let report = LoadReport::new(&name);
-                        let err = LoadError::from(std::io::Error::other(err)).with_path(&name);
-                        LoadOutcome::new(name, Err(err), report)
-                    }
+                    Err(err) => failed(name, &err),
                 };
                 let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
                 repaint();
@@ -394,11 +391,7 @@ impl LoadQueue {
                     url: Some(url.clone()),
                     ..LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load_paced(shared).await
                 },
-                Err(reason) => {
-                    let report = LoadReport::new(&url);
-                    let err = LoadError::from(std::io::Error::other(reason)).with_path(&url);
-                    LoadOutcome::new(url.clone(), Err(err), report)
-                }
+                Err(reason) => failed(url.clone(), &reason),
             };
             let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
             repaint();
