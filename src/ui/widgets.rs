@@ -3,15 +3,22 @@
 use crate::ui::theme::{self, ValueColors};
 
 /// A plot's key as a row above it (a legend inside the plot covers points): each series' name in
-/// its colour.
-pub fn series_key_ui(ui: &mut egui::Ui, series: &[(String, egui::Color32)]) {
+/// its colour, then `marker` (a line the plot marks, such as the selected step) when given.
+pub fn series_key_ui(
+    ui: &mut egui::Ui,
+    series: &[(impl AsRef<str>, egui::Color32)],
+    marker: Option<(&str, egui::Color32)>,
+) {
+    // Wrapped between items, never inside one.
+    let item = |ui: &mut egui::Ui, text: String, color: egui::Color32| {
+        ui.add(egui::Label::new(egui::RichText::new(text).color(color)).wrap_mode(egui::TextWrapMode::Extend));
+    };
     ui.horizontal_wrapped(|ui| {
         for (name, color) in series {
-            // Wrapped between items, never inside one.
-            ui.add(
-                egui::Label::new(egui::RichText::new(format!("— {name}")).color(*color))
-                    .wrap_mode(egui::TextWrapMode::Extend),
-            );
+            item(ui, format!("— {}", name.as_ref()), *color);
+        }
+        if let Some((text, color)) = marker {
+            item(ui, format!("| {text}"), color);
         }
     });
 }

@@ -169,7 +169,7 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
     let color_of = |index: usize| if index == 99 { theme::MUTED } else { theme::category(index) };
     let key: Vec<(String, egui::Color32)> =
         series.iter().map(|((index, name), points)| (format!("{name} ({})", points.len()), color_of(*index))).collect();
-    crate::ui::widgets::series_key_ui(ui, &key);
+    crate::ui::widgets::series_key_ui(ui, &key, None);
     Plot::new("scatter_ab").x_axis_label("credit A").y_axis_label("credit B").show(ui, |plot| {
         for ((index, name), points) in series {
             let color = color_of(index);
@@ -177,6 +177,11 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
             plot.points(Points::new(name, points).color(color.gamma_multiply(0.45)).radius(2.5));
         }
     });
+}
+
+/// The key of a plot of A against B, in the colours the plots draw them.
+fn ab_key_ui(ui: &mut egui::Ui) {
+    crate::ui::widgets::series_key_ui(ui, &[("A", theme::category(1)), ("B", theme::category(4))], None);
 }
 
 fn histograms_ui(ui: &mut egui::Ui, open: &OpenRun) {
@@ -201,10 +206,7 @@ fn histograms_ui(ui: &mut egui::Ui, open: &OpenRun) {
             .map(|(i, &c)| Bar::new(f64::from(lo + (i as f32 + 0.5) * width), f64::from(c)).width(f64::from(width)))
             .collect::<Vec<Bar>>()
     };
-    crate::ui::widgets::series_key_ui(
-        ui,
-        &[("A".to_owned(), theme::category(1)), ("B".to_owned(), theme::category(4))],
-    );
+    ab_key_ui(ui);
     Plot::new("histograms_ab").x_axis_label("credit").show(ui, |plot| {
         plot.bar_chart(BarChart::new("A", histogram(&a)).color(theme::category(1)));
         plot.bar_chart(BarChart::new("B", histogram(&b)).color(theme::category(4)));
@@ -237,10 +239,7 @@ fn length_ui(ui: &mut egui::Ui, open: &OpenRun) {
 
 /// The two plots of credit against length and against turns.
 fn length_plots_ui(ui: &mut egui::Ui, pa: &[[f64; 3]], pb: &[[f64; 3]], unit: &str) {
-    crate::ui::widgets::series_key_ui(
-        ui,
-        &[("A".to_owned(), theme::category(1)), ("B".to_owned(), theme::category(4))],
-    );
+    ab_key_ui(ui);
     ui.horizontal(|ui| {
         let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
         for (axis, label, id) in [(0usize, unit, "credit_length"), (1, "turns (steps)", "credit_turns")] {

@@ -206,12 +206,5 @@ fn series_ui(plot: &mut PlotUi<'_>, name: &str, points: Vec<[f64; 2]>, color: eg
 
 /// A plot's key above it: each series' name in its color, and the selected step's mark.
 fn key_ui(ui: &mut egui::Ui, series: &[(&str, egui::Color32)], marked: bool) {
-    ui.horizontal_wrapped(|ui| {
-        for (name, color) in series {
-            ui.label(egui::RichText::new(format!("— {name}")).color(*color));
-        }
-        if marked {
-            ui.label(egui::RichText::new("| selected group's step").color(theme::SELECTED));
-        }
-    });
+    crate::ui::widgets::series_key_ui(ui, series, marked.then_some(("selected group's step", theme::SELECTED)));
 }
