@@ -178,6 +178,35 @@ fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
     }
 }
 
+/// Passing over a line longer than `MAX_LINE`, never holding it: its bytes so far, while passing.
+#[derive(Debug, Default)]
+struct LongLine(Option<u64>);
+
+impl LongLine {
+    /// Starts passing over a line whose first `bytes` were read.
+    fn start(&mut self, bytes: usize) {
+        self.0 = Some(bytes as u64);
+    }
+
+    /// While passing: how many of `bytes` belong to the long line (up to and with its line feed),
+    /// and the line's whole length once it ends in them. `None` when no line is being passed.
+    fn pass(&mut self, bytes: &[u8]) -> Option<(usize, Option<u64>)> {
+        let passed = self.0?;
+        if let Some(at) = memchr::memchr(b'\n', bytes) {
+            self.0 = None;
+            Some((at + 1, Some(passed + at as u64 + 1)))
+        } else {
+            self.0 = Some(passed + bytes.len() as u64);
+            Some((bytes.len(), None))
+        }
+    }
+
+    /// The line's length so far when the input ends inside it (it is over then).
+    fn end(&mut self) -> Option<u64> {
+        self.0.take()
+    }
+}
+
 /// One file read as it grows: where reading has come to, and the start of a line still being written.
 #[derive(Debug)]
 struct Tail {
@@ -191,8 +220,8 @@ struct Tail {
     /// Read bytes from `start` on are pending (one allocation, reused piece after piece).
     buffer: Vec<u8>,
     start: usize,
-    /// Passing over a line longer than `MAX_LINE`: its bytes so far.
-    skipping: Option<u64>,
+    /// Passing over a line longer than `MAX_LINE`.
+    skipping: LongLine,
     /// A line passed over since last asked ([`Tail::take_skipped`]): its length.
     skipped: Option<u64>,
 }
@@ -210,7 +239,7 @@ impl Tail {
             fed: 0,
             buffer: Vec::new(),
             start: 0,
-            skipping: None,
+            skipping: LongLine::default(),
             skipped: None,
         })
     }
@@ -255,7 +284,7 @@ impl Tail {
         let Some(last) = memchr::memrchr(b'\n', &self.buffer) else {
             // A line past `MAX_LINE` is passed over, not held.
             if self.buffer.len() > MAX_LINE {
-                self.skipping = Some(0);
+                self.skipping.start(0);
                 self.pass_long_line();
             }
             return Ok(None);
@@ -269,21 +298,13 @@ impl Tail {
     /// While passing over a long line: drops what is pending up to its end; `true` until the
     /// line's end has been passed (then [`Tail::take_skipped`] gives its length).
     fn pass_long_line(&mut self) -> bool {
-        let Some(passed) = self.skipping else { return false };
-        let pending = &self.buffer[self.start..];
-        let (dropped, ended) = match memchr::memchr(b'\n', pending) {
-            Some(at) => (at + 1, true),
-            None => (pending.len(), false),
-        };
+        let Some((dropped, ended)) = self.skipping.pass(&self.buffer[self.start..]) else { return false };
         self.fed += dropped as u64;
         self.start += dropped;
         self.buffer.drain(..self.start);
         self.start = 0;
-        if ended {
-            self.skipping = None;
-            self.skipped = Some(passed + dropped as u64);
-        } else {
-            self.skipping = Some(passed + dropped as u64);
+        if ended.is_some() {
+            self.skipped = ended;
         }
         true
     }
@@ -308,7 +329,7 @@ impl Tail {
 
     /// The unterminated last line, taken (at the end of a load that does not follow).
     fn take_last(&mut self) -> Option<(Vec<u8>, u64)> {
-        if let Some(passed) = self.skipping.take() {
+        if let Some(passed) = self.skipping.end() {
             // The file ends inside a long line.
             let rest = (self.buffer.len() - self.start) as u64;
             self.fed += rest;
@@ -469,21 +490,17 @@ impl Live {
             format: "compressed JSON lines",
             reason: format!("a {} file holding a format that is read whole", kind.name()),
         };
-        // Passing over a line longer than `MAX_LINE`: its bytes so far.
-        let mut passing: Option<u64> = None;
+        let mut passing = LongLine::default();
         // Whether a line ended in what is pending since whole lines were last taken.
         let mut untaken_line = false;
         crate::load::compressed::for_each_piece(kind, std::io::BufReader::new(file), |mut piece| {
-            if let (Some(passed), Some(s)) = (passing, stream.as_mut()) {
-                let Some(at) = memchr::memchr(b'\n', piece) else {
-                    passing = Some(passed + piece.len() as u64);
-                    fed += piece.len() as u64;
-                    return Ok(());
-                };
-                s.skip_long_line(passed + at as u64 + 1);
-                fed += at as u64 + 1;
-                passing = None;
-                piece = &piece[at + 1..];
+            if let Some(s) = stream.as_mut()
+                && let Some((dropped, ended)) = passing.pass(piece)
+            {
+                fed += dropped as u64;
+                piece = &piece[dropped..];
+                let Some(bytes) = ended else { return Ok(()) };
+                s.skip_long_line(bytes);
             }
             pending.extend_from_slice(piece);
             untaken_line |= memchr::memchr(b'\n', piece).is_some();
@@ -510,7 +527,7 @@ impl Live {
             }
             // What is pending is one unfinished line: past `MAX_LINE`, it is passed over.
             if pending.len() > MAX_LINE && stream.is_some() && !untaken_line {
-                passing = Some(pending.len() as u64);
+                passing.start(pending.len());
                 fed += pending.len() as u64;
                 pending = Vec::new();
             }
@@ -524,8 +541,8 @@ impl Live {
                 .ok_or_else(another)?,
         };
         feed(stream.as_mut(), &pending, &mut fed);
-        if let Some(passed) = passing {
-            stream.skip_long_line(passed);
+        if let Some(bytes) = passing.end() {
+            stream.skip_long_line(bytes);
         }
         Ok(Self {
             path: path.to_owned(),
