@@ -4,14 +4,14 @@
 # Usage: fuzz/minimize.sh [TARGET ...]   (default: every target with a corpus)
 set -euo pipefail
 cd "$(dirname "$0")"
+. ./limits.sh
 bin="target/x86_64-unknown-linux-gnu/release"
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(ls corpus)
 for t in "${targets[@]}"; do
   [ -x "$bin/$t" ] && [ -d "corpus/$t" ] || continue
   rm -rf "corpus/$t.min" && mkdir "corpus/$t.min"
-  case "$t" in zip|format_inspect|format_trackio) max_len=65536 ;; *) max_len=8192 ;; esac
-  "$bin/$t" -set_cover_merge=1 -use_counters=0 -max_len="$max_len" -timeout=1 -rss_limit_mb=2048 \
+  "$bin/$t" -set_cover_merge=1 -use_counters=0 -max_len="$(max_len_of "$t")" "${LIMITS[@]}" \
     "corpus/$t.min" "corpus/$t" >"logs/$t.minimize.log" 2>&1
   before=$(ls "corpus/$t" | wc -l)
   rm -rf "corpus/$t" && mv "corpus/$t.min" "corpus/$t"

@@ -9,6 +9,7 @@
 # sanitizer-coverage flags cargo-fuzz passes (no nightly toolchain can be installed here).
 set -euo pipefail
 cd "$(dirname "$0")"
+. ./limits.sh
 export RUSTC_BOOTSTRAP=1
 features="${FEATURES:-}"
 RUSTC_BOOTSTRAP=1 cargo fuzz build -s none ${features:+--features "$features"} >/dev/null
@@ -22,12 +23,11 @@ for t in "${targets[@]}"; do
   [ -x "$bin/$t" ] || { echo "$t: not built (FEATURES=parquet for the Parquet targets)"; continue; }
   mkdir -p "corpus/$t" "artifacts/$t"
   log="logs/$t.log"
-  # Inputs up to 8 KB (fast to mutate, small to keep); containers need room for their directory.
-  case "$t" in zip|format_inspect|format_trackio) max_len=65536 ;; *) max_len=8192 ;; esac
+  max_len=$(max_len_of "$t")
   start=$(date +%s)
   set +e
   "$bin/$t" "corpus/$t" "$seeds/$t" -runs="${RUNS:-1000000}" -max_total_time="${MAX_SECONDS:-900}" \
-    -timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len="${MAX_LEN:-$max_len}" \
+    "${LIMITS[@]}" -max_len="${MAX_LEN:-$max_len}" \
     -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1
   rc=$?
   set -e
