@@ -1,6 +1,6 @@
-//! Times the token estimators on the deterministic benchmark batch (`credit::batch::synthetic_token_batch`),
+//! Times the token estimators on the deterministic benchmark batch (`credit::engine::batch::synthetic_token_batch`),
 //! one warm-up then the median of 5, on one thread (`median_ms`, what is compared with verl's
-//! single thread) and on every core (`all_cores_ms`, `credit::par`), and prints one JSON line per
+//! single thread) and on every core (`all_cores_ms`, `credit::engine::par`), and prints one JSON line per
 //! estimator, plus a plain copy of the same arrays as the memory-bound floor. `bench/vs_verl.py`
 //! runs this beside verl.
 //!
@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use vantage::credit::{self, Params, batch::synthetic_token_batch};
+use vantage::credit::{self, Params, engine::batch::synthetic_token_batch};
 
 fn median_ms(mut run: impl FnMut()) -> (f64, f64, f64) {
     run();
@@ -51,13 +51,13 @@ fn main() {
                 std::hint::black_box(kernel.run32(&batch, &params).map(|o| o.advantages.len()).ok());
             })
         };
-        credit::par::set_split(1 << 20, 1);
+        credit::engine::par::set_split(1 << 20, 1);
         let (median, min, max) = time();
-        credit::par::reset_split();
+        credit::engine::par::reset_split();
         let (all_cores, ..) = time();
         println!(
             r#"{{"estimator":"{id}","rows":{rows},"tokens":{tokens},"median_ms":{median:.3},"min_ms":{min:.3},"max_ms":{max:.3},"all_cores_ms":{all_cores:.3},"cores":{}}}"#,
-            credit::par::max_parts()
+            credit::engine::par::max_parts()
         );
     }
 }

@@ -1,10 +1,9 @@
-//! The least work any implementation of PURE's step credit does on 10⁶ trajectories × 32 steps,
-//! timed the way `scheme_timing` times the schemes, to say how far PURE itself could go on this
-//! machine: read each step's score, make its softmax exponent (`−(2p − 1)/T`) and its `exp`
-//! (`credit::exp_f32_in_place`, what PURE uses), write it; then the batch normalization's second
-//! pass, every value read and written again. Nothing else PURE computes (the minimum, the
-//! normalizer, the weighted sums, the baselines, the returns, the batch moments) is done. The same
-//! passes without the `exp` are timed too, as the memory traffic alone.
+//! The memory floor of PURE's step credit on 10⁶ trajectories × 32 steps, timed the way
+//! `scheme_timing` times the schemes, to say how far PURE itself could go on this machine: read
+//! each step's score, make its softmax exponent (`−(2p − 1)/T`), write it; then the batch
+//! normalization's second pass, every value read and written again. Nothing else PURE computes
+//! (the `exp`, the minimum, the normalizer, the weighted sums, the baselines, the returns, the
+//! batch moments) is done: this is the memory traffic PURE cannot avoid.
 //!
 //! `cargo run --release --no-default-features --example pure_floor -- [REPEATS] [threads=N]`
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
@@ -16,9 +15,9 @@ use vantage::credit;
 /// Steps per block: a block's values are made, then exponentiated, while they are in cache.
 const BLOCK: usize = 256;
 
-/// The exponent (`exp` or not) pass over `out` from `scores`, then the normalization pass.
-fn floor(scores: &[f32], out: &mut [f32], with_exp: bool) {
-    credit::par::chunks_mut(out, |start, part| {
+/// The exponent pass over `out` from `scores`, then the normalization pass.
+fn floor(scores: &[f32], out: &mut [f32]) {
+    credit::engine::par::chunks_mut(out, |start, part| {
         for (k, block) in part.chunks_mut(BLOCK).enumerate() {
             let first = start + k * BLOCK;
             // −r/T at PURE's default T = 0.1, less the largest exponent a score can give (10), as
@@ -26,13 +25,10 @@ fn floor(scores: &[f32], out: &mut [f32], with_exp: bool) {
             for (o, &p) in block.iter_mut().zip(&scores[first..]) {
                 *o = -(2.0 * p - 1.0) * 10.0 - 10.0;
             }
-            if with_exp {
-                credit::exp_f32_in_place(block);
-            }
         }
     });
     std::hint::black_box(&mut *out);
-    credit::par::chunks_mut(out, |_, part| {
+    credit::engine::par::chunks_mut(out, |_, part| {
         for v in part {
             *v = (*v - 0.1) * 1.7;
         }
@@ -43,7 +39,7 @@ fn main() {
     let mut repeats = 20;
     for arg in std::env::args().skip(1) {
         if let Some(n) = arg.strip_prefix("threads=") {
-            credit::par::set_split(1 << 20, n.parse().unwrap());
+            credit::engine::par::set_split(1 << 20, n.parse().unwrap());
         } else {
             repeats = arg.parse().unwrap();
         }
@@ -54,16 +50,16 @@ fn main() {
         (0..trajectories * steps).map(|i| ((i / steps * 31 + i % steps * 17) % 101) as f32 / 100.0).collect();
     // One output, reused from call to call as the credit pool reuses PURE's.
     let mut out = vec![0.0f32; scores.len()];
-    for (name, with_exp) in [("exp, then normalization", true), ("memory passes alone", false)] {
-        floor(&scores, &mut out, with_exp);
+    {
+        floor(&scores, &mut out);
         let mut each: Vec<f64> = (0..repeats)
             .map(|_| {
                 let start = Instant::now();
-                floor(&scores, &mut out, with_exp);
+                floor(&scores, &mut out);
                 start.elapsed().as_secs_f64() * 1000.0
             })
             .collect();
         each.sort_by(f64::total_cmp);
-        println!("pure floor ({name}) on 10^6 x 32: min {:.1} ms, median {:.1} ms", each[0], each[each.len() / 2]);
+        println!("pure memory floor on 10^6 x 32: min {:.1} ms, median {:.1} ms", each[0], each[each.len() / 2]);
     }
 }

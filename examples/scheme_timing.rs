@@ -6,7 +6,7 @@
 //! that first call, which also derives what the run keeps once derived), with the fastest call and
 //! the median. `SCHEMES` is one
 //! scheme id, several separated by commas (the run is built once), or `all` (every scheme the run
-//! supports). `threads=N` computes on at most N threads (`credit::par`; default: one per core).
+//! supports). `threads=N` computes on at most N threads (`credit::engine::par`; default: one per core).
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
 
 #[path = "../benches/synthetic/mod.rs"]
@@ -21,7 +21,7 @@ fn main() {
     let rest: Vec<String> = args.collect();
     let tree = rest.iter().any(|a| a == "tree");
     if let Some(n) = rest.iter().find_map(|a| a.strip_prefix("threads=")) {
-        credit::par::set_split(1 << 20, n.parse().unwrap());
+        credit::engine::par::set_split(1 << 20, n.parse().unwrap());
     }
     let run = if tree { synthetic::tree_run(10_000, 100) } else { synthetic::step_run(1_000_000, 32) };
     // `all` on the chains leaves out the tree schemes, which merge chains into trees first (their

@@ -163,7 +163,7 @@ pub fn main() -> ExitCode {
             check(&crate::native::expand_paths(crate::native::take_results_files(files)), format.as_deref())
         }
         Some(Command::Schemes { markdown }) => {
-            print!("{}", if markdown { credit::listing::markdown() } else { credit::listing::text() });
+            print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });
             ExitCode::SUCCESS
         }
         Some(Command::Convert { file, out, format }) => match convert(&file, &out, format.as_deref()) {

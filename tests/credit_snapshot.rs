@@ -87,8 +87,8 @@ fn credit_on_every_sample_is_the_snapshot_bit_for_bit() {
     );
     assert!(now.lines().count() >= 140, "{} lines", now.lines().count());
     // The same bits when the work is cut into many parts on other threads.
-    credit::par::set_split(1, 7);
+    credit::engine::par::set_split(1, 7);
     let split = snapshot();
-    credit::par::reset_split();
+    credit::engine::par::reset_split();
     assert!(split == now, "credit depends on how the work is split over threads");
 }

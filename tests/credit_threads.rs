@@ -4,7 +4,8 @@
 //! process-wide setting.
 #![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-use vantage::credit::{self, Credit, Params, Support, par};
+use vantage::credit::engine::par;
+use vantage::credit::{self, Credit, Params, Support};
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::{GroupId, NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId};
 
@@ -63,10 +64,7 @@ const POISON: [u32; 3] = [0x7fa1_1bad, 0x7fa2_2bad, 0x7fa3_3bad];
 /// Fills the buffer pool with buffers of `poison` (a different one for each computation compared),
 /// so a position a computation forgets to write shows instead of holding what the last one left.
 fn poison_pool(len: usize, poison: u32) {
-    credit::pool::clear();
-    for _ in 0..6 {
-        credit::pool::give(vec![f32::from_bits(poison); len.max(1 << 16)]);
-    }
+    credit::engine::poison_pool(len.max(1 << 16), poison, 6);
 }
 
 fn bits(values: &[f32]) -> Vec<u32> {

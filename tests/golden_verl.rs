@@ -194,9 +194,9 @@ fn check_agg(file: &Value) -> Result<usize, String> {
         for (mode, want) in expected["loss"].as_object().ok_or("no loss")? {
             let want = want.as_f64().ok_or("loss not a number")?;
             let got = if label == "f32" {
-                f64::from(credit::loss_agg::agg_loss::<f32>(&conv(&loss), &conv(&mask), &offsets, mode))
+                f64::from(credit::schemes::loss_agg::agg_loss::<f32>(&conv(&loss), &conv(&mask), &offsets, mode))
             } else {
-                credit::loss_agg::agg_loss::<f64>(&loss, &mask, &offsets, mode)
+                credit::schemes::loss_agg::agg_loss::<f64>(&loss, &mask, &offsets, mode)
             };
             let (n, err) = compare(&format!("{label} {mode}"), &[got], &[want]);
             if let Some(err) = err {

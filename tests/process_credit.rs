@@ -2,7 +2,7 @@
 //! the outcome-only GRPO broadcast.
 #![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-use vantage::credit::tree_value::Merge;
+use vantage::credit::engine::tree::Merge;
 use vantage::credit::{self, Params, Support};
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
@@ -59,7 +59,7 @@ fn fitted_role_constants_recover_the_constants_used() {
     let grpo = credit_of(&run, "grpo", &[]);
     let per_trajectory: Vec<f32> =
         run.trajectories.ids().map(|t| grpo[run.trajectories.path_offsets[t.index()] as usize]).collect();
-    let fitted = credit::triage::fit_role_constants(&run, &triage, &per_trajectory);
+    let fitted = credit::schemes::triage::fit_role_constants(&run, &triage, &per_trajectory);
     assert!((fitted["progress"].0 - 0.5).abs() < 1e-6);
     assert!((fitted["regression"].0 + 0.25).abs() < 1e-6);
     assert!((fitted["exploration"].0 - 0.25).abs() < 1e-6);
@@ -157,9 +157,9 @@ fn treeps_rag_telescopes_on_every_sample_tree_and_chain() {
     ] {
         let run = sample(name);
         let credit = credit_of(&run, "treeps_rag", &[("merge", merge)]);
-        let tree = credit::tree_value::build(
+        let tree = credit::engine::tree::build(
             &run,
-            credit::tree_value::ValueMode::LeafMean,
+            credit::kernels::tree_value::ValueMode::LeafMean,
             if merge == "prefix" { Merge::Prefix } else { Merge::None },
         );
         let tr = &run.trajectories;
@@ -186,8 +186,8 @@ fn treeps_rag_telescopes_on_every_sample_tree_and_chain() {
 #[test]
 fn prefix_merging_shares_identical_first_steps() {
     let run = sample("alfworld_roles.jsonl");
-    let merged = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, Merge::Prefix);
-    let separate = credit::tree_value::build(&run, credit::tree_value::ValueMode::LeafMean, Merge::None);
+    let merged = credit::engine::tree::build(&run, credit::kernels::tree_value::ValueMode::LeafMean, Merge::Prefix);
+    let separate = credit::engine::tree::build(&run, credit::kernels::tree_value::ValueMode::LeafMean, Merge::None);
     assert!(
         merged.parent.len() < separate.parent.len(),
         "merging finds shared prefixes: {} vs {}",

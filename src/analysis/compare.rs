@@ -205,8 +205,8 @@ impl Comparison {
         out.sign_disagreement = if xs.is_empty() { 0.0 } else { disagree as f64 / xs.len() as f64 };
         if run.nodes.role.iter().any(|r| r.is_some()) {
             out.role_fit = [
-                crate::credit::triage::fit_role_constants_to(run, a),
-                crate::credit::triage::fit_role_constants_to(run, b),
+                crate::credit::schemes::triage::fit_role_constants_to(run, a),
+                crate::credit::schemes::triage::fit_role_constants_to(run, b),
             ];
         }
         out.per_role =

@@ -1,4 +1,6 @@
-//! Credit schemes: one file per scheme, listed once in [`SCHEMES`].
+//! Credit schemes: one file per scheme in [`schemes`], listed once in [`SCHEMES`]; what they
+//! compute with in [`engine`] (batches, run inputs, sums and moments, whitening, parts on
+//! threads) and [`kernels`] (maths several schemes share, which never reads the run's model).
 //!
 //! A scheme describes itself ([`SchemeInfo`]), its parameters ([`ParamSpec`]) and presets
 //! ([`Preset`]: `verl`, `trl`, `openrlhf`), says whether a run has what it needs
@@ -6,64 +8,19 @@
 //! parameter values. Step credit is aligned with trajectory paths: `Credit::step[k]` belongs to
 //! `run.trajectories.path_nodes[k]`; token credit, where there is any, to the run's token columns.
 
-pub mod batch;
-mod common;
-mod kl;
-pub mod listing;
-pub mod loss_agg;
-mod openrlhf;
-pub mod par;
-mod params;
-pub mod pool;
-pub mod real;
-mod scheme_macro;
-mod whiten;
+pub mod engine;
+pub mod kernels;
+pub mod schemes;
 
-mod discounted_return;
-mod gae;
-mod gpg;
-mod grpo;
-mod grpo_passk;
-mod grpo_vectorized;
-mod opo;
-mod optimal_token_baseline;
-mod reinforce_plus_plus;
-mod reinforce_plus_plus_baseline;
-mod remax;
-mod rloo;
-mod rloo_vectorized;
-mod tir_optimal_token_baseline;
-
-mod first_error;
-mod gigpo;
-mod grpo_care;
-mod hybrid;
-mod length_penalty;
-mod lets;
-mod logged;
-mod null_reward;
-mod outcome;
-mod prime;
-mod prm_process;
-mod prorag;
-mod pure;
-mod spo_tree;
-mod tree_grpo;
-pub mod tree_value;
-mod treepo;
-mod treeps_rag;
-mod treerl;
-mod treerpo;
-pub mod triage;
-mod vineppo;
-
-pub use batch::{Batch, Output};
-pub use common::{Level, TokenKernel, batch_from_run, exp_f32, exp_f32_in_place, prepare_batch};
-pub use kl::{KlMode, kl_in_reward, kl_penalty};
-pub use params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
-pub use real::Real;
+pub use engine::batch::{Batch, Output};
+pub use engine::inputs::{Level, TokenKernel, batch_from_run, prepare_batch};
+pub use engine::params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
+pub use engine::real::Real;
+pub use kernels::kl::{KlMode, kl_in_reward, kl_penalty};
+pub use schemes::SCHEMES;
 
 use crate::model::Run;
+use engine::pool;
 
 /// Where a scheme's formula comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,45 +239,6 @@ pub trait Scheme: Sync {
         None
     }
 }
-
-/// Every scheme, listed once. A new scheme is a new file plus one line here.
-pub static SCHEMES: &[&dyn Scheme] = &[
-    &grpo::Grpo,
-    &grpo_vectorized::GrpoVectorized,
-    &grpo_passk::GrpoPassk,
-    &rloo::Rloo,
-    &rloo_vectorized::RlooVectorized,
-    &reinforce_plus_plus::ReinforcePlusPlus,
-    &reinforce_plus_plus_baseline::ReinforcePlusPlusBaseline,
-    &remax::Remax,
-    &opo::Opo,
-    &gpg::Gpg,
-    &optimal_token_baseline::OptimalTokenBaseline,
-    &tir_optimal_token_baseline::TirOptimalTokenBaseline,
-    &gae::Gae,
-    &discounted_return::DiscountedReturn,
-    &loss_agg::LossAggWeight,
-    &prm_process::PrmProcess,
-    &triage::Triage,
-    &first_error::FirstError,
-    &gigpo::Gigpo,
-    &treeps_rag::TreepsRag,
-    &treerpo::Treerpo,
-    &vineppo::Vineppo,
-    &hybrid::Hybrid,
-    &length_penalty::LengthPenalty,
-    &null_reward::NullReward,
-    &prorag::Prorag,
-    &treepo::Treepo,
-    &tree_grpo::TreeGrpo,
-    &treerl::Treerl,
-    &pure::Pure,
-    &grpo_care::GrpoCare,
-    &prime::Prime,
-    &lets::Lets,
-    &spo_tree::SpoTree,
-    &logged::Logged,
-];
 
 /// The scheme with registry id `id`.
 pub fn scheme(id: &str) -> Result<&'static dyn Scheme, CreditError> {

@@ -398,7 +398,7 @@ impl<B: AsRef<[u8]>> EvalFile<B> {
     }
 
     /// Reads the samples `indices` that are not read yet: their entries are decompressed and
-    /// parsed on every core (`credit::par::pipeline`) and applied in order, each as
+    /// parsed on every core (`credit::engine::par::pipeline`) and applied in order, each as
     /// [`Self::read_sample`] would.
     pub fn read_samples(&mut self, indices: &[usize], report: &mut LoadReport) {
         let tasks: Vec<(usize, Source)> = indices
@@ -409,7 +409,7 @@ impl<B: AsRef<[u8]>> EvalFile<B> {
         let (bytes, entries) = (bytes.as_ref(), &*entries);
         // A few samples to a part, so that a part is worth a thread and the order costs nothing.
         let parts: Vec<&[(usize, Source)]> = tasks.chunks(8).collect();
-        crate::credit::par::pipeline(
+        crate::credit::engine::par::pipeline(
             parts,
             |part| part.iter().map(|(i, source)| (*i, read_source(bytes, entries, source))).collect::<Vec<_>>(),
             |done| {

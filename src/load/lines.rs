@@ -3,7 +3,7 @@
 //! share.
 //!
 //! A log is fed in pieces of whole lines, in file order. Each piece is cut into parts parsed on
-//! the other cores (`credit::par::pipeline`) while this thread adds the parsed records in file
+//! the other cores (`credit::engine::par::pipeline`) while this thread adds the parsed records in file
 //! order, so the run, its ids, warnings and line numbers are the same whatever the number of
 //! threads and however the log is cut. Natively the pieces come from the file (`crate::live`),
 //! so a log is never held whole; bytes already in memory are fed in slices ([`read_all`]).
@@ -266,7 +266,7 @@ impl<F: JsonLines> LineFeed for LineStream<F> {
         self.builder.set_raw_window(self.lazy.then(|| RawWindow::of(body, body_offset)));
         let Self { format, builder, report, next_line, index, .. } = self;
         // Parts are parsed on the other cores while this thread adds the ones before, in order.
-        crate::credit::par::pipeline(
+        crate::credit::engine::par::pipeline(
             pieces,
             |part| lines_of(part).into_iter().map(|line| (line, parse_line::<F>(line))).collect::<Vec<_>>(),
             |parsed| {

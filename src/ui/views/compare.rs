@@ -114,7 +114,7 @@ fn triage_fit_ui(ui: &mut egui::Ui, c: &Comparison) {
             ui.label(n.to_string());
             ui.label(c.role_fit[0].get(role).map_or_else(|| "—".to_owned(), |(v, _)| format_value(*v as f32)));
             ui.label(format_value(b_const as f32));
-            ui.label(format_value(crate::credit::triage::default_constant(role) as f32));
+            ui.label(format_value(crate::credit::schemes::triage::default_constant(role) as f32));
             ui.end_row();
         }
     });

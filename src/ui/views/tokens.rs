@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::app::state::TokenColor;
-use crate::credit::loss_agg::{MODES, weights};
+use crate::credit::schemes::loss_agg::{MODES, weights};
 use crate::model::Run;
 use crate::ui::theme::ValueColors;
 use crate::ui::widgets::{format_value, legend_ui};

@@ -1,0 +1,507 @@
+//! What every trainer estimator shares: building a [`Batch`] from a run (per token when tokens are
+//! logged, per step otherwise), KL in the reward, and turning kernel output back into [`Credit`];
+//! and what the step schemes share to stay fast: per-node columns in path order, lane-split sums
+//! and a vectorizing `exp` (step credit written group by group on several threads is in
+//! [`crate::credit::engine::par`]).
+
+use std::borrow::Cow;
+
+use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::real::Real;
+use crate::credit::kernels::kl::{KlMode, apply_kl_in_reward};
+use crate::credit::{Credit, CreditError, ParamSpec, Params, Scheme, Support};
+use crate::model::{NodeId, Run};
+
+/// Whether credit was computed per token or per step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// One position per token.
+    Token,
+    /// One position per step (the outcome at the last step).
+    Step,
+}
+
+/// A trainer estimator over rows of positions, in `f32` (the trainer's precision) or `f64`.
+pub trait TokenKernel: Sync {
+    /// Runs in `f32`.
+    fn run32(&self, batch: &Batch<'_, f32>, params: &Params) -> Result<Output<f32>, CreditError>;
+    /// Runs in `f64`.
+    fn run64(&self, batch: &Batch<'_, f64>, params: &Params) -> Result<Output<f64>, CreditError>;
+    /// Whether the kernel reads critic values (only then are they gathered into the batch).
+    fn uses_values(&self) -> bool {
+        false
+    }
+}
+
+/// Implements [`TokenKernel`] for a scheme type from a generic kernel function.
+macro_rules! token_kernel {
+    ($ty:ty, $kernel:ident) => {
+        $crate::credit::engine::inputs::token_kernel!($ty, $kernel, false);
+    };
+    ($ty:ty, $kernel:ident, $uses_values:expr) => {
+        impl $crate::credit::TokenKernel for $ty {
+            fn run32(
+                &self,
+                batch: &$crate::credit::Batch<'_, f32>,
+                params: &$crate::credit::Params,
+            ) -> Result<$crate::credit::Output<f32>, $crate::credit::CreditError> {
+                $kernel::<f32>(batch, params)
+            }
+            fn run64(
+                &self,
+                batch: &$crate::credit::Batch<'_, f64>,
+                params: &$crate::credit::Params,
+            ) -> Result<$crate::credit::Output<f64>, $crate::credit::CreditError> {
+                $kernel::<f64>(batch, params)
+            }
+            fn uses_values(&self) -> bool {
+                $uses_values
+            }
+        }
+    };
+}
+pub(crate) use token_kernel;
+
+/// Parameters every trainer estimator has: granularity, reward source and KL in the reward.
+pub const COMMON_PARAMS: [ParamSpec; 4] = [
+    ParamSpec::choice(
+        "level",
+        &["auto", "token", "step"],
+        "auto",
+        "compute per token (needs token arrays) or per step; auto picks token when the run logs tokens",
+    ),
+    ParamSpec::choice(
+        "reward_source",
+        &["outcome", "env", "outcome+env"],
+        "outcome",
+        "per-step rewards at step level: the outcome at the last step, the env rewards, or both",
+    ),
+    ParamSpec::float(
+        "kl_coef",
+        0.0,
+        10.0,
+        "0",
+        "β of KL in the reward (0 = off); needs token logprobs and ref logprobs",
+    ),
+    ParamSpec::choice(
+        "kl_mode",
+        &["k1", "abs", "k2", "k3"],
+        "k1",
+        "KL estimator per token: k1 = logp − ref, abs, k2 = ½(logp − ref)², k3 = low-variance KL",
+    ),
+];
+
+/// Concatenates a scheme's own parameters with [`COMMON_PARAMS`].
+pub fn with_common(own: &[ParamSpec]) -> Vec<ParamSpec> {
+    own.iter().cloned().chain(COMMON_PARAMS.iter().cloned()).collect()
+}
+
+/// A per-node column in path order (one value per entry of `path_nodes`): the column itself when
+/// the run's paths are its nodes in order, else gathered into a pooled buffer (hand it back with
+/// [`give_path_column`]).
+pub fn path_column<'a>(run: &Run, column: &'a [f32]) -> Cow<'a, [f32]> {
+    let tr = &run.trajectories;
+    if tr.paths_in_node_order && column.len() == tr.path_nodes.len() {
+        Cow::Borrowed(column)
+    } else {
+        // Gathered in parts on their own threads (`par`).
+        let mut gathered = crate::credit::engine::pool::scratch(tr.path_nodes.len());
+        crate::credit::engine::par::chunks_mut(&mut gathered, |start, part| {
+            for (slot, node) in part.iter_mut().zip(&tr.path_nodes[start..]) {
+                *slot = column[node.index()];
+            }
+        });
+        Cow::Owned(gathered)
+    }
+}
+
+/// A [`path_column`] as a pooled buffer of its own (a borrowed column is copied into one), to
+/// change or to hand over; give it back to the pool when done.
+pub fn owned_path_column(column: Cow<'_, [f32]>) -> Vec<f32> {
+    match column {
+        Cow::Borrowed(column) => {
+            // Copied in parts on their own threads (`par`).
+            let mut copy = crate::credit::engine::pool::scratch(column.len());
+            crate::credit::engine::par::chunks_mut(&mut copy, |start, part| {
+                part.copy_from_slice(&column[start..start + part.len()]);
+            });
+            copy
+        }
+        Cow::Owned(gathered) => gathered,
+    }
+}
+
+/// Hands a gathered [`path_column`] back to the buffer pool.
+pub fn give_path_column(column: Cow<'_, [f32]>) {
+    if let Cow::Owned(buffer) = column {
+        crate::credit::engine::pool::give(buffer);
+    }
+}
+
+/// Whether the members of the groups, group after group, are in increasing trajectory order (as
+/// logs write them): a scheme working group by group can then write its step output in order,
+/// sizing it as it goes, instead of filling it first and writing at random.
+pub fn groups_in_trajectory_order(run: &Run) -> bool {
+    let mut last = None;
+    run.groups.ids().flat_map(|g| run.groups.members(g)).all(|t| {
+        let ordered = last.is_none_or(|l| t.index() > l);
+        last = Some(t.index());
+        ordered
+    })
+}
+
+/// The granularity `params` ask for on `run`.
+pub fn level(run: &Run, params: &Params) -> Level {
+    match params.choice("level") {
+        "token" => Level::Token,
+        "step" => Level::Step,
+        _ if run.tokens.len > 0 => Level::Token,
+        _ => Level::Step,
+    }
+}
+
+/// Whether the run can feed a trainer estimator at all (it needs outcome or per-position rewards).
+pub fn supports_rewards(run: &Run) -> Support {
+    let has_outcome = run.trajectories.reward.iter().any(|r| !r.is_nan());
+    let has_env = run.nodes.env_reward.iter().any(|r| !r.is_nan());
+    if has_outcome || has_env || run.tokens.reward.is_some() {
+        Support::Yes
+    } else {
+        Support::No("needs outcome rewards, env rewards or token rewards".to_owned())
+    }
+}
+
+fn to_f32s(values: &[f32]) -> Vec<f32> {
+    values.to_vec()
+}
+
+/// Builds the kernel input from a run at `level`, applying KL in the reward when `kl_coef > 0`.
+pub fn batch_from_run<'a>(
+    run: &'a Run,
+    params: &Params,
+    level: Level,
+    with_values: bool,
+) -> Result<Batch<'a, f32>, CreditError> {
+    let tr = &run.trajectories;
+    let mut batch = Batch::<f32> {
+        group: tr.group.iter().map(|g| g.0).collect(),
+        num_groups: run.groups.len(),
+        skip_returns: level == Level::Step,
+        ..Batch::default()
+    };
+    batch.max_length = max_completion_length(run);
+    // The reward functions' values (outcome components other than logged statistics), for GDPO.
+    batch.components = tr
+        .components
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "advantage" | "logged_advantage" | "greedy_baseline"))
+        .map(|(_, values)| values.clone())
+        .collect();
+    let baseline = tr.components.get("greedy_baseline");
+    batch.reward_baseline = baseline.map(|b| to_f32s(b));
+    match level {
+        Level::Token => {
+            batch.offsets = tr.token_offsets.iter().map(|&o| o as usize).collect();
+            let tk = &run.tokens;
+            batch.mask = tk.mask.as_ref().map(|m| m.iter().map(|&b| f32::from(u8::from(b))).collect());
+            match &tk.reward {
+                Some(r) => batch.reward = Some(r.iter().map(|x| if x.is_nan() { 0.0 } else { *x }).collect()),
+                None => batch.row_score = Some(tr.reward.clone()),
+            }
+            batch.values = if with_values { tk.value.as_deref().map(Cow::Borrowed) } else { None };
+            batch.logprob = tk.logprob.clone();
+            batch.ref_logprob = tk.ref_logprob.clone();
+            batch.sum_pi_squared = tk.sum_pi_squared.clone();
+        }
+        Level::Step => {
+            batch.offsets = tr.path_offsets.iter().map(|&o| o as usize).collect();
+            let env = |k: usize| {
+                let r = run.nodes.env_reward[tr.path_nodes[k].index()];
+                if r.is_nan() { 0.0 } else { r }
+            };
+            match params.choice("reward_source") {
+                "env" => {
+                    batch.reward = Some(crate::credit::engine::pool::collect(
+                        tr.path_nodes.len(),
+                        (0..tr.path_nodes.len()).map(env),
+                    ));
+                }
+                "outcome+env" => {
+                    let mut reward =
+                        crate::credit::engine::pool::collect(tr.path_nodes.len(), (0..tr.path_nodes.len()).map(env));
+                    for t in tr.ids() {
+                        let end = tr.path_offsets[t.index() + 1] as usize;
+                        if end > 0 && !tr.reward[t.index()].is_nan() {
+                            reward[end - 1] += tr.reward[t.index()];
+                        }
+                    }
+                    batch.reward = Some(reward);
+                }
+                _ => batch.row_score = Some(tr.reward.clone()),
+            }
+            batch.values = if with_values { step_values(run) } else { None };
+        }
+    }
+    prepare_batch(&mut batch, params)
+        .map_err(|reason| CreditError::Unsupported { scheme: "kl_in_reward".to_owned(), reason })?;
+    Ok(batch)
+}
+
+/// The trainer's `max_completion_length` when the run's metadata records it (top level, or in a
+/// `config` / `trl_config` / `args` object).
+fn max_completion_length(run: &Run) -> Option<usize> {
+    let meta = &run.meta.metadata;
+    let key = "max_completion_length";
+    let found = meta.get(key).or_else(|| ["config", "trl_config", "args"].iter().find_map(|c| meta.get(*c)?.get(key)));
+    found.and_then(serde_json::Value::as_u64).and_then(|v| usize::try_from(v).ok()).filter(|&v| v > 0)
+}
+
+/// What every trainer estimator does to its input before the kernel: KL in the reward when
+/// `kl_coef > 0` (verl's `apply_kl_penalty`, TRL RLOO's summed k1). OpenRLHF's shaping adds its
+/// per-token KL itself, after shaping the sequence score, so it is left out here.
+pub fn prepare_batch<F: Real>(batch: &mut Batch<'_, F>, params: &Params) -> Result<(), String> {
+    // TRL RLOO's reward_clip_range: the rows' rewards clamped before the KL is taken off.
+    if let (Some(low), Some(high)) = (params.f64_opt("score_min"), params.f64_opt("score_max"))
+        && (low > -1.0e6 || high < 1.0e6)
+        && let Some(scores) = batch.row_score.as_mut()
+    {
+        for s in scores.iter_mut().filter(|s| !s.is_nan()) {
+            *s = s.max(F::of(low)).min(F::of(high));
+        }
+    }
+    let kl_coef = params.f64("kl_coef");
+    if kl_coef > 0.0 && !crate::credit::kernels::openrlhf::wanted(params) {
+        let mode = KlMode::from_name(params.choice("kl_mode")).unwrap_or(KlMode::K1);
+        apply_kl_in_reward(batch, F::of(kl_coef), mode)?;
+    }
+    Ok(())
+}
+
+/// Per-step values for step-level GAE: a `value` step score, else the Monte-Carlo mean.
+fn step_values(run: &Run) -> Option<Cow<'_, [f32]>> {
+    let per_node: &[f32] = match (run.nodes.scores.get("value"), run.nodes.mc_mean.as_ref()) {
+        (Some(v), _) => v,
+        (None, Some(mc)) => mc,
+        (None, None) => return None,
+    };
+    Some(path_column(run, per_node))
+}
+
+/// Runs a token kernel on `run` and maps its output to step (and token) credit.
+pub fn compute_token_scheme(
+    scheme: &dyn Scheme,
+    kernel: &dyn TokenKernel,
+    run: &Run,
+    params: &Params,
+) -> Result<Credit, CreditError> {
+    let level = level(run, params);
+    if level == Level::Token && run.tokens.len == 0 {
+        return Err(CreditError::Unsupported {
+            scheme: scheme.info().id.to_owned(),
+            reason: "level=token needs token arrays; this run has none".to_owned(),
+        });
+    }
+    let batch = batch_from_run(run, params, level, kernel.uses_values())?;
+    let mut output = kernel.run32(&batch, params)?;
+    batch.recycle();
+    // The output's buffers move into the credit (what is left goes back to the pool on drop).
+    let advantages = std::mem::take(&mut output.advantages);
+    let terms = std::mem::replace(&mut output.terms, crate::credit::Terms::new("", &[]));
+    Ok(match level {
+        Level::Step => Credit { step: advantages, token: None, token_returns: None, terms, level: Some(Level::Step) },
+        Level::Token => Credit {
+            step: step_from_tokens(run, &advantages),
+            token: Some(advantages),
+            token_returns: output.returns.take(),
+            terms,
+            level: Some(Level::Token),
+        },
+    })
+}
+
+/// Per path step, how many policy tokens it has: the tokens of its `token_span` that the mask keeps;
+/// a trajectory without spans shares its policy tokens equally among its steps. `None` when the
+/// run logs no tokens (each step then counts once). The weights of a whitening over tokens done on
+/// steps: a value held by every token of its step counts once per token.
+pub fn step_token_weights(run: &Run) -> Option<Vec<f32>> {
+    if run.tokens.len == 0 {
+        return None;
+    }
+    let tr = &run.trajectories;
+    let mask = run.tokens.mask.as_ref();
+    let count = |range: std::ops::Range<usize>| {
+        range.filter(|&t| mask.is_none_or(|m| m.get(t).copied().unwrap_or(true))).count() as f32
+    };
+    let mut out = vec![0.0f32; tr.path_nodes.len()];
+    for t in tr.ids() {
+        let tokens = tr.token_range(t);
+        let offset = tr.path_offsets[t.index()] as usize;
+        let path: &[NodeId] = tr.path(t);
+        if path.iter().all(|&n| run.nodes.token_span(n).is_none()) {
+            let share = count(tokens) / path.len().max(1) as f32;
+            out[offset..offset + path.len()].fill(share);
+            continue;
+        }
+        for (k, &node) in path.iter().enumerate() {
+            out[offset + k] = run.nodes.token_span(node).map_or(0.0, |[start, end]| {
+                count(tokens.start + start as usize..(tokens.start + end as usize).min(tokens.end))
+            });
+        }
+    }
+    Some(out)
+}
+
+/// The weights of a whitening of per-step values over the batch: each step's policy-token count
+/// ([`step_token_weights`]), or 1 per step when the run logs no tokens; 0 for a step with no
+/// value (NaN), which stays out of the statistics.
+pub fn whitening_weights(run: &Run, step: &[f32]) -> Vec<f32> {
+    let tokens = step_token_weights(run);
+    step.iter().enumerate().map(|(k, v)| if v.is_nan() { 0.0 } else { tokens.as_ref().map_or(1.0, |w| w[k]) }).collect()
+}
+
+/// Step credit from token credit: the mean over the step's policy tokens (its `token_span`); steps
+/// without policy tokens get `NaN`; a trajectory whose steps have no spans gives every step the mean
+/// over all its policy tokens.
+pub fn step_from_tokens(run: &Run, token: &[f32]) -> Vec<f32> {
+    let tr = &run.trajectories;
+    let mask = run.tokens.mask.as_ref();
+    let mut out = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let mean = |range: std::ops::Range<usize>| {
+        let (mut sum, mut count) = (0.0f64, 0u32);
+        for t in range {
+            if mask.is_none_or(|m| m.get(t).copied().unwrap_or(true)) {
+                sum += f64::from(token.get(t).copied().unwrap_or(f32::NAN));
+                count += 1;
+            }
+        }
+        if count == 0 { f32::NAN } else { (sum / f64::from(count)) as f32 }
+    };
+    for t in tr.ids() {
+        let tokens = tr.token_range(t);
+        let offset = tr.path_offsets[t.index()] as usize;
+        let path: &[NodeId] = tr.path(t);
+        let any_span = path.iter().any(|&n| run.nodes.token_span(n).is_some());
+        let whole = if any_span { f32::NAN } else { mean(tokens.clone()) };
+        for (k, &node) in path.iter().enumerate() {
+            out[offset + k] = match run.nodes.token_span(node) {
+                Some([start, end]) => mean(tokens.start + start as usize..tokens.start + end as usize),
+                None => whole,
+            };
+        }
+    }
+    out
+}
+
+/// Step-score names the process schemes can read.
+pub const SCORE_NAMES: &[&str] = &["prm", "judge", "progress", "retrieval", "value", "reward", "label"];
+
+/// The `score` parameter every scheme reading a step score has.
+pub const SCORE_PARAM: ParamSpec = ParamSpec::choice(
+    "score",
+    &["auto", "prm", "judge", "progress", "retrieval", "value", "reward", "label"],
+    "auto",
+    "which step score to use; auto takes the first of prm, judge, progress, retrieval, value, reward, label (human step labels) the run has",
+);
+
+/// `Yes` when the run has one of the step scores, else why not.
+pub fn supports_scores(run: &Run) -> Support {
+    if SCORE_NAMES.iter().any(|n| run.nodes.scores.contains_key(*n)) {
+        Support::Yes
+    } else {
+        Support::No(format!("needs step scores named one of {}", SCORE_NAMES.join(", ")))
+    }
+}
+
+/// The step-score column `params` select (`score`, with `auto` resolved).
+pub fn score_column<'a>(run: &'a Run, params: &Params, scheme: &str) -> Result<&'a [f32], CreditError> {
+    let name = match params.choice("score") {
+        "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
+        other => other,
+    };
+    run.nodes.scores.get(name).map(Vec::as_slice).ok_or_else(|| CreditError::Unsupported {
+        scheme: scheme.to_owned(),
+        reason: format!("no step score `{name}` in this run"),
+    })
+}
+
+/// Whether any trajectory has an outcome reward.
+pub fn has_outcomes(run: &Run) -> bool {
+    run.trajectories.reward.iter().any(|r| !r.is_nan())
+}
+
+/// `Yes` when the run has outcome rewards, else why not.
+pub fn supports_outcomes(run: &Run) -> Support {
+    if has_outcomes(run) { Support::Yes } else { Support::No("needs outcome rewards".to_owned()) }
+}
+
+/// One outcome advantage per trajectory (`NaN` where the outcome is missing), and each group's
+/// mean and std (indexed by group) for the explanation terms
+/// ([`crate::credit::kernels::outcome::group_advantages`] over each group).
+pub fn outcome_advantages(run: &Run, params: &Params) -> (Vec<f32>, Vec<[f32; 2]>) {
+    use crate::credit::kernels::outcome::{OutcomeOptions, group_advantages};
+    let options = OutcomeOptions::from_params(params);
+    let tr = &run.trajectories;
+    let mut advantage = vec![f32::NAN; tr.len()];
+    let mut stats = vec![[f32::NAN; 2]; run.groups.len()];
+    let (mut rewards, mut valid, mut out) = (Vec::new(), Vec::new(), Vec::new());
+    for g in run.groups.ids() {
+        let members = run.groups.members(g);
+        rewards.clear();
+        rewards.extend(members.iter().map(|t| tr.reward[t.index()]));
+        out.clear();
+        out.resize(members.len(), f32::NAN);
+        stats[g.index()] = group_advantages(&rewards, options, &mut valid, &mut out);
+        for (t, &a) in members.iter().zip(&out) {
+            advantage[t.index()] = a;
+        }
+    }
+    (advantage, stats)
+}
+
+/// The optimal token baseline needs token logprobs and Σπ².
+pub fn supports_token_baseline(run: &Run) -> Support {
+    if run.tokens.logprob.is_none() || run.tokens.sum_pi_squared.is_none() {
+        return Support::No(
+            "needs token logprobs and `sum_pi_squared` (verl actor.calculate_sum_pi_squared)".to_owned(),
+        );
+    }
+    supports_rewards(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two trajectories; as chains of their own steps, or sharing a root (a tree).
+    fn two_paths(shared_root: bool) -> Run {
+        use crate::model::{NewGroup, NewStep, NewTokens, Outcome, RunBuilder, TreeId};
+        let mut b = RunBuilder::new("t", "test");
+        let group = b.add_group(&NewGroup { key: "g", ..NewGroup::default() }).0;
+        let step = |x: f32| NewStep { scores: vec![("prm", x)], ..NewStep::default() };
+        let root = b.add_node(group, NodeId::NONE, &step(0.5));
+        let a = b.add_node(group, root, &step(0.25));
+        let other_root = if shared_root { root } else { b.add_node(group, NodeId::NONE, &step(0.75)) };
+        let c = b.add_node(group, other_root, &step(1.0));
+        let outcome = Outcome { reward: Some(1.0), ..Outcome::default() };
+        b.add_trajectory("a", group, TreeId::NONE, a, &outcome, &NewTokens::default());
+        b.add_trajectory("c", group, TreeId::NONE, c, &outcome, &NewTokens::default());
+        b.finish()
+    }
+
+    #[test]
+    fn a_column_is_used_in_place_only_when_paths_are_the_nodes_in_order() {
+        let chains = two_paths(false);
+        assert!(chains.trajectories.paths_in_node_order);
+        let column = &chains.nodes.scores["prm"];
+        let along = path_column(&chains, column);
+        assert!(matches!(along, Cow::Borrowed(_)));
+        assert_eq!(&*along, &[0.5, 0.25, 0.75, 1.0]);
+        let tree = two_paths(true);
+        assert!(!tree.trajectories.paths_in_node_order);
+        let along = path_column(&tree, &tree.nodes.scores["prm"]);
+        assert!(matches!(along, Cow::Owned(_)));
+        // The shared root appears on both paths.
+        assert_eq!(&*along, &[0.5, 0.25, 0.5, 1.0]);
+        give_path_column(along);
+    }
+}

@@ -1,0 +1,92 @@
+//! OpenRLHF's way of turning a shaped scalar into per-token advantages (`compute_reward` then
+//! `get_cumulative_returns`): clamp the scalar, put it at the last policy token, add `−β·kl` (kl
+//! clamped to ±10) at every policy token, and take the reward-to-go (γ = 1 for group estimators).
+
+use crate::credit::engine::batch::Batch;
+use crate::credit::engine::params::Params;
+use crate::credit::engine::real::Real;
+use crate::credit::kernels::kl::{KlMode, kl_penalty};
+
+/// Parameter that selects this pipeline.
+pub const PLACEMENT: crate::credit::ParamSpec = crate::credit::ParamSpec::choice(
+    "placement",
+    &["broadcast", "last_token_return"],
+    "broadcast",
+    "broadcast the sequence advantage to every token (verl, TRL), or place it at the last policy token, add per-token KL and take the reward-to-go (OpenRLHF)",
+);
+
+/// Parameter of the token estimators (REINFORCE++, GAE) that selects OpenRLHF's `compute_reward`.
+pub const SHAPING: crate::credit::ParamSpec = crate::credit::ParamSpec::choice(
+    "shaping",
+    &["verl", "openrlhf"],
+    "verl",
+    "verl: the score at the row's last position, KL per token in the reward (kl_coef); openrlhf: compute_reward, the score clamped to ±reward_clip at the last action token and −β·clamp(kl, ±10) at every action token",
+);
+
+/// OpenRLHF's final whitening with or without the division (`--algo.advantage.no_std_norm`).
+pub const STD_NORM: crate::credit::ParamSpec = crate::credit::ParamSpec::bool(
+    "std_norm",
+    "true",
+    "OpenRLHF whitening divides by the token std; false (--algo.advantage.no_std_norm) only subtracts the token mean",
+);
+
+/// Whether `params` ask for OpenRLHF's shaping (`placement = last_token_return` for the group
+/// estimators, `shaping = openrlhf` for the token ones; a scheme declares one of the two).
+pub fn wanted(params: &Params) -> bool {
+    params.choice_opt("placement") == Some("last_token_return") || params.choice_opt("shaping") == Some("openrlhf")
+}
+
+/// OpenRLHF's `compute_reward`: per position, `−β·kl` (k1/k2/k3 of the log-probabilities, clamped
+/// to ±10, zero where the action mask is 0, as the log-probabilities are masked there), plus each
+/// row's scalar, clamped to ±`reward_clip` (0 = off), at the row's last action token (its last
+/// position when it has none).
+pub fn compute_reward<F: Real>(batch: &Batch<'_, F>, scalar: &[F], params: &Params) -> Vec<F> {
+    let beta = F::of(params.f64("kl_coef").max(0.0));
+    let clip = F::of(params.f64("reward_clip"));
+    let mode = KlMode::from_name(params.choice("kl_mode")).unwrap_or(KlMode::K1);
+    let kl = |t: usize| match (&batch.logprob, &batch.ref_logprob) {
+        (Some(lp), Some(rp)) if beta != F::ZERO && batch.m(t) != F::ZERO => {
+            kl_penalty(lp[t], rp[t], mode).max(F::of(-10.0)).min(F::of(10.0))
+        }
+        _ => F::ZERO,
+    };
+    let mut out = F::zeroed(batch.num_positions());
+    for (i, &r) in scalar.iter().enumerate() {
+        let range = batch.row(i);
+        let r = if clip > F::ZERO { r.max(-clip).min(clip) } else { r };
+        let last = range.clone().rev().find(|&t| batch.m(t) != F::ZERO).or(range.clone().last());
+        for t in range {
+            let kl_reward = -beta * kl(t);
+            out[t] = if Some(t) == last { r + kl_reward } else { kl_reward };
+        }
+    }
+    out
+}
+
+/// OpenRLHF's `get_cumulative_returns`: the reward-to-go of `rewards · mask` with discount `gamma`
+/// (the running return runs through masked positions), zeroed where the mask is 0.
+pub fn cumulative_returns<F: Real>(batch: &Batch<'_, F>, rewards: &[F], gamma: F) -> Vec<F> {
+    let mut out = F::zeroed(batch.num_positions());
+    for i in 0..batch.num_rows() {
+        let mut running = F::ZERO;
+        for t in batch.row(i).rev() {
+            let m = batch.m(t);
+            running = rewards[t] * m + gamma * running;
+            out[t] = running * m;
+        }
+    }
+    out
+}
+
+/// Per-position reward-to-go from one scalar per row, OpenRLHF style ([`compute_reward`], then
+/// [`cumulative_returns`]).
+pub fn returns<F: Real>(batch: &Batch<'_, F>, scalar: &[F], params: &Params, gamma: F) -> Vec<F> {
+    cumulative_returns(batch, &compute_reward(batch, scalar, params), gamma)
+}
+
+/// `batch` with its rewards replaced by OpenRLHF's [`compute_reward`] of its row scores (for the
+/// token estimators, whose recursions then run on them as on any per-position reward).
+pub fn shaped<'a, F: Real>(batch: &Batch<'a, F>, params: &Params) -> Batch<'a, F> {
+    let reward = compute_reward(batch, &batch.scores(), params);
+    Batch { reward: Some(reward), row_score: None, ..batch.clone() }
+}

@@ -1,0 +1,74 @@
+//! The outcome advantage per trajectory that process schemes start from: GRPO (verl's rules),
+//! mean-only (Dr.GRPO) or RLOO over each group's outcome rewards. The engine reads the rewards
+//! of each group from the run (`engine::inputs::outcome_advantages`).
+
+use crate::credit::engine::moments::group_stats;
+use crate::credit::{ParamSpec, Params};
+
+/// Parameters of the outcome advantage, shared by the schemes built on it.
+pub const OUTCOME_PARAMS: [ParamSpec; 2] = [
+    ParamSpec::choice(
+        "outcome_norm",
+        &["grpo", "mean", "rloo"],
+        "grpo",
+        "outcome advantage: GRPO (r − mean)/(std + ε), mean-only (Dr.GRPO) or RLOO",
+    ),
+    ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std"),
+];
+
+/// How the outcome advantage is formed (`outcome_norm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutcomeNorm {
+    /// `(r − mean)/(std + ε)`, with verl's singleton rule (mean 0, std 1).
+    Grpo,
+    /// `r − mean` (Dr.GRPO).
+    Mean,
+    /// `(r − mean)·n/(n − 1)`, the leave-one-out baseline; a group of one keeps `r`.
+    Rloo,
+}
+
+/// The [`OUTCOME_PARAMS`] values, read once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutcomeOptions {
+    /// The normalisation.
+    pub norm: OutcomeNorm,
+    /// Added to the group std.
+    pub eps: f32,
+}
+
+impl OutcomeOptions {
+    /// The options `params` hold (a scheme that declares [`OUTCOME_PARAMS`]).
+    pub fn from_params(params: &Params) -> Self {
+        let norm = match params.choice("outcome_norm") {
+            "grpo" => OutcomeNorm::Grpo,
+            "rloo" => OutcomeNorm::Rloo,
+            _ => OutcomeNorm::Mean,
+        };
+        Self { norm, eps: params.f64("epsilon") as f32 }
+    }
+}
+
+/// One group's outcome advantages: `rewards` are its members' outcomes (`NaN`: none), and
+/// `out[i]` gets member `i`'s advantage (left as it is where the outcome is missing). Returns the
+/// group's mean and std over its present outcomes (`valid` is scratch space for them).
+pub fn group_advantages(rewards: &[f32], options: OutcomeOptions, valid: &mut Vec<f32>, out: &mut [f32]) -> [f32; 2] {
+    valid.clear();
+    valid.extend(rewards.iter().copied().filter(|r| !r.is_nan()));
+    let n = valid.len();
+    let (mean, std) = group_stats(valid);
+    let eps = options.eps;
+    for (o, &r) in out.iter_mut().zip(rewards) {
+        if r.is_nan() {
+            continue;
+        }
+        *o = match (options.norm, n) {
+            // verl's singleton rule: mean 0, std 1.
+            (OutcomeNorm::Grpo, 1) => r / (1.0 + eps),
+            (OutcomeNorm::Grpo, _) => (r - mean) / (std + eps),
+            (OutcomeNorm::Rloo, 1) => r,
+            (OutcomeNorm::Rloo, _) => (r - mean) * n as f32 / (n as f32 - 1.0),
+            (OutcomeNorm::Mean, _) => r - mean,
+        };
+    }
+    [mean, std]
+}

@@ -1,0 +1,94 @@
+//! First-error split (`first_error`, VPPO / Cliff style): with a labelled first erroneous step,
+//! the steps before it keep or gain credit and the steps from it on are penalized; trajectories
+//! without a labelled error keep their outcome advantage on every step.
+
+use std::sync::LazyLock;
+
+use crate::credit::engine::inputs::outcome_advantages;
+use crate::credit::kernels::outcome::OUTCOME_PARAMS;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// First-error split.
+pub struct FirstError;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "first_error",
+    family: Family::Process,
+    display_name: "First-error split",
+    citation: "VPPO (Verifiable Prefix Policy Optimization) and Cliff: reward the verified prefix, penalize from the first mistake on",
+    needs: "first-error labels on steps (a `first_error` flag) and outcome rewards",
+    source: SourceQuality::Approximate("reconstructed from the VPPO and Cliff abstracts; no code"),
+    checked: "the worked example of reference/credit-schemes-process.md (tests/process_credit.rs); not run against the paper's code",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    let mut params = vec![
+        ParamSpec::float("prefix_bonus", 0.0, 2.0, "0", "added to the prefix credit max(A, 0) before the first error"),
+        ParamSpec::float(
+            "suffix_penalty",
+            0.0,
+            2.0,
+            "0.5",
+            "subtracted from min(A, 0) at the first error and after it",
+        ),
+    ];
+    params.extend(OUTCOME_PARAMS);
+    params
+});
+
+impl Scheme for FirstError {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR != 0) {
+            return Support::No("needs first-error labels (a step with `first_error: true`)".to_owned());
+        }
+        if !crate::credit::engine::inputs::has_outcomes(run) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let (outcome, _) = outcome_advantages(run, params);
+        let bonus = params.f64("prefix_bonus") as f32;
+        let penalty = params.f64("suffix_penalty") as f32;
+        let tr = &run.trajectories;
+        let flags = &run.nodes.flags;
+        let mut terms = Terms::for_rows(
+            "before the first error: max(A, 0) + bonus; from it on: min(A, 0) − penalty; no error: A",
+            &["A_outcome", "first error step (−1: none)"],
+            tr.len(),
+        );
+        // One pass in path order, each output written once (no fill first): the credit of a step
+        // depends only on whether a labelled first error came at or before it. Runs of
+        // consecutive trajectories on their own threads (`par`).
+        let error = crate::model::FLAG_FIRST_ERROR | crate::model::FLAG_FIRST_ERROR_LABELLED;
+        let (step, _) = crate::credit::engine::par::by_trajectories(run, &mut terms, |ts, step, terms| {
+            for t in ts.map(crate::model::TrajectoryId::from_index) {
+                let a = outcome[t.index()];
+                let range = tr.path_range(t);
+                let first = if tr.paths_in_node_order {
+                    flags[range.clone()].iter().position(|&f| f & error == error)
+                } else {
+                    tr.path(t).iter().position(|&n| flags[n.index()] & error == error)
+                };
+                match first {
+                    None => step.fill(range, a),
+                    Some(e) => {
+                        step.fill(range.start..range.start + e, a.max(0.0) + bonus);
+                        step.fill(range.start + e..range.end, a.min(0.0) - penalty);
+                    }
+                }
+                terms.set(t.index(), &[f64::from(a), first.map_or(-1.0, |e| e as f64)]);
+            }
+        });
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}

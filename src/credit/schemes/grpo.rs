@@ -1,0 +1,272 @@
+//! GRPO (`grpo`, verl's loop version): group-normalized outcome advantage, and its TRL and
+//! OpenRLHF (`group_norm`, `dr_grpo`) variants as parameters.
+
+use std::sync::LazyLock;
+
+use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::inputs::{compute_token_scheme, supports_rewards, token_kernel, with_common};
+use crate::credit::engine::moments::mean_std;
+use crate::credit::engine::real::Real;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Preset, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// GRPO.
+pub struct Grpo;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "grpo",
+    family: Family::Outcome,
+    display_name: "GRPO",
+    citation: "Shao et al. 2024, DeepSeekMath (arXiv 2402.03300); verl compute_grpo_outcome_advantage; TRL GRPOTrainer; OpenRLHF group_norm / dr_grpo; Dr.GRPO: Liu et al. 2025 (arXiv 2503.20783)",
+    needs: "outcome rewards (or env / token rewards); tokens optional",
+    source: SourceQuality::FromCode(crate::credit::VERL_AT),
+    checked: "verl's own outputs (golden/verl, tests/golden_verl.rs); TRL 1.16's own outputs (golden/trl, tests/golden_trainers.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/golden_trainers.rs) (group_norm, dr_grpo)",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    let mut own = vec![
+        ParamSpec::bool(
+            "norm_by_std",
+            "true",
+            "divide by the group std (verl norm_adv_by_std_in_grpo); false is Dr.GRPO",
+        ),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std: verl 1e-6, TRL 1e-4, OpenRLHF 1e-9"),
+        ParamSpec::choice(
+            "std",
+            &["unbiased", "biased"],
+            "unbiased",
+            "std estimator (all three trainers use unbiased)",
+        ),
+        ParamSpec::choice(
+            "scale",
+            &["group", "batch"],
+            "group",
+            "std over the group, or over the whole batch (TRL scale_rewards=batch)",
+        ),
+        ParamSpec::choice(
+            "mean",
+            &["group", "batch"],
+            "group",
+            "the mean subtracted: the group's, or the whole batch's (OpenRLHF flash_reinforce, with norm_by_std off)",
+        ),
+        ParamSpec::choice(
+            "singleton",
+            &["verl", "zero"],
+            "verl",
+            "a group of one: verl uses mean 0, std 1 (so s/(1+ε), or s without std); zero gives 0 (TRL, OpenRLHF)",
+        ),
+        ParamSpec::choice(
+            "aggregation",
+            &["sum_then_normalize", "normalize_then_sum"],
+            "sum_then_normalize",
+            "TRL multi_objective_aggregation: normalize the summed reward, or (GDPO) each reward function's value within its group, sum them by reward_weights, and normalize the sum over the batch; needs the functions' values (outcome components)",
+        ),
+        ParamSpec::choice(
+            "unscorable",
+            &["none", "zero"],
+            "none",
+            "a row without a score (every reward function returned None) is left out of its group's mean and std; it gets no value, or 0 as TRL's nan_to_num gives",
+        ),
+        ParamSpec::float(
+            "reward_clip",
+            0.0,
+            1000.0,
+            "0",
+            "clamp the advantage to ±this before placement (OpenRLHF clips to ±10); 0 = off",
+        ),
+    ];
+    own.push(crate::credit::kernels::openrlhf::PLACEMENT);
+    with_common(&own)
+});
+
+static PRESETS: [Preset; 4] = [
+    Preset {
+        name: "verl",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000001"),
+            ("singleton", "verl"),
+            ("unscorable", "none"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "verl grpo: (s − mean)/(std + 1e-6), unbiased std, singleton s/(1+1e-6), advantage broadcast over the mask",
+    },
+    Preset {
+        name: "trl",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.0001"),
+            ("singleton", "zero"),
+            ("unscorable", "zero"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "TRL GRPOTrainer, scale_rewards=group: ε = 1e-4 outside the std; unscorable rows left out and given 0; KL is a loss term, not in the reward",
+    },
+    Preset {
+        name: "openrlhf",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000000001"),
+            ("singleton", "zero"),
+            ("unscorable", "none"),
+            ("reward_clip", "10"),
+            ("placement", "last_token_return"),
+            ("kl_coef", "0.01"),
+            ("kl_mode", "k1"),
+        ],
+        doc: "OpenRLHF group_norm: ε = 1e-9, scalar clipped to ±10, placed at the last token, k1 KL (0.01) per token, reward-to-go",
+    },
+    Preset {
+        name: "dr_grpo",
+        values: &[("norm_by_std", "false"), ("singleton", "verl"), ("placement", "broadcast"), ("kl_coef", "0")],
+        doc: "Dr.GRPO as verl runs it: grpo with norm_adv_by_std_in_grpo=false",
+    },
+];
+
+impl Scheme for Grpo {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn presets(&self) -> &[Preset] {
+        &PRESETS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        supports_rewards(run)
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        compute_token_scheme(self, self, run, params)
+    }
+    fn token_kernel(&self) -> Option<&dyn crate::credit::TokenKernel> {
+        Some(self)
+    }
+}
+
+token_kernel!(Grpo, kernel);
+
+/// TRL's `normalize_then_sum` (GDPO): each reward function's value normalized within its group
+/// (`(r − mean)/(std + ε)`, unbiased, NaN-aware; a group of one gives NaN), summed over the
+/// functions by weight (missing values count 0; a row with no value at all has none), and the sum
+/// normalized over the batch; rows without a value get 0.
+fn normalize_then_sum<F: Real>(batch: &Batch<'_, F>, eps: F) -> Vec<F> {
+    let rows = batch.num_rows();
+    let weight = |k: usize| batch.component_weights.get(k).copied().unwrap_or(F::ONE);
+    let mut sum = vec![F::ZERO; rows];
+    let mut any = vec![false; rows];
+    let groups = batch.group_rows();
+    let mut valid: Vec<F> = Vec::new();
+    for (k, values) in batch.components.iter().enumerate() {
+        for members in groups.iter() {
+            valid.clear();
+            valid.extend(members.iter().map(|&i| values[i]).filter(|v| !v.is_nan()));
+            let (mean, std) = if valid.len() < 2 {
+                (if valid.is_empty() { F::ZERO } else { valid[0] }, F::of(f64::NAN))
+            } else {
+                mean_std(&valid, true)
+            };
+            for &i in members {
+                let v = values[i];
+                if v.is_nan() {
+                    continue;
+                }
+                any[i] = true;
+                let normalized = (v - mean) / (std + eps);
+                if !normalized.is_nan() {
+                    sum[i] += weight(k) * normalized;
+                }
+            }
+        }
+    }
+    let present: Vec<F> = (0..rows).filter(|&i| any[i]).map(|i| sum[i]).collect();
+    // One scored row or none: its advantage is 0 (TRL's 0/0 or (x − x)/ε).
+    if present.len() < 2 {
+        return vec![F::ZERO; rows];
+    }
+    let (mean, std) = mean_std(&present, true);
+    (0..rows)
+        .map(|i| {
+            let a = (sum[i] - mean) / (std + eps);
+            if any[i] && !a.is_nan() { a } else { F::ZERO }
+        })
+        .collect()
+}
+
+fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
+    if params.choice("aggregation") == "normalize_then_sum" {
+        if batch.components.is_empty() {
+            return Err(CreditError::Unsupported {
+                scheme: "grpo".to_owned(),
+                reason: "normalize_then_sum needs each reward function's value (outcome components)".to_owned(),
+            });
+        }
+        let advantage = normalize_then_sum(batch, F::of(params.f64("epsilon")));
+        let terms =
+            Terms::for_rows("GDPO: Σ_k w_k·(r_k − mean)/(std + ε), normalized over the batch", &[], advantage.len());
+        return Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms });
+    }
+    let scores = batch.scores();
+    let eps = F::of(params.f64("epsilon"));
+    let norm = params.bool("norm_by_std");
+    let unbiased = params.choice("std") != "biased";
+    let zero_singleton = params.choice("singleton") == "zero";
+    let unscorable_zero = params.choice("unscorable") == "zero";
+    let clip = F::of(params.f64("reward_clip"));
+    let batch_mean = (params.choice("mean") == "batch").then(|| {
+        let (mut sum, mut n) = (F::ZERO, 0usize);
+        for &s in scores.iter().filter(|s| !s.is_nan()) {
+            sum += s;
+            n += 1;
+        }
+        sum / F::of(n as f64)
+    });
+    let batch_std = (params.choice("scale") == "batch").then(|| {
+        let valid: Vec<F> = scores.iter().copied().filter(|s| !s.is_nan()).collect();
+        mean_std(&valid, unbiased).1
+    });
+    let mut advantage = vec![F::ZERO; scores.len()];
+    let formula = if norm { "(r − mean)/(std + ε)" } else { "r − mean" };
+    let mut terms = Terms::for_rows(formula, &["r", "mean", "std", "ε", "group size"], scores.len());
+    let mut valid: Vec<F> = Vec::new();
+    for rows in batch.group_rows().iter() {
+        valid.clear();
+        valid.extend(rows.iter().map(|&i| scores[i]).filter(|s| !s.is_nan()));
+        // verl: a group of one has mean 0 and std = torch.tensor(1.0), a float32 one.
+        let (mean, std) = if valid.len() < 2 { (F::ZERO, F::ONE) } else { mean_std(&valid, unbiased) };
+        let std = batch_std.unwrap_or(std);
+        let mean = batch_mean.unwrap_or(mean);
+        for &i in rows {
+            let s = scores[i];
+            let mut a = if s.is_nan() || (valid.len() == 1 && zero_singleton && batch_mean.is_none()) {
+                if s.is_nan() && !unscorable_zero { s } else { F::ZERO }
+            } else if norm {
+                let divisor = if valid.len() == 1 && batch_std.is_none() {
+                    F::of(f64::from(1.0f32 + 1e-6_f32))
+                } else {
+                    std + eps
+                };
+                (s - mean) / divisor
+            } else {
+                s - mean
+            };
+            if clip > F::ZERO {
+                a = a.max(-clip).min(clip);
+            }
+            advantage[i] = a;
+            terms.set(i, &[s.f64(), mean.f64(), std.f64(), eps.f64(), valid.len() as f64]);
+        }
+    }
+    let advantages = if crate::credit::kernels::openrlhf::wanted(params) {
+        crate::credit::kernels::openrlhf::returns(batch, &advantage, params, F::ONE)
+    } else {
+        batch.broadcast(&advantage)
+    };
+    Ok(Output { advantages, returns: None, terms })
+}

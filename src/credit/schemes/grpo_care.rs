@@ -1,0 +1,147 @@
+//! GRPO-CARE (`grpo_care`): a consistency bonus added to the reward before GRPO. Accurate rollouts
+//! whose answer the reference model finds about as likely as the other accurate ones get
+//! `λ · acc`; the answer's likelihood is `exp(Σ ref logprob / (n + 1e-6))` over the answer span.
+
+use std::sync::LazyLock;
+
+use crate::credit::engine::inputs::has_outcomes;
+use crate::credit::kernels::group::normalize_group;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::{NodeId, Run, TrajectoryId};
+
+/// GRPO-CARE.
+pub struct GrpoCare;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "grpo_care",
+    family: Family::Control,
+    display_name: "GRPO-CARE (consistency bonus)",
+    citation: "Chen et al. 2025, GRPO-CARE (arXiv 2506.16141); TencentARC/GRPO-CARE grpo_trainer_ref_ema.py, CARE block",
+    needs: "outcome rewards, token reference logprobs, and token spans on the answer step (kind `answer`, else the last step)",
+    source: SourceQuality::FromCode("TencentARC/GRPO-CARE@b0628fcca665042c6812fc65596cbaf7b2fac886"),
+    checked: "GRPO-CARE's own code (tests/golden/grpo_care/cases.json, made by its generate.py from GRPO-CARE b0628fc: its CARE block and group normalization, bonus, margin, cap, empty answer spans, no accurate sample); the worked example of reference/credit-schemes-process.md",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::float(
+            "bonus",
+            0.0,
+            5.0,
+            "0.5",
+            "λ, the bonus coefficient (the script uses 0.5, the code default 1.0)",
+        ),
+        ParamSpec::float(
+            "margin",
+            0.0,
+            1.0,
+            "0.01",
+            "how far below the accurate rollouts' mean confidence still counts as consistent",
+        ),
+        ParamSpec::float("confidence_cap", 0.0, 1.0, "0.95", "upper bound of the answer likelihood"),
+        ParamSpec::float(
+            "accurate_threshold",
+            0.0,
+            1.0,
+            "0.1",
+            "acc above this (and at least the group mean) is accurate",
+        ),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.0001", "added to the group std (TRL-based code: 1e-4)"),
+    ]
+});
+
+/// The answer step of a trajectory: the last step of kind `answer`, else the last step.
+fn answer_step(run: &Run, t: TrajectoryId) -> Option<NodeId> {
+    let path = run.trajectories.path(t);
+    path.iter()
+        .rev()
+        .copied()
+        .find(|&n| run.label(run.nodes.kind[n.index()]) == "answer")
+        .or_else(|| path.last().copied())
+}
+
+impl Scheme for GrpoCare {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !has_outcomes(run) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        if run.tokens.ref_logprob.is_none() {
+            return Support::No("needs token reference logprobs (`ref_logprob`)".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let Some(ref_logprob) = run.tokens.ref_logprob.as_ref() else {
+            return Err(CreditError::Unsupported {
+                scheme: "grpo_care".to_owned(),
+                reason: "needs token reference logprobs".to_owned(),
+            });
+        };
+        let tr = &run.trajectories;
+        let cap = params.f64("confidence_cap") as f32;
+        let confidence = |t: TrajectoryId| -> f32 {
+            let tokens = tr.token_range(t);
+            let span = answer_step(run, t).and_then(|n| run.nodes.token_span(n));
+            let (sum, n) = span.map_or((0.0f64, 0usize), |[start, end]| {
+                let range = tokens.start + start as usize..tokens.start + end as usize;
+                (range.clone().map(|k| f64::from(ref_logprob.get(k).copied().unwrap_or(0.0))).sum(), range.len())
+            });
+            ((sum / (n as f64 + 1e-6)).exp() as f32).min(cap)
+        };
+        let acc_column = tr.components.get("acc");
+        let (bonus, margin, threshold, eps) = (
+            params.f64("bonus") as f32,
+            params.f64("margin") as f32,
+            params.f64("accurate_threshold") as f32,
+            params.f64("epsilon") as f32,
+        );
+        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let mut terms = Terms::for_rows(
+            "GRPO on r + λ·acc·[accurate and consistent]",
+            &["r", "acc", "confidence", "bonus"],
+            tr.len(),
+        );
+        for g in run.groups.ids() {
+            let members = run.groups.members(g);
+            let acc: Vec<f32> =
+                members.iter().map(|t| acc_column.map_or(tr.reward[t.index()], |a| a[t.index()])).collect();
+            let conf: Vec<f32> = members.iter().map(|&t| confidence(t)).collect();
+            let mean_acc = acc.iter().filter(|a| !a.is_nan()).sum::<f32>()
+                / acc.iter().filter(|a| !a.is_nan()).count().max(1) as f32;
+            let accurate: Vec<bool> = acc.iter().map(|&a| a > threshold && a >= mean_acc).collect();
+            let accurate_conf: Vec<f32> = conf.iter().zip(&accurate).filter(|(_, a)| **a).map(|(c, _)| *c).collect();
+            let reference = if accurate_conf.is_empty() {
+                None
+            } else {
+                Some(accurate_conf.iter().sum::<f32>() / accurate_conf.len() as f32 - margin)
+            };
+            let shaped: Vec<f32> = members
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let consistent = reference.is_some_and(|r| conf[i] >= r);
+                    let b = if accurate[i] && consistent { bonus * acc[i] } else { 0.0 };
+                    tr.reward[t.index()] + b
+                })
+                .collect();
+            let (advantages, _) = normalize_group(&shaped, eps);
+            for (i, (&t, &a)) in members.iter().zip(&advantages).enumerate() {
+                step[tr.path_range(t)].fill(a);
+                let b = shaped[i] - tr.reward[t.index()];
+                terms.set(
+                    t.index(),
+                    &[f64::from(tr.reward[t.index()]), f64::from(acc[i]), f64::from(conf[i]), f64::from(b)],
+                );
+            }
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}

@@ -1,0 +1,108 @@
+//! Hybrid process + outcome (`hybrid`): `α · A_outcome + β · normalized step score`, with a choice
+//! of normalization, so any step score can be mixed into outcome credit.
+
+use std::sync::LazyLock;
+
+use crate::credit::engine::inputs::outcome_advantages;
+use crate::credit::engine::inputs::{SCORE_PARAM, score_column, supports_scores};
+use crate::credit::engine::moments::group_stats_of;
+use crate::credit::engine::par::{StepPart, TermRows};
+use crate::credit::kernels::outcome::OUTCOME_PARAMS;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::{GroupId, Run, TrajectoryId};
+
+/// Hybrid credit.
+pub struct Hybrid;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "hybrid",
+    family: Family::Hybrid,
+    display_name: "Hybrid α·outcome + β·process",
+    citation: "the generic mixture behind PRM-augmented GRPO (e.g. DeepSeekMath §4.1.3, PURE's PRMVR mode)",
+    needs: "named step scores and outcome rewards",
+    source: SourceQuality::Approximate("a generic mixture, not one paper's exact rule"),
+    checked: "its definition as a weighted mix of two schemes (tests/process_credit.rs)",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    let mut params = vec![
+        ParamSpec::float("alpha", 0.0, 5.0, "1", "weight of the outcome advantage"),
+        ParamSpec::float("beta", 0.0, 5.0, "0.5", "weight of the normalized step score"),
+        SCORE_PARAM,
+        ParamSpec::choice(
+            "process_norm",
+            &["group", "batch", "none"],
+            "group",
+            "z-score the step scores within the group, over the batch, or not at all",
+        ),
+    ];
+    params.extend(OUTCOME_PARAMS);
+    params
+});
+
+impl Scheme for Hybrid {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if let Support::No(reason) = supports_scores(run) {
+            return Support::No(reason);
+        }
+        if !crate::credit::engine::inputs::has_outcomes(run) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let column = score_column(run, params, "hybrid")?;
+        let tr = &run.trajectories;
+        let (outcome, _) = outcome_advantages(run, params);
+        let score = crate::credit::engine::inputs::path_column(run, column);
+        let eps = params.f64("epsilon") as f32;
+        let (alpha, beta) = (params.f64("alpha") as f32, params.f64("beta") as f32);
+        let mut terms = Terms::for_rows(
+            "α·A_outcome + β·normalized step score (a missing score counts 0)",
+            &["A_outcome", "α", "β"],
+            tr.len(),
+        );
+        // Writes trajectory `t`'s steps: α·A + β·(s − mean)·scale, a missing score counting 0.
+        let write = |step: &mut StepPart<'_>, terms: &mut TermRows<'_>, t: TrajectoryId, [mean, scale]: [f32; 2]| {
+            let a = outcome[t.index()];
+            let range = tr.path_range(t);
+            let value = |s: f32| alpha * a + beta * if s.is_nan() { 0.0 } else { (s - mean) * scale };
+            step.write(range.clone(), score[range].iter().map(|&s| value(s)));
+            terms.set(t.index(), &[f64::from(a), f64::from(alpha), f64::from(beta)]);
+        };
+        let normalize = |[mean, std]: [f32; 2]| [mean, 1.0 / (std + eps)];
+        // Runs of consecutive groups (or trajectories) on their own threads (`par`).
+        let (step, _) = match params.choice("process_norm") {
+            // Group by group, while the group's scores are in cache: statistics, then credit.
+            "group" => crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {
+                for g in groups {
+                    let members = run.groups.members(GroupId::from_index(g));
+                    let stats = group_stats_of(|| members.iter().map(|&t| &score[tr.path_range(t)]));
+                    for &t in members {
+                        write(step, terms, t, normalize(stats));
+                    }
+                }
+            }),
+            norm => {
+                let stats = if norm == "batch" {
+                    normalize(group_stats_of(|| std::iter::once(&score[..])))
+                } else {
+                    [0.0, 1.0]
+                };
+                crate::credit::engine::par::by_trajectories(run, &mut terms, |ts, step, terms| {
+                    ts.for_each(|t| write(step, terms, TrajectoryId::from_index(t), stats));
+                })
+            }
+        };
+        crate::credit::engine::inputs::give_path_column(score);
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}

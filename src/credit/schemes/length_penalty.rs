@@ -1,0 +1,74 @@
+//! Length / efficiency penalty (`length_penalty`): `r' = r − λ · L / L_max(group)` (tokens when
+//! logged, else steps), then GRPO on `r'`: a control that shows how much credit length alone moves.
+
+use std::sync::LazyLock;
+
+use crate::credit::kernels::group::normalize_group;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// Length penalty.
+pub struct LengthPenalty;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "length_penalty",
+    family: Family::Control,
+    display_name: "Length penalty",
+    citation: "efficiency penalties on response length (e.g. Kimi k1.5 length reward, DAPO overlong shaping), in their simplest linear form",
+    needs: "outcome rewards",
+    source: SourceQuality::Approximate("a linear penalty; trainers' exact shaping differs"),
+    checked: "its definition (tests/process_credit.rs)",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::float("lambda", 0.0, 5.0, "0.2", "penalty for the longest rollout of the group"),
+        ParamSpec::choice("unit", &["auto", "tokens", "steps"], "auto", "length in tokens (when logged) or steps"),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std"),
+    ]
+});
+
+impl Scheme for LengthPenalty {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        crate::credit::engine::inputs::supports_outcomes(run)
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let tr = &run.trajectories;
+        let tokens = match params.choice("unit") {
+            "tokens" => true,
+            "steps" => false,
+            _ => run.tokens.len > 0,
+        };
+        let length =
+            |t: crate::model::TrajectoryId| if tokens { tr.token_range(t).len() } else { tr.num_steps(t) } as f32;
+        let lambda = params.f64("lambda") as f32;
+        let eps = params.f64("epsilon") as f32;
+        let mut terms = Terms::for_rows("GRPO on r − λ·L/L_max", &["r", "L", "L_max", "r'"], tr.len());
+        // Runs of consecutive groups on their own threads (`par::by_groups`).
+        let (step, _) = crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {
+            for g in groups.map(crate::model::GroupId::from_index) {
+                let members = run.groups.members(g);
+                let max_len = members.iter().map(|&t| length(t)).fold(1.0f32, f32::max);
+                let shaped: Vec<f32> =
+                    members.iter().map(|&t| tr.reward[t.index()] - lambda * length(t) / max_len).collect();
+                let (advantages, _) = normalize_group(&shaped, eps);
+                for ((&t, &r), &a) in members.iter().zip(&shaped).zip(&advantages) {
+                    step.fill(tr.path_range(t), a);
+                    terms.set(
+                        t.index(),
+                        &[f64::from(tr.reward[t.index()]), f64::from(length(t)), f64::from(max_len), f64::from(r)],
+                    );
+                }
+            }
+        });
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}

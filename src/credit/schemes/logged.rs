@@ -1,0 +1,106 @@
+//! The trainer's own advantages (`logged`): no formula, the values the log carries, so a
+//! recomputed scheme can be put beside them. A per-token `advantage` array (each step gets the
+//! mean over its policy tokens), a step score `logged_advantage` (TRL completions, Trackio), or an
+//! outcome component `advantage`, `advantages` (a verl dump's extra field) or `logged_advantage` on
+//! every step of its rollout.
+
+use std::sync::LazyLock;
+
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// The logged advantages.
+pub struct Logged;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "logged",
+    family: Family::Control,
+    display_name: "Logged advantage (the trainer's own)",
+    citation: "the advantages the trainer itself logged: TRL's `advantage` column, a per-token `advantage` array, a `logged_advantage` step score",
+    needs: "a token `advantage` array, a `logged_advantage` step score or an `advantage` outcome component",
+    source: SourceQuality::FromCode("the log itself: the values the trainer wrote, not recomputed"),
+    checked: "its definition: logged values pass through unchanged (tests/process_credit.rs)",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![ParamSpec::choice(
+        "source",
+        &["auto", "token", "step", "outcome"],
+        "auto",
+        "which logged values: the token `advantage` array, the `logged_advantage` step score, or the `advantage` outcome component; auto takes the first the run has",
+    )]
+});
+
+/// The outcome component holding a logged advantage, if the run has one.
+fn outcome_column(run: &Run) -> Option<&[f32]> {
+    let components = &run.trajectories.components;
+    ["advantage", "advantages", "logged_advantage"].iter().find_map(|name| components.get(*name)).map(Vec::as_slice)
+}
+
+/// The sources the run has, in the order `auto` takes them.
+fn sources(run: &Run) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if run.tokens.advantage.is_some() {
+        out.push("token");
+    }
+    if run.nodes.scores.contains_key("logged_advantage") {
+        out.push("step");
+    }
+    if outcome_column(run).is_some() {
+        out.push("outcome");
+    }
+    out
+}
+
+impl Scheme for Logged {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if sources(run).is_empty() { Support::No(INFO.needs.to_owned()) } else { Support::Yes }
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let have = sources(run);
+        let source = match params.choice("source") {
+            "auto" => have.first().copied(),
+            wanted => have.iter().copied().find(|s| *s == wanted),
+        }
+        .ok_or_else(|| CreditError::Unsupported {
+            scheme: "logged".to_owned(),
+            reason: format!("the run logs no {} advantage", params.choice("source")),
+        })?;
+        let tr = &run.trajectories;
+        let terms = Terms::for_rows(format!("the trainer's logged advantage ({source})"), &[], tr.len());
+        match source {
+            "token" => {
+                let token = run.tokens.advantage.clone().unwrap_or_default();
+                let step = crate::credit::engine::inputs::step_from_tokens(run, &token);
+                Ok(Credit {
+                    step,
+                    token: Some(token),
+                    token_returns: None,
+                    terms,
+                    level: Some(crate::credit::Level::Token),
+                })
+            }
+            "step" => {
+                let column = &run.nodes.scores["logged_advantage"];
+                let step: Vec<f32> = tr.path_nodes.iter().map(|n| column[n.index()]).collect();
+                Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+            }
+            _ => {
+                let column = outcome_column(run).unwrap_or_default();
+                let mut step = vec![f32::NAN; tr.path_nodes.len()];
+                for t in tr.ids() {
+                    step[tr.path_range(t)].fill(column.get(t.index()).copied().unwrap_or(f32::NAN));
+                }
+                Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! The schemes, one file each, each listed once in [`SCHEMES`]. A scheme reads the run through
+//! [`super::engine`] and computes with [`super::kernels`]; schemes never import each other
+//! (`tests/architecture.rs` checks it).
+
+use super::Scheme;
+
+mod discounted_return;
+mod first_error;
+mod gae;
+mod gigpo;
+mod gpg;
+mod grpo;
+mod grpo_care;
+mod grpo_passk;
+mod grpo_vectorized;
+mod hybrid;
+mod length_penalty;
+mod lets;
+mod logged;
+pub mod loss_agg;
+mod null_reward;
+mod opo;
+mod optimal_token_baseline;
+mod prime;
+mod prm_process;
+mod prorag;
+mod pure;
+mod reinforce_plus_plus;
+mod reinforce_plus_plus_baseline;
+mod remax;
+mod rloo;
+mod rloo_vectorized;
+mod spo_tree;
+mod tir_optimal_token_baseline;
+mod tree_grpo;
+mod treepo;
+mod treeps_rag;
+mod treerl;
+mod treerpo;
+pub mod triage;
+mod vineppo;
+
+/// Every scheme, listed once. A new scheme is a new file here, its `mod` line and one line in this list.
+pub static SCHEMES: &[&dyn Scheme] = &[
+    &grpo::Grpo,
+    &grpo_vectorized::GrpoVectorized,
+    &grpo_passk::GrpoPassk,
+    &rloo::Rloo,
+    &rloo_vectorized::RlooVectorized,
+    &reinforce_plus_plus::ReinforcePlusPlus,
+    &reinforce_plus_plus_baseline::ReinforcePlusPlusBaseline,
+    &remax::Remax,
+    &opo::Opo,
+    &gpg::Gpg,
+    &optimal_token_baseline::OptimalTokenBaseline,
+    &tir_optimal_token_baseline::TirOptimalTokenBaseline,
+    &gae::Gae,
+    &discounted_return::DiscountedReturn,
+    &loss_agg::LossAggWeight,
+    &prm_process::PrmProcess,
+    &triage::Triage,
+    &first_error::FirstError,
+    &gigpo::Gigpo,
+    &treeps_rag::TreepsRag,
+    &treerpo::Treerpo,
+    &vineppo::Vineppo,
+    &hybrid::Hybrid,
+    &length_penalty::LengthPenalty,
+    &null_reward::NullReward,
+    &prorag::Prorag,
+    &treepo::Treepo,
+    &tree_grpo::TreeGrpo,
+    &treerl::Treerl,
+    &pure::Pure,
+    &grpo_care::GrpoCare,
+    &prime::Prime,
+    &lets::Lets,
+    &spo_tree::SpoTree,
+    &logged::Logged,
+];

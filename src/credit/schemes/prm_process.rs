@@ -1,0 +1,249 @@
+//! PRM step credit (`prm_process`): from named step scores, either the DeepSeekMath
+//! process-supervision form (scores normalized over the group, each step credited with the sum of
+//! the normalized scores from it onwards) or a trajectory score by aggregation (min, prod, last,
+//! mean, sum) put through GRPO.
+
+use std::sync::LazyLock;
+
+use crate::credit::engine::inputs::{SCORE_PARAM, score_column, supports_scores};
+use crate::credit::engine::moments::group_stats_of_with;
+use crate::credit::kernels::group::normalize_group_with;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// PRM process credit.
+pub struct PrmProcess;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "prm_process",
+    family: Family::Process,
+    display_name: "PRM process credit",
+    citation: "Shao et al. 2024, DeepSeekMath §4.1.3 process supervision; aggregations from huggingface/search-and-learn aggregate_scores (min, prod, last) and common practice (mean, sum)",
+    needs: "named step scores (e.g. `prm`)",
+    source: SourceQuality::FromCode(
+        "huggingface/search-and-learn@6f81cac8b1ca4c4be9fabefc27a856c928f3ae7f (aggregations); DeepSeekMath form from the paper",
+    ),
+    checked: "the min, prod and last aggregations against search-and-learn's own aggregate_scores (tests/golden/prm_aggregate/cases.json, made by its generate.py from search-and-learn 6f81cac); the DeepSeekMath form (no public code) and the GRPO over aggregates against the worked example of reference/credit-schemes-process.md",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        SCORE_PARAM,
+        ParamSpec::choice(
+            "form",
+            &["deepseekmath", "agg"],
+            "deepseekmath",
+            "deepseekmath: group-normalized step scores summed from each step on; agg: GRPO on the aggregated trajectory score",
+        ),
+        ParamSpec::choice(
+            "agg",
+            &["min", "prod", "last", "mean", "sum"],
+            "min",
+            "aggregation of the step scores into a trajectory score (form=agg)",
+        ),
+        ParamSpec::choice(
+            "missing",
+            &["skip", "zero", "outcome"],
+            "skip",
+            "a step without the score: leave it out, count it as 0, or (when a trajectory has none) fall back to its outcome. A trajectory with no scored step at all: with skip, no credit under deepseekmath, and its outcome as its score under agg (it still enters its group)",
+        ),
+        ParamSpec::choice(
+            "refine",
+            &["none", "clip", "delta"],
+            "none",
+            "refine the step scores against reward hacking (Gao et al. 2024, arXiv 2410.15115, from the paper): clip = min(s − η, 0); delta = s_k − s_{k+1} (the last step keeps s_K, so the sum is s_1)",
+        ),
+        ParamSpec::float("clip_eta", -10.0, 10.0, "0.5", "η of the clip refinement"),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std"),
+        ParamSpec::choice(
+            "std",
+            &["unbiased", "population"],
+            "unbiased",
+            "the group std: unbiased (n − 1, torch.std) or population (n, numpy's std)",
+        ),
+    ]
+});
+
+/// Clip (`min(s − η, 0)`) or Delta (`s_k − s_{k+1}`, the last present score kept) on each
+/// trajectory's step scores; missing scores stay missing.
+pub fn refine(run: &Run, score: &mut [f32], how: &str, eta: f32) {
+    let tr = &run.trajectories;
+    match how {
+        "clip" => {
+            for s in score.iter_mut().filter(|s| !s.is_nan()) {
+                *s = (*s - eta).min(0.0);
+            }
+        }
+        "delta" => {
+            for t in tr.ids() {
+                let present: Vec<usize> = tr.path_range(t).filter(|&k| !score[k].is_nan()).collect();
+                for pair in present.windows(2) {
+                    score[pair[0]] -= score[pair[1]];
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Aggregates step scores into a trajectory score; `None` for no scores.
+#[cfg(test)]
+fn aggregate(scores: &[f32], agg: &str) -> Option<f32> {
+    aggregate_present(scores.iter().copied(), agg)
+}
+
+/// [`aggregate`] over the scores an iterator yields (the present ones, without collecting them).
+fn aggregate_present(scores: impl Iterator<Item = f32>, agg: &str) -> Option<f32> {
+    let (mut count, mut last, mut sum, mut product, mut min) = (0usize, 0.0f32, 0.0f32, 1.0f32, f32::INFINITY);
+    for s in scores {
+        count += 1;
+        last = s;
+        sum += s;
+        product *= s;
+        min = min.min(s);
+    }
+    (count > 0).then(|| match agg {
+        "prod" => product,
+        "last" => last,
+        "mean" => sum / count as f32,
+        "sum" => sum,
+        _ => min,
+    })
+}
+
+impl Scheme for PrmProcess {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        supports_scores(run)
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let column = score_column(run, params, "prm_process")?;
+        let tr = &run.trajectories;
+        let missing = params.choice("missing");
+        // Step scores per path position after the missing-step policy (NaN = left out).
+        // Borrowed when the run's paths are its nodes in order and nothing below changes a score.
+        let refinement = params.choice("refine");
+        let mut score = crate::credit::engine::inputs::path_column(run, column);
+        if missing != "skip" || refinement != "none" {
+            score =
+                std::borrow::Cow::Owned(crate::credit::engine::inputs::owned_path_column(std::mem::take(&mut score)));
+            let score = score.to_mut();
+            if missing == "zero" {
+                score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0);
+            }
+            if missing == "outcome" {
+                for t in tr.ids() {
+                    let range = tr.path_range(t);
+                    if score[range.clone()].iter().all(|s| s.is_nan()) && !range.is_empty() {
+                        score[range.end - 1] = tr.reward[t.index()];
+                    }
+                }
+            }
+            refine(run, score, refinement, params.f64("clip_eta") as f32);
+        }
+        let eps = params.f64("epsilon") as f32;
+        let unbiased = params.choice("std") != "population";
+        let credit = if params.choice("form") == "agg" {
+            aggregated(run, &score, params.choice("agg"), eps, unbiased)
+        } else {
+            deepseekmath(run, &score, eps, unbiased)
+        };
+        crate::credit::engine::inputs::give_path_column(score);
+        Ok(credit)
+    }
+}
+
+fn deepseekmath(run: &Run, score: &[f32], eps: f32, unbiased: bool) -> Credit {
+    let tr = &run.trajectories;
+    let mut terms = Terms::for_rows(
+        "Σ_{j≥k} (p_j − mean)/(std + ε), mean and std over the group's step scores",
+        &["mean", "std"],
+        tr.len(),
+    );
+    // Group by group, while the group's scores are in cache: its statistics, then its members'
+    // credit, each trajectory back to front (four at a time, see `rows_backward`); runs of
+    // consecutive groups on their own threads (`par::by_groups`).
+    let (step, _) = crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {
+        for g in groups {
+            let members = run.groups.members(crate::model::GroupId::from_index(g));
+            // verl's singleton rule: mean 0, std 1.
+            let [mean, std] = group_stats_of_with(|| members.iter().map(|t| &score[tr.path_range(*t)]), unbiased);
+            let scale = 1.0 / (std + eps);
+            crate::credit::engine::batch::rows_backward(
+                crate::credit::engine::batch::INLINED,
+                step,
+                f32::NAN,
+                members.len(),
+                |i| tr.path_range(members[i]),
+                |_| 0.0f32,
+                #[inline(always)]
+                |running, _, k| {
+                    let s = score[k];
+                    let term = (s - mean) * scale;
+                    *running += if s.is_nan() { 0.0 } else { term };
+                    *running
+                },
+                |i, _| terms.set(members[i].index(), &[f64::from(mean), f64::from(std)]),
+            );
+        }
+    });
+    // A trajectory with no scored step has no process reward to sum: no credit, not 0.
+    let mut step = step;
+    for t in tr.ids() {
+        let range = tr.path_range(t);
+        if score[range.clone()].iter().all(|s| s.is_nan()) {
+            step[range].fill(f32::NAN);
+        }
+    }
+    Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
+}
+
+fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32, unbiased: bool) -> Credit {
+    let tr = &run.trajectories;
+    // A trajectory with no scored step still enters its group, with its outcome as its score
+    // (no score at all only when it has no outcome either).
+    let trajectory_score: Vec<f32> = tr
+        .ids()
+        .map(|t| {
+            let range = tr.path_range(t);
+            aggregate_present(score[range].iter().copied().filter(|s| !s.is_nan()), agg).unwrap_or(tr.reward[t.index()])
+        })
+        .collect();
+    let mut step = crate::credit::engine::pool::filled(score.len(), f32::NAN);
+    let mut terms =
+        Terms::for_rows(format!("GRPO on the {agg} of the step scores"), &["score", "mean", "std"], tr.len());
+    for g in run.groups.ids() {
+        let members = run.groups.members(g);
+        let values: Vec<f32> = members.iter().map(|t| trajectory_score[t.index()]).collect();
+        let (advantages, (mean, std)) = normalize_group_with(&values, eps, unbiased);
+        for (&t, &a) in members.iter().zip(&advantages) {
+            let s = trajectory_score[t.index()];
+            step[tr.path_range(t)].fill(a);
+            terms.set(t.index(), &[f64::from(s), f64::from(mean), f64::from(std)]);
+        }
+    }
+    Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::aggregate;
+
+    #[test]
+    fn aggregations_of_the_reference_example() {
+        let p = [0.9, 0.6, 0.8];
+        assert_eq!(aggregate(&p, "min"), Some(0.6));
+        assert!((aggregate(&p, "prod").unwrap() - 0.432).abs() < 1e-6);
+        assert_eq!(aggregate(&p, "last"), Some(0.8));
+        assert!((aggregate(&p, "mean").unwrap() - 0.766_666_7).abs() < 1e-6);
+        assert!((aggregate(&p, "sum").unwrap() - 2.3).abs() < 1e-6);
+        assert_eq!(aggregate(&[], "min"), None);
+    }
+}

@@ -1,0 +1,88 @@
+//! Tree-GRPO (`tree_grpo`): GRPO over the prompt's whole forest (inter-tree) plus GRPO within each
+//! tree (intra-tree), `tree_2norm` (intra over the inter values) or intra only.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use crate::credit::kernels::group::normalize_group;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// Tree-GRPO.
+pub struct TreeGrpo;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "tree_grpo",
+    family: Family::Tree,
+    display_name: "Tree-GRPO (inter + intra tree)",
+    citation: "Ji et al. 2025, Tree Search for LLM Agent RL (Tree-GRPO); AMAP-ML/Tree-GRPO compute_advantage (tree, tree_2norm, tree_inner)",
+    needs: "outcome rewards; tree records (without them each group counts as one tree)",
+    source: SourceQuality::FromCode("AMAP-ML/Tree-GRPO@90b170995d996d772d68117e0c7bd0b8fe00d393"),
+    checked: "Tree-GRPO's own code (tests/golden/tree_grpo/cases.json, made by its generate.py from Tree-GRPO 90b1709: tree, tree_2norm and tree_inner, trees and prompts of one leaf); the worked example of reference/credit-schemes-process.md",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::choice(
+            "combination",
+            &["inter+intra", "2norm", "intra"],
+            "inter+intra",
+            "tree (script default), tree_2norm, or tree_inner",
+        ),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std"),
+    ]
+});
+
+impl Scheme for TreeGrpo {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        crate::credit::engine::inputs::supports_outcomes(run)
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let tr = &run.trajectories;
+        let eps = params.f64("epsilon") as f32;
+        let combination = params.choice("combination");
+        let mut advantage = vec![f32::NAN; tr.len()];
+        let mut inter_of = vec![f32::NAN; tr.len()];
+        for g in run.groups.ids() {
+            let members = run.groups.members(g);
+            let rewards: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).collect();
+            let (inter, _) = normalize_group(&rewards, eps);
+            // Trees of the group: tree records, or the whole group as one tree.
+            let mut trees: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+            for (i, t) in members.iter().enumerate() {
+                trees.entry(tr.tree[t.index()].0).or_default().push(i);
+            }
+            let mut result = vec![0.0f32; members.len()];
+            for positions in trees.values() {
+                let source: Vec<f32> =
+                    positions.iter().map(|&i| if combination == "2norm" { inter[i] } else { rewards[i] }).collect();
+                let (intra, _) = normalize_group(&source, eps);
+                for (&i, &a) in positions.iter().zip(&intra) {
+                    result[i] = match combination {
+                        "inter+intra" => inter[i] + a,
+                        _ => a,
+                    };
+                }
+            }
+            for (i, &t) in members.iter().enumerate() {
+                advantage[t.index()] = result[i];
+                inter_of[t.index()] = inter[i];
+            }
+        }
+        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let mut terms = Terms::for_rows(format!("Tree-GRPO {combination}"), &["R", "inter-tree GRPO"], tr.len());
+        for t in tr.ids() {
+            step[tr.path_range(t)].fill(advantage[t.index()]);
+            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(inter_of[t.index()])]);
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}

@@ -1,0 +1,185 @@
+//! TreeRL (`treerl`): leaf-centred tree values with √-reweighting; each step gets its local term
+//! `V̂(n) − V̂(parent)` plus its state value `V̂(n)` (the code's form), or the paper's global + local form.
+
+use std::sync::LazyLock;
+
+use crate::credit::engine::tree::{MERGE_PARAM, build, merge_prefixes};
+use crate::credit::kernels::tree_value::ValueMode;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// TreeRL.
+pub struct Treerl;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "treerl",
+    family: Family::Tree,
+    display_name: "TreeRL (EPTree values)",
+    citation: "Hou et al. 2025, TreeRL (arXiv 2506.11902); THUDM/TreeRL tree_node.py and parallel_mcts.py",
+    needs: "outcome rewards and at least two leaves per group; explicit trees, or rollouts merged by identical step prefix",
+    source: SourceQuality::FromCode("THUDM/TreeRL@f0edbea6f2f6392c46d297f83fb4929a9524266e"),
+    checked: "TreeRL's own code (tests/golden/treerl/cases.json, made by its generate.py from TreeRL f0edbea: sqrt, uniform and no reweighting, the three value forms of gather_paths, forests of several trees, unselected leaves); the worked example of reference/credit-schemes-process.md",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::choice(
+            "leaf_centring",
+            &["loo", "none"],
+            "loo",
+            "centre each leaf on the mean of the other leaves of its forest",
+        ),
+        ParamSpec::choice(
+            "reweight",
+            &["sqrt", "uniform", "original"],
+            "sqrt",
+            "divide a node's accumulated value by √c, c, or nothing (c = leaves below)",
+        ),
+        ParamSpec::choice(
+            "value_form",
+            &["local_state", "value_only", "local", "paper"],
+            "local_state",
+            "local term + state value (use_state_value_reward, the release script), the state value only (use_value_only), the local term only (neither flag), or the paper's (global + local)/√|L|",
+        ),
+        ParamSpec::bool(
+            "fill_in",
+            "true",
+            "a zero local term takes the previous node's term on the path (fill_in_paths)",
+        ),
+        ParamSpec::bool(
+            "penalize_truncated",
+            "true",
+            "paths that did not finish with `stop` get the truncated reward on every step",
+        ),
+        ParamSpec::float("truncated_reward", -5.0, 5.0, "-1", "the credit of a truncated path's steps"),
+        MERGE_PARAM,
+    ]
+});
+
+impl Scheme for Treerl {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !crate::credit::engine::inputs::has_outcomes(run) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        if !run.groups.ids().any(|g| run.groups.members(g).len() >= 2) {
+            return Support::No("needs groups with at least two leaves (leave-one-out over the forest)".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let merge = merge_prefixes(run, params);
+        let tree = build(run, ValueMode::LeafMean, merge);
+        let tr = &run.trajectories;
+        let n = tree.parent.len();
+        let num_groups = run.groups.len();
+        // Centred leaf rewards, accumulated over every node on the leaf's path and at the group root.
+        // `leaves`: every leaf below a node, |L(n)|; `chosen`: the leaves selected for training
+        // below it, c(n), which the reweighting divides by (all of them unless the log marks some
+        // `selected: false`).
+        let mut sum = vec![0.0f64; n];
+        let mut leaves = vec![0u32; n];
+        let mut chosen = vec![0u32; n];
+        let mut root_sum = vec![0.0f64; num_groups];
+        let mut root_leaves = vec![0u32; num_groups];
+        let mut root_chosen = vec![0u32; num_groups];
+        let selected =
+            |t: crate::model::TrajectoryId| tr.path(t).last().is_none_or(|&leaf| !run.nodes.unselected(leaf));
+        let mut refused = vec![false; num_groups];
+        let loo = params.choice("leaf_centring") == "loo";
+        let reweight_mode = params.choice("reweight");
+        let fill_in = params.bool("fill_in");
+        let penalize_truncated = params.bool("penalize_truncated");
+        for g in run.groups.ids() {
+            let members: Vec<_> =
+                run.groups.members(g).iter().copied().filter(|t| !tr.reward[t.index()].is_nan()).collect();
+            if members.len() < 2 {
+                // The original asserts here: a forest with one leaf has no leave-one-out baseline.
+                refused[g.index()] = true;
+                continue;
+            }
+            let total: f64 = members.iter().map(|t| f64::from(tr.reward[t.index()])).sum();
+            let count = members.len() as f64;
+            for &t in &members {
+                let r = f64::from(tr.reward[t.index()]);
+                let centred = if loo { r - (total - r) / (count - 1.0) } else { r };
+                let picked = u32::from(selected(t));
+                for k in tr.path_range(t) {
+                    sum[tree.node_of[k] as usize] += centred;
+                    leaves[tree.node_of[k] as usize] += 1;
+                    chosen[tree.node_of[k] as usize] += picked;
+                }
+                root_sum[g.index()] += centred;
+                root_leaves[g.index()] += 1;
+                root_chosen[g.index()] += picked;
+            }
+        }
+        // A node no selected leaf is below is on no trained path: its value is never used.
+        let reweight = |s: f64, c: u32| match reweight_mode {
+            _ if c == 0 => 0.0,
+            "sqrt" => s / f64::from(c).sqrt(),
+            "uniform" => s / f64::from(c),
+            _ => s,
+        };
+        let v_hat: Vec<f64> = (0..n)
+            .map(|v| if leaves[v] > 0 { reweight(sum[v], chosen[v]) / f64::from(leaves[v]) } else { 0.0 })
+            .collect();
+        let root_hat: Vec<f64> = (0..num_groups)
+            .map(|g| {
+                if root_leaves[g] > 0 { reweight(root_sum[g], root_chosen[g]) / f64::from(root_leaves[g]) } else { 0.0 }
+            })
+            .collect();
+        let parent_hat = |v: usize| match tree.parent[v] {
+            u32::MAX => root_hat[tree.group[v] as usize],
+            p => v_hat[p as usize],
+        };
+        let form = params.choice("value_form");
+        let truncated_reward = params.f64("truncated_reward") as f32;
+        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let mut terms = Terms::for_rows(format!("TreeRL {form}"), &["R", "V̂(root)"], tr.len());
+        for t in tr.ids() {
+            let g = tr.group[t.index()].index();
+            let range = tr.path_range(t);
+            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), root_hat[g]]);
+            // A leaf sampled but not selected is trained on no path: no credit.
+            if refused[g] || tr.reward[t.index()].is_nan() || !selected(t) {
+                continue;
+            }
+            let finish = run.label(tr.finish[t.index()]);
+            if penalize_truncated && !finish.is_empty() && finish != "stop" {
+                step[range].fill(truncated_reward);
+                continue;
+            }
+            let mut previous_local = 0.0;
+            for k in range {
+                let v = tree.node_of[k] as usize;
+                step[k] = match form {
+                    "value_only" => v_hat[v] as f32,
+                    "paper" => {
+                        let value = f64::from(tree.value[v]);
+                        let parent = f64::from(tree.parent_value(v as u32));
+                        let root = f64::from(tree.root_value[g]);
+                        (((value - root) + (value - parent)) / f64::from(leaves[v].max(1)).sqrt()) as f32
+                    }
+                    _ => {
+                        let mut local = v_hat[v] - parent_hat(v);
+                        if fill_in && local.abs() < 1e-8 {
+                            local = previous_local;
+                        }
+                        previous_local = local;
+                        let state = if form == "local" { 0.0 } else { v_hat[v] };
+                        (local + state) as f32
+                    }
+                };
+            }
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}

@@ -1,0 +1,132 @@
+//! TreeRPO (`treerpo`): GRPO among siblings on node values — each step is compared with the other
+//! children of its parent, `(V(n) − mean_sib)/(std_sib + ε)` (Yang et al.) or `V(n) − mean_sib` (Sapir).
+
+use std::sync::LazyLock;
+
+use crate::credit::engine::tree::{MERGE_PARAM, build, merge_prefixes};
+use crate::credit::kernels::tree_value::ValueMode;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// TreeRPO.
+pub struct Treerpo;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "treerpo",
+    family: Family::Tree,
+    display_name: "TreeRPO (sibling groups)",
+    citation: "Yang et al. 2025, TreeRPO (arXiv 2506.05183); the no-std variant follows omrisapir1/treerpo",
+    needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
+    source: SourceQuality::Approximate(
+        "Yang et al.'s code was not obtainable; reconstructed from the paper and a third-party implementation",
+    ),
+    checked: "the Sapir variant (value = leaf_mean, std = false, singleton = untrained) against omrisapir1/treerpo's own code (tests/golden/treerpo/cases.json, made by its generate.py from treerpo 05499ad); Yang et al.'s form against the worked example of reference/credit-schemes-process.md (their code was not obtainable)",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::choice(
+            "value",
+            &["child_mean", "leaf_mean"],
+            "child_mean",
+            "node value: mean of the children's values (Yang) or of the leaves below (Sapir)",
+        ),
+        ParamSpec::bool("std", "true", "divide by the sibling std + ε (Yang); off gives the mean-centred form (Sapir)"),
+        MERGE_PARAM,
+        ParamSpec::choice(
+            "singleton",
+            &["zero", "verl", "untrained"],
+            "zero",
+            "a node without siblings: 0, verl's rule (its value over std 1), or no credit for it and every step below it (omrisapir1/treerpo trains sibling sets of two or more, and goes no deeper than a lone child)",
+        ),
+        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the sibling std"),
+    ]
+});
+
+impl Scheme for Treerpo {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if !crate::credit::engine::inputs::has_outcomes(run) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let mode = if params.choice("value") == "leaf_mean" { ValueMode::LeafMean } else { ValueMode::ChildMean };
+        let merge = merge_prefixes(run, params);
+        let tree = build(run, mode, merge);
+        let use_std = params.bool("std");
+        let eps = params.f64("epsilon") as f32;
+        let verl_singleton = params.choice("singleton") == "verl";
+        let (mut advantage, stats) = tree.sibling_z(use_std, eps, verl_singleton);
+        if params.choice("singleton") == "untrained" {
+            for (v, untrained) in untrained_nodes(&tree).into_iter().enumerate() {
+                if untrained {
+                    advantage[v] = f32::NAN;
+                }
+            }
+        }
+        let tr = &run.trajectories;
+        let step: Vec<f32> = tree.node_of.iter().map(|&v| advantage[v as usize]).collect();
+        let mut terms = Terms::for_rows(
+            "(V(step) − mean of siblings)/(std + ε)",
+            &["V(first step)", "sibling mean", "sibling std"],
+            tr.len(),
+        );
+        for t in tr.ids() {
+            let first = tree.node_of[tr.path_offsets[t.index()] as usize] as usize;
+            let [mean, std] = stats[first];
+            terms.set(t.index(), &[f64::from(tree.value[first]), f64::from(mean), f64::from(std)]);
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}
+
+/// The nodes omrisapir1/treerpo's `_convert_tree_to_training_inputs` never reaches: it walks down
+/// from the root through sibling sets of two or more and stops at a node with a lone child, so a
+/// node without siblings, and everything below it, is not trained.
+fn untrained_nodes(tree: &crate::credit::kernels::tree_value::ValueTree) -> Vec<bool> {
+    let n = tree.parent.len();
+    let mut alone = vec![false; n];
+    for members in tree.sibling_sets().iter() {
+        if members.len() < 2 {
+            for &v in members {
+                alone[v as usize] = true;
+            }
+        }
+    }
+    // Known per node once computed (walking up to the first known ancestor).
+    let mut state: Vec<Option<bool>> = vec![None; n];
+    let mut chain = Vec::new();
+    for v in 0..n {
+        let mut at = v;
+        let known = loop {
+            if let Some(s) = state[at] {
+                break s;
+            }
+            if alone[at] {
+                break true;
+            }
+            chain.push(at);
+            match tree.parent[at] {
+                u32::MAX => break false,
+                p => at = p as usize,
+            }
+        };
+        if alone[at] {
+            state[at] = Some(true);
+        }
+        for &c in &chain {
+            state[c] = Some(known);
+        }
+        chain.clear();
+    }
+    state.into_iter().map(|s| s.unwrap_or(false)).collect()
+}

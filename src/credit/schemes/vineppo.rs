@@ -1,0 +1,158 @@
+//! VinePPO (`vineppo`): Monte-Carlo values at step boundaries, `A_k = r_k + V(s_k) − V(s_(k−1))`,
+//! with `V(s_S) = 0` and the outcome as the last step's reward, as McGill-NLP/VinePPO's
+//! `_compute_step_advantages` and `_compute_mc_value` do: V(s₀) from the rollouts from the prompt
+//! (the group's `mc`), a state with no rollouts valued 0, a truncated rollout (and a truncated
+//! trajectory) scored `truncated_rollout_reward`, the states after the first `max_steps` steps
+//! valued by the return that follows them.
+
+use std::sync::LazyLock;
+
+use crate::credit::engine::tree::build;
+use crate::credit::engine::whiten;
+use crate::credit::kernels::tree_value::ValueMode;
+use crate::credit::{
+    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
+};
+use crate::model::Run;
+
+/// VinePPO.
+pub struct Vineppo;
+
+static INFO: SchemeInfo = SchemeInfo {
+    id: "vineppo",
+    family: Family::Tree,
+    display_name: "VinePPO (Monte-Carlo values)",
+    citation: "Kazemnejad et al. 2024, VinePPO (arXiv 2410.01679); McGill-NLP/VinePPO _compute_step_advantages",
+    needs: "Monte-Carlo statistics (`mc`) on steps and outcome rewards",
+    source: SourceQuality::FromCode("McGill-NLP/VinePPO@efe7228469f21bad8cc8d4e44a3f688ed8cc6aac"),
+    checked: "VinePPO's own code per token (tests/golden/vineppo/cases.json, made by its generate.py from VinePPO efe7228: max_step_for_value_estimation, truncated rollouts and responses, states without rollouts, the trainer's whitening); the worked example of reference/credit-schemes-process.md",
+};
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
+    vec![
+        ParamSpec::int(
+            "max_steps",
+            1,
+            1000,
+            "20",
+            "max_step_for_value_estimation: the states after the first this many steps have Monte-Carlo values; later ones are valued at the return that follows them (advantage 0)",
+        ),
+        ParamSpec::float(
+            "truncated_rollout_reward",
+            -5.0,
+            5.0,
+            "0",
+            "the reward of a rollout or trajectory cut off by the length limit (finish `length`): the reward function's unfinished_response_penalty",
+        ),
+        ParamSpec::choice(
+            "unlogged",
+            &["zero", "leaf_mean"],
+            "zero",
+            "the value of a state the log gives no Monte-Carlo statistics for: 0, as a state with no rollouts has in the code, or the mean outcome of the logged leaves below it",
+        ),
+        ParamSpec::bool(
+            "whiten",
+            "true",
+            "whiten the advantages over all steps of the batch, as VinePPO's PPO trainer does",
+        ),
+    ]
+});
+
+impl Scheme for Vineppo {
+    fn info(&self) -> &SchemeInfo {
+        &INFO
+    }
+    fn params(&self) -> &[ParamSpec] {
+        &PARAMS
+    }
+    fn supports(&self, run: &Run) -> Support {
+        if run.nodes.mc_mean.is_none() {
+            return Support::No("needs Monte-Carlo statistics on steps (`mc`)".to_owned());
+        }
+        if !crate::credit::engine::inputs::has_outcomes(run) {
+            return Support::No("needs outcome rewards".to_owned());
+        }
+        Support::Yes
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let tr = &run.trajectories;
+        let max_steps = params.int("max_steps").max(1) as usize;
+        let penalty = params.f64("truncated_rollout_reward") as f32;
+        let unlogged_zero = params.choice("unlogged") == "zero";
+        // The leaves' mean outcome below each state: V(s₀) of a group without prompt-state
+        // rollouts, and a state without statistics when `unlogged = leaf_mean`.
+        let tree = build(run, ValueMode::LeafMean, crate::credit::engine::tree::Merge::None);
+        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let mut terms = Terms::for_rows(
+            "r_k + V(s_k) − V(s_(k−1)), V(s_0) = rollouts from the prompt, V(s_S) = 0",
+            &["V(s_0)", "R"],
+            tr.len(),
+        );
+        let mut values = Vec::new();
+        for t in tr.ids() {
+            let logged = tr.reward[t.index()];
+            if logged.is_nan() {
+                continue;
+            }
+            let r = if is_truncated(run.label(tr.finish[t.index()])) { penalty } else { logged };
+            let path = tr.path(t);
+            let offset = tr.path_offsets[t.index()] as usize;
+            let num = path.len();
+            let g = tr.group[t.index()].index();
+            // V[k] = value of the state before step k + 1.
+            let v0 = match run.groups.mc[g] {
+                Some(mc) => mc_value(run, mc, &run.groups.mc_rollouts[g], penalty),
+                None => tree.root_value[g],
+            };
+            values.clear();
+            values.push(v0);
+            // The state after step k has a Monte-Carlo value for k < max_steps (and never the
+            // terminal one); the later ones are valued by the return after them, r.
+            for (k, &node) in path.iter().enumerate().take(num.saturating_sub(1)) {
+                let v = match run.nodes.mc(node) {
+                    _ if k >= max_steps => r,
+                    Some(mc) => {
+                        let (reward, finish) = run.nodes.mc_rollouts.of(node.index());
+                        let rollouts: Vec<(f32, crate::model::Sym)> =
+                            reward.iter().copied().zip(finish.iter().copied()).collect();
+                        mc_value(run, mc, &rollouts, penalty)
+                    }
+                    None if unlogged_zero => 0.0,
+                    None => tree.value[tree.node_of[offset + k] as usize],
+                };
+                values.push(v);
+            }
+            values.push(0.0);
+            for k in 0..num {
+                let reward = if k + 1 == num { r } else { 0.0 };
+                step[offset + k] = reward + values[k + 1] - values[k];
+            }
+            terms.set(t.index(), &[f64::from(v0), f64::from(r)]);
+        }
+        if params.bool("whiten") {
+            // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
+            // unbiased n/(n − 1) over tokens); steps without credit stay out.
+            let weights = crate::credit::engine::inputs::whitening_weights(run, &step);
+            whiten::verl(&mut step, Some(&weights));
+        }
+        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}
+
+/// Whether a finish reason means the length limit cut the response off.
+fn is_truncated(finish: &str) -> bool {
+    matches!(finish, "length" | "truncated")
+}
+
+/// A state's Monte-Carlo value: the mean of its rollouts' rewards, a truncated one scored
+/// `penalty`, when the log lists them; else the logged mean; 0 for a state with no rollouts.
+fn mc_value(run: &Run, mc: crate::model::McStats, rollouts: &[(f32, crate::model::Sym)], penalty: f32) -> f32 {
+    if !rollouts.is_empty() {
+        let sum: f64 = rollouts
+            .iter()
+            .map(|&(reward, finish)| f64::from(if is_truncated(run.label(finish)) { penalty } else { reward }))
+            .sum();
+        return (sum / rollouts.len() as f64) as f32;
+    }
+    if mc.n == 0 || mc.mean.is_nan() { 0.0 } else { mc.mean }
+}
