@@ -51,9 +51,7 @@ fn main() {
                 std::hint::black_box(kernel.run32(&batch, &params).map(|o| o.advantages.len()).ok());
             })
         };
-        credit::engine::par::set_split(1 << 20, 1);
-        let (median, min, max) = time();
-        credit::engine::par::reset_split();
+        let (median, min, max) = credit::engine::par::with_split(1 << 20, 1, time);
         let (all_cores, ..) = time();
         println!(
             r#"{{"estimator":"{id}","rows":{rows},"tokens":{tokens},"median_ms":{median:.3},"min_ms":{min:.3},"max_ms":{max:.3},"all_cores_ms":{all_cores:.3},"cores":{}}}"#,

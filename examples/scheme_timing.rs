@@ -20,9 +20,13 @@ fn main() {
     let repeats: usize = args.next().map_or(10, |s| s.parse().unwrap());
     let rest: Vec<String> = args.collect();
     let tree = rest.iter().any(|a| a == "tree");
-    if let Some(n) = rest.iter().find_map(|a| a.strip_prefix("threads=")) {
-        credit::engine::par::set_split(1 << 20, n.parse().unwrap());
-    }
+    // At most N threads with `threads=N` (0, the default: one per core).
+    let threads = rest.iter().find_map(|a| a.strip_prefix("threads=")).map_or(0, |n| n.parse().unwrap());
+    credit::engine::par::with_split(1 << 20, threads, || time_schemes(&ids, repeats, &rest, tree));
+}
+
+/// Times each scheme of `ids` (`all`: every one the run supports) `repeats` times.
+fn time_schemes(ids: &str, repeats: usize, rest: &[String], tree: bool) {
     let run = if tree { synthetic::tree_run(10_000, 100) } else { synthetic::step_run(1_000_000, 32) };
     // `all` on the chains leaves out the tree schemes, which merge chains into trees first (their
     // target is on explicit trees: `all 10 tree`).

@@ -1,4 +1,4 @@
-//! What the fuzz targets run (`fuzz/`, cargo-fuzz) and what `tests/fixtures.rs` replays: every
+//! What the fuzz targets run (`fuzz/`, cargo-fuzz) and what `tests/it/fixtures.rs` replays: every
 //! entry point that takes bytes from outside, by target name. Each must return, on any input,
 //! without a panic, a hang or an allocation past the memory budget; the findings of fuzzing are
 //! kept under `fuzz/regressions/<target>/` and replayed by `cargo test`.

@@ -8,9 +8,10 @@
 //! their output ([`chunks_mut`]), and whole-batch sums are sums of fixed blocks added in order
 //! ([`block_sum`]).
 //! Every group, row and block is computed by the same code whichever part it falls in, so the
-//! credit does not depend on the number of threads (`tests/credit_threads.rs` checks it). On the
+//! credit does not depend on the number of threads (`tests/it/credit_threads.rs` checks it). On the
 //! web, and on runs too small to be worth it, there is one part, on the calling thread.
 
+use std::cell::Cell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -20,29 +21,37 @@ use crate::model::Run;
 /// Path steps a part must have before a run is cut into parts (a thread is not worth less).
 const MIN_STEPS_PER_PART: usize = 1 << 20;
 
-static MIN_STEPS: AtomicUsize = AtomicUsize::new(MIN_STEPS_PER_PART);
-static MAX_PARTS: AtomicUsize = AtomicUsize::new(0);
-
-/// Changes how runs are cut: parts of at least `min_steps` path steps, at most `max_parts` of them
-/// (0: as many as the machine has cores). For tests (which cut tiny runs to check the credit does
-/// not change) and for benchmarks (`max_parts` 1 measures one thread).
-pub fn set_split(min_steps: usize, max_parts: usize) {
-    MIN_STEPS.store(min_steps.max(1), Ordering::Relaxed);
-    MAX_PARTS.store(max_parts, Ordering::Relaxed);
+thread_local! {
+    /// How computations started on this thread cut their runs: (the least path steps in a part,
+    /// the most parts; 0: as many as the machine has cores). Set for a call by [`with_split`],
+    /// and handed to the threads a computation starts.
+    static SPLIT: Cell<(usize, usize)> = const { Cell::new((MIN_STEPS_PER_PART, 0)) };
 }
 
-/// Back to the default split (a thread for each 2²⁰ steps, at most one per core).
-pub fn reset_split() {
-    set_split(MIN_STEPS_PER_PART, 0);
+/// Runs `f` with runs cut into parts of at least `min_steps` path steps, at most `max_parts` of
+/// them (0: as many as the machine has cores), then puts back the split there was. Only the
+/// computations `f` starts on this thread (and the threads they start) see it, so tests that
+/// cut tiny runs can run side by side with others. For tests (which cut tiny runs to check the
+/// credit does not change) and benchmarks (`max_parts` 1 measures one thread).
+pub fn with_split<R>(min_steps: usize, max_parts: usize, f: impl FnOnce() -> R) -> R {
+    /// Puts the split back when `f` returns or panics.
+    struct Restore((usize, usize));
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SPLIT.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SPLIT.with(|s| s.replace((min_steps.max(1), max_parts))));
+    f()
 }
 
 /// How many threads a computation may use: the machine's cores (at most 8), or what
-/// [`set_split`] allows; one on the web.
+/// [`with_split`] allows; one on the web.
 pub fn max_parts() -> usize {
     if cfg!(target_arch = "wasm32") {
         return 1;
     }
-    match MAX_PARTS.load(Ordering::Relaxed) {
+    match SPLIT.with(Cell::get).1 {
         0 => cores().min(8),
         n => n,
     }
@@ -55,10 +64,10 @@ pub fn max_parts() -> usize {
 const PARTS_PER_THREAD: usize = 4;
 
 /// How many parts a computation over `len` positions is cut into: `PARTS_PER_THREAD` for each
-/// thread it is worth (one per [`set_split`]'s minimum of positions, at most [`max_parts`]), or
+/// thread it is worth (one per [`with_split`]'s minimum of positions, at most [`max_parts`]), or
 /// one part when one thread does it all.
 pub fn parts_for(len: usize) -> usize {
-    match (len / MIN_STEPS.load(Ordering::Relaxed)).clamp(1, max_parts()) {
+    match (len / SPLIT.with(Cell::get).0).clamp(1, max_parts()) {
         1 => 1,
         threads => threads * PARTS_PER_THREAD,
     }
@@ -102,7 +111,7 @@ fn on_threads<I: Send, R: Send>(items: Vec<I>, _threads: usize, work: impl Fn(I)
 }
 
 /// Computes the items on `threads` threads, this one among them. The only place in the core that
-/// starts threads (native only: `tests/architecture.rs` checks that every use of the standard
+/// starts threads (native only: `tests/it/architecture.rs` checks that every use of the standard
 /// thread module is in a function the web build leaves out).
 #[cfg(not(target_arch = "wasm32"))]
 fn on_threads<I: Send, R: Send>(items: Vec<I>, threads: usize, work: impl Fn(I) -> R + Sync) -> Vec<R> {
@@ -117,7 +126,8 @@ fn on_threads<I: Send, R: Send>(items: Vec<I>, threads: usize, work: impl Fn(I) 
             }
         }
     };
-    // Each thread takes the next item until none is left.
+    // Each thread takes the next item until none is left, cutting what it computes as this one does.
+    let split = SPLIT.with(Cell::get);
     let next = AtomicUsize::new(0);
     let take_items = || {
         while let Some(cell) = cells.get(next.fetch_add(1, Ordering::Relaxed)) {
@@ -127,8 +137,11 @@ fn on_threads<I: Send, R: Send>(items: Vec<I>, threads: usize, work: impl Fn(I) 
     std::thread::scope(|scope| {
         for _ in 1..threads {
             // Not started: the others take its items.
-            if let Err(err) = std::thread::Builder::new().name("credit part".to_owned()).spawn_scoped(scope, take_items)
-            {
+            let part = || {
+                SPLIT.with(|s| s.set(split));
+                take_items();
+            };
+            if let Err(err) = std::thread::Builder::new().name("credit part".to_owned()).spawn_scoped(scope, part) {
                 log::warn!("could not start a credit thread ({err}); the others take its parts");
             }
         }

@@ -1,5 +1,5 @@
 //! Shared maths of several schemes, over slices, batches and value trees; a kernel never reads
-//! the run's model (`tests/architecture.rs` checks it): the engine hands it columns.
+//! the run's model (`tests/it/architecture.rs` checks it): the engine hands it columns.
 
 pub(crate) mod exp;
 pub mod group;

@@ -21,7 +21,7 @@ static INFO: SchemeInfo = SchemeInfo {
     citation: "VPPO (Verifiable Prefix Policy Optimization) and Cliff: reward the verified prefix, penalize from the first mistake on",
     needs: "first-error labels on steps (a `first_error` flag) and outcome rewards",
     source: SourceQuality::Approximate("reconstructed from the VPPO and Cliff abstracts; no code"),
-    checked: "the worked example of reference/credit-schemes-process.md (tests/process_credit.rs); not run against the paper's code",
+    checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
 };
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {

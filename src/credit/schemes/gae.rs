@@ -19,7 +19,7 @@ estimator!(
         citation: "Schulman et al. 2016, GAE (arXiv 1506.02438); verl compute_gae_advantage_return; OpenRLHF get_advantages_and_returns",
         needs: "rewards and critic values: token `value`, or per step a `value` score or MC stats",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/golden_trainers.rs)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs)",
     },
     params: [
         ParamSpec::float("gamma", 0.0, 1.0, "1", "discount"),

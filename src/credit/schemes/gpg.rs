@@ -16,7 +16,7 @@ estimator!(
         citation: "Chu et al. 2025, GPG: Group Policy Gradient (arXiv 2504.02546); verl compute_gpg_outcome_advantage",
         needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
     params: [],
     presets: [Preset { name: "verl", values: &[], doc: "verl gpg (f_norm = 1)" }],

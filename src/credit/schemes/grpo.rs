@@ -22,7 +22,7 @@ static INFO: SchemeInfo = SchemeInfo {
     citation: "Shao et al. 2024, DeepSeekMath (arXiv 2402.03300); verl compute_grpo_outcome_advantage; TRL GRPOTrainer; OpenRLHF group_norm / dr_grpo; Dr.GRPO: Liu et al. 2025 (arXiv 2503.20783)",
     needs: "outcome rewards (or env / token rewards); tokens optional",
     source: SourceQuality::FromCode(crate::credit::VERL_AT),
-    checked: "verl's own outputs (golden/verl, tests/golden_verl.rs); TRL 1.16's own outputs (golden/trl, tests/golden_trainers.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/golden_trainers.rs) (group_norm, dr_grpo)",
+    checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); TRL 1.16's own outputs (golden/trl, tests/it/golden_trainers.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (group_norm, dr_grpo)",
 };
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {

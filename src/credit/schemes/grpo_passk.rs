@@ -18,7 +18,7 @@ estimator!(
         citation: "Chen et al. 2025, pass@k training (arXiv 2503.19595); verl compute_grpo_passk_outcome_advantage",
         needs: "outcome rewards; every group of at least 2 rollouts",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
     params: [
         ParamSpec::bool("norm_by_std", "true", "divide r_max − r_2nd by the group std + ε (read from the algorithm config)"),

@@ -17,7 +17,7 @@ estimator!(
         citation: "verl compute_grpo_vector_advantage with verl.utils.groupwise.group_mean_std",
         needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
     params: [
         ParamSpec::bool("norm_by_std", "true", "divide by the std; verl's dispatcher never forwards false, so the trainer always divides"),

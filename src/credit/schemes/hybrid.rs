@@ -23,7 +23,7 @@ static INFO: SchemeInfo = SchemeInfo {
     citation: "the generic mixture behind PRM-augmented GRPO (e.g. DeepSeekMath §4.1.3, PURE's PRMVR mode)",
     needs: "named step scores and outcome rewards",
     source: SourceQuality::Approximate("a generic mixture, not one paper's exact rule"),
-    checked: "its definition as a weighted mix of two schemes (tests/process_credit.rs)",
+    checked: "its definition as a weighted mix of two schemes (tests/it/process_credit.rs)",
 };
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {

@@ -19,7 +19,7 @@ static INFO: SchemeInfo = SchemeInfo {
     citation: "efficiency penalties on response length (e.g. Kimi k1.5 length reward, DAPO overlong shaping), in their simplest linear form",
     needs: "outcome rewards",
     source: SourceQuality::Approximate("a linear penalty; trainers' exact shaping differs"),
-    checked: "its definition (tests/process_credit.rs)",
+    checked: "its definition (tests/it/process_credit.rs)",
 };
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {

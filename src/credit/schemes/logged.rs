@@ -21,7 +21,7 @@ static INFO: SchemeInfo = SchemeInfo {
     citation: "the advantages the trainer itself logged: TRL's `advantage` column, a per-token `advantage` array, a `logged_advantage` step score",
     needs: "a token `advantage` array, a `logged_advantage` step score or an `advantage` outcome component",
     source: SourceQuality::FromCode("the log itself: the values the trainer wrote, not recomputed"),
-    checked: "its definition: logged values pass through unchanged (tests/process_credit.rs)",
+    checked: "its definition: logged values pass through unchanged (tests/it/process_credit.rs)",
 };
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {

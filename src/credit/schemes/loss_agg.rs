@@ -29,7 +29,7 @@ estimator!(
         citation: "verl core_algos.agg_loss (actor.loss_agg_mode); TRL GRPOTrainer loss_type; Dr.GRPO (arXiv 2503.20783) on the length bias",
         needs: "any trajectories (token masks give token weights)",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs) (agg_loss); TRL 1.16's own outputs (golden/trl, tests/golden_trainers.rs) (loss types, as gradients of _compute_loss)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs) (agg_loss); TRL 1.16's own outputs (golden/trl, tests/it/golden_trainers.rs) (loss types, as gradients of _compute_loss)",
     },
     params: [
         ParamSpec::choice(

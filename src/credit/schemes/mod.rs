@@ -1,6 +1,6 @@
 //! The schemes, one file each, each listed once in [`SCHEMES`]. A scheme reads the run through
 //! [`super::engine`] and computes with [`super::kernels`]; schemes never import each other
-//! (`tests/architecture.rs` checks it).
+//! (`tests/it/architecture.rs` checks it).
 
 use super::Scheme;
 

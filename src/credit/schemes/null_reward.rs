@@ -20,7 +20,7 @@ static INFO: SchemeInfo = SchemeInfo {
     citation: "spurious-reward controls (Shao et al. 2025, Spurious Rewards: random and format-only rewards)",
     needs: "outcome rewards (format-only: an outcome component `format`)",
     source: SourceQuality::Approximate("a control built for comparison, not a trainer's estimator"),
-    checked: "its definition (tests/process_credit.rs)",
+    checked: "its definition (tests/it/process_credit.rs)",
 };
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {

@@ -16,7 +16,7 @@ estimator!(
         citation: "Hao et al. 2025, On-Policy RL with Optimal Reward Baseline (arXiv 2505.23585); verl compute_opo_outcome_advantage",
         needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
     params: [],
     presets: [Preset { name: "verl", values: &[], doc: "verl opo" }],

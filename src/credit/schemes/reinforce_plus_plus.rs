@@ -19,7 +19,7 @@ estimator!(
         citation: "Hu 2025, REINFORCE++ (arXiv 2501.03262); verl compute_reinforce_plus_plus_outcome_advantage; OpenRLHF reinforce",
         needs: "outcome, env or token rewards; at least 2 valid positions in the batch",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/golden_trainers.rs) (reinforce)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (reinforce)",
     },
     params: [
         ParamSpec::float("gamma", 0.0, 1.0, "1", "discount"),

@@ -18,7 +18,7 @@ estimator!(
         citation: "Hu 2025 (arXiv 2501.03262); verl compute_reinforce_plus_plus_baseline_outcome_advantage; OpenRLHF reinforce_baseline",
         needs: "outcome, env or token rewards; at least 2 valid positions in the batch",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/golden_trainers.rs) (reinforce_baseline)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (reinforce_baseline)",
     },
     params: [
         ParamSpec::choice("whiten", &["verl", "openrlhf", "none"], "verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),

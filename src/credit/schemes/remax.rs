@@ -18,7 +18,7 @@ estimator!(
         citation: "Li et al. 2023, ReMax (arXiv 2310.10505); verl compute_remax_outcome_advantage",
         needs: "outcome rewards and the greedy rollout's reward as outcome component `greedy_baseline`",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
     params: [],
     presets: [Preset { name: "verl", values: &[], doc: "verl remax" }],

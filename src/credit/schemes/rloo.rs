@@ -20,7 +20,7 @@ estimator!(
         citation: "Ahmadian et al. 2024, Back to Basics (arXiv 2402.14740); verl compute_rloo_outcome_advantage; TRL RLOOTrainer; OpenRLHF rloo",
         needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/golden_trainers.rs); TRL RLOOTrainer's rules (unscorable rows, reward_clip_range, normalize_advantages) by named tests against its code's formulas",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs); TRL RLOOTrainer's rules (unscorable rows, reward_clip_range, normalize_advantages) by named tests against its code's formulas",
     },
     params: [
         ParamSpec::choice("singleton", &["raw", "zero"], "raw", "a group of one: verl's loop keeps the raw score; the vectorized version and TRL give 0"),

@@ -16,7 +16,7 @@ estimator!(
         citation: "verl compute_rloo_vectorized_outcome_advantage",
         needs: "outcome rewards (or env / token rewards); tokens optional",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs, bit-exact (tests/golden/verl_extra, made by its generate.py from verl b178a3c; ../shared/golden/verl has no file for it); property tests (tests/credit_props.rs)",
+        checked: "verl's own outputs, bit-exact (tests/golden/verl_extra, made by its generate.py from verl b178a3c; ../shared/golden/verl has no file for it); property tests (tests/it/credit_props.rs)",
     },
     params: [],
     presets: [Preset { name: "verl", values: &[], doc: "verl rloo_vectorized (singleton → 0)" }],

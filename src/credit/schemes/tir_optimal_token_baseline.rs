@@ -18,7 +18,7 @@ estimator!(
         citation: "verl compute_multi_turn_optimal_token_baseline_advantage (called directly)",
         needs: "token rewards or outcomes, token logprobs and token `sum_pi_squared`",
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
-        checked: "verl's own outputs (golden/verl, tests/golden_verl.rs)",
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
     params: [
         ParamSpec::bool("handle_zero_tail", "true", "zero the baseline of a group's unique longest row beyond the second-longest length"),

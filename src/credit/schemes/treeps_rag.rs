@@ -24,7 +24,7 @@ static INFO: SchemeInfo = SchemeInfo {
     source: SourceQuality::Approximate(
         "reconstructed from the abstract and summaries; no code; the outcome weight is unknown",
     ),
-    checked: "the worked example of reference/credit-schemes-process.md (tests/process_credit.rs); not run against the paper's code",
+    checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
 };
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {

@@ -24,7 +24,7 @@ static INFO: SchemeInfo = SchemeInfo {
     source: SourceQuality::Approximate(
         "the paper's method section was not readable; constants and rule from a reimplementation",
     ),
-    checked: "its projection identities and fitted constants (tests/process_credit.rs); not run against the paper's code",
+    checked: "its projection identities and fitted constants (tests/it/process_credit.rs); not run against the paper's code",
 };
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {

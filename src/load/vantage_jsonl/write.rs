@@ -1,6 +1,6 @@
 //! Writing a [`Run`] as "vantage JSONL v1": the header, one group record per group, then one
 //! trajectory record per plain trajectory and one tree record per tree, in trajectory order.
-//! Loading the output gives back the same run (`tests/format_roundtrip.rs`).
+//! Loading the output gives back the same run (`tests/it/format_roundtrip.rs`).
 
 use std::fmt::Write as _;
 

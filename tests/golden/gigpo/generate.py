@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden cases of GiGPO's own credit code (verl-agent), for tests/process_credit.rs.
+"""Golden cases of GiGPO's own credit code (verl-agent), for tests/it/process_credit.rs.
 
     python3 -m venv .venv && .venv/bin/pip install torch==2.15.0 numpy==2.4.6
     git clone https://github.com/zhangyun04/verl-agent && git -C verl-agent checkout 24dda38

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden cases of search-and-learn's step-score aggregation, for tests/process_credit.rs.
+"""Golden cases of search-and-learn's step-score aggregation, for tests/it/process_credit.rs.
 
     git clone https://github.com/huggingface/search-and-learn && git -C search-and-learn checkout 6f81cac
     python3 tests/golden/prm_aggregate/generate.py search-and-learn > tests/golden/prm_aggregate/cases.json

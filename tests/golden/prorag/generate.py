@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden cases of ProRAG's own credit code, for tests/process_credit.rs.
+"""Golden cases of ProRAG's own credit code, for tests/it/process_credit.rs.
 
     python3 -m venv .venv && .venv/bin/pip install torch==2.15.0
     git clone https://github.com/lilinwz/ProRAG && git -C ProRAG checkout c7a6411

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden cases of SPO's own tree credit code, for tests/process_credit.rs.
+"""Golden cases of SPO's own tree credit code, for tests/it/process_credit.rs.
 
     python3 -m venv .venv && .venv/bin/pip install numpy==2.4.6
     git clone https://github.com/AIFrameResearch/SPO && git -C SPO checkout b9fc6a2

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden cases of TreePO's own segment-advantage code, for tests/process_credit.rs.
+"""Golden cases of TreePO's own segment-advantage code, for tests/it/process_credit.rs.
 
     python3 -m venv .venv && .venv/bin/pip install numpy==2.4.6
     git clone https://github.com/multimodal-art-projection/TreePO && git -C TreePO checkout b86ce51

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden cases of TreeRL's own credit code, for tests/process_credit.rs.
+"""Golden cases of TreeRL's own credit code, for tests/it/process_credit.rs.
 
     python3 -m venv .venv && .venv/bin/pip install torch==2.15.0 pydantic==2.14.4
     git clone https://github.com/THUDM/TreeRL && git -C TreeRL checkout f0edbea

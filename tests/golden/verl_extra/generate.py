@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""verl golden vectors that ../shared/golden/verl lacks, in its schema, for tests/golden_verl.rs.
+"""verl golden vectors that ../shared/golden/verl lacks, in its schema, for tests/it/golden_verl.rs.
 
     python3 -m venv .venv && .venv/bin/pip install torch==2.15.0 numpy==2.4.6
     git clone https://github.com/volcengine/verl && git -C verl checkout b178a3cd56f58b2d502255daba591e92833930a7

@@ -1,7 +1,7 @@
 //! A bit-for-bit snapshot of credit: one line per sample run × scheme × preset (the defaults and
 //! each preset), with a hash of every step value and every token value (FNV-1a over their f32 bits,
 //! every NaN counted as one) and the first values. A refactor or a speed change that moves one bit
-//! of any scheme on any sample fails here. `UPDATE_SNAPSHOTS=1 cargo test --test credit_snapshot`
+//! of any scheme on any sample fails here. `UPDATE_SNAPSHOTS=1 cargo test --test it credit_snapshot::`
 //! writes the file anew, for a change meant to move numbers (say why in the commit).
 #![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
@@ -87,8 +87,6 @@ fn credit_on_every_sample_is_the_snapshot_bit_for_bit() {
     );
     assert!(now.lines().count() >= 140, "{} lines", now.lines().count());
     // The same bits when the work is cut into many parts on other threads.
-    credit::engine::par::set_split(1, 7);
-    let split = snapshot();
-    credit::engine::par::reset_split();
+    let split = credit::engine::par::with_split(1, 7, snapshot);
     assert!(split == now, "credit depends on how the work is split over threads");
 }

@@ -9,7 +9,7 @@ use vantage::analysis::tree_layout::{GroupTree, TreeMerge};
 use vantage::app::state::Tab;
 use vantage::load::{LoadReport, load_bytes};
 
-mod common;
+use crate::common;
 
 fn app_with(name: &str, bytes: &[u8]) -> VantageApp {
     let mut report = LoadReport::new(name);

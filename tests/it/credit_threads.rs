@@ -1,7 +1,7 @@
 //! Credit computed on several threads is the credit computed on one, bit for bit: every scheme on
 //! a run large enough to be cut into parts (and for whole-batch sums to span several blocks), and
-//! on every sample run, at one part and at three. One test in its own binary: the split is a
-//! process-wide setting.
+//! on every sample run, at one part and at three. The split (`par::with_split`) holds for the
+//! call it wraps only, so these run beside the other tests.
 #![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
 use vantage::credit::engine::par;
@@ -102,24 +102,20 @@ fn credit_on_several_threads_is_the_credit_on_one() {
                 let sets: Vec<(String, String)> =
                     if has_level && level != "default" { vec![("level".to_owned(), level.to_owned())] } else { vec![] };
                 let params = Params::resolve(scheme, None, &sets).unwrap();
-                par::set_split(usize::MAX, 1);
                 poison_pool(run.num_path_steps(), POISON[0]);
-                let Ok(one) = scheme.compute(run, &params) else { continue };
+                let Ok(one) = par::with_split(usize::MAX, 1, || scheme.compute(run, &params)) else { continue };
                 // Parts of at least 1 000 steps (the synthetic run is cut in three; a sample run
                 // in as many parts as it has thousands of steps, at most three).
-                par::set_split(1_000, 3);
                 poison_pool(run.num_path_steps(), POISON[1]);
-                let many = scheme.compute(run, &params).unwrap();
+                let many = par::with_split(1_000, 3, || scheme.compute(run, &params)).unwrap();
                 same(&format!("{name} {id} level={level}"), &one, &many);
-                par::set_split(1, 3);
                 poison_pool(run.num_path_steps(), POISON[2]);
-                let tiny = scheme.compute(run, &params).unwrap();
+                let tiny = par::with_split(1, 3, || scheme.compute(run, &params)).unwrap();
                 same(&format!("{name} {id} level={level}, tiny parts"), &one, &tiny);
                 compared += 1;
             }
         }
     }
-    par::reset_split();
     assert!(runs[0].1.num_path_steps() > par::SUM_BLOCK);
     assert!(compared >= 60, "only {compared} computations compared");
 }

@@ -1,5 +1,6 @@
 //! Test inputs built in code, shared by several test files.
-#![allow(dead_code, reason = "each test file uses a part")]
+#![allow(dead_code, reason = "each test module uses a part")]
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
 /// One Inspect sample: a tool call, its result, an intermediate score, then the answer.
 pub fn inspect_sample(id: &str, epoch: u32, value: &str) -> String {

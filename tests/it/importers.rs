@@ -9,7 +9,7 @@ use vantage::analysis::RunSummary;
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
 
-mod common;
+use crate::common;
 use common::inspect_sample;
 
 fn data_dir() -> Option<PathBuf> {

@@ -9,7 +9,7 @@ use vantage::load::vantage_jsonl::write::to_jsonl;
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
 
-#[path = "../examples/gen_samples/mod.rs"]
+#[path = "../../examples/gen_samples/mod.rs"]
 mod samples;
 
 fn load(relative: &str) -> Run {

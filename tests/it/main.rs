@@ -1,0 +1,21 @@
+//! Every integration test, in one binary: each test file links the whole crate, and one binary
+//! links it once (as ripgrep's tests do). A file here is one module; `cargo test NAME` runs the
+//! tests whose path holds NAME (`cargo test credit_threads::`, `cargo test ui::`).
+
+mod common;
+
+mod architecture;
+mod cli;
+mod credit_props;
+mod credit_snapshot;
+mod credit_threads;
+mod fixtures;
+mod format_roundtrip;
+mod golden_trainers;
+mod golden_verl;
+mod importers;
+mod invariants;
+mod live;
+mod process_credit;
+mod sample_runs;
+mod ui;
