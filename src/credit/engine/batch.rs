@@ -491,9 +491,9 @@ pub(crate) fn rows_backward<S: Copy, T: Copy, const OUTLINED: bool>(
 /// load besides its arithmetic. Out of line, with no call in the loop, they stay in registers, but
 /// the loop no longer sees the caller's constants. Which is faster depends on the kernel; each
 /// caller says which it takes, measured (`examples/scheme_timing.rs`, `examples/kernel_timings.rs`).
-/// It is a type parameter, not a value, so that each caller's walk compiles only its own loop: with
-/// a value passed down to the threads, GAE's inlined walk ran 20 % slower on two cores (the same on
-/// one).
+/// It is a type parameter, not a value, so that each caller's walk compiles only its own loop (a
+/// value passed down to the threads measured slower: docs/PERFORMANCE.md, "How the kernels are
+/// fast").
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Lockstep<const OUTLINED: bool>;
 

@@ -43,8 +43,8 @@ fn exp_finish(shifted: f32, r: f32, p: f32) -> f32 {
 /// Each of `values` replaced by its [`exp_f32`], the same bits, 32 values at a time, each stage
 /// (the reduction, each term of the polynomial, the result) over all 32 before the next. One
 /// value's `exp` is a long chain of dependent operations; this gives the core eight independent
-/// 4-wide chains to overlap, which a loop of whole `exp`s does not (measured 20–30 % faster over
-/// a buffer in cache: docs/PERFORMANCE.md, the tenth step-level pass).
+/// 4-wide chains to overlap, which a loop of whole `exp`s does not (docs/PERFORMANCE.md, "How the
+/// kernels are fast").
 pub(crate) fn exp_f32_in_place(values: &mut [f32]) {
     const LANES: usize = 32;
     let mut chunks = values.chunks_exact_mut(LANES);

@@ -154,7 +154,7 @@ fn recursion<F: Real, const MASKED: bool, const UNIT: bool>(
     let gamma_lam = gamma * lam;
     crate::credit::engine::batch::rows_backward_parts(
         // The masked recursion (token batches) walks out of line, the others inlined: each the
-        // faster of the two, measured (docs/PERFORMANCE.md, the seventh step-level pass).
+        // faster of the two, measured (docs/PERFORMANCE.md, "How the kernels are fast").
         crate::credit::engine::batch::Lockstep::<MASKED>,
         batch,
         F::ZERO,

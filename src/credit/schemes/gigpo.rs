@@ -166,7 +166,7 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
             // counts 0), then their discounted returns (four paths at a time, see `rows_backward`)
             // and episode rewards; `local[i]` is where member i's steps start in these buffers.
             // (Reading the env rewards where they are, each member at its own offset, instead of
-            // copying them first was slower: 104 ms against 97 on one thread, 2026-12-01.)
+            // copying them first measured slower.)
             local.clear();
             local.push(0);
             rewards.clear();
@@ -186,7 +186,7 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
             returns.resize(rewards.len(), 0.0);
             episode.clear();
             // `visit` holds its slice and γ by value: nothing read through a reference after
-            // each store. Out of line (`batch::OUTLINED`): 97 ms against 114 on one thread.
+            // each store. Out of line (`batch::OUTLINED`): the faster walk here, measured.
             let rewards = &rewards[..];
             crate::credit::engine::batch::rows_backward(
                 crate::credit::engine::batch::OUTLINED,

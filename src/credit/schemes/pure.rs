@@ -75,10 +75,10 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
 /// member's steps (shifted by its largest exponent; `e^x` in f32, about one ulp). In `f32`, four
 /// values to a vector; the softmax normalizer and `Σ r'` in four `f64` lanes (value i in lane
 /// i mod 4, the rest after them: [`crate::credit::engine::moments::lane_sum`]'s order). The exponents of the whole
-/// group are taken together, which measured 12–15 % faster than one loop per member (each `exp` is
-/// a long chain of dependent operations, and a member's few steps a short loop to overlap them in;
-/// docs/PERFORMANCE.md, the eighth step-level pass), 32 at a time in stages
-/// ([`crate::credit::kernels::exp::exp_f32_in_place`], the tenth pass).
+/// group are taken together rather than one loop per member (each `exp` is a long chain of
+/// dependent operations, and a member's few steps a short loop to overlap them in), 32 at a time
+/// in stages ([`crate::credit::kernels::exp::exp_f32_in_place`]; docs/PERFORMANCE.md, "How the
+/// kernels are fast").
 fn weigh_group<'s>(
     group: &mut [f32],
     local: &[usize],
