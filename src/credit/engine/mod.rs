@@ -1,6 +1,6 @@
 //! The machinery every scheme computes with, apart from any scheme's formula: the rows a token
-//! kernel works on ([`batch`]), what schemes read from a run ([`inputs`]), the value tree of a run
-//! ([`tree`]), parameters and presets ([`params`]), the float type kernels are generic over
+//! kernel works on ([`batch`]), what schemes read from a run (`inputs`), the value tree of a run
+//! ([`tree`]), parameters and presets (`params`), the float type kernels are generic over
 //! ([`real`]), the one module of `f64` sums and moments ([`moments`]), batch whitening
 //! ([`whiten`]), computing in parts on several threads ([`par`]), the buffer pool, and the
 //! registry as text ([`listing`]).

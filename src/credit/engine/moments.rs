@@ -103,7 +103,7 @@ pub fn lane_sum<T: Copy>(items: &[T], f: impl Fn(T) -> f64) -> f64 {
     (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + rest
 }
 
-/// Σ f(x[t]) over the positions with a non-zero mask (each term times its mask), in `f64`, in
+/// Σ f(x\[t\]) over the positions with a non-zero mask (each term times its mask), in `f64`, in
 /// four interleaved partial sums so the additions do not wait on each other; a large batch as
 /// the sums of blocks on several threads, added in order (`par::block_sum`: the same sum
 /// whatever the number of threads; one block is this very sum).
@@ -117,7 +117,7 @@ pub fn masked_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64 + S
 /// values in `f64` are exact, or within an ulp of `f64`, whatever their order.
 const SUM_LANES: usize = 16;
 
-/// Σ x in `f64`, in [`SUM_LANES`] interleaved partial sums added pairwise (one block of
+/// Σ x in `f64`, in `SUM_LANES` interleaved partial sums added pairwise (one block of
 /// [`masked_sum`], on this thread): a row's score ([`crate::credit::engine::batch::Batch::scores`]).
 pub fn sum_f64<F: Real>(x: &[F]) -> f64 {
     block_lane_sum(x, None, &|v: F| v.f64())

@@ -13,6 +13,7 @@
 
 use std::cell::Cell;
 use std::ops::Range;
+#[cfg(not(target_arch = "wasm32"))]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::credit::Terms;
