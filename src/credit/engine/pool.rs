@@ -94,3 +94,48 @@ pub fn clear() {
         idle.clear();
     }
 }
+
+/// Where a kernel's buffers of its float type come from: the pool for `f32` (the app's and the
+/// trainers' precision), plain allocations for `f64` (the reference). A supertrait of
+/// [`crate::credit::Real`] that only the crate can name, so kernels write `F::zeroed(n)` and the
+/// float trait itself stays about arithmetic.
+pub trait Buffers: Sized {
+    /// A zeroed vector.
+    fn zeroed(len: usize) -> Vec<Self>;
+    /// An empty vector with room for `len`.
+    fn with_room(len: usize) -> Vec<Self>;
+    /// A buffer of `len` values whatever they are, for output written in full before it is read.
+    fn scratch(len: usize) -> Vec<Self>;
+    /// Hands a buffer back to the pool, or drops it.
+    fn recycle(buffer: Vec<Self>);
+}
+
+impl Buffers for f32 {
+    fn zeroed(len: usize) -> Vec<Self> {
+        zeroed(len)
+    }
+    fn with_room(len: usize) -> Vec<Self> {
+        take(len)
+    }
+    fn scratch(len: usize) -> Vec<Self> {
+        scratch(len)
+    }
+    fn recycle(buffer: Vec<Self>) {
+        give(buffer);
+    }
+}
+
+impl Buffers for f64 {
+    fn zeroed(len: usize) -> Vec<Self> {
+        vec![0.0; len]
+    }
+    fn with_room(len: usize) -> Vec<Self> {
+        Vec::with_capacity(len)
+    }
+    fn scratch(len: usize) -> Vec<Self> {
+        vec![0.0; len]
+    }
+    fn recycle(buffer: Vec<Self>) {
+        drop(buffer);
+    }
+}

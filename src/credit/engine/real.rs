@@ -18,6 +18,7 @@ pub trait Real:
     + Send
     + Sync
     + 'static
+    + crate::credit::engine::pool::Buffers
 {
     /// Zero.
     const ZERO: Self;
@@ -43,19 +44,10 @@ pub trait Real:
     fn max(self, other: Self) -> Self;
     /// The smaller of two values.
     fn min(self, other: Self) -> Self;
-    /// A zeroed vector (pooled for `f32`, see `credit::engine::pool`).
-    fn zeroed(len: usize) -> Vec<Self>;
-    /// An empty vector with room for `len` (pooled for `f32`).
-    fn with_room(len: usize) -> Vec<Self>;
-    /// A buffer of `len` values whatever they are, for output written in full before it is read
-    /// (`pool::scratch` for `f32`).
-    fn scratch(len: usize) -> Vec<Self>;
-    /// Hands a buffer back to the pool (`f32`) or drops it.
-    fn recycle(buffer: Vec<Self>);
 }
 
 macro_rules! impl_real {
-    ($t:ty, $of:expr, $to32:expr, $zeroed:expr, $room:expr, $scratch:expr, $recycle:expr) => {
+    ($t:ty, $of:expr, $to32:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -99,37 +91,9 @@ macro_rules! impl_real {
             fn min(self, other: Self) -> Self {
                 <$t>::min(self, other)
             }
-            fn zeroed(len: usize) -> Vec<Self> {
-                $zeroed(len)
-            }
-            fn with_room(len: usize) -> Vec<Self> {
-                $room(len)
-            }
-            fn scratch(len: usize) -> Vec<Self> {
-                $scratch(len)
-            }
-            fn recycle(buffer: Vec<Self>) {
-                $recycle(buffer);
-            }
         }
     };
 }
 
-impl_real!(
-    f32,
-    |x: f64| x as f32,
-    |x: f32| x,
-    crate::credit::engine::pool::zeroed,
-    crate::credit::engine::pool::take,
-    crate::credit::engine::pool::scratch,
-    crate::credit::engine::pool::give
-);
-impl_real!(
-    f64,
-    |x: f64| x,
-    |x: f64| x as f32,
-    |len: usize| vec![0.0; len],
-    Vec::with_capacity,
-    |len: usize| vec![0.0; len],
-    drop
-);
+impl_real!(f32, |x: f64| x as f32, |x: f32| x);
+impl_real!(f64, |x: f64| x, |x: f64| x as f32);
