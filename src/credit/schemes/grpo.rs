@@ -199,27 +199,63 @@ fn normalize_then_sum<F: Real>(batch: &Batch<'_, F>, eps: F) -> Vec<F> {
         .collect()
 }
 
+/// GRPO's parameters, read once: how the group statistics are taken and the advantage formed.
+#[derive(Clone, Copy, Debug)]
+struct Options {
+    /// TRL's `normalize_then_sum` (GDPO) instead of one reward.
+    normalize_then_sum: bool,
+    /// Added to the std.
+    eps: f64,
+    /// Divide by the std (`false`: Dr.GRPO's `r − mean`).
+    norm_by_std: bool,
+    /// The unbiased (n − 1) std, else the population std.
+    unbiased: bool,
+    /// A group of one gets advantage 0 (TRL), else verl's mean 0 and std 1.
+    zero_singleton: bool,
+    /// A row without a score gets 0, else stays NaN.
+    unscorable_zero: bool,
+    /// Clip the advantage to ±this (0: no clip).
+    reward_clip: f64,
+    /// The mean over the batch instead of the group.
+    batch_mean: bool,
+    /// The std over the batch instead of the group.
+    batch_scale: bool,
+}
+
+impl Options {
+    fn of(params: &Params) -> Self {
+        Self {
+            normalize_then_sum: params.choice("aggregation") == "normalize_then_sum",
+            eps: params.f64("epsilon"),
+            norm_by_std: params.bool("norm_by_std"),
+            unbiased: params.choice("std") != "biased",
+            zero_singleton: params.choice("singleton") == "zero",
+            unscorable_zero: params.choice("unscorable") == "zero",
+            reward_clip: params.f64("reward_clip"),
+            batch_mean: params.choice("mean") == "batch",
+            batch_scale: params.choice("scale") == "batch",
+        }
+    }
+}
+
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    if params.choice("aggregation") == "normalize_then_sum" {
+    let options = Options::of(params);
+    if options.normalize_then_sum {
         if batch.components.is_empty() {
             return Err(CreditError::Unsupported {
                 scheme: "grpo".to_owned(),
                 reason: "normalize_then_sum needs each reward function's value (outcome components)".to_owned(),
             });
         }
-        let advantage = normalize_then_sum(batch, F::of(params.f64("epsilon")));
+        let advantage = normalize_then_sum(batch, F::of(options.eps));
         let terms =
             Terms::for_rows("GDPO: Σ_k w_k·(r_k − mean)/(std + ε), normalized over the batch", &[], advantage.len());
         return Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms });
     }
     let scores = batch.scores();
-    let eps = F::of(params.f64("epsilon"));
-    let norm = params.bool("norm_by_std");
-    let unbiased = params.choice("std") != "biased";
-    let zero_singleton = params.choice("singleton") == "zero";
-    let unscorable_zero = params.choice("unscorable") == "zero";
-    let clip = F::of(params.f64("reward_clip"));
-    let batch_mean = (params.choice("mean") == "batch").then(|| {
+    let Options { eps, norm_by_std: norm, unbiased, zero_singleton, unscorable_zero, .. } = options;
+    let (eps, clip) = (F::of(eps), F::of(options.reward_clip));
+    let batch_mean = options.batch_mean.then(|| {
         let (mut sum, mut n) = (F::ZERO, 0usize);
         for &s in scores.iter().filter(|s| !s.is_nan()) {
             sum += s;
@@ -227,7 +263,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         }
         sum / F::of(n as f64)
     });
-    let batch_std = (params.choice("scale") == "batch").then(|| {
+    let batch_std = options.batch_scale.then(|| {
         let valid: Vec<F> = scores.iter().copied().filter(|s| !s.is_nan()).collect();
         mean_std(&valid, unbiased).1
     });

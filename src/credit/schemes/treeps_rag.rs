@@ -56,6 +56,27 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     params
 });
 
+/// TreePS-RAG's parameters, read once (the merge and outcome parameters are read by the engine).
+#[derive(Clone, Copy, Debug)]
+struct Options {
+    /// How a node's value is formed.
+    value: ValueMode,
+    /// The weight of the outcome advantage added to each step.
+    outcome_weight: f32,
+    /// The sibling z-score form, with (divide by the std, its ε, verl's singleton rule); `None`
+    /// for the value difference `V(step) − V(parent)`.
+    sibling_z: Option<(bool, f32, bool)>,
+}
+
+impl Options {
+    fn of(params: &Params) -> Self {
+        let value = if params.choice("value") == "child_mean" { ValueMode::ChildMean } else { ValueMode::LeafMean };
+        let sibling_z = (params.choice("form") == "sibling_z")
+            .then(|| (params.bool("std"), params.f64("sibling_epsilon") as f32, params.choice("singleton") == "verl"));
+        Self { value, outcome_weight: params.f64("outcome_weight") as f32, sibling_z }
+    }
+}
+
 impl Scheme for TreepsRag {
     fn info(&self) -> &SchemeInfo {
         &INFO
@@ -70,15 +91,12 @@ impl Scheme for TreepsRag {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let mode = if params.choice("value") == "child_mean" { ValueMode::ChildMean } else { ValueMode::LeafMean };
-        let merge = merge_prefixes(run, params);
-        let tree = build(run, mode, merge);
-        let weight = params.f64("outcome_weight") as f32;
+        let options = Options::of(params);
+        let tree = build(run, options.value, merge_prefixes(run, params));
+        let weight = options.outcome_weight;
         let (outcome, _) = if weight > 0.0 { outcome_advantages(run, params) } else { (Vec::new(), Vec::new()) };
-        let sibling_z = (params.choice("form") == "sibling_z").then(|| {
-            let eps = params.f64("sibling_epsilon") as f32;
-            tree.sibling_z(params.bool("std"), eps, params.choice("singleton") == "verl").0
-        });
+        let sibling_z =
+            options.sibling_z.map(|(use_std, eps, verl_singleton)| tree.sibling_z(use_std, eps, verl_singleton).0);
         let tr = &run.trajectories;
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows("V(step) − V(parent) + w·A_outcome", &["V(root)", "R", "w"], tr.len());
