@@ -76,9 +76,9 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
 /// values to a vector; the softmax normalizer and `Σ r'` in four `f64` lanes (value i in lane
 /// i mod 4, the rest after them: [`crate::credit::engine::moments::lane_sum`]'s order). The exponents of the whole
 /// group are taken together rather than one loop per member (each `exp` is a long chain of
-/// dependent operations, and a member's few steps a short loop to overlap them in), 32 at a time
-/// in stages ([`crate::credit::kernels::exp::exp_f32_in_place`]; docs/PERFORMANCE.md, "How the
-/// kernels are fast").
+/// dependent operations, and a member's few steps a short loop to overlap them in:
+/// [`crate::credit::kernels::exp::exp_f32_in_place`]; docs/PERFORMANCE.md, "How the kernels are
+/// fast").
 fn weigh_group<'s>(
     group: &mut [f32],
     local: &[usize],
