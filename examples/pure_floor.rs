@@ -12,19 +12,13 @@ use std::time::Instant;
 
 use vantage::credit;
 
-/// Steps per block: a block's values are made, then exponentiated, while they are in cache.
-const BLOCK: usize = 256;
-
 /// The exponent pass over `out` from `scores`, then the normalization pass.
 fn floor(scores: &[f32], out: &mut [f32]) {
     credit::engine::par::chunks_mut(out, |start, part| {
-        for (k, block) in part.chunks_mut(BLOCK).enumerate() {
-            let first = start + k * BLOCK;
-            // −r/T at PURE's default T = 0.1, less the largest exponent a score can give (10), as
-            // PURE shifts each member's exponents by their largest.
-            for (o, &p) in block.iter_mut().zip(&scores[first..]) {
-                *o = -(2.0 * p - 1.0) * 10.0 - 10.0;
-            }
+        // −r/T at PURE's default T = 0.1, less the largest exponent a score can give (10), as
+        // PURE shifts each member's exponents by their largest.
+        for (o, &p) in part.iter_mut().zip(&scores[start..]) {
+            *o = -(2.0 * p - 1.0) * 10.0 - 10.0;
         }
     });
     std::hint::black_box(&mut *out);

@@ -6,12 +6,19 @@
 /// [−87.3, 88.7] (the result is then ~1e−38 or ~3e38, not 0 or ∞).
 #[inline]
 pub(crate) fn exp_f32(x: f32) -> f32 {
-    let (shifted, r) = exp_reduce(x);
+    // `x` (clamped) as `n·ln 2 + r`, the integer `n` held in the low bits of `shifted`.
+    let x = x.clamp(-87.3, 88.7);
+    let shifted = x * std::f32::consts::LOG2_E + EXP_ROUND;
+    let n = shifted - EXP_ROUND;
+    // ln 2 = 0.693359375 − 2.12194440e−4, the first part exact in a few bits.
+    let r = x - n * 0.693_359_4 + n * 2.121_944_4e-4;
     let mut p = EXP_POLY[0];
     for c in &EXP_POLY[1..] {
         p = p * r + c;
     }
-    exp_finish(shifted, r, p)
+    // `(1 + r + p·r²) · 2^n`, `2^n` from the bits of `shifted` without a conversion.
+    let e = p * (r * r) + r + 1.0;
+    e * f32::from_bits(shifted.to_bits().wrapping_sub(EXP_ROUND.to_bits()).wrapping_add(127) << 23)
 }
 
 /// 1.5 · 2²³: adding and subtracting it rounds to the nearest integer without a call.
@@ -19,25 +26,6 @@ const EXP_ROUND: f32 = 12_582_912.0;
 
 /// The coefficients of [`exp_f32`]'s polynomial `p`, highest first (`e^r ≈ 1 + r + p(r)·r²`).
 const EXP_POLY: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 0.5];
-
-/// [`exp_f32`]'s reduction: `x` (clamped) as `n·ln 2 + r`, with the integer `n` held in the low
-/// bits of the first value returned and `r` the second.
-#[inline]
-fn exp_reduce(x: f32) -> (f32, f32) {
-    let x = x.clamp(-87.3, 88.7);
-    let shifted = x * std::f32::consts::LOG2_E + EXP_ROUND;
-    let n = shifted - EXP_ROUND;
-    // ln 2 = 0.693359375 − 2.12194440e−4, the first part exact in a few bits.
-    (shifted, x - n * 0.693_359_4 + n * 2.121_944_4e-4)
-}
-
-/// [`exp_f32`]'s result from its reduction and polynomial: `(1 + r + p·r²) · 2^n`, `2^n` from the
-/// bits of `shifted` without a conversion.
-#[inline]
-fn exp_finish(shifted: f32, r: f32, p: f32) -> f32 {
-    let e = p * (r * r) + r + 1.0;
-    e * f32::from_bits(shifted.to_bits().wrapping_sub(EXP_ROUND.to_bits()).wrapping_add(127) << 23)
-}
 
 /// Each of `values` replaced by its [`exp_f32`]: a plain loop, which the compiler vectorizes four
 /// values to a vector. (Taking 32 at a time in stages, so the core overlaps eight chains, measured
