@@ -90,13 +90,8 @@ pub fn build(run: &Run, mode: ValueMode, merge: Merge) -> ValueTree {
         tree.parent = run.nodes.parent.iter().map(|p| p.0).collect();
         tree.group = run.nodes.group.iter().map(|g| g.0).collect();
     }
-    let group: Vec<u32> = tr.group.iter().map(|g| g.0).collect();
-    let trajectories = Trajectories {
-        reward: &tr.reward,
-        path_offsets: &tr.path_offsets,
-        group: &group,
-        num_groups: run.groups.len(),
-    };
-    fill_values(&mut tree, mode, &trajectories);
+    let trajectories =
+        Trajectories { reward: &tr.reward, path_offsets: &tr.path_offsets, num_groups: run.groups.len() };
+    fill_values(&mut tree, mode, &trajectories, |t| tr.group[t].index());
     tree
 }

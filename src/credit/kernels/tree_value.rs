@@ -108,21 +108,25 @@ impl ValueTree {
 }
 
 /// What [`fill_values`] reads of the run's trajectories: each one's outcome (`NaN`: none), its
-/// path's range in [`ValueTree::node_of`] (`path_offsets[t]..path_offsets[t + 1]`) and its group.
+/// path's range in [`ValueTree::node_of`] (`path_offsets[t]..path_offsets[t + 1]`); and how many
+/// groups there are (each trajectory's group is [`fill_values`]' `group_of`).
 #[derive(Clone, Copy, Debug)]
 pub struct Trajectories<'a> {
     /// Outcome reward of each trajectory.
     pub reward: &'a [f32],
     /// Path offsets, one more than trajectories.
     pub path_offsets: &'a [u32],
-    /// Group of each trajectory.
-    pub group: &'a [u32],
     /// Number of groups.
     pub num_groups: usize,
 }
 
 /// Fills in each tree node's value (and each group's root value) from the trajectories' outcomes.
-pub fn fill_values(tree: &mut ValueTree, mode: ValueMode, trajectories: &Trajectories<'_>) {
+pub fn fill_values(
+    tree: &mut ValueTree,
+    mode: ValueMode,
+    trajectories: &Trajectories<'_>,
+    group_of: impl Fn(usize) -> usize,
+) {
     let n = tree.parent.len();
     let num_groups = trajectories.num_groups;
     // Leaf outcomes: the reward of the trajectory ending at each tree node.
@@ -153,8 +157,8 @@ pub fn fill_values(tree: &mut ValueTree, mode: ValueMode, trajectories: &Traject
                 leaf_count[leaf] += 1;
             }
         }
-        root_sum[trajectories.group[t] as usize] += f64::from(r);
-        root_count[trajectories.group[t] as usize] += 1;
+        root_sum[group_of(t)] += f64::from(r);
+        root_count[group_of(t)] += 1;
     }
     tree.value = vec![f32::NAN; n];
     match mode {
