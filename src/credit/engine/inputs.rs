@@ -1,7 +1,7 @@
-//! What every trainer estimator shares: building a [`Batch`] from a run (per token when tokens are
-//! logged, per step otherwise), KL in the reward, and turning kernel output back into [`Credit`];
-//! and what the step schemes share to stay fast: per-node columns in path order, lane-split sums
-//! and a vectorizing `exp` (step credit written group by group on several threads is in
+//! What schemes read from a run. For the trainer estimators: building a [`Batch`] (per token when
+//! tokens are logged, per step otherwise), KL in the reward, and turning kernel output back into
+//! [`Credit`]. For the step schemes: per-node columns in path order, outcome advantages, step-score
+//! columns, and the support checks (step credit written group by group on several threads is in
 //! [`crate::credit::engine::par`]).
 
 use std::borrow::Cow;
@@ -162,9 +162,8 @@ pub fn level(run: &Run, params: &Params) -> Level {
 
 /// Whether the run can feed a trainer estimator at all (it needs outcome or per-position rewards).
 pub fn supports_rewards(run: &Run) -> Support {
-    let has_outcome = run.trajectories.reward.iter().any(|r| !r.is_nan());
     let has_env = run.nodes.env_reward.iter().any(|r| !r.is_nan());
-    if has_outcome || has_env || run.tokens.reward.is_some() {
+    if has_outcomes(run) || has_env || run.tokens.reward.is_some() {
         Support::Yes
     } else {
         Support::No("needs outcome rewards, env rewards or token rewards".to_owned())
