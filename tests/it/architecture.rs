@@ -98,8 +98,9 @@ fn kernels_never_read_the_model() {
     let kernels = credit_files("kernels");
     assert!(kernels.len() >= 5, "{}", kernels.len());
     for (file, text) in kernels {
-        for word in ["crate::model", "Run", "NodeId", "TrajectoryId", "GroupId"] {
-            assert!(!text.contains("crate::model") && !names(&text, word), "{} names {word}", file.display());
+        assert!(!text.contains("crate::model"), "{} names crate::model", file.display());
+        for word in ["Run", "NodeId", "TrajectoryId", "GroupId"] {
+            assert!(!names(&text, word), "{} names {word}", file.display());
         }
     }
 }
