@@ -238,6 +238,17 @@ pub trait Scheme: Sync {
     fn token_kernel(&self) -> Option<&dyn TokenKernel> {
         None
     }
+
+    /// Why, under `params`, a trajectory's credit depends on the groups of other training steps
+    /// in the batch it is computed with (a normalization or whitening over the whole batch), in
+    /// words ("whitens the advantages over the batch"); `None` when it depends on its own group
+    /// (or trajectory) only, so that credit computed one training step at a time equals credit
+    /// computed on the whole run (`vantage credit RUN_DIR` asks for `--batch-scope` otherwise;
+    /// `tests/it/partitions.rs` checks both answers on every scheme).
+    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
+        let _: &Params = params;
+        None
+    }
 }
 
 /// The scheme with registry id `id`.

@@ -5,7 +5,8 @@
 macro_rules! estimator {
     (
         $ty:ident, kernel: $kernel:ident, info: $info:expr, params: [$($param:expr),* $(,)?],
-        presets: [$($preset:expr),* $(,)?], supports: $supports:expr $(, uses_values: $uses_values:expr)?
+        presets: [$($preset:expr),* $(,)?], supports: $supports:expr $(, batch_wide: $batch_wide:expr)?
+        $(, uses_values: $uses_values:expr)?
     ) => {
         /// See the module documentation.
         pub struct $ty;
@@ -41,6 +42,12 @@ macro_rules! estimator {
             fn token_kernel(&self) -> Option<&dyn $crate::credit::TokenKernel> {
                 Some(self)
             }
+            $(
+                fn batch_wide(&self, params: &$crate::credit::Params) -> Option<&'static str> {
+                    let check: fn(&$crate::credit::Params) -> Option<&'static str> = $batch_wide;
+                    check(params)
+                }
+            )?
         }
 
         $crate::credit::engine::inputs::token_kernel!($ty, $kernel $(, $uses_values)?);

@@ -35,6 +35,7 @@ estimator!(
         Preset { name: "openrlhf", values: &[("holes", "zero"), ("whiten", "openrlhf"), ("std_norm", "true"), ("shaping", "openrlhf"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF gae: the score clamped to ±10 at the last action token, k1 KL (0.01, clamped to ±10) per token, no hole skipping, biased whitening" },
     ],
     supports: supports,
+    batch_wide: |params| (params.choice("whiten") != "none").then_some("whitens the advantages over every valid token of the batch"),
     uses_values: true
 );
 

@@ -20,7 +20,8 @@ estimator!(
     },
     params: [],
     presets: [Preset { name: "verl", values: &[], doc: "verl gpg (f_norm = 1)" }],
-    supports: supports_rewards
+    supports: supports_rewards,
+    batch_wide: |_| Some("scales by α = B / #nonzero scores over the whole batch")
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]

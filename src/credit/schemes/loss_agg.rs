@@ -52,7 +52,8 @@ estimator!(
         Preset { name: "openrlhf", values: &[("mode", "token-mean")], doc: "OpenRLHF token_level_loss=True" },
         Preset { name: "dr_grpo", values: &[("mode", "seq-mean-token-sum-norm")], doc: "Dr.GRPO's constant normalizer as verl runs it" },
     ],
-    supports: supports_rewards
+    supports: supports_rewards,
+    batch_wide: |_| Some("weights each position by the batch's token or row count")
 );
 
 /// Per-position weights `w` such that the aggregated loss is `Σ_t w_t · L_t` (dp size 1, default

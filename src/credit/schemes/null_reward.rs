@@ -45,6 +45,11 @@ fn mix(mut z: u64) -> u64 {
 }
 
 impl Scheme for NullReward {
+    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
+        let _: &Params = params;
+        Some("draws its null rewards from each trajectory's and group's place in the run")
+    }
+
     fn info(&self) -> &SchemeInfo {
         &INFO
     }

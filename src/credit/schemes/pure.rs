@@ -322,6 +322,10 @@ fn normalize_over_tokens(step: &mut [f32], tokens: Option<&[f32]>, mask_separato
 }
 
 impl Scheme for Pure {
+    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
+        params.bool("normalize").then_some("normalizes the returns over the batch")
+    }
+
     fn info(&self) -> &SchemeInfo {
         &INFO
     }

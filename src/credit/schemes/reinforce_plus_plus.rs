@@ -33,7 +33,8 @@ estimator!(
         Preset { name: "verl", values: &[("holes", "reset"), ("whiten", "verl"), ("shaping", "verl"), ("reward_clip", "0"), ("kl_coef", "0")], doc: "verl reinforce_plus_plus" },
         Preset { name: "openrlhf", values: &[("holes", "mask_reward"), ("whiten", "openrlhf"), ("std_norm", "true"), ("shaping", "openrlhf"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF reinforce: the score clamped to ±10 at the last action token, k1 KL (0.01, clamped to ±10) per token, masked rewards, biased whitening" },
     ],
-    supports: supports_rewards
+    supports: supports_rewards,
+    batch_wide: |params| (params.choice("whiten") != "none").then_some("whitens the advantages over every valid token of the batch")
 );
 
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {

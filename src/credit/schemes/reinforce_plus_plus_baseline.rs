@@ -30,7 +30,8 @@ estimator!(
         Preset { name: "verl", values: &[("whiten", "verl"), ("placement", "broadcast"), ("reward_clip", "0"), ("kl_coef", "0")], doc: "verl reinforce_plus_plus_baseline" },
         Preset { name: "openrlhf", values: &[("whiten", "openrlhf"), ("std_norm", "true"), ("placement", "last_token_return"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF reinforce_baseline: r − mean clamped to ±10 at the last action token, k1 KL per token, reward-to-go, biased whitening" },
     ],
-    supports: supports_rewards
+    supports: supports_rewards,
+    batch_wide: |params| (params.choice("whiten") != "none").then_some("whitens the advantages over every valid token of the batch")
 );
 
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {

@@ -64,6 +64,10 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
 });
 
 impl Scheme for Treepo {
+    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
+        params.bool("whiten").then_some("whitens the advantages over the batch")
+    }
+
     fn info(&self) -> &SchemeInfo {
         &INFO
     }

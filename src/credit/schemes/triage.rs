@@ -46,6 +46,10 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
 });
 
 impl Scheme for Triage {
+    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
+        params.bool("whiten").then_some("whitens the advantages over all segments of the batch")
+    }
+
     fn info(&self) -> &SchemeInfo {
         &INFO
     }
