@@ -4,6 +4,7 @@
     python3 bench/load.py gen SIZE OUT_DIR      # writes OUT_DIR/run_SIZE.jsonl (vantage) and run_SIZE_nested.jsonl
     python3 bench/load.py run OUT_DIR [SIZE…]   # times every tool on those files, three runs each
     python3 bench/load.py repeat SRC N OUT      # OUT: SRC's records N times over, ids made distinct (a 10 GiB log from the 1 GiB one)
+    python3 bench/load.py repeat SRC N OUT --later-steps   # the same, each copy's training steps after the last's
     python3 bench/load.py follow OUT_DIR        # follow latency (examples/follow_latency)
     python3 bench/load.py verl SRC OUT_DIR      # SRC (a `gen` file) as a verl rollout_data_dir, and times it
 
@@ -214,11 +215,34 @@ def run(out_dir, sizes):
               f"{statistics.median(times):.2f} | {peak / 1e9:.2f} GB | {peak / file_bytes:.2f} |")
 
 
-def repeat(src, n, out):
-    """Writes SRC's header once and its records N times, each copy's ids and groups prefixed c<k>/."""
+def repeat(src, n, out, later_steps=False):
+    """Writes SRC's header once and its records N times, each copy's ids and groups prefixed c<k>/;
+    with later_steps, copy k's training steps follow copy k-1's (a longer run, not a wider one)."""
+    key = b'"train_step": '
     with open(src, "rb") as f, open(out, "wb") as w:
         header = f.readline()
         w.write(header)
+        steps = 0
+        if later_steps:
+            for line in f:
+                at = line.find(key)
+                if at >= 0:
+                    end = at + len(key)
+                    stop = end
+                    while line[stop:stop + 1].isdigit():
+                        stop += 1
+                    steps = max(steps, int(line[end:stop]) + 1)
+
+        def shift(line, k):
+            at = line.find(key)
+            if not later_steps or at < 0:
+                return line
+            end = at + len(key)
+            stop = end
+            while line[stop:stop + 1].isdigit():
+                stop += 1
+            return line[:end] + b"%d" % (int(line[end:stop]) + k * steps) + line[stop:]
+
         for k in range(int(n)):
             f.seek(len(header))
             prefix_id = b'"id": "c%d/' % k
@@ -228,7 +252,8 @@ def repeat(src, n, out):
                 if not block:
                     break
                 w.write(b"".join(
-                    line.replace(b'"id": "', prefix_id, 1).replace(b'"group": "', prefix_group, 1) for line in block))
+                    shift(line.replace(b'"id": "', prefix_id, 1).replace(b'"group": "', prefix_group, 1), k)
+                    for line in block))
     print(f"{out}: {os.path.getsize(out)} bytes")
 
 
@@ -298,7 +323,8 @@ if __name__ == "__main__":
     elif len(sys.argv) >= 4 and sys.argv[1] == "verl":
         verl(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 5 and sys.argv[1] == "repeat":
-        repeat(sys.argv[2], sys.argv[3], sys.argv[4])
+        # `repeat SRC N OUT --later-steps`: copy k's training steps after copy k-1's.
+        repeat(sys.argv[2], sys.argv[3], sys.argv[4], "--later-steps" in sys.argv[5:])
     elif len(sys.argv) >= 3 and sys.argv[1] == "follow":
         follow(sys.argv[2])
     else:

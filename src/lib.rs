@@ -27,6 +27,8 @@ pub const DEMO_RUN_NAME: &str = "demo_run.jsonl (bundled sample)";
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+pub mod dataset;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod live;
 #[cfg(not(target_arch = "wasm32"))]

@@ -404,6 +404,28 @@ impl Live {
         report: LoadReport,
         budget: u64,
     ) -> Result<Option<Self>, LoadError> {
+        Self::open_with(path, format, report, budget, None)
+    }
+
+    /// [`Self::open_as`] for a conversion that takes the run in pieces: a compressed file, which
+    /// is read here, hands them to `segments` as it goes.
+    pub fn open_segmented(
+        path: &Path,
+        format: Option<&str>,
+        report: LoadReport,
+        budget: u64,
+        segments: &mut Segments<'_>,
+    ) -> Result<Option<Self>, LoadError> {
+        Self::open_with(path, format, report, budget, Some(segments))
+    }
+
+    fn open_with(
+        path: &Path,
+        format: Option<&str>,
+        report: LoadReport,
+        budget: u64,
+        segments: Option<&mut Segments<'_>>,
+    ) -> Result<Option<Self>, LoadError> {
         let name = path.display().to_string();
         let mut report = report;
         report.file.clone_from(&name);
@@ -439,7 +461,7 @@ impl Live {
             let tail = Tail::open(path)?;
             let head = head(path);
             if let Some(kind) = Compression::of(&head) {
-                return match Self::compressed(path, kind, format, &report, budget) {
+                return match Self::compressed(path, kind, format, &report, budget, segments) {
                     Ok(live) => Ok(Some(live)),
                     // Another format inside: read whole (and decompressed) by its loader.
                     Err(err) if err.is_incompatible() => Ok(None),
@@ -476,6 +498,7 @@ impl Live {
         format: Option<&str>,
         report: &LoadReport,
         budget: u64,
+        mut segments: Option<&mut Segments<'_>>,
     ) -> Result<Self, LoadError> {
         let name = path.display().to_string();
         let file = std::fs::File::open(path).map_err(|e| LoadError::from(e).with_path(&name))?;
@@ -523,6 +546,9 @@ impl Live {
                 if let Some(lines) = crate::load::vantage_jsonl::take_lines(&mut pending) {
                     feed(s.as_mut(), &lines, &mut fed);
                     budget::check(budget, s.heap_bytes() as u64, 1, 1)?;
+                    if let Some(segments) = segments.as_deref_mut() {
+                        segments.cut(s.heap_bytes(), || s.take_segment())?;
+                    }
                 }
             }
             // What is pending is one unfinished line: past `MAX_LINE`, it is passed over.
@@ -576,7 +602,16 @@ impl Live {
     /// and then at most once a second while more remains (`shown` returns `false` to stop: the load
     /// was cancelled). Returns whether records arrived.
     pub fn read(&mut self, shown: Option<ShowRun<'_>>) -> Result<bool, LoadError> {
-        let mut show = Shown { shown, last: None, name: &self.name };
+        self.read_with(Shown { shown, last: None, name: &self.name.clone(), segments: None })
+    }
+
+    /// Reads everything available now and hands the run on in pieces ([`Segments`]); what the
+    /// last piece holds is left for [`Self::finish`].
+    pub fn read_segments(&mut self, segments: Segments<'_>) -> Result<bool, LoadError> {
+        self.read_with(Shown { shown: None, last: None, name: &self.name.clone(), segments: Some(segments) })
+    }
+
+    fn read_with(&mut self, mut show: Shown<'_, '_>) -> Result<bool, LoadError> {
         let arrived = match &mut self.state {
             State::Compressed { .. } => false,
             State::Jsonl { tail, stream } => read_jsonl(tail, stream.as_mut(), self.budget, &mut show)?,
@@ -587,7 +622,7 @@ impl Live {
             #[cfg(feature = "parquet")]
             State::Trl { dir, run, report, done, waiting, skipped } => {
                 let mut at = TrlAt { dir, done, waiting, skipped };
-                read_trl(&mut at, run, report, self.budget, &self.name)?
+                read_trl(&mut at, run, report, self.budget, &mut show)?
             }
         };
         if arrived {
@@ -687,14 +722,51 @@ impl Live {
     }
 }
 
-/// The `shown` callback of [`Live::read`], called at most once a second.
+/// Cuts a run being read into pieces that hold about `bytes` of memory each and hands each on
+/// (`vantage convert` to a v2 dataset): the reading holds one piece at a time, whatever the size
+/// of the log.
+pub struct Segments<'a> {
+    /// The memory a piece may hold before it is handed on.
+    pub bytes: usize,
+    /// Takes each piece.
+    pub each: &'a mut dyn FnMut(Run) -> Result<(), LoadError>,
+}
+
+impl Segments<'_> {
+    /// Hands on the run `held` holds when it is past the size of a piece.
+    fn cut(&mut self, held: usize, take: impl FnOnce() -> Run) -> Result<(), LoadError> {
+        if held >= self.bytes { (self.each)(take()) } else { Ok(()) }
+    }
+}
+
+/// The `shown` callback of [`Live::read`], called at most once a second; and, for a conversion,
+/// where the pieces of the run go instead.
 struct Shown<'s, 'n> {
     shown: Option<ShowRun<'s>>,
     last: Option<Instant>,
     name: &'n str,
+    segments: Option<Segments<'s>>,
 }
 
 impl Shown<'_, '_> {
+    /// The bytes of the log to read next, at most `size`: no more than a piece of the run holds
+    /// when the run is handed on in pieces (a small piece is cut small).
+    fn piece_size(&self, size: usize) -> usize {
+        self.segments.as_ref().map_or(size, |s| size.min(s.bytes.max(4096)))
+    }
+
+    /// After a piece of the log was fed: checks the memory held against the budget (only what
+    /// is held when the run is handed on in pieces, else the whole run extrapolated from how
+    /// far reading came) and hands on a piece when one is full.
+    fn fed(&mut self, stream: &mut dyn LineFeed, budget: u64, done: u64, total: u64) -> Result<(), LoadError> {
+        let held = stream.heap_bytes();
+        if let Some(segments) = self.segments.as_mut() {
+            budget::check(budget, held as u64, 1, 1).map_err(|e| e.with_path(self.name))?;
+            return segments.cut(held, || stream.take_segment());
+        }
+        budget::check(budget, held as u64, done, total).map_err(|e| e.with_path(self.name))
+    }
+
     /// Shows the run `snapshot` makes when a second has passed since the last (or at the first
     /// call); an error when the callback says the load was cancelled.
     fn maybe(&mut self, snapshot: impl FnOnce() -> (Run, LoadReport)) -> Result<(), LoadError> {
@@ -720,7 +792,7 @@ fn read_jsonl(
     let mut first = tail.read == 0;
     let mut arrived = false;
     loop {
-        let size = if first { FIRST_PIECE } else { PIECE };
+        let size = show.piece_size(if first { FIRST_PIECE } else { PIECE });
         first = false;
         let Some((lines, offset)) = tail.next_lines(size)? else {
             if let Some(bytes) = tail.take_skipped() {
@@ -735,8 +807,7 @@ fn read_jsonl(
         };
         stream.feed(lines, offset);
         arrived = true;
-        budget::check(budget, stream.heap_bytes() as u64, tail.read, total.max(tail.read))
-            .map_err(|e| e.with_path(show.name))?;
+        show.fed(stream, budget, tail.read, total.max(tail.read))?;
         if !tail.more() {
             tail.release();
             return Ok(arrived);
@@ -780,10 +851,10 @@ fn read_verl(
     let mut arrived = false;
     for (_, tail, base) in &mut *at.tails {
         loop {
-            if let Some((lines, offset)) = tail.next_lines(PIECE)? {
+            if let Some((lines, offset)) = tail.next_lines(show.piece_size(PIECE))? {
                 stream.feed(lines, *base + offset);
                 arrived = true;
-                budget::check(budget, stream.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(show.name))?;
+                show.fed(stream, budget, 0, 0)?;
                 show.maybe(|| (stream.snapshot(), stream.report().clone()))?;
                 continue;
             }
@@ -829,7 +900,7 @@ fn read_trl(
     run: &mut crate::load::trl_parquet::TrlRun,
     report: &mut LoadReport,
     budget: u64,
-    name: &str,
+    show: &mut Shown<'_, '_>,
 ) -> Result<bool, LoadError> {
     let (files, others) = trl_files(at.dir);
     for other in others {
@@ -867,7 +938,10 @@ fn read_trl(
                 }
             }
         }
-        budget::check(budget, run.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(name))?;
+        budget::check(budget, run.heap_bytes() as u64, 0, 0).map_err(|e| e.with_path(show.name))?;
+        if let Some(segments) = show.segments.as_mut() {
+            segments.cut(run.heap_bytes(), || run.take_segment())?;
+        }
     }
     Ok(arrived)
 }

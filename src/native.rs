@@ -27,13 +27,22 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
     replace_atomically(path, |temporary| std::fs::write(temporary, bytes))
 }
 
+/// Whether `path` is a vantage Parquet v2 dataset: a directory with a `manifest.json`.
+pub fn is_v2_dataset(path: &std::path::Path) -> bool {
+    path.is_dir() && path.join(crate::load::vantage_v2::MANIFEST).is_file()
+}
+
 /// Command-line paths with directories opened up: a directory that holds one run (verl
 /// `<step>.jsonl` dumps, TRL completions parquet files) stays one path; any other directory
 /// becomes the log files below it (json, jsonl, eval, traj, parquet, gz, zst), sorted.
 pub fn expand_paths(paths: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for path in paths {
-        if !path.is_dir() || crate::live::directory_kind(&path).is_some() || is_joined_run(&path) {
+        if !path.is_dir()
+            || crate::live::directory_kind(&path).is_some()
+            || is_joined_run(&path)
+            || is_v2_dataset(&path)
+        {
             out.push(path);
             continue;
         }
@@ -43,7 +52,7 @@ pub fn expand_paths(paths: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
             for entry in entries.flatten() {
                 let p = entry.path();
-                if p.is_dir() && is_joined_run(&p) {
+                if p.is_dir() && (is_joined_run(&p) || is_v2_dataset(&p)) {
                     found.push(p);
                 } else if p.is_dir() {
                     stack.push(p);
@@ -251,8 +260,19 @@ pub fn take_results_files(paths: Vec<std::path::PathBuf>) -> Vec<std::path::Path
     rest
 }
 
+/// Keeps where a converted run came from and how it was read in its header's metadata (a run
+/// converted again keeps what the first conversion wrote).
+pub fn mark_converted(run: &mut Run) {
+    let meta = &mut run.meta;
+    meta.metadata.entry("converted_from".to_owned()).or_insert_with(|| serde_json::Value::String(meta.format.clone()));
+    if !meta.notes.is_empty() {
+        let notes = meta.notes.iter().cloned().map(serde_json::Value::String).collect();
+        meta.metadata.entry("notes".to_owned()).or_insert(serde_json::Value::Array(notes));
+    }
+}
+
 /// Joins the outcomes of `--outcomes` to `run`, warning of what did not match.
-fn join_outcome_files(run: &mut Run, report: &mut LoadReport) {
+pub(crate) fn join_outcome_files(run: &mut Run, report: &mut LoadReport) {
     let Ok(files) = OUTCOME_FILES.lock() else { return };
     if files.is_empty() {
         return;
@@ -327,6 +347,16 @@ pub fn load_path_showing(
 ) -> Result<Run, LoadError> {
     let name = path.display().to_string();
     report.file.clone_from(&name);
+    if format.is_none_or(|f| f == "vantage_v2") && is_v2_dataset(path) {
+        #[cfg(feature = "parquet")]
+        return crate::dataset::Dataset::open(path)?.load(crate::dataset::step_range(), report);
+        #[cfg(not(feature = "parquet"))]
+        return Err(LoadError::Incompatible {
+            format: "vantage Parquet v2",
+            reason: "this build has no Parquet support (build with the `parquet` feature)".to_owned(),
+        }
+        .with_path(&name));
+    }
     if format.is_none_or(|f| f == "vantage" || (f == "verl" && path.is_dir()) || (f == "trl" && path.is_dir()))
         && let Some(result) = crate::live::load(path, report, shown)
     {

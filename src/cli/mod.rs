@@ -6,6 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[cfg(feature = "parquet")]
+mod partitions;
+mod table;
+
+use table::CreditTable;
+
 use crate::analysis::RunSummary;
 use crate::credit::{self, Support};
 use crate::load::{LOADERS, LoadReport};
@@ -50,6 +56,9 @@ pub struct Cli {
     /// App: print the seconds until the first run's group view is drawn, then close (benchmarks).
     #[arg(long)]
     exit_after_first_view: bool,
+    /// v2 datasets: read only these training steps (`17`, `10..20`, inclusive).
+    #[arg(long, value_name = "A..B", global = true, value_parser = parse_steps)]
+    steps: Option<(i64, i64)>,
     /// Join the outcomes of this results file to the trajectories opened (a SWE-bench report,
     /// `report.json`, `results.json`, StableToolBench pass-rate votes); repeatable. A results file
     /// among the files opened is used the same way.
@@ -74,16 +83,21 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
-    /// Read a log in any supported format and write it as vantage JSONL, or vantage Parquet when
-    /// OUT ends in `.parquet` (docs/FORMAT.md).
+    /// Read a log in any supported format and write it as a vantage Parquet v2 dataset (OUT a new
+    /// directory: one partition per training step, written as a stream in bounded memory), as
+    /// vantage JSONL (OUT ends in `.jsonl`) or as vantage Parquet v1 (OUT ends in `.parquet`);
+    /// docs/FORMAT.md.
     Convert {
-        /// The log to read (a file, or a directory of verl `<step>.jsonl` dumps).
+        /// The log to read (a file, a verl or TRL directory, a v2 dataset).
         file: PathBuf,
         /// Where to write (never the input, nor inside an input directory).
         out: PathBuf,
         /// Read as this format instead of detecting it (see `vantage formats`).
         #[arg(long)]
         format: Option<String>,
+        /// v2: the memory a piece of the log may hold before it is written (`256M`, `64k`).
+        #[arg(long, value_name = "SIZE", value_parser = parse_piece)]
+        piece: Option<usize>,
     },
     /// List the log formats vantage reads, with the name `--format` takes.
     Formats,
@@ -103,13 +117,44 @@ enum Command {
         /// Write per-token rows instead of per-step rows.
         #[arg(long)]
         tokens: bool,
-        /// Output file (`.jsonl`, `.csv` or `.parquet`); standard output as JSONL when absent.
+        /// Output file (`.jsonl`, `.csv` or `.parquet`); standard output as JSONL when absent. For a
+        /// v2 dataset, a directory: one `train_step=K/credit.parquet` per partition.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Read as this format instead of detecting it.
         #[arg(long)]
         format: Option<String>,
+        /// v2 dataset: compute this partition only (`train_step=K`), for one process per partition.
+        #[arg(long, value_name = "train_step=K")]
+        partition: Option<String>,
+        /// v2 dataset, for a scheme that normalizes over the batch: `step` (each training step is
+        /// a batch, as in training; one partition at a time) or `run` (the whole run is one batch,
+        /// as `vantage credit LOG` computes it; reads every partition selected).
+        #[arg(long, value_enum)]
+        batch_scope: Option<BatchScope>,
     },
+}
+
+/// What one batch is when credit normalizes over the batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BatchScope {
+    /// One training step (a partition).
+    Step,
+    /// The whole run (every partition selected).
+    Run,
+}
+
+/// A training-step range: `17`, `10..20`, `train_step=17`.
+fn parse_steps(text: &str) -> Result<(i64, i64), String> {
+    crate::load::vantage_v2::manifest::parse_range(text)
+}
+
+/// A piece size of at least 4 kB.
+fn parse_piece(text: &str) -> Result<usize, String> {
+    match crate::load::budget::parse_size(text) {
+        Some(bytes) if bytes >= 4096 => usize::try_from(bytes).map_err(|e| e.to_string()),
+        _ => Err(format!("{text:?} is not a size of at least 4k (e.g. 256M)")),
+    }
 }
 
 /// `1280x720` as `[1280.0, 720.0]`; each side from 200 to 16384.
@@ -130,6 +175,8 @@ pub fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let mut cli = Cli::parse();
     crate::native::init_memory_budget();
+    #[cfg(feature = "parquet")]
+    crate::dataset::set_step_range(cli.steps);
     if let Err(err) = crate::native::set_outcome_files(&cli.outcomes) {
         eprintln!("vantage: --outcomes: {}", err.located());
         return ExitCode::from(2);
@@ -166,7 +213,7 @@ pub fn main() -> ExitCode {
             print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });
             ExitCode::SUCCESS
         }
-        Some(Command::Convert { file, out, format }) => match convert(&file, &out, format.as_deref()) {
+        Some(Command::Convert { file, out, format, piece }) => match convert(&file, &out, format.as_deref(), piece) {
             Ok(summary) => {
                 println!("{summary}");
                 ExitCode::SUCCESS
@@ -182,8 +229,15 @@ pub fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Some(Command::Credit { file, scheme, preset, set, tokens, out, format }) => {
-            let request = CreditRequest { scheme_id: &scheme, preset: preset.as_deref(), sets: &set, tokens };
+        Some(Command::Credit { file, scheme, preset, set, tokens, out, format, partition, batch_scope }) => {
+            let request = CreditRequest {
+                scheme_id: &scheme,
+                preset: preset.as_deref(),
+                sets: &set,
+                tokens,
+                partition: partition.as_deref(),
+                batch_scope,
+            };
             match credit_command(&file, &request, out.as_deref(), format.as_deref()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
@@ -207,9 +261,14 @@ fn refuse_input(file: &Path, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads `file` and writes it as vantage JSONL to `out`; one line saying what was written.
-fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<String> {
+/// Reads `file` and writes it to `out` as its name says (see `Command::Convert`); one line saying
+/// what was written.
+fn convert(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) -> anyhow::Result<String> {
     refuse_input(file, out)?;
+    let extension = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    if !matches!(extension.as_deref(), Some("parquet" | "jsonl" | "json")) {
+        return convert_to_dataset(file, out, format, piece);
+    }
     let mut report = LoadReport::new(&file.display().to_string());
     let run = load_path(file, format, &mut report).map_err(|e| anyhow::anyhow!("{}", e.located()))?;
     for warning in report.located() {
@@ -217,12 +276,7 @@ fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<Stri
     }
     let mut run = run;
     // Keep where it came from and how it was read: the header's metadata carries it.
-    let meta = &mut run.meta;
-    meta.metadata.insert("converted_from".to_owned(), serde_json::Value::String(meta.format.clone()));
-    if !meta.notes.is_empty() {
-        let notes = meta.notes.iter().cloned().map(serde_json::Value::String).collect();
-        meta.metadata.insert("notes".to_owned(), serde_json::Value::Array(notes));
-    }
+    crate::native::mark_converted(&mut run);
     let bytes = if out.extension().is_some_and(|e| e == "parquet") {
         parquet_bytes(&run)?
     } else {
@@ -239,6 +293,41 @@ fn convert(file: &Path, out: &Path, format: Option<&str>) -> anyhow::Result<Stri
         run.num_path_steps(),
         out.display()
     ))
+}
+
+/// `vantage convert LOG RUN_DIR/`: a v2 dataset, written as a stream.
+#[cfg(feature = "parquet")]
+fn convert_to_dataset(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) -> anyhow::Result<String> {
+    let mut report = LoadReport::new(&file.display().to_string());
+    let piece = piece.unwrap_or(crate::dataset::DEFAULT_PIECE);
+    let converted = crate::dataset::convert(file, out, format, piece, &mut report);
+    for warning in report.located() {
+        eprintln!("{warning}");
+    }
+    let converted = converted.map_err(|e| match e.downcast_ref::<crate::load::LoadError>() {
+        Some(load) => anyhow::anyhow!("{}", load.located()),
+        None => e,
+    })?;
+    let m = &converted.manifest;
+    Ok(format!(
+        "{} ({}): {} training-step partitions, {} groups, {} trajectories, {} step rows, read in {} piece(s) -> {}/",
+        file.display(),
+        converted.format,
+        m.partitions.len(),
+        m.total(|p| p.groups),
+        m.total(|p| p.trajectories),
+        m.total(|p| p.steps),
+        converted.pieces,
+        out.display()
+    ))
+}
+
+#[cfg(not(feature = "parquet"))]
+fn convert_to_dataset(_: &Path, out: &Path, _: Option<&str>, _: Option<usize>) -> anyhow::Result<String> {
+    anyhow::bail!(
+        "{}: a vantage Parquet v2 dataset needs the `parquet` feature; name a .jsonl file to write vantage JSONL",
+        out.display()
+    )
 }
 
 /// The run as vantage Parquet (needs the `parquet` feature).
@@ -307,6 +396,8 @@ struct CreditRequest<'a> {
     preset: Option<&'a str>,
     sets: &'a [String],
     tokens: bool,
+    partition: Option<&'a str>,
+    batch_scope: Option<BatchScope>,
 }
 
 fn credit_command(
@@ -325,9 +416,20 @@ fn credit_command(
         sets.push((name.trim().to_owned(), value.trim().to_owned()));
     }
     // Check the parameters and the output before reading the file, so a typo fails fast.
-    credit::Params::resolve(scheme, request.preset, &sets)?;
+    let params = credit::Params::resolve(scheme, request.preset, &sets)?;
     if let Some(out) = out {
         refuse_input(file, out)?;
+    }
+    #[cfg(feature = "parquet")]
+    if crate::dataset::is_dataset(file) && out.is_some_and(|o| o.extension().is_none()) {
+        let out = out.unwrap_or(Path::new("."));
+        return partitions::run(file, scheme, &params, request, &sets, out);
+    }
+    if request.partition.is_some() || request.batch_scope.is_some() {
+        anyhow::bail!(
+            "--partition and --batch-scope are for a vantage Parquet v2 dataset written to --out OUT_DIR/ \
+             (make one with `vantage convert LOG RUN_DIR/`)"
+        );
     }
     let mut report = LoadReport::new(&file.display().to_string());
     let run = load_path(file, format, &mut report)?;
@@ -339,158 +441,12 @@ fn credit_command(
         let Some(token_credit) = credit.token.as_deref() else {
             anyhow::bail!("scheme {scheme_id} gives step-level credit only; drop --tokens");
         };
-        CreditTable::tokens(&run, token_credit)
+        CreditTable::tokens(&run, token_credit, run.trajectories.ids())
     } else {
-        CreditTable::steps(&run, &credit.step)
+        CreditTable::steps(&run, &credit.step, run.trajectories.ids(), None)
     };
     table.write(out)?;
     Ok(())
-}
-
-/// Credit rows, column by column: per step (`node` column) or per token (`mask` column).
-struct CreditTable {
-    /// Name of the position column: `step` or `token`.
-    position_name: &'static str,
-    /// Name of the extra column: `node` or `mask`.
-    extra_name: &'static str,
-    trajectory: Vec<String>,
-    group: Vec<String>,
-    position: Vec<u32>,
-    extra: Vec<u32>,
-    credit: Vec<f32>,
-}
-
-impl CreditTable {
-    fn new(position_name: &'static str, extra_name: &'static str) -> Self {
-        Self {
-            position_name,
-            extra_name,
-            trajectory: Vec::new(),
-            group: Vec::new(),
-            position: Vec::new(),
-            extra: Vec::new(),
-            credit: Vec::new(),
-        }
-    }
-
-    /// One row per step of every trajectory, aligned with `Credit::step`.
-    fn steps(run: &Run, credit: &[f32]) -> Self {
-        let mut table = Self::new("step", "node");
-        for trajectory in run.trajectories.ids() {
-            let key = run.trajectory_key(trajectory);
-            let group = run.group_key(run.trajectories.group[trajectory.index()]);
-            let offset = run.trajectories.path_offsets[trajectory.index()] as usize;
-            for (step, node) in run.trajectories.path(trajectory).iter().enumerate() {
-                table.push(key, group, step as u32, node.0, credit.get(offset + step).copied().unwrap_or(f32::NAN));
-            }
-        }
-        table
-    }
-
-    /// One row per token of every trajectory, aligned with `Credit::token`.
-    fn tokens(run: &Run, credit: &[f32]) -> Self {
-        let mut table = Self::new("token", "mask");
-        for trajectory in run.trajectories.ids() {
-            let key = run.trajectory_key(trajectory);
-            let group = run.group_key(run.trajectories.group[trajectory.index()]);
-            for (position, token) in run.trajectories.token_range(trajectory).enumerate() {
-                let mask = run.tokens.mask.as_ref().is_none_or(|m| m.get(token).copied().unwrap_or(true));
-                let value = credit.get(token).copied().unwrap_or(f32::NAN);
-                table.push(key, group, position as u32, u32::from(mask), value);
-            }
-        }
-        table
-    }
-
-    fn push(&mut self, trajectory: &str, group: &str, position: u32, extra: u32, credit: f32) {
-        self.trajectory.push(trajectory.to_owned());
-        self.group.push(group.to_owned());
-        self.position.push(position);
-        self.extra.push(extra);
-        self.credit.push(credit);
-    }
-
-    fn names(&self) -> [&'static str; 5] {
-        ["trajectory", "group", self.position_name, self.extra_name, "credit"]
-    }
-
-    fn to_csv(&self) -> String {
-        use crate::analysis::export::csv_field as quote;
-        let mut out = self.names().join(",");
-        out.push('\n');
-        for i in 0..self.credit.len() {
-            let credit = if self.credit[i].is_nan() { String::new() } else { self.credit[i].to_string() };
-            let row = [
-                quote(&self.trajectory[i]).into_owned(),
-                quote(&self.group[i]).into_owned(),
-                self.position[i].to_string(),
-                self.extra[i].to_string(),
-                credit,
-            ];
-            out.push_str(&row.join(","));
-            out.push('\n');
-        }
-        out
-    }
-
-    fn to_jsonl(&self) -> String {
-        let [t, g, p, e, c] = self.names();
-        let mut out = String::new();
-        for i in 0..self.credit.len() {
-            let credit = serde_json::Number::from_f64(f64::from(self.credit[i]))
-                .map_or(serde_json::Value::Null, serde_json::Value::Number);
-            let row = serde_json::json!({ t: self.trajectory[i], g: self.group[i], p: self.position[i], e: self.extra[i], c: credit });
-            out.push_str(&row.to_string());
-            out.push('\n');
-        }
-        out
-    }
-
-    /// Writes Parquet (native, `parquet` feature).
-    #[cfg(feature = "parquet")]
-    fn write_parquet(self, path: &Path) -> anyhow::Result<()> {
-        use polars::prelude::{Column, DataFrame, ParquetWriter};
-        let [t, g, p, e, c] = self.names();
-        let mut frame = DataFrame::new_infer_height(vec![
-            Column::new(t.into(), self.trajectory),
-            Column::new(g.into(), self.group),
-            Column::new(p.into(), self.position),
-            Column::new(e.into(), self.extra),
-            Column::new(c.into(), self.credit),
-        ])?;
-        let mut failed = None;
-        crate::native::replace_atomically(path, |temporary| {
-            let file = std::fs::File::create(temporary)?;
-            ParquetWriter::new(file).finish(&mut frame).map(|_| ()).map_err(|err| {
-                failed = Some(err.to_string());
-                std::io::Error::other("parquet")
-            })
-        })
-        .map_err(|err| anyhow::anyhow!("{}: {}", failed.unwrap_or_else(|| err.to_string()), path.display()))
-    }
-
-    /// Writes to `out` by its extension (`.csv`, `.parquet`, else JSONL), or JSONL to standard output.
-    fn write(self, out: Option<&Path>) -> anyhow::Result<()> {
-        let Some(path) = out else {
-            use std::io::Write as _;
-            let written = std::io::stdout().lock().write_all(self.to_jsonl().as_bytes());
-            // A closed pipe (`| head`) is the reader's choice, not an error.
-            return match written {
-                Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
-                _ => Ok(()),
-            };
-        };
-        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        let text = match extension.as_str() {
-            "csv" => self.to_csv(),
-            #[cfg(feature = "parquet")]
-            "parquet" => return self.write_parquet(path),
-            #[cfg(not(feature = "parquet"))]
-            "parquet" => anyhow::bail!("this build has no Parquet support (build with the `parquet` feature)"),
-            _ => self.to_jsonl(),
-        };
-        crate::native::write_atomically(path, text.as_bytes()).map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))
-    }
 }
 
 /// The names of the formats this build reads, for help texts.

@@ -36,6 +36,9 @@ pub trait LineFeed: Send {
     fn report(&self) -> &LoadReport;
     /// Approximate heap bytes of the run so far.
     fn heap_bytes(&self) -> usize;
+    /// Hands on the run read since the last cut and goes on with an empty one
+    /// ([`RunBuilder::take_segment`]); the report goes on counting the whole log.
+    fn take_segment(&mut self) -> Run;
     /// Finishes the run, handing the report to `report`; an error when nothing loaded.
     fn finish_into(self: Box<Self>, report: &mut LoadReport) -> Result<Run, LoadError>;
 }
@@ -329,6 +332,10 @@ impl<F: JsonLines> LineFeed for LineStream<F> {
 
     fn heap_bytes(&self) -> usize {
         self.builder.heap_bytes()
+    }
+
+    fn take_segment(&mut self) -> Run {
+        self.builder.take_segment()
     }
 
     fn finish_into(self: Box<Self>, report: &mut LoadReport) -> Result<Run, LoadError> {

@@ -57,6 +57,7 @@ pub mod trl_parquet;
 pub mod vantage_jsonl;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
 pub mod vantage_parquet;
+pub mod vantage_v2;
 pub mod verl_dump;
 pub mod zip;
 

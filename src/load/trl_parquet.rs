@@ -68,6 +68,11 @@ impl TrlRun {
         self.builder.heap_bytes()
     }
 
+    /// Hands on the run read since the last cut ([`RunBuilder::take_segment`]).
+    pub fn take_segment(&mut self) -> Run {
+        self.builder.take_segment()
+    }
+
     /// Adds the rows of one completions file; `file` names it in warnings and keys when the run
     /// has several. [`LoadError::Incompatible`] when the bytes are not a TRL completions file.
     pub fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {

@@ -258,6 +258,18 @@ impl RunBuilder {
         run
     }
 
+    /// Finishes the run read so far and goes on with an empty one of the same name, format,
+    /// metadata, notes and text source (not the warnings: the caller's report holds those). A
+    /// stream converted piece by piece (`vantage convert` to a v2 dataset) hands on each piece
+    /// and holds only the next. Groups, trajectories and trees met again after the cut are new
+    /// ones of the next piece.
+    pub fn take_segment(&mut self) -> Run {
+        let mut fresh = Self::default();
+        fresh.run.meta = RunMeta { warnings: Vec::new(), ..self.run.meta.clone() };
+        fresh.run.text = self.run.text.empty_like();
+        std::mem::replace(self, fresh).finish()
+    }
+
     /// Derives paths, children and group members, and returns the run.
     pub fn finish(mut self) -> Run {
         self.run.text.set_window(None);

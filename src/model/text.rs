@@ -154,6 +154,11 @@ impl TextArena {
         text.map_or(TextId::NONE, |t| self.push(t))
     }
 
+    /// An empty arena that reads texts left in the log from the same source.
+    pub fn empty_like(&self) -> Self {
+        Self { source: self.source.clone(), ..Self::default() }
+    }
+
     /// Reads texts left in the log from `source` from now on.
     pub fn set_source(&mut self, source: Arc<dyn TextSource>) {
         self.source = Some(source);

@@ -178,6 +178,10 @@ impl LineFeed for VantageStream {
         self.loader.builder.heap_bytes()
     }
 
+    fn take_segment(&mut self) -> Run {
+        self.loader.builder.take_segment()
+    }
+
     fn finish_into(self: Box<Self>, report: &mut LoadReport) -> Result<Run, LoadError> {
         let VantageLoader { builder, report: own, .. } = self.loader;
         *report = own;

@@ -149,6 +149,14 @@ pub fn to_jsonl(run: &Run) -> String {
     out
 }
 
+/// One trajectory as a trajectory record, its path as a chain of steps (a tree's trajectory too):
+/// what it holds, whatever its place in the node arena.
+pub fn trajectory_json(run: &Run, trajectory: TrajectoryId) -> String {
+    let mut out = String::new();
+    trajectory_record(run, trajectory, &mut out);
+    out
+}
+
 fn header(run: &Run, out: &mut String) {
     let mut obj = Obj::open(out);
     obj.raw("vantage", "1");

@@ -1,0 +1,310 @@
+//! vantage Parquet v2 datasets on disk (native, `parquet` feature): opening one by its manifest
+//! and reading only the partitions asked for, and writing one from any log as a stream, one piece
+//! of the log at a time (`vantage convert LOG RUN_DIR/`). The format itself, and everything that
+//! does not touch the filesystem, is `crate::load::vantage_v2`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::load::vantage_v2::read::{DatasetReader, PartBytes};
+use crate::load::vantage_v2::write::DatasetWriter;
+use crate::load::vantage_v2::{MANIFEST, Manifest, Partition};
+use crate::load::{LoadError, LoadReport};
+use crate::model::Run;
+
+/// The memory a piece of a converted stream holds before it is written (`--piece`): with the
+/// buffers of writing it, a conversion stays within about three times this.
+pub const DEFAULT_PIECE: usize = 256 << 20;
+
+/// The training steps `--steps` selects in the v2 datasets opened (`None`: all).
+static STEPS: Mutex<Option<(i64, i64)>> = Mutex::new(None);
+
+/// Selects the training steps read from the v2 datasets opened from now on.
+pub fn set_step_range(range: Option<(i64, i64)>) {
+    if let Ok(mut steps) = STEPS.lock() {
+        *steps = range;
+    }
+}
+
+/// The training steps selected with [`set_step_range`].
+pub fn step_range() -> Option<(i64, i64)> {
+    STEPS.lock().ok().and_then(|s| *s)
+}
+
+/// Whether `path` is a v2 dataset: a directory with a `manifest.json`.
+pub fn is_dataset(path: &Path) -> bool {
+    crate::native::is_v2_dataset(path)
+}
+
+/// A v2 dataset opened by its manifest; files are read when a partition is asked for, and each
+/// read is recorded ([`Dataset::files_read`]).
+pub struct Dataset {
+    /// The dataset's root.
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+    reads: Mutex<Vec<String>>,
+}
+
+impl Dataset {
+    /// Reads the manifest of the dataset at `dir`.
+    pub fn open(dir: &Path) -> Result<Self, LoadError> {
+        let name = dir.display().to_string();
+        let path = dir.join(MANIFEST);
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| LoadError::from(e).with_path(&path.display().to_string()))?;
+        let manifest = Manifest::parse(&text)
+            .map_err(|reason| LoadError::Incompatible { format: "vantage Parquet v2", reason }.with_path(&name))?;
+        Ok(Self { dir: dir.to_owned(), manifest, reads: Mutex::new(Vec::new()) })
+    }
+
+    /// The relative paths of the files read so far, in order.
+    pub fn files_read(&self) -> Vec<String> {
+        self.reads.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    fn read(&self, relative: &str) -> Result<Vec<u8>, LoadError> {
+        let path = self.dir.join(relative);
+        let bytes = std::fs::read(&path).map_err(|e| LoadError::from(e).with_path(&path.display().to_string()))?;
+        if let Ok(mut reads) = self.reads.lock() {
+            reads.push(relative.to_owned());
+        }
+        Ok(bytes)
+    }
+
+    /// The files of one part of a partition.
+    fn part(&self, partition: &Partition, part: u32) -> Result<PartBytes, LoadError> {
+        let tokens = partition.file("tokens", part);
+        Ok(PartBytes {
+            groups: self.read(&partition.file("groups", part))?,
+            trajectories: self.read(&partition.file("trajectories", part))?,
+            steps: self.read(&partition.file("steps", part))?,
+            tokens: if self.dir.join(&tokens).is_file() { Some(self.read(&tokens)?) } else { None },
+        })
+    }
+
+    /// The run of the partitions whose training step is in `range` (every partition when
+    /// `None`), reading only their files.
+    pub fn load(&self, range: Option<(i64, i64)>, report: &mut LoadReport) -> Result<Run, LoadError> {
+        let partitions = self.manifest.select(range);
+        let mut run = self.load_partitions(&partitions, report)?;
+        if let Some(range) = partitions_range(&partitions, &self.manifest) {
+            run.meta.notes.push(range);
+        }
+        Ok(run)
+    }
+
+    /// The run of the given partitions.
+    pub fn load_partitions(&self, partitions: &[&Partition], report: &mut LoadReport) -> Result<Run, LoadError> {
+        Ok(self.load_with_ids(partitions, report)?.0)
+    }
+
+    /// [`Self::load_partitions`], with the dataset's id of each node of the run.
+    pub fn load_with_ids(
+        &self,
+        partitions: &[&Partition],
+        report: &mut LoadReport,
+    ) -> Result<(Run, Vec<u64>), LoadError> {
+        let name = self.dir.display().to_string();
+        report.file.clone_from(&name);
+        let mut reader = DatasetReader::new(&name, &self.manifest);
+        for partition in partitions {
+            for part in 0..partition.parts {
+                let files = self.part(partition, part)?;
+                reader.add_part(partition, part, &files, report).map_err(|e| e.with_path(&name))?;
+            }
+        }
+        reader.finish_with_ids(report).map_err(|e| e.with_path(&name))
+    }
+}
+
+/// "training steps 3–7 of 0–99 read" when only some partitions were read.
+fn partitions_range(read: &[&Partition], manifest: &Manifest) -> Option<String> {
+    if read.len() == manifest.partitions.len() {
+        return None;
+    }
+    let steps = |ps: &mut dyn Iterator<Item = &Partition>| {
+        let steps: Vec<i64> = ps.filter_map(|p| p.train_step).collect();
+        Some((*steps.iter().min()?, *steps.iter().max()?))
+    };
+    let (lo, hi) = steps(&mut read.iter().copied()).unwrap_or((0, 0));
+    let (all_lo, all_hi) = steps(&mut manifest.partitions.iter()).unwrap_or((0, 0));
+    Some(format!(
+        "{} of the {} training-step partitions read (steps {lo}–{hi} of {all_lo}–{all_hi})",
+        read.len(),
+        manifest.partitions.len()
+    ))
+}
+
+/// A dataset being written: into a hidden directory beside `out`, renamed to `out` when the
+/// manifest is written, so an interrupted conversion never leaves a dataset that looks finished.
+pub struct DatasetOut {
+    out: PathBuf,
+    temporary: PathBuf,
+    writer: DatasetWriter,
+    /// Trajectories written so far.
+    pub trajectories: u64,
+}
+
+impl DatasetOut {
+    /// Starts writing a dataset at `out`, which must not exist (or be an empty directory).
+    pub fn create(out: &Path) -> std::io::Result<Self> {
+        if out.exists() && std::fs::read_dir(out).map_or(true, |mut d| d.next().is_some()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} exists and is not an empty directory; choose a new one", out.display()),
+            ));
+        }
+        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".to_owned());
+        let temporary = out.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+        if temporary.exists() {
+            std::fs::remove_dir_all(&temporary)?;
+        }
+        std::fs::create_dir_all(&temporary)?;
+        Ok(Self { out: out.to_owned(), temporary, writer: DatasetWriter::new(), trajectories: 0 })
+    }
+
+    /// Writes one piece of the run.
+    pub fn write(&mut self, run: &Run) -> std::io::Result<()> {
+        let files = self.writer.write(run).map_err(std::io::Error::other)?;
+        for file in files {
+            let path = self.temporary.join(&file.path);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&path, &file.bytes)?;
+        }
+        self.trajectories += run.trajectories.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the manifest and moves the dataset into place.
+    pub fn finish(self) -> std::io::Result<Manifest> {
+        let manifest = self.writer.manifest();
+        std::fs::write(self.temporary.join(MANIFEST), manifest.to_json())?;
+        if self.out.is_dir() {
+            std::fs::remove_dir(&self.out)?;
+        }
+        std::fs::rename(&self.temporary, &self.out)?;
+        Ok(manifest)
+    }
+}
+
+impl Drop for DatasetOut {
+    fn drop(&mut self) {
+        // Only an unfinished one is still there (finish renamed it away).
+        if self.temporary.is_dir() {
+            let _: std::io::Result<()> = std::fs::remove_dir_all(&self.temporary);
+        }
+    }
+}
+
+/// What a conversion wrote.
+pub struct Converted {
+    /// The format read.
+    pub format: String,
+    /// The manifest written.
+    pub manifest: Manifest,
+    /// How many pieces the log was read in.
+    pub pieces: usize,
+}
+
+/// Reads `input` (any format, a followed directory, another v2 dataset) and writes it as a v2
+/// dataset at `out`, a piece of about `piece` bytes of memory at a time where the format is read
+/// as a stream (JSON lines, compressed JSON lines, verl and TRL directories, v2 datasets:
+/// partition by partition); other formats are read whole, within the memory budget.
+pub fn convert(
+    input: &Path,
+    out: &Path,
+    format: Option<&str>,
+    piece: usize,
+    report: &mut LoadReport,
+) -> anyhow::Result<Converted> {
+    let mut output = DatasetOut::create(out)?;
+    let mut pieces = 0usize;
+    let mut format_name = String::new();
+    let mut failed: Option<std::io::Error> = None;
+    let mut write = |mut run: Run, report: &mut LoadReport| -> Result<(), LoadError> {
+        crate::native::join_outcome_files(&mut run, report);
+        crate::native::mark_converted(&mut run);
+        format_name.clone_from(&run.meta.format);
+        pieces += 1;
+        output.write(&run).map_err(|e| {
+            let error = LoadError::from(std::io::Error::new(e.kind(), e.to_string()));
+            failed = Some(e);
+            error
+        })
+    };
+    let name = input.display().to_string();
+    report.file.clone_from(&name);
+    if is_dataset(input) {
+        let dataset = Dataset::open(input)?;
+        for partition in &dataset.manifest.partitions {
+            let run = dataset.load_partitions(&[partition], report)?;
+            write(run, report)?;
+        }
+    } else {
+        let mut scratch = LoadReport::new(&name);
+        let live = {
+            let mut each = |run: Run| write(run, &mut scratch);
+            let mut segments = crate::live::Segments { bytes: piece, each: &mut each };
+            match open_stream(input, format, report, &mut segments)? {
+                Some(mut live) => {
+                    live.read_segments(segments_again(&mut segments))?;
+                    Some(live)
+                }
+                None => None,
+            }
+        };
+        // What joining `--outcomes` to the pieces found.
+        let joined = scratch.warnings;
+        if let Some(live) = live {
+            match live.finish(report) {
+                Ok(run) => write(run, report)?,
+                // The last cut fell at the end of the log: nothing was left for a last piece.
+                Err(err) if pieces > 0 && is_nothing_loadable(&err) => {}
+                Err(err) => return Err(err.into()),
+            }
+        } else {
+            let run = crate::native::load_path(input, format, report)?;
+            write(run, report)?;
+        }
+        for warning in joined {
+            report.warn(warning);
+        }
+    }
+    if let Some(err) = failed {
+        return Err(anyhow::anyhow!("could not write {}: {err}", out.display()));
+    }
+    let manifest = output.finish().map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
+    Ok(Converted { format: format_name, manifest, pieces })
+}
+
+/// A second borrow of the same segments for [`crate::live::Live::read_segments`].
+fn segments_again<'a>(segments: &'a mut crate::live::Segments<'_>) -> crate::live::Segments<'a> {
+    crate::live::Segments { bytes: segments.bytes, each: &mut *segments.each }
+}
+
+/// The log as a stream read piece by piece, where its format is read that way (a compressed
+/// file is read here, handing its pieces to `segments`).
+fn open_stream(
+    input: &Path,
+    format: Option<&str>,
+    report: &LoadReport,
+    segments: &mut crate::live::Segments<'_>,
+) -> Result<Option<crate::live::Live>, LoadError> {
+    let streamed =
+        format.is_none_or(|f| f == "vantage" || (f == "verl" && input.is_dir()) || (f == "trl" && input.is_dir()));
+    if !streamed {
+        return Ok(None);
+    }
+    crate::live::Live::open_segmented(input, format, report.clone(), crate::load::budget::get(), segments)
+}
+
+fn is_nothing_loadable(err: &LoadError) -> bool {
+    match err {
+        LoadError::NothingLoadable { .. } => true,
+        LoadError::File { source, .. } => is_nothing_loadable(source),
+        _ => false,
+    }
+}

@@ -1,0 +1,14 @@
+//! "vantage Parquet v2": a run as a Hive-style partitioned Parquet dataset, one directory per
+//! training step (`train_step=17/`), with typed columns in four tables (`groups`,
+//! `trajectories`, `steps`, `tokens`) and a `manifest.json` (docs/FORMAT.md). Any Parquet reader
+//! reads it without vantage; vantage reads the manifest first and then only the partitions asked
+//! for. The manifest is plain JSON and builds everywhere; writing and reading Parquet use polars
+//! (native only).
+
+pub mod manifest;
+#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+pub mod read;
+#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+pub mod write;
+
+pub use manifest::{MANIFEST, Manifest, Partition};
