@@ -16,6 +16,8 @@ mod golden_verl;
 mod importers;
 mod invariants;
 mod live;
+#[cfg(feature = "parquet")]
+mod partitions;
 mod process_credit;
 mod sample_runs;
 mod ui;
