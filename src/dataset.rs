@@ -16,6 +16,14 @@ use crate::model::Run;
 /// buffers of writing it, a conversion stays within about three times this.
 pub const DEFAULT_PIECE: usize = 256 << 20;
 
+/// How many bytes of memory a byte of a v2 dataset on disk takes once read, about (zstd-compressed
+/// text, decoded into the run's columns); measured in docs/PERFORMANCE.md.
+pub const DECODED_PER_STORED: u64 = 3;
+
+/// The memory the training steps opened by default may take (the latest steps that fit; `--steps`
+/// chooses others): small enough that the first view comes in about a second.
+pub const DEFAULT_WINDOW: u64 = 512 << 20;
+
 /// The training steps `--steps` selects in the v2 datasets opened (`None`: all).
 static STEPS: Mutex<Option<(i64, i64)>> = Mutex::new(None);
 
@@ -29,6 +37,23 @@ pub fn set_step_range(range: Option<(i64, i64)>) {
 /// The training steps selected with [`set_step_range`].
 pub fn step_range() -> Option<(i64, i64)> {
     STEPS.lock().ok().and_then(|s| *s)
+}
+
+/// Opens a dataset as the app and `vantage check` do: the training steps `--steps` selects, else
+/// all of them when they fit in [`DEFAULT_WINDOW`], else the latest that do (the run's notes say
+/// which, and how to choose others).
+pub fn open_default(dir: &Path, report: &mut LoadReport) -> Result<Run, LoadError> {
+    let dataset = Dataset::open(dir)?;
+    let chosen = step_range();
+    let range = chosen.or_else(|| dataset.fitting_range(DEFAULT_WINDOW.min(crate::load::budget::get() / 2)));
+    let mut run = dataset.load(range, report)?;
+    if chosen.is_none() && range.is_some() {
+        run.meta.notes.push(
+            "the whole run is larger than what opens at once: the latest training steps are open; choose others with --steps A..B"
+                .to_owned(),
+        );
+    }
+    Ok(run)
 }
 
 /// Whether `path` is a v2 dataset: a directory with a `manifest.json`.
@@ -56,6 +81,43 @@ impl Dataset {
         let manifest = Manifest::parse(&text)
             .map_err(|reason| LoadError::Incompatible { format: "vantage Parquet v2", reason }.with_path(&name))?;
         Ok(Self { dir: dir.to_owned(), manifest, reads: Mutex::new(Vec::new()) })
+    }
+
+    /// The bytes on disk of a partition's files.
+    pub fn partition_bytes(&self, partition: &Partition) -> u64 {
+        let mut bytes = 0;
+        for part in 0..partition.parts {
+            for table in crate::load::vantage_v2::manifest::TABLES {
+                bytes += std::fs::metadata(self.dir.join(partition.file(table, part))).map_or(0, |m| m.len());
+            }
+        }
+        bytes
+    }
+
+    /// The latest training steps whose partitions fit in `memory` bytes once read (estimated at
+    /// [`DECODED_PER_STORED`] times their size on disk; at least the last partition), or `None`
+    /// when the whole dataset fits: what the app and `vantage check` open when no `--steps` is
+    /// given.
+    pub fn fitting_range(&self, memory: u64) -> Option<(i64, i64)> {
+        let partitions = &self.manifest.partitions;
+        let estimate = |p: &Partition| self.partition_bytes(p).saturating_mul(DECODED_PER_STORED);
+        let mut total = 0u64;
+        let mut first = None;
+        let mut last = None;
+        for partition in partitions.iter().rev().filter(|p| p.train_step.is_some()) {
+            let bytes = estimate(partition);
+            if last.is_some() && total + bytes > memory {
+                break;
+            }
+            total += bytes;
+            last = last.or(partition.train_step);
+            first = partition.train_step;
+        }
+        let whole: u64 = partitions.iter().map(estimate).sum();
+        if whole <= memory {
+            return None;
+        }
+        Some((first?, last?))
     }
 
     /// The relative paths of the files read so far, in order.
@@ -87,6 +149,20 @@ impl Dataset {
     /// `None`), reading only their files.
     pub fn load(&self, range: Option<(i64, i64)>, report: &mut LoadReport) -> Result<Run, LoadError> {
         let partitions = self.manifest.select(range);
+        if let (Some((lo, hi)), true) = (range, partitions.is_empty()) {
+            let steps: Vec<i64> = self.manifest.partitions.iter().filter_map(|p| p.train_step).collect();
+            let has = match (steps.iter().min(), steps.iter().max()) {
+                (Some(a), Some(b)) => format!("its training steps are {a}–{b}"),
+                _ => "it has no training steps".to_owned(),
+            };
+            let asked = if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}..{hi}").replace(&i64::MIN.to_string(), "").replace(&i64::MAX.to_string(), "")
+            };
+            let reason = format!("no training step of the dataset is in --steps {asked} ({has})");
+            return Err(LoadError::NothingLoadable { reason }.with_path(&self.dir.display().to_string()));
+        }
         let mut run = self.load_partitions(&partitions, report)?;
         if let Some(range) = partitions_range(&partitions, &self.manifest) {
             run.meta.notes.push(range);

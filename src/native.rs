@@ -349,7 +349,7 @@ pub fn load_path_showing(
     report.file.clone_from(&name);
     if format.is_none_or(|f| f == "vantage_v2") && is_v2_dataset(path) {
         #[cfg(feature = "parquet")]
-        return crate::dataset::Dataset::open(path)?.load(crate::dataset::step_range(), report);
+        return crate::dataset::open_default(path, report);
         #[cfg(not(feature = "parquet"))]
         return Err(LoadError::Incompatible {
             format: "vantage Parquet v2",

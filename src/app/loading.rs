@@ -341,18 +341,23 @@ impl LoadQueue {
         }
     }
 
-    /// Asks the user for files (native dialog on a worker thread, async picker on the web); the
-    /// chosen ones arrive as [`LoadMessage::Picked`] and are loaded as any other.
-    pub fn start_picker(&mut self, repaint: impl Fn() + Send + 'static) {
+    /// Asks the user for files, or natively for one folder (a verl or TRL directory, a vantage
+    /// Parquet v2 dataset), with the native dialog on a worker thread or the async picker on the
+    /// web; the chosen ones arrive as [`LoadMessage::Picked`] and are loaded as any other.
+    pub fn start_picker(&mut self, folder: bool, repaint: impl Fn() + Send + 'static) {
         let (sender, receiver) = mpsc::channel();
         #[cfg(not(target_arch = "wasm32"))]
         {
             let spawned = std::thread::Builder::new().name("file dialog".to_owned()).spawn(move || {
-                let paths = rfd::FileDialog::new()
-                    .add_filter("rollout logs", &crate::native::LOG_EXTENSIONS)
-                    .add_filter("all files", &["*"])
-                    .pick_files()
-                    .unwrap_or_default();
+                let paths = if folder {
+                    rfd::FileDialog::new().pick_folder().into_iter().collect()
+                } else {
+                    rfd::FileDialog::new()
+                        .add_filter("rollout logs", &crate::native::LOG_EXTENSIONS)
+                        .add_filter("all files", &["*"])
+                        .pick_files()
+                        .unwrap_or_default()
+                };
                 let _: Result<(), _> =
                     sender.send(LoadMessage::Picked(paths.into_iter().map(LoadSource::Path).collect()));
                 repaint();
@@ -362,6 +367,8 @@ impl LoadQueue {
                 return;
             }
         }
+        #[cfg(target_arch = "wasm32")]
+        let _: bool = folder;
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
             let files = rfd::AsyncFileDialog::new().pick_files().await.unwrap_or_default();

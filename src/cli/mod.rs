@@ -56,7 +56,7 @@ pub struct Cli {
     /// App: print the seconds until the first run's group view is drawn, then close (benchmarks).
     #[arg(long)]
     exit_after_first_view: bool,
-    /// v2 datasets: read only these training steps (`17`, `10..20`, inclusive).
+    /// v2 datasets: read only these training steps (`17`, `10..20` inclusive, `2000..`, `..99`).
     #[arg(long, value_name = "A..B", global = true, value_parser = parse_steps)]
     steps: Option<(i64, i64)>,
     /// Join the outcomes of this results file to the trajectories opened (a SWE-bench report,
@@ -227,6 +227,11 @@ pub fn main() -> ExitCode {
             for loader in LOADERS {
                 println!("{:<14} {}", loader.name(), loader.description());
             }
+            #[cfg(feature = "parquet")]
+            println!(
+                "{:<14} vantage Parquet v2: a directory partitioned by training step, with a manifest.json (docs/FORMAT.md); native only",
+                "vantage_v2"
+            );
             ExitCode::SUCCESS
         }
         Some(Command::Credit { file, scheme, preset, set, tokens, out, format, partition, batch_scope }) => {

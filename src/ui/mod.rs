@@ -81,7 +81,13 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         ui.separator();
         if ui.button("Open…").clicked() {
             let ctx = ui.ctx().clone();
-            app.loads.start_picker(move || ctx.request_repaint());
+            app.loads.start_picker(false, move || ctx.request_repaint());
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if ui.button("Open folder…").on_hover_text("a verl or TRL directory, or a vantage Parquet v2 dataset").clicked()
+        {
+            let ctx = ui.ctx().clone();
+            app.loads.start_picker(true, move || ctx.request_repaint());
         }
         #[cfg(not(target_arch = "wasm32"))]
         recent_files_ui(app, ui);

@@ -137,12 +137,14 @@ impl Manifest {
 }
 
 /// Parses a `--partition` or `--steps` selection: `train_step=K`, `K`, `A..B` or `A..=B`
-/// (inclusive), as (low, high).
+/// (inclusive), `A..` (from A on) or `..B` (up to B), as (low, high).
 pub fn parse_range(text: &str) -> Result<(i64, i64), String> {
     let body = text.trim().strip_prefix("train_step=").unwrap_or(text.trim());
     let number = |s: &str| s.trim().parse::<i64>().map_err(|e| format!("{text:?}: {s:?} is not a training step ({e})"));
     let (lo, hi) = if let Some((lo, hi)) = body.split_once("..") {
-        (number(lo)?, number(hi.strip_prefix('=').unwrap_or(hi))?)
+        let hi = hi.strip_prefix('=').unwrap_or(hi);
+        let lo = if lo.trim().is_empty() { i64::MIN } else { number(lo)? };
+        (lo, if hi.trim().is_empty() { i64::MAX } else { number(hi)? })
     } else {
         let step = number(body)?;
         (step, step)
@@ -162,6 +164,8 @@ mod tests {
         assert_eq!(parse_range("train_step=17"), Ok((17, 17)));
         assert_eq!(parse_range("3..9"), Ok((3, 9)));
         assert_eq!(parse_range("3..=9"), Ok((3, 9)));
+        assert_eq!(parse_range("3.."), Ok((3, i64::MAX)));
+        assert_eq!(parse_range("..9"), Ok((i64::MIN, 9)));
         assert!(parse_range("9..3").is_err());
         assert!(parse_range("x").is_err());
         assert_eq!(Partition::dir_of(Some(-2)), "train_step=-2");
