@@ -27,6 +27,22 @@ pub const DEFAULT_WINDOW: u64 = 512 << 20;
 /// The training steps `--steps` selects in the v2 datasets opened (`None`: all).
 static STEPS: Mutex<Option<(i64, i64)>> = Mutex::new(None);
 
+/// Training steps chosen for one dataset (the app's "Open steps"), by path.
+static PATH_STEPS: Mutex<Vec<(PathBuf, (i64, i64))>> = Mutex::new(Vec::new());
+
+/// Selects the training steps read the next time the dataset at `path` is opened (before
+/// `--steps`).
+pub fn set_path_steps(path: &Path, range: (i64, i64)) {
+    if let Ok(mut steps) = PATH_STEPS.lock() {
+        steps.retain(|(p, _)| p != path);
+        steps.push((path.to_owned(), range));
+    }
+}
+
+fn path_steps(path: &Path) -> Option<(i64, i64)> {
+    PATH_STEPS.lock().ok()?.iter().find(|(p, _)| p == path).map(|(_, r)| *r)
+}
+
 /// Selects the training steps read from the v2 datasets opened from now on.
 pub fn set_step_range(range: Option<(i64, i64)>) {
     if let Ok(mut steps) = STEPS.lock() {
@@ -44,7 +60,7 @@ pub fn step_range() -> Option<(i64, i64)> {
 /// which, and how to choose others).
 pub fn open_default(dir: &Path, report: &mut LoadReport) -> Result<Run, LoadError> {
     let dataset = Dataset::open(dir)?;
-    let chosen = step_range();
+    let chosen = path_steps(dir).or_else(step_range);
     let range = chosen.or_else(|| dataset.fitting_range(DEFAULT_WINDOW.min(crate::load::budget::get() / 2)));
     let mut run = dataset.load(range, report)?;
     if chosen.is_none() && range.is_some() {
@@ -166,6 +182,7 @@ impl Dataset {
         let mut run = self.load_partitions(&partitions, report)?;
         if let Some(range) = partitions_range(&partitions, &self.manifest) {
             run.meta.notes.push(range);
+            run.meta.step_window = step_window(&partitions, &self.manifest);
         }
         Ok(run)
     }
@@ -192,6 +209,19 @@ impl Dataset {
         }
         reader.finish_with_ids(report).map_err(|e| e.with_path(&name))
     }
+}
+
+/// The steps of the partitions read and of all, when both have training steps.
+fn step_window(read: &[&Partition], manifest: &Manifest) -> Option<crate::model::StepWindow> {
+    let span = |steps: &mut dyn Iterator<Item = i64>| {
+        let steps: Vec<i64> = steps.collect();
+        Some((*steps.iter().min()?, *steps.iter().max()?))
+    };
+    Some(crate::model::StepWindow {
+        open: span(&mut read.iter().filter_map(|p| p.train_step))?,
+        all: span(&mut manifest.partitions.iter().filter_map(|p| p.train_step))?,
+        partitions: (read.len(), manifest.partitions.len()),
+    })
 }
 
 /// "training steps 3–7 of 0–99 read" when only some partitions were read.

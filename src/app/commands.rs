@@ -35,6 +35,9 @@ pub enum Command {
     ExportCsv,
     /// Save the window as PNG.
     ExportPng,
+    /// Open other training steps of the current run, a partitioned run (a vantage Parquet v2
+    /// dataset), as another run.
+    OpenSteps((i64, i64)),
 }
 
 impl VantageApp {
@@ -71,6 +74,17 @@ impl VantageApp {
                         Err(err) => log::error!("could not export the view: {err}"),
                     }
                 });
+            }
+            Command::OpenSteps(range) => {
+                #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+                if let Some(open) = self.current() {
+                    let path = std::path::PathBuf::from(&open.run.meta.name);
+                    crate::dataset::set_path_steps(&path, range);
+                    let c = ctx.clone();
+                    self.loads.start(super::LoadSource::Path(path), move || c.request_repaint());
+                }
+                #[cfg(not(all(not(target_arch = "wasm32"), feature = "parquet")))]
+                let _: (i64, i64) = range;
             }
             other => {
                 if let Some(open) = self.current_mut() {

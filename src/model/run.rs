@@ -21,9 +21,23 @@ pub struct RunMeta {
     pub warnings: Vec<Warning>,
     /// Facts about how the log was interpreted, e.g. "groups rebuilt from identical prompts".
     pub notes: Vec<String>,
+    /// Which training steps are open, when the run is some of the training steps of a
+    /// partitioned run (a vantage Parquet v2 dataset opened with a range); the app offers others.
+    pub step_window: Option<StepWindow>,
     /// How many times the run was rebuilt with more of its file read (a lazily read Inspect
     /// `.eval` grows as its samples are read); views key their caches on it with the name.
     pub revision: u64,
+}
+
+/// The training steps open of a partitioned run, and those it has (inclusive ranges).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepWindow {
+    /// The first and last training step open.
+    pub open: (i64, i64),
+    /// The first and last training step of the whole run.
+    pub all: (i64, i64),
+    /// How many training-step partitions are open, and how many the run has.
+    pub partitions: (usize, usize),
 }
 
 /// A run in memory: struct-of-arrays, `u32` indices, interned labels, one text arena.

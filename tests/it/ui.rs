@@ -656,3 +656,41 @@ fn a_loader_or_scheme_that_panics_is_a_notice_and_the_app_goes_on() {
     h.run_ok();
     h.get_by_label_contains("vs   B grpo");
 }
+
+#[cfg(feature = "parquet")]
+#[test]
+fn a_v2_dataset_opens_a_range_of_training_steps_and_the_summary_opens_others() {
+    let dir = std::env::temp_dir().join(format!("vantage-ui-v2-{}", std::process::id()));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run_dir = dir.join("run");
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/math_grpo_prm.jsonl");
+    let mut report = LoadReport::new("log");
+    vantage::dataset::convert(&log, &run_dir, None, vantage::dataset::DEFAULT_PIECE, &mut report).unwrap();
+    vantage::dataset::set_path_steps(&run_dir, (2, 2));
+    let mut app = VantageApp::default();
+    app.loads.start(vantage::app::LoadSource::Path(run_dir.clone()), || {});
+    let messages = app.loads.wait_all();
+    app.accept(messages, || {});
+    let open = app.current().unwrap();
+    assert_eq!(open.run.groups.len(), 12);
+    assert_eq!(open.run.meta.step_window.unwrap().open, (2, 2));
+    app.state.tab = Tab::Summary;
+    let mut h = harness(app);
+    h.get_by_label_contains("Training steps 2–2 open (1 of 3 partitions; the run has 0–2)");
+    h.get_by_label("from step").set_value_accesskit(0.0);
+    h.run_ok();
+    h.get_by_label("to step").set_value_accesskit(1.0);
+    h.run_ok();
+    h.get_by_label("Open steps").click();
+    h.run_ok();
+    let app = h.state_mut();
+    let messages = app.loads.wait_all();
+    app.accept(messages, || {});
+    assert_eq!(app.runs.len(), 2, "the other steps open as another run");
+    let other = &app.runs[1].run;
+    assert_eq!(other.meta.step_window.unwrap().open, (0, 1));
+    assert_eq!(other.groups.len(), 24);
+    assert!(other.groups.train_step.iter().all(|&s| s == Some(0) || s == Some(1)));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+}

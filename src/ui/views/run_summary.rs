@@ -15,6 +15,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     for caution in open.summary.cautions() {
         ui.label(egui::RichText::new(format!("caution: {caution}")).color(theme::WARNING));
     }
+    if let Some(window) = run.meta.step_window {
+        steps_ui(ui, ctx.commands, window);
+    }
+    let run = &ctx.open.run;
     // How the log was read (e.g. groups rebuilt from identical prompts): the user should know.
     for note in &run.meta.notes {
         ui.label(egui::RichText::new(format!("note: {note}")).color(theme::WARNING));
@@ -72,4 +76,28 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             }
         },
     );
+}
+
+/// The training steps open of a partitioned run, and a choice of others (opened as another run).
+fn steps_ui(ui: &mut egui::Ui, commands: &mut Vec<crate::app::Command>, window: crate::model::StepWindow) {
+    let (lo, hi) = window.open;
+    let (all_lo, all_hi) = window.all;
+    ui.add_space(4.0);
+    ui.label(format!(
+        "Training steps {lo}–{hi} open ({} of {} partitions; the run has {all_lo}–{all_hi})",
+        window.partitions.0, window.partitions.1
+    ));
+    let id = ui.scope_id().with("open_steps");
+    let mut range: (i64, i64) = ui.data(|d| d.get_temp(id)).unwrap_or(window.open);
+    ui.horizontal(|ui| {
+        let from = ui.label("from step");
+        ui.add(egui::DragValue::new(&mut range.0).range(all_lo..=all_hi)).labelled_by(from.id);
+        let to = ui.label("to step");
+        ui.add(egui::DragValue::new(&mut range.1).range(all_lo..=all_hi)).labelled_by(to.id);
+        range.1 = range.1.max(range.0);
+        if ui.button("Open steps").on_hover_text("read these training steps' partitions, as another run").clicked() {
+            commands.push(crate::app::Command::OpenSteps(range));
+        }
+    });
+    ui.data_mut(|d| d.insert_temp(id, range));
 }
