@@ -22,7 +22,7 @@ pub const DECODED_PER_STORED: u64 = 3;
 
 /// The memory the training steps opened by default may take (the latest steps that fit; `--steps`
 /// chooses others): small enough that the first view comes in about a second.
-pub const DEFAULT_WINDOW: u64 = 512 << 20;
+pub const DEFAULT_WINDOW: u64 = 256 << 20;
 
 /// The training steps `--steps` selects in the v2 datasets opened (`None`: all).
 static STEPS: Mutex<Option<(i64, i64)>> = Mutex::new(None);
@@ -272,14 +272,15 @@ impl DatasetOut {
 
     /// Writes one piece of the run.
     pub fn write(&mut self, run: &Run) -> std::io::Result<()> {
-        let files = self.writer.write(run).map_err(std::io::Error::other)?;
-        for file in files {
-            let path = self.temporary.join(&file.path);
+        let temporary = &self.temporary;
+        let mut sink = |file: crate::load::vantage_v2::write::DatasetFile| -> Result<(), String> {
+            let path = temporary.join(&file.path);
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             }
-            std::fs::write(&path, &file.bytes)?;
-        }
+            std::fs::write(&path, &file.bytes).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        self.writer.write(run, &mut sink).map_err(std::io::Error::other)?;
         self.trajectories += run.trajectories.len() as u64;
         Ok(())
     }

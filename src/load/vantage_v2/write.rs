@@ -55,9 +55,10 @@ impl DatasetWriter {
         Self::default()
     }
 
-    /// The files of one piece of the run: one part of each partition the piece has rows in. The
-    /// header is taken from the first piece.
-    pub fn write(&mut self, run: &Run) -> Result<Vec<DatasetFile>, String> {
+    /// The files of one piece of the run: one part of each partition the piece has rows in, each
+    /// handed to `sink` as soon as it is made (so only one partition's tables are held at a time).
+    /// The header is taken from the first piece.
+    pub fn write(&mut self, run: &Run, sink: &mut dyn FnMut(DatasetFile) -> Result<(), String>) -> Result<(), String> {
         if self.header.is_none() {
             self.header = Some(header(run));
         }
@@ -88,7 +89,6 @@ impl DatasetWriter {
             by_partition.entry(sort_key(step_of(*group))).or_default().nodes.push(node);
         }
         let context = Context::of(run, self);
-        let mut files = Vec::new();
         for (key, rows) in by_partition {
             let step = (!key.0).then_some(key.1);
             let partition = self.partitions.entry(key).or_insert_with(|| Partition {
@@ -102,7 +102,7 @@ impl DatasetWriter {
             let mut file = |table: &str, frame: Option<DataFrame>| -> Result<(), String> {
                 if let Some(frame) = frame {
                     let path = partition.file(table, part);
-                    files.push(DatasetFile { bytes: parquet(frame).map_err(|e| format!("{path}: {e}"))?, path });
+                    sink(DatasetFile { bytes: parquet(frame).map_err(|e| format!("{path}: {e}"))?, path })?;
                 }
                 Ok(())
             };
@@ -112,7 +112,7 @@ impl DatasetWriter {
             file("tokens", tokens_frame(&context, &rows.trajectories).map_err(|e| e.to_string())?)?;
         }
         self.next_node += run.nodes.len() as u64;
-        Ok(files)
+        Ok(())
     }
 
     /// Adds the names and labels of `run` to those the manifest lists.
