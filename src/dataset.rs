@@ -183,6 +183,23 @@ impl Dataset {
         if let Some(range) = partitions_range(&partitions, &self.manifest) {
             run.meta.notes.push(range);
             run.meta.step_window = step_window(&partitions, &self.manifest);
+            run.meta.all_steps = self
+                .manifest
+                .partitions
+                .iter()
+                .filter_map(|p| {
+                    Some(crate::model::StepOutcome {
+                        train_step: p.train_step?,
+                        trajectories: p.trajectories,
+                        mean_reward: p.reward_mean().unwrap_or(f64::NAN),
+                        success_rate: if p.with_success > 0 {
+                            p.successes as f64 / p.with_success as f64
+                        } else {
+                            f64::NAN
+                        },
+                    })
+                })
+                .collect();
         }
         Ok(run)
     }

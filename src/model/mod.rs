@@ -33,7 +33,7 @@ pub use nodes::{
     Children, FLAG_FIRST_ERROR, FLAG_FIRST_ERROR_LABELLED, FLAG_INVALID_ACTION, FLAG_UNSELECTED, McStats, NewStep,
     Nodes,
 };
-pub use run::{Run, RunMeta, StepWindow};
+pub use run::{Run, RunMeta, StepOutcome, StepWindow};
 pub use slots::StateSlots;
 pub use text::{BytesSource, GrowingSource, RawWindow, TextArena, TextSource, UNREADABLE, decode_raw};
 pub use tokens::{NewTokens, Tokens};

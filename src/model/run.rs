@@ -24,6 +24,9 @@ pub struct RunMeta {
     /// Which training steps are open, when the run is some of the training steps of a
     /// partitioned run (a vantage Parquet v2 dataset opened with a range); the app offers others.
     pub step_window: Option<StepWindow>,
+    /// The outcomes of every training step of the whole partitioned run, from its manifest
+    /// (empty for other runs): what the overview draws beyond the steps open.
+    pub all_steps: Vec<StepOutcome>,
     /// How many times the run was rebuilt with more of its file read (a lazily read Inspect
     /// `.eval` grows as its samples are read); views key their caches on it with the name.
     pub revision: u64,
@@ -38,6 +41,19 @@ pub struct StepWindow {
     pub all: (i64, i64),
     /// How many training-step partitions are open, and how many the run has.
     pub partitions: (usize, usize),
+}
+
+/// One training step of a partitioned run, as its manifest counts it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepOutcome {
+    /// The training step.
+    pub train_step: i64,
+    /// Its trajectories.
+    pub trajectories: u64,
+    /// Mean logged outcome reward (`NaN` when none was logged).
+    pub mean_reward: f64,
+    /// Share of successes among the trajectories with a success flag (`NaN` when none has one).
+    pub success_rate: f64,
 }
 
 /// A run in memory: struct-of-arrays, `u32` indices, interned labels, one text arena.

@@ -36,6 +36,7 @@ fn logs() -> Vec<PathBuf> {
         }
     }
     out.push(root().join("tests/fixtures/verl_dump"));
+    out.push(root().join("tests/fixtures/trackio/grpo-demo.db"));
     out.sort();
     out
 }
@@ -322,6 +323,29 @@ fn vantage_credit_on_a_dataset_writes_partitioned_output_equal_to_the_whole_run(
         assert_eq!(code, Some(0), "{stderr}");
     }
     assert_eq!(read_credit(&out), read_credit(&dir.join("credit-grpo")));
+    // A scheme that normalizes over the batch asks which batch; each answer is what it says.
+    let wide = dir.join("credit-wide");
+    let wide_arg = wide.display().to_string();
+    let (code, _, stderr) = vantage(&["credit", &run_arg, "--scheme", "reinforce_plus_plus", "--out", &wide_arg]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("whitens the advantages") && stderr.contains("--batch-scope"), "{stderr}");
+    let rpp = credit::scheme("reinforce_plus_plus").unwrap();
+    let (code, _, stderr) =
+        vantage(&["credit", &run_arg, "--scheme", "reinforce_plus_plus", "--batch-scope", "run", "--out", &wide_arg]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(read_credit(&wide), by_key(&whole, &credit::compute(rpp, &whole, None, &Vec::new()).unwrap().step));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&wide);
+    let (code, _, stderr) =
+        vantage(&["credit", &run_arg, "--scheme", "reinforce_plus_plus", "--batch-scope", "step", "--out", &wide_arg]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let mut per_step = BTreeMap::new();
+    for step in 0..3 {
+        let part = load(&run_dir, Some((step, step)));
+        per_step.extend(by_key(&part, &credit::compute(rpp, &part, None, &Vec::new()).unwrap().step));
+    }
+    assert_eq!(read_credit(&wide), per_step);
+    let whole_batch = by_key(&whole, &credit::compute(rpp, &whole, None, &Vec::new()).unwrap().step);
+    assert_ne!(per_step, whole_batch, "the two batch scopes are different credit");
     let (code, _, stderr) = vantage(&[
         "credit",
         &run_arg,

@@ -678,6 +678,14 @@ fn a_v2_dataset_opens_a_range_of_training_steps_and_the_summary_opens_others() {
     app.state.tab = Tab::Summary;
     let mut h = harness(app);
     h.get_by_label_contains("Training steps 2–2 open (1 of 3 partitions; the run has 0–2)");
+    h.state_mut().state.tab = Tab::Overview;
+    h.run_ok();
+    h.get_by_label_contains("Whole run: 3 training steps, from the dataset's manifest");
+    let steps = &h.state().current().unwrap().run.meta.all_steps;
+    assert_eq!(steps.iter().map(|s| s.trajectories).sum::<u64>(), 288);
+    assert!((steps[0].mean_reward - 0.645_833).abs() < 1e-5, "{:?}", steps[0]);
+    h.state_mut().state.tab = Tab::Summary;
+    h.run_ok();
     h.get_by_label("from step").set_value_accesskit(0.0);
     h.run_ok();
     h.get_by_label("to step").set_value_accesskit(1.0);

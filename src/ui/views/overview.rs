@@ -26,6 +26,9 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         stats
     };
     ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
+    if !open.run.meta.all_steps.is_empty() {
+        whole_run_ui(ui, &open.run.meta);
+    }
     let height = (ui.available_height() / 2.0 - 60.0).max(160.0);
     egui::ScrollArea::vertical().id_salt("overview_scroll").show(ui, |ui| plots_ui(ui, open, &stats, height));
     same_prompt_ui(ui, ctx);
@@ -207,4 +210,30 @@ fn series_ui(plot: &mut PlotUi<'_>, name: &str, points: Vec<[f64; 2]>, color: eg
 /// A plot's key above it: each series' name in its color, and the selected step's mark.
 fn key_ui(ui: &mut egui::Ui, series: &[(&str, egui::Color32)], marked: bool) {
     crate::ui::widgets::series_key_ui(ui, series, marked.then_some(("selected group's step", theme::SELECTED)));
+}
+
+/// The whole partitioned run, every training step from its manifest (no Parquet read), the steps
+/// open shaded.
+fn whole_run_ui(ui: &mut egui::Ui, meta: &crate::model::RunMeta) {
+    let steps = &meta.all_steps;
+    ui.label(format!("Whole run: {} training steps, from the dataset's manifest (the open steps shaded)", steps.len()));
+    key_ui(ui, &[("mean reward", theme::category(0)), ("success rate (dashed)", theme::category(1))], false);
+    let series = |f: &dyn Fn(&crate::model::StepOutcome) -> f64| -> Vec<[f64; 2]> {
+        steps.iter().map(|s| [s.train_step as f64, f(s)]).filter(|p| p[1].is_finite()).collect()
+    };
+    let (reward, success) = (series(&|s| s.mean_reward), series(&|s| s.success_rate));
+    let (bottom, top) =
+        reward.iter().chain(&success).fold((0.0_f64, 1.0_f64), |(lo, hi), p| (lo.min(p[1]), hi.max(p[1])));
+    Plot::new("overview_whole_run").height(140.0).x_axis_label("training step").include_y(0.0).show(ui, |plot| {
+        if let Some(window) = meta.step_window {
+            let (lo, hi) = (window.open.0 as f64 - 0.5, window.open.1 as f64 + 0.5);
+            let corners = vec![[lo, bottom], [hi, bottom], [hi, top], [lo, top]];
+            let band = egui_plot::Polygon::new("open steps", PlotPoints::from(corners))
+                .fill_color(theme::SELECTED.gamma_multiply(0.25))
+                .stroke(egui::Stroke::NONE);
+            plot.polygon(band);
+        }
+        series_ui(plot, "mean reward", reward, theme::category(0), false, 2.0);
+        series_ui(plot, "success rate", success, theme::category(1), true, 1.5);
+    });
 }
