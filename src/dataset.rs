@@ -16,13 +16,11 @@ use crate::model::Run;
 /// buffers of writing it, a conversion stays within about three times this.
 pub const DEFAULT_PIECE: usize = 256 << 20;
 
-/// How many bytes of memory a byte of a v2 dataset on disk takes once read, about (zstd-compressed
-/// text, decoded into the run's columns); measured in docs/PERFORMANCE.md.
-pub const DECODED_PER_STORED: u64 = 3;
-
-/// The memory the training steps opened by default may take (the latest steps that fit; `--steps`
-/// chooses others): small enough that the first view comes in about a second.
-pub const DEFAULT_WINDOW: u64 = 256 << 20;
+/// The bytes of Parquet the training steps opened by default may have on disk (the latest steps
+/// that fit; `--steps` or the summary's "Open steps" choose others): reading and decoding them
+/// takes about a second on the development machine, and with their texts left in the files the
+/// run holds about half as many bytes (docs/PERFORMANCE.md).
+pub const DEFAULT_WINDOW: u64 = 80 << 20;
 
 /// The training steps `--steps` selects in the v2 datasets opened (`None`: all).
 static STEPS: Mutex<Option<(i64, i64)>> = Mutex::new(None);
@@ -56,12 +54,12 @@ pub fn step_range() -> Option<(i64, i64)> {
 }
 
 /// Opens a dataset as the app and `vantage check` do: the training steps `--steps` selects, else
-/// all of them when they fit in [`DEFAULT_WINDOW`], else the latest that do (the run's notes say
+/// all of them when their files fit in [`DEFAULT_WINDOW`], else the latest that do (the run's notes say
 /// which, and how to choose others).
 pub fn open_default(dir: &Path, report: &mut LoadReport) -> Result<Run, LoadError> {
     let dataset = Dataset::open(dir)?;
     let chosen = path_steps(dir).or_else(step_range);
-    let range = chosen.or_else(|| dataset.fitting_range(DEFAULT_WINDOW.min(crate::load::budget::get() / 2)));
+    let range = chosen.or_else(|| dataset.fitting_range(DEFAULT_WINDOW));
     let mut run = dataset.load(range, report)?;
     if chosen.is_none() && range.is_some() {
         run.meta.notes.push(
@@ -84,7 +82,69 @@ pub struct Dataset {
     pub dir: PathBuf,
     /// Its manifest.
     pub manifest: Manifest,
-    reads: Mutex<Vec<String>>,
+    reads: std::sync::Arc<Mutex<Vec<String>>>,
+}
+
+/// The texts a run read from a dataset left in its files (`DatasetReader::leave_texts`): a
+/// text is read when it is asked for, by reading its column of its file (the last few columns
+/// read are kept).
+#[derive(Debug)]
+struct ParquetTexts {
+    dir: PathBuf,
+    files: std::sync::OnceLock<Vec<String>>,
+    /// The columns read last, newest last.
+    columns: Mutex<Vec<KeptColumn>>,
+    reads: std::sync::Arc<Mutex<Vec<String>>>,
+}
+
+/// A column [`ParquetTexts`] keeps: (file, column) and the column's texts.
+type KeptColumn = ((usize, usize), std::sync::Arc<Vec<Option<String>>>);
+
+/// How many columns [`ParquetTexts`] keeps.
+const KEPT_COLUMNS: usize = 12;
+
+impl ParquetTexts {
+    fn column(&self, file: usize, column: usize) -> Option<std::sync::Arc<Vec<Option<String>>>> {
+        let mut kept = self.columns.lock().ok()?;
+        if let Some(i) = kept.iter().position(|(k, _)| *k == (file, column)) {
+            let entry = kept.remove(i);
+            let texts = std::sync::Arc::clone(&entry.1);
+            kept.push(entry);
+            return Some(texts);
+        }
+        let relative = self.files.get()?.get(file)?;
+        let name = crate::load::vantage_v2::read::TEXT_COLUMNS.get(column)?;
+        let texts = std::sync::Arc::new(read_text_column(&self.dir.join(relative), name)?);
+        if let Ok(mut reads) = self.reads.lock() {
+            reads.push(format!("{relative}#{name}"));
+        }
+        if kept.len() >= KEPT_COLUMNS {
+            kept.remove(0);
+        }
+        kept.push(((file, column), std::sync::Arc::clone(&texts)));
+        Some(texts)
+    }
+}
+
+/// One string column of a Parquet file.
+fn read_text_column(path: &Path, name: &str) -> Option<Vec<Option<String>>> {
+    use polars::prelude::{ParquetReader, SerReader as _};
+    let file = std::fs::File::open(path).ok()?;
+    let read = || ParquetReader::new(file).with_columns(Some(vec![name.to_owned()])).finish();
+    let frame = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).ok()?.ok()?;
+    let column = frame.column(name).ok()?.str().ok()?.clone();
+    Some(column.iter().map(|t| t.map(str::to_owned)).collect())
+}
+
+impl crate::model::TextSource for ParquetTexts {
+    fn read_at(&self, key: u64, _len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let (file, column, row) = crate::load::vantage_v2::read::split_text_key(key);
+        let texts = self.column(file, column)?;
+        let text = texts.get(row)?.as_deref()?;
+        // The arena reads a source's texts as the inside of a JSON string literal.
+        let quoted = serde_json::to_string(text).ok()?;
+        Some(std::borrow::Cow::Owned(quoted.as_bytes()[1..quoted.len() - 1].to_vec()))
+    }
 }
 
 impl Dataset {
@@ -96,7 +156,7 @@ impl Dataset {
             std::fs::read_to_string(&path).map_err(|e| LoadError::from(e).with_path(&path.display().to_string()))?;
         let manifest = Manifest::parse(&text)
             .map_err(|reason| LoadError::Incompatible { format: "vantage Parquet v2", reason }.with_path(&name))?;
-        Ok(Self { dir: dir.to_owned(), manifest, reads: Mutex::new(Vec::new()) })
+        Ok(Self { dir: dir.to_owned(), manifest, reads: std::sync::Arc::new(Mutex::new(Vec::new())) })
     }
 
     /// The bytes on disk of a partition's files.
@@ -110,13 +170,13 @@ impl Dataset {
         bytes
     }
 
-    /// The latest training steps whose partitions fit in `memory` bytes once read (estimated at
-    /// [`DECODED_PER_STORED`] times their size on disk; at least the last partition), or `None`
-    /// when the whole dataset fits: what the app and `vantage check` open when no `--steps` is
-    /// given.
-    pub fn fitting_range(&self, memory: u64) -> Option<(i64, i64)> {
+    /// The latest training steps whose partitions' files hold at most `bytes` (at least the last
+    /// partition), or `None` when the whole dataset does: what the app and `vantage check` open
+    /// when no `--steps` is given.
+    pub fn fitting_range(&self, bytes: u64) -> Option<(i64, i64)> {
+        let memory = bytes;
         let partitions = &self.manifest.partitions;
-        let estimate = |p: &Partition| self.partition_bytes(p).saturating_mul(DECODED_PER_STORED);
+        let estimate = |p: &Partition| self.partition_bytes(p);
         let mut total = 0u64;
         let mut first = None;
         let mut last = None;
@@ -164,6 +224,17 @@ impl Dataset {
     /// The run of the partitions whose training step is in `range` (every partition when
     /// `None`), reading only their files.
     pub fn load(&self, range: Option<(i64, i64)>, report: &mut LoadReport) -> Result<Run, LoadError> {
+        self.load_texts_left(range, true, report)
+    }
+
+    /// [`Self::load`], with the texts of steps and groups left in the files (`lazy`: read when
+    /// shown, so the run holds 12 bytes a text) or copied into the run.
+    pub fn load_texts_left(
+        &self,
+        range: Option<(i64, i64)>,
+        lazy: bool,
+        report: &mut LoadReport,
+    ) -> Result<Run, LoadError> {
         let partitions = self.manifest.select(range);
         if let (Some((lo, hi)), true) = (range, partitions.is_empty()) {
             let steps: Vec<i64> = self.manifest.partitions.iter().filter_map(|p| p.train_step).collect();
@@ -179,7 +250,7 @@ impl Dataset {
             let reason = format!("no training step of the dataset is in --steps {asked} ({has})");
             return Err(LoadError::NothingLoadable { reason }.with_path(&self.dir.display().to_string()));
         }
-        let mut run = self.load_partitions(&partitions, report)?;
+        let mut run = self.read_partitions(&partitions, lazy, report)?.0;
         if let Some(range) = partitions_range(&partitions, &self.manifest) {
             run.meta.notes.push(range);
             run.meta.step_window = step_window(&partitions, &self.manifest);
@@ -215,14 +286,37 @@ impl Dataset {
         partitions: &[&Partition],
         report: &mut LoadReport,
     ) -> Result<(Run, Vec<u64>), LoadError> {
+        self.read_partitions(partitions, false, report)
+    }
+
+    fn read_partitions(
+        &self,
+        partitions: &[&Partition],
+        lazy: bool,
+        report: &mut LoadReport,
+    ) -> Result<(Run, Vec<u64>), LoadError> {
         let name = self.dir.display().to_string();
         report.file.clone_from(&name);
         let mut reader = DatasetReader::new(&name, &self.manifest);
+        let texts = lazy.then(|| {
+            std::sync::Arc::new(ParquetTexts {
+                dir: self.dir.clone(),
+                files: std::sync::OnceLock::new(),
+                columns: Mutex::new(Vec::new()),
+                reads: std::sync::Arc::clone(&self.reads),
+            })
+        });
+        if let Some(texts) = &texts {
+            reader.leave_texts(std::sync::Arc::clone(texts) as std::sync::Arc<dyn crate::model::TextSource>);
+        }
         for partition in partitions {
             for part in 0..partition.parts {
                 let files = self.part(partition, part)?;
                 reader.add_part(partition, part, &files, report).map_err(|e| e.with_path(&name))?;
             }
+        }
+        if let Some(texts) = &texts {
+            let _: Result<(), Vec<String>> = texts.files.set(reader.text_files());
         }
         reader.finish_with_ids(report).map_err(|e| e.with_path(&name))
     }

@@ -243,6 +243,30 @@ impl RunBuilder {
         self.run.text.set_source(source);
     }
 
+    /// A text left in the source under `key` ([`TextArena::push_external`]).
+    pub fn push_external_text(&mut self, key: u64) -> TextId {
+        self.run.text.push_external(key)
+    }
+
+    /// Sets a node's thought, action and observation to texts already stored.
+    pub fn set_node_texts(&mut self, node: NodeId, [thought, action, observation]: [TextId; 3]) {
+        let (n, nodes) = (node.index(), &mut self.run.nodes);
+        if n < nodes.len() {
+            nodes.thought[n] = thought;
+            nodes.action[n] = action;
+            nodes.observation[n] = observation;
+        }
+    }
+
+    /// Sets a group's prompt and gold answer to texts already stored.
+    pub fn set_group_texts(&mut self, group: GroupId, [prompt, gold]: [TextId; 2]) {
+        let (g, groups) = (group.index(), &mut self.run.groups);
+        if g < groups.len() {
+            groups.prompt[g] = prompt;
+            groups.gold[g] = gold;
+        }
+    }
+
     /// Approximate heap bytes of the run so far.
     pub fn heap_bytes(&self) -> usize {
         self.run.heap_bytes()

@@ -149,6 +149,18 @@ impl TextArena {
         id
     }
 
+    /// A text the source holds under `key` (a vantage Parquet v2 dataset's file, column and row),
+    /// read from it when asked: the source hands it back as the inside of a JSON string literal,
+    /// as it does a log's texts.
+    pub fn push_external(&mut self, key: u64) -> TextId {
+        if self.span_len.len() >= (IN_SOURCE - 1) as usize {
+            return TextId::NONE;
+        }
+        self.span_start.push(key);
+        self.span_len.push(0);
+        TextId(IN_SOURCE | (self.span_len.len() - 1) as u32)
+    }
+
     /// Stores `text` if present.
     pub fn push_opt(&mut self, text: Option<&str>) -> TextId {
         text.map_or(TextId::NONE, |t| self.push(t))

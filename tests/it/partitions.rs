@@ -183,6 +183,17 @@ fn a_range_of_training_steps_reads_only_its_partitions() {
     assert_eq!(read.len(), 3, "{read:?}");
     assert!(read.iter().all(|f| f.starts_with("train_step=1/")), "{read:?}");
     assert!(run.groups.train_step.iter().all(|&s| s == Some(1)));
+    // The texts stayed in the files: a step's thought is read when asked, by reading its column.
+    assert!(run.text.text_bytes() == 0, "no text was copied into the run");
+    let node = run.trajectories.path(vantage::model::TrajectoryId::from_index(5))[0];
+    let thought = run.text(run.nodes.thought[node.index()]).into_owned();
+    let eager =
+        Dataset::open(&out).unwrap().load_texts_left(Some((1, 1)), false, &mut LoadReport::new("eager")).unwrap();
+    assert_eq!(thought, eager.text(eager.nodes.thought[node.index()]));
+    assert!(!thought.is_empty());
+    assert_eq!(dataset.files_read()[3..], ["train_step=1/steps-00000.parquet#thought".to_owned()]);
+    let _: std::borrow::Cow<'_, str> = run.text(run.nodes.thought[node.index() + 1]);
+    assert_eq!(dataset.files_read().len(), 4, "the column read is kept");
     assert!(run.meta.notes.iter().any(|n| n.contains("1 of the 3 training-step partitions")), "{:?}", run.meta.notes);
     let whole = load(&out, None);
     let step_one = |r: &Run| {

@@ -37,6 +37,22 @@ pub struct DatasetReader {
     trees: HashMap<String, TreeId>,
     /// The dataset's id of each node added, in arena order.
     node_ids: Vec<u64>,
+    /// Texts are left in the files ([`text_key`]): the part files they are in, by index.
+    lazy: Option<Vec<String>>,
+}
+
+/// The text columns that can be left in the files, by their code in a [`text_key`].
+pub const TEXT_COLUMNS: [&str; 5] = ["thought", "action", "observation", "prompt", "gold"];
+
+/// The key of a text left in a file: the file's index among those the reader registered, the
+/// column's index in [`TEXT_COLUMNS`], and the row.
+pub fn text_key(file: usize, column: usize, row: usize) -> u64 {
+    ((file as u64) << 36) | ((column as u64) << 32) | row as u64
+}
+
+/// The (file, column, row) of a [`text_key`].
+pub fn split_text_key(key: u64) -> (usize, usize, usize) {
+    ((key >> 36) as usize, ((key >> 32) & 0xF) as usize, (key & 0xFFFF_FFFF) as usize)
 }
 
 impl DatasetReader {
@@ -50,7 +66,41 @@ impl DatasetReader {
         if let Some(serde_json::Value::Object(entries)) = manifest.header.get("meta") {
             meta.metadata.extend(entries.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
-        Self { builder, trees: HashMap::new(), node_ids: Vec::new() }
+        Self { builder, trees: HashMap::new(), node_ids: Vec::new(), lazy: None }
+    }
+
+    /// Leaves the texts of steps and groups in the files, read from `source` when asked (it gets
+    /// the list of files from [`Self::text_files`] once reading is done); the run then holds 12
+    /// bytes per text instead of the text.
+    pub fn leave_texts(&mut self, source: std::sync::Arc<dyn crate::model::TextSource>) {
+        self.builder.set_text_source(source);
+        self.lazy = Some(Vec::new());
+    }
+
+    /// The files the texts left in them are in, by the index their keys hold.
+    pub fn text_files(&self) -> Vec<String> {
+        self.lazy.clone().unwrap_or_default()
+    }
+
+    /// Registers `path` as a file texts are left in; its index (`None` when texts are copied).
+    fn register(&mut self, path: &str) -> Option<usize> {
+        let files = self.lazy.as_mut()?;
+        files.push(path.to_owned());
+        Some(files.len() - 1)
+    }
+
+    /// The ids of a row's texts left in file `file`: one per column of `columns` (codes into
+    /// [`TEXT_COLUMNS`]), none for an empty text.
+    fn external<const N: usize>(
+        &mut self,
+        file: usize,
+        row: usize,
+        columns: [(usize, Option<&str>); N],
+    ) -> [crate::model::TextId; N] {
+        columns.map(|(code, text)| match text {
+            Some(t) if !t.is_empty() => self.builder.push_external_text(text_key(file, code, row)),
+            _ => crate::model::TextId::NONE,
+        })
     }
 
     /// Adds part `part` of `partition`.
@@ -97,19 +147,26 @@ impl DatasetReader {
         let (task, prompt, gold) = (t.str("task")?, t.str("prompt")?, t.str("gold")?);
         let (mc_n, mc_mean) = (t.u32("mc_n")?, t.f32("mc_mean")?);
         let (reward, finish) = (t.list("mc_rollout_reward")?, t.list("mc_rollout_finish")?);
+        let file = self.register(&t.path);
         for row in 0..t.height() {
             let Some(key) = key.get(row) else { continue };
             let rollouts = rollouts(reward.as_ref(), finish.as_ref(), row)?;
+            let (prompt, gold) = (get(prompt.as_ref(), row), get(gold.as_ref(), row));
+            let fresh = self.builder.group(key).is_none();
             let group = NewGroup {
                 key,
                 task: get(task.as_ref(), row),
                 train_step,
-                prompt: get(prompt.as_ref(), row),
-                gold: get(gold.as_ref(), row),
+                prompt: if file.is_some() { None } else { prompt },
+                gold: if file.is_some() { None } else { gold },
                 mc: mc(mc_n.as_ref(), mc_mean.as_ref(), row),
                 mc_rollouts: rollouts.iter().map(|(r, f)| (*r, f.as_deref())).collect(),
             };
-            self.builder.add_group(&group);
+            let (id, _) = self.builder.add_group(&group);
+            if let (Some(file), true) = (file, fresh) {
+                let texts = self.external(file, row, [(3, prompt), (4, gold)]);
+                self.builder.set_group_texts(id, texts);
+            }
         }
         Ok(())
     }
@@ -124,6 +181,7 @@ impl DatasetReader {
         let (node, group) = (t.required_u64("node")?, t.required_str("group")?);
         let (parent, tree) = (t.u64("parent")?, t.str("tree")?);
         let s = StepColumns::of(t)?;
+        let file = self.register(&t.path);
         let mut nodes = HashMap::with_capacity(t.height());
         for row in 0..t.height() {
             let (Some(id), Some(group_key)) = (node.get(row), group.get(row)) else {
@@ -155,7 +213,16 @@ impl DatasetReader {
             let mut step = s.step(row);
             step.mc_rollouts = rollouts.iter().map(|(r, f)| (*r, f.as_deref())).collect();
             step.docs = docs.iter().map(String::as_str).collect();
-            nodes.insert(id, self.builder.add_node(group, parent_node, &step));
+            let texts = [(0, step.thought), (1, step.action), (2, step.observation)];
+            if file.is_some() {
+                (step.thought, step.action, step.observation) = (None, None, None);
+            }
+            let node = self.builder.add_node(group, parent_node, &step);
+            if let Some(file) = file {
+                let texts = self.external(file, row, texts);
+                self.builder.set_node_texts(node, texts);
+            }
+            nodes.insert(id, node);
             self.node_ids.push(id);
         }
         Ok(nodes)
