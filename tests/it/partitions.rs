@@ -195,6 +195,20 @@ fn a_range_of_training_steps_reads_only_its_partitions() {
     let _: std::borrow::Cow<'_, str> = run.text(run.nodes.thought[node.index() + 1]);
     assert_eq!(dataset.files_read().len(), 4, "the column read is kept");
     assert!(run.meta.notes.iter().any(|n| n.contains("1 of the 3 training-step partitions")), "{:?}", run.meta.notes);
+    // Opening a group (its rollout tree, merged by prefix: every step's texts) reads its partition only.
+    let mut report = LoadReport::new("two steps");
+    let two = Dataset::open(&out).unwrap();
+    let two_run = two.load(Some((1, 2)), &mut report).unwrap();
+    let group = two_run.groups.ids().find(|g| two_run.groups.train_step[g.index()] == Some(2)).unwrap();
+    let before = two.files_read().len();
+    let tree = vantage::analysis::tree_layout::GroupTree::build(
+        &two_run,
+        group,
+        vantage::analysis::tree_layout::TreeMerge::Prefix,
+    );
+    assert!(!tree.nodes.is_empty());
+    let read = &two.files_read()[before..];
+    assert!(!read.is_empty() && read.iter().all(|f| f.starts_with("train_step=2/steps-")), "{read:?}");
     let whole = load(&out, None);
     let step_one = |r: &Run| {
         r.trajectories.ids().filter(|t| r.groups.train_step[r.trajectories.group[t.index()].index()] == Some(1)).count()
