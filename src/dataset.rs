@@ -357,7 +357,10 @@ fn partitions_range(read: &[&Partition], manifest: &Manifest) -> Option<String> 
 /// manifest is written, so an interrupted conversion never leaves a dataset that looks finished.
 pub struct DatasetOut {
     out: PathBuf,
+    /// Where the files go: a hidden directory beside `out`, or `out` itself for a dataset that
+    /// grows while its log is followed (its manifest is then replaced after each look).
     temporary: PathBuf,
+    growing: bool,
     writer: DatasetWriter,
     /// Trajectories written so far.
     pub trajectories: u64,
@@ -378,7 +381,26 @@ impl DatasetOut {
             std::fs::remove_dir_all(&temporary)?;
         }
         std::fs::create_dir_all(&temporary)?;
-        Ok(Self { out: out.to_owned(), temporary, writer: DatasetWriter::new(), trajectories: 0 })
+        Ok(Self { out: out.to_owned(), temporary, growing: false, writer: DatasetWriter::new(), trajectories: 0 })
+    }
+
+    /// Starts a dataset at `out` that grows in place: readers see it once its first manifest is
+    /// written, and each [`Self::publish`] replaces the manifest after the files it lists.
+    pub fn create_growing(out: &Path) -> std::io::Result<Self> {
+        let mut output = Self::create(out)?;
+        std::fs::remove_dir_all(&output.temporary)?;
+        std::fs::create_dir_all(out)?;
+        output.temporary = out.to_owned();
+        output.growing = true;
+        Ok(output)
+    }
+
+    /// Writes the manifest of what is written so far (atomically: readers see the old one or the
+    /// new one, and every file either lists is complete).
+    pub fn publish(&self) -> std::io::Result<Manifest> {
+        let manifest = self.writer.manifest();
+        crate::native::write_atomically(&self.temporary.join(MANIFEST), manifest.to_json().as_bytes())?;
+        Ok(manifest)
     }
 
     /// Writes one piece of the run.
@@ -398,6 +420,9 @@ impl DatasetOut {
 
     /// Writes the manifest and moves the dataset into place.
     pub fn finish(self) -> std::io::Result<Manifest> {
+        if self.growing {
+            return self.publish();
+        }
         let manifest = self.writer.manifest();
         std::fs::write(self.temporary.join(MANIFEST), manifest.to_json())?;
         if self.out.is_dir() {
@@ -410,8 +435,8 @@ impl DatasetOut {
 
 impl Drop for DatasetOut {
     fn drop(&mut self) {
-        // Only an unfinished one is still there (finish renamed it away).
-        if self.temporary.is_dir() {
+        // Only an unfinished one is still there (finish renamed it away); a growing one stays.
+        if !self.growing && self.temporary.is_dir() {
             let _: std::io::Result<()> = std::fs::remove_dir_all(&self.temporary);
         }
     }
@@ -525,4 +550,64 @@ fn is_nothing_loadable(err: &LoadError) -> bool {
         LoadError::File { source, .. } => is_nothing_loadable(source),
         _ => false,
     }
+}
+
+/// Converts a log that is still being written, as `vantage convert LOG RUN_DIR/ --follow` does:
+/// reads what it has (in pieces), then looks every second for what it gained, writes that as
+/// new parts and replaces the manifest; stops when nothing arrived for `until_idle` (never when
+/// `None`). A log that was truncated or replaced while followed stops it with an error (its rows
+/// would be written twice).
+pub fn follow(
+    input: &Path,
+    out: &Path,
+    format: Option<&str>,
+    piece: usize,
+    until_idle: Option<std::time::Duration>,
+    report: &mut LoadReport,
+) -> anyhow::Result<Manifest> {
+    let mut output = DatasetOut::create_growing(out)?;
+    let write = |mut run: Run, output: &mut DatasetOut| -> Result<(), LoadError> {
+        if run.trajectories.is_empty() {
+            return Ok(());
+        }
+        crate::native::mark_converted(&mut run);
+        output.write(&run).map_err(|e| LoadError::from(e).with_path(&output.out.display().to_string()))
+    };
+    let name = input.display().to_string();
+    report.file.clone_from(&name);
+    let mut live = {
+        let mut each = |run: Run| write(run, &mut output);
+        let mut segments = crate::live::Segments { bytes: piece, each: &mut each };
+        let Some(mut live) = open_stream(input, format, report, &mut segments)? else {
+            anyhow::bail!("{name}: only a JSON-lines log or a verl or TRL directory can be followed");
+        };
+        if !live.can_follow() {
+            anyhow::bail!("{name}: a compressed log cannot be followed");
+        }
+        live.follow();
+        live.read_segments(segments_again(&mut segments))?;
+        live
+    };
+    write(live.take_segment(), &mut output)?;
+    output.publish()?;
+    let mut idle_since = std::time::Instant::now();
+    while until_idle.is_none_or(|idle| idle_since.elapsed() < idle) {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let arrived = live.poll()?;
+        if !live.notices.is_empty() {
+            anyhow::bail!("{}; stopped (what was written stays)", live.notices.join("; "));
+        }
+        if arrived {
+            write(live.take_segment(), &mut output)?;
+            output.publish()?;
+            idle_since = std::time::Instant::now();
+        }
+    }
+    // Idle: the log is read to its end, an unterminated last line as its last record.
+    match live.finish(report) {
+        Ok(run) => write(run, &mut output)?,
+        Err(err) if is_nothing_loadable(&err) && output.trajectories > 0 => {}
+        Err(err) => return Err(err.into()),
+    }
+    Ok(output.finish()?)
 }

@@ -660,6 +660,20 @@ impl Live {
         self.read(None)
     }
 
+    /// Hands on the run read since the last piece was handed on (a conversion that follows its
+    /// log writes what each look brought), with the notes of what was skipped.
+    pub fn take_segment(&mut self) -> Run {
+        let mut run = match &mut self.state {
+            State::Jsonl { stream, .. } | State::Compressed { stream } | State::Verl { stream, .. } => {
+                stream.take_segment()
+            }
+            #[cfg(feature = "parquet")]
+            State::Trl { run, .. } => run.take_segment(),
+        };
+        self.note_skipped(&mut run.meta.notes);
+        run
+    }
+
     /// The run so far, with the notes of what was skipped.
     pub fn snapshot(&self) -> Run {
         let mut run = match &self.state {

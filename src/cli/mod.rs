@@ -98,6 +98,13 @@ enum Command {
         /// v2: the memory a piece of the log may hold before it is written (`256M`, `64k`).
         #[arg(long, value_name = "SIZE", value_parser = parse_piece)]
         piece: Option<usize>,
+        /// v2: follow a log that is still being written (a JSONL file, a verl or TRL directory):
+        /// what it gains is written as it comes and the manifest replaced, until interrupted.
+        #[arg(long)]
+        follow: bool,
+        /// With --follow: stop once nothing arrived for this many seconds.
+        #[arg(long, value_name = "SECS", requires = "follow")]
+        until_idle: Option<f64>,
     },
     /// List the log formats vantage reads, with the name `--format` takes.
     Formats,
@@ -213,7 +220,11 @@ pub fn main() -> ExitCode {
             print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });
             ExitCode::SUCCESS
         }
-        Some(Command::Convert { file, out, format, piece }) => match convert(&file, &out, format.as_deref(), piece) {
+        Some(Command::Convert { file, out, format, piece, follow, until_idle }) => match if follow {
+            follow_convert(&file, &out, format.as_deref(), piece, until_idle)
+        } else {
+            convert(&file, &out, format.as_deref(), piece)
+        } {
             Ok(summary) => {
                 println!("{summary}");
                 ExitCode::SUCCESS
@@ -325,6 +336,38 @@ fn convert_to_dataset(file: &Path, out: &Path, format: Option<&str>, piece: Opti
         converted.pieces,
         out.display()
     ))
+}
+
+/// `vantage convert LOG RUN_DIR/ --follow`.
+#[cfg(feature = "parquet")]
+fn follow_convert(
+    file: &Path,
+    out: &Path,
+    format: Option<&str>,
+    piece: Option<usize>,
+    until_idle: Option<f64>,
+) -> anyhow::Result<String> {
+    refuse_input(file, out)?;
+    let mut report = LoadReport::new(&file.display().to_string());
+    let idle = until_idle.map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
+    let piece = piece.unwrap_or(crate::dataset::DEFAULT_PIECE);
+    let manifest = crate::dataset::follow(file, out, format, piece, idle, &mut report);
+    for warning in report.located() {
+        eprintln!("{warning}");
+    }
+    let m = manifest?;
+    Ok(format!(
+        "{}: followed until idle; {} training-step partitions, {} trajectories -> {}/",
+        file.display(),
+        m.partitions.len(),
+        m.total(|p| p.trajectories),
+        out.display()
+    ))
+}
+
+#[cfg(not(feature = "parquet"))]
+fn follow_convert(_: &Path, out: &Path, _: Option<&str>, _: Option<usize>, _: Option<f64>) -> anyhow::Result<String> {
+    convert_to_dataset(Path::new(""), out, None, None)
 }
 
 #[cfg(not(feature = "parquet"))]

@@ -406,3 +406,40 @@ fn a_damaged_part_names_its_file_and_a_newer_version_says_so() {
     assert!(err.contains("schema version 3"), "{err}");
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_followed_log_grows_its_dataset_and_ends_as_the_whole_log_converted() {
+    let dir = scratch("follow");
+    let log = dir.join("growing.jsonl");
+    let text = std::fs::read_to_string(root().join("sample_runs/math_grpo_prm.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let half = lines.len() / 2;
+    std::fs::write(&log, format!("{}\n", lines[..half].join("\n"))).unwrap();
+    let out = dir.join("run");
+    let child = Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["convert", &log.display().to_string(), &out.display().to_string(), "--follow", "--until-idle", "3"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first manifest lists the first half.
+    let manifest = out.join("manifest.json");
+    let started = std::time::Instant::now();
+    while !manifest.is_file() && started.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let first = Dataset::open(&out).unwrap().manifest.total(|p| p.trajectories);
+    assert!(first > 0 && first < 288, "{first}");
+    // The rest arrives, the last line without its end.
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut file, lines[half..].join("\n").as_bytes()).unwrap();
+    drop(file);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let followed = load(&out, None);
+    assert_eq!(followed.trajectories.len(), 288);
+    let whole = dir.join("whole");
+    convert(&root().join("sample_runs/math_grpo_prm.jsonl"), &whole, dataset::DEFAULT_PIECE);
+    assert_eq!(content(&followed), content(&load(&whole, None)));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+}
