@@ -89,6 +89,7 @@ impl DatasetWriter {
             by_partition.entry(sort_key(step_of(*group))).or_default().nodes.push(node);
         }
         let context = Context::of(run, self);
+        let mut jobs = Vec::with_capacity(by_partition.len());
         for (key, rows) in by_partition {
             let step = (!key.0).then_some(key.1);
             let partition = self.partitions.entry(key).or_insert_with(|| Partition {
@@ -99,20 +100,28 @@ impl DatasetWriter {
             let part = partition.parts;
             partition.parts += 1;
             count(partition, run, &rows);
-            let mut file = |table: &str, frame: Option<DataFrame>| -> Result<(), String> {
-                if let Some(frame) = frame {
-                    let path = partition.file(table, part);
-                    sink(DatasetFile { bytes: parquet(frame).map_err(|e| format!("{path}: {e}"))?, path })?;
-                }
-                Ok(())
-            };
-            file("groups", Some(groups_frame(run, &rows.groups).map_err(|e| e.to_string())?))?;
-            file("trajectories", Some(trajectories_frame(&context, &rows.trajectories).map_err(|e| e.to_string())?))?;
-            file("steps", Some(steps_frame(&context, &rows.nodes).map_err(|e| e.to_string())?))?;
-            file("tokens", tokens_frame(&context, &rows.trajectories).map_err(|e| e.to_string())?)?;
+            jobs.push((partition.clone(), part, rows));
         }
+        // The partitions are encoded on every core, and handed to `sink` in order as they are done.
+        let mut failed = None;
+        crate::credit::engine::par::pipeline(
+            jobs,
+            |(partition, part, rows)| partition_files(&context, &partition, part, &rows),
+            |files| match files {
+                Ok(files) if failed.is_none() => {
+                    for file in files {
+                        if let Err(err) = sink(file) {
+                            failed = Some(err);
+                            break;
+                        }
+                    }
+                }
+                Ok(_) => {}
+                Err(err) => failed = failed.take().or(Some(err)),
+            },
+        );
         self.next_node += run.nodes.len() as u64;
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// Adds the names and labels of `run` to those the manifest lists.
@@ -153,6 +162,24 @@ impl DatasetWriter {
             partitions: self.partitions.values().cloned().collect(),
         }
     }
+}
+
+/// The files of one part of one partition: its rows of each table as Parquet.
+fn partition_files(c: &Context<'_>, partition: &Partition, part: u32, rows: &Rows) -> Result<Vec<DatasetFile>, String> {
+    let mut files = Vec::with_capacity(4);
+    let frames = [
+        ("groups", Some(groups_frame(c.run, &rows.groups).map_err(|e| e.to_string())?)),
+        ("trajectories", Some(trajectories_frame(c, &rows.trajectories).map_err(|e| e.to_string())?)),
+        ("steps", Some(steps_frame(c, &rows.nodes).map_err(|e| e.to_string())?)),
+        ("tokens", tokens_frame(c, &rows.trajectories).map_err(|e| e.to_string())?),
+    ];
+    for (table, frame) in frames {
+        if let Some(frame) = frame {
+            let path = partition.file(table, part);
+            files.push(DatasetFile { bytes: parquet(frame).map_err(|e| format!("{path}: {e}"))?, path });
+        }
+    }
+    Ok(files)
 }
 
 /// Partitions sort by training step, the null partition last.
