@@ -243,7 +243,7 @@ impl RunBuilder {
         self.run.text.set_source(source);
     }
 
-    /// A text left in the source under `key` ([`TextArena::push_external`]).
+    /// A text left in the source under `key` ([`super::TextArena::push_external`]).
     pub fn push_external_text(&mut self, key: u64) -> TextId {
         self.run.text.push_external(key)
     }

@@ -20,6 +20,12 @@ fn source_text(scheme: &dyn Scheme) -> String {
     }
 }
 
+/// Why a scheme's credit depends on the whole batch under its default parameters.
+fn batch_wide(scheme: &dyn crate::credit::Scheme) -> Option<&'static str> {
+    let params = crate::credit::Params::resolve(scheme, None, &Vec::new()).ok()?;
+    scheme.batch_wide(&params)
+}
+
 /// Plain text, one block per scheme.
 pub fn text() -> String {
     let mut out = String::new();
@@ -29,6 +35,9 @@ pub fn text() -> String {
         let _ = writeln!(out, "  {}", info.citation);
         let _ = writeln!(out, "  source: {}", source_text(*scheme));
         let _ = writeln!(out, "  needs: {}", info.needs);
+        if let Some(why) = batch_wide(*scheme) {
+            let _ = writeln!(out, "  batch-wide (defaults): {why}; on a partitioned run it takes --batch-scope");
+        }
         for p in scheme.params() {
             let _ = writeln!(out, "  --set {}=… ({}, default {}): {}", p.name, kind_text(&p.kind), p.default, p.doc);
         }
@@ -78,6 +87,12 @@ pub fn markdown() -> String {
             info.needs,
             info.checked
         );
+        if let Some(why) = batch_wide(*scheme) {
+            let _ = write!(
+                out,
+                "Batch-wide under its defaults: it {why}, so `vantage credit RUN_DIR` on a partitioned run takes `--batch-scope` (docs/SCALE.md).\n\n"
+            );
+        }
         out.push_str("| parameter | type | default | meaning |\n|---|---|---|---|\n");
         for p in scheme.params() {
             let doc = p.doc.replace('|', "\\|");
