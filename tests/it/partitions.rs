@@ -41,6 +41,14 @@ fn logs() -> Vec<PathBuf> {
     out
 }
 
+/// A scratch directory for `what` with the math sample converted into its `run/`.
+fn math_dataset(what: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch(what);
+    let out = dir.join("run");
+    convert(&root().join("sample_runs/math_grpo_prm.jsonl"), &out, dataset::DEFAULT_PIECE);
+    (dir, out)
+}
+
 fn convert(log: &Path, out: &Path, piece: usize) -> dataset::Converted {
     let mut report = LoadReport::new("log");
     dataset::convert(log, out, None, piece, &mut report).unwrap_or_else(|e| panic!("{}: {e:#}", log.display()))
@@ -172,9 +180,7 @@ fn polars_reads_the_tables_with_their_types_and_counts() {
 
 #[test]
 fn a_range_of_training_steps_reads_only_its_partitions() {
-    let dir = scratch("range");
-    let out = dir.join("run");
-    convert(&root().join("sample_runs/math_grpo_prm.jsonl"), &out, dataset::DEFAULT_PIECE);
+    let (dir, out) = math_dataset("range");
     let dataset = Dataset::open(&out).unwrap();
     assert_eq!(dataset.files_read(), Vec::<String>::new(), "opening reads the manifest only");
     let mut report = LoadReport::new("range");
@@ -333,18 +339,14 @@ fn vantage_credit_on_a_dataset_writes_partitioned_output_equal_to_the_whole_run(
     }
     // One process per partition, into one output directory: the same dataset.
     let out = dir.join("credit-per-process");
+    let out_arg = out.display().to_string();
+    let grpo_partition = |partition: &str| {
+        let (code, _, stderr) =
+            vantage(&["credit", &run_arg, "--scheme", "grpo", "--partition", partition, "--out", &out_arg]);
+        (code, stderr)
+    };
     for step in 0..3 {
-        let partition = format!("train_step={step}");
-        let (code, _, stderr) = vantage(&[
-            "credit",
-            &run_arg,
-            "--scheme",
-            "grpo",
-            "--partition",
-            &partition,
-            "--out",
-            &out.display().to_string(),
-        ]);
+        let (code, stderr) = grpo_partition(&format!("train_step={step}"));
         assert_eq!(code, Some(0), "{stderr}");
     }
     assert_eq!(read_credit(&out), read_credit(&dir.join("credit-grpo")));
@@ -358,7 +360,8 @@ fn vantage_credit_on_a_dataset_writes_partitioned_output_equal_to_the_whole_run(
     let (code, _, stderr) =
         vantage(&["credit", &run_arg, "--scheme", "reinforce_plus_plus", "--batch-scope", "run", "--out", &wide_arg]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(read_credit(&wide), by_key(&whole, &credit::compute(rpp, &whole, None, &Vec::new()).unwrap().step));
+    let whole_batch = by_key(&whole, &credit::compute(rpp, &whole, None, &Vec::new()).unwrap().step);
+    assert_eq!(read_credit(&wide), whole_batch);
     let _: std::io::Result<()> = std::fs::remove_dir_all(&wide);
     let (code, _, stderr) =
         vantage(&["credit", &run_arg, "--scheme", "reinforce_plus_plus", "--batch-scope", "step", "--out", &wide_arg]);
@@ -369,18 +372,8 @@ fn vantage_credit_on_a_dataset_writes_partitioned_output_equal_to_the_whole_run(
         per_step.extend(by_key(&part, &credit::compute(rpp, &part, None, &Vec::new()).unwrap().step));
     }
     assert_eq!(read_credit(&wide), per_step);
-    let whole_batch = by_key(&whole, &credit::compute(rpp, &whole, None, &Vec::new()).unwrap().step);
     assert_ne!(per_step, whole_batch, "the two batch scopes are different credit");
-    let (code, _, stderr) = vantage(&[
-        "credit",
-        &run_arg,
-        "--scheme",
-        "grpo",
-        "--partition",
-        "train_step=9",
-        "--out",
-        &out.display().to_string(),
-    ]);
+    let (code, stderr) = grpo_partition("train_step=9");
     assert_eq!(code, Some(2));
     assert!(stderr.contains("no such partition"), "{stderr}");
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
@@ -388,9 +381,7 @@ fn vantage_credit_on_a_dataset_writes_partitioned_output_equal_to_the_whole_run(
 
 #[test]
 fn a_damaged_part_names_its_file_and_a_newer_version_says_so() {
-    let dir = scratch("damaged");
-    let out = dir.join("run");
-    convert(&root().join("sample_runs/math_grpo_prm.jsonl"), &out, dataset::DEFAULT_PIECE);
+    let (dir, out) = math_dataset("damaged");
     let steps = out.join("train_step=1/steps-00000.parquet");
     let bytes = std::fs::read(&steps).unwrap();
     std::fs::write(&steps, &bytes[..bytes.len() / 2]).unwrap();
