@@ -71,6 +71,11 @@ impl RunBuilder {
         self.run.labels.lookup(key).is_some_and(|sym| self.trajectories_by_key.contains_key(&sym))
     }
 
+    /// The tree with external id `key`, if one was added.
+    pub fn tree(&self, key: &str) -> Option<TreeId> {
+        self.trees_by_key.get(&self.run.labels.lookup(key)?).copied()
+    }
+
     /// Whether a tree with this external id exists.
     pub fn has_tree(&self, key: &str) -> bool {
         self.run.labels.lookup(key).is_some_and(|sym| self.trees_by_key.contains_key(&sym))

@@ -157,14 +157,24 @@ pub fn trajectory_json(run: &Run, trajectory: TrajectoryId) -> String {
     out
 }
 
+/// The header's `name` (the metadata's, when a string) and `meta` (the rest of the metadata).
+pub fn header_fields(run: &Run) -> (Option<&str>, serde_json::Map<String, serde_json::Value>) {
+    let name = match run.meta.metadata.get("name") {
+        Some(serde_json::Value::String(name)) => Some(name.as_str()),
+        _ => None,
+    };
+    let meta =
+        run.meta.metadata.iter().filter(|(k, _)| k.as_str() != "name").map(|(k, v)| (k.clone(), v.clone())).collect();
+    (name, meta)
+}
+
 fn header(run: &Run, out: &mut String) {
     let mut obj = Obj::open(out);
     obj.raw("vantage", "1");
-    if let Some(serde_json::Value::String(name)) = run.meta.metadata.get("name") {
+    let (name, meta) = header_fields(run);
+    if let Some(name) = name {
         obj.str("name", name);
     }
-    let meta: serde_json::Map<String, serde_json::Value> =
-        run.meta.metadata.iter().filter(|(k, _)| k.as_str() != "name").map(|(k, v)| (k.clone(), v.clone())).collect();
     if !meta.is_empty() {
         obj.raw("meta", &serde_json::Value::Object(meta).to_string());
     }

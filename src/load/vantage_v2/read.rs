@@ -34,7 +34,6 @@ pub struct PartBytes {
 /// A run being read from the parts of a dataset.
 pub struct DatasetReader {
     builder: RunBuilder,
-    trees: HashMap<String, TreeId>,
     /// The dataset's id of each node added, in arena order.
     node_ids: Vec<u64>,
     /// Texts are left in the files ([`text_key`]): the part files they are in, by index.
@@ -66,7 +65,7 @@ impl DatasetReader {
         if let Some(serde_json::Value::Object(entries)) = manifest.header.get("meta") {
             meta.metadata.extend(entries.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
-        Self { builder, trees: HashMap::new(), node_ids: Vec::new(), lazy: None }
+        Self { builder, node_ids: Vec::new(), lazy: None }
     }
 
     /// Leaves the texts of steps and groups in the files, read from `source` when asked (it gets
@@ -123,13 +122,9 @@ impl DatasetReader {
         self.add_trajectories(&trajectories, tokens.as_ref(), &nodes, partition.train_step, report)
     }
 
-    /// The run read so far; an error when it has no trajectory.
-    pub fn finish(self, report: &LoadReport) -> Result<Run, LoadError> {
-        crate::load::records::finish(self.builder, report, "trajectories")
-    }
-
-    /// [`Self::finish`], with the dataset's id of each node of the run (the `node` column), so
-    /// that what is computed on the run can be written back keyed as the dataset is.
+    /// The run read so far (an error when it has no trajectory), with the dataset's id of each
+    /// node of the run (the `node` column), so that what is computed on the run can be written
+    /// back keyed as the dataset is.
     pub fn finish_with_ids(self, report: &LoadReport) -> Result<(Run, Vec<u64>), LoadError> {
         let ids = self.node_ids;
         Ok((crate::load::records::finish(self.builder, report, "trajectories")?, ids))
@@ -202,11 +197,9 @@ impl DatasetReader {
                 }
             };
             let group = self.group(group_key, train_step);
-            if let Some(tree_key) = get(tree.as_ref(), row)
-                && !self.trees.contains_key(tree_key)
-                && let Some(tree) = self.builder.add_tree(tree_key, group)
-            {
-                self.trees.insert(tree_key.to_owned(), tree);
+            if let Some(tree_key) = get(tree.as_ref(), row) {
+                // A tree's first node adds it; a key taken already is that tree.
+                self.builder.add_tree(tree_key, group);
             }
             let rollouts = rollouts(s.rollout_reward.as_ref(), s.rollout_finish.as_ref(), row)?;
             let docs = list_strings(s.docs.as_ref(), row, &t.field("docs"))?;
@@ -251,7 +244,7 @@ impl DatasetReader {
                 continue;
             };
             let group = self.group(group_key, train_step);
-            let tree = get(tree.as_ref(), row).and_then(|k| self.trees.get(k).copied()).unwrap_or(TreeId::NONE);
+            let tree = get(tree.as_ref(), row).and_then(|k| self.builder.tree(k)).unwrap_or(TreeId::NONE);
             let outcome = Outcome {
                 reward: reward.as_ref().and_then(|r| r.get(row)),
                 success: success.as_ref().and_then(|s| s.get(row)),

@@ -211,11 +211,10 @@ fn count(partition: &mut Partition, run: &Run, rows: &Rows) {
 pub fn header(run: &Run) -> serde_json::Value {
     let mut header = serde_json::Map::new();
     header.insert("vantage".to_owned(), serde_json::Value::from(1));
-    if let Some(name @ serde_json::Value::String(_)) = run.meta.metadata.get("name") {
-        header.insert("name".to_owned(), name.clone());
+    let (name, meta) = crate::load::vantage_jsonl::write::header_fields(run);
+    if let Some(name) = name {
+        header.insert("name".to_owned(), serde_json::Value::from(name));
     }
-    let meta: serde_json::Map<String, serde_json::Value> =
-        run.meta.metadata.iter().filter(|(k, _)| k.as_str() != "name").map(|(k, v)| (k.clone(), v.clone())).collect();
     if !meta.is_empty() {
         header.insert("meta".to_owned(), serde_json::Value::Object(meta));
     }
