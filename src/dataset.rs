@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::load::vantage_v2::manifest::step_span;
 use crate::load::vantage_v2::read::{DatasetReader, PartBytes};
 use crate::load::vantage_v2::write::DatasetWriter;
 use crate::load::vantage_v2::{MANIFEST, Manifest, Partition};
@@ -68,11 +69,6 @@ pub fn open_default(dir: &Path, report: &mut LoadReport) -> Result<Run, LoadErro
         );
     }
     Ok(run)
-}
-
-/// Whether `path` is a v2 dataset: a directory with a `manifest.json`.
-pub fn is_dataset(path: &Path) -> bool {
-    crate::native::is_v2_dataset(path)
 }
 
 /// A v2 dataset opened by its manifest; files are read when a partition is asked for, and each
@@ -172,26 +168,26 @@ impl Dataset {
 
     /// The latest training steps whose partitions' files hold at most `bytes` (at least the last
     /// partition), or `None` when the whole dataset does: what the app and `vantage check` open
-    /// when no `--steps` is given.
+    /// when no `--steps` is given. Partitions are measured only until the answer is known.
     pub fn fitting_range(&self, bytes: u64) -> Option<(i64, i64)> {
-        let memory = bytes;
         let partitions = &self.manifest.partitions;
-        let estimate = |p: &Partition| self.partition_bytes(p);
-        let mut total = 0u64;
-        let mut first = None;
-        let mut last = None;
+        let mut whole = 0u64;
+        let fits = partitions.iter().all(|p| {
+            whole += self.partition_bytes(p);
+            whole <= bytes
+        });
+        if fits {
+            return None;
+        }
+        let (mut total, mut first, mut last) = (0u64, None, None);
         for partition in partitions.iter().rev().filter(|p| p.train_step.is_some()) {
-            let bytes = estimate(partition);
-            if last.is_some() && total + bytes > memory {
+            let size = self.partition_bytes(partition);
+            if last.is_some() && total + size > bytes {
                 break;
             }
-            total += bytes;
+            total += size;
             last = last.or(partition.train_step);
             first = partition.train_step;
-        }
-        let whole: u64 = partitions.iter().map(estimate).sum();
-        if whole <= memory {
-            return None;
         }
         Some((first?, last?))
     }
@@ -236,41 +232,29 @@ impl Dataset {
         report: &mut LoadReport,
     ) -> Result<Run, LoadError> {
         let partitions = self.manifest.select(range);
-        if let (Some((lo, hi)), true) = (range, partitions.is_empty()) {
-            let steps: Vec<i64> = self.manifest.partitions.iter().filter_map(|p| p.train_step).collect();
-            let has = match (steps.iter().min(), steps.iter().max()) {
-                (Some(a), Some(b)) => format!("its training steps are {a}–{b}"),
-                _ => "it has no training steps".to_owned(),
+        if let (Some(range), true) = (range, partitions.is_empty()) {
+            let has = match step_span(&self.manifest.partitions) {
+                Some((a, b)) => format!("its training steps are {a}–{b}"),
+                None => "it has no training steps".to_owned(),
             };
-            let asked = if lo == hi {
-                lo.to_string()
-            } else {
-                format!("{lo}..{hi}").replace(&i64::MIN.to_string(), "").replace(&i64::MAX.to_string(), "")
-            };
-            let reason = format!("no training step of the dataset is in --steps {asked} ({has})");
+            let reason = format!("no training step of the dataset is in --steps {} ({has})", range_text(range));
             return Err(LoadError::NothingLoadable { reason }.with_path(&self.dir.display().to_string()));
         }
         let mut run = self.read_partitions(&partitions, lazy, report)?.0;
-        if let Some(range) = partitions_range(&partitions, &self.manifest) {
-            run.meta.notes.push(range);
-            run.meta.step_window = step_window(&partitions, &self.manifest);
-            run.meta.all_steps = self
-                .manifest
-                .partitions
-                .iter()
-                .filter_map(|p| {
-                    Some(crate::model::StepOutcome {
-                        train_step: p.train_step?,
-                        trajectories: p.trajectories,
-                        mean_reward: p.reward_mean().unwrap_or(f64::NAN),
-                        success_rate: if p.with_success > 0 {
-                            p.successes as f64 / p.with_success as f64
-                        } else {
-                            f64::NAN
-                        },
-                    })
-                })
-                .collect();
+        if partitions.len() < self.manifest.partitions.len() {
+            let (open, all) = (step_span(partitions.iter().copied()), step_span(&self.manifest.partitions));
+            let ((lo, hi), (all_lo, all_hi)) = (open.unwrap_or((0, 0)), all.unwrap_or((0, 0)));
+            run.meta.notes.push(format!(
+                "{} of the {} training-step partitions read (steps {lo}–{hi} of {all_lo}–{all_hi})",
+                partitions.len(),
+                self.manifest.partitions.len()
+            ));
+            run.meta.step_window = open.zip(all).map(|(open, all)| crate::model::StepWindow {
+                open,
+                all,
+                partitions: (partitions.len(), self.manifest.partitions.len()),
+            });
+            run.meta.all_steps = self.manifest.partitions.iter().filter_map(step_outcome).collect();
         }
         Ok(run)
     }
@@ -322,35 +306,23 @@ impl Dataset {
     }
 }
 
-/// The steps of the partitions read and of all, when both have training steps.
-fn step_window(read: &[&Partition], manifest: &Manifest) -> Option<crate::model::StepWindow> {
-    let span = |steps: &mut dyn Iterator<Item = i64>| {
-        let steps: Vec<i64> = steps.collect();
-        Some((*steps.iter().min()?, *steps.iter().max()?))
-    };
-    Some(crate::model::StepWindow {
-        open: span(&mut read.iter().filter_map(|p| p.train_step))?,
-        all: span(&mut manifest.partitions.iter().filter_map(|p| p.train_step))?,
-        partitions: (read.len(), manifest.partitions.len()),
+/// A partition's outcomes as the overview draws them (`None` for the null partition).
+fn step_outcome(p: &Partition) -> Option<crate::model::StepOutcome> {
+    Some(crate::model::StepOutcome {
+        train_step: p.train_step?,
+        trajectories: p.trajectories,
+        mean_reward: p.reward_mean().unwrap_or(f64::NAN),
+        success_rate: p.success_rate().unwrap_or(f64::NAN),
     })
 }
 
-/// "training steps 3–7 of 0–99 read" when only some partitions were read.
-fn partitions_range(read: &[&Partition], manifest: &Manifest) -> Option<String> {
-    if read.len() == manifest.partitions.len() {
-        return None;
+/// A `--steps` range as it was given: `17`, `3..9`, `3..`, `..9`.
+fn range_text((lo, hi): (i64, i64)) -> String {
+    if lo == hi {
+        return lo.to_string();
     }
-    let steps = |ps: &mut dyn Iterator<Item = &Partition>| {
-        let steps: Vec<i64> = ps.filter_map(|p| p.train_step).collect();
-        Some((*steps.iter().min()?, *steps.iter().max()?))
-    };
-    let (lo, hi) = steps(&mut read.iter().copied()).unwrap_or((0, 0));
-    let (all_lo, all_hi) = steps(&mut manifest.partitions.iter()).unwrap_or((0, 0));
-    Some(format!(
-        "{} of the {} training-step partitions read (steps {lo}–{hi} of {all_lo}–{all_hi})",
-        read.len(),
-        manifest.partitions.len()
-    ))
+    let end = |v: i64, open: i64| if v == open { String::new() } else { v.to_string() };
+    format!("{}..{}", end(lo, i64::MIN), end(hi, i64::MAX))
 }
 
 /// A dataset being written: into a hidden directory beside `out`, renamed to `out` when the
@@ -401,6 +373,14 @@ impl DatasetOut {
         let manifest = self.writer.manifest();
         crate::native::write_atomically(&self.temporary.join(MANIFEST), manifest.to_json().as_bytes())?;
         Ok(manifest)
+    }
+
+    /// Writes one piece of a converted run: `--outcomes` joined to it (what did not match is a
+    /// warning in `report`), where it came from kept in its header.
+    pub fn add(&mut self, mut run: Run, report: &mut LoadReport) -> Result<(), LoadError> {
+        crate::native::join_outcome_files(&mut run, report);
+        crate::native::mark_converted(&mut run);
+        self.write(&run).map_err(|e| LoadError::from(e).with_path(&self.out.display().to_string()))
     }
 
     /// Writes one piece of the run.
@@ -466,21 +446,14 @@ pub fn convert(
     let mut output = DatasetOut::create(out)?;
     let mut pieces = 0usize;
     let mut format_name = String::new();
-    let mut failed: Option<std::io::Error> = None;
-    let mut write = |mut run: Run, report: &mut LoadReport| -> Result<(), LoadError> {
-        crate::native::join_outcome_files(&mut run, report);
-        crate::native::mark_converted(&mut run);
+    let mut write = |run: Run, report: &mut LoadReport| -> Result<(), LoadError> {
         format_name.clone_from(&run.meta.format);
         pieces += 1;
-        output.write(&run).map_err(|e| {
-            let error = LoadError::from(std::io::Error::new(e.kind(), e.to_string()));
-            failed = Some(e);
-            error
-        })
+        output.add(run, report)
     };
     let name = input.display().to_string();
     report.file.clone_from(&name);
-    if is_dataset(input) {
+    if crate::native::is_v2_dataset(input) {
         let dataset = Dataset::open(input)?;
         for partition in &dataset.manifest.partitions {
             let run = dataset.load_partitions(&[partition], report)?;
@@ -505,7 +478,7 @@ pub fn convert(
             match live.finish(report) {
                 Ok(run) => write(run, report)?,
                 // The last cut fell at the end of the log: nothing was left for a last piece.
-                Err(err) if pieces > 0 && is_nothing_loadable(&err) => {}
+                Err(err) if pieces > 0 && err.is_nothing_loadable() => {}
                 Err(err) => return Err(err.into()),
             }
         } else {
@@ -515,9 +488,6 @@ pub fn convert(
         for warning in joined {
             report.warn(warning);
         }
-    }
-    if let Some(err) = failed {
-        return Err(anyhow::anyhow!("could not write {}: {err}", out.display()));
     }
     let manifest = output.finish().map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
     Ok(Converted { format: format_name, manifest, pieces })
@@ -536,20 +506,10 @@ fn open_stream(
     report: &LoadReport,
     segments: &mut crate::live::Segments<'_>,
 ) -> Result<Option<crate::live::Live>, LoadError> {
-    let streamed =
-        format.is_none_or(|f| f == "vantage" || (f == "verl" && input.is_dir()) || (f == "trl" && input.is_dir()));
-    if !streamed {
+    if !crate::live::reads_as_stream(input, format) {
         return Ok(None);
     }
     crate::live::Live::open_segmented(input, format, report.clone(), crate::load::budget::get(), segments)
-}
-
-fn is_nothing_loadable(err: &LoadError) -> bool {
-    match err {
-        LoadError::NothingLoadable { .. } => true,
-        LoadError::File { source, .. } => is_nothing_loadable(source),
-        _ => false,
-    }
 }
 
 /// Converts a log that is still being written, as `vantage convert LOG RUN_DIR/ --follow` does:
@@ -566,17 +526,12 @@ pub fn follow(
     report: &mut LoadReport,
 ) -> anyhow::Result<Manifest> {
     let mut output = DatasetOut::create_growing(out)?;
-    let write = |mut run: Run, output: &mut DatasetOut| -> Result<(), LoadError> {
-        if run.trajectories.is_empty() {
-            return Ok(());
-        }
-        crate::native::mark_converted(&mut run);
-        output.write(&run).map_err(|e| LoadError::from(e).with_path(&output.out.display().to_string()))
-    };
     let name = input.display().to_string();
     report.file.clone_from(&name);
+    // What joining `--outcomes` to the pieces read first found.
+    let mut scratch = LoadReport::new(&name);
     let mut live = {
-        let mut each = |run: Run| write(run, &mut output);
+        let mut each = |run: Run| output.add(run, &mut scratch);
         let mut segments = crate::live::Segments { bytes: piece, each: &mut each };
         let Some(mut live) = open_stream(input, format, report, &mut segments)? else {
             anyhow::bail!("{name}: only a JSON-lines log or a verl or TRL directory can be followed");
@@ -588,7 +543,10 @@ pub fn follow(
         live.read_segments(segments_again(&mut segments))?;
         live
     };
-    write(live.take_segment(), &mut output)?;
+    for warning in std::mem::take(&mut scratch.warnings) {
+        report.warn(warning);
+    }
+    output.add(live.take_segment(), report)?;
     output.publish()?;
     let mut idle_since = std::time::Instant::now();
     while until_idle.is_none_or(|idle| idle_since.elapsed() < idle) {
@@ -598,15 +556,15 @@ pub fn follow(
             anyhow::bail!("{}; stopped (what was written stays)", live.notices.join("; "));
         }
         if arrived {
-            write(live.take_segment(), &mut output)?;
+            output.add(live.take_segment(), report)?;
             output.publish()?;
             idle_since = std::time::Instant::now();
         }
     }
     // Idle: the log is read to its end, an unterminated last line as its last record.
     match live.finish(report) {
-        Ok(run) => write(run, &mut output)?,
-        Err(err) if is_nothing_loadable(&err) && output.trajectories > 0 => {}
+        Ok(run) => output.add(run, report)?,
+        Err(err) if err.is_nothing_loadable() && output.trajectories > 0 => {}
         Err(err) => return Err(err.into()),
     }
     Ok(output.finish()?)

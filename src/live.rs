@@ -602,16 +602,17 @@ impl Live {
     /// and then at most once a second while more remains (`shown` returns `false` to stop: the load
     /// was cancelled). Returns whether records arrived.
     pub fn read(&mut self, shown: Option<ShowRun<'_>>) -> Result<bool, LoadError> {
-        self.read_with(Shown { shown, last: None, name: &self.name.clone(), segments: None })
+        self.read_with(shown, None)
     }
 
     /// Reads everything available now and hands the run on in pieces ([`Segments`]); what the
     /// last piece holds is left for [`Self::finish`].
     pub fn read_segments(&mut self, segments: Segments<'_>) -> Result<bool, LoadError> {
-        self.read_with(Shown { shown: None, last: None, name: &self.name.clone(), segments: Some(segments) })
+        self.read_with(None, Some(segments))
     }
 
-    fn read_with(&mut self, mut show: Shown<'_, '_>) -> Result<bool, LoadError> {
+    fn read_with<'s>(&mut self, shown: Option<ShowRun<'s>>, segments: Option<Segments<'s>>) -> Result<bool, LoadError> {
+        let mut show = Shown { shown, last: None, name: &self.name, segments };
         let arrived = match &mut self.state {
             State::Compressed { .. } => false,
             State::Jsonl { tail, stream } => read_jsonl(tail, stream.as_mut(), self.budget, &mut show)?,
@@ -962,6 +963,12 @@ fn read_trl(
 
 fn cancelled(name: &str) -> LoadError {
     LoadError::from(std::io::Error::new(std::io::ErrorKind::Interrupted, "loading was cancelled")).with_path(name)
+}
+
+/// Whether `path` is read piece by piece through [`Live`] when read as `format` (detected when
+/// `None`): a JSON-lines log, a verl or TRL directory; any other format given is read whole.
+pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
+    format.is_none_or(|f| f == "vantage" || (f == "verl" && path.is_dir()) || (f == "trl" && path.is_dir()))
 }
 
 /// Reads `path` to its end through [`Live`], showing the run so far with `shown` (see

@@ -357,7 +357,7 @@ pub fn load_path_showing(
         }
         .with_path(&name));
     }
-    if format.is_none_or(|f| f == "vantage" || (f == "verl" && path.is_dir()) || (f == "trl" && path.is_dir()))
+    if crate::live::reads_as_stream(path, format)
         && let Some(result) = crate::live::load(path, report, shown)
     {
         return result;

@@ -285,6 +285,7 @@ fn convert(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) 
     if !matches!(extension.as_deref(), Some("parquet" | "jsonl" | "json")) {
         return convert_to_dataset(file, out, format, piece);
     }
+    let parquet = extension.as_deref() == Some("parquet");
     let mut report = LoadReport::new(&file.display().to_string());
     let run = load_path(file, format, &mut report).map_err(|e| anyhow::anyhow!("{}", e.located()))?;
     for warning in report.located() {
@@ -293,11 +294,8 @@ fn convert(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) 
     let mut run = run;
     // Keep where it came from and how it was read: the header's metadata carries it.
     crate::native::mark_converted(&mut run);
-    let bytes = if out.extension().is_some_and(|e| e == "parquet") {
-        parquet_bytes(&run)?
-    } else {
-        crate::load::vantage_jsonl::write::to_jsonl(&run).into_bytes()
-    };
+    let bytes =
+        if parquet { parquet_bytes(&run)? } else { crate::load::vantage_jsonl::write::to_jsonl(&run).into_bytes() };
     crate::native::write_atomically(out, &bytes)
         .map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
     Ok(format!(
@@ -311,19 +309,25 @@ fn convert(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) 
     ))
 }
 
+/// What a conversion to a v2 dataset gives: its warnings printed, a load error located.
+#[cfg(feature = "parquet")]
+fn reported<T>(result: anyhow::Result<T>, report: &LoadReport) -> anyhow::Result<T> {
+    for warning in report.located() {
+        eprintln!("{warning}");
+    }
+    result.map_err(|e| match e.downcast_ref::<crate::load::LoadError>() {
+        Some(load) => anyhow::anyhow!("{}", load.located()),
+        None => e,
+    })
+}
+
 /// `vantage convert LOG RUN_DIR/`: a v2 dataset, written as a stream.
 #[cfg(feature = "parquet")]
 fn convert_to_dataset(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) -> anyhow::Result<String> {
     let mut report = LoadReport::new(&file.display().to_string());
     let piece = piece.unwrap_or(crate::dataset::DEFAULT_PIECE);
     let converted = crate::dataset::convert(file, out, format, piece, &mut report);
-    for warning in report.located() {
-        eprintln!("{warning}");
-    }
-    let converted = converted.map_err(|e| match e.downcast_ref::<crate::load::LoadError>() {
-        Some(load) => anyhow::anyhow!("{}", load.located()),
-        None => e,
-    })?;
+    let converted = reported(converted, &report)?;
     let m = &converted.manifest;
     Ok(format!(
         "{} ({}): {} training-step partitions, {} groups, {} trajectories, {} step rows, read in {} piece(s) -> {}/",
@@ -352,10 +356,7 @@ fn follow_convert(
     let idle = until_idle.map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
     let piece = piece.unwrap_or(crate::dataset::DEFAULT_PIECE);
     let manifest = crate::dataset::follow(file, out, format, piece, idle, &mut report);
-    for warning in report.located() {
-        eprintln!("{warning}");
-    }
-    let m = manifest?;
+    let m = reported(manifest, &report)?;
     Ok(format!(
         "{}: followed until idle; {} training-step partitions, {} trajectories -> {}/",
         file.display(),
@@ -448,14 +449,33 @@ struct CreditRequest<'a> {
     batch_scope: Option<BatchScope>,
 }
 
+impl CreditRequest<'_> {
+    /// The rows asked for (per token with `--tokens`, else per step) of `trajectories`; the
+    /// `node` column is `node_ids[node]` where given (a v2 dataset's ids).
+    fn table(
+        &self,
+        run: &Run,
+        credit: &credit::Credit,
+        trajectories: impl Iterator<Item = crate::model::TrajectoryId>,
+        node_ids: Option<&[u64]>,
+    ) -> anyhow::Result<CreditTable> {
+        if !self.tokens {
+            return Ok(CreditTable::steps(run, &credit.step, trajectories, node_ids));
+        }
+        let Some(token_credit) = credit.token.as_deref() else {
+            anyhow::bail!("scheme {} gives step-level credit only; drop --tokens", self.scheme_id);
+        };
+        Ok(CreditTable::tokens(run, token_credit, trajectories))
+    }
+}
+
 fn credit_command(
     file: &Path,
     request: &CreditRequest<'_>,
     out: Option<&Path>,
     format: Option<&str>,
 ) -> anyhow::Result<()> {
-    let scheme_id = request.scheme_id;
-    let scheme = credit::scheme(scheme_id)?;
+    let scheme = credit::scheme(request.scheme_id)?;
     let mut sets = Vec::new();
     for set in request.sets {
         let Some((name, value)) = set.split_once('=') else {
@@ -469,8 +489,7 @@ fn credit_command(
         refuse_input(file, out)?;
     }
     #[cfg(feature = "parquet")]
-    if crate::dataset::is_dataset(file) && out.is_some_and(|o| o.extension().is_none()) {
-        let out = out.unwrap_or(Path::new("."));
+    if let Some(out) = out.filter(|o| o.extension().is_none() && crate::native::is_v2_dataset(file)) {
         return partitions::run(file, scheme, &params, request, &sets, out);
     }
     if request.partition.is_some() || request.batch_scope.is_some() {
@@ -485,16 +504,7 @@ fn credit_command(
         eprintln!("warning: {line}");
     }
     let credit = credit::compute(scheme, &run, request.preset, &sets)?;
-    let table = if request.tokens {
-        let Some(token_credit) = credit.token.as_deref() else {
-            anyhow::bail!("scheme {scheme_id} gives step-level credit only; drop --tokens");
-        };
-        CreditTable::tokens(&run, token_credit, run.trajectories.ids())
-    } else {
-        CreditTable::steps(&run, &credit.step, run.trajectories.ids(), None)
-    };
-    table.write(out)?;
-    Ok(())
+    request.table(&run, &credit, run.trajectories.ids(), None)?.write(out)
 }
 
 /// The names of the formats this build reads, for help texts.

@@ -12,7 +12,7 @@ use crate::credit::{self, Params, Scheme};
 use crate::dataset::Dataset;
 use crate::load::LoadReport;
 use crate::load::vantage_v2::{Partition, manifest::parse_range};
-use crate::model::{Run, TrajectoryId};
+use crate::model::Run;
 
 /// The output file of a partition, relative to `OUT_DIR`.
 pub fn output_file(partition: &Partition) -> String {
@@ -49,21 +49,20 @@ pub(super) fn run(
         BatchScope::Step => {
             for partition in &partitions {
                 let (run, ids) = dataset.load_with_ids(&[partition], &mut report)?;
-                let credit = compute(scheme, &run, request, sets, partition)?;
-                write(out, partition, table(&run, &credit, request, &ids, run.trajectories.ids())?)?;
+                let credit = compute(scheme, &run, request, sets, &partition.dir)?;
+                write(out, partition, request.table(&run, &credit, run.trajectories.ids(), Some(&ids))?)?;
                 written += 1;
             }
         }
         BatchScope::Run => {
             let (run, ids) = dataset.load_with_ids(&partitions, &mut report)?;
-            let credit =
-                compute(scheme, &run, request, sets, partitions.first().copied().unwrap_or(&Partition::default()))?;
+            let credit = compute(scheme, &run, request, sets, "the training steps selected")?;
             for partition in &partitions {
                 let step = partition.train_step;
                 let members = run.trajectories.ids().filter(|t| {
                     run.groups.train_step.get(run.trajectories.group[t.index()].index()).copied().flatten() == step
                 });
-                write(out, partition, table(&run, &credit, request, &ids, members)?)?;
+                write(out, partition, request.table(&run, &credit, members, Some(&ids))?)?;
                 written += 1;
             }
         }
@@ -100,25 +99,9 @@ fn compute(
     run: &Run,
     request: &CreditRequest<'_>,
     sets: &crate::credit::ParamValues,
-    partition: &Partition,
+    place: &str,
 ) -> anyhow::Result<credit::Credit> {
-    credit::compute(scheme, run, request.preset, sets).map_err(|e| anyhow::anyhow!("{}: {e}", partition.dir))
-}
-
-fn table(
-    run: &Run,
-    credit: &credit::Credit,
-    request: &CreditRequest<'_>,
-    ids: &[u64],
-    trajectories: impl Iterator<Item = TrajectoryId>,
-) -> anyhow::Result<CreditTable> {
-    if request.tokens {
-        let Some(token_credit) = credit.token.as_deref() else {
-            anyhow::bail!("scheme {} gives step-level credit only; drop --tokens", request.scheme_id);
-        };
-        return Ok(CreditTable::tokens(run, token_credit, trajectories));
-    }
-    Ok(CreditTable::steps(run, &credit.step, trajectories, Some(ids)))
+    credit::compute(scheme, run, request.preset, sets).map_err(|e| anyhow::anyhow!("{place}: {e}"))
 }
 
 fn write(out: &Path, partition: &Partition, table: CreditTable) -> anyhow::Result<()> {

@@ -103,6 +103,15 @@ impl LoadError {
         }
     }
 
+    /// Whether the file was read but held nothing loadable (with or without the file around it).
+    pub fn is_nothing_loadable(&self) -> bool {
+        match self {
+            Self::NothingLoadable { .. } => true,
+            Self::File { source, .. } => source.is_nothing_loadable(),
+            _ => false,
+        }
+    }
+
     /// Whether this means "not this loader's format".
     pub fn is_incompatible(&self) -> bool {
         match self {

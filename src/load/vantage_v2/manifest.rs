@@ -86,6 +86,19 @@ impl Partition {
     pub fn reward_mean(&self) -> Option<f64> {
         (self.rewarded > 0).then(|| self.reward_sum / self.rewarded as f64)
     }
+
+    /// Share of successes among the trajectories with a success flag (`None` when none has one).
+    pub fn success_rate(&self) -> Option<f64> {
+        (self.with_success > 0).then(|| self.successes as f64 / self.with_success as f64)
+    }
+}
+
+/// The first and last training step of `partitions` (`None` when none has one).
+pub fn step_span<'a>(partitions: impl IntoIterator<Item = &'a Partition>) -> Option<(i64, i64)> {
+    partitions.into_iter().filter_map(|p| p.train_step).fold(None, |span, step| match span {
+        None => Some((step, step)),
+        Some((lo, hi)) => Some((lo.min(step), hi.max(step))),
+    })
 }
 
 impl Manifest {

@@ -18,7 +18,6 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     if let Some(window) = run.meta.step_window {
         steps_ui(ui, ctx.commands, window);
     }
-    let run = &ctx.open.run;
     // How the log was read (e.g. groups rebuilt from identical prompts): the user should know.
     for note in &run.meta.notes {
         ui.label(egui::RichText::new(format!("note: {note}")).color(theme::WARNING));
