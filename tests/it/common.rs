@@ -61,3 +61,11 @@ pub fn lazy_eval() -> Vec<u8> {
     ];
     vantage::load::zip::write(&entries)
 }
+
+/// A fresh, empty directory under the temporary one for one test: `vantage-<name>-<pid>`.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("vantage-{name}-{}", std::process::id()));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -16,12 +16,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A fresh directory under the target directory for one test.
+/// A fresh directory for one test of this file.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vantage-live-{name}-{}", std::process::id()));
-    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::scratch(&format!("live-{name}"))
 }
 
 /// The run as text (its records, texts decoded) and its warnings, for comparing two loads.

@@ -19,12 +19,9 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A fresh directory under the temporary one, for `what`.
+/// A fresh directory for one test of this file.
 fn scratch(what: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vantage-v2-{what}-{}", std::process::id()));
-    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::scratch(&format!("v2-{what}"))
 }
 
 /// The logs every round trip is checked on: the samples and the importers' fixtures.

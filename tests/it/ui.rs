@@ -660,9 +660,7 @@ fn a_loader_or_scheme_that_panics_is_a_notice_and_the_app_goes_on() {
 #[cfg(feature = "parquet")]
 #[test]
 fn a_v2_dataset_opens_a_range_of_training_steps_and_the_summary_opens_others() {
-    let dir = std::env::temp_dir().join(format!("vantage-ui-v2-{}", std::process::id()));
-    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("ui-v2");
     let run_dir = dir.join("run");
     let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/math_grpo_prm.jsonl");
     let mut report = LoadReport::new("log");
