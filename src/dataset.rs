@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::load::vantage_v2::manifest::step_span;
 use crate::load::vantage_v2::read::{DatasetReader, PartBytes};
 use crate::load::vantage_v2::write::DatasetWriter;
 use crate::load::vantage_v2::{MANIFEST, Manifest, Partition};
@@ -93,14 +92,14 @@ struct ParquetTexts {
     reads: std::sync::Arc<Mutex<Vec<String>>>,
 }
 
-/// A column [`ParquetTexts`] keeps: (file, column) and the column's texts.
-type KeptColumn = ((usize, usize), std::sync::Arc<Vec<Option<String>>>);
+/// A column [`ParquetTexts`] keeps: (file, column) and the column.
+type KeptColumn = ((usize, usize), std::sync::Arc<crate::load::parquet_file::Column>);
 
 /// How many columns [`ParquetTexts`] keeps.
 const KEPT_COLUMNS: usize = 12;
 
 impl ParquetTexts {
-    fn column(&self, file: usize, column: usize) -> Option<std::sync::Arc<Vec<Option<String>>>> {
+    fn column(&self, file: usize, column: usize) -> Option<std::sync::Arc<crate::load::parquet_file::Column>> {
         let mut kept = self.columns.lock().ok()?;
         if let Some(i) = kept.iter().position(|(k, _)| *k == (file, column)) {
             let entry = kept.remove(i);
@@ -110,7 +109,7 @@ impl ParquetTexts {
         }
         let relative = self.files.get()?.get(file)?;
         let name = crate::load::vantage_v2::read::TEXT_COLUMNS.get(column)?;
-        let texts = std::sync::Arc::new(read_text_column(&self.dir.join(relative), name)?);
+        let texts = std::sync::Arc::new(read_text_column(&self.dir.join(relative), name).ok()?);
         if let Ok(mut reads) = self.reads.lock() {
             reads.push(format!("{relative}#{name}"));
         }
@@ -122,21 +121,35 @@ impl ParquetTexts {
     }
 }
 
-/// One string column of a Parquet file.
-fn read_text_column(path: &Path, name: &str) -> Option<Vec<Option<String>>> {
-    use polars::prelude::{ParquetReader, SerReader as _};
-    let file = std::fs::File::open(path).ok()?;
-    let read = || ParquetReader::new(file).with_columns(Some(vec![name.to_owned()])).finish();
-    let frame = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).ok()?.ok()?;
-    let column = frame.column(name).ok()?.str().ok()?.clone();
-    Some(column.iter().map(|t| t.map(str::to_owned)).collect())
+/// One text column of a Parquet file: its footer and then only that column's chunks are read.
+fn read_text_column(path: &Path, name: &str) -> Result<crate::load::parquet_file::Column, String> {
+    use std::io::{Read as _, Seek as _};
+    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    let mut read_at = |start: u64, n: u64| -> Result<(u64, Vec<u8>), String> {
+        file.seek(std::io::SeekFrom::Start(start)).map_err(|e| e.to_string())?;
+        let mut bytes = Vec::new();
+        (&mut file).take(n).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        Ok((start, bytes))
+    };
+    let tail = len.saturating_sub(crate::load::vantage_v2::read::TAIL);
+    let mut bytes = crate::load::vantage_v2::read::FileBytes { len, pieces: vec![read_at(tail, len - tail)?] };
+    let (start, footer) = crate::load::vantage_v2::read::footer_range(&bytes)?;
+    if start < tail {
+        bytes.pieces.push(read_at(start, footer)?);
+    }
+    let meta = bytes.meta()?;
+    for (start, n) in crate::load::vantage_v2::read::column_ranges(&meta, &[name]) {
+        bytes.pieces.push(read_at(start, n)?);
+    }
+    crate::load::vantage_v2::read::read_column(&meta, &bytes, name)
 }
 
 impl crate::model::TextSource for ParquetTexts {
     fn read_at(&self, key: u64, _len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         let (file, column, row) = crate::load::vantage_v2::read::split_text_key(key);
         let texts = self.column(file, column)?;
-        let text = texts.get(row)?.as_deref()?;
+        let text = texts.str(row)?;
         // The arena reads a source's texts as the inside of a JSON string literal.
         let quoted = serde_json::to_string(text).ok()?;
         Some(std::borrow::Cow::Owned(quoted.as_bytes()[1..quoted.len() - 1].to_vec()))
@@ -168,28 +181,10 @@ impl Dataset {
 
     /// The latest training steps whose partitions' files hold at most `bytes` (at least the last
     /// partition), or `None` when the whole dataset does: what the app and `vantage check` open
-    /// when no `--steps` is given. Partitions are measured only until the answer is known.
+    /// when no `--steps` is given. A partition's size is the manifest's, or what is on disk
+    /// when the manifest did not record it.
     pub fn fitting_range(&self, bytes: u64) -> Option<(i64, i64)> {
-        let partitions = &self.manifest.partitions;
-        let mut whole = 0u64;
-        let fits = partitions.iter().all(|p| {
-            whole += self.partition_bytes(p);
-            whole <= bytes
-        });
-        if fits {
-            return None;
-        }
-        let (mut total, mut first, mut last) = (0u64, None, None);
-        for partition in partitions.iter().rev().filter(|p| p.train_step.is_some()) {
-            let size = self.partition_bytes(partition);
-            if last.is_some() && total + size > bytes {
-                break;
-            }
-            total += size;
-            last = last.or(partition.train_step);
-            first = partition.train_step;
-        }
-        Some((first?, last?))
+        self.manifest.fitting_range(bytes, |p| if p.bytes > 0 { p.bytes } else { self.partition_bytes(p) })
     }
 
     /// The relative paths of the files read so far, in order.
@@ -210,10 +205,10 @@ impl Dataset {
     fn part(&self, partition: &Partition, part: u32) -> Result<PartBytes, LoadError> {
         let tokens = partition.file("tokens", part);
         Ok(PartBytes {
-            groups: self.read(&partition.file("groups", part))?,
-            trajectories: self.read(&partition.file("trajectories", part))?,
-            steps: self.read(&partition.file("steps", part))?,
-            tokens: if self.dir.join(&tokens).is_file() { Some(self.read(&tokens)?) } else { None },
+            groups: self.read(&partition.file("groups", part))?.into(),
+            trajectories: self.read(&partition.file("trajectories", part))?.into(),
+            steps: self.read(&partition.file("steps", part))?.into(),
+            tokens: if self.dir.join(&tokens).is_file() { Some(self.read(&tokens)?.into()) } else { None },
         })
     }
 
@@ -231,30 +226,10 @@ impl Dataset {
         lazy: bool,
         report: &mut LoadReport,
     ) -> Result<Run, LoadError> {
-        let partitions = self.manifest.select(range);
-        if let (Some(range), true) = (range, partitions.is_empty()) {
-            let has = match step_span(&self.manifest.partitions) {
-                Some((a, b)) => format!("its training steps are {a}–{b}"),
-                None => "it has no training steps".to_owned(),
-            };
-            let reason = format!("no training step of the dataset is in --steps {} ({has})", range_text(range));
-            return Err(LoadError::NothingLoadable { reason }.with_path(&self.dir.display().to_string()));
-        }
+        let partitions = crate::load::vantage_v2::read::select(&self.manifest, range, &self.dir.display().to_string())?;
         let mut run = self.read_partitions(&partitions, lazy, report)?.0;
         if partitions.len() < self.manifest.partitions.len() {
-            let (open, all) = (step_span(partitions.iter().copied()), step_span(&self.manifest.partitions));
-            let ((lo, hi), (all_lo, all_hi)) = (open.unwrap_or((0, 0)), all.unwrap_or((0, 0)));
-            run.meta.notes.push(format!(
-                "{} of the {} training-step partitions read (steps {lo}–{hi} of {all_lo}–{all_hi})",
-                partitions.len(),
-                self.manifest.partitions.len()
-            ));
-            run.meta.step_window = open.zip(all).map(|(open, all)| crate::model::StepWindow {
-                open,
-                all,
-                partitions: (partitions.len(), self.manifest.partitions.len()),
-            });
-            run.meta.all_steps = self.manifest.partitions.iter().filter_map(step_outcome).collect();
+            crate::load::vantage_v2::read::note_window(&mut run, &self.manifest, &partitions);
         }
         Ok(run)
     }
@@ -304,25 +279,6 @@ impl Dataset {
         }
         reader.finish_with_ids(report).map_err(|e| e.with_path(&name))
     }
-}
-
-/// A partition's outcomes as the overview draws them (`None` for the null partition).
-fn step_outcome(p: &Partition) -> Option<crate::model::StepOutcome> {
-    Some(crate::model::StepOutcome {
-        train_step: p.train_step?,
-        trajectories: p.trajectories,
-        mean_reward: p.reward_mean().unwrap_or(f64::NAN),
-        success_rate: p.success_rate().unwrap_or(f64::NAN),
-    })
-}
-
-/// A `--steps` range as it was given: `17`, `3..9`, `3..`, `..9`.
-fn range_text((lo, hi): (i64, i64)) -> String {
-    if lo == hi {
-        return lo.to_string();
-    }
-    let end = |v: i64, open: i64| if v == open { String::new() } else { v.to_string() };
-    format!("{}..{}", end(lo, i64::MIN), end(hi, i64::MAX))
 }
 
 /// A dataset being written: into a hidden directory beside `out`, renamed to `out` when the

@@ -59,7 +59,60 @@ fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::VantageApp {
     if !hash.is_empty() {
         app.set_link(link);
     }
+    listen_for_folders(&cc.egui_ctx);
     app
+}
+
+thread_local! {
+    /// Folders dropped on the page, their files read, waiting for the app's next frame.
+    static DROPPED: std::cell::RefCell<Vec<Vec<(String, web_sys::File)>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The folders dropped on the page since the last call, each as its files (with their paths
+/// from the folder's parent).
+pub fn take_dropped_folders() -> Vec<Vec<(String, web_sys::File)>> {
+    DROPPED.with(|d| std::mem::take(&mut *d.borrow_mut()))
+}
+
+/// Catches a folder dropped on the page before eframe (which reads dropped files, not folders)
+/// sees it: its files are listed through the entries API and handed to the app
+/// ([`take_dropped_folders`]), which opens it as a vantage Parquet v2 dataset.
+fn listen_for_folders(ctx: &egui::Context) {
+    let Some(window) = web_sys::window() else { return };
+    let ctx = ctx.clone();
+    let on_drop = eframe::wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::DragEvent)>::new(
+        move |event: web_sys::DragEvent| {
+            let Some(items) = event.data_transfer().map(|d| d.items()) else { return };
+            let folders: Vec<web_sys::FileSystemEntry> = (0..items.length())
+                .filter_map(|i| items.get(i))
+                .filter_map(|item| item.webkit_get_as_entry().ok().flatten())
+                .filter(web_sys::FileSystemEntry::is_directory)
+                .collect();
+            if folders.is_empty() {
+                return;
+            }
+            event.prevent_default();
+            event.stop_immediate_propagation();
+            let ctx = ctx.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                for folder in folders {
+                    let files = crate::app::web_dataset::entry_files(folder).await;
+                    DROPPED.with(|d| d.borrow_mut().push(files));
+                }
+                ctx.request_repaint();
+            });
+        },
+    );
+    let options = web_sys::AddEventListenerOptions::new();
+    options.set_capture(true);
+    let added = window.add_event_listener_with_callback_and_add_event_listener_options(
+        "drop",
+        on_drop.as_ref().unchecked_ref(),
+        &options,
+    );
+    if added.is_ok() {
+        on_drop.forget();
+    }
 }
 
 /// Completes in a later task of the event loop (after the browser has had its chance to draw).

@@ -83,7 +83,12 @@ impl VantageApp {
                     let c = ctx.clone();
                     self.loads.start(super::LoadSource::Path(path), move || c.request_repaint());
                 }
-                #[cfg(not(all(not(target_arch = "wasm32"), feature = "parquet")))]
+                #[cfg(target_arch = "wasm32")]
+                if let Some(dataset) = self.current().and_then(|open| open.web_dataset.clone()) {
+                    let c = ctx.clone();
+                    self.loads.start(super::LoadSource::Dataset(dataset, Some(range)), move || c.request_repaint());
+                }
+                #[cfg(all(not(target_arch = "wasm32"), not(feature = "parquet")))]
                 let _: (i64, i64) = range;
             }
             other => {

@@ -24,6 +24,10 @@ pub enum LoadSource {
     /// A file or directory on disk, followed while it grows (native only; `crate::live`).
     #[cfg(not(target_arch = "wasm32"))]
     Follow(std::path::PathBuf),
+    /// A vantage Parquet v2 dataset at a URL or in a folder picked or dropped on the page (web
+    /// only), with the training steps to open (`None`: the latest that fit).
+    #[cfg(target_arch = "wasm32")]
+    Dataset(super::web_dataset::WebDataset, Option<(i64, i64)>),
 }
 
 /// What a load thread sends: the run so far while a large log is read, then the outcome.
@@ -44,6 +48,8 @@ impl LoadSource {
             Self::Bytes { name, .. } => name.clone(),
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) | Self::Follow(path) => path.display().to_string(),
+            #[cfg(target_arch = "wasm32")]
+            Self::Dataset(dataset, _) => dataset.name(),
         }
     }
 
@@ -53,6 +59,8 @@ impl LoadSource {
             Self::Bytes { bytes, .. } => bytes.len() as u64,
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) | Self::Follow(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
+            #[cfg(target_arch = "wasm32")]
+            Self::Dataset(..) => 0,
         }
     }
 
@@ -97,6 +105,16 @@ impl LoadSource {
         report.progress = progress;
         let bytes: Arc<[u8]> = match self {
             Self::Bytes { bytes, .. } => bytes,
+            #[cfg(target_arch = "wasm32")]
+            Self::Dataset(dataset, range) => {
+                let opened = crate::load::vantage_v2::remote::open(&dataset, &name, range, &mut report).await;
+                return match opened {
+                    Ok((run, texts)) => {
+                        LoadOutcome { dataset: Some((dataset, texts)), ..LoadOutcome::new(name, Ok(run), report) }
+                    }
+                    Err(err) => LoadOutcome::new(name, Err(err), report),
+                };
+            }
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) | Self::Follow(path) => {
                 // An `.eval` is read whole and opened lazily; anything else through `load_path`
@@ -199,6 +217,9 @@ pub struct LoadOutcome {
     /// The URL the run was fetched from (web), for the Follow toggle.
     #[cfg(target_arch = "wasm32")]
     pub url: Option<String>,
+    /// The v2 dataset the run was opened from (web), and its texts still to be fetched.
+    #[cfg(target_arch = "wasm32")]
+    pub dataset: Option<(super::web_dataset::WebDataset, Arc<crate::load::vantage_v2::remote::RemoteTexts>)>,
 }
 
 /// The outcome of a load that ended with `why` before reading anything: its loader failed, or the
@@ -224,6 +245,8 @@ impl LoadOutcome {
             path: None,
             #[cfg(target_arch = "wasm32")]
             url: None,
+            #[cfg(target_arch = "wasm32")]
+            dataset: None,
         }
     }
 }
@@ -368,7 +391,19 @@ impl LoadQueue {
             }
         }
         #[cfg(target_arch = "wasm32")]
-        let _: bool = folder;
+        if folder {
+            // The browser's directory picker: a v2 dataset's folder, read in slices.
+            super::web_dataset::pick_folder(move |files| {
+                let sources = super::web_dataset::WebDataset::from_files(files)
+                    .map(|dataset| LoadSource::Dataset(dataset, None))
+                    .into_iter()
+                    .collect();
+                let _: Result<(), _> = sender.send(LoadMessage::Picked(sources));
+                repaint();
+            });
+            self.push("folder dialog".to_owned(), receiver, Progress::default(), 0);
+            return;
+        }
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
             let files = rfd::AsyncFileDialog::new().pick_files().await.unwrap_or_default();
@@ -387,7 +422,12 @@ impl LoadQueue {
     /// the progress bar follows the download). A network error, a refused cross-origin request or
     /// an HTTP error status becomes a clear load error.
     #[cfg(target_arch = "wasm32")]
-    pub fn start_url(&mut self, url: String, repaint: impl Fn() + 'static) {
+    pub fn start_url(&mut self, url: String, repaint: impl Fn() + Send + Clone + 'static) {
+        if let Some(dataset) = super::web_dataset::WebDataset::from_url(&url) {
+            // A v2 dataset's root (`…/run/` or `…/run/manifest.json`): read in byte ranges.
+            self.start(LoadSource::Dataset(dataset, None), repaint);
+            return;
+        }
         let (sender, receiver) = mpsc::channel();
         let name = url.clone();
         let progress = Progress::default();

@@ -13,6 +13,8 @@ mod open_run;
 pub mod png;
 pub mod state;
 #[cfg(target_arch = "wasm32")]
+pub mod web_dataset;
+#[cfg(target_arch = "wasm32")]
 pub mod web_follow;
 
 pub use commands::Command;
@@ -229,14 +231,14 @@ impl VantageApp {
                         self.push_run(open);
                     }
                 }
-                LoadMessage::Done(outcome) => self.accept_outcome(id, *outcome),
+                LoadMessage::Done(outcome) => self.accept_outcome(id, *outcome, repaint.clone()),
                 LoadMessage::Picked(sources) if !sources.is_empty() => self.open_all(sources, repaint.clone()),
                 LoadMessage::Picked(_) => {}
             }
         }
     }
 
-    fn accept_outcome(&mut self, id: u64, outcome: LoadOutcome) {
+    fn accept_outcome(&mut self, id: u64, outcome: LoadOutcome, repaint: impl Fn() + Send + Clone + 'static) {
         let shown = self.runs.iter().position(|r| r.load_id == Some(id));
         match outcome.result {
             Ok(run) => {
@@ -279,10 +281,18 @@ impl VantageApp {
                 if let Some(url) = &outcome.url {
                     open.web_source = outcome.bytes.clone().map(|b| (url.clone(), b));
                 }
+                // A v2 dataset's texts are fetched as they are shown; its other steps open from it.
+                #[cfg(target_arch = "wasm32")]
+                if let Some((dataset, texts)) = outcome.dataset {
+                    web_dataset::fetch_texts(dataset.clone(), texts, repaint);
+                    open.web_dataset = Some(dataset);
+                }
                 #[cfg(not(target_arch = "wasm32"))]
                 {
                     open.follower = outcome.follower;
                     open.source_path = outcome.path;
+                    // Only the web fetches texts after opening.
+                    drop(repaint);
                 }
                 open.lazy = lazy;
                 if shown.is_none() {
@@ -311,7 +321,7 @@ impl VantageApp {
 
     /// Opens an already loaded run (tests, headless use).
     pub fn open_loaded(&mut self, run: crate::model::Run, report: crate::load::LoadReport) {
-        self.accept_outcome(0, LoadOutcome::new(run.meta.name.clone(), Ok(run), report));
+        self.accept_outcome(0, LoadOutcome::new(run.meta.name.clone(), Ok(run), report), || {});
     }
 
     /// Starts or stops following the current run's path (native; the Follow toggle).
@@ -456,6 +466,13 @@ impl VantageApp {
         for file in dropped {
             let c = ctx.clone();
             self.loads.start_dropped(&file, move || c.request_repaint());
+        }
+        #[cfg(target_arch = "wasm32")]
+        for files in crate::web::take_dropped_folders() {
+            if let Some(dataset) = web_dataset::WebDataset::from_files(files) {
+                let c = ctx.clone();
+                self.loads.start(LoadSource::Dataset(dataset, None), move || c.request_repaint());
+            }
         }
         self.keyboard(ctx);
         let commands = std::mem::take(&mut self.commands);

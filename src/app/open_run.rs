@@ -251,6 +251,9 @@ pub struct OpenRun {
     /// The URL being followed (web).
     #[cfg(target_arch = "wasm32")]
     pub web_follower: Option<crate::app::web_follow::WebFollower>,
+    /// The v2 dataset the run was opened from (web), for opening other training steps.
+    #[cfg(target_arch = "wasm32")]
+    pub web_dataset: Option<crate::app::web_dataset::WebDataset>,
 }
 
 /// A run opened from its summaries (an Inspect `.eval`) whose samples are read a few at a time,
@@ -330,6 +333,8 @@ impl OpenRun {
             web_source: None,
             #[cfg(target_arch = "wasm32")]
             web_follower: None,
+            #[cfg(target_arch = "wasm32")]
+            web_dataset: None,
         };
         // Start on the first group whose rollouts differ (a zero-variance group has no outcome credit).
         let run = &open.run;

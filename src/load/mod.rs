@@ -40,6 +40,7 @@ mod openai_chat;
 mod openhands;
 pub mod outcomes;
 pub mod pace;
+pub mod parquet_file;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
 mod parquet_guard;
 mod prm800k;
@@ -49,6 +50,7 @@ mod records;
 mod report;
 mod swe_agent;
 mod tau2;
+pub mod thrift;
 mod toolbench;
 mod tot;
 pub mod trackio;

@@ -6,177 +6,12 @@
 //! must fit in its chunk, and its value count and sizes must be ones the file can hold. Pure Rust,
 //! no allocation beyond the footer's own size.
 
-/// Nesting deeper than this is refused (no stack overflow).
-const MAX_DEPTH: usize = 64;
+use super::thrift::{Reader, Value};
 
 /// Values a page may declare at most: a data page's values each take at least a bit of its
 /// uncompressed bytes or of its repetition levels, so more than 8 per byte (plus a margin for
 /// run-length encoded nulls, which take almost none) is damage.
 const MAX_VALUES_PER_BYTE: i64 = 1 << 12;
-
-/// A Thrift compact-protocol value, as far as the checks need it.
-#[derive(Debug)]
-enum Value {
-    Int(i64),
-    Other,
-    List(Vec<Self>),
-    Struct(Vec<(i16, Self)>),
-}
-
-impl Value {
-    /// Every occurrence of field `id` (a damaged struct may repeat one).
-    fn fields(&self, id: i16) -> impl Iterator<Item = &Self> {
-        let fields: &[(i16, Self)] = match self {
-            Self::Struct(fields) => fields,
-            _ => &[],
-        };
-        fields.iter().filter(move |(i, _)| *i == id).map(|(_, v)| v)
-    }
-
-    /// Field `id`, its last occurrence (as a decoder that overwrites would keep).
-    fn field(&self, id: i16) -> Option<&Self> {
-        self.fields(id).last()
-    }
-
-    fn int(&self, id: i16) -> Option<i64> {
-        match self.field(id) {
-            Some(Self::Int(v)) => Some(*v),
-            _ => None,
-        }
-    }
-
-    /// Whether every integer occurrence of field `id` lies in `range` (absent: true).
-    fn ints_within(&self, id: i16, range: std::ops::RangeInclusive<i64>) -> bool {
-        self.fields(id).all(|v| match v {
-            Self::Int(x) => range.contains(x),
-            _ => true,
-        })
-    }
-
-    fn list(&self, id: i16) -> &[Self] {
-        match self.field(id) {
-            Some(Self::List(items)) => items,
-            _ => &[],
-        }
-    }
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn left(&self) -> u64 {
-        (self.bytes.len() - self.at) as u64
-    }
-
-    fn byte(&mut self) -> Result<u8, String> {
-        let b = *self.bytes.get(self.at).ok_or("cut off")?;
-        self.at += 1;
-        Ok(b)
-    }
-
-    fn varint(&mut self) -> Result<u64, String> {
-        let mut value = 0u64;
-        for shift in (0..70).step_by(7) {
-            let b = self.byte()?;
-            value |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
-            if b & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err("a number longer than 10 bytes".to_owned())
-    }
-
-    fn zigzag(&mut self) -> Result<i64, String> {
-        let v = self.varint()?;
-        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
-    }
-
-    fn skip(&mut self, n: u64) -> Result<(), String> {
-        if n > self.left() {
-            return Err(format!("declares {n} bytes where {} remain", self.left()));
-        }
-        self.at += n as usize;
-        Ok(())
-    }
-
-    /// A count of elements, each at least one byte: no more than the bytes that remain.
-    fn count(&self, n: u64) -> Result<u64, String> {
-        if n > self.left() { Err(format!("declares {n} entries where {} bytes remain", self.left())) } else { Ok(n) }
-    }
-
-    fn value(&mut self, kind: u8, depth: usize) -> Result<Value, String> {
-        if depth > MAX_DEPTH {
-            return Err("nested too deep".to_owned());
-        }
-        Ok(match kind {
-            1 | 2 => Value::Other,
-            3 => {
-                self.byte()?;
-                Value::Other
-            }
-            4..=6 => Value::Int(self.zigzag()?),
-            7 => {
-                self.skip(8)?;
-                Value::Other
-            }
-            8 => {
-                let n = self.varint()?;
-                self.skip(n)?;
-                Value::Other
-            }
-            9 | 10 => {
-                let header = self.byte()?;
-                let short = u64::from(header >> 4);
-                let n = if short == 15 { self.varint()? } else { short };
-                // Booleans in a list take a byte each.
-                let element = match header & 0x0f {
-                    1 | 2 => 3,
-                    other => other,
-                };
-                let mut items = Vec::new();
-                for _ in 0..self.count(n)? {
-                    items.push(self.value(element, depth + 1)?);
-                }
-                Value::List(items)
-            }
-            11 => {
-                let n = self.varint()?;
-                if n > 0 {
-                    let kinds = self.byte()?;
-                    for _ in 0..self.count(n)? {
-                        self.value(kinds >> 4, depth + 1)?;
-                        self.value(kinds & 0x0f, depth + 1)?;
-                    }
-                }
-                Value::Other
-            }
-            12 => self.fields(depth + 1)?,
-            other => return Err(format!("unknown Thrift type {other}")),
-        })
-    }
-
-    fn fields(&mut self, depth: usize) -> Result<Value, String> {
-        let mut fields = Vec::new();
-        let mut id: i16 = 0;
-        loop {
-            let header = self.byte()?;
-            if header == 0 {
-                return Ok(Value::Struct(fields));
-            }
-            id = match header >> 4 {
-                0 => i16::try_from(self.zigzag()?).map_err(|_id| "a field id past i16")?,
-                delta => id.checked_add(i16::from(delta)).ok_or("a field id past i16")?,
-            };
-            let kind = header & 0x0f;
-            // A boolean field carries its value in its type.
-            let value = self.value(kind, depth)?;
-            fields.push((id, value));
-        }
-    }
-}
 
 /// What a field must be.
 #[derive(Clone, Copy, PartialEq)]
@@ -249,7 +84,7 @@ fn shaped(value: &Value, spec: &[(i16, Kind, bool)], what: &str) -> Result<(), S
                     Value::Int(_) => Kind::Int,
                     Value::List(_) => Kind::List,
                     Value::Struct(_) => Kind::Struct,
-                    Value::Other => Kind::Other,
+                    Value::Other | Value::Bool(_) | Value::Binary(_) => Kind::Other,
                 };
                 if actual != kind {
                     return Err(format!("{what}: field {id} of the wrong type"));
@@ -268,7 +103,7 @@ pub fn check(bytes: &[u8]) -> Result<(), String> {
     }
     let len = u32::from_le_bytes([bytes[n - 8], bytes[n - 7], bytes[n - 6], bytes[n - 5]]) as usize;
     let start = (n - 8).checked_sub(len).filter(|&s| s >= 4).ok_or("a footer longer than the file")?;
-    let footer = Reader { bytes: &bytes[start..n - 8], at: 0 }.fields(0).map_err(|e| format!("footer: {e}"))?;
+    let footer = Reader::new(&bytes[start..n - 8]).fields(0).map_err(|e| format!("footer: {e}"))?;
     shaped(&footer, FILE_META, "footer")?;
     // `FileMetaData.row_groups` (4) → `RowGroup.columns` (1) → `ColumnChunk.meta_data` (3).
     for (g, group) in footer.list(4).iter().enumerate() {
@@ -300,7 +135,7 @@ fn pages(bytes: &[u8], meta: &Value, end: usize) -> Result<(), String> {
     }
     let (mut at, chunk_end) = (first as usize, chunk_end as usize);
     while at < chunk_end {
-        let mut reader = Reader { bytes: &bytes[at..chunk_end], at: 0 };
+        let mut reader = Reader::new(&bytes[at..chunk_end]);
         let header = reader.fields(0).map_err(|e| format!("page header at {at}: {e}"))?;
         shaped(&header, PAGE_HEADER, &format!("page header at {at}"))?;
         for (kind, spec) in [(5, DATA_PAGE), (7, DICTIONARY_PAGE), (8, DATA_PAGE_V2)] {

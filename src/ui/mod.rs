@@ -83,9 +83,12 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
             let ctx = ui.ctx().clone();
             app.loads.start_picker(false, move || ctx.request_repaint());
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        if ui.button("Open folder…").on_hover_text("a verl or TRL directory, or a vantage Parquet v2 dataset").clicked()
-        {
+        let folders = if cfg!(target_arch = "wasm32") {
+            "a vantage Parquet v2 dataset (its folder, read in slices)"
+        } else {
+            "a verl or TRL directory, or a vantage Parquet v2 dataset"
+        };
+        if ui.button("Open folder…").on_hover_text(folders).clicked() {
             let ctx = ui.ctx().clone();
             app.loads.start_picker(true, move || ctx.request_repaint());
         }

@@ -64,9 +64,10 @@ fn sample_bytes() -> Vec<(String, Vec<u8>)> {
     for dir in ["sample_runs", "tests/fixtures"] {
         for entry in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)).unwrap() {
             let path = entry.unwrap().path();
-            // Fixture folders (a verl dump directory) contribute each of their files.
+            // Fixture folders (a verl dump directory) contribute each of their files (not the
+            // folders inside them, such as the Parquet decoder's fixtures).
             let files = if path.is_dir() {
-                std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()).collect()
+                std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect()
             } else {
                 vec![path]
             };

@@ -16,6 +16,7 @@ mod golden_verl;
 mod importers;
 mod invariants;
 mod live;
+mod parquet_decode;
 #[cfg(feature = "parquet")]
 mod partitions;
 mod process_credit;

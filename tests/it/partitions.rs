@@ -431,3 +431,111 @@ fn a_followed_log_grows_its_dataset_and_ends_as_the_whole_log_converted() {
     assert_eq!(content(&followed), content(&load(&whole, None)));
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }
+
+/// A dataset's directory read as the web build reads a URL or a dropped folder: in byte ranges
+/// (or, like a server that ignores Range, whole files), each read recorded.
+struct DirPieces {
+    root: PathBuf,
+    ranges: bool,
+    served: std::cell::RefCell<Vec<(String, u64, u64)>>,
+}
+
+impl vantage::load::vantage_v2::remote::PieceSource for DirPieces {
+    async fn whole(&self, path: &str) -> Result<Vec<u8>, vantage::load::vantage_v2::remote::PieceError> {
+        std::fs::read(self.root.join(path)).map_err(|_e| vantage::load::vantage_v2::remote::PieceError::Missing)
+    }
+
+    async fn piece(
+        &self,
+        path: &str,
+        want: vantage::load::vantage_v2::remote::Want,
+    ) -> Result<vantage::load::vantage_v2::remote::Piece, vantage::load::vantage_v2::remote::PieceError> {
+        use vantage::load::vantage_v2::remote::{Piece, Want};
+        let bytes = self.whole(path).await?;
+        let file_len = bytes.len() as u64;
+        let (offset, bytes) = match (self.ranges, want) {
+            (false, _) => (0, bytes),
+            (true, Want::Tail(n)) => {
+                let start = file_len.saturating_sub(n);
+                (start, bytes[start as usize..].to_vec())
+            }
+            (true, Want::Range(start, len)) => (start, bytes[start as usize..(start + len) as usize].to_vec()),
+        };
+        self.served.borrow_mut().push((path.to_owned(), offset, bytes.len() as u64));
+        Ok(Piece { offset, bytes, file_len })
+    }
+
+    /// Small, so that the small files of the samples are read in pieces too.
+    fn tail(&self) -> u64 {
+        1024
+    }
+}
+
+#[test]
+fn a_dataset_read_in_byte_ranges_is_the_run_read_from_disk() {
+    use vantage::load::pace::block_on;
+    use vantage::load::vantage_v2::remote;
+    let dir = scratch("ranges");
+    for (i, log) in logs().iter().enumerate() {
+        let out = dir.join(format!("{i}"));
+        convert(log, &out, dataset::DEFAULT_PIECE);
+        let from_disk = content(&load(&out, None));
+        let on_disk: u64 = walk_bytes(&out);
+        for ranges in [false, true] {
+            let source = DirPieces { root: out.clone(), ranges, served: std::cell::RefCell::new(Vec::new()) };
+            let mut report = LoadReport::new("remote");
+            let (run, texts) = block_on(remote::open(&source, "remote", None, &mut report)).unwrap();
+            assert!(report.warnings.is_empty(), "{}: {:?}", log.display(), report.located().collect::<Vec<_>>());
+            let served_at_open: u64 = source.served.borrow().iter().map(|(_, _, n)| n).sum();
+            let mut first = content(&run);
+            if ranges {
+                // Texts were left unread: the first look shows placeholders and asks for them.
+                while texts.pending() > 0 {
+                    block_on(remote::fetch_wanted(&source, &texts)).unwrap();
+                    first = content(&run);
+                }
+                let manifest_len = std::fs::metadata(out.join("manifest.json")).unwrap().len();
+                assert!(served_at_open + manifest_len <= on_disk, "{}: read more than the files", log.display());
+            } else {
+                assert_eq!(texts.pending(), 0, "whole files hold every text");
+            }
+            assert_eq!(first, from_disk, "{} (ranges: {ranges}): another run", log.display());
+        }
+    }
+    // On a run with texts, opening in ranges reads less than the files hold, and a range of
+    // training steps reads only its partitions.
+    let (mdir, math) = math_dataset("ranges-math");
+    let source = DirPieces { root: math.clone(), ranges: true, served: std::cell::RefCell::new(Vec::new()) };
+    let (run, _texts) = block_on(remote::open(&source, "math", Some((2, 2)), &mut LoadReport::new("m"))).unwrap();
+    assert!(run.groups.train_step.iter().all(|&s| s == Some(2)));
+    let served = source.served.borrow();
+    assert!(served.iter().all(|(p, _, _)| p.starts_with("train_step=2/")), "{served:?}");
+    // No byte of a text column's chunks was read.
+    for (path, offset, len) in served.iter() {
+        let bytes = std::fs::read(math.join(path)).unwrap();
+        let meta = vantage::load::parquet_file::ParquetMeta::of_file(&bytes).unwrap();
+        for (start, n) in
+            vantage::load::vantage_v2::read::column_ranges(&meta, &vantage::load::vantage_v2::read::TEXT_COLUMNS)
+        {
+            assert!(
+                offset + len <= start || start + n <= *offset,
+                "{path}: read {offset}+{len}, a text column at {start}+{n}"
+            );
+        }
+    }
+    drop(served);
+    let err = block_on(remote::open(&source, "math", Some((50, 60)), &mut LoadReport::new("m"))).unwrap_err();
+    assert!(err.to_string().contains("no training step of the dataset is in --steps 50..60"), "{err}");
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&mdir);
+}
+
+/// The bytes of every file under `dir`.
+fn walk_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        total += if path.is_dir() { walk_bytes(&path) } else { std::fs::metadata(&path).unwrap().len() };
+    }
+    total
+}

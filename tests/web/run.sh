@@ -19,5 +19,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 0
 fi
 trunk build --release
+# The vantage Parquet v2 dataset the test opens by URL and as a picked folder.
+mkdir -p target/web-v2
+node tests/web/v2_log.mjs target/web-v2/log.jsonl
+rm -rf target/web-v2/run
+cargo run -q --bin vantage -- convert target/web-v2/log.jsonl target/web-v2/run/
 (cd tests/web && npm install --no-audit --no-fund --silent)
 node tests/web/test.mjs

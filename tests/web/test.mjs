@@ -5,7 +5,11 @@
 // selected step in the page title). It also fetches an Inspect `.eval` it writes itself (a ZIP with
 // a header, summaries and samples) through `?url=` with a deep link to a step that only the read
 // sample has: the app opens it from its summaries, reads the linked sample first and selects the
-// step. Run by tests/web/run.sh, which builds dist/ first.
+// step. It opens a vantage Parquet v2 dataset (target/web-v2/run, which run.sh converts) by URL,
+// from a server that answers Range requests and from one that does not, and as a folder picked
+// with the browser's directory picker: the run opens at a deep-linked step, every Parquet file is
+// read in ranges (texts left unread), and the texts of the selected step are fetched once shown.
+// Run by tests/web/run.sh, which builds dist/ and the dataset first.
 import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
@@ -89,8 +93,39 @@ const growingLine = (step, r) => JSON.stringify({
 }) + "\n";
 let growing = Buffer.from('{"vantage": 1, "name": "growing"}\n' + Array.from({ length: 16 }, (_, r) => growingLine(0, r)).join(""));
 
+// The v2 dataset: under /v2/ with Range requests answered, under /v2whole/ without.
+const v2root = path.join(root, "target/web-v2/run");
+const v2requests = [];
+function serveDataset(req, res, rel, ranges) {
+  const file = path.join(v2root, rel);
+  if (!file.startsWith(v2root) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+    res.writeHead(404);
+    res.end("not found");
+    return;
+  }
+  const body = fs.readFileSync(file);
+  const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range || "");
+  if (!ranges || !m) {
+    v2requests.push({ at: Date.now(), rel, ranges, range: req.headers.range || null, status: 200, bytes: body.length, size: body.length });
+    res.writeHead(200, { "Content-Length": body.length, "Accept-Ranges": ranges ? "bytes" : "none" });
+    res.end(body);
+    return;
+  }
+  let start, end;
+  if (m[1] === "") { start = Math.max(0, body.length - Number(m[2])); end = body.length - 1; }
+  else { start = Number(m[1]); end = m[2] === "" ? body.length - 1 : Math.min(Number(m[2]), body.length - 1); }
+  v2requests.push({ at: Date.now(), rel, ranges, range: req.headers.range, status: 206, bytes: end - start + 1, size: body.length });
+  res.writeHead(206, { "Content-Length": end - start + 1, "Content-Range": `bytes ${start}-${end}/${body.length}` });
+  res.end(body.subarray(start, end + 1));
+}
+
 const server = http.createServer((req, res) => {
   const url = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  if (url.startsWith("/v2/run/") || url.startsWith("/v2whole/run/")) {
+    const ranges = url.startsWith("/v2/");
+    serveDataset(req, res, url.slice(ranges ? "/v2/run/".length : "/v2whole/run/".length), ranges);
+    return;
+  }
   if (url === "/test/growing.jsonl") {
     const range = /bytes=(\d+)-/.exec(req.headers.range || "");
     if (!range) {
@@ -241,6 +276,69 @@ await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vant
   if ((await page.title()) !== "vantage — s0/r3 · step 2") {
     console.log(`FAIL followed_url: the selection moved (${await page.title()})`);
     failures++;
+  }
+  await page.close();
+}
+// A vantage Parquet v2 dataset by URL: read in ranges, its texts fetched when shown.
+{
+  const link = "#traj=s2/g5/r3&step=1";
+  const opened = await visit("v2_dataset", `/?url=/v2/run/${link}`, "vantage — s2/g5/r3 · step 2");
+  const parquet = v2requests.filter((r) => r.ranges && r.rel.endsWith(".parquet"));
+  const whole = parquet.filter((r) => r.status !== 206);
+  const served = parquet.reduce((n, r) => n + r.bytes, 0);
+  const sizes = new Map(parquet.map((r) => [r.rel, r.size]));
+  const total = [...sizes.values()].reduce((n, s) => n + s, 0);
+  const texts = parquet.filter((r) => r.rel.startsWith("train_step=2/steps-") && r.range && !r.range.startsWith("bytes=-"));
+  console.log(`v2_dataset: ${parquet.length} Range requests for ${sizes.size} files, ${served} of ${total} bytes; title "${opened.title}"`);
+  if (parquet.length === 0 || whole.length > 0) {
+    console.log(`FAIL v2_dataset: every Parquet read should be a Range request (${whole.length} were not)`);
+    failures++;
+  }
+  if (sizes.size !== 9 || served >= total) {
+    console.log(`FAIL v2_dataset: the 9 files should be read in part (${sizes.size} files, ${served} of ${total} bytes)`);
+    failures++;
+  }
+  // Its steps file: the footer, the columns but the texts, then the shown step's texts.
+  if (texts.length < 2) {
+    console.log(`FAIL v2_dataset: the selected step's texts were not fetched (${JSON.stringify(texts.map((r) => r.range))})`);
+    failures++;
+  }
+  const before = v2requests.length;
+  await visit("v2_dataset_whole", `/?url=/v2whole/run/${link}`, "vantage — s2/g5/r3 · step 2");
+  const plain = v2requests.slice(before).filter((r) => r.rel.endsWith(".parquet"));
+  if (plain.length !== 9) {
+    console.log(`FAIL v2_dataset_whole: a server without Range requests should serve each file once (${plain.length} reads)`);
+    failures++;
+  }
+}
+
+// The same dataset as a folder picked with the browser's directory picker.
+{
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on("console", (m) => { if (m.type() === "error") console.log(`  [v2_folder] console: ${m.text()}`); });
+  await page.goto(base + "/");
+  await page.waitForFunction(() => document.title.startsWith("vantage — "), null, { timeout: 120000 });
+  const sample = await page.title();
+  await page.waitForTimeout(1000);
+  const chooser = page.waitForEvent("filechooser", { timeout: 15000 }).catch(() => null);
+  const button = process.env.VANTAGE_FOLDER_BUTTON || "118,14";
+  const [x, y] = button.split(",").map(Number);
+  await page.mouse.click(x, y);
+  const picker = await chooser;
+  if (!picker) {
+    console.log("FAIL v2_folder: clicking Open folder… opened no directory picker");
+    failures++;
+  } else {
+    await picker.setFiles(v2root);
+    try {
+      await page.waitForFunction((s) => document.title !== s && /^vantage — s\d\/g/.test(document.title), sample, { timeout: 60000 });
+    } catch (e) {
+      console.log(`FAIL v2_folder: the picked folder did not open (title "${await page.title()}")`);
+      failures++;
+    }
+    await page.waitForTimeout(2000);
+    await page.screenshot({ path: path.join(shots, "v2_folder.png") });
+    console.log(`v2_folder: title "${await page.title()}"`);
   }
   await page.close();
 }

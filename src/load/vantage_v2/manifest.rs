@@ -66,6 +66,10 @@ pub struct Partition {
     pub with_success: u64,
     /// Successful trajectories.
     pub successes: u64,
+    /// Bytes of its files (what opening it reads at most); 0 in a manifest that did not record
+    /// them.
+    #[serde(default)]
+    pub bytes: u64,
 }
 
 impl Partition {
@@ -141,6 +145,31 @@ impl Manifest {
                 (Some(_), None) => false,
             })
             .collect()
+    }
+
+    /// The latest training steps whose partitions hold at most `bytes` by `size` (at least the
+    /// last partition), or `None` when the whole dataset does: what opens when no steps are
+    /// chosen. Partitions are measured only until the answer is known.
+    pub fn fitting_range(&self, bytes: u64, size: impl Fn(&Partition) -> u64) -> Option<(i64, i64)> {
+        let mut whole = 0u64;
+        let fits = self.partitions.iter().all(|p| {
+            whole += size(p);
+            whole <= bytes
+        });
+        if fits {
+            return None;
+        }
+        let (mut total, mut first, mut last) = (0u64, None, None);
+        for partition in self.partitions.iter().rev().filter(|p| p.train_step.is_some()) {
+            let size = size(partition);
+            if last.is_some() && total + size > bytes {
+                break;
+            }
+            total += size;
+            last = last.or(partition.train_step);
+            first = partition.train_step;
+        }
+        Some((first?, last?))
     }
 
     /// Total rows of a table over all partitions.

@@ -11,6 +11,7 @@ use polars::prelude::{
 };
 
 use super::manifest::{FORMAT, Manifest, Partition, VERSION};
+use super::read::TOKEN_FLOATS;
 use crate::model::{NodeId, Run, TrajectoryId};
 
 /// One file of the dataset: its path under the root, and its bytes.
@@ -36,10 +37,6 @@ pub struct DatasetWriter {
     labels: BTreeMap<String, BTreeSet<String>>,
     header: Option<serde_json::Value>,
 }
-
-/// The token columns as named in the `tokens` table, in the order written.
-pub(super) const TOKEN_FLOATS: [&str; 8] =
-    ["reward", "logprob", "ref_logprob", "value", "entropy", "sum_pi_squared", "prm_logprob", "advantage"];
 
 /// Which rows of one piece go to one partition.
 #[derive(Default)]
@@ -104,22 +101,30 @@ impl DatasetWriter {
         }
         // The partitions are encoded on every core, and handed to `sink` in order as they are done.
         let mut failed = None;
+        let mut written: Vec<(String, u64)> = Vec::new();
         crate::credit::engine::par::pipeline(
             jobs,
             |(partition, part, rows)| partition_files(&context, &partition, part, &rows),
             |files| match files {
                 Ok(files) if failed.is_none() => {
                     for file in files {
+                        let (dir, len) = (file.path.split('/').next().unwrap_or("").to_owned(), file.bytes.len());
                         if let Err(err) = sink(file) {
                             failed = Some(err);
                             break;
                         }
+                        written.push((dir, len as u64));
                     }
                 }
                 Ok(_) => {}
                 Err(err) => failed = failed.take().or(Some(err)),
             },
         );
+        for (dir, len) in written {
+            if let Some(partition) = self.partitions.values_mut().find(|p| p.dir == dir) {
+                partition.bytes += len;
+            }
+        }
         self.next_node += run.nodes.len() as u64;
         failed.map_or(Ok(()), Err)
     }
@@ -289,6 +294,11 @@ fn text(run: &Run, id: crate::model::TextId) -> Option<String> {
     (!text.is_empty()).then(|| text.into_owned())
 }
 
+/// The bits `1 << code` of the texts that are there (codes into `read::TEXT_COLUMNS`).
+fn text_mask<const N: usize>(run: &Run, texts: [(u32, crate::model::TextId); N]) -> u32 {
+    texts.iter().filter(|(_, t)| t.get().is_some() && !run.text(*t).is_empty()).map(|(code, _)| 1 << code).sum()
+}
+
 fn finite(value: f32) -> Option<f32> {
     (!value.is_nan()).then_some(value)
 }
@@ -329,6 +339,10 @@ fn groups_frame(run: &Run, rows: &[usize]) -> polars::prelude::PolarsResult<Data
         Column::new("task".into(), rows.iter().map(|&i| sym(g.task[i])).collect::<Vec<_>>()),
         Column::new("prompt".into(), rows.iter().map(|&i| text(run, g.prompt[i])).collect::<Vec<_>>()),
         Column::new("gold".into(), rows.iter().map(|&i| text(run, g.gold[i])).collect::<Vec<_>>()),
+        Column::new(
+            super::read::TEXT_MASK.into(),
+            rows.iter().map(|&i| text_mask(run, [(3, g.prompt[i]), (4, g.gold[i])])).collect::<Vec<_>>(),
+        ),
         Column::new("mc_n".into(), rows.iter().map(|&i| g.mc[i].map(|m| m.n)).collect::<Vec<_>>()),
         Column::new("mc_mean".into(), rows.iter().map(|&i| g.mc[i].map(|m| m.mean)).collect::<Vec<_>>()),
         rollout_reward,
@@ -385,6 +399,12 @@ fn steps_frame(c: &Context<'_>, rows: &[usize]) -> polars::prelude::PolarsResult
         Column::new("thought".into(), strings(&|i| text(run, n.thought[i]))),
         Column::new("action".into(), strings(&|i| text(run, n.action[i]))),
         Column::new("observation".into(), strings(&|i| text(run, n.observation[i]))),
+        Column::new(
+            super::read::TEXT_MASK.into(),
+            rows.iter()
+                .map(|&i| text_mask(run, [(0, n.thought[i]), (1, n.action[i]), (2, n.observation[i])]))
+                .collect::<Vec<_>>(),
+        ),
         Column::new("env_reward".into(), rows.iter().map(|&i| finite(n.env_reward[i])).collect::<Vec<_>>()),
         Column::new("state".into(), strings(&|i| label(run, n.state_key[i]))),
         Column::new("first_error".into(), rows.iter().map(|&i| n.first_error(id(i))).collect::<Vec<_>>()),

@@ -1,0 +1,292 @@
+//! Opening a v2 dataset from somewhere that hands out byte ranges of its files: the web build's
+//! `?url=…/run/` (HTTP Range requests), a folder dropped on the page (the browser's `File`
+//! objects, sliced), or in tests a directory. The manifest is read first; then, for each file
+//! of the partitions in the chosen training steps (by default the latest that fit in
+//! [`WINDOW`]), its footer and the chunks of every column but the texts. Texts are read when
+//! shown: [`RemoteTexts`] answers with a placeholder and lists what is wanted, and
+//! [`fetch_wanted`] reads those text columns' chunks. A source that cannot read parts of a file
+//! (a server that ignores Range) hands the whole file over, and then everything, texts too, is
+//! read from it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::manifest::{MANIFEST, Manifest, Partition};
+use super::read::{DatasetReader, FileBytes, PartBytes, TAIL, TEXT_COLUMNS};
+use crate::load::parquet_file::{Column, ParquetMeta};
+use crate::load::{LoadError, LoadReport};
+use crate::model::Run;
+
+/// The most bytes of partitions opened when no training steps are chosen (as natively).
+pub const WINDOW: u64 = 80 << 20;
+
+/// What a text still being read shows.
+pub const PLACEHOLDER: &str = "…";
+
+/// Which bytes of a file to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// The last `n` bytes (or the whole file when it is shorter).
+    Tail(u64),
+    /// `len` bytes from `start`.
+    Range(u64, u64),
+}
+
+/// Bytes read from a file: at least the bytes wanted, maybe the whole file.
+#[derive(Debug)]
+pub struct Piece {
+    /// Where they start in the file.
+    pub offset: u64,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// The file's length.
+    pub file_len: u64,
+}
+
+/// Why a read gave nothing.
+#[derive(Debug)]
+pub enum PieceError {
+    /// There is no such file (a part without tokens has no tokens file).
+    Missing,
+    /// Anything else, said for the user.
+    Failed(String),
+}
+
+/// Where a dataset's files can be read piece by piece.
+#[expect(async_fn_in_trait, reason = "used only with concrete sources, on the thread that made them")]
+pub trait PieceSource {
+    /// The whole of a small file (the manifest), by its path under the dataset's root.
+    async fn whole(&self, path: &str) -> Result<Vec<u8>, PieceError>;
+    /// The bytes `want` of the file at `path`, or more of it.
+    async fn piece(&self, path: &str, want: Want) -> Result<Piece, PieceError>;
+    /// How many bytes at a file's end to read first, for its footer: one request that holds
+    /// every footer vantage writes, and small files whole ([`TAIL`]).
+    fn tail(&self) -> u64 {
+        TAIL
+    }
+}
+
+/// An HTTP `Content-Range: bytes A-B/LEN` as (A, LEN).
+pub fn parse_content_range(header: &str) -> Option<(u64, u64)> {
+    let rest = header.trim().strip_prefix("bytes ")?;
+    let (span, len) = rest.split_once('/')?;
+    let (start, _) = span.split_once('-')?;
+    Some((start.trim().parse().ok()?, len.trim().parse().ok()?))
+}
+
+fn failed(path: &str, err: PieceError) -> LoadError {
+    let why = match err {
+        PieceError::Missing => "not found".to_owned(),
+        PieceError::Failed(why) => why,
+    };
+    LoadError::from(std::io::Error::other(why)).with_path(path)
+}
+
+/// The manifest of the dataset at `source`.
+pub async fn manifest(source: &impl PieceSource, name: &str) -> Result<Manifest, LoadError> {
+    let bytes = source.whole(MANIFEST).await.map_err(|e| failed(&format!("{name}{MANIFEST}"), e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    Manifest::parse(&text)
+        .map_err(|reason| LoadError::Incompatible { format: "vantage Parquet v2", reason }.with_path(name))
+}
+
+/// A partition's size for choosing what opens: its bytes as the manifest recorded them, or an
+/// estimate from its rows.
+fn size(p: &Partition) -> u64 {
+    if p.bytes > 0 { p.bytes } else { (p.groups + p.trajectories + p.steps) * 256 + p.tokens * 16 }
+}
+
+/// Reads one file of a part: its footer, then the ranges `ranges` picks from it (all of it,
+/// when the source hands the whole file over).
+async fn read_file(
+    source: &impl PieceSource,
+    path: &str,
+    ranges: fn(&ParquetMeta) -> Vec<(u64, u64)>,
+) -> Result<(FileBytes, ParquetMeta), PieceError> {
+    let tail = source.piece(path, Want::Tail(source.tail())).await?;
+    let mut bytes = FileBytes { len: tail.file_len, pieces: vec![(tail.offset, tail.bytes)] };
+    let (start, len) = super::read::footer_range(&bytes).map_err(PieceError::Failed)?;
+    if bytes.get(start, len).is_none() {
+        let piece = source.piece(path, Want::Range(start, len)).await?;
+        bytes.pieces.push((piece.offset, piece.bytes));
+    }
+    let meta = bytes.meta().map_err(PieceError::Failed)?;
+    for (start, len) in ranges(&meta) {
+        if bytes.get(start, len).is_none() {
+            let piece = source.piece(path, Want::Range(start, len)).await?;
+            bytes.pieces.push((piece.offset, piece.bytes));
+        }
+    }
+    Ok((bytes, meta))
+}
+
+fn everything(meta: &ParquetMeta) -> Vec<(u64, u64)> {
+    let leaves = 0..meta.leaves.len();
+    let mut ranges: Vec<(u64, u64)> = leaves.flat_map(|l| meta.chunks(l)).map(|c| (c.start, c.len)).collect();
+    ranges.sort_unstable();
+    ranges
+}
+
+/// Opens the dataset at `source` (shown as `name`): the partitions of the training steps in
+/// `range`, or the latest that fit in [`WINDOW`]. Returns the run and its texts' source.
+pub async fn open(
+    source: &impl PieceSource,
+    name: &str,
+    range: Option<(i64, i64)>,
+    report: &mut LoadReport,
+) -> Result<(Run, Arc<RemoteTexts>), LoadError> {
+    let manifest = manifest(source, name).await?;
+    let range = range.or_else(|| manifest.fitting_range(WINDOW, size));
+    let partitions = super::read::select(&manifest, range, name)?;
+    let mut reader = DatasetReader::new(name, &manifest);
+    let texts = Arc::new(RemoteTexts::default());
+    reader.leave_texts(Arc::clone(&texts) as Arc<dyn crate::model::TextSource>);
+    let mut files_read = 0usize;
+    for partition in &partitions {
+        for part in 0..partition.parts {
+            let read = |table: &str| partition.file(table, part);
+            let (groups, gm) = read_file(source, &read("groups"), super::read::ranges_without_texts)
+                .await
+                .map_err(|e| failed(&read("groups"), e))?;
+            let (steps, sm) = read_file(source, &read("steps"), super::read::ranges_without_texts)
+                .await
+                .map_err(|e| failed(&read("steps"), e))?;
+            let (trajectories, _) = read_file(source, &read("trajectories"), everything)
+                .await
+                .map_err(|e| failed(&read("trajectories"), e))?;
+            let tokens = match read_file(source, &read("tokens"), everything).await {
+                Ok((bytes, _)) => Some(bytes),
+                Err(PieceError::Missing) => None,
+                Err(e) => return Err(failed(&read("tokens"), e)),
+            };
+            files_read += 3 + usize::from(tokens.is_some());
+            let files = PartBytes { groups, trajectories, steps, tokens };
+            reader.add_part(partition, part, &files, report).map_err(|e| e.with_path(name))?;
+            // The groups and steps files, as the reader registered them (in that order).
+            let PartBytes { groups, steps, .. } = files;
+            texts.hold(read("groups"), groups, gm);
+            texts.hold(read("steps"), steps, sm);
+        }
+    }
+    let _: Result<(), Vec<String>> = texts.files.set(reader.text_files());
+    let mut run = reader.finish_with_ids(report).map_err(|e| e.with_path(name))?.0;
+    log::info!("{name}: {} partition(s), {files_read} file(s) read in pieces", partitions.len());
+    if partitions.len() < manifest.partitions.len() {
+        super::read::note_window(&mut run, &manifest, &partitions);
+    }
+    Ok((run, texts))
+}
+
+/// The texts of a run opened piece by piece: the text columns read so far, the files held
+/// whole, and the columns asked for that are still to be read.
+#[derive(Debug, Default)]
+pub struct RemoteTexts {
+    /// The files texts are left in, by the index their keys hold.
+    files: OnceLock<Vec<String>>,
+    /// What was read of each file (by path), with its footer.
+    held: Mutex<HashMap<String, (FileBytes, ParquetMeta)>>,
+    /// Text columns read, by (file, column).
+    columns: Mutex<HashMap<(usize, usize), Arc<Column>>>,
+    /// Columns asked for and not read yet.
+    wanted: Mutex<Vec<(usize, usize)>>,
+}
+
+impl std::fmt::Debug for FileBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FileBytes({} bytes, {} pieces)", self.len, self.pieces.len())
+    }
+}
+
+impl RemoteTexts {
+    fn hold(&self, path: String, bytes: FileBytes, meta: ParquetMeta) {
+        if let Ok(mut held) = self.held.lock() {
+            held.insert(path, (bytes, meta));
+        }
+    }
+
+    /// The column, read from the bytes held if they have it.
+    fn column(&self, file: usize, column: usize) -> Option<Arc<Column>> {
+        if let Some(c) = self.columns.lock().ok()?.get(&(file, column)) {
+            return Some(Arc::clone(c));
+        }
+        let path = self.files.get()?.get(file)?;
+        let name = TEXT_COLUMNS.get(column)?;
+        let held = self.held.lock().ok()?;
+        let (bytes, meta) = held.get(path)?;
+        let decoded = super::read::read_column(meta, bytes, name).ok()?;
+        let decoded = Arc::new(decoded);
+        self.columns.lock().ok()?.insert((file, column), Arc::clone(&decoded));
+        Some(decoded)
+    }
+
+    /// How many text columns are asked for and not read yet.
+    pub fn pending(&self) -> usize {
+        self.wanted.lock().map_or(0, |w| w.len())
+    }
+}
+
+impl crate::model::TextSource for RemoteTexts {
+    fn read_at(&self, key: u64, _len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let (file, column, row) = super::read::split_text_key(key);
+        match self.column(file, column) {
+            Some(texts) => {
+                let text = texts.str(row)?;
+                // The arena reads a source's texts as the inside of a JSON string literal.
+                let quoted = serde_json::to_string(text).ok()?;
+                Some(std::borrow::Cow::Owned(quoted.as_bytes()[1..quoted.len() - 1].to_vec()))
+            }
+            None => {
+                if let Ok(mut wanted) = self.wanted.lock()
+                    && !wanted.contains(&(file, column))
+                {
+                    wanted.push((file, column));
+                }
+                Some(std::borrow::Cow::Borrowed(PLACEHOLDER.as_bytes()))
+            }
+        }
+    }
+}
+
+/// Reads the text columns `texts` was asked for; returns how many were read.
+pub async fn fetch_wanted(source: &impl PieceSource, texts: &RemoteTexts) -> Result<usize, String> {
+    let wanted: Vec<(usize, usize)> = texts.wanted.lock().map(|w| w.clone()).unwrap_or_default();
+    let Some(files) = texts.files.get() else { return Ok(0) };
+    for &(file, column) in &wanted {
+        let (Some(path), Some(name)) = (files.get(file), TEXT_COLUMNS.get(column)) else { continue };
+        let ranges = {
+            let held = texts.held.lock().map_err(|_e| "poisoned")?;
+            let Some((bytes, meta)) = held.get(path) else { continue };
+            super::read::column_ranges(meta, &[name])
+                .into_iter()
+                .filter(|&(s, l)| bytes.get(s, l).is_none())
+                .collect::<Vec<_>>()
+        };
+        let mut pieces = Vec::with_capacity(ranges.len());
+        for (start, len) in ranges {
+            let piece = source.piece(path, Want::Range(start, len)).await.map_err(|e| match e {
+                PieceError::Missing => format!("{path}: not found"),
+                PieceError::Failed(why) => format!("{path}: {why}"),
+            })?;
+            pieces.push((piece.offset, piece.bytes));
+        }
+        if let Ok(mut held) = texts.held.lock()
+            && let Some((bytes, _)) = held.get_mut(path)
+        {
+            bytes.pieces.extend(pieces);
+        }
+        if let Ok(mut w) = texts.wanted.lock() {
+            w.retain(|&k| k != (file, column));
+        }
+    }
+    Ok(wanted.len())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn content_range() {
+        assert_eq!(super::parse_content_range("bytes 100-199/5000"), Some((100, 5000)));
+        assert_eq!(super::parse_content_range("bytes */5000"), None);
+        assert_eq!(super::parse_content_range("bytes 0-9/*"), None);
+    }
+}
