@@ -7,7 +7,8 @@
 //! the codecs vantage's own files use: polars does not build for wasm32 at all, and the
 //! `parquet` crate's zstd codec is the C library (`zstd-sys`), which this toolchain cannot
 //! compile for wasm32. The codecs here are pure Rust: `ruzstd`, `snap`, and flate2 on
-//! `miniz_oxide`.
+//! `miniz_oxide`; natively, with the `parquet` feature, zstd pages go to the C library that
+//! polars links anyway, which is about 3× faster than `ruzstd` on them.
 //!
 //! What it reads: flat columns and lists of one level (Parquet's three-level `LIST` and the
 //! legacy two-level form) of booleans, 32- and 64-bit integers (signed or unsigned), floats,
@@ -452,6 +453,16 @@ fn decompress(codec: i64, body: &[u8], size: usize) -> Result<Vec<u8>, String> {
             snap::raw::Decoder::new().decompress_vec(body).map_err(|e| format!("snappy: {e}"))
         }
         2 => limited(&mut flate2::read::MultiGzDecoder::new(body), "gzip"),
+        #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+        6 => {
+            // The C library, linked already by polars: about 3× ruzstd's speed on text pages.
+            let out = zstd::bulk::decompress(body, size).map_err(|e| format!("zstd: {e}"))?;
+            if out.len() != size {
+                return Err(format!("zstd: the page holds {} bytes, its header says {size}", out.len()));
+            }
+            Ok(out)
+        }
+        #[cfg(not(all(not(target_arch = "wasm32"), feature = "parquet")))]
         6 => {
             let mut input = body;
             let mut frame = ruzstd::decoding::StreamingDecoder::new(&mut input).map_err(|e| format!("zstd: {e}"))?;

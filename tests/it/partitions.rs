@@ -539,3 +539,50 @@ fn walk_bytes(dir: &Path) -> u64 {
     }
     total
 }
+
+#[test]
+fn a_dataset_written_before_text_mask_and_partition_bytes_still_opens_the_same() {
+    use polars::prelude::{ParquetReader, ParquetWriter, SerReader as _};
+    use vantage::load::pace::block_on;
+    use vantage::load::vantage_v2::remote;
+    let (dir, run_dir) = math_dataset("before-mask");
+    let want = content(&load(&run_dir, None));
+    // The groups and steps files without their text_mask column, and a manifest without bytes:
+    // the dataset as the first v2 writer wrote it.
+    let mut rewritten = 0;
+    for partition in std::fs::read_dir(&run_dir).unwrap() {
+        let partition = partition.unwrap().path();
+        if !partition.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&partition).unwrap() {
+            let file = file.unwrap().path();
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            if !(name.starts_with("groups-") || name.starts_with("steps-")) {
+                continue;
+            }
+            let frame = ParquetReader::new(std::fs::File::open(&file).unwrap()).finish().unwrap();
+            let mut frame = frame.drop(vantage::load::vantage_v2::read::TEXT_MASK).unwrap();
+            ParquetWriter::new(std::fs::File::create(&file).unwrap()).finish(&mut frame).unwrap();
+            rewritten += 1;
+        }
+    }
+    assert!(rewritten >= 6, "{rewritten} files rewritten");
+    let manifest_path = run_dir.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    for partition in manifest["partitions"].as_array_mut().unwrap() {
+        assert!(partition["bytes"].as_u64().unwrap() > 0);
+        partition.as_object_mut().unwrap().remove("bytes");
+    }
+    std::fs::write(&manifest_path, serde_json::to_string(&manifest).unwrap()).unwrap();
+    // From disk, texts left in the files.
+    assert_eq!(content(&load(&run_dir, None)), want);
+    // In byte ranges: the text columns are read with the rest (their nulls say which rows have a
+    // text), so every text is there at once.
+    let source = DirPieces { root: run_dir.clone(), ranges: true, served: std::cell::RefCell::new(Vec::new()) };
+    let (run, texts) = block_on(remote::open(&source, "old", None, &mut LoadReport::new("old"))).unwrap();
+    assert_eq!(content(&run), want);
+    assert_eq!(texts.pending(), 0);
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+}
