@@ -53,18 +53,22 @@ fn main() {
     let (ours, slots) = best(repeats, || {
         let mut slots = 0;
         for file in &all {
-            let meta = ParquetMeta::of_file(file).unwrap();
+            let meta = ParquetMeta::of_file(file).unwrap_or_else(|e| panic!("footer: {e}"));
             for leaf in 0..meta.leaves.len() {
                 let chunks: Vec<&[u8]> =
                     meta.chunks(leaf).map(|c| &file[c.start as usize..(c.start + c.len) as usize]).collect();
-                slots += decode(&meta, leaf, &chunks).unwrap().slots();
+                slots += decode(&meta, leaf, &chunks).unwrap_or_else(|e| panic!("{e}")).slots();
             }
         }
         slots
     });
     let (polars, rows) = best(repeats, || {
         use polars::prelude::{ParquetReader, SerReader as _};
-        all.iter().map(|f| ParquetReader::new(std::io::Cursor::new(f)).finish().unwrap().height()).sum()
+        all.iter()
+            .map(|f| {
+                ParquetReader::new(std::io::Cursor::new(f)).finish().unwrap_or_else(|e| panic!("polars: {e}")).height()
+            })
+            .sum()
     });
     println!("floor (one pass over the bytes): {:.1} ms", floor * 1e3);
     println!(

@@ -149,10 +149,7 @@ impl crate::model::TextSource for ParquetTexts {
     fn read_at(&self, key: u64, _len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         let (file, column, row) = crate::load::vantage_v2::read::split_text_key(key);
         let texts = self.column(file, column)?;
-        let text = texts.str(row)?;
-        // The arena reads a source's texts as the inside of a JSON string literal.
-        let quoted = serde_json::to_string(text).ok()?;
-        Some(std::borrow::Cow::Owned(quoted.as_bytes()[1..quoted.len() - 1].to_vec()))
+        Some(std::borrow::Cow::Owned(crate::load::vantage_v2::read::json_inside(texts.str(row)?)))
     }
 }
 

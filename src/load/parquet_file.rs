@@ -12,8 +12,8 @@
 //!
 //! What it reads: flat columns and lists of one level (Parquet's three-level `LIST` and the
 //! legacy two-level form) of booleans, 32- and 64-bit integers (signed or unsigned), floats,
-//! doubles and byte arrays; PLAIN, dictionary (PLAIN_DICTIONARY, RLE_DICTIONARY), RLE booleans
-//! and BYTE_STREAM_SPLIT values; data pages v1 and v2; uncompressed, zstd, snappy and gzip
+//! doubles and byte arrays; PLAIN, dictionary (`PLAIN_DICTIONARY`, `RLE_DICTIONARY`), RLE booleans
+//! and `BYTE_STREAM_SPLIT` values; data pages v1 and v2; uncompressed, zstd, snappy and gzip
 //! pages. Everything else is an error that names it. Every count a file declares is bounded
 //! by the bytes that hold it, so a damaged file is an error, never an allocation of what it
 //! claims.
@@ -416,7 +416,7 @@ fn unpack(packed: &[u8], width: u8, n: usize, out: &mut Vec<u32>) {
     for i in 0..n.min(available) {
         let bit = i * width;
         let mut value = 0u64;
-        for k in 0..=(width + 7) / 8 {
+        for k in 0..=width.div_ceil(8) {
             if let Some(&b) = packed.get(bit / 8 + k) {
                 value |= u64::from(b) << (8 * k);
             }
@@ -535,7 +535,7 @@ impl Raw {
                 fixed(8)?.chunks_exact(8).map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
             ),
             (Self::F32(v), _) => {
-                v.extend(fixed(4)?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                v.extend(fixed(4)?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
             }
             (Self::F64(v), _) => v.extend(
                 fixed(8)?.chunks_exact(8).map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
@@ -555,7 +555,7 @@ impl Raw {
         Ok(())
     }
 
-    /// Appends `n` BYTE_STREAM_SPLIT values (fixed-width types only).
+    /// Appends `n` `BYTE_STREAM_SPLIT` values (fixed-width types only).
     fn byte_stream_split(&mut self, leaf: &Leaf, bytes: &[u8], n: usize) -> Result<(), String> {
         let width = match leaf.physical {
             Some(Physical::Int32 | Physical::Float) => 4,

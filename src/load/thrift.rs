@@ -1,7 +1,7 @@
 //! The Thrift compact protocol, as far as Parquet's footer and page headers need it: a struct is
 //! read into a tree of [`Value`]s with every list, map and string bounded by the bytes that
 //! remain (a damaged file that declares 10¹⁴ entries is an error, not an allocation) and nesting
-//! bounded by [`MAX_DEPTH`]. Pure Rust, for every target.
+//! bounded by `MAX_DEPTH`. Pure Rust, for every target.
 
 /// Nesting deeper than this is refused (no stack overflow).
 const MAX_DEPTH: usize = 64;

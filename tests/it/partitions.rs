@@ -480,7 +480,7 @@ fn a_dataset_read_in_byte_ranges_is_the_run_read_from_disk() {
         let out = dir.join(format!("{i}"));
         convert(log, &out, dataset::DEFAULT_PIECE);
         let from_disk = content(&load(&out, None));
-        let on_disk: u64 = walk_bytes(&out);
+        let on_disk = walk_bytes(&out);
         for ranges in [false, true] {
             let source = DirPieces { root: out.clone(), ranges, served: std::cell::RefCell::new(Vec::new()) };
             let mut report = LoadReport::new("remote");

@@ -198,6 +198,12 @@ pub fn text_key(file: usize, column: usize, row: usize) -> u64 {
     ((file as u64) << 36) | ((column as u64) << 32) | row as u64
 }
 
+/// A text as the arena reads a source's texts: the inside of a JSON string literal.
+pub fn json_inside(text: &str) -> Vec<u8> {
+    let quoted = serde_json::Value::from(text).to_string();
+    quoted.as_bytes()[1..quoted.len() - 1].to_vec()
+}
+
 /// The (file, column, row) of a [`text_key`].
 pub fn split_text_key(key: u64) -> (usize, usize, usize) {
     ((key >> 36) as usize, ((key >> 32) & 0xF) as usize, (key & 0xFFFF_FFFF) as usize)
@@ -522,7 +528,7 @@ impl StepColumns {
     fn step(&self, row: usize) -> NewStep<'_> {
         let flag = |c: &Option<Column>| c.as_ref().and_then(|c| c.bool(row));
         let u32_of = |c: &Option<Column>| c.as_ref().and_then(|c| c.u32(row));
-        let span = u32_of(&self.token_start).zip(u32_of(&self.token_end)).map(|(start, end)| [start, end]);
+        let span = u32_of(&self.token_start).zip(u32_of(&self.token_end)).map(<[u32; 2]>::from);
         NewStep {
             key: get(self.key.as_ref(), row),
             kind: get(self.kind.as_ref(), row),

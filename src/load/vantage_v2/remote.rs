@@ -228,22 +228,15 @@ impl RemoteTexts {
 impl crate::model::TextSource for RemoteTexts {
     fn read_at(&self, key: u64, _len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         let (file, column, row) = super::read::split_text_key(key);
-        match self.column(file, column) {
-            Some(texts) => {
-                let text = texts.str(row)?;
-                // The arena reads a source's texts as the inside of a JSON string literal.
-                let quoted = serde_json::to_string(text).ok()?;
-                Some(std::borrow::Cow::Owned(quoted.as_bytes()[1..quoted.len() - 1].to_vec()))
-            }
-            None => {
-                if let Ok(mut wanted) = self.wanted.lock()
-                    && !wanted.contains(&(file, column))
-                {
-                    wanted.push((file, column));
-                }
-                Some(std::borrow::Cow::Borrowed(PLACEHOLDER.as_bytes()))
-            }
+        if let Some(texts) = self.column(file, column) {
+            return Some(std::borrow::Cow::Owned(super::read::json_inside(texts.str(row)?)));
         }
+        if let Ok(mut wanted) = self.wanted.lock()
+            && !wanted.contains(&(file, column))
+        {
+            wanted.push((file, column));
+        }
+        Some(std::borrow::Cow::Borrowed(PLACEHOLDER.as_bytes()))
     }
 }
 
