@@ -188,19 +188,30 @@ async fn sleep(ms: i32) {
 }
 
 /// Asks for a folder with the browser's directory picker (`<input webkitdirectory>`), and
-/// hands its files to `picked`.
-pub fn pick_folder(picked: impl Fn(Vec<(String, web_sys::File)>) + 'static) {
+/// hands its files to `picked` once: when a folder is chosen, or with none when the dialog is
+/// cancelled (so that what waits on `picked`, holding the load queue's sender, ends).
+pub fn pick_folder(picked: impl FnOnce(Vec<(String, web_sys::File)>) + 'static) {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
     let Ok(input) = document.create_element("input") else { return };
     let Ok(input) = input.dyn_into::<web_sys::HtmlInputElement>() else { return };
     input.set_type("file");
     let _: Result<(), _> = input.set_attribute("webkitdirectory", "");
-    let target = input.clone();
+    let picked = Rc::new(std::cell::RefCell::new(Some(picked)));
+    let (target, once) = (input.clone(), Rc::clone(&picked));
     let on_change = eframe::wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
-        picked(input_files(&target));
+        if let Some(picked) = once.borrow_mut().take() {
+            picked(input_files(&target));
+        }
     });
     input.set_onchange(Some(on_change.as_ref().unchecked_ref()));
     on_change.forget();
+    let on_cancel = eframe::wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
+        if let Some(picked) = picked.borrow_mut().take() {
+            picked(Vec::new());
+        }
+    });
+    let _: Result<(), _> = input.add_event_listener_with_callback("cancel", on_cancel.as_ref().unchecked_ref());
+    on_cancel.forget();
     input.click();
 }
 

@@ -586,3 +586,21 @@ fn a_dataset_written_before_text_mask_and_partition_bytes_still_opens_the_same()
     assert_eq!(texts.pending(), 0);
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_part_file_with_pages_vantage_does_not_decode_is_an_error_naming_the_file_and_the_codec() {
+    use polars::prelude::{ParquetCompression, ParquetReader, ParquetWriter, SerReader as _};
+    let (dir, run_dir) = math_dataset("lz4");
+    let steps = run_dir.join("train_step=1/steps-00000.parquet");
+    let mut frame = ParquetReader::new(std::fs::File::open(&steps).unwrap()).finish().unwrap();
+    ParquetWriter::new(std::fs::File::create(&steps).unwrap())
+        .with_compression(ParquetCompression::Lz4Raw)
+        .finish(&mut frame)
+        .unwrap();
+    let err = Dataset::open(&run_dir).unwrap().load(None, &mut LoadReport::new("lz4")).unwrap_err().to_string();
+    assert!(err.contains("train_step=1/steps-00000.parquet") && err.contains("LZ4_RAW"), "{err}");
+    // The other partitions still open.
+    let run = Dataset::open(&run_dir).unwrap().load(Some((2, 2)), &mut LoadReport::new("lz4")).unwrap();
+    assert_ne!(run.trajectories.len(), 0);
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+}

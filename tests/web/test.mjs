@@ -99,6 +99,7 @@ const v2requests = [];
 function serveDataset(req, res, rel, ranges) {
   const file = path.join(v2root, rel);
   if (!file.startsWith(v2root) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+    v2requests.push({ at: Date.now(), rel, ranges, range: req.headers.range || null, status: 404, bytes: 0, size: 0 });
     res.writeHead(404);
     res.end("not found");
     return;
@@ -283,7 +284,12 @@ await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vant
 {
   const link = "#traj=s2/g5/r3&step=1";
   const opened = await visit("v2_dataset", `/?url=/v2/run/${link}`, "vantage — s2/g5/r3 · step 2");
-  const parquet = v2requests.filter((r) => r.ranges && r.rel.endsWith(".parquet"));
+  const missing = v2requests.filter((r) => r.status === 404);
+  if (missing.length > 0) {
+    console.log(`FAIL v2_dataset: asked for files the dataset does not have: ${missing.map((r) => r.rel).join(", ")}`);
+    failures++;
+  }
+  const parquet = v2requests.filter((r) => r.ranges && r.status !== 404 && r.rel.endsWith(".parquet"));
   const whole = parquet.filter((r) => r.status !== 206);
   const served = parquet.reduce((n, r) => n + r.bytes, 0);
   const sizes = new Map(parquet.map((r) => [r.rel, r.size]));
@@ -305,7 +311,7 @@ await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vant
   }
   const before = v2requests.length;
   await visit("v2_dataset_whole", `/?url=/v2whole/run/${link}`, "vantage — s2/g5/r3 · step 2");
-  const plain = v2requests.slice(before).filter((r) => r.rel.endsWith(".parquet"));
+  const plain = v2requests.slice(before).filter((r) => r.status !== 404 && r.rel.endsWith(".parquet"));
   if (plain.length !== 9) {
     console.log(`FAIL v2_dataset_whole: a server without Range requests should serve each file once (${plain.length} reads)`);
     failures++;
@@ -321,8 +327,11 @@ await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vant
   const sample = await page.title();
   await page.waitForTimeout(1000);
   const chooser = page.waitForEvent("filechooser", { timeout: 15000 }).catch(() => null);
-  const button = process.env.VANTAGE_FOLDER_BUTTON || "118,14";
+  const button = process.env.VANTAGE_FOLDER_BUTTON || "195,14";
   const [x, y] = button.split(",").map(Number);
+  // egui sees a click on a widget the pointer is over: hover first, as a person's pointer does.
+  await page.mouse.move(x, y);
+  await page.waitForTimeout(300);
   await page.mouse.click(x, y);
   const picker = await chooser;
   if (!picker) {

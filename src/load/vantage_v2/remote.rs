@@ -154,10 +154,14 @@ pub async fn open(
             let (trajectories, _) = read_file(source, &read("trajectories"), everything)
                 .await
                 .map_err(|e| failed(&read("trajectories"), e))?;
-            let tokens = match read_file(source, &read("tokens"), everything).await {
-                Ok((bytes, _)) => Some(bytes),
-                Err(PieceError::Missing) => None,
-                Err(e) => return Err(failed(&read("tokens"), e)),
+            // A partition without token rows has no tokens files (not asked for: no 404s).
+            let tokens = match partition.tokens {
+                0 => None,
+                _ => match read_file(source, &read("tokens"), everything).await {
+                    Ok((bytes, _)) => Some(bytes),
+                    Err(PieceError::Missing) => None,
+                    Err(e) => return Err(failed(&read("tokens"), e)),
+                },
             };
             files_read += 3 + usize::from(tokens.is_some());
             let files = PartBytes { groups, trajectories, steps, tokens };
