@@ -46,8 +46,6 @@ struct CreditWorker {
 thread_local! {
     /// The worker, started on first use (`None` inside when it could not be started).
     static WORKER: std::cell::OnceCell<Option<Rc<CreditWorker>>> = const { std::cell::OnceCell::new() };
-    /// Term names received from the worker (interned: `Terms` holds `&'static str`).
-    static NAMES: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
 }
 
 fn get(object: &JsValue, key: &str) -> JsValue {
@@ -176,25 +174,16 @@ pub fn request(run: u32, choice: &SchemeChoice, repaint: impl Fn() + 'static) ->
     Some(receiver)
 }
 
-fn intern(name: &str) -> &'static str {
-    NAMES.with(|names| {
-        let mut names = names.borrow_mut();
-        if let Some(&known) = names.iter().find(|n| **n == name) {
-            return known;
-        }
-        let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-        names.push(leaked);
-        leaked
-    })
-}
-
 /// The credit in a reply, or its error.
 fn credit_of(data: &JsValue) -> Reply {
     if let Some(error) = get(data, "error").as_string() {
         return Err(error);
     }
-    let names: Vec<&'static str> =
-        js_sys::Array::from(&get(data, "names")).iter().filter_map(|n| n.as_string()).map(|n| intern(&n)).collect();
+    let names = js_sys::Array::from(&get(data, "names"))
+        .iter()
+        .filter_map(|n| n.as_string())
+        .map(std::borrow::Cow::Owned)
+        .collect();
     let level = match get(data, "level").as_string().as_deref() {
         Some("token") => Some(Level::Token),
         Some("step") => Some(Level::Step),
@@ -208,6 +197,7 @@ fn credit_of(data: &JsValue) -> Reply {
             formula: get(data, "formula").as_string().unwrap_or_default(),
             names,
             values: to_floats(&get(data, "values")).unwrap_or_default(),
+            per_step: get(data, "per_step").as_bool().unwrap_or(false),
         },
         level,
     })
@@ -230,6 +220,7 @@ fn reply(request: &JsValue, result: Reply) -> js_sys::Object {
             let names: js_sys::Array = credit.terms.names.iter().map(|n| JsValue::from_str(n)).collect();
             set(&message, "names", &names);
             set(&message, "values", &floats(&credit.terms.values));
+            set(&message, "per_step", &credit.terms.per_step.into());
             let level = match credit.level {
                 Some(Level::Token) => "token",
                 Some(Level::Step) => "step",

@@ -9,11 +9,12 @@
 //! `run.trajectories.path_nodes[k]`; token credit, where there is any, to the run's token columns.
 
 pub mod engine;
+pub mod expr;
 pub mod kernels;
 pub mod schemes;
 
 pub use engine::batch::{Batch, Output};
-pub use engine::inputs::{Level, TokenKernel, batch_from_run, prepare_batch};
+pub use engine::inputs::{Level, SCORE_NAMES, TokenKernel, batch_from_run, prepare_batch};
 pub use engine::params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
 pub use engine::real::Real;
 pub use kernels::kl::{KlMode, kl_in_reward, kl_penalty};
@@ -88,26 +89,31 @@ pub enum Support {
 /// Parameter values by name, as text (the CLI's `--set`).
 pub type ParamValues = Vec<(String, String)>;
 
-/// The terms that explain each row's (trajectory's) credit: a formula and named values per row.
+/// The terms that explain each row's credit: a formula and named values per row. A row is a
+/// trajectory, or a path step where `per_step` (a formula's named terms).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Terms {
     /// The formula in words, e.g. `(r − mean)/(std + ε)`.
     pub formula: String,
     /// Term names, e.g. `["r", "mean", "std", "ε"]`.
-    pub names: Vec<&'static str>,
+    pub names: Vec<std::borrow::Cow<'static, str>>,
     /// Row-major values: row `i` has `values[i * names.len()..(i + 1) * names.len()]`.
     pub values: Vec<f32>,
+    /// Rows are path steps (positions in `run.trajectories.path_nodes`), not trajectories.
+    pub per_step: bool,
 }
 
 impl Terms {
     /// Empty terms with a formula and names.
     pub fn new(formula: impl Into<String>, names: &[&'static str]) -> Self {
-        Self { formula: formula.into(), names: names.to_vec(), values: Vec::new() }
+        Self::for_rows(formula, names, 0)
     }
 
     /// Terms for `rows` rows, all zero until [`Self::set`].
     pub fn for_rows(formula: impl Into<String>, names: &[&'static str], rows: usize) -> Self {
-        Self { formula: formula.into(), names: names.to_vec(), values: pool::zeroed(rows * names.len()) }
+        let names = names.iter().map(|&n| std::borrow::Cow::Borrowed(n)).collect::<Vec<_>>();
+        let values = pool::zeroed(rows * names.len());
+        Self { formula: formula.into(), names, values, per_step: false }
     }
 
     /// Appends one row's values (as many as names).
@@ -126,10 +132,15 @@ impl Terms {
     }
 
     /// The named values of row `i`.
-    pub fn row(&self, i: usize) -> Vec<(&'static str, f64)> {
+    pub fn row(&self, i: usize) -> Vec<(&str, f64)> {
         let n = self.names.len();
         let Some(values) = self.values.get(i * n..(i + 1) * n) else { return Vec::new() };
-        self.names.iter().copied().zip(values.iter().map(|&v| f64::from(v))).collect()
+        self.names.iter().map(|n| &**n).zip(values.iter().map(|&v| f64::from(v))).collect()
+    }
+
+    /// The named values explaining the credit of path step `position` on trajectory `row`.
+    pub fn for_step(&self, row: usize, position: usize) -> Vec<(&str, f64)> {
+        self.row(if self.per_step { position } else { row })
     }
 }
 

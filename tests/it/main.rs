@@ -11,6 +11,7 @@ mod credit_snapshot;
 mod credit_threads;
 mod fixtures;
 mod format_roundtrip;
+mod formulas;
 mod golden_trainers;
 mod golden_verl;
 mod importers;

@@ -33,9 +33,14 @@ pub fn merge_prefixes(run: &Run, params: &Params) -> Merge {
         "prefix" => Merge::Prefix,
         "state_key" => Merge::StateKey,
         "none" => Merge::None,
-        _ if run.nodes.next_sibling.iter().any(|s| s.is_some()) => Merge::None,
-        _ => Merge::Prefix,
+        _ => auto_merge(run),
     }
+}
+
+/// `merge=auto`: the run's own nodes when any node has a sibling (the log branches), else the
+/// trie of identical step prefixes.
+pub fn auto_merge(run: &Run) -> Merge {
+    if run.nodes.next_sibling.iter().any(|s| s.is_some()) { Merge::None } else { Merge::Prefix }
 }
 
 /// Content of a step, for merging identical prefixes: kind, a hash of each of the three texts

@@ -184,8 +184,12 @@ fn credit_line_ui(ui: &mut egui::Ui, name: &str, credit: &Credit, row: usize, po
     ui.horizontal_wrapped(|ui| {
         ui.label(egui::RichText::new(format!("{name} = {}", format_value(value))).monospace());
     });
-    let terms: Vec<String> =
-        credit.terms.row(row).into_iter().map(|(k, v)| format!("{k} = {}", format_value(v as f32))).collect();
+    let terms: Vec<String> = credit
+        .terms
+        .for_step(row, position)
+        .into_iter()
+        .map(|(k, v)| format!("{k} = {}", format_value(v as f32)))
+        .collect();
     if !credit.terms.formula.is_empty() {
         ui.label(
             egui::RichText::new(format!("    {}  with  {}", credit.terms.formula, terms.join(", ")))
