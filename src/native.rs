@@ -27,6 +27,44 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
     replace_atomically(path, |temporary| std::fs::write(temporary, bytes))
 }
 
+/// The folder saved formulas live in (`NAME.vx`): `$VANTAGE_FORMULAS`, else `vantage/formulas`
+/// in the user's configuration folder (`$XDG_CONFIG_HOME`, `~/.config`, or `%APPDATA%`).
+pub fn formulas_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("VANTAGE_FORMULAS") {
+        return Some(std::path::PathBuf::from(dir));
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
+        .or_else(|| std::env::var_os("APPDATA").map(std::path::PathBuf::from))?;
+    Some(config.join("vantage").join("formulas"))
+}
+
+/// The saved formulas: (name, text), by name.
+pub fn saved_formulas() -> Vec<(String, String)> {
+    let Some(dir) = formulas_dir() else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let mut found: Vec<(String, String)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let path = e.path();
+            (path.extension()? == "vx").then_some(())?;
+            let name = path.file_stem()?.to_str()?.to_owned();
+            Some((name, std::fs::read_to_string(&path).ok()?))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Saves a formula as `NAME.vx` in the formulas folder `dir` (replacing one of that name).
+pub fn save_formula(dir: &std::path::Path, name: &str, text: &str) -> std::io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{name}.vx"));
+    write_atomically(&path, text.as_bytes())?;
+    Ok(path)
+}
+
 /// Whether `path` is a vantage Parquet v2 dataset: a directory with a `manifest.json`.
 pub fn is_v2_dataset(path: &std::path::Path) -> bool {
     path.is_dir() && path.join(crate::load::vantage_v2::MANIFEST).is_file()

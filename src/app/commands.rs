@@ -5,7 +5,7 @@ use super::state::{Bookmark, Tab};
 use crate::model::{GroupId, TrajectoryId};
 
 /// Something a view asks the app to do.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     /// Select a group (and its first rollout).
     SelectGroup(GroupId),
@@ -38,6 +38,16 @@ pub enum Command {
     /// Open other training steps of the current run, a partitioned run (a vantage Parquet v2
     /// dataset), as another run.
     OpenSteps((i64, i64)),
+    /// Save a credit formula under a name (replacing one of that name): in the app's state, and
+    /// natively also as `NAME.vx` in the formulas folder.
+    SaveFormula {
+        /// Its name.
+        name: String,
+        /// The formula.
+        text: String,
+    },
+    /// Forget saved formula `name` (natively, its file stays: delete it by hand).
+    DeleteFormula(String),
 }
 
 impl VantageApp {
@@ -91,9 +101,23 @@ impl VantageApp {
                 #[cfg(all(not(target_arch = "wasm32"), not(feature = "parquet")))]
                 let _: (i64, i64) = range;
             }
+            Command::SaveFormula { name, text } => {
+                #[cfg(not(target_arch = "wasm32"))]
+                if let Some(dir) = &self.formulas_dir {
+                    match crate::native::save_formula(dir, &name, &text) {
+                        Ok(path) => self.notifications.push(format!("formula {name} saved to {}", path.display())),
+                        Err(err) => self.notifications.push(format!("formula {name}: could not save its file: {err}")),
+                    }
+                }
+                match self.state.formulas.iter_mut().find(|f| f.name == name) {
+                    Some(saved) => saved.text = text,
+                    None => self.state.formulas.push(super::state::SavedFormula { name, text }),
+                }
+            }
+            Command::DeleteFormula(name) => self.state.formulas.retain(|f| f.name != name),
             other => {
                 if let Some(open) = self.current_mut() {
-                    select(open, other);
+                    select(open, &other);
                 }
             }
         }
@@ -173,16 +197,16 @@ impl VantageApp {
 }
 
 /// Selection commands on the current run.
-fn select(open: &mut super::OpenRun, command: Command) {
+fn select(open: &mut super::OpenRun, command: &Command) {
     let tr = &open.run.trajectories;
     match command {
-        Command::SelectGroup(g) => open.select_group(g),
-        Command::SelectTrajectory(t) => open.select_trajectory(t),
-        Command::SelectStep(p) => open.select_position(p),
+        Command::SelectGroup(g) => open.select_group(*g),
+        Command::SelectTrajectory(t) => open.select_trajectory(*t),
+        Command::SelectStep(p) => open.select_position(*p),
         Command::StepBy(delta) => {
             let (Some(t), Some(p)) = (open.selection.trajectory, open.selection.position) else { return };
             let range = tr.path_range(t);
-            let next = (p as i64 + i64::from(delta)).clamp(range.start as i64, range.end as i64 - 1);
+            let next = (p as i64 + i64::from(*delta)).clamp(range.start as i64, range.end as i64 - 1);
             open.select_position(next.max(0) as usize);
         }
         Command::RolloutBy(delta) => {
@@ -190,7 +214,7 @@ fn select(open: &mut super::OpenRun, command: Command) {
             let step = open.selected_step_index().unwrap_or(0);
             let members = open.run.groups.members(g);
             let Some(i) = members.iter().position(|&m| m == t) else { return };
-            let j = (i as i64 + i64::from(delta)).clamp(0, members.len() as i64 - 1) as usize;
+            let j = (i as i64 + i64::from(*delta)).clamp(0, members.len() as i64 - 1) as usize;
             let other = members[j];
             let range = tr.path_range(other);
             open.select_position((range.start + step).min(range.end.saturating_sub(1)));

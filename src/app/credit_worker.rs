@@ -263,9 +263,10 @@ pub fn serve() {
                     (Some(run), Ok(choice)) => {
                         let result = crate::app::open_run::compute(run, &choice);
                         log::info!(
-                            "credit {} computed in the worker in {} ms",
+                            "credit {} computed in the worker in {} ms{}",
                             choice.scheme_id,
-                            started.elapsed().as_millis()
+                            started.elapsed().as_millis(),
+                            if result.is_err() { " (failed)" } else { "" }
                         );
                         result
                     }

@@ -20,7 +20,7 @@ pub mod web_follow;
 pub use commands::Command;
 pub use loading::{LoadMessage, LoadOutcome, LoadQueue, LoadSource};
 pub use open_run::{CreditSlot, Facets, LazyRun, OpenRun, SchemeCredit, Selection};
-pub use state::{AppState, Tab};
+pub use state::{AppState, SavedFormula, SchemeChoice, Tab};
 
 /// The page's address without its fragment (web), to which a deep link's `#…` is appended; `None`
 /// natively, where the link is passed with `--link`.
@@ -79,12 +79,26 @@ pub struct VantageApp {
     pub exit_after_first_view: Option<web_time::Instant>,
     /// Follow the `?url=` log once it has loaded (web, `&follow=1`).
     pub follow_on_load: bool,
+    /// Where saved formulas are also written as files (natively, the formulas folder; `None` in
+    /// tests and on the web, where they live in the app's state only).
+    pub formulas_dir: Option<std::path::PathBuf>,
 }
 
 impl VantageApp {
     /// Creates the app with the saved state and starts loading `sources` (the bundled sample when empty).
     pub fn new(cc: &eframe::CreationContext<'_>, sources: Vec<LoadSource>) -> Self {
         let mut app = Self::restored(cc);
+        // The formulas saved in the formulas folder (by this app or by hand) join the remembered ones.
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            for (name, text) in crate::native::saved_formulas() {
+                match app.state.formulas.iter_mut().find(|f| f.name == name) {
+                    Some(known) => known.text = text,
+                    None => app.state.formulas.push(state::SavedFormula { name, text }),
+                }
+            }
+            app.formulas_dir = crate::native::formulas_dir();
+        }
         let ctx = cc.egui_ctx.clone();
         app.open_all(sources, move || ctx.request_repaint());
         app
@@ -110,11 +124,10 @@ impl VantageApp {
         }
         for (id, slot) in [(start.scheme_a, 0), (start.scheme_b, 1)] {
             let Some(id) = id else { continue };
-            if crate::credit::scheme(&id).is_err() {
+            let Some(choice) = state::SchemeChoice::from_name(&id, &self.state.formulas) else {
                 self.notifications.push(format!("unknown scheme {id:?} (see `vantage schemes`)"));
                 continue;
-            }
-            let choice = state::SchemeChoice::new(&id);
+            };
             if slot == 0 {
                 self.state.scheme_a = choice;
             } else {
@@ -411,8 +424,11 @@ impl VantageApp {
     /// When scheme A or B is not supported by the current run, picks a supported one instead.
     fn fit_schemes(&mut self) {
         let Some(open) = self.runs.get(self.selected) else { return };
-        let supported =
-            |id: &str| open.support.iter().any(|(info, s)| info.id == id && matches!(s, crate::credit::Support::Yes));
+        // A formula stays as it is: what it lacks on this run is its error, shown at its editor.
+        let supported = |id: &str| {
+            id == state::CUSTOM_ID
+                || open.support.iter().any(|(info, s)| info.id == id && matches!(s, crate::credit::Support::Yes))
+        };
         const PREFERRED_B: [&str; 8] =
             ["prm_process", "triage", "prime", "treeps_rag", "gigpo", "vineppo", "first_error", "length_penalty"];
         if !supported(&self.state.scheme_a.scheme_id)

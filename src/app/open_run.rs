@@ -162,6 +162,11 @@ impl CreditSlot {
 /// A panic inside a scheme (a bug) is caught and returned as its error.
 pub fn compute(run: &Run, choice: &SchemeChoice) -> Result<Credit, String> {
     crate::app::faults::catch(&format!("credit {} on {}", choice.scheme_id, run.meta.name), || {
+        if let Some(text) = choice.formula() {
+            return crate::credit::expr::Formula::parse(text)
+                .and_then(|formula| formula.credit(run))
+                .map_err(|e| format!("formula: {e}"));
+        }
         let scheme = crate::credit::scheme(&choice.scheme_id).map_err(|e| e.to_string())?;
         crate::credit::compute(scheme, run, choice.preset.as_deref(), &choice.values).map_err(|e| e.to_string())
     })

@@ -16,14 +16,68 @@ pub struct SchemeChoice {
     pub values: Vec<(String, String)>,
 }
 
+/// The `scheme_id` of a credit formula of the user's (docs/EXPRESSIONS.md); its text is the
+/// value named [`FORMULA_KEY`].
+pub const CUSTOM_ID: &str = "custom";
+
+/// The value of a custom choice that holds its formula (so deep links carry it: `a.formula=…`).
+pub const FORMULA_KEY: &str = "formula";
+
 impl SchemeChoice {
     /// The scheme with its defaults.
     pub fn new(scheme_id: &str) -> Self {
         Self { scheme_id: scheme_id.to_owned(), preset: None, values: Vec::new() }
     }
 
-    /// A key that changes whenever the computation would.
+    /// A credit formula.
+    pub fn custom(formula: &str) -> Self {
+        Self {
+            scheme_id: CUSTOM_ID.to_owned(),
+            preset: None,
+            values: vec![(FORMULA_KEY.to_owned(), formula.to_owned())],
+        }
+    }
+
+    /// The formula of a custom choice (`None` for a scheme of the registry).
+    pub fn formula(&self) -> Option<&str> {
+        if self.scheme_id != CUSTOM_ID {
+            return None;
+        }
+        Some(self.values.iter().find(|(k, _)| k == FORMULA_KEY).map_or("", |(_, v)| v.as_str()))
+    }
+
+    /// The choice a `--scheme-a` text names: a registry id, `expr:FORMULA`, or `formula:NAME` (a
+    /// built-in scheme written as a formula, or one of `saved`); `None` when it names nothing.
+    pub fn from_name(name: &str, saved: &[SavedFormula]) -> Option<Self> {
+        if let Some(text) = name.strip_prefix(crate::credit::expr::EXPR_PREFIX) {
+            return Some(Self::custom(text));
+        }
+        if let Some(name) = name.strip_prefix("formula:") {
+            let builtin = crate::credit::expr::builtins::builtin(name).map(|b| b.text);
+            let text = builtin.or_else(|| saved.iter().find(|f| f.name == name).map(|f| f.text.as_str()))?;
+            return Some(Self::custom(text));
+        }
+        crate::credit::scheme(name).ok().map(|_| Self::new(name))
+    }
+
+    /// A key that changes whenever the computation would (also the name views show: a formula's
+    /// short text, or its first comment and a hash of the whole).
     pub fn cache_key(&self) -> String {
+        if let Some(text) = self.formula() {
+            let compact = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            if compact.chars().count() <= 72 && !compact.contains('#') {
+                return format!("formula {compact}");
+            }
+            let title = text.lines().find_map(|l| l.trim().strip_prefix('#')).map(str::trim);
+            let title = title.unwrap_or(&compact).chars().take(48).collect::<String>();
+            let hash = {
+                use std::hash::{Hash as _, Hasher as _};
+                let mut h = std::hash::DefaultHasher::new();
+                text.hash(&mut h);
+                h.finish()
+            };
+            return format!("formula \"{title}\" #{:08x}", hash >> 32);
+        }
         let mut key = self.scheme_id.clone();
         if let Some(preset) = &self.preset {
             key.push_str(&format!(" preset={preset}"));
@@ -90,6 +144,15 @@ impl Tab {
             Self::Summary => "Summary",
         }
     }
+}
+
+/// A credit formula the user saved under a name.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SavedFormula {
+    /// Its name (`my_scheme`).
+    pub name: String,
+    /// The formula.
+    pub text: String,
 }
 
 /// A bookmarked step: run name, trajectory key and step index, so it survives reloading.
@@ -201,6 +264,9 @@ pub struct AppState {
     pub bookmarks: Vec<Bookmark>,
     /// Recently opened files (native paths), newest first.
     pub recent_files: Vec<String>,
+    /// Credit formulas saved by the user, by name (natively also files in the formulas folder,
+    /// where `vantage schemes` lists them).
+    pub formulas: Vec<SavedFormula>,
 }
 
 impl Default for AppState {
@@ -218,6 +284,7 @@ impl Default for AppState {
             token_color: TokenColor::Credit,
             bookmarks: Vec::new(),
             recent_files: Vec::new(),
+            formulas: Vec::new(),
         }
     }
 }
@@ -278,5 +345,27 @@ mod tests {
         let (odd, notice) = AppState::restore(Some(r#"{"tab": {"view": "timeline"}}"#));
         assert_eq!(odd, AppState::default());
         assert!(notice.is_some());
+    }
+
+    #[test]
+    fn a_formula_choice_is_keyed_by_its_whole_text_and_named_by_its_start() {
+        let short = SchemeChoice::custom("R *  2");
+        assert_eq!(short.cache_key(), "formula R * 2");
+        let long = |p: &str| {
+            SchemeChoice::custom(&format!(
+                "# GRPO plus a bonus\nlet p = {p}\n(R - mean(R, group)) / (std(R, group) + 1e-6) + p"
+            ))
+        };
+        let (a, b) = (long("prm").cache_key(), long("judge").cache_key());
+        assert!(a.starts_with("formula \"GRPO plus a bonus\" #"), "{a}");
+        assert_ne!(a, b);
+        // Names given on the command line.
+        assert_eq!(SchemeChoice::from_name("expr:R", &[]).unwrap().formula(), Some("R"));
+        let saved = [SavedFormula { name: "mine".to_owned(), text: "R * 2".to_owned() }];
+        assert_eq!(SchemeChoice::from_name("formula:mine", &saved).unwrap().formula(), Some("R * 2"));
+        assert!(SchemeChoice::from_name("formula:grpo", &[]).unwrap().formula().is_some());
+        assert_eq!(SchemeChoice::from_name("triage", &[]), Some(SchemeChoice::new("triage")));
+        assert_eq!(SchemeChoice::from_name("formula:nope", &saved), None);
+        assert_eq!(SchemeChoice::from_name("nope", &saved), None);
     }
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod formulas;
 #[cfg(feature = "parquet")]
 mod partitions;
 mod table;
@@ -34,7 +35,7 @@ pub struct Cli {
     /// App: the view to open (group, compare, overview, tokens, diff, runs, summary).
     #[arg(long)]
     view: Option<String>,
-    /// App: scheme A (a registry id; see `vantage schemes`).
+    /// App: scheme A (a registry id, `expr:FORMULA` or `formula:NAME`; see `vantage schemes`).
     #[arg(long)]
     scheme_a: Option<String>,
     /// App: scheme B.
@@ -109,37 +110,45 @@ enum Command {
     /// List the log formats vantage reads, with the name `--format` takes.
     Formats,
     /// Compute credit under one scheme and write it per step (or per token) as JSONL or CSV.
-    Credit {
-        /// The rollout log.
-        file: PathBuf,
-        /// Scheme id (see `vantage schemes`).
-        #[arg(long)]
-        scheme: String,
-        /// Trainer preset: verl, trl, openrlhf (see `vantage schemes`).
-        #[arg(long)]
-        preset: Option<String>,
-        /// Parameter value, repeatable: `--set gamma=0.99`.
-        #[arg(long = "set", value_name = "NAME=VALUE")]
-        set: Vec<String>,
-        /// Write per-token rows instead of per-step rows.
-        #[arg(long)]
-        tokens: bool,
-        /// Output file (`.jsonl`, `.csv` or `.parquet`); standard output as JSONL when absent. For a
-        /// v2 dataset, a directory: one `train_step=K/credit.parquet` per partition.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Read as this format instead of detecting it.
-        #[arg(long)]
-        format: Option<String>,
-        /// v2 dataset: compute this partition only (`train_step=K`), for one process per partition.
-        #[arg(long, value_name = "train_step=K")]
-        partition: Option<String>,
-        /// v2 dataset, for a scheme that normalizes over the batch: `step` (each training step is
-        /// a batch, as in training; one partition at a time) or `run` (the whole run is one batch,
-        /// as `vantage credit LOG` computes it; reads every partition selected).
-        #[arg(long, value_enum)]
-        batch_scope: Option<BatchScope>,
-    },
+    Credit(CreditArgs),
+}
+
+/// `vantage credit`'s arguments.
+#[derive(Debug, clap::Args)]
+struct CreditArgs {
+    /// The rollout log.
+    file: PathBuf,
+    /// Scheme id (see `vantage schemes`); `expr:FORMULA` for a formula of your own
+    /// (docs/EXPRESSIONS.md), `formula:NAME` for a built-in or saved formula.
+    #[arg(long, required_unless_present = "scheme_file", conflicts_with = "scheme_file")]
+    scheme: Option<String>,
+    /// A file holding a formula (`my_scheme.vx`, docs/EXPRESSIONS.md).
+    #[arg(long, value_name = "FILE")]
+    scheme_file: Option<PathBuf>,
+    /// Trainer preset: verl, trl, openrlhf (see `vantage schemes`).
+    #[arg(long)]
+    preset: Option<String>,
+    /// Parameter value, repeatable: `--set gamma=0.99` (for a formula, its `$gamma`).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Write per-token rows instead of per-step rows.
+    #[arg(long)]
+    tokens: bool,
+    /// Output file (`.jsonl`, `.csv` or `.parquet`); standard output as JSONL when absent. For a
+    /// v2 dataset, a directory: one `train_step=K/credit.parquet` per partition.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Read as this format instead of detecting it.
+    #[arg(long)]
+    format: Option<String>,
+    /// v2 dataset: compute this partition only (`train_step=K`), for one process per partition.
+    #[arg(long, value_name = "train_step=K")]
+    partition: Option<String>,
+    /// v2 dataset, for a scheme that normalizes over the batch: `step` (each training step is
+    /// a batch, as in training; one partition at a time) or `run` (the whole run is one batch,
+    /// as `vantage credit LOG` computes it; reads every partition selected).
+    #[arg(long, value_enum)]
+    batch_scope: Option<BatchScope>,
 }
 
 /// What one batch is when credit normalizes over the batch.
@@ -195,8 +204,12 @@ pub fn main() -> ExitCode {
                 eprintln!("vantage: --view {view}: not a view; one of {}", crate::app::Tab::names());
                 return ExitCode::from(2);
             }
+            let saved: Vec<crate::app::SavedFormula> = crate::native::saved_formulas()
+                .into_iter()
+                .map(|(name, text)| crate::app::SavedFormula { name, text })
+                .collect();
             for (flag, id) in [("--scheme-a", &cli.scheme_a), ("--scheme-b", &cli.scheme_b)] {
-                if let Some(id) = id.as_deref().filter(|id| credit::scheme(id).is_err()) {
+                if let Some(id) = id.as_deref().filter(|id| crate::app::SchemeChoice::from_name(id, &saved).is_none()) {
                     eprintln!("vantage: {flag} {id}: not a scheme (see `vantage schemes`)");
                     return ExitCode::from(2);
                 }
@@ -218,6 +231,9 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Schemes { markdown }) => {
             print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });
+            if !markdown {
+                print!("{}", formulas::listing());
+            }
             ExitCode::SUCCESS
         }
         Some(Command::Convert { file, out, format, piece, follow, until_idle }) => match if follow {
@@ -245,22 +261,40 @@ pub fn main() -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Some(Command::Credit { file, scheme, preset, set, tokens, out, format, partition, batch_scope }) => {
-            let request = CreditRequest {
-                scheme_id: &scheme,
-                preset: preset.as_deref(),
-                sets: &set,
-                tokens,
-                partition: partition.as_deref(),
-                batch_scope,
-            };
-            match credit_command(&file, &request, out.as_deref(), format.as_deref()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) => {
-                    eprintln!("vantage credit: {err:#}");
-                    ExitCode::from(2)
-                }
+        Some(Command::Credit(args)) => credit_main(args),
+    }
+}
+
+/// `vantage credit`: the scheme named or read from `--scheme-file`, computed and written.
+fn credit_main(args: CreditArgs) -> ExitCode {
+    let CreditArgs { file, scheme, scheme_file, preset, set, tokens, out, format, partition, batch_scope } = args;
+    let scheme = match (scheme, scheme_file) {
+        (Some(id), _) => id,
+        (None, Some(path)) => match std::fs::read_to_string(&path) {
+            Ok(text) => format!("{}{text}", crate::credit::expr::EXPR_PREFIX),
+            Err(err) => {
+                eprintln!("vantage credit: --scheme-file {}: {err}", path.display());
+                return ExitCode::from(2);
             }
+        },
+        (None, None) => {
+            eprintln!("vantage credit: say --scheme ID or --scheme-file FILE");
+            return ExitCode::from(2);
+        }
+    };
+    let request = CreditRequest {
+        scheme_id: &scheme,
+        preset: preset.as_deref(),
+        sets: &set,
+        tokens,
+        partition: partition.as_deref(),
+        batch_scope,
+    };
+    match credit_command(&file, &request, out.as_deref(), format.as_deref()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("vantage credit: {err:#}");
+            ExitCode::from(2)
         }
     }
 }
@@ -475,7 +509,6 @@ fn credit_command(
     out: Option<&Path>,
     format: Option<&str>,
 ) -> anyhow::Result<()> {
-    let scheme = credit::scheme(request.scheme_id)?;
     let mut sets = Vec::new();
     for set in request.sets {
         let Some((name, value)) = set.split_once('=') else {
@@ -483,14 +516,14 @@ fn credit_command(
         };
         sets.push((name.trim().to_owned(), value.trim().to_owned()));
     }
-    // Check the parameters and the output before reading the file, so a typo fails fast.
-    let params = credit::Params::resolve(scheme, request.preset, &sets)?;
+    // Check the scheme, its parameters and the output before reading the file, so a typo fails fast.
+    let computation = formulas::Computation::resolve(request.scheme_id, request.preset, sets)?;
     if let Some(out) = out {
         refuse_input(file, out)?;
     }
     #[cfg(feature = "parquet")]
     if let Some(out) = out.filter(|o| o.extension().is_none() && crate::native::is_v2_dataset(file)) {
-        return partitions::run(file, scheme, &params, request, &sets, out);
+        return partitions::run(file, &computation, request, out);
     }
     if request.partition.is_some() || request.batch_scope.is_some() {
         anyhow::bail!(
@@ -503,7 +536,7 @@ fn credit_command(
     for line in report.located() {
         eprintln!("warning: {line}");
     }
-    let credit = credit::compute(scheme, &run, request.preset, &sets)?;
+    let credit = computation.compute(&run)?;
     request.table(&run, &credit, run.trajectories.ids(), None)?.write(out)
 }
 

@@ -7,12 +7,11 @@
 
 use std::path::Path;
 
+use super::formulas::Computation;
 use super::{BatchScope, CreditRequest, CreditTable};
-use crate::credit::{self, Params, Scheme};
 use crate::dataset::Dataset;
 use crate::load::LoadReport;
 use crate::load::vantage_v2::{Partition, manifest::parse_range};
-use crate::model::Run;
 
 /// The output file of a partition, relative to `OUT_DIR`.
 pub fn output_file(partition: &Partition) -> String {
@@ -22,20 +21,18 @@ pub fn output_file(partition: &Partition) -> String {
 /// Computes and writes the credit of the partitions asked for.
 pub(super) fn run(
     dir: &Path,
-    scheme: &dyn Scheme,
-    params: &Params,
+    computation: &Computation<'_>,
     request: &CreditRequest<'_>,
-    sets: &crate::credit::ParamValues,
     out: &Path,
 ) -> anyhow::Result<()> {
     let dataset = Dataset::open(dir)?;
     let partitions = selected(&dataset, request.partition)?;
-    let scope = match (scheme.batch_wide(params), request.batch_scope) {
+    let scope = match (computation.batch_wide(), request.batch_scope) {
         (Some(why), None) => anyhow::bail!(
             "scheme {} {why}, so its credit depends on what one batch is: say --batch-scope step (each \
              training step is one batch, as in training; one partition at a time) or --batch-scope run \
              (the whole run is one batch, as `vantage credit LOG` and the app compute it)",
-            scheme.info().id
+            computation.name()
         ),
         (None, _) => BatchScope::Step,
         (Some(_), Some(scope)) => scope,
@@ -49,14 +46,15 @@ pub(super) fn run(
         BatchScope::Step => {
             for partition in &partitions {
                 let (run, ids) = dataset.load_with_ids(&[partition], &mut report)?;
-                let credit = compute(scheme, &run, request, sets, &partition.dir)?;
+                let credit = computation.compute(&run).map_err(|e| anyhow::anyhow!("{}: {e:#}", partition.dir))?;
                 write(out, partition, request.table(&run, &credit, run.trajectories.ids(), Some(&ids))?)?;
                 written += 1;
             }
         }
         BatchScope::Run => {
             let (run, ids) = dataset.load_with_ids(&partitions, &mut report)?;
-            let credit = compute(scheme, &run, request, sets, "the training steps selected")?;
+            let credit =
+                computation.compute(&run).map_err(|e| anyhow::anyhow!("the training steps selected: {e:#}"))?;
             for partition in &partitions {
                 let step = partition.train_step;
                 let members = run.trajectories.ids().filter(|t| {
@@ -70,7 +68,7 @@ pub(super) fn run(
     for warning in report.located() {
         eprintln!("warning: {warning}");
     }
-    eprintln!("{written} partition(s) of credit ({}) written to {}/", scheme.info().id, out.display());
+    eprintln!("{written} partition(s) of credit ({}) written to {}/", computation.name(), out.display());
     Ok(())
 }
 
@@ -92,16 +90,6 @@ fn selected<'d>(dataset: &'d Dataset, partition: Option<&str>) -> anyhow::Result
         anyhow::bail!("--partition {text}: the dataset has no such partition (it has {}…)", steps.join(", "));
     }
     Ok(found)
-}
-
-fn compute(
-    scheme: &dyn Scheme,
-    run: &Run,
-    request: &CreditRequest<'_>,
-    sets: &crate::credit::ParamValues,
-    place: &str,
-) -> anyhow::Result<credit::Credit> {
-    credit::compute(scheme, run, request.preset, sets).map_err(|e| anyhow::anyhow!("{place}: {e}"))
 }
 
 fn write(out: &Path, partition: &Partition, table: CreditTable) -> anyhow::Result<()> {

@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::common;
+
 fn vantage(args: &[&str]) -> (Option<i32>, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_vantage"))
         .args(args)
@@ -359,4 +361,81 @@ fn a_parquet_file_with_struct_columns_is_refused_naming_them_not_a_panic() {
         ),
         "{stdout}"
     );
+}
+
+/// Reads `vantage credit … --out x.jsonl` (per step) as its lines.
+fn credit_lines(args: &[&str]) -> Result<Vec<String>, String> {
+    let out = common::scratch("credit-formula").join("credit.jsonl");
+    let out_arg = out.display().to_string();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--out", &out_arg]);
+    let (code, _, stderr) = vantage(&all);
+    if code != Some(0) {
+        return Err(stderr);
+    }
+    let text = std::fs::read_to_string(&out).unwrap();
+    let _: std::io::Result<()> = std::fs::remove_dir_all(out.parent().unwrap());
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+#[test]
+fn credit_takes_a_formula_inline_by_name_or_in_a_file_and_its_parameters_by_set() {
+    let file = "sample_runs/math_grpo_prm.jsonl";
+    let builtin = credit_lines(&["credit", file, "--scheme", "grpo", "--set", "level=step"]).unwrap();
+    let inline =
+        credit_lines(&["credit", file, "--scheme", &format!("expr:{}", vantage::credit::expr::builtins::GRPO)])
+            .unwrap();
+    let named = credit_lines(&["credit", file, "--scheme", "formula:grpo"]).unwrap();
+    assert_eq!(builtin.len(), 1829);
+    assert_eq!(inline, named);
+    // The same rows (trajectory, step) with credit equal to within rounding.
+    let credit = |line: &str| serde_json::from_str::<serde_json::Value>(line).unwrap()["credit"].as_f64();
+    for (b, f) in builtin.iter().zip(&inline) {
+        let (b, f) = (credit(b), credit(f));
+        assert!(b.zip(f).is_none_or(|(b, f)| (b - f).abs() < 1e-5), "{b:?} vs {f:?}");
+    }
+    // A file, and a parameter set from the command line.
+    let dir = common::scratch("scheme-file");
+    let path = dir.join("half.vx");
+    std::fs::write(&path, "# half the outcome\n$w = 0.5 in [0, 1]\nR * $w\n").unwrap();
+    let path = path.display().to_string();
+    let half = credit_lines(&["credit", file, "--scheme-file", &path]).unwrap();
+    let whole = credit_lines(&["credit", file, "--scheme-file", &path, "--set", "w=1"]).unwrap();
+    for (h, w) in half.iter().zip(&whole) {
+        let (h, w) = (credit(h).unwrap(), credit(w).unwrap());
+        assert!((h * 2.0 - w).abs() < 1e-6, "{h} {w}");
+    }
+    let err = credit_lines(&["credit", file, "--scheme-file", &path, "--set", "v=1"]).unwrap_err();
+    assert!(err.contains("the formula has no parameter $v (it has $w)"), "{err}");
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_formula_is_a_one_line_error_naming_the_place() {
+    let (code, stdout, stderr) =
+        vantage(&["credit", "sample_runs/math_grpo_prm.jsonl", "--scheme", "expr:R - mean(R, group) + judge"]);
+    assert_eq!(code, Some(2));
+    assert!(stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("`judge` at 22: this run has no step score named judge; it has prm"), "{stderr}");
+}
+
+#[test]
+fn schemes_lists_the_built_in_and_saved_formulas() {
+    let dir = common::scratch("saved-formulas");
+    std::fs::write(dir.join("mine.vx"), "# my own scheme\nR - mean(R, group)\n").unwrap();
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_vantage")).args(["schemes"]).env("VANTAGE_FORMULAS", &dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("formula:deepseekmath_process"), "{stdout}");
+    assert!(stdout.contains("formula:mine") && stdout.contains("my own scheme"), "{stdout}");
+    let credit = Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["credit", "sample_runs/math_grpo_prm.jsonl", "--scheme", "formula:mine"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("VANTAGE_FORMULAS", &dir)
+        .output()
+        .unwrap();
+    assert!(credit.status.success(), "{}", String::from_utf8_lossy(&credit.stderr));
+    assert_eq!(String::from_utf8_lossy(&credit.stdout).lines().count(), 1829);
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }

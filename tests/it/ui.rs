@@ -700,3 +700,59 @@ fn a_v2_dataset_opens_a_range_of_training_steps_and_the_summary_opens_others() {
     assert!(other.groups.train_step.iter().all(|&s| s == Some(0) || s == Some(1)));
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_typed_formula_and_its_slider_set_the_heatmap_cell_and_travel_in_a_link() {
+    let dir = common::scratch("ui-formulas");
+    let mut app = app_with("tiny.jsonl", TINY.as_bytes());
+    app.formulas_dir = Some(dir.clone());
+    let mut h = harness(app);
+    h.get_by_label("scheme A").click();
+    h.run_ok();
+    h.get_by_label("Custom formula").scroll_to_me();
+    h.run_ok();
+    h.get_by_label("Custom formula").click();
+    h.run_ok();
+    // It starts as the GRPO formula: the same cell as GRPO.
+    assert_eq!(h.state().state.scheme_a.formula(), Some(vantage::credit::expr::builtins::GRPO));
+    h.get_by_label_contains("credit A = 0.7071");
+    // A formula with a mistake: underlined, the error shown, the last good credit kept.
+    h.get_by_label("formula A").focus();
+    h.run_ok();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("formula A").type_text("$w = 0.5 in [0, 1]\nR * $w + judge");
+    h.run_ok();
+    h.get_by_label_contains("`judge` at 2:10: this run has no step score named judge; it has prm");
+    h.get_by_label_contains("credit A = 0.7071");
+    // Fixed: the selected cell (win, step 1: R = 1, prm = 0.9) is 1 · 0.5 + 0.9.
+    h.get_by_label("formula A").focus();
+    h.run_ok();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("formula A").type_text("$w = 0.5 in [0, 1]\nlet bonus = prm\nR * $w + bonus");
+    h.run_ok();
+    h.get_by_label_contains("selected win step 1: credit A = 1.4000");
+    // The inspector shows the formula and its named term at the step.
+    h.get_by_label_contains("R * $w + bonus  with  bonus = 0.9000");
+    // The slider of $w rewrites the formula and the cell follows: 1 · 0.8 + 0.9.
+    h.get_by_role_and_label(egui::accesskit::Role::Slider, "$w").set_value_accesskit(0.8);
+    h.run_ok();
+    assert_eq!(h.state().state.scheme_a.formula(), Some("$w = 0.8 in [0, 1]\nlet bonus = prm\nR * $w + bonus"));
+    h.get_by_label_contains("selected win step 1: credit A = 1.7000");
+    // The link of this view carries the formula, and opens it again.
+    let link = h.state().link_here(None).to_fragment();
+    let again = vantage::app::deeplink::DeepLink::parse(&link);
+    assert_eq!(again.scheme_a.unwrap().formula(), Some("$w = 0.8 in [0, 1]\nlet bonus = prm\nR * $w + bonus"));
+    // Saved, it is listed with the built-ins.
+    h.get_by_label("formula name A").focus();
+    h.get_by_label("formula name A").type_text("mine");
+    h.run_ok();
+    h.get_by_label("Save formula").click();
+    h.run_ok();
+    assert_eq!(h.state().state.formulas.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["mine"]);
+    let file = std::fs::read_to_string(dir.join("mine.vx")).unwrap();
+    assert_eq!(file, "$w = 0.8 in [0, 1]\nlet bonus = prm\nR * $w + bonus");
+    h.get_by_label("scheme A").click();
+    h.run_ok();
+    h.get_by_label("formula: mine");
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+}

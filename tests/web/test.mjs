@@ -193,8 +193,8 @@ async function visit(name, url, titlePrefix) {
   const workerCredit = [];
   page.on("console", (m) => {
     if (m.type() === "error") console.log(`  [${name}] console: ${m.text()}`);
-    const computed = /credit (\S+) computed in the worker in (\d+) ms/.exec(m.text());
-    if (computed) workerCredit.push(`${computed[1]} ${computed[2]} ms`);
+    const computed = /credit (\S+) computed in the worker in (\d+) ms( \(failed\))?/.exec(m.text());
+    if (computed) workerCredit.push(`${computed[1]} ${computed[2]} ms${computed[3] || ""}`);
     const read = /read in (\d+) slice/.exec(m.text());
     if (read) slices = Math.max(slices, Number(read[1]));
   });
@@ -246,6 +246,16 @@ if (big.workerCredit.length < 2) {
 if (big.slices < 10) {
   console.log(`FAIL big_dump: the load ran in ${big.slices} slice(s) of the event loop; it should yield to the page`);
   failures++;
+}
+// A credit formula in a deep link, computed in the worker like a built-in scheme.
+{
+  const formula = encodeURIComponent("$w = 0.5\nlet A = (R - mean(R, group)) / (std(R, group) + 1e-6)\nA * $w");
+  const opened = await visit("formula_worker", `/?url=/test/1.jsonl#a=custom&a.formula=${formula}&b=grpo`, "vantage — ");
+  console.log(`formula_worker: credit in the worker: ${opened.workerCredit.join(", ")}`);
+  if (!opened.workerCredit.some((c) => c.startsWith("custom ") && !c.endsWith("(failed)"))) {
+    console.log("FAIL formula_worker: the formula of the link should be computed in the credit worker");
+    failures++;
+  }
 }
 await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vantage — 1/epoch2 · step 2");
 

@@ -1,8 +1,13 @@
 //! Scheme panel: pick scheme A and scheme B from the registry (unsupported ones greyed with their
 //! reason), a trainer preset, and every parameter as a slider, toggle or choice generated from its
-//! descriptor. A change updates the choice; the app recomputes before the next frame.
+//! descriptor; or a credit formula (docs/EXPRESSIONS.md), typed in an editor that underlines what
+//! is wrong as you type, its `$parameters` as sliders. A change updates the choice; the app
+//! recomputes before the next frame.
 
-use crate::app::state::SchemeChoice;
+use crate::app::Command;
+use crate::app::state::{FORMULA_KEY, SavedFormula, SchemeChoice};
+use crate::credit::expr::builtins::BUILTINS;
+use crate::credit::expr::{Formula, FormulaError};
 use crate::credit::{Family, ParamKind, ParamSpec, SCHEMES, Scheme, Support};
 use crate::ui::{ViewCtx, theme};
 
@@ -11,13 +16,17 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.heading("Credit schemes");
     let support = &ctx.open.support;
     for (slot, label) in [(0usize, "A"), (1, "B")] {
-        let choice = if slot == 0 { &mut ctx.state.scheme_a } else { &mut ctx.state.scheme_b };
+        let state = &mut *ctx.state;
+        let choice = if slot == 0 { &mut state.scheme_a } else { &mut state.scheme_b };
+        let saved = &state.formulas;
         egui::CollapsingHeader::new(egui::RichText::new(format!("Scheme {label}")).strong())
             .id_salt(("scheme_slot", slot))
             .default_open(true)
             .show(ui, |ui| {
-                scheme_combo_ui(ui, slot, choice, support);
-                if let Ok(scheme) = crate::credit::scheme(&choice.scheme_id) {
+                scheme_combo_ui(ui, slot, choice, support, saved);
+                if choice.formula().is_some() {
+                    formula_ui(ui, slot, choice, &ctx.open.run, saved, ctx.commands);
+                } else if let Ok(scheme) = crate::credit::scheme(&choice.scheme_id) {
                     preset_ui(ui, slot, choice, scheme);
                     params_ui(ui, slot, choice, scheme);
                 }
@@ -57,13 +66,30 @@ fn family_label(family: Family) -> &'static str {
     }
 }
 
+/// What a custom choice is called: the built-in or saved formula it equals, else "Custom formula".
+fn formula_label(text: &str, saved: &[SavedFormula]) -> String {
+    if let Some(b) = BUILTINS.iter().find(|b| b.text == text) {
+        return format!("formula: {}", b.name);
+    }
+    match saved.iter().find(|f| f.text == text) {
+        Some(f) => format!("formula: {}", f.name),
+        None => "Custom formula".to_owned(),
+    }
+}
+
 fn scheme_combo_ui(
     ui: &mut egui::Ui,
     slot: usize,
     choice: &mut SchemeChoice,
     support: &[(&'static crate::credit::SchemeInfo, Support)],
+    saved: &[SavedFormula],
 ) {
-    let current = crate::credit::scheme(&choice.scheme_id).map_or(choice.scheme_id.as_str(), |s| s.info().display_name);
+    let current = match choice.formula() {
+        Some(text) => formula_label(text, saved),
+        None => crate::credit::scheme(&choice.scheme_id)
+            .map_or(choice.scheme_id.as_str(), |s| s.info().display_name)
+            .to_owned(),
+    };
     let combo =
         egui::ComboBox::from_id_salt(("scheme_combo", slot)).selected_text(current).width(280.0).show_ui(ui, |ui| {
             let mut schemes: Vec<&dyn Scheme> = SCHEMES.to_vec();
@@ -89,6 +115,7 @@ fn scheme_combo_ui(
                     *choice = SchemeChoice::new(info.id);
                 }
             }
+            formula_entries_ui(ui, choice, saved);
         });
     crate::ui::widgets::name(&combo.response, if slot == 0 { "scheme A" } else { "scheme B" });
     if let Ok(scheme) = crate::credit::scheme(&choice.scheme_id) {
@@ -98,6 +125,164 @@ fn scheme_combo_ui(
         };
         ui.label(egui::RichText::new(source).small().color(theme::MUTED));
     }
+}
+
+/// The formulas in the scheme list: a new one (starting from the one shown, or GRPO), the
+/// built-in schemes written as formulas, and the saved ones.
+fn formula_entries_ui(ui: &mut egui::Ui, choice: &mut SchemeChoice, saved: &[SavedFormula]) {
+    ui.label(egui::RichText::new("formulas (docs/EXPRESSIONS.md)").color(theme::MUTED).small());
+    let current = choice.formula().map(str::to_owned);
+    let custom = current.as_deref().is_some_and(|t| formula_label(t, saved) == "Custom formula");
+    if ui
+        .add(egui::Button::selectable(custom, "Custom formula"))
+        .on_hover_text("write your own credit scheme")
+        .clicked()
+        && !custom
+    {
+        *choice = SchemeChoice::custom(current.as_deref().unwrap_or(crate::credit::expr::builtins::GRPO));
+    }
+    let entries = BUILTINS
+        .iter()
+        .map(|b| (format!("formula: {}", b.name), b.text, b.title))
+        .chain(saved.iter().map(|f| (format!("formula: {}", f.name), f.text.as_str(), "saved")));
+    for (label, text, hover) in entries {
+        let selected = current.as_deref() == Some(text);
+        if ui.add(egui::Button::selectable(selected, label)).on_hover_text(hover).clicked() && !selected {
+            *choice = SchemeChoice::custom(text);
+        }
+    }
+}
+
+/// The formula editor's memory: the text typed (valid or not), the formula last applied to the
+/// choice (to notice when the choice changes from elsewhere: the list, a link), and the check of
+/// the text typed.
+#[derive(Clone, Default)]
+struct Editor {
+    text: String,
+    applied: String,
+    checked: Option<(String, Result<(), FormulaError>)>,
+    name: String,
+}
+
+/// The editor of a custom choice: the text (what is wrong underlined as you type), the error, a
+/// slider per `$parameter`, and saving under a name.
+fn formula_ui(
+    ui: &mut egui::Ui,
+    slot: usize,
+    choice: &mut SchemeChoice,
+    run: &crate::model::Run,
+    saved: &[SavedFormula],
+    commands: &mut Vec<Command>,
+) {
+    let id = egui::Id::unique(("formula_editor", slot));
+    let current = choice.formula().unwrap_or("").to_owned();
+    let mut editor: Editor = ui.data_mut(|d| d.get_temp(id)).unwrap_or_default();
+    if editor.applied != current {
+        editor.text.clone_from(&current);
+        editor.applied.clone_from(&current);
+    }
+    // Checked against the run when the text changes (a check reads the run's columns).
+    if editor.checked.as_ref().is_none_or(|(text, _)| *text != editor.text) {
+        let result = Formula::parse(&editor.text).and_then(|f| f.compile(run).map(|_| ()));
+        editor.checked = Some((editor.text.clone(), result));
+    }
+    let error = editor.checked.as_ref().and_then(|(_, r)| r.as_ref().err().cloned());
+    let span = error.as_ref().map(|e| e.span.clone());
+    let mut layouter = |ui: &egui::Ui, text: &dyn egui::TextBuffer, wrap_width: f32| {
+        let job = highlighted(ui, text.as_str(), span.clone(), wrap_width);
+        ui.fonts_mut(|f| f.layout_job(job))
+    };
+    let edit = egui::TextEdit::multiline(&mut editor.text)
+        .code_editor()
+        .desired_rows(3)
+        .desired_width(f32::INFINITY)
+        .layouter(&mut layouter);
+    let response = ui.add(edit);
+    crate::ui::widgets::name(&response, if slot == 0 { "formula A" } else { "formula B" });
+    if response.changed() {
+        let result = Formula::parse(&editor.text).and_then(|f| f.compile(run).map(|_| ()));
+        if result.is_ok() {
+            choice.set(FORMULA_KEY, editor.text.clone());
+            editor.applied.clone_from(&editor.text);
+        }
+        editor.checked = Some((editor.text.clone(), result));
+    }
+    if let Some(error) = editor.checked.as_ref().and_then(|(_, r)| r.as_ref().err()) {
+        ui.label(egui::RichText::new(error.to_string()).color(theme::ERROR));
+    }
+    // Sliders for the parameters of the formula applied.
+    if let Ok(formula) = Formula::parse(&editor.applied) {
+        let mut moved = None;
+        egui::Grid::new(("formula_params", slot)).num_columns(2).show(ui, |ui| {
+            for param in formula.params() {
+                let (low, high) = param.range.unwrap_or((param.value.min(0.0) * 2.0, (param.value * 2.0).max(1.0)));
+                let mut value = param.value;
+                let label = ui.label(format!("${}", param.name));
+                let slider = egui::Slider::new(&mut value, low..=high)
+                    .custom_formatter(|v, _| crate::credit::expr::format_number((v * 1e6).round() / 1e6));
+                if ui.add(slider).labelled_by(label.id).changed() {
+                    moved = formula.with_param(&param.name, (value * 1e6).round() / 1e6);
+                }
+                ui.end_row();
+            }
+        });
+        if let Some(text) = moved {
+            choice.set(FORMULA_KEY, text.clone());
+            editor.text.clone_from(&text);
+            editor.applied = text;
+        }
+    }
+    ui.horizontal(|ui| {
+        let name = egui::TextEdit::singleline(&mut editor.name).hint_text("name").desired_width(120.0);
+        let name_response = ui.add(name);
+        crate::ui::widgets::name(&name_response, if slot == 0 { "formula name A" } else { "formula name B" });
+        let valid = !editor.name.is_empty()
+            && editor.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            && error.is_none();
+        let save = ui.add_enabled(valid, egui::Button::new("Save formula"));
+        if save
+            .on_hover_text("keep it in the scheme list (and natively as NAME.vx, which `vantage schemes` lists)")
+            .clicked()
+        {
+            commands.push(Command::SaveFormula { name: editor.name.clone(), text: editor.applied.clone() });
+        }
+        if let Some(f) = saved.iter().find(|f| f.text == editor.applied)
+            && ui.button("Forget").on_hover_text(format!("remove {} from the scheme list", f.name)).clicked()
+        {
+            commands.push(Command::DeleteFormula(f.name.clone()));
+        }
+    });
+    ui.data_mut(|d| d.insert_temp(id, editor));
+}
+
+/// The formula's text in the code font, the part at fault underlined.
+fn highlighted(
+    ui: &egui::Ui,
+    text: &str,
+    fault: Option<std::ops::Range<usize>>,
+    wrap_width: f32,
+) -> egui::text::LayoutJob {
+    let font = egui::TextStyle::Monospace.resolve(ui.style());
+    let plain = egui::TextFormat::simple(font, ui.visuals().text_color());
+    let mut job = egui::text::LayoutJob::default();
+    job.wrap.max_width = wrap_width;
+    let Some(fault) = fault.filter(|f| f.start <= text.len() && text.is_char_boundary(f.start)) else {
+        job.append(text, 0.0, plain);
+        return job;
+    };
+    // An error at the end (something missing) underlines the last character.
+    let mut fault = fault.start..fault.end.min(text.len()).max(fault.start);
+    if fault.is_empty() {
+        let start = text[..fault.start].char_indices().next_back().map_or(0, |(i, _)| i);
+        fault = start..fault.start.max(start);
+    }
+    let end = (fault.end..=text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
+    let underlined =
+        egui::TextFormat { underline: egui::Stroke::new(2.0, theme::ERROR), color: theme::ERROR, ..plain.clone() };
+    job.append(&text[..fault.start], 0.0, plain.clone());
+    job.append(&text[fault.start..end], 0.0, underlined);
+    job.append(&text[end..], 0.0, plain);
+    job
 }
 
 fn preset_ui(ui: &mut egui::Ui, slot: usize, choice: &mut SchemeChoice, scheme: &dyn Scheme) {
