@@ -604,3 +604,32 @@ fn a_part_file_with_pages_vantage_does_not_decode_is_an_error_naming_the_file_an
     assert_ne!(run.trajectories.len(), 0);
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_formula_on_a_dataset_is_computed_partition_by_partition_and_asks_for_a_batch_scope_when_it_needs_one() {
+    use vantage::credit::expr::Formula;
+    let dir = scratch("cli-formula");
+    let run_dir = dir.join("run");
+    let run_arg = run_dir.display().to_string();
+    let log = root().join("sample_runs/math_grpo_prm.jsonl");
+    let (code, stdout, stderr) = vantage(&["convert", &log.display().to_string(), &run_arg]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let whole = load(&run_dir, None);
+    // Within a group: partition by partition equals the whole run.
+    let text = "(R - mean(R, group)) / (std(R, group) + 1e-6) + 0.3 * revcumsum(coalesce(prm, 0))";
+    let out = dir.join("credit-formula");
+    let scheme = format!("expr:{text}");
+    let (code, _, stderr) = vantage(&["credit", &run_arg, "--scheme", &scheme, "--out", &out.display().to_string()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let expected = by_key(&whole, &Formula::parse(text).unwrap().credit(&whole).unwrap().step);
+    assert_eq!(read_credit(&out), expected);
+    // Over the batch: which batch must be said.
+    let wide = "expr:R - mean(R, batch)".to_owned();
+    let out = dir.join("credit-wide").display().to_string();
+    let (code, _, stderr) = vantage(&["credit", &run_arg, "--scheme", &wide, "--out", &out]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("reduces over the batch (mean(…, batch))") && stderr.contains("--batch-scope"), "{stderr}");
+    let (code, _, stderr) = vantage(&["credit", &run_arg, "--scheme", &wide, "--batch-scope", "step", "--out", &out]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+}
