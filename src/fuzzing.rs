@@ -13,7 +13,8 @@ use crate::model::Run;
 pub const FUZZ_BUDGET: u64 = 512 << 20;
 
 /// The entry points that are not one format's loader.
-pub const ENTRY_POINTS: &[&str] = &["detect", "stream", "decompress", "zip", "outcomes", "deeplink", "state", "params"];
+pub const ENTRY_POINTS: &[&str] =
+    &["detect", "stream", "decompress", "zip", "outcomes", "deeplink", "state", "params", "formula"];
 
 /// Every target: the entry points, then `format_<name>` for each loader built in.
 pub fn targets() -> Vec<String> {
@@ -35,6 +36,20 @@ fn tiny_run() -> &'static Run {
         let head: String = text.lines().take(20).flat_map(|l| [l, "\n"]).collect();
         load::load_bytes("tiny.jsonl", head.as_bytes(), &mut LoadReport::default()).unwrap_or_default()
     })
+}
+
+/// A credit formula (a deep link's, a `--scheme expr:` or a `.vx` file's): parsed, checked and
+/// computed on a small run; a slider moved on each parameter.
+fn formula(text: &str) {
+    // Longer than anyone types: the parser recurses on nesting.
+    if text.len() > 4096 {
+        return;
+    }
+    let Ok(parsed) = credit::expr::Formula::parse(text) else { return };
+    consume(parsed.credit(tiny_run()));
+    for param in parsed.params() {
+        consume(parsed.with_param(&param.name, param.value * 2.0 + 1.0).map(|t| credit::expr::Formula::parse(&t)));
+    }
 }
 
 /// Runs `target` on `data`; `false` when there is no such target.
@@ -71,11 +86,14 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         "deeplink" => {
             let link = crate::app::deeplink::DeepLink::parse(&String::from_utf8_lossy(data));
             for choice in [link.scheme_a, link.scheme_b].into_iter().flatten() {
-                if let Ok(scheme) = credit::scheme(&choice.scheme_id) {
+                if let Some(text) = choice.formula() {
+                    formula(text);
+                } else if let Ok(scheme) = credit::scheme(&choice.scheme_id) {
                     consume(credit::Params::resolve(scheme, choice.preset.as_deref(), &choice.values));
                 }
             }
         }
+        "formula" => formula(&String::from_utf8_lossy(data)),
         "state" => {
             consume(crate::app::state::AppState::restore(Some(&String::from_utf8_lossy(data))));
         }

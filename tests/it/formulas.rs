@@ -169,6 +169,101 @@ fn bad_formulas_get_errors_pointing_at_the_place() {
     }
 }
 
+/// Formulas made of random pieces of the language: each parses or gets an error, and each that
+/// parses is checked and computed (or refused) on every sample run, never panicking.
+fn pieces() -> impl Strategy<Value = String> {
+    const PIECES: &[&str] = &[
+        "R",
+        "prm",
+        "judge",
+        "success",
+        "t",
+        "depth",
+        "env_reward",
+        "mc_mean",
+        "logprob",
+        "mask",
+        "nan",
+        "true",
+        "role",
+        "\"progress\"",
+        "(",
+        ")",
+        ",",
+        " + ",
+        " - ",
+        " * ",
+        " / ",
+        " ^ ",
+        " == ",
+        " < ",
+        " and ",
+        " not ",
+        "mean(",
+        "std(",
+        "var(",
+        "rank(",
+        "count(",
+        "min(",
+        "sum(",
+        "group",
+        "batch",
+        "siblings",
+        "trajectory",
+        "train_step",
+        "unbiased",
+        "biased",
+        "revcumsum(",
+        "discounted(",
+        "cummin(",
+        "prefix(",
+        "suffix(",
+        "value(node)",
+        "value(parent)",
+        "parent(",
+        "children_mean(",
+        "whiten(",
+        "by=tokens",
+        "eps=1e-6",
+        "credit(\"grpo\")",
+        "credit(\"treeps_rag\")",
+        "if(",
+        "coalesce(",
+        "clamp(",
+        "log(",
+        "0",
+        "1e-6",
+        "0.5",
+        "$w",
+        "$w = 0.5\n",
+        "let a = ",
+        "a",
+        "\n",
+        ";",
+    ];
+    prop::collection::vec(prop::sample::select(PIECES), 0..24).prop_map(|p| p.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_formula_parses_or_errs_and_computes_or_errs_without_a_panic(text in pieces()) {
+        thread_local! {
+            static RUNS: Vec<Run> = SAMPLES.iter().map(|s| sample(s)).collect();
+        }
+        if let Ok(formula) = Formula::parse(&text) {
+            RUNS.with(|runs| {
+                for run in runs {
+                    if let Ok(credit) = formula.credit(run) {
+                        assert_eq!(credit.step.len(), run.trajectories.path_nodes.len());
+                    }
+                }
+            });
+        }
+    }
+}
+
 // Random runs for the properties below: groups at a few training steps, trajectories with an
 // outcome (sometimes missing) and steps with a `prm` score (sometimes missing) and a first error.
 
@@ -313,4 +408,19 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_formula_nested_to_the_limit_is_checked_and_computed_on_a_small_stack() {
+    use vantage::credit::expr::syntax::MAX_DEPTH;
+    let deep = format!("{}-R{}", "abs((".repeat(MAX_DEPTH / 2 - 1), "))".repeat(MAX_DEPTH / 2 - 1));
+    let computed = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || Formula::parse(&deep).unwrap().credit(&sample("math_grpo_prm.jsonl")).map(|c| c.step[0]))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(computed.unwrap(), 1.0);
+    let deeper = format!("{}R{}", "(".repeat(MAX_DEPTH + 1), ")".repeat(MAX_DEPTH + 1));
+    assert!(Formula::parse(&deeper).unwrap_err().to_string().contains("nested at most 32 deep"));
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use winnow::ascii::{float, multispace1, till_line_ending};
 use winnow::combinator::{alt, cut_err, delimited, eof, not, opt, preceded, repeat, separated, terminated};
-use winnow::error::{ContextError, ErrMode, StrContext, StrContextValue};
+use winnow::error::{AddContext as _, ContextError, ErrMode, StrContext, StrContextValue};
 use winnow::stream::{Location as _, Stream as _};
 use winnow::token::{one_of, take_while};
 use winnow::{LocatingSlice, ModalResult, Parser};
@@ -175,6 +175,7 @@ pub const RESERVED: &[&str] = &["let", "and", "or", "not", "in", "true", "false"
 
 /// Parses a formula.
 pub fn parse(text: &str) -> Result<Program, SyntaxError> {
+    DEPTH.with(|d| d.set(0));
     program.parse(LocatingSlice::new(text)).map_err(|e| {
         let at = e.offset();
         let found = text.get(at..).and_then(|rest| rest.chars().next());
@@ -304,7 +305,44 @@ fn let_statement(input: &mut In<'_>) -> ModalResult<Statement> {
     Ok(Statement::Let { name: name.to_owned(), span, value })
 }
 
+/// How deep expressions may nest (parentheses, calls, unary operators): far past what anyone
+/// writes, and well within a thread's stack however the formula was made.
+pub const MAX_DEPTH: usize = 32;
+
+thread_local! {
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of nesting while it lives; an error past [`MAX_DEPTH`].
+struct Nesting;
+
+impl Nesting {
+    fn enter(input: &In<'_>) -> Result<Self, ErrMode<ContextError>> {
+        let depth = DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let nesting = Self;
+        if depth > MAX_DEPTH {
+            let error = ContextError::new().add_context(
+                input,
+                &input.checkpoint(),
+                expected("an expression nested at most 32 deep"),
+            );
+            return Err(ErrMode::Cut(error));
+        }
+        Ok(nesting)
+    }
+}
+
+impl Drop for Nesting {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
 fn expr(input: &mut In<'_>) -> ModalResult<Expr> {
+    let _nesting = Nesting::enter(input)?;
     or_expr(input)
 }
 
@@ -338,6 +376,7 @@ fn and_expr(input: &mut In<'_>) -> ModalResult<Expr> {
 fn not_expr(input: &mut In<'_>) -> ModalResult<Expr> {
     let start = input.current_token_start();
     if opt(keyword("not")).parse_next(input)?.is_some() {
+        let _nesting = Nesting::enter(input)?;
         let operand = cut_err(not_expr).context(expected("an operand")).parse_next(input)?;
         let span = start..operand.span.end;
         return Ok(Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(operand)), span });
@@ -370,6 +409,7 @@ fn multiplicative(input: &mut In<'_>) -> ModalResult<Expr> {
 fn unary(input: &mut In<'_>) -> ModalResult<Expr> {
     let start = input.current_token_start();
     if opt(lexeme('-')).parse_next(input)?.is_some() {
+        let _nesting = Nesting::enter(input)?;
         let operand = cut_err(unary).context(expected("an operand")).parse_next(input)?;
         let span = start..operand.span.end;
         return Ok(Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(operand)), span });
@@ -500,5 +540,23 @@ mod tests {
         assert!(err.message.contains("operator"), "{err:?}");
         assert!(parse("").is_err());
         assert!(parse("let = 3; R").is_err());
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_an_error_not_a_stack_overflow() {
+        for deep in [
+            format!("{}R{}", "(".repeat(100_000), ")".repeat(100_000)),
+            format!("{}R", "-".repeat(100_000)),
+            format!("{}true", "not ".repeat(100_000)),
+            format!("{}R{}", "abs(".repeat(100_000), ")".repeat(100_000)),
+        ] {
+            let err = parse(&deep).unwrap_err();
+            assert!(err.message.contains("nested at most 32 deep"), "{}", err.message);
+        }
+        // Within the limit (on a thread with a small stack), and the limit is per formula.
+        let fine = format!("{}-R{}", "abs((".repeat(MAX_DEPTH / 2 - 1), "))".repeat(MAX_DEPTH / 2 - 1));
+        let parsed =
+            std::thread::Builder::new().stack_size(1 << 20).spawn(move || parse(&fine).is_ok() && parse(&fine).is_ok());
+        assert!(parsed.unwrap().join().unwrap());
     }
 }
