@@ -4,8 +4,10 @@
 //! trainers compute; sums, means and moments accumulate in `f64`.
 
 use std::borrow::Cow;
+use std::rc::Rc;
 
 use crate::credit::engine::inputs::{path_column, step_from_tokens, step_token_weights};
+use crate::credit::engine::pool;
 use crate::credit::engine::tree::{auto_merge, build};
 use crate::credit::kernels::tree_value::{ValueMode, ValueTree};
 use crate::credit::{Credit, Terms};
@@ -15,13 +17,74 @@ use crate::model::{NodeId, Run};
 use super::check::{Compiled, Input, LabelColumn, Level, Math, Node, Op, Reduce, Scan, Scope, TokenColumn};
 use super::syntax::{BinOp, Span};
 
+/// A column's values: the run's own, a new column, or a named term's (shared by its uses).
+#[derive(Clone, Debug)]
+pub enum Data<'a> {
+    /// A column of the run.
+    Borrowed(&'a [f32]),
+    /// Computed here (its buffer goes back to the pool when consumed).
+    Owned(Vec<f32>),
+    /// A named term's values, read by each use without a copy.
+    Shared(Rc<[f32]>),
+}
+
+impl std::ops::Deref for Data<'_> {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        match self {
+            Self::Borrowed(data) => data,
+            Self::Owned(data) => data,
+            Self::Shared(data) => data,
+        }
+    }
+}
+
+impl FromIterator<f32> for Data<'_> {
+    fn from_iter<I: IntoIterator<Item = f32>>(iter: I) -> Self {
+        Self::Owned(iter.into_iter().collect())
+    }
+}
+
+impl<'a> From<Cow<'a, [f32]>> for Data<'a> {
+    fn from(data: Cow<'a, [f32]>) -> Self {
+        match data {
+            Cow::Borrowed(data) => Self::Borrowed(data),
+            Cow::Owned(data) => Self::Owned(data),
+        }
+    }
+}
+
+impl Data<'_> {
+    /// The values in a buffer of their own: this one's, or a copy from the pool.
+    fn into_vec(self) -> Vec<f32> {
+        match self {
+            Self::Owned(data) => data,
+            other => pool::collect(other.len(), other.iter().copied()),
+        }
+    }
+}
+
 /// A value: a constant, or a column at a level.
 #[derive(Clone, Debug)]
 pub enum Value<'a> {
     /// One number.
     Const(f64),
     /// A column.
-    Col(Level, Cow<'a, [f32]>),
+    Col(Level, Data<'a>),
+}
+
+/// Gives a consumed value's buffer back to the pool.
+fn recycle(value: Value<'_>) {
+    if let Value::Col(_, Data::Owned(data)) = value {
+        pool::give(data);
+    }
+}
+
+/// Gives a spread column's buffer back to the pool, if it made one.
+fn recycle_cow(data: Cow<'_, [f32]>) {
+    if let Cow::Owned(data) = data {
+        pool::give(data);
+    }
 }
 
 impl Value<'_> {
@@ -52,11 +115,19 @@ pub fn evaluate(compiled: &Compiled, run: &Run) -> Result<Credit, Fail> {
 pub fn evaluate_with_terms<'a>(compiled: &Compiled, run: &'a Run) -> Result<Evaluation<'a>, Fail> {
     let mut ctx = Ctx::new(run);
     for (_, node) in &compiled.lets {
-        let value = ctx.eval(node)?;
+        // Each use of a term reads the same values.
+        let value = match ctx.eval(node)? {
+            Value::Col(level, Data::Owned(data)) => {
+                let shared = Value::Col(level, Data::Shared(Rc::from(data.as_slice())));
+                pool::give(data);
+                shared
+            }
+            other => other,
+        };
         ctx.lets.push(value);
     }
     let body = ctx.eval(&compiled.body)?;
-    let out = ctx.spread(&body, compiled.level).into_owned();
+    let out = ctx.owned_at(body, compiled.level);
     let mut terms = ctx.step_terms(compiled);
     terms.formula =
         compiled.text.get(compiled.body.span.clone()).unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
@@ -223,17 +294,29 @@ impl<'a> Ctx<'a> {
         terms
     }
 
+    /// `value` at `level` in a buffer of its own (its own buffer when it is already there).
+    fn owned_at(&self, value: Value<'a>, level: Level) -> Vec<f32> {
+        match value {
+            Value::Col(from, data) if from == level => data.into_vec(),
+            other => {
+                let out = self.spread(&other, level).into_owned();
+                recycle(other);
+                out
+            }
+        }
+    }
+
     /// `value` at `level` (a coarser value repeated over what it holds; a step's value over its
     /// `token_span`, tokens outside every span missing).
     fn spread<'v>(&self, value: &'v Value<'a>, level: Level) -> Cow<'v, [f32]> {
         let n = self.len(level);
         let (from, data) = match value {
-            Value::Const(v) => return Cow::Owned(vec![*v as f32; n]),
+            Value::Const(v) => return Cow::Owned(pool::filled(n, *v as f32)),
             Value::Col(from, data) if *from == level => return Cow::Borrowed(&**data),
             Value::Col(from, data) => (*from, data),
         };
         let tr = &self.run.trajectories;
-        let mut out = vec![f32::NAN; n];
+        let mut out = pool::filled(n, f32::NAN);
         for i in 0..tr.len() {
             let target = self.range(level, i);
             match from {
@@ -278,33 +361,37 @@ impl<'a> Ctx<'a> {
             }
             Op::Math(math, args) => {
                 let values = args.iter().map(|a| self.eval(a)).collect::<Result<Vec<_>, _>>()?;
-                self.math(*math, &values, node.level)
+                self.math(*math, values, node.level)
             }
             Op::Reduce(how, scope, x) => {
                 let x = self.eval(x)?;
-                self.reduce(*how, *scope, &x, node.level)
+                let out = self.reduce(*how, *scope, &x, node.level);
+                recycle(x);
+                out
             }
             Op::Scan(how, x, gamma) => {
                 let x = self.eval(x)?;
-                self.scan(*how, &x, *gamma, node.level)
+                self.scan(*how, x, *gamma, node.level)
             }
             Op::Value { parent } => self.tree_value(*parent),
             Op::Parent(x) => {
                 let x = self.eval(x)?;
-                self.parent(&x)
+                self.parent(x)
             }
             Op::ChildrenMean(x) => {
                 let x = self.eval(x)?;
-                self.children_mean(&x)
+                let out = self.children_mean(&x);
+                recycle(x);
+                out
             }
             Op::Whiten { arg, scope, by_tokens, eps, unbiased } => {
                 let x = self.eval(arg)?;
-                self.whiten(&x, *scope, (*by_tokens, *unbiased), *eps, node.level)
+                self.whiten(x, *scope, (*by_tokens, *unbiased), *eps, node.level)
             }
             Op::Credit { scheme, preset } => {
                 let credit = crate::credit::compute(*scheme, self.run, preset.as_deref(), &Vec::new())
                     .map_err(|e| (node.span.clone(), e.to_string()))?;
-                Value::Col(Level::Step, Cow::Owned(credit.step.clone()))
+                Value::Col(Level::Step, Data::Owned(credit.step.clone()))
             }
         })
     }
@@ -312,16 +399,16 @@ impl<'a> Ctx<'a> {
     fn input(&mut self, input: &Input) -> Value<'a> {
         let run = self.run;
         let tr = &run.trajectories;
-        let step = |per_node: &'a [f32]| Value::Col(Level::Step, path_column(run, per_node));
+        let step = |per_node: &'a [f32]| Value::Col(Level::Step, path_column(run, per_node).into());
         let steps_from = |f: &dyn Fn(NodeId) -> f32| {
-            Value::Col(Level::Step, Cow::Owned(tr.path_nodes.iter().map(|&n| f(n)).collect()))
+            Value::Col(Level::Step, Data::Owned(tr.path_nodes.iter().map(|&n| f(n)).collect()))
         };
         let truth = |c: bool| f32::from(u8::from(c));
         match input {
-            Input::Reward => Value::Col(Level::Traj, Cow::Borrowed(&tr.reward)),
+            Input::Reward => Value::Col(Level::Traj, Data::Borrowed(&tr.reward)),
             Input::Success => Value::Col(Level::Traj, tr.success.iter().map(|s| s.map_or(f32::NAN, truth)).collect()),
             Input::Component(name) => match tr.components.get(name) {
-                Some(c) => Value::Col(Level::Traj, Cow::Borrowed(c)),
+                Some(c) => Value::Col(Level::Traj, Data::Borrowed(c)),
                 None => Value::Const(f64::NAN),
             },
             Input::NumSteps => Value::Col(Level::Traj, tr.ids().map(|t| tr.num_steps(t) as f32).collect()),
@@ -331,13 +418,13 @@ impl<'a> Ctx<'a> {
             ),
             Input::StepIndex | Input::Depth => {
                 let first = f32::from(u8::from(matches!(input, Input::Depth)));
-                let mut out = vec![0.0f32; tr.path_nodes.len()];
+                let mut out = pool::zeroed(tr.path_nodes.len());
                 for i in 0..tr.len() {
                     for (t, slot) in out[self.range(Level::Step, i)].iter_mut().enumerate() {
                         *slot = t as f32 + first;
                     }
                 }
-                Value::Col(Level::Step, Cow::Owned(out))
+                Value::Col(Level::Step, Data::Owned(out))
             }
             Input::EnvReward => step(&run.nodes.env_reward),
             Input::Score(name) => match run.nodes.scores.get(name) {
@@ -362,13 +449,13 @@ impl<'a> Ctx<'a> {
                     let has = (0..tr.len()).map(|i| truth((first[i] as usize) < self.range(Level::Step, i).len()));
                     return Value::Col(Level::Traj, has.collect());
                 }
-                let mut out = vec![0.0f32; tr.path_nodes.len()];
+                let mut out = pool::zeroed(tr.path_nodes.len());
                 for (i, &e) in first.iter().enumerate() {
                     for (t, slot) in out[self.range(Level::Step, i)].iter_mut().enumerate() {
                         *slot = truth(t < e as usize);
                     }
                 }
-                Value::Col(Level::Step, Cow::Owned(out))
+                Value::Col(Level::Step, Data::Owned(out))
             }
             Input::Token(column) => self.token_input(*column),
         }
@@ -377,13 +464,13 @@ impl<'a> Ctx<'a> {
     fn token_input(&self, column: TokenColumn) -> Value<'a> {
         let tokens = &self.run.tokens;
         let col = |c: &'a Option<Vec<f32>>| match c {
-            Some(c) => Value::Col(Level::Token, Cow::Borrowed(c.as_slice())),
+            Some(c) => Value::Col(Level::Token, Data::Borrowed(c.as_slice())),
             None => Value::Const(f64::NAN),
         };
         match column {
             TokenColumn::Mask => match &tokens.mask {
                 Some(m) => Value::Col(Level::Token, m.iter().map(|&b| f32::from(u8::from(b))).collect()),
-                None => Value::Col(Level::Token, Cow::Owned(vec![1.0; tokens.len])),
+                None => Value::Col(Level::Token, Data::Owned(pool::filled(tokens.len, 1.0))),
             },
             TokenColumn::Reward => col(&tokens.reward),
             TokenColumn::Logprob => col(&tokens.logprob),
@@ -391,13 +478,13 @@ impl<'a> Ctx<'a> {
             TokenColumn::Value => col(&tokens.value),
             TokenColumn::Entropy => col(&tokens.entropy),
             TokenColumn::Index => {
-                let mut out = vec![0.0f32; tokens.len];
+                let mut out = pool::zeroed(tokens.len);
                 for i in 0..self.run.trajectories.len() {
                     for (t, slot) in out[self.range(Level::Token, i)].iter_mut().enumerate() {
                         *slot = t as f32;
                     }
                 }
-                Value::Col(Level::Token, Cow::Owned(out))
+                Value::Col(Level::Token, Data::Owned(out))
             }
         }
     }
@@ -431,15 +518,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn map(x: Value<'a>, f: impl Fn(f32) -> f32) -> Value<'a> {
+    fn map(x: Value<'a>, mut f: impl FnMut(f32) -> f32) -> Value<'a> {
         match x {
             Value::Const(v) => Value::Const(f64::from(f(v as f32))),
             Value::Col(level, data) => {
-                let mut data = data.into_owned();
+                let mut data = data.into_vec();
                 for v in &mut data {
                     *v = f(*v);
                 }
-                Value::Col(level, Cow::Owned(data))
+                Value::Col(level, Data::Owned(data))
             }
         }
     }
@@ -457,31 +544,62 @@ impl<'a> Ctx<'a> {
             }
             (Value::Col(..), Value::Col(..)) => {}
         }
+        // Into the left operand's buffer (or the right's, when only it is the result's own).
         let level = a.level().max(b.level());
-        let (x, y) = (self.spread(&a, level), self.spread(&b, level));
-        Value::Col(level, x.iter().zip(y.iter()).map(|(&x, &y)| f(x, y)).collect())
+        let b_is_own = matches!(&b, Value::Col(l, Data::Owned(_)) if *l == level);
+        let a_is_own = matches!(&a, Value::Col(l, Data::Owned(_)) if *l == level);
+        if b_is_own && !a_is_own {
+            let mut out = self.owned_at(b, level);
+            let x = self.spread(&a, level);
+            for (o, &x) in out.iter_mut().zip(x.iter()) {
+                *o = f(x, *o);
+            }
+            recycle_cow(x);
+            recycle(a);
+            return Value::Col(level, Data::Owned(out));
+        }
+        let mut out = self.owned_at(a, level);
+        let y = self.spread(&b, level);
+        for (o, &y) in out.iter_mut().zip(y.iter()) {
+            *o = f(*o, y);
+        }
+        recycle_cow(y);
+        recycle(b);
+        Value::Col(level, Data::Owned(out))
     }
 
-    fn math(&self, math: Math, values: &[Value<'a>], level: Level) -> Value<'a> {
+    fn math(&self, math: Math, mut values: Vec<Value<'a>>, level: Level) -> Value<'a> {
         if values.iter().all(|v| matches!(v, Value::Const(_))) {
             let args: Vec<f64> = values.iter().map(|v| if let Value::Const(c) = v { *c } else { f64::NAN }).collect();
             return Value::Const(math_f64(math, &args));
         }
-        if let [x] = values {
-            return Self::map(x.clone(), |v| math_f32(math, &[v]));
+        // One column among constants (`abs(x)`, `coalesce(x, 0)`, `clamp(x, -1, 1)`): one pass over
+        // it, in its own buffer.
+        let columns: Vec<usize> = (0..values.len()).filter(|&i| matches!(values[i], Value::Col(..))).collect();
+        if let [only] = columns[..] {
+            let mut args: Vec<f32> =
+                values.iter().map(|v| if let Value::Const(c) = v { *c as f32 } else { f32::NAN }).collect();
+            let column = values.swap_remove(only);
+            return Self::map(column, move |v| {
+                args[only] = v;
+                math_f32(math, &args)
+            });
         }
-        let columns: Vec<Cow<'_, [f32]>> = values.iter().map(|v| self.spread(v, level)).collect();
+        let spread: Vec<Cow<'_, [f32]>> = values.iter().map(|v| self.spread(v, level)).collect();
         let n = self.len(level);
-        let mut args = vec![0.0f32; columns.len()];
-        let out = (0..n)
-            .map(|i| {
-                for (a, c) in args.iter_mut().zip(&columns) {
+        let mut args = vec![0.0f32; spread.len()];
+        let out = pool::collect(
+            n,
+            (0..n).map(|i| {
+                for (a, c) in args.iter_mut().zip(&spread) {
                     *a = c[i];
                 }
                 math_f32(math, &args)
-            })
-            .collect();
-        Value::Col(level, out)
+            }),
+        );
+        spread.into_iter().for_each(recycle_cow);
+        values.into_iter().for_each(recycle);
+        Value::Col(level, Data::Owned(out))
     }
 
     /// Each trajectory's key in `scope` (not siblings), and the number of keys.
@@ -536,17 +654,19 @@ impl<'a> Ctx<'a> {
                         items.push((key as u32, data[k], k as u32));
                     }
                 });
-                let mut out = vec![f32::NAN; data.len()];
+                let mut out = pool::filled(data.len(), f32::NAN);
                 rank_into(&mut items, &mut out);
-                return Value::Col(level, Cow::Owned(out));
+                recycle_cow(data);
+                return Value::Col(level, Data::Owned(out));
             }
             _ => keyed_stats(how, n_keys, &data, each),
         };
-        let mut out = vec![f32::NAN; data.len()];
+        let mut out = pool::filled(data.len(), f32::NAN);
         for i in 0..trajectories {
             out[self.range(level, i)].fill(per_key[keys[i] as usize]);
         }
-        Value::Col(level, Cow::Owned(out))
+        recycle_cow(data);
+        Value::Col(level, Data::Owned(out))
     }
 
     /// Each tree node's value of `x`: the mean over the path steps at the node (the node's own
@@ -595,11 +715,11 @@ impl<'a> Ctx<'a> {
             (0..n).map(|v| per_key[key(v)]).collect()
         };
         let out = tree.node_of.iter().map(|&v| per_node[v as usize]).collect();
-        Value::Col(Level::Step, Cow::Owned(out))
+        Value::Col(Level::Step, Data::Owned(out))
     }
 
-    fn scan(&mut self, how: Scan, x: &Value<'a>, gamma: f64, level: Level) -> Value<'a> {
-        let mut out = self.spread(x, level).into_owned();
+    fn scan(&mut self, how: Scan, x: Value<'a>, gamma: f64, level: Level) -> Value<'a> {
+        let mut out = self.owned_at(x, level);
         let first = if matches!(how, Scan::Prefix | Scan::Suffix) { self.first_errors().to_vec() } else { Vec::new() };
         let gamma = gamma as f32;
         for i in 0..self.run.trajectories.len() {
@@ -622,7 +742,7 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        Value::Col(level, Cow::Owned(out))
+        Value::Col(level, Data::Owned(out))
     }
 
     fn tree_value(&self, parent: bool) -> Value<'a> {
@@ -632,11 +752,11 @@ impl<'a> Ctx<'a> {
         } else {
             tree.node_of.iter().map(|&v| tree.value[v as usize]).collect()
         };
-        Value::Col(Level::Step, Cow::Owned(out))
+        Value::Col(Level::Step, Data::Owned(out))
     }
 
-    fn parent(&self, x: &Value<'a>) -> Value<'a> {
-        let mut out = self.spread(x, Level::Step).into_owned();
+    fn parent(&self, x: Value<'a>) -> Value<'a> {
+        let mut out = self.owned_at(x, Level::Step);
         for i in 0..self.run.trajectories.len() {
             let row = &mut out[self.range(Level::Step, i)];
             row.rotate_right(1);
@@ -644,7 +764,7 @@ impl<'a> Ctx<'a> {
                 *first = f32::NAN;
             }
         }
-        Value::Col(Level::Step, Cow::Owned(out))
+        Value::Col(Level::Step, Data::Owned(out))
     }
 
     fn children_mean(&self, x: &Value<'a>) -> Value<'a> {
@@ -666,18 +786,18 @@ impl<'a> Ctx<'a> {
                 if c == 0 { f32::NAN } else { (s / f64::from(c)) as f32 }
             })
             .collect();
-        Value::Col(Level::Step, Cow::Owned(out))
+        Value::Col(Level::Step, Data::Owned(out))
     }
 
     fn whiten(
         &self,
-        x: &Value<'a>,
+        x: Value<'a>,
         scope: Scope,
         (by_tokens, unbiased): (bool, bool),
         eps: f64,
         level: Level,
     ) -> Value<'a> {
-        let data = self.spread(x, level);
+        let mut data = self.owned_at(x, level);
         let weights: Option<Vec<f32>> = if by_tokens { step_token_weights(self.run) } else { None };
         let weight = |k: usize| match (&weights, level) {
             (Some(w), _) => f64::from(w[k]),
@@ -710,15 +830,14 @@ impl<'a> Ctx<'a> {
         // Unbiased as verl's masked_whiten, Σw(x − mean)² / (Σw − 1); or Σw(x − mean)² / Σw.
         let dof = |w: f64| if unbiased { w - 1.0 } else { w };
         let scale: Vec<f32> = sq.iter().zip(&sw).map(|(&s, &w)| (1.0 / (s / dof(w) + eps).sqrt()) as f32).collect();
-        let mut out = data.into_owned();
         for i in 0..trajectories {
             let key = keys[i] as usize;
             let (m, s) = (mean[key] as f32, scale[key]);
-            for v in &mut out[self.range(level, i)] {
+            for v in &mut data[self.range(level, i)] {
                 *v = (*v - m) * s;
             }
         }
-        Value::Col(level, Cow::Owned(out))
+        Value::Col(level, Data::Owned(data))
     }
 }
 
