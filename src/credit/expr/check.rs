@@ -687,6 +687,14 @@ impl Checker<'_> {
                 self.error(e.span.clone(), None, format!("{name} needs a scope here: {}", SCOPES.join(", ")))
             })
         };
+        // The variance's estimator, a third argument: unbiased (the default) or biased.
+        let estimator = |i: usize| -> Result<bool, FormulaError> {
+            match positional.get(i).map(|e| (e, name_of(e))) {
+                None | Some((_, Some("unbiased"))) => Ok(true),
+                Some((_, Some("biased"))) => Ok(false),
+                Some((e, _)) => Err(self.error(e.span.clone(), None, "the estimator is unbiased or biased".to_owned())),
+            }
+        };
         let constant = |node: &Node, what: &str| -> Result<f64, FormulaError> {
             match node.op {
                 Op::Const(v) => Ok(v),
@@ -718,20 +726,7 @@ impl Checker<'_> {
                 }
                 let x = arg(0)?;
                 let scope = scope_arg(1)?;
-                let unbiased = match positional.get(2) {
-                    None => true,
-                    Some(e) => match name_of(e) {
-                        Some("unbiased") => true,
-                        Some("biased") => false,
-                        _ => {
-                            return Err(self.error(
-                                e.span.clone(),
-                                None,
-                                "the estimator is unbiased or biased".to_owned(),
-                            ));
-                        }
-                    },
-                };
+                let unbiased = estimator(2)?;
                 let how = match name {
                     "mean" => Reduce::Mean,
                     "sum" => Reduce::Sum,
@@ -810,20 +805,7 @@ impl Checker<'_> {
                 arity(1, 3, "(x), (x, scope) or (x, scope, unbiased|biased), with by=tokens|steps and eps=…")?;
                 let x = arg(0)?;
                 let scope = if positional.len() >= 2 { scope_arg(1)? } else { Scope::Batch };
-                let unbiased = match positional.get(2) {
-                    None => true,
-                    Some(e) => match name_of(e) {
-                        Some("unbiased") => true,
-                        Some("biased") => false,
-                        _ => {
-                            return Err(self.error(
-                                e.span.clone(),
-                                None,
-                                "the estimator is unbiased or biased".to_owned(),
-                            ));
-                        }
-                    },
-                };
+                let unbiased = estimator(2)?;
                 let mut by_tokens = false;
                 let mut eps = 1e-8;
                 for (k, e) in &keywords {

@@ -373,15 +373,26 @@ fn and_expr(input: &mut In<'_>) -> ModalResult<Expr> {
     left_assoc(input, not_expr, |i| keyword("and").value(BinOp::And).parse_next(i))
 }
 
-fn not_expr(input: &mut In<'_>) -> ModalResult<Expr> {
+/// A prefix operator (`not`, `-`) applied to `this` again, or else `next`.
+fn prefixed(
+    input: &mut In<'_>,
+    operator: fn(&mut In<'_>) -> ModalResult<()>,
+    op: UnOp,
+    this: fn(&mut In<'_>) -> ModalResult<Expr>,
+    next: fn(&mut In<'_>) -> ModalResult<Expr>,
+) -> ModalResult<Expr> {
     let start = input.current_token_start();
-    if opt(keyword("not")).parse_next(input)?.is_some() {
+    if opt(operator).parse_next(input)?.is_some() {
         let _nesting = Nesting::enter(input)?;
-        let operand = cut_err(not_expr).context(expected("an operand")).parse_next(input)?;
+        let operand = cut_err(this).context(expected("an operand")).parse_next(input)?;
         let span = start..operand.span.end;
-        return Ok(Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(operand)), span });
+        return Ok(Expr { kind: ExprKind::Unary(op, Box::new(operand)), span });
     }
-    comparison(input)
+    next(input)
+}
+
+fn not_expr(input: &mut In<'_>) -> ModalResult<Expr> {
+    prefixed(input, |i| keyword("not").void().parse_next(i), UnOp::Not, not_expr, comparison)
 }
 
 fn comparison(input: &mut In<'_>) -> ModalResult<Expr> {
@@ -407,14 +418,7 @@ fn multiplicative(input: &mut In<'_>) -> ModalResult<Expr> {
 }
 
 fn unary(input: &mut In<'_>) -> ModalResult<Expr> {
-    let start = input.current_token_start();
-    if opt(lexeme('-')).parse_next(input)?.is_some() {
-        let _nesting = Nesting::enter(input)?;
-        let operand = cut_err(unary).context(expected("an operand")).parse_next(input)?;
-        let span = start..operand.span.end;
-        return Ok(Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(operand)), span });
-    }
-    power(input)
+    prefixed(input, |i| lexeme('-').void().parse_next(i), UnOp::Neg, unary, power)
 }
 
 /// `a ^ b ^ c` is `a ^ (b ^ c)`, and `-a ^ 2` is `-(a ^ 2)`.
