@@ -97,6 +97,7 @@ impl<'a> Computation<'a> {
     }
 
     /// The scheme's id, or the formula's name.
+    #[cfg_attr(not(feature = "parquet"), expect(dead_code, reason = "read by the partitioned credit of v2 datasets"))]
     pub fn name(&self) -> &str {
         match self {
             Self::Scheme { scheme, .. } => scheme.info().id,
