@@ -49,7 +49,7 @@ targets = ["detect", "stream", "outcomes"] + [
     "swe_agent openhands inspect trackio vantage_parquet trl".split()
 ]
 count = 0
-for target in targets + ["zip", "decompress", "deeplink", "state", "params"]:
+for target in targets + ["zip", "decompress", "deeplink", "state", "params", "formula"]:
     (seeds / target).mkdir(parents=True, exist_ok=True)
 for i, path in enumerate(files):
     raw = path.read_bytes()
@@ -106,6 +106,7 @@ links = [
     "#traj=s0-p00-r0&step=2&a=grpo&b=triage&view=compare",
     "?url=https%3A%2F%2Fexample.org%2Frun.jsonl&group=g1&a=grpo&a.preset=verl&a.epsilon=1e-6&b=treerl&b.value_form=local",
     "#run=x&b=pure&b.baseline=rloo&b.norm=true&view=Tokens&step=-1&traj=%ZZ",
+    "#a=custom&a.formula=%24w%20%3D%200.5%0AR%20-%20mean(R%2C%20group)%20%2B%20%24w%20*%20coalesce(prm%2C%200)&b=grpo",
 ]
 for i, link in enumerate(links):
     (seeds / "deeplink" / f"{i}").write_text(link)
@@ -116,6 +117,17 @@ state = (
     '"recent_files":["a.jsonl"],"bookmarks":[]}'
 )
 (seeds / "state" / "0").write_text(state)
+# Formulas: the built-ins written as formulas (src/credit/expr/builtins.rs keeps them) and a few
+# that reach every part of the language; fuzz/corpus/formula holds the rest.
+formulas = [
+    "(R - mean(R, group)) / (std(R, group, unbiased) + 1e-6)",
+    "$w = 0.3 in [0, 1]\nlet a = credit(\"grpo\")\na + $w * revcumsum(coalesce(prm, 0))",
+    "if(role == \"progress\", 1, -0.5) * value(node) - value(parent) + children_mean(mc_mean)",
+    "whiten(discounted(coalesce(env_reward, 0), 0.9), train_step, biased, by=tokens, eps=1e-6)",
+    "rank(R, siblings) + prefix(t) - suffix(depth) + logprob * mask",
+]
+for i, text in enumerate(formulas):
+    (seeds / "formula" / f"{i}").write_text(text)
 params = [
     (0, "verl\nepsilon=1e-6\nnorm_adv_by_std_in_grpo=false"),
     (16, "\nw=0.5\nfit=true"),
