@@ -108,8 +108,6 @@ links = [
     "#run=x&b=pure&b.baseline=rloo&b.norm=true&view=Tokens&step=-1&traj=%ZZ",
     "#a=custom&a.formula=%24w%20%3D%200.5%0AR%20-%20mean(R%2C%20group)%20%2B%20%24w%20*%20coalesce(prm%2C%200)&b=grpo",
 ]
-for i, link in enumerate(links):
-    (seeds / "deeplink" / f"{i}").write_text(link)
 state = (
     '{"scheme_a":{"scheme_id":"grpo","preset":"verl","values":[["epsilon","1e-6"]]},'
     '"scheme_b":{"scheme_id":"triage","preset":null,"values":[]},"heat_value":"CreditA",'
@@ -117,8 +115,7 @@ state = (
     '"recent_files":["a.jsonl"],"bookmarks":[]}'
 )
 (seeds / "state" / "0").write_text(state)
-# Formulas: the built-ins written as formulas (src/credit/expr/builtins.rs keeps them) and a few
-# that reach every part of the language; fuzz/corpus/formula holds the rest.
+# Formulas that reach every part of the language (fuzz/corpus/formula holds more).
 formulas = [
     "(R - mean(R, group)) / (std(R, group, unbiased) + 1e-6)",
     "$w = 0.3 in [0, 1]\nlet a = credit(\"grpo\")\na + $w * revcumsum(coalesce(prm, 0))",
@@ -126,8 +123,9 @@ formulas = [
     "whiten(discounted(coalesce(env_reward, 0), 0.9), train_step, biased, by=tokens, eps=1e-6)",
     "rank(R, siblings) + prefix(t) - suffix(depth) + logprob * mask",
 ]
-for i, text in enumerate(formulas):
-    (seeds / "formula" / f"{i}").write_text(text)
+for target, texts in (("deeplink", links), ("formula", formulas)):
+    for i, text in enumerate(texts):
+        (seeds / target / f"{i}").write_text(text)
 params = [
     (0, "verl\nepsilon=1e-6\nnorm_adv_by_std_in_grpo=false"),
     (16, "\nw=0.5\nfit=true"),
