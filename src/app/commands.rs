@@ -46,7 +46,8 @@ pub enum Command {
         /// The formula.
         text: String,
     },
-    /// Forget saved formula `name` (natively, its file stays: delete it by hand).
+    /// Forget saved formula `name` (natively, its `NAME.vx` in the formulas folder is deleted too,
+    /// or it would come back at the next start).
     DeleteFormula(String),
 }
 
@@ -114,7 +115,20 @@ impl VantageApp {
                     None => self.state.formulas.push(super::state::SavedFormula { name, text }),
                 }
             }
-            Command::DeleteFormula(name) => self.state.formulas.retain(|f| f.name != name),
+            Command::DeleteFormula(name) => {
+                #[cfg(not(target_arch = "wasm32"))]
+                if let Some(dir) = &self.formulas_dir {
+                    let file = dir.join(format!("{name}.vx"));
+                    match std::fs::remove_file(&file) {
+                        Ok(()) => self.notifications.push(format!("formula {name}: deleted {}", file.display())),
+                        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(err) => self
+                            .notifications
+                            .push(format!("formula {name}: could not delete {}: {err}", file.display())),
+                    }
+                }
+                self.state.formulas.retain(|f| f.name != name);
+            }
             other => {
                 if let Some(open) = self.current_mut() {
                     select(open, &other);

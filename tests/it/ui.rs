@@ -754,5 +754,12 @@ fn a_typed_formula_and_its_slider_set_the_heatmap_cell_and_travel_in_a_link() {
     h.get_by_label("scheme A").click();
     h.run_ok();
     h.get_by_label("formula: mine");
+    // Forgotten, it leaves the list and its file.
+    h.key_press(egui::Key::Escape);
+    h.run_ok();
+    h.get_by_label("Forget").click();
+    h.run_ok();
+    assert!(h.state().state.formulas.is_empty());
+    assert!(!dir.join("mine.vx").exists());
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }

@@ -247,7 +247,10 @@ fn formula_ui(
             commands.push(Command::SaveFormula { name: editor.name.clone(), text: editor.applied.clone() });
         }
         if let Some(f) = saved.iter().find(|f| f.text == editor.applied)
-            && ui.button("Forget").on_hover_text(format!("remove {} from the scheme list", f.name)).clicked()
+            && ui
+                .button("Forget")
+                .on_hover_text(format!("remove {} from the scheme list (and delete its .vx file)", f.name))
+                .clicked()
         {
             commands.push(Command::DeleteFormula(f.name.clone()));
         }
