@@ -24,8 +24,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             .default_open(true)
             .show(ui, |ui| {
                 scheme_combo_ui(ui, slot, choice, support, saved);
+                // The editor shows a formula's own error at its place; the slot's would repeat it.
+                let mut shown_by_editor = false;
                 if choice.formula().is_some() {
-                    formula_ui(ui, slot, choice, &ctx.open.run, saved, ctx.commands);
+                    shown_by_editor = formula_ui(ui, slot, choice, &ctx.open.run, saved, ctx.commands);
                 } else if let Ok(scheme) = crate::credit::scheme(&choice.scheme_id) {
                     preset_ui(ui, slot, choice, scheme);
                     params_ui(ui, slot, choice, scheme);
@@ -37,7 +39,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                         ui.label("recomputing…");
                     });
                 }
-                if let Some(err) = credit.error() {
+                if let Some(err) = credit.error().filter(|_| !shown_by_editor) {
                     ui.label(egui::RichText::new(err).color(theme::ERROR));
                 }
                 last_good_note_ui(ui, credit);
@@ -165,7 +167,8 @@ struct Editor {
 }
 
 /// The editor of a custom choice: the text (what is wrong underlined as you type), the error, a
-/// slider per `$parameter`, and saving under a name.
+/// slider per `$parameter`, and saving under a name. Whether it shows an error of the formula the
+/// choice holds (not only of text being typed).
 fn formula_ui(
     ui: &mut egui::Ui,
     slot: usize,
@@ -173,7 +176,7 @@ fn formula_ui(
     run: &crate::model::Run,
     saved: &[SavedFormula],
     commands: &mut Vec<Command>,
-) {
+) -> bool {
     let id = egui::Id::unique(("formula_editor", slot));
     let current = choice.formula().unwrap_or("").to_owned();
     let mut editor: Editor = ui.data_mut(|d| d.get_temp(id)).unwrap_or_default();
@@ -255,7 +258,9 @@ fn formula_ui(
             commands.push(Command::DeleteFormula(f.name.clone()));
         }
     });
+    let applied_error = editor.checked.as_ref().is_some_and(|(text, r)| r.is_err() && *text == editor.applied);
     ui.data_mut(|d| d.insert_temp(id, editor));
+    applied_error
 }
 
 /// The formula's text in the code font, the part at fault underlined.
