@@ -110,10 +110,7 @@ impl VantageApp {
                         Err(err) => self.notifications.push(format!("formula {name}: could not save its file: {err}")),
                     }
                 }
-                match self.state.formulas.iter_mut().find(|f| f.name == name) {
-                    Some(saved) => saved.text = text,
-                    None => self.state.formulas.push(super::state::SavedFormula { name, text }),
-                }
+                self.state.keep_formula(name, text);
             }
             Command::DeleteFormula(name) => {
                 #[cfg(not(target_arch = "wasm32"))]

@@ -92,10 +92,7 @@ impl VantageApp {
         #[cfg(not(target_arch = "wasm32"))]
         {
             for (name, text) in crate::native::saved_formulas() {
-                match app.state.formulas.iter_mut().find(|f| f.name == name) {
-                    Some(known) => known.text = text,
-                    None => app.state.formulas.push(state::SavedFormula { name, text }),
-                }
+                app.state.keep_formula(name, text);
             }
             app.formulas_dir = crate::native::formulas_dir();
         }

@@ -49,15 +49,11 @@ impl SchemeChoice {
     /// The choice a `--scheme-a` text names: a registry id, `expr:FORMULA`, or `formula:NAME` (a
     /// built-in scheme written as a formula, or one of `saved`); `None` when it names nothing.
     pub fn from_name(name: &str, saved: &[SavedFormula]) -> Option<Self> {
-        if let Some(text) = name.strip_prefix(crate::credit::expr::EXPR_PREFIX) {
-            return Some(Self::custom(text));
+        let saved = saved.iter().map(|f| (f.name.as_str(), f.text.as_str()));
+        match crate::credit::expr::named_formula(name, saved) {
+            Some(text) => text.ok().map(Self::custom),
+            None => crate::credit::scheme(name).ok().map(|_| Self::new(name)),
         }
-        if let Some(name) = name.strip_prefix("formula:") {
-            let builtin = crate::credit::expr::builtins::builtin(name).map(|b| b.text);
-            let text = builtin.or_else(|| saved.iter().find(|f| f.name == name).map(|f| f.text.as_str()))?;
-            return Some(Self::custom(text));
-        }
-        crate::credit::scheme(name).ok().map(|_| Self::new(name))
     }
 
     /// A key that changes whenever the computation would (also the name views show: a formula's
@@ -68,7 +64,7 @@ impl SchemeChoice {
             if compact.chars().count() <= 72 && !compact.contains('#') {
                 return format!("formula {compact}");
             }
-            let title = text.lines().find_map(|l| l.trim().strip_prefix('#')).map(str::trim);
+            let title = crate::credit::expr::title(text);
             let title = title.unwrap_or(&compact).chars().take(48).collect::<String>();
             let hash = {
                 use std::hash::{Hash as _, Hasher as _};
@@ -292,6 +288,14 @@ impl Default for AppState {
 impl AppState {
     /// The storage key.
     pub const KEY: &'static str = "vantage_state";
+
+    /// Keeps formula `text` under `name`, replacing the one of that name.
+    pub fn keep_formula(&mut self, name: String, text: String) {
+        match self.formulas.iter_mut().find(|f| f.name == name) {
+            Some(saved) => saved.text = text,
+            None => self.formulas.push(SavedFormula { name, text }),
+        }
+    }
 
     /// Remembers a recently opened file (at most 10, newest first).
     pub fn remember_file(&mut self, path: &str) {

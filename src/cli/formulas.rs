@@ -6,12 +6,9 @@
 use std::fmt::Write as _;
 
 use crate::credit::expr::builtins::BUILTINS;
-use crate::credit::expr::{EXPR_PREFIX, Formula};
+use crate::credit::expr::{EXPR_PREFIX, Formula, named_formula};
 use crate::credit::{self, Credit, ParamValues, Params, Scheme};
 use crate::model::Run;
-
-/// The prefix of a formula named by its name: `formula:grpo`, `formula:my_scheme`.
-pub const NAMED_PREFIX: &str = "formula:";
 
 /// A built-in scheme with its parameters, or a formula.
 pub enum Computation<'a> {
@@ -35,11 +32,6 @@ pub enum Computation<'a> {
     },
 }
 
-/// The first comment line of a formula, as its title.
-fn title(text: &str) -> &str {
-    text.lines().find_map(|l| l.trim().strip_prefix('#')).map_or("", str::trim)
-}
-
 /// `vantage schemes`' list of formulas: the built-ins written as formulas and the saved ones.
 pub fn listing() -> String {
     let mut out = String::from(
@@ -55,7 +47,7 @@ pub fn listing() -> String {
     } else {
         let _ = writeln!(out, "  saved ({dir}):");
         for (name, text) in saved {
-            let _ = writeln!(out, "  formula:{name:<22} {}", title(&text));
+            let _ = writeln!(out, "  formula:{name:<22} {}", crate::credit::expr::title(&text).unwrap_or(""));
         }
     }
     out
@@ -64,26 +56,21 @@ pub fn listing() -> String {
 impl<'a> Computation<'a> {
     /// Resolves `--scheme` (with `--preset` and `--set`).
     pub fn resolve(id: &str, preset: Option<&'a str>, sets: ParamValues) -> anyhow::Result<Self> {
-        let (name, text) = if let Some(text) = id.strip_prefix(EXPR_PREFIX) {
-            ("formula".to_owned(), text.to_owned())
-        } else if let Some(name) = id.strip_prefix(NAMED_PREFIX) {
-            let text = match BUILTINS.iter().find(|b| b.name == name) {
-                Some(b) => b.text.to_owned(),
-                None => match crate::native::saved_formulas().into_iter().find(|(n, _)| n == name) {
-                    Some((_, text)) => text,
-                    None => anyhow::bail!("no formula named {name} (see `vantage schemes`)"),
-                },
-            };
-            (id.to_owned(), text)
-        } else {
-            let scheme = credit::scheme(id)?;
-            let params = Params::resolve(scheme, preset, &sets)?;
-            return Ok(Self::Scheme { scheme, params, preset, sets });
+        let saved = crate::native::saved_formulas();
+        let text = match named_formula(id, saved.iter().map(|(n, t)| (n.as_str(), t.as_str()))) {
+            Some(Ok(text)) => text,
+            Some(Err(name)) => anyhow::bail!("no formula named {name} (see `vantage schemes`)"),
+            None => {
+                let scheme = credit::scheme(id)?;
+                let params = Params::resolve(scheme, preset, &sets)?;
+                return Ok(Self::Scheme { scheme, params, preset, sets });
+            }
         };
+        let name = if id.starts_with(EXPR_PREFIX) { "formula".to_owned() } else { id.to_owned() };
         if preset.is_some() {
             anyhow::bail!("--preset is for built-in schemes; a formula is computed as written");
         }
-        let mut formula = Formula::parse(&text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let mut formula = Formula::parse(text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         for (param, value) in sets {
             let number: f64 = value.parse().map_err(|e| anyhow::anyhow!("--set {param}={value}: {e}"))?;
             let Some(text) = formula.with_param(&param, number) else {

@@ -22,17 +22,6 @@ pub enum Level {
     Token,
 }
 
-impl Level {
-    fn word(self) -> &'static str {
-        match self {
-            Self::Const => "a constant",
-            Self::Traj => "one per trajectory",
-            Self::Step => "one per step",
-            Self::Token => "one per token",
-        }
-    }
-}
-
 /// What a value is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ty {
@@ -311,33 +300,6 @@ pub struct Compiled {
 /// Words that name scopes in reductions.
 pub const SCOPES: &[&str] = &["group", "trajectory", "train_step", "batch", "siblings"];
 
-/// The names of the columns every run may have, for messages and docs.
-pub const COLUMNS: &[&str] = &[
-    "R",
-    "success",
-    "finish",
-    "n_steps",
-    "train_step",
-    "t",
-    "depth",
-    "env_reward",
-    "role",
-    "kind",
-    "mc_mean",
-    "mc_n",
-    "first_error",
-    "before_error",
-    "has_error",
-    "invalid_action",
-    "mask",
-    "token_reward",
-    "logprob",
-    "ref_logprob",
-    "token_value",
-    "entropy",
-    "token_index",
-];
-
 struct Checker<'a> {
     formula: &'a Formula,
     run: &'a Run,
@@ -585,8 +547,7 @@ impl Checker<'_> {
                 };
             }
             "first_error" | "before_error" | "has_error" => {
-                let labelled = run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR_LABELLED != 0);
-                if !labelled {
+                if !labels_first_errors(run) {
                     return missing("this run labels no first errors");
                 }
                 return match name {
@@ -762,9 +723,7 @@ impl Checker<'_> {
                     _ => Scan::Discounted,
                 };
                 if matches!(how, Scan::Prefix | Scan::Suffix) {
-                    let labelled =
-                        self.run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR_LABELLED != 0);
-                    if !labelled {
+                    if !labels_first_errors(self.run) {
                         return fail("this run labels no first errors".to_owned());
                     }
                     if x.level == Level::Token {
@@ -946,6 +905,11 @@ impl Checker<'_> {
     }
 }
 
+/// Whether any step of the run carries a first-error label (true or false).
+fn labels_first_errors(run: &Run) -> bool {
+    run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR_LABELLED != 0)
+}
+
 fn join<'a>(names: impl Iterator<Item = &'a String>) -> String {
     names.map(String::as_str).collect::<Vec<_>>().join(", ")
 }
@@ -976,12 +940,5 @@ fn fold(node: Node) -> Node {
     match value {
         Some(v) => Node { op: Op::Const(v), ..node },
         None => node,
-    }
-}
-
-impl Level {
-    /// In words, for messages.
-    pub fn describe(self) -> &'static str {
-        self.word()
     }
 }

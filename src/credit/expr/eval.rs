@@ -96,23 +96,11 @@ impl Value<'_> {
     }
 }
 
-/// A formula's credit and its named terms' values (each at its own level).
-pub struct Evaluation<'a> {
-    /// The credit.
-    pub credit: Credit,
-    /// Each `let` term's values, in order.
-    pub terms: Vec<(String, Value<'a>)>,
-}
-
 type Fail = (Span, String);
 
-/// Evaluates `compiled` on `run` (the run it was checked against).
+/// Evaluates `compiled` on `run` (the run it was checked against): the credit, with the named
+/// terms' values at each step for the inspector.
 pub fn evaluate(compiled: &Compiled, run: &Run) -> Result<Credit, Fail> {
-    Ok(evaluate_with_terms(compiled, run)?.credit)
-}
-
-/// Evaluates, keeping the named terms' values (for the inspector).
-pub fn evaluate_with_terms<'a>(compiled: &Compiled, run: &'a Run) -> Result<Evaluation<'a>, Fail> {
     let mut ctx = Ctx::new(run);
     for (_, node) in &compiled.lets {
         // Each use of a term reads the same values.
@@ -131,7 +119,7 @@ pub fn evaluate_with_terms<'a>(compiled: &Compiled, run: &'a Run) -> Result<Eval
     let mut terms = ctx.step_terms(compiled);
     terms.formula =
         compiled.text.get(compiled.body.span.clone()).unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
-    let credit = match compiled.level {
+    Ok(match compiled.level {
         Level::Token => Credit {
             step: step_from_tokens(run, &out),
             token: Some(out),
@@ -140,9 +128,7 @@ pub fn evaluate_with_terms<'a>(compiled: &Compiled, run: &'a Run) -> Result<Eval
             level: Some(crate::credit::Level::Token),
         },
         _ => Credit { step: out, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) },
-    };
-    let terms = compiled.lets.iter().map(|(n, _)| n.clone()).zip(ctx.lets).collect();
-    Ok(Evaluation { credit, terms })
+    })
 }
 
 /// The most term values kept for the inspector (steps × terms): 64 MB of them.
@@ -416,16 +402,8 @@ impl<'a> Ctx<'a> {
                 Level::Traj,
                 tr.group.iter().map(|g| run.groups.train_step[g.index()].map_or(f32::NAN, |s| s as f32)).collect(),
             ),
-            Input::StepIndex | Input::Depth => {
-                let first = f32::from(u8::from(matches!(input, Input::Depth)));
-                let mut out = pool::zeroed(tr.path_nodes.len());
-                for i in 0..tr.len() {
-                    for (t, slot) in out[self.range(Level::Step, i)].iter_mut().enumerate() {
-                        *slot = t as f32 + first;
-                    }
-                }
-                Value::Col(Level::Step, Data::Owned(out))
-            }
+            Input::StepIndex => self.along(Level::Step, |_, t| t as f32),
+            Input::Depth => self.along(Level::Step, |_, t| t as f32 + 1.0),
             Input::EnvReward => step(&run.nodes.env_reward),
             Input::Score(name) => match run.nodes.scores.get(name) {
                 Some(c) => step(c),
@@ -449,13 +427,7 @@ impl<'a> Ctx<'a> {
                     let has = (0..tr.len()).map(|i| truth((first[i] as usize) < self.range(Level::Step, i).len()));
                     return Value::Col(Level::Traj, has.collect());
                 }
-                let mut out = pool::zeroed(tr.path_nodes.len());
-                for (i, &e) in first.iter().enumerate() {
-                    for (t, slot) in out[self.range(Level::Step, i)].iter_mut().enumerate() {
-                        *slot = truth(t < e as usize);
-                    }
-                }
-                Value::Col(Level::Step, Data::Owned(out))
+                self.along(Level::Step, |i, t| truth(t < first[i] as usize))
             }
             Input::Token(column) => self.token_input(*column),
         }
@@ -477,16 +449,19 @@ impl<'a> Ctx<'a> {
             TokenColumn::RefLogprob => col(&tokens.ref_logprob),
             TokenColumn::Value => col(&tokens.value),
             TokenColumn::Entropy => col(&tokens.entropy),
-            TokenColumn::Index => {
-                let mut out = pool::zeroed(tokens.len);
-                for i in 0..self.run.trajectories.len() {
-                    for (t, slot) in out[self.range(Level::Token, i)].iter_mut().enumerate() {
-                        *slot = t as f32;
-                    }
-                }
-                Value::Col(Level::Token, Data::Owned(out))
+            TokenColumn::Index => self.along(Level::Token, |_, t| t as f32),
+        }
+    }
+
+    /// A column at `level` whose value at position `t` of trajectory `i` is `f(i, t)`.
+    fn along(&self, level: Level, f: impl Fn(usize, usize) -> f32) -> Value<'a> {
+        let mut out = pool::zeroed(self.len(level));
+        for i in 0..self.run.trajectories.len() {
+            for (t, slot) in out[self.range(level, i)].iter_mut().enumerate() {
+                *slot = f(i, t);
             }
         }
+        Value::Col(level, Data::Owned(out))
     }
 
     fn first_errors(&mut self) -> &[u32] {
@@ -603,22 +578,16 @@ impl<'a> Ctx<'a> {
     }
 
     /// Each trajectory's key in `scope` (not siblings), and the number of keys.
-    fn keys(&self, scope: Scope) -> (Cow<'a, [u32]>, usize) {
+    fn keys(&self, scope: Scope) -> (Vec<u32>, usize) {
         let run = self.run;
         let tr = &run.trajectories;
         match scope {
             Scope::Group => (tr.group.iter().map(|g| g.index() as u32).collect(), run.groups.len()),
             Scope::Trajectory => ((0..tr.len() as u32).collect(), tr.len()),
-            Scope::Batch | Scope::Siblings => (Cow::Owned(vec![0; tr.len()]), 1),
+            Scope::Batch | Scope::Siblings => (vec![0; tr.len()], 1),
             Scope::TrainStep => {
-                let mut steps: Vec<i64> = run.groups.train_step.iter().flatten().copied().collect();
-                steps.sort_unstable();
-                steps.dedup();
-                let none = steps.len() as u32;
-                let key = |g: usize| {
-                    run.groups.train_step[g].map_or(none, |s| steps.binary_search(&s).map_or(none, |k| k as u32))
-                };
-                (tr.group.iter().map(|g| key(g.index())).collect(), steps.len() + 1)
+                let steps: Vec<Option<i64>> = tr.group.iter().map(|g| run.groups.train_step[g.index()]).collect();
+                crate::credit::Batch::<f32>::dense_groups(&steps)
             }
         }
     }
@@ -634,11 +603,10 @@ impl<'a> Ctx<'a> {
         }
         let data = self.spread(x, level);
         let (keys, n_keys) = self.keys(scope);
-        let trajectories = self.run.trajectories.len();
         // Every (key, position) pair, trajectory by trajectory.
         let each = |f: &mut dyn FnMut(usize, usize)| {
-            for i in 0..trajectories {
-                let key = keys[i] as usize;
+            for (i, &key) in keys.iter().enumerate() {
+                let key = key as usize;
                 for k in self.range(level, i) {
                     if self.counts(level, k) {
                         f(key, k);
@@ -662,8 +630,8 @@ impl<'a> Ctx<'a> {
             _ => keyed_stats(how, n_keys, &data, each),
         };
         let mut out = pool::filled(data.len(), f32::NAN);
-        for i in 0..trajectories {
-            out[self.range(level, i)].fill(per_key[keys[i] as usize]);
+        for (i, &key) in keys.iter().enumerate() {
+            out[self.range(level, i)].fill(per_key[key as usize]);
         }
         recycle_cow(data);
         Value::Col(level, Data::Owned(out))
@@ -806,9 +774,8 @@ impl<'a> Ctx<'a> {
         };
         let (keys, n_keys) = self.keys(if scope == Scope::Siblings { Scope::Batch } else { scope });
         let (mut sw, mut swx) = (vec![0.0f64; n_keys], vec![0.0f64; n_keys]);
-        let trajectories = self.run.trajectories.len();
-        for i in 0..trajectories {
-            let key = keys[i] as usize;
+        for (i, &key) in keys.iter().enumerate() {
+            let key = key as usize;
             for k in self.range(level, i) {
                 if !data[k].is_nan() {
                     sw[key] += weight(k);
@@ -818,8 +785,8 @@ impl<'a> Ctx<'a> {
         }
         let mean: Vec<f64> = swx.iter().zip(&sw).map(|(&s, &w)| s / w).collect();
         let mut sq = vec![0.0f64; n_keys];
-        for i in 0..trajectories {
-            let key = keys[i] as usize;
+        for (i, &key) in keys.iter().enumerate() {
+            let key = key as usize;
             for k in self.range(level, i) {
                 if !data[k].is_nan() {
                     let d = f64::from(data[k]) - mean[key];
@@ -830,8 +797,8 @@ impl<'a> Ctx<'a> {
         // Unbiased as verl's masked_whiten, Σw(x − mean)² / (Σw − 1); or Σw(x − mean)² / Σw.
         let dof = |w: f64| if unbiased { w - 1.0 } else { w };
         let scale: Vec<f32> = sq.iter().zip(&sw).map(|(&s, &w)| (1.0 / (s / dof(w) + eps).sqrt()) as f32).collect();
-        for i in 0..trajectories {
-            let key = keys[i] as usize;
+        for (i, &key) in keys.iter().enumerate() {
+            let key = key as usize;
             let (m, s) = (mean[key] as f32, scale[key]);
             for v in &mut data[self.range(level, i)] {
                 *v = (*v - m) * s;

@@ -13,7 +13,7 @@ pub mod check;
 pub mod eval;
 pub mod syntax;
 
-use crate::credit::{Credit, CreditError};
+use crate::credit::Credit;
 use crate::model::Run;
 
 pub use check::{Compiled, Level, Ty};
@@ -21,6 +21,29 @@ pub use syntax::{ParamDef, Span, SyntaxError};
 
 /// The prefix that makes a `--scheme` argument a formula: `expr:(R - mean(R, group))`.
 pub const EXPR_PREFIX: &str = "expr:";
+
+/// The prefix that names a built-in or saved formula: `formula:grpo`, `formula:my_scheme`.
+pub const NAMED_PREFIX: &str = "formula:";
+
+/// The formula a scheme name stands for: the text of `expr:TEXT`, or of `formula:NAME` (a built-in
+/// scheme written as a formula, else the one of `saved`, (name, text) pairs, with that name);
+/// `None` for any other name (a registry id); `Some(Err(name))` when no formula has that name.
+pub fn named_formula<'s>(
+    id: &'s str,
+    saved: impl IntoIterator<Item = (&'s str, &'s str)>,
+) -> Option<Result<&'s str, &'s str>> {
+    if let Some(text) = id.strip_prefix(EXPR_PREFIX) {
+        return Some(Ok(text));
+    }
+    let name = id.strip_prefix(NAMED_PREFIX)?;
+    let builtin = builtins::builtin(name).map(|b| b.text);
+    Some(builtin.or_else(|| saved.into_iter().find(|(n, _)| *n == name).map(|(_, t)| t)).ok_or(name))
+}
+
+/// A formula's title: the text of its first comment line.
+pub fn title(text: &str) -> Option<&str> {
+    text.lines().find_map(|l| l.trim().strip_prefix('#')).map(str::trim)
+}
 
 /// A formula's error, with where in the formula it is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -165,11 +188,4 @@ impl Formula {
 pub fn format_number(value: f64) -> String {
     let text = format!("{value}");
     if text.contains('e') || text.len() <= 12 { text } else { format!("{value:.6}").trim_end_matches('0').to_owned() }
-}
-
-/// Credit from a formula, as the CLI and the app's Custom scheme compute it: errors become
-/// [`CreditError::Failed`] with the formula's message.
-pub fn formula_credit(text: &str, run: &Run) -> Result<Credit, CreditError> {
-    let failed = |e: FormulaError| CreditError::Failed { scheme: "formula".to_owned(), reason: e.to_string() };
-    Formula::parse(text).map_err(failed)?.credit(run).map_err(failed)
 }

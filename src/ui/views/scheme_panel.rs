@@ -185,9 +185,9 @@ fn formula_ui(
         editor.applied.clone_from(&current);
     }
     // Checked against the run when the text changes (a check reads the run's columns).
+    let check = |text: &str| (text.to_owned(), Formula::parse(text).and_then(|f| f.compile(run).map(|_| ())));
     if editor.checked.as_ref().is_none_or(|(text, _)| *text != editor.text) {
-        let result = Formula::parse(&editor.text).and_then(|f| f.compile(run).map(|_| ()));
-        editor.checked = Some((editor.text.clone(), result));
+        editor.checked = Some(check(&editor.text));
     }
     let error = editor.checked.as_ref().and_then(|(_, r)| r.as_ref().err().cloned());
     let span = error.as_ref().map(|e| e.span.clone());
@@ -203,12 +203,12 @@ fn formula_ui(
     let response = ui.add(edit);
     crate::ui::widgets::name(&response, if slot == 0 { "formula A" } else { "formula B" });
     if response.changed() {
-        let result = Formula::parse(&editor.text).and_then(|f| f.compile(run).map(|_| ()));
-        if result.is_ok() {
+        let checked = check(&editor.text);
+        if checked.1.is_ok() {
             choice.set(FORMULA_KEY, editor.text.clone());
             editor.applied.clone_from(&editor.text);
         }
-        editor.checked = Some((editor.text.clone(), result));
+        editor.checked = Some(checked);
     }
     if let Some(error) = editor.checked.as_ref().and_then(|(_, r)| r.as_ref().err()) {
         ui.label(egui::RichText::new(error.to_string()).color(theme::ERROR));
