@@ -16,11 +16,7 @@ use crate::model::Run;
 /// buffers of writing it, a conversion stays within about three times this.
 pub const DEFAULT_PIECE: usize = 256 << 20;
 
-/// The bytes of Parquet the training steps opened by default may have on disk (the latest steps
-/// that fit; `--steps` or the summary's "Open steps" choose others): reading and decoding them
-/// takes about a second on the development machine, and with their texts left in the files the
-/// run holds about half as many bytes (docs/PERFORMANCE.md).
-pub const DEFAULT_WINDOW: u64 = 80 << 20;
+pub use crate::load::vantage_v2::manifest::DEFAULT_WINDOW;
 
 /// The training steps `--steps` selects in the v2 datasets opened (`None`: all).
 static STEPS: Mutex<Option<(i64, i64)>> = Mutex::new(None);

@@ -105,6 +105,13 @@ pub fn step_span<'a>(partitions: impl IntoIterator<Item = &'a Partition>) -> Opt
     })
 }
 
+/// The bytes of Parquet the training steps opened by default may have on disk (the latest steps
+/// that fit; `--steps`, the summary's "Open steps" or a range in the web build choose others),
+/// natively and on the web: reading and decoding them takes about a second on the development
+/// machine, and with their texts left in the files the run holds about half as many bytes
+/// (docs/PERFORMANCE.md).
+pub const DEFAULT_WINDOW: u64 = 80 << 20;
+
 impl Manifest {
     /// Parses `manifest.json`, checking the format and the version.
     pub fn parse(text: &str) -> Result<Self, String> {
