@@ -484,17 +484,14 @@ impl LoadQueue {
 #[cfg(target_arch = "wasm32")]
 async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, String> {
     use eframe::wasm_bindgen::JsCast as _;
-    let window = web_sys::window().ok_or("no window")?;
-    let init = web_sys::RequestInit::new();
-    init.set_method("GET");
-    init.set_mode(web_sys::RequestMode::Cors);
-    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| format!("bad URL: {e:?}"))?;
-    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_request(&request)).await.map_err(|_err| {
-        "the request failed: the server is unreachable, or it does not allow cross-origin requests (CORS); \
-         download the file and open it with Open… instead"
-            .to_owned()
+    let response = super::http::get(url, None, None).await.map_err(|e| match e {
+        super::http::GetError::Unreachable => {
+            "the request failed: the server is unreachable, or it does not allow cross-origin requests (CORS); \
+             download the file and open it with Open… instead"
+                .to_owned()
+        }
+        super::http::GetError::Failed(why) => why,
     })?;
-    let response: web_sys::Response = response.dyn_into().map_err(|_err| "not an HTTP response".to_owned())?;
     if !response.ok() {
         return Err(format!("HTTP {} {}", response.status(), response.status_text()));
     }
@@ -502,10 +499,7 @@ async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, String> 
     progress.set_total(length.unwrap_or(0));
     let Some(body) = response.body() else {
         // No stream (an old browser): the whole body at once.
-        let buffer = response.array_buffer().map_err(|e| format!("{e:?}"))?;
-        let buffer =
-            wasm_bindgen_futures::JsFuture::from(buffer).await.map_err(|e| format!("reading the body: {e:?}"))?;
-        return Ok(js_sys::Uint8Array::new(&buffer).to_vec());
+        return super::http::body(&response).await;
     };
     let reader: web_sys::ReadableStreamDefaultReader =
         body.get_reader().dyn_into().map_err(|_err| "the body is not a readable stream".to_owned())?;

@@ -8,6 +8,8 @@ pub mod deeplink;
 pub mod faults;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod follow;
+#[cfg(target_arch = "wasm32")]
+pub mod http;
 mod loading;
 mod open_run;
 pub mod png;

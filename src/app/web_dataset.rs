@@ -115,37 +115,24 @@ struct Answer {
 
 /// GETs `url`, with a `Range` header when given.
 async fn fetch(url: &str, range: Option<&str>) -> Result<Answer, PieceError> {
-    let failed = |why: String| PieceError::Failed(why);
-    let window = web_sys::window().ok_or_else(|| failed("no window".to_owned()))?;
-    let init = web_sys::RequestInit::new();
-    init.set_method("GET");
-    init.set_mode(web_sys::RequestMode::Cors);
-    if let Some(range) = range {
-        let headers = web_sys::Headers::new().map_err(|e| failed(format!("{e:?}")))?;
-        headers.append("Range", range).map_err(|e| failed(format!("{e:?}")))?;
-        init.set_headers(&headers);
-    }
-    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| failed(format!("bad URL: {e:?}")))?;
-    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_request(&request)).await.map_err(|_e| {
-        failed(
+    let response = super::http::get(url, range, None).await.map_err(|e| match e {
+        super::http::GetError::Unreachable => PieceError::Failed(
             "the request failed: the server is unreachable, or it does not allow cross-origin requests (CORS)"
                 .to_owned(),
-        )
+        ),
+        super::http::GetError::Failed(why) => PieceError::Failed(why),
     })?;
-    let response: web_sys::Response = response.dyn_into().map_err(|_e| failed("not an HTTP response".to_owned()))?;
     let status = response.status();
     if status == 404 {
         return Err(PieceError::Missing);
     }
     if !response.ok() {
-        return Err(failed(format!("{url}: HTTP {status} {}", response.status_text())));
+        return Err(PieceError::Failed(format!("{url}: HTTP {status} {}", response.status_text())));
     }
     let content_range =
         response.headers().get("content-range").ok().flatten().and_then(|h| remote::parse_content_range(&h));
-    let buffer = response.array_buffer().map_err(|e| failed(format!("{e:?}")))?;
-    let buffer =
-        wasm_bindgen_futures::JsFuture::from(buffer).await.map_err(|e| failed(format!("reading the body: {e:?}")))?;
-    Ok(Answer { status, content_range, bytes: js_sys::Uint8Array::new(&buffer).to_vec() })
+    let bytes = super::http::body(&response).await.map_err(PieceError::Failed)?;
+    Ok(Answer { status, content_range, bytes })
 }
 
 /// The bytes of a `File` or `Blob`.

@@ -103,21 +103,13 @@ impl WebFollower {
 
 /// The bytes of `url` from byte `from` on.
 async fn fetch_from(url: &str, from: u64) -> Result<Answer, String> {
-    use eframe::wasm_bindgen::JsCast as _;
-    let window = web_sys::window().ok_or("no window")?;
-    let headers = web_sys::Headers::new().map_err(|e| format!("{e:?}"))?;
-    headers.append("Range", &format!("bytes={from}-")).map_err(|e| format!("{e:?}"))?;
-    let init = web_sys::RequestInit::new();
-    init.set_method("GET");
-    init.set_mode(web_sys::RequestMode::Cors);
-    init.set_headers(&headers);
     // Not from the browser's cache: the log changes under the same address.
-    init.set_cache(web_sys::RequestCache::NoStore);
-    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| format!("bad URL: {e:?}"))?;
-    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_request(&request))
+    let response = super::http::get(url, Some(&format!("bytes={from}-")), Some(web_sys::RequestCache::NoStore))
         .await
-        .map_err(|_err| "the server is unreachable".to_owned())?;
-    let response: web_sys::Response = response.dyn_into().map_err(|_err| "not an HTTP response".to_owned())?;
+        .map_err(|e| match e {
+        super::http::GetError::Unreachable => "the server is unreachable".to_owned(),
+        super::http::GetError::Failed(why) => why,
+    })?;
     let status = response.status();
     if status == 416 {
         // Nothing past the end yet.
@@ -126,8 +118,6 @@ async fn fetch_from(url: &str, from: u64) -> Result<Answer, String> {
     if !response.ok() {
         return Err(format!("HTTP {status} {}", response.status_text()));
     }
-    let buffer = response.array_buffer().map_err(|e| format!("{e:?}"))?;
-    let buffer = wasm_bindgen_futures::JsFuture::from(buffer).await.map_err(|e| format!("reading the body: {e:?}"))?;
-    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+    let bytes = super::http::body(&response).await?;
     Ok(if status == 206 { Answer::From(bytes) } else { Answer::Whole(bytes) })
 }
