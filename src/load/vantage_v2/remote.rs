@@ -63,6 +63,15 @@ pub trait PieceSource {
     }
 }
 
+impl std::fmt::Display for PieceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Missing => f.write_str("not found"),
+            Self::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
 /// An HTTP `Content-Range: bytes A-B/LEN` as (A, LEN).
 pub fn parse_content_range(header: &str) -> Option<(u64, u64)> {
     let rest = header.trim().strip_prefix("bytes ")?;
@@ -71,17 +80,13 @@ pub fn parse_content_range(header: &str) -> Option<(u64, u64)> {
     Some((start.trim().parse().ok()?, len.trim().parse().ok()?))
 }
 
-fn failed(path: &str, err: PieceError) -> LoadError {
-    let why = match err {
-        PieceError::Missing => "not found".to_owned(),
-        PieceError::Failed(why) => why,
-    };
-    LoadError::from(std::io::Error::other(why)).with_path(path)
+fn failed(path: &str, err: &PieceError) -> LoadError {
+    LoadError::from(std::io::Error::other(err.to_string())).with_path(path)
 }
 
 /// The manifest of the dataset at `source`.
 pub async fn manifest(source: &impl PieceSource, name: &str) -> Result<Manifest, LoadError> {
-    let bytes = source.whole(MANIFEST).await.map_err(|e| failed(&format!("{name}{MANIFEST}"), e))?;
+    let bytes = source.whole(MANIFEST).await.map_err(|e| failed(&format!("{name}{MANIFEST}"), &e))?;
     let text = String::from_utf8_lossy(&bytes);
     Manifest::parse(&text)
         .map_err(|reason| LoadError::Incompatible { format: "vantage Parquet v2", reason }.with_path(name))
@@ -144,20 +149,20 @@ pub async fn open(
             let read = |table: &str| partition.file(table, part);
             let (groups, gm) = read_file(source, &read("groups"), super::read::ranges_without_texts)
                 .await
-                .map_err(|e| failed(&read("groups"), e))?;
+                .map_err(|e| failed(&read("groups"), &e))?;
             let (steps, sm) = read_file(source, &read("steps"), super::read::ranges_without_texts)
                 .await
-                .map_err(|e| failed(&read("steps"), e))?;
+                .map_err(|e| failed(&read("steps"), &e))?;
             let (trajectories, _) = read_file(source, &read("trajectories"), everything)
                 .await
-                .map_err(|e| failed(&read("trajectories"), e))?;
+                .map_err(|e| failed(&read("trajectories"), &e))?;
             // A partition without token rows has no tokens files (not asked for: no 404s).
             let tokens = match partition.tokens {
                 0 => None,
                 _ => match read_file(source, &read("tokens"), everything).await {
                     Ok((bytes, _)) => Some(bytes),
                     Err(PieceError::Missing) => None,
-                    Err(e) => return Err(failed(&read("tokens"), e)),
+                    Err(e) => return Err(failed(&read("tokens"), &e)),
                 },
             };
             files_read += 3 + usize::from(tokens.is_some());
@@ -257,10 +262,7 @@ pub async fn fetch_wanted(source: &impl PieceSource, texts: &RemoteTexts) -> Res
         };
         let mut pieces = Vec::with_capacity(ranges.len());
         for (start, len) in ranges {
-            let piece = source.piece(path, Want::Range(start, len)).await.map_err(|e| match e {
-                PieceError::Missing => format!("{path}: not found"),
-                PieceError::Failed(why) => format!("{path}: {why}"),
-            })?;
+            let piece = source.piece(path, Want::Range(start, len)).await.map_err(|e| format!("{path}: {e}"))?;
             pieces.push((piece.offset, piece.bytes));
         }
         if let Ok(mut held) = texts.held.lock()
