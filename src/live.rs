@@ -125,6 +125,16 @@ pub fn verl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     })
 }
 
+/// Which files of a directory are a NeMo-RL training dump: `train_data_step{N}.jsonl`, by step
+/// (validation dumps, `val_data_step{N}.jsonl`, are runs of their own and left out).
+pub fn nemo_rl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    list_dir(dir, |path| {
+        let name = path.file_name().and_then(|n| n.to_str())?;
+        let (step, train) = crate::load::nemo_rl::step_of_name(name)?;
+        u64::try_from(step).ok().filter(|_| train)
+    })
+}
+
 /// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
 fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     list_dir(dir, |path| {
@@ -150,13 +160,17 @@ fn head(path: &Path) -> Vec<u8> {
     head
 }
 
-/// What kind of run a directory holds: a verl dump, TRL completions, or neither.
+/// What kind of run a directory holds: a verl dump, a NeMo-RL log directory, TRL completions,
+/// or none of them.
 pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !dir.is_dir() {
         return None;
     }
     if !verl_files(dir).0.is_empty() {
         return Some("verl");
+    }
+    if !nemo_rl_files(dir).0.is_empty() {
+        return Some("nemo_rl");
     }
     let trl = trl_files(dir).0;
     let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
@@ -347,15 +361,20 @@ impl Tail {
     }
 }
 
+/// The files of a directory that make a run, in step order, and the names of the others.
+type FileLister = fn(&Path) -> (Vec<(u64, PathBuf)>, Vec<String>);
+
 /// How the run is being read.
 enum State {
     /// A JSON-lines file (texts left in it where the format allows).
     Jsonl { tail: Tail, stream: Box<dyn LineFeed> },
     /// A compressed file, read once (it cannot be followed).
     Compressed { stream: Box<dyn LineFeed> },
-    /// A verl `rollout_data_dir`: each file's tail, at its offset in the texts' source.
+    /// A directory of numbered JSON-lines files (a verl `rollout_data_dir`, a NeMo-RL log
+    /// directory): each file's tail, at its offset in the texts' source.
     Verl {
         dir: PathBuf,
+        list: FileLister,
         tails: Vec<(u64, Tail, u64)>,
         stream: Box<dyn LineFeed>,
         source: std::sync::Arc<FilesSource>,
@@ -371,6 +390,16 @@ enum State {
         waiting: Vec<(PathBuf, u64, Instant)>,
         skipped: Vec<String>,
     },
+}
+
+impl State {
+    /// A directory of numbered JSON-lines files listed by `list`, read by `stream` (its texts
+    /// left in the files).
+    fn numbered(dir: &Path, list: FileLister, mut stream: Box<dyn LineFeed>, skipped: Vec<String>) -> Self {
+        let source = std::sync::Arc::new(FilesSource::default());
+        stream.keep_texts_in(std::sync::Arc::clone(&source) as std::sync::Arc<dyn TextSource>);
+        Self::Verl { dir: dir.to_owned(), list, tails: Vec::new(), stream, source, skipped }
+    }
 }
 
 /// A run being read, or followed, from a path.
@@ -438,10 +467,13 @@ impl Live {
                         // Numbered files of another format: read as one log by its loader.
                         return Ok(None);
                     }
-                    let source = std::sync::Arc::new(FilesSource::default());
-                    let mut stream = crate::load::verl_dump::stream(&name, std::mem::take(&mut report));
-                    stream.keep_texts_in(std::sync::Arc::clone(&source) as std::sync::Arc<dyn TextSource>);
-                    State::Verl { dir: path.to_owned(), tails: Vec::new(), stream: Box::new(stream), source, skipped }
+                    let stream = crate::load::verl_dump::stream(&name, std::mem::take(&mut report));
+                    State::numbered(path, verl_files, Box::new(stream), skipped)
+                }
+                Some("nemo_rl") => {
+                    let (_, skipped) = nemo_rl_files(path);
+                    let stream = crate::load::nemo_rl::stream(&name, std::mem::take(&mut report));
+                    State::numbered(path, nemo_rl_files, Box::new(stream), skipped)
                 }
                 #[cfg(feature = "parquet")]
                 Some("trl") => {
@@ -616,8 +648,8 @@ impl Live {
         let arrived = match &mut self.state {
             State::Compressed { .. } => false,
             State::Jsonl { tail, stream } => read_jsonl(tail, stream.as_mut(), self.budget, &mut show)?,
-            State::Verl { dir, tails, stream, source, skipped } => {
-                let mut at = VerlAt { dir, tails, source, skipped, following: self.following };
+            State::Verl { dir, list, tails, stream, source, skipped } => {
+                let mut at = VerlAt { dir, list: *list, tails, source, skipped, following: self.following };
                 read_verl(&mut at, stream.as_mut(), self.budget, &mut show)?
             }
             #[cfg(feature = "parquet")]
@@ -834,6 +866,7 @@ fn read_jsonl(
 /// Where a verl directory's reading stands.
 struct VerlAt<'a> {
     dir: &'a Path,
+    list: FileLister,
     tails: &'a mut Vec<(u64, Tail, u64)>,
     source: &'a FilesSource,
     skipped: &'a mut Vec<String>,
@@ -847,7 +880,7 @@ fn read_verl(
     budget: u64,
     show: &mut Shown<'_, '_>,
 ) -> Result<bool, LoadError> {
-    let (files, others) = verl_files(at.dir);
+    let (files, others) = (at.list)(at.dir);
     for other in others {
         if !at.skipped.contains(&other) {
             at.skipped.push(other);
@@ -865,6 +898,8 @@ fn read_verl(
     at.tails.sort_by_key(|(step, ..)| *step);
     let mut arrived = false;
     for (_, tail, base) in &mut *at.tails {
+        let file_name = tail.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        stream.start_file(&file_name);
         loop {
             if let Some((lines, offset)) = tail.next_lines(show.piece_size(PIECE))? {
                 stream.feed(lines, *base + offset);
@@ -968,7 +1003,7 @@ fn cancelled(name: &str) -> LoadError {
 /// Whether `path` is read piece by piece through [`Live`] when read as `format` (detected when
 /// `None`): a JSON-lines log, a verl or TRL directory; any other format given is read whole.
 pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
-    format.is_none_or(|f| f == "vantage" || (f == "verl" && path.is_dir()) || (f == "trl" && path.is_dir()))
+    format.is_none_or(|f| f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "trl") && path.is_dir()))
 }
 
 /// Reads `path` to its end through [`Live`], showing the run so far with `shown` (see

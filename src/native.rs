@@ -383,6 +383,37 @@ pub fn load_path_showing(
     report: &mut LoadReport,
     shown: Option<crate::live::ShowRun<'_>>,
 ) -> Result<Run, LoadError> {
+    let mut run = read_path(path, format, report, shown)?;
+    note_failures_sidecar(path, &mut run);
+    Ok(run)
+}
+
+/// NeMo Gym writes failed rollouts to `<stem>_failures.jsonl` beside the rollouts: when that file
+/// is there, the run's notes say so (and how many lines it has), as its rollouts are not in the run.
+fn note_failures_sidecar(path: &std::path::Path, run: &mut Run) {
+    if !run.meta.format.starts_with("NeMo Gym") {
+        return;
+    }
+    let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { return };
+    let sidecar = path.with_file_name(format!("{stem}_failures.jsonl"));
+    let Ok(file) = std::fs::File::open(&sidecar) else { return };
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(file))
+        .map_while(Result::ok)
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    run.meta.notes.push(format!(
+        "{lines} failed rollout(s) in {} (NeMo Gym's failures sidecar), not in this run: open it to see them",
+        sidecar.display()
+    ));
+}
+
+/// Reads a path as [`load_path_showing`] does, before the notes about files beside it.
+fn read_path(
+    path: &std::path::Path,
+    format: Option<&str>,
+    report: &mut LoadReport,
+    shown: Option<crate::live::ShowRun<'_>>,
+) -> Result<Run, LoadError> {
     let name = path.display().to_string();
     report.file.clone_from(&name);
     if format.is_none_or(|f| f == "vantage_v2") && is_v2_dataset(path) {

@@ -36,6 +36,9 @@ pub trait LineFeed: Send {
     fn report(&self) -> &LoadReport;
     /// Approximate heap bytes of the run so far.
     fn heap_bytes(&self) -> usize;
+    /// The lines fed from now on are of the file `name` (a format that takes something from a
+    /// file's name, as NeMo-RL's step, reads it here; the others ignore it).
+    fn start_file(&mut self, _name: &str) {}
     /// Hands on the run read since the last cut and goes on with an empty one
     /// ([`RunBuilder::take_segment`]); the report goes on counting the whole log.
     fn take_segment(&mut self) -> Run;
@@ -66,6 +69,8 @@ pub trait JsonLines: Send {
     type Item: Send;
     /// What a record is called in "no … loaded".
     fn what(&self) -> &'static str;
+    /// The lines added from now on are of the file `name` (see [`LineFeed::start_file`]).
+    fn start_file(&mut self, _name: &str) {}
     /// Parses one non-blank line (on any thread).
     fn parse(text: &str) -> Result<Self::Item, FieldError>;
     /// Adds one parsed record, in file order. `record.text` is its line: within the builder's raw
@@ -136,6 +141,20 @@ pub async fn read_all(mut stream: Box<dyn LineFeed>, bytes: &[u8], report: &mut 
         super::pace::pace().await;
     }
     stream.finish_into(report)
+}
+
+/// Reads a JSON-lines format whose first lines `accepts`, through the stream `start` makes for
+/// it; "not this format" (`format`, with `reason`) when they are not of it.
+pub async fn read_format(
+    (format, reason): (&'static str, &str),
+    accepts: fn(&str) -> bool,
+    start: fn(&str, LoadReport) -> Box<dyn LineFeed>,
+    (name, bytes, report): (&str, &[u8], &mut LoadReport),
+) -> Result<Run, LoadError> {
+    if !accepts(&head_text(bytes)) {
+        return Err(LoadError::Incompatible { format, reason: reason.to_owned() });
+    }
+    read_all(start(name, std::mem::take(report)), bytes, report).await
 }
 
 /// Where to end a piece that starts at `from` and is about `size` bytes long: just after a line
@@ -332,6 +351,10 @@ impl<F: JsonLines> LineFeed for LineStream<F> {
 
     fn heap_bytes(&self) -> usize {
         self.builder.heap_bytes()
+    }
+
+    fn start_file(&mut self, name: &str) {
+        self.format.start_file(name);
     }
 
     fn take_segment(&mut self) -> Run {

@@ -28,6 +28,7 @@ macro_rules! paced {
     };
 }
 
+mod atif;
 pub mod budget;
 pub mod compressed;
 mod error;
@@ -36,6 +37,8 @@ mod lenient;
 pub mod lines;
 mod math_aps;
 mod math_shepherd;
+mod nemo_gym;
+pub mod nemo_rl;
 mod openai_chat;
 mod openhands;
 pub mod outcomes;
@@ -60,7 +63,9 @@ pub mod vantage_jsonl;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
 pub mod vantage_parquet;
 pub mod vantage_v2;
+pub mod verifiers;
 pub mod verl_dump;
+mod vf_eval;
 pub mod zip;
 
 pub use error::LoadError;
@@ -138,6 +143,10 @@ pub static LOADERS: &[&dyn Loader] = &[
     &math_shepherd::MathShepherd,
     &toolbench::ToolBench,
     &verl_dump::VerlDump,
+    &verifiers::Verifiers,
+    &nemo_gym::NemoGym,
+    &nemo_rl::NemoRl,
+    &vf_eval::VfEval,
     &tot::TreeOfThoughts,
     &math_aps::MathAps,
     &prm800k::Prm800k,
@@ -145,6 +154,7 @@ pub static LOADERS: &[&dyn Loader] = &[
     &openhands::OpenHands,
     &inspect::Inspect,
     &trackio::Trackio,
+    &atif::Atif,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &vantage_parquet::VantageParquet,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]

@@ -6,7 +6,7 @@
 
 use super::lines::{LineFeed, head_text, read_all, records};
 use super::records::{
-    Record, array_records, finish, line_records, message_text, object_has, parse, text_of, text_step,
+    Record, array_records, finish, id_text, line_records, message_text, object_has, parse, text_of, text_step,
 };
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
@@ -52,14 +52,6 @@ struct Function {
     name: String,
     #[serde(default)]
     arguments: Option<serde_json::Value>,
-}
-
-fn id_text(value: Option<&serde_json::Value>) -> Option<String> {
-    match value? {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Null => None,
-        other => Some(other.to_string()),
-    }
 }
 
 impl Loader for OpenAiChat {

@@ -120,6 +120,16 @@ pub fn stable_hash(text: &str) -> u64 {
     h
 }
 
+/// A JSON id or scalar as text: a string as it is, another value as JSON (`None` for null or
+/// absent).
+pub fn id_text(value: Option<&serde_json::Value>) -> Option<String> {
+    match value? {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
 /// Chat-message content as text: a string, or the `text` of each part of a content list.
 pub fn message_text(content: Option<&serde_json::Value>) -> String {
     match content {

@@ -111,10 +111,19 @@ fn parallel_and_piecewise_loading_give_the_run_one_thread_gives() {
 /// ../shared/data in those formats.
 fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
     let mut logs = Vec::new();
-    let mut paths: Vec<PathBuf> = ["tests/fixtures/formats", "tests/fixtures/verl_dump", "tests/fixtures/agents"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(root().join(d)).unwrap().map(|e| e.unwrap().path()))
-        .collect();
+    let mut paths: Vec<PathBuf> = [
+        "tests/fixtures/formats",
+        "tests/fixtures/verl_dump",
+        "tests/fixtures/agents",
+        "tests/fixtures/trainers/verifiers",
+        "tests/fixtures/trainers/nemo_gym",
+        "tests/fixtures/trainers/nemo_rl",
+        "tests/fixtures/trainers/vf_eval/current",
+        "tests/fixtures/trainers/vf_eval/v0.1.3",
+    ]
+    .iter()
+    .flat_map(|d| std::fs::read_dir(root().join(d)).unwrap().map(|e| e.unwrap().path()))
+    .collect();
     let shared = root().join("../shared/data");
     if shared.is_dir() {
         paths.extend(vantage::native::expand_paths(vec![shared]));
@@ -141,7 +150,18 @@ fn importers_of_json_lines_read_in_pieces_give_the_run_one_thread_gives() {
         .filter_map(|(name, bytes)| load_bytes(name, bytes, &mut LoadReport::new(name)).ok())
         .map(|run| run.meta.format.clone())
         .collect();
-    for format in ["verl rollout dump", "Math-Shepherd", "PRMBench", "PRM800K", "MATH-APS", "OpenHands trajectory"] {
+    for format in [
+        "verl rollout dump",
+        "Math-Shepherd",
+        "PRMBench",
+        "PRM800K",
+        "MATH-APS",
+        "OpenHands trajectory",
+        "verifiers episodes",
+        "NeMo Gym rollouts",
+        "NeMo-RL training dump",
+        "verifiers vf-eval results",
+    ] {
         assert!(formats.contains(format), "no {format} log among {formats:?}");
     }
     for (name, bytes) in &logs {

@@ -22,4 +22,5 @@ mod parquet_decode;
 mod partitions;
 mod process_credit;
 mod sample_runs;
+mod trainers_2026;
 mod ui;
