@@ -137,12 +137,21 @@ fn results_file(dir: &std::path::Path, path: &std::path::Path) -> Option<crate::
 
 /// Whether `dir` is one run of trajectories and the results files holding their outcomes: it holds
 /// results files, and none of its subdirectories holds both results and other logs (then each
-/// such subdirectory is a run of its own, and `dir` a collection of them).
+/// such subdirectory is a run of its own, and `dir` a collection of them). JSON files in a folder
+/// with a results file are the harness's, not other logs: trajectories in `trajs/` and reports in
+/// `logs/<instance>/` beside them are one run.
 pub fn is_joined_run(dir: &std::path::Path) -> bool {
     let holds = |d: &std::path::Path| {
         let files = log_files(d);
-        let results = files.iter().filter(|p| results_file(d, p).is_some()).count();
-        (results > 0, files.len() > results)
+        let results: Vec<&std::path::PathBuf> = files.iter().filter(|p| results_file(d, p).is_some()).collect();
+        // A JSON file beside a results file is the harness's too (its summary, its other
+        // outputs), not a trajectory: `logs/<instance>/` of an evaluation holds such files.
+        let beside_results = |p: &std::path::PathBuf| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            name.ends_with(".json") && !name.ends_with(".traj.json") && results.iter().any(|r| r.parent() == p.parent())
+        };
+        let others = files.iter().filter(|p| !results.contains(p) && !beside_results(p)).count();
+        (!results.is_empty(), others > 0)
     };
     if !holds(dir).0 {
         return false;

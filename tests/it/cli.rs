@@ -439,3 +439,30 @@ fn schemes_lists_the_built_in_and_saved_formulas() {
     assert_eq!(String::from_utf8_lossy(&credit.stdout).lines().count(), 1829);
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }
+
+/// A run whose trajectories and results sit in sibling folders (`trajs/`, and an evaluation's
+/// `logs/<instance>/report.json` beside its other JSON outputs) is one run: `check` exits 0 with the
+/// outcomes joined and names the files it skipped.
+#[test]
+fn a_run_with_trajectories_and_reports_in_sibling_folders_is_one_run() {
+    let dir = common::scratch("sibling-folders");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/swe_run");
+    std::fs::create_dir_all(dir.join("trajs")).unwrap();
+    std::fs::copy(fixtures.join("sympy__sympy-20590.traj.json"), dir.join("trajs/sympy__sympy-20590.traj.json"))
+        .unwrap();
+    std::fs::copy(fixtures.join("django__django-11099.traj"), dir.join("trajs/django__django-11099.traj")).unwrap();
+    for (id, resolved) in [("sympy__sympy-20590", true), ("django__django-11099", false)] {
+        let logs = dir.join("logs").join(id);
+        std::fs::create_dir_all(&logs).unwrap();
+        let report = format!(r#"{{"{id}": {{"patch_exists": true, "resolved": {resolved}, "tests_status": {{}}}}}}"#);
+        std::fs::write(logs.join("report.json"), report).unwrap();
+        std::fs::write(logs.join("eval_result.json"), r#"{"tests": {"passed": 3, "failed": 0}}"#).unwrap();
+    }
+    std::fs::write(dir.join("results_summary.json"), r#"{"accuracy": 0.5, "n": 2}"#).unwrap();
+    std::fs::write(dir.join("preds.json"), r#"{"sympy__sympy-20590": {"model_patch": "diff"}}"#).unwrap();
+    let (code, out, err) = vantage(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("groups 2 · trajectories 2"), "{out}");
+    assert!(out.contains("success 50.0%"), "{out}");
+    assert!(out.contains("files that are not trajectories, skipped:") && out.contains("results_summary.json"), "{out}");
+}

@@ -63,6 +63,7 @@ fn batch<F: Real>(inputs: &Value) -> Batch<'static, F> {
         max_length: None,
         components: Vec::new(),
         component_weights: Vec::new(),
+        tree: Vec::new(),
     }
 }
 

@@ -75,14 +75,24 @@ fn verifiers_episodes_are_trees_of_branches_grouped_by_episode_group_with_their_
     // the sampled tokens.
     let tokens = &run.tokens;
     assert!(tokens.advantage.is_some() && tokens.ref_logprob.is_some());
-    // The logged advantages are GRPO's with the biased std and ε = 1e-6 (how the fixture was
-    // made): the audit finds no difference.
+    // The logged advantages are prime-rl's own (the fixture ran its GRPOAlgorithm.score_group):
+    // under the matching preset the audit finds nothing; counting each branch of the branching
+    // trace as prime-rl does not, it names the rows of that group.
     let logged = credit(&run, "logged", None, &[]);
-    let grpo = credit(&run, "grpo", Some("verl"), &[("std", "biased")]);
-    assert_close(&logged, &grpo, "logged vs grpo");
-    // With the unbiased std (verl's default) they differ: the audit would name the rows.
-    let unbiased = credit(&run, "grpo", Some("verl"), &[]);
-    assert!(logged.iter().zip(&unbiased).any(|(a, b)| (a - b).abs() > 1e-3));
+    let prime = credit(&run, "grpo", Some("prime_rl"), &[]);
+    assert_close(&logged, &prime, "logged vs grpo:prime_rl");
+    let audit = vantage::analysis::compare::Comparison::of(&run, &logged, &prime);
+    assert!(audit.most_different.is_empty() && audit.num_differing == 0);
+    let per_branch = credit(&run, "grpo", Some("prime_rl"), &[("count", "trajectory")]);
+    let audit = vantage::analysis::compare::Comparison::of(&run, &logged, &per_branch);
+    let named: std::collections::BTreeSet<&str> = audit
+        .most_different
+        .iter()
+        .filter_map(|d| run.trajectories.ids().find(|&t| run.trajectories.path_range(t).contains(&d.position)))
+        .map(|t| run.trajectory_key(t))
+        .collect();
+    assert_eq!(named.len(), 3, "{named:?}");
+    assert!(named.iter().all(|k| k.starts_with("e-1/") || k.starts_with("e-2/")), "{named:?}");
 }
 
 /// An episode line with its `traces` edited by `edit`.
@@ -220,28 +230,14 @@ fn nemo_rl_dumps_group_by_prompt_tokens_and_carry_the_trainers_advantages() {
     assert_eq!(step1.groups.train_step, vec![Some(1), Some(1)]);
     // Tokens are cut to input_lengths (the padding is gone).
     assert_eq!(step1.tokens.len, 6 + 5 + 7 + 6 + 8 + 7);
-    // NeMo-RL's default GRPO: leave-one-out baseline over the unbiased std + 1e-6, checked here
-    // against the logged advantages computed from the rewards independently.
+    // The logged advantages are NeMo-RL's own (its GRPOAdvantageEstimator made them): under the
+    // nemo_rl preset the audit finds nothing; without the leave-one-out baseline it names rows.
     let logged = credit(&step1, "logged", None, &[]);
-    let tr = &step1.trajectories;
-    for g in step1.groups.ids() {
-        let members = step1.groups.members(g);
-        let rewards: Vec<f64> = members.iter().map(|t| f64::from(tr.reward[t.index()])).collect();
-        let n = rewards.len() as f64;
-        let mean = rewards.iter().sum::<f64>() / n;
-        let std = (rewards.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-        for (k, t) in members.iter().enumerate() {
-            let others = (rewards.iter().sum::<f64>() - rewards[k]) / (n - 1.0);
-            let expected = (rewards[k] - others) / (std + 1e-6);
-            let p = tr.path_range(*t).start;
-            assert!(
-                (f64::from(logged[p]) - expected).abs() < 1e-4,
-                "{}: {} vs {expected}",
-                step1.trajectory_key(*t),
-                logged[p]
-            );
-        }
-    }
+    let nemo = credit(&step1, "grpo", Some("nemo_rl"), &[]);
+    assert_close(&logged, &nemo, "logged vs grpo:nemo_rl");
+    assert_eq!(vantage::analysis::compare::Comparison::of(&step1, &logged, &nemo).num_differing, 0);
+    let no_loo = credit(&step1, "grpo", Some("nemo_rl_no_loo"), &[]);
+    assert!(!vantage::analysis::compare::Comparison::of(&step1, &logged, &no_loo).most_different.is_empty());
     // A multi-turn sample: one step per run of trained tokens, texts alternating.
     let (step2, _) = fixture("nemo_rl/train_data_step2.jsonl");
     assert_eq!(counts(&step2), (1, 3, 5));
@@ -345,4 +341,44 @@ fn atif_subagents_are_branches_under_the_calling_step_and_tokens_follow_the_call
     let path = tokens.trajectories.path(vantage::model::TrajectoryId::from_index(0));
     assert_eq!(tokens.nodes.token_span(path[1]), Some([7, 10]));
     assert_eq!(tokens.groups.task.iter().map(|&t| tokens.label(t)).collect::<Vec<_>>(), ["hello-world"]);
+}
+
+/// Each 2026 trainer's own outcome advantage (`tests/golden/trainers_2026`, made by running the
+/// trainers' functions) equals `grpo` under its preset: NeMo-RL with and without its leave-one-out
+/// baseline, prime-rl, slime and miles (both under `slime`).
+#[test]
+fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/trainers_2026/cases.json");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let cases = golden["cases"].as_array().unwrap();
+    assert!(cases.len() >= 4);
+    let mut compared = 0;
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let mut log = String::from("{\"vantage\": 1}\n");
+        for (i, sample) in case["samples"].as_array().unwrap().iter().enumerate() {
+            let (prompt, reward) = (sample[0].as_str().unwrap(), sample[1].as_f64().unwrap());
+            log.push_str(&format!(
+                r#"{{"type": "trajectory", "id": "s{i}", "group": "{prompt}", "outcome": {{"reward": {reward}}}, "steps": [{{"action": "a"}}]}}"#
+            ));
+            log.push('\n');
+        }
+        let run = load_bytes(name, log.as_bytes(), &mut LoadReport::new(name)).unwrap();
+        for (trainer, preset) in [
+            ("nemo_rl", "nemo_rl"),
+            ("nemo_rl_no_loo", "nemo_rl_no_loo"),
+            ("prime_rl", "prime_rl"),
+            ("slime", "slime"),
+            ("miles", "slime"),
+        ] {
+            let got = credit(&run, "grpo", Some(preset), &[]);
+            for (i, want) in case["advantages"][trainer].as_array().unwrap().iter().enumerate() {
+                let t = run.trajectory_by_key(&format!("s{i}")).unwrap();
+                let (g, w) = (f64::from(got[run.trajectories.path_range(t).start]), want.as_f64().unwrap());
+                assert!((g - w).abs() <= 1e-5 + 1e-5 * w.abs(), "{name} {trainer} s{i}: {g} vs {w}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 100, "{compared}");
 }

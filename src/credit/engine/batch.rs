@@ -47,6 +47,9 @@ pub struct Batch<'a, F: Clone> {
     pub components: Vec<Vec<F>>,
     /// The reward functions' weights (`reward_weights`), one per component; empty means 1 each.
     pub component_weights: Vec<F>,
+    /// Each row's tree record (`u32::MAX`: none); empty when unknown. A scheme that scores a
+    /// tree once (prime-rl scores a trace once, whatever its branches) reads it.
+    pub tree: Vec<u32>,
 }
 
 impl<F: Real> Batch<'_, F> {
@@ -246,6 +249,7 @@ pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> 
         max_length: None,
         components: Vec::new(),
         component_weights: Vec::new(),
+        tree: Vec::new(),
     }
 }
 

@@ -184,6 +184,7 @@ pub fn batch_from_run<'a>(
     let tr = &run.trajectories;
     let mut batch = Batch::<f32> {
         group: tr.group.iter().map(|g| g.0).collect(),
+        tree: tr.tree.iter().map(|t| t.0).collect(),
         num_groups: run.groups.len(),
         skip_returns: level == Level::Step,
         ..Batch::default()

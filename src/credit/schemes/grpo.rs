@@ -69,6 +69,18 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
             "none",
             "a row without a score (every reward function returned None) is left out of its group's mean and std; it gets no value, or 0 as TRL's nan_to_num gives",
         ),
+        ParamSpec::choice(
+            "baseline",
+            &["group", "leave_one_out"],
+            "group",
+            "the mean subtracted: the group's, or the other members' (NeMo-RL use_leave_one_out_baseline: the std is then the others' unbiased std, and a zero std divides nothing)",
+        ),
+        ParamSpec::choice(
+            "count",
+            &["trajectory", "tree"],
+            "trajectory",
+            "what the group's mean and std count: every trajectory, or a tree record once (prime-rl scores a trace once, whatever its branches)",
+        ),
         ParamSpec::float(
             "reward_clip",
             0.0,
@@ -81,7 +93,7 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     with_common(&own)
 });
 
-static PRESETS: [Preset; 4] = [
+static PRESETS: [Preset; 8] = [
     Preset {
         name: "verl",
         values: &[
@@ -126,6 +138,58 @@ static PRESETS: [Preset; 4] = [
         name: "dr_grpo",
         values: &[("norm_by_std", "false"), ("singleton", "verl"), ("placement", "broadcast"), ("kl_coef", "0")],
         doc: "Dr.GRPO as verl runs it: grpo with norm_adv_by_std_in_grpo=false",
+    },
+    Preset {
+        name: "nemo_rl",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000001"),
+            ("baseline", "leave_one_out"),
+            ("singleton", "zero"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "NeMo-RL GRPO's defaults (NVIDIA-NeMo/RL 7ea279abf, advantage_estimator.py GRPOAdvantageEstimator, use_leave_one_out_baseline and normalize_rewards true): r minus the mean of the prompt's other samples, over their unbiased std + 1e-6 where that std is above 0; one sample alone gets 0",
+    },
+    Preset {
+        name: "nemo_rl_no_loo",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000001"),
+            ("baseline", "group"),
+            ("singleton", "zero"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "NeMo-RL GRPO with use_leave_one_out_baseline false (7ea279abf): (r − mean)/(std + 1e-6), unbiased std over the prompt's samples, not divided where the std is 0; one sample alone gets 0",
+    },
+    Preset {
+        name: "prime_rl",
+        values: &[
+            ("norm_by_std", "false"),
+            ("baseline", "group"),
+            ("count", "tree"),
+            ("singleton", "zero"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "prime-rl's default GRPO (PrimeIntellect-ai/prime-rl 559b44772, orchestrator/algo/grpo.py GRPOAlgorithm.score_group without length_penalty): reward − the group's mean reward over its traces (a trace with several branches counted once), on every sampled token of the trace; prime-rl leaves traces that failed or whose agent is not trainable out of the mean, and vantage counts them",
+    },
+    Preset {
+        name: "slime",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000001"),
+            ("baseline", "group"),
+            ("singleton", "zero"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "slime / miles --advantage-estimator grpo with rewards and std normalization (THUDM/slime 624b824a8 ray/rollout.py _post_process_rewards; radixark/miles 31f1ca961 train_data_conversion.py): (r − mean)/(std + 1e-6), torch's unbiased std over the prompt's n_samples_per_prompt samples; n_samples_per_prompt = 1 gives r − r = 0. slime normalizes the whole batch as one group when groups differ in size; miles groups by prompt then",
     },
 ];
 
@@ -220,6 +284,10 @@ struct Options {
     batch_mean: bool,
     /// The std over the batch instead of the group.
     batch_scale: bool,
+    /// NeMo-RL's leave-one-out baseline: each row's mean and std are its group's others'.
+    leave_one_out: bool,
+    /// The group's mean and std count each tree record once.
+    per_tree: bool,
 }
 
 impl Options {
@@ -234,6 +302,8 @@ impl Options {
             reward_clip: params.f64("reward_clip"),
             batch_mean: params.choice("mean") == "batch",
             batch_scale: params.choice("scale") == "batch",
+            leave_one_out: params.choice("baseline") == "leave_one_out",
+            per_tree: params.choice("count") == "tree",
         }
     }
 }
@@ -251,6 +321,9 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         let terms =
             Terms::for_rows("GDPO: Σ_k w_k·(r_k − mean)/(std + ε), normalized over the batch", &[], advantage.len());
         return Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms });
+    }
+    if options.leave_one_out {
+        return Ok(leave_one_out(batch, params, &options));
     }
     let scores = batch.scores();
     let Options { eps, norm_by_std: norm, unbiased, zero_singleton, unscorable_zero, .. } = options;
@@ -271,9 +344,23 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     let formula = if norm { "(r − mean)/(std + ε)" } else { "r − mean" };
     let mut terms = Terms::for_rows(formula, &["r", "mean", "std", "ε", "group size"], scores.len());
     let mut valid: Vec<F> = Vec::new();
+    let mut seen: Vec<u32> = Vec::new();
     for rows in batch.group_rows().iter() {
         valid.clear();
-        valid.extend(rows.iter().map(|&i| scores[i]).filter(|s| !s.is_nan()));
+        seen.clear();
+        for &i in rows {
+            // A tree record counted once: its first row stands for it.
+            let tree = batch.tree.get(i).copied().unwrap_or(u32::MAX);
+            if options.per_tree && tree != u32::MAX {
+                if seen.contains(&tree) {
+                    continue;
+                }
+                seen.push(tree);
+            }
+            if !scores[i].is_nan() {
+                valid.push(scores[i]);
+            }
+        }
         // verl: a group of one has mean 0 and std = torch.tensor(1.0), a float32 one.
         let (mean, std) = if valid.len() < 2 { (F::ZERO, F::ONE) } else { mean_std(&valid, unbiased) };
         let std = batch_std.unwrap_or(std);
@@ -299,10 +386,57 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
             terms.set(i, &[s.f64(), mean.f64(), std.f64(), eps.f64(), valid.len() as f64]);
         }
     }
-    let advantages = if crate::credit::kernels::openrlhf::wanted(params) {
-        crate::credit::kernels::openrlhf::returns(batch, &advantage, params, F::ONE)
+    Ok(Output { advantages: placed(batch, &advantage, params), returns: None, terms })
+}
+
+/// The advantages placed on the tokens: OpenRLHF's placements, else broadcast.
+fn placed<F: Real>(batch: &Batch<'_, F>, advantage: &[F], params: &Params) -> Vec<F> {
+    if crate::credit::kernels::openrlhf::wanted(params) {
+        crate::credit::kernels::openrlhf::returns(batch, advantage, params, F::ONE)
     } else {
-        batch.broadcast(&advantage)
-    };
-    Ok(Output { advantages, returns: None, terms })
+        batch.broadcast(advantage)
+    }
+}
+
+/// NeMo-RL's GRPO with `use_leave_one_out_baseline` (`nemo_rl/algorithms/utils.py`
+/// `calculate_baseline_and_std_per_prompt`, `advantage_estimator.py` `GRPOAdvantageEstimator`): each
+/// row's baseline is the mean of the other rows of its group, its std their unbiased std (0 with
+/// fewer than two others), and the advantage `r − baseline`, divided by `std + ε` where that std
+/// is above 0. A group with one scored row gives it 0 (its baseline is its reward).
+fn leave_one_out<F: Real>(batch: &Batch<'_, F>, params: &Params, options: &Options) -> Output<F> {
+    let scores = batch.scores();
+    let (eps, clip) = (F::of(options.eps), F::of(options.reward_clip));
+    let mut advantage = vec![F::ZERO; scores.len()];
+    let formula =
+        if options.norm_by_std { "(r − mean of the others)/(their std + ε)" } else { "r − mean of the others" };
+    let mut terms =
+        Terms::for_rows(formula, &["r", "mean of the others", "their std", "ε", "group size"], scores.len());
+    let mut others: Vec<F> = Vec::new();
+    for rows in batch.group_rows().iter() {
+        let valid = rows.iter().filter(|&&i| !scores[i].is_nan()).count();
+        for &i in rows {
+            let s = scores[i];
+            if s.is_nan() {
+                advantage[i] = if options.unscorable_zero { F::ZERO } else { s };
+                continue;
+            }
+            others.clear();
+            others.extend(rows.iter().filter(|&&j| j != i).map(|&j| scores[j]).filter(|v| !v.is_nan()));
+            let (mean, std) = match others.len() {
+                0 => (s, F::ZERO),
+                1 => (others[0], F::ZERO),
+                _ => mean_std(&others, true),
+            };
+            let mut a = s - mean;
+            if options.norm_by_std && std > F::ZERO {
+                a = a / (std + eps);
+            }
+            if clip > F::ZERO {
+                a = a.max(-clip).min(clip);
+            }
+            advantage[i] = a;
+            terms.set(i, &[s.f64(), mean.f64(), std.f64(), eps.f64(), valid as f64]);
+        }
+    }
+    Output { advantages: placed(batch, &advantage, params), returns: None, terms }
 }
