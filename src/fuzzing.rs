@@ -14,7 +14,7 @@ pub const FUZZ_BUDGET: u64 = 512 << 20;
 
 /// The entry points that are not one format's loader.
 pub const ENTRY_POINTS: &[&str] =
-    &["detect", "stream", "decompress", "zip", "outcomes", "deeplink", "state", "params", "formula"];
+    &["detect", "stream", "decompress", "zip", "pickle", "outcomes", "deeplink", "state", "params", "formula"];
 
 /// Every target: the entry points, then `format_<name>` for each loader built in.
 pub fn targets() -> Vec<String> {
@@ -75,6 +75,9 @@ pub fn run(target: &str, data: &[u8]) -> bool {
                     consume(archive.read(entry));
                 }
             }
+        }
+        "pickle" => {
+            consume(load::torch_pickle::unpickle(data));
         }
         "outcomes" => {
             if let Some(outcomes) = load::outcomes::parse(name, rest) {

@@ -70,6 +70,78 @@ pub fn is_v2_dataset(path: &std::path::Path) -> bool {
     path.is_dir() && path.join(crate::load::vantage_v2::MANIFEST).is_file()
 }
 
+/// Whether `path` is a slime / miles `--dump-details` directory: a `rollout_data/` of `.pt` files.
+pub fn is_slime_dump(path: &std::path::Path) -> bool {
+    !slime_files(&path.join("rollout_data")).is_empty()
+}
+
+/// The `.pt` files of `dir` whose stem begins with a rollout id (`3.pt`, `3_0.pt`), by id and
+/// name; `eval_*.pt` and other files are left out.
+fn slime_files(dir: &std::path::Path) -> Vec<(i64, std::path::PathBuf)> {
+    let mut files: Vec<(i64, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pt"))
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?;
+            let rid = stem.split('_').next()?.parse().ok()?;
+            Some((rid, p))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// A slime / miles dump directory as one run: each `rollout_data/{rid}.pt` joined with its
+/// `train_data/{rid}.pt` or `train_data/{rid}_{rank}.pt` files (`load::slime_dump`). Evaluation
+/// dumps (`eval_{rid}.pt`) are left out and named in the notes.
+fn load_slime_dir(dir: &std::path::Path, report: &mut LoadReport) -> Result<Run, LoadError> {
+    let name = dir.display().to_string();
+    let read =
+        |p: &std::path::Path| std::fs::read(p).map_err(|e| LoadError::from(e).with_path(&p.display().to_string()));
+    let rollouts = slime_files(&dir.join("rollout_data"));
+    let trains = slime_files(&dir.join("train_data"));
+    let total: u64 =
+        rollouts.iter().chain(&trains).filter_map(|(_, p)| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    crate::load::budget::check(crate::load::budget::get(), total * WHOLE_READ_FACTOR, 0, total)
+        .map_err(|e| e.with_path(&name))?;
+    let mut builder = crate::model::RunBuilder::new(&name, "slime / miles dump");
+    for (rid, path) in &rollouts {
+        let shown = path.strip_prefix(dir).unwrap_or(path).display().to_string();
+        let mut shards = Vec::new();
+        for (_, train) in trains.iter().filter(|(r, _)| r == rid) {
+            shards.push((train.strip_prefix(dir).unwrap_or(train).display().to_string(), read(train)?));
+        }
+        let mut file_report = LoadReport::new(&shown);
+        if let Err(err) =
+            crate::load::slime_dump::add_rollout_files(&mut builder, &read(path)?, &shards, &mut file_report)
+        {
+            report.warn(crate::model::Warning::skipped(0, shown, format!("{err}")));
+            continue;
+        }
+        report.records_seen += file_report.records_seen;
+        report.records_loaded += file_report.records_loaded;
+        for mut warning in file_report.warnings {
+            if !warning.field.contains(".pt") {
+                warning.field = format!("{shown}: {}", warning.field);
+            }
+            report.warn(warning);
+        }
+    }
+    let evals: Vec<String> = std::fs::read_dir(dir.join("rollout_data"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().filter(|n| n.starts_with("eval_")).map(str::to_owned))
+        .collect();
+    if !evals.is_empty() {
+        builder.meta_mut().notes.push(format!("evaluation dumps left out (open one by itself): {}", evals.join(", ")));
+    }
+    crate::load::finish_run(builder, report, "sample").map_err(|e| e.with_path(&name))
+}
+
 /// Command-line paths with directories opened up: a directory that holds one run (verl
 /// `<step>.jsonl` dumps, TRL completions parquet files) stays one path; any other directory
 /// becomes the log files below it (json, jsonl, eval, traj, parquet, gz, zst), sorted.
@@ -80,6 +152,7 @@ pub fn expand_paths(paths: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
             || crate::live::directory_kind(&path).is_some()
             || is_joined_run(&path)
             || is_v2_dataset(&path)
+            || is_slime_dump(&path)
         {
             out.push(path);
             continue;
@@ -90,7 +163,7 @@ pub fn expand_paths(paths: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
             for entry in entries.flatten() {
                 let p = entry.path();
-                if p.is_dir() && (is_joined_run(&p) || is_v2_dataset(&p)) {
+                if p.is_dir() && (is_joined_run(&p) || is_v2_dataset(&p) || is_slime_dump(&p)) {
                     found.push(p);
                 } else if p.is_dir() {
                     stack.push(p);
@@ -434,6 +507,9 @@ fn read_path(
             reason: "this build has no Parquet support (build with the `parquet` feature)".to_owned(),
         }
         .with_path(&name));
+    }
+    if path.is_dir() && format.is_none_or(|f| f == "slime") && is_slime_dump(path) {
+        return load_slime_dir(path, report);
     }
     if crate::live::reads_as_stream(path, format)
         && let Some(result) = crate::live::load(path, report, shown)

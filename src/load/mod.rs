@@ -51,10 +51,12 @@ mod prmbench;
 mod processbench;
 mod records;
 mod report;
+pub mod slime_dump;
 mod swe_agent;
 mod tau2;
 pub mod thrift;
 mod toolbench;
+pub mod torch_pickle;
 mod tot;
 pub mod trackio;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
@@ -153,6 +155,7 @@ pub static LOADERS: &[&dyn Loader] = &[
     &swe_agent::SweAgent,
     &openhands::OpenHands,
     &inspect::Inspect,
+    &slime_dump::SlimeDump,
     &trackio::Trackio,
     &atif::Atif,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
@@ -226,6 +229,12 @@ pub async fn load_shared_paced(
         }
     }
     load_bytes_paced(name, &bytes, report).await
+}
+
+/// Finishes a run built by a reader outside `load` (a directory of files read natively): the
+/// report's warnings on it, an error naming the first problem when nothing loaded.
+pub fn finish_run(builder: crate::model::RunBuilder, report: &LoadReport, what: &str) -> Result<Run, LoadError> {
+    records::finish(builder, report, what)
 }
 
 /// Reads a run from bytes with an explicit format.

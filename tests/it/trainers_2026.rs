@@ -382,3 +382,39 @@ fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
     }
     assert!(compared >= 100, "{compared}");
 }
+
+#[test]
+fn a_slime_dump_directory_joins_rollout_and_sharded_train_dumps_and_reports_a_shard_being_written() {
+    let dir = fixture_path("slime/dump");
+    let mut report = LoadReport::new("dump");
+    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    assert_eq!(run.meta.format, "slime / miles dump");
+    // Rollouts 3 and 4: two prompts of two samples each.
+    assert_eq!(counts(&run), (4, 8, 8));
+    assert_eq!(run.groups.train_step, vec![Some(3), Some(3), Some(4), Some(4)]);
+    // Rollout 4's second shard is half a file: reported, not misread.
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert!(
+        report.warnings[0].field.contains("train_data/4_1.pt")
+            && report.warnings[0].reason.contains("still being written")
+    );
+    // The prompt's tokens are unmasked, the response's follow its loss mask; the train dump's
+    // log-probabilities, reference log-probabilities, entropies and advantages are joined by
+    // sample index across rollout 3's two rank files.
+    let t = run.trajectory_by_key("rollout-3/sample-0").unwrap();
+    let range = run.trajectories.token_range(t);
+    assert_eq!(&run.tokens.mask.as_ref().unwrap()[range.clone()], &[false, false, false, true, true]);
+    let ref_logprob = &run.tokens.ref_logprob.as_ref().unwrap()[range];
+    assert!((ref_logprob[3] - (-0.12)).abs() < 1e-6, "{ref_logprob:?}");
+    assert!(run.tokens.entropy.is_some() && run.tokens.advantage.is_some());
+    // slime's own GRPO normalisation made the logged advantages: the slime preset recomputes them.
+    let logged = credit(&run, "logged", None, &[]);
+    let slime = credit(&run, "grpo", Some("slime"), &[]);
+    assert_close(&logged, &slime, "logged vs grpo:slime");
+    // One rollout file alone loads; a train file alone says to open the directory.
+    let (alone, _) = fixture("slime/dump/rollout_data/4.pt");
+    assert_eq!(counts(&alone), (2, 4, 4));
+    let train = std::fs::read(fixture_path("slime/dump/train_data/3_0.pt")).unwrap();
+    let err = load_bytes("3_0.pt", &train, &mut LoadReport::new("3_0.pt")).unwrap_err();
+    assert!(err.to_string().contains("open the dump directory"), "{err}");
+}

@@ -93,6 +93,18 @@ static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
     with_common(&own)
 });
 
+/// `(r − mean)/(std + 1e-6)` over the group, unbiased, a group of one 0, no clip, broadcast: what
+/// NeMo-RL without its leave-one-out baseline, slime and miles all run.
+const GROUP_NORM: &[(&str, &str)] = &[
+    ("norm_by_std", "true"),
+    ("epsilon", "0.000001"),
+    ("baseline", "group"),
+    ("singleton", "zero"),
+    ("reward_clip", "0"),
+    ("placement", "broadcast"),
+    ("kl_coef", "0"),
+];
+
 static PRESETS: [Preset; 8] = [
     Preset {
         name: "verl",
@@ -154,15 +166,7 @@ static PRESETS: [Preset; 8] = [
     },
     Preset {
         name: "nemo_rl_no_loo",
-        values: &[
-            ("norm_by_std", "true"),
-            ("epsilon", "0.000001"),
-            ("baseline", "group"),
-            ("singleton", "zero"),
-            ("reward_clip", "0"),
-            ("placement", "broadcast"),
-            ("kl_coef", "0"),
-        ],
+        values: GROUP_NORM,
         doc: "NeMo-RL GRPO with use_leave_one_out_baseline false (7ea279abf): (r − mean)/(std + 1e-6), unbiased std over the prompt's samples, not divided where the std is 0; one sample alone gets 0",
     },
     Preset {
@@ -180,15 +184,7 @@ static PRESETS: [Preset; 8] = [
     },
     Preset {
         name: "slime",
-        values: &[
-            ("norm_by_std", "true"),
-            ("epsilon", "0.000001"),
-            ("baseline", "group"),
-            ("singleton", "zero"),
-            ("reward_clip", "0"),
-            ("placement", "broadcast"),
-            ("kl_coef", "0"),
-        ],
+        values: GROUP_NORM,
         doc: "slime / miles --advantage-estimator grpo with rewards and std normalization (THUDM/slime 624b824a8 ray/rollout.py _post_process_rewards; radixark/miles 31f1ca961 train_data_conversion.py): (r − mean)/(std + 1e-6), torch's unbiased std over the prompt's n_samples_per_prompt samples; n_samples_per_prompt = 1 gives r − r = 0. slime normalizes the whole batch as one group when groups differ in size; miles groups by prompt then",
     },
 ];
