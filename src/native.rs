@@ -200,7 +200,7 @@ fn results_file(dir: &std::path::Path, path: &std::path::Path) -> Option<crate::
     let mut head = Vec::new();
     std::fs::File::open(path).ok()?.take(1 << 16).read_to_end(&mut head).ok()?;
     let head = String::from_utf8_lossy(&head);
-    if !head.contains("\"resolved") && !head.contains("\"is_solved\"") {
+    if !head.contains("\"resolved") && !head.contains("\"is_solved\"") && !head.contains("\"trial_name\"") {
         return None;
     }
     let bytes = std::fs::read(path).ok()?;
@@ -216,7 +216,13 @@ fn results_file(dir: &std::path::Path, path: &std::path::Path) -> Option<crate::
 pub fn is_joined_run(dir: &std::path::Path) -> bool {
     let holds = |d: &std::path::Path| {
         let files = log_files(d);
-        let results: Vec<&std::path::PathBuf> = files.iter().filter(|p| results_file(d, p).is_some()).collect();
+        let parsed: Vec<(&std::path::PathBuf, bool)> = files
+            .iter()
+            .filter_map(|p| results_file(d, p).map(|o| (p, o.kind == crate::load::outcomes::HARBOR_TRIAL)))
+            .collect();
+        let results: Vec<&std::path::PathBuf> = parsed.iter().map(|(p, _)| *p).collect();
+        // A Harbor trial's result.json is one trial's outcome beside its trajectory, not a run's.
+        let trial_only = !parsed.is_empty() && parsed.iter().all(|(_, trial)| *trial);
         // A JSON file beside a results file is the harness's too (its summary, its other
         // outputs), not a trajectory: `logs/<instance>/` of an evaluation holds such files.
         let beside_results = |p: &std::path::PathBuf| {
@@ -224,13 +230,13 @@ pub fn is_joined_run(dir: &std::path::Path) -> bool {
             name.ends_with(".json") && !name.ends_with(".traj.json") && results.iter().any(|r| r.parent() == p.parent())
         };
         let others = files.iter().filter(|p| !results.contains(p) && !beside_results(p)).count();
-        (!results.is_empty(), others > 0)
+        (!results.is_empty(), others > 0, trial_only)
     };
     if !holds(dir).0 {
         return false;
     }
     let Ok(entries) = std::fs::read_dir(dir) else { return false };
-    !entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).any(|sub| holds(&sub) == (true, true))
+    !entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).any(|sub| holds(&sub) == (true, true, false))
 }
 
 /// Whether the file at `path` begins with `magic`.

@@ -13,8 +13,10 @@
 //! branch under the step that called it: one more trajectory, the root's steps up to that step
 //! and the subagent's after them. The reward is not in the file (Harbor's verifier writes it
 //! beside the trajectory): a trajectory loads with no outcome and says so, and outcomes are
-//! joined from results files as for SWE-bench reports. Each file is a group of its own unless
-//! its `extra` names a task (`task_name`, `task_id`).
+//! joined from results files as for SWE-bench reports: in a Harbor job (`<job>/<trial>/agent/
+//! trajectory.json` beside `<trial>/result.json`), the trajectory is named after its trial, which
+//! the trial's `result.json` gives the verifier's reward, and grouped by the trial's task. Outside
+//! one, each file is a group of its own unless its `extra` names a task (`task_name`, `task_id`).
 
 use std::collections::BTreeMap;
 
@@ -121,9 +123,10 @@ impl Loader for Atif {
         b.meta_mut().notes.push(
             "ATIF files hold no reward (the verifier writes it beside the trajectory): outcomes come from joined results files".to_owned(),
         );
+        let trial = harbor_trial(name);
         for (i, record) in records.into_iter().enumerate() {
             if let Some(t) = parse::<Trajectory>(record, report) {
-                add(&mut b, record, i, &t, report);
+                add(&mut b, record, (i, trial.as_ref()), &t, report);
             }
         }
         super::records::finish(b, report, "trajectory")
@@ -242,26 +245,61 @@ fn path_tokens(turns: &[&Turn]) -> Option<PathTokens> {
     Some(out)
 }
 
+/// Where a file lies in a Harbor trial directory (`<job>/<trial>/agent/trajectory.json`, a
+/// continuation `trajectory.cont-1.json`): the trial's name, the trajectory's key in it (the trial
+/// name, or `trial/cont-1`), and the task (the trial name before its `__<id>`, as Harbor's
+/// `TrialConfig.generate_trial_name` writes it).
+struct HarborTrial {
+    key: String,
+    task: String,
+}
+
+fn harbor_trial(name: &str) -> Option<HarborTrial> {
+    let mut parts = name.rsplit(['/', '\\']);
+    let file = parts.next()?;
+    let stem = file.strip_prefix("trajectory")?.strip_suffix(".json")?;
+    if parts.next()? != "agent" {
+        return None;
+    }
+    let trial = parts.next().filter(|t| !t.is_empty())?;
+    let task = trial.rsplit_once("__").map_or(trial, |(task, _)| task).to_owned();
+    let key = match stem.strip_prefix('.') {
+        Some(continuation) => format!("{trial}/{continuation}"),
+        None => trial.to_owned(),
+    };
+    Some(HarborTrial { key, task })
+}
+
 /// The task of a trajectory, when its `extra` names one.
 fn task_of(t: &Trajectory) -> Option<String> {
     let extra = t.extra.as_ref()?;
     ["task_name", "task_id", "instance_id"].iter().find_map(|k| id_text(extra.get(*k)))
 }
 
-fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, t: &Trajectory, report: &mut LoadReport) {
+/// Adds one trajectory (the `index`-th of the file, in the Harbor `trial` it lies in, if any).
+fn add(
+    b: &mut RunBuilder,
+    record: Record<'_>,
+    (index, trial): (usize, Option<&HarborTrial>),
+    t: &Trajectory,
+    report: &mut LoadReport,
+) {
     let (prompt, turns) = turns_of(&t.steps);
     if turns.is_empty() {
         report.warn(Warning::skipped(record.line, "steps", "no agent step"));
         return;
     }
-    let key = id_text(t.trajectory_id.as_ref())
+    let key = trial
+        .filter(|_| index == 0)
+        .map(|trial| trial.key.clone())
+        .or_else(|| id_text(t.trajectory_id.as_ref()))
         .or_else(|| id_text(t.session_id.as_ref()))
         .unwrap_or_else(|| format!("trajectory-{index}"));
     if b.has_trajectory(&key) {
         report.warn(Warning::skipped(record.line, "session_id", format!("duplicate trajectory {key:?}")));
         return;
     }
-    let task = task_of(t);
+    let task = task_of(t).or_else(|| trial.map(|trial| trial.task.clone()));
     let group_key = task.clone().unwrap_or_else(|| key.clone());
     let group = if let Some(g) = b.group(&group_key) {
         g

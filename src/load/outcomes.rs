@@ -2,7 +2,8 @@
 //! (`<model>.<run>.json`: `resolved_ids` and the ids it evaluated), a per-instance `report.json`
 //! (`{id: {resolved}}`), SWE-agent's `results.json` (`{resolved: [ids], …}`), and StableToolBench's
 //! pass-rate votes (`pass_rate_results/*.json`: `{query_id: {is_solved: {"0": "AnswerStatus.Solved", …}}}`,
-//! the reward the fraction of evaluators that said solved, an unsure vote counting a half).
+//! the reward the fraction of evaluators that said solved, an unsure vote counting a half), and a
+//! Harbor trial's `result.json` (`{trial_name, task_name, verifier_result: {rewards}}`).
 //!
 //! [`parse`] tells such a file by its content; [`join`] gives each trajectory whose id (its key,
 //! its group's key or task, or their first part before `/`, `_` or `@`) is in the file that
@@ -61,6 +62,12 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
         }
         Outcomes { file: name.to_owned(), kind, entries }
     };
+    // A Harbor trial's result.json: the verifier's rewards for the trial named `trial_name`.
+    if let (Some(trial), Some(verifier)) =
+        (value.get("trial_name").and_then(serde_json::Value::as_str), value.get("verifier_result"))
+    {
+        return Some(harbor_trial(name, trial, verifier));
+    }
     // The SWE-bench harness report.
     if value.get("resolved_ids").is_some_and(serde_json::Value::is_array) {
         return Some(from_lists("resolved_ids", "SWE-bench harness report"));
@@ -96,6 +103,27 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
     }
     Some(Outcomes { file: name.to_owned(), kind: kind?, entries })
 }
+
+/// What Harbor's verifier gave a trial (harbor `models/trial/result.py` `TrialResult`,
+/// `models/verifier/result.py` `VerifierResult`): `rewards` by name, its `reward` the outcome (else
+/// the only reward); success is a reward above 0.5. A trial whose verifier did not run (an
+/// exception, `verifier_result: null`) has no entry, so its trajectory loads with no outcome.
+fn harbor_trial(name: &str, trial: &str, verifier: &serde_json::Value) -> Outcomes {
+    let rewards = verifier.get("rewards").and_then(serde_json::Value::as_object);
+    let reward = rewards.and_then(|r| {
+        r.get("reward")
+            .and_then(serde_json::Value::as_f64)
+            .or_else(|| (r.len() == 1).then(|| r.values().next()?.as_f64()).flatten())
+    });
+    let mut entries = BTreeMap::new();
+    if let Some(reward) = reward {
+        entries.insert(trial.to_owned(), Entry { reward: reward as f32, success: reward > 0.5 });
+    }
+    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries }
+}
+
+/// The kind of a Harbor trial's `result.json`: one trial's outcome, beside its trajectory.
+pub const HARBOR_TRIAL: &str = "Harbor trial result";
 
 /// The ids a trajectory may be known by in a results file, most specific first.
 fn candidate_ids(run: &Run, t: crate::model::TrajectoryId) -> Vec<String> {

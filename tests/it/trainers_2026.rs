@@ -418,3 +418,53 @@ fn a_slime_dump_directory_joins_rollout_and_sharded_train_dumps_and_reports_a_sh
     let err = load_bytes("3_0.pt", &train, &mut LoadReport::new("3_0.pt")).unwrap_err();
     assert!(err.to_string().contains("open the dump directory"), "{err}");
 }
+
+/// A Harbor job (`<job>/<trial>/agent/trajectory.json` beside `<trial>/result.json`) is one run:
+/// each trajectory named after its trial and grouped by its task, the verifier's reward joined from
+/// the trial's result; a trial whose verifier did not run has no outcome, said in a warning.
+#[test]
+fn a_harbor_job_joins_each_trials_reward_and_groups_trials_by_task() {
+    let mut report = LoadReport::new("job");
+    let run = vantage::native::load_path(&fixture_path("atif/job"), None, &mut report).unwrap();
+    assert_eq!(run.meta.format, "ATIF trajectories");
+    assert_eq!((run.groups.len(), run.trajectories.len()), (2, 3));
+    let reward = |key: &str| run.trajectories.reward[run.trajectory_by_key(key).unwrap().index()];
+    assert_eq!(reward("hello-world__Xk2Lm9Q"), 1.0);
+    assert_eq!(reward("hello-world__Pq7Rt3Z"), 0.0);
+    assert!(reward("fix-git__Ab3Cd5E").is_nan());
+    let group = |key: &str| run.trajectories.group[run.trajectory_by_key(key).unwrap().index()];
+    assert_eq!(group("hello-world__Xk2Lm9Q"), group("hello-world__Pq7Rt3Z"));
+    assert_eq!(report.warnings.len(), 1);
+    assert!(report.warnings[0].reason.contains("\"fix-git__Ab3Cd5E\" has no outcome"), "{:?}", report.warnings);
+    // One trial's directory opens by itself with its reward.
+    let one =
+        vantage::native::load_path(&fixture_path("atif/job/hello-world__Xk2Lm9Q"), None, &mut LoadReport::new("t"))
+            .unwrap();
+    assert_eq!(one.trajectories.reward, vec![1.0]);
+}
+
+/// Every 2026 format's fixture written as vantage JSONL reads back the same (trees, token arrays
+/// and the logged advantages included), so a run can be converted and shared.
+#[test]
+fn every_2026_format_round_trips_through_vantage_jsonl() {
+    for file in [
+        "verifiers/episodes.jsonl",
+        "vf_eval/v0.1.3/results.jsonl",
+        "vf_eval/current/results.jsonl",
+        "nemo_gym/xlam_fc.jsonl",
+        "nemo_gym/blackjack.jsonl",
+        "nemo_rl/train_data_step2.jsonl",
+        "nemo_rl/val_data_step2.jsonl",
+        "atif/subagents.json",
+        "atif/tokens.json",
+        "slime/dump/rollout_data/3.pt",
+    ] {
+        let (run, _) = fixture(file);
+        let jsonl = vantage::load::vantage_jsonl::write::to_jsonl(&run);
+        let mut report = LoadReport::new("round.jsonl");
+        let again = load_bytes("round.jsonl", jsonl.as_bytes(), &mut report).unwrap();
+        assert!(report.warnings.is_empty(), "{file}: {:?}", report.warnings.first());
+        assert_eq!(vantage::load::vantage_jsonl::write::to_jsonl(&again), jsonl, "{file}");
+        assert_eq!(vantage::analysis::RunSummary::of(&again), vantage::analysis::RunSummary::of(&run), "{file}");
+    }
+}
