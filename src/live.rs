@@ -135,6 +135,42 @@ pub fn nemo_rl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     })
 }
 
+/// Which files make a verifiers run (`load::verifiers`) of a directory: prime-rl's episode stream
+/// (`stream.jsonl` in the directory, its `traces/` or its `monitors/file/traces/`), a verifiers
+/// eval's `traces.jsonl`, or prime-rl's earlier per-step files
+/// (`[rollouts/]step_N/{train,eval}/all/traces.jsonl`, by step, training before eval). The others
+/// are named: the stream's index and annotations, the `effective` subsets (the episodes trained
+/// on, which `all` holds too).
+pub fn verifiers_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    for traces in [dir.to_path_buf(), dir.join("traces"), dir.join("monitors/file/traces")] {
+        for name in ["stream.jsonl", "traces.jsonl"] {
+            let file = traces.join(name);
+            if file.is_file() {
+                let (_, others) = list_dir(&traces, |p| (p == file).then_some(0));
+                return (vec![(0, file)], others);
+            }
+        }
+    }
+    let rollouts = if dir.join("rollouts").is_dir() { dir.join("rollouts") } else { dir.to_path_buf() };
+    let (mut files, mut others) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(&rollouts).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(step) = name.strip_prefix("step_").and_then(|n| n.parse::<u64>().ok()) else { continue };
+        for (k, kind) in ["train", "eval"].iter().enumerate() {
+            let all = entry.path().join(kind).join("all/traces.jsonl");
+            if all.is_file() {
+                files.push((step * 2 + k as u64, all));
+            }
+            if entry.path().join(kind).join("effective/traces.jsonl").is_file() {
+                others.push(format!("{name}/{kind}/effective/traces.jsonl"));
+            }
+        }
+    }
+    files.sort();
+    others.sort();
+    (files, others)
+}
+
 /// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
 fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     list_dir(dir, |path| {
@@ -171,6 +207,11 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     }
     if !nemo_rl_files(dir).0.is_empty() {
         return Some("nemo_rl");
+    }
+    let verifiers = verifiers_files(dir).0;
+    if verifiers.first().is_some_and(|(_, p)| crate::load::verifiers::accepts(&crate::load::lines::head_text(&head(p))))
+    {
+        return Some("verifiers");
     }
     let trl = trl_files(dir).0;
     let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
@@ -474,6 +515,11 @@ impl Live {
                     let (_, skipped) = nemo_rl_files(path);
                     let stream = crate::load::nemo_rl::stream(&name, std::mem::take(&mut report));
                     State::numbered(path, nemo_rl_files, Box::new(stream), skipped)
+                }
+                Some("verifiers") => {
+                    let (_, skipped) = verifiers_files(path);
+                    let stream = crate::load::verifiers::stream(&name, std::mem::take(&mut report));
+                    State::numbered(path, verifiers_files, stream, skipped)
                 }
                 #[cfg(feature = "parquet")]
                 Some("trl") => {
@@ -1003,7 +1049,7 @@ fn cancelled(name: &str) -> LoadError {
 /// Whether `path` is read piece by piece through [`Live`] when read as `format` (detected when
 /// `None`): a JSON-lines log, a verl or TRL directory; any other format given is read whole.
 pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
-    format.is_none_or(|f| f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "trl") && path.is_dir()))
+    format.is_none_or(|f| f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "trl") && path.is_dir()))
 }
 
 /// Reads `path` to its end through [`Live`], showing the run so far with `shown` (see

@@ -117,6 +117,9 @@ struct Node {
     advantages: Option<Vec<Num>>,
     #[serde(default)]
     reference_logprobs: Option<Vec<Num>>,
+    /// The trainer's policy entropies over the sampled tokens (verifiers#2481, stamped by prime-rl).
+    #[serde(default)]
+    entropies: Option<Vec<Num>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -161,7 +164,8 @@ pub fn accepts(head: &str) -> bool {
     head_matches(head, |r| object_has(r.text, &["traces", "task"]) || object_has(r.text, &["nodes", "agent", "task"]))
 }
 
-fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
+/// An empty run named `name`, read piece by piece (a stream prime-rl appends to, or one file).
+pub fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
     let mut builder = RunBuilder::new(name, FORMAT);
     builder.meta_mut().notes.push(
         "each trace's message graph is a tree: one trajectory per root-to-leaf branch; groups are the episodes' group ids".to_owned(),
@@ -295,8 +299,10 @@ struct BranchTokens {
     logprob: Vec<f32>,
     advantage: Vec<f32>,
     reference: Vec<f32>,
+    entropy: Vec<f32>,
     has_advantage: bool,
     has_reference: bool,
+    has_entropy: bool,
 }
 
 /// The tokens of the nodes of `path`, or why they cannot be read.
@@ -314,6 +320,7 @@ fn branch_tokens(nodes: &[Node], path: &[usize]) -> Result<BranchTokens, String>
             ("logprobs", Some(&node.logprobs)),
             ("advantages", node.advantages.as_ref()),
             ("reference_logprobs", node.reference_logprobs.as_ref()),
+            ("entropies", node.entropies.as_ref()),
         ] {
             if let Some(values) = values.filter(|v| !v.is_empty() && v.len() != sampled && v.len() != len) {
                 return Err(format!(
@@ -327,6 +334,8 @@ fn branch_tokens(nodes: &[Node], path: &[usize]) -> Result<BranchTokens, String>
         out.has_reference |= node.reference_logprobs.is_some();
         spread(node.advantages.as_deref().unwrap_or_default(), &mask, &mut out.advantage);
         spread(node.reference_logprobs.as_deref().unwrap_or_default(), &mask, &mut out.reference);
+        out.has_entropy |= node.entropies.is_some();
+        spread(node.entropies.as_deref().unwrap_or_default(), &mask, &mut out.entropy);
         out.mask.extend(mask);
     }
     Ok(out)
@@ -506,6 +515,7 @@ fn add_trace(
                 logprob: Some(&t.logprob),
                 advantage: t.has_advantage.then_some(t.advantage.as_slice()),
                 ref_logprob: t.has_reference.then_some(t.reference.as_slice()),
+                entropy: t.has_entropy.then_some(t.entropy.as_slice()),
                 ..NewTokens::default()
             },
             _ => NewTokens::default(),

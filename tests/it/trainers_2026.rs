@@ -468,3 +468,47 @@ fn every_2026_format_round_trips_through_vantage_jsonl() {
         assert_eq!(vantage::analysis::RunSummary::of(&again), vantage::analysis::RunSummary::of(&run), "{file}");
     }
 }
+
+/// prime-rl's layouts open as one run: the trace stream directory (its index and annotations named
+/// in the notes, not tried as logs) and the earlier `rollouts/step_N/{train,eval}/all/traces.jsonl`
+/// (the `effective` subsets named, not read twice), followed as new steps arrive.
+#[test]
+fn prime_rl_trace_directories_open_as_one_run() {
+    let text = std::fs::read_to_string(fixture_path("verifiers/episodes.jsonl")).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let run_dir = crate::common::scratch("prime-rl-run");
+    let traces = run_dir.join("monitors/file/traces");
+    std::fs::create_dir_all(traces.join("annotations")).unwrap();
+    std::fs::write(traces.join("stream.jsonl"), &text).unwrap();
+    std::fs::write(traces.join("stream.index.jsonl"), "{\"offset\": 0}\n").unwrap();
+    std::fs::write(traces.join("annotations/trainer.jsonl"), "{\"episode\": \"e-1\"}\n").unwrap();
+    for dir in [run_dir.clone(), traces.clone()] {
+        let mut report = LoadReport::new("run");
+        let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+        assert_eq!((run.meta.format.as_str(), run.trajectories.len()), ("verifiers episodes", 5));
+        assert!(report.warnings.is_empty());
+        assert!(
+            run.meta.notes.iter().any(|n| n.contains("stream.index.jsonl") && n.contains("annotations")),
+            "{:?}",
+            run.meta.notes
+        );
+    }
+    let rollouts = crate::common::scratch("prime-rl-rollouts").join("rollouts");
+    let write = |path: &str, text: &str| {
+        let file = rollouts.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    };
+    write("step_7/train/all/traces.jsonl", &lines[..2].concat());
+    write("step_7/train/effective/traces.jsonl", lines[0]);
+    let mut live =
+        vantage::live::Live::open(rollouts.parent().unwrap(), LoadReport::default(), u64::MAX).unwrap().unwrap();
+    live.follow();
+    assert!(live.read(None).unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 3);
+    write("step_8/eval/all/traces.jsonl", lines[2]);
+    assert!(live.poll().unwrap());
+    let run = live.snapshot();
+    assert_eq!(run.trajectories.len(), 5);
+    assert!(run.meta.notes.iter().any(|n| n.contains("step_7/train/effective/traces.jsonl")), "{:?}", run.meta.notes);
+}
