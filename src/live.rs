@@ -135,21 +135,68 @@ pub fn nemo_rl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     })
 }
 
-/// Which files make a verifiers run (`load::verifiers`) of a directory: prime-rl's episode stream
-/// (`stream.jsonl` in the directory, its `traces/` or its `monitors/file/traces/`), a verifiers
-/// eval's `traces.jsonl`, or prime-rl's earlier per-step files
+/// Which files make a verifiers run (`load::verifiers`) of a directory, in the order they are read:
+/// prime-rl's episode stream (`stream.jsonl`, or the plain chunks of `stream/`, in the directory,
+/// its `traces/` or its `monitors/file/traces/`) and then its producers' annotations
+/// (`annotations/<producer>.jsonl` or `annotations/<producer>/NNNNN.jsonl`, folded onto the
+/// episodes), a verifiers eval's `traces.jsonl`, or prime-rl's earlier per-step files
 /// (`[rollouts/]step_N/{train,eval}/all/traces.jsonl`, by step, training before eval). The others
-/// are named: the stream's index and annotations, the `effective` subsets (the episodes trained
-/// on, which `all` holds too).
+/// are named: the indexes, zstd-sealed chunks, the `effective` subsets (the episodes trained on,
+/// which `all` holds too).
 pub fn verifiers_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let chunks = |d: &Path| -> Vec<(u64, PathBuf)> {
+        let mut out: Vec<(u64, PathBuf)> = std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter_map(|p| {
+                let name = p.file_name()?.to_str()?;
+                Some((name.strip_suffix(".jsonl")?.parse().ok()?, p))
+            })
+            .collect();
+        out.sort();
+        out
+    };
     for traces in [dir.to_path_buf(), dir.join("traces"), dir.join("monitors/file/traces")] {
-        for name in ["stream.jsonl", "traces.jsonl"] {
-            let file = traces.join(name);
-            if file.is_file() {
-                let (_, others) = list_dir(&traces, |p| (p == file).then_some(0));
-                return (vec![(0, file)], others);
+        let stream: Vec<(u64, PathBuf)> = if traces.join("stream.jsonl").is_file() {
+            vec![(0, traces.join("stream.jsonl"))]
+        } else if traces.join("traces.jsonl").is_file() {
+            vec![(0, traces.join("traces.jsonl"))]
+        } else {
+            chunks(&traces.join("stream"))
+        };
+        if stream.is_empty() {
+            continue;
+        }
+        let mut files = stream;
+        let annotations = traces.join("annotations");
+        let mut producers: Vec<PathBuf> =
+            std::fs::read_dir(&annotations).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        producers.sort();
+        for (k, producer) in producers.iter().enumerate() {
+            let base = (1 << 40) + ((k as u64) << 24);
+            if producer.is_dir() {
+                files.extend(chunks(producer).into_iter().map(|(n, p)| (base + n, p)));
+            } else if producer
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".jsonl") && !n.ends_with(".index.jsonl"))
+            {
+                files.push((base, producer.clone()));
             }
         }
+        let mut others = Vec::new();
+        for d in [traces.clone(), traces.join("stream"), annotations] {
+            for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_file() && !files.iter().any(|(_, f)| *f == path) {
+                    others.push(path.strip_prefix(&traces).unwrap_or(&path).display().to_string());
+                }
+            }
+        }
+        others.sort();
+        return (files, others);
     }
     let rollouts = if dir.join("rollouts").is_dir() { dir.join("rollouts") } else { dir.to_path_buf() };
     let (mut files, mut others) = (Vec::new(), Vec::new());

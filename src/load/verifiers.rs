@@ -21,8 +21,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
+use super::lenient::FieldError;
 use super::lenient::Num;
-use super::lines::{LineFeed, records};
+use super::lines::{JsonLines, LineFeed, LineStream, parse_json};
 use super::records::{Record, call_text, head_matches, id_text, message_text, object_has, push_observation};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{GroupId, NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId, Warning};
@@ -170,7 +171,126 @@ pub fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
     builder.meta_mut().notes.push(
         "each trace's message graph is a tree: one trajectory per root-to-leaf branch; groups are the episodes' group ids".to_owned(),
     );
-    records(builder, "episode", add, report)
+    Box::new(LineStream::new(Episodes::default(), builder, report))
+}
+
+/// prime-rl's trace update (`monitors/file/traces/update.py`, written to
+/// `traces/annotations/<producer>.jsonl` after the episode): per-token streams over each branch
+/// of a trace, full length over the branch's tokens, `null` where unknown.
+#[derive(serde::Deserialize)]
+struct Update {
+    trace_id: String,
+    #[serde(default)]
+    branches: Vec<BranchStreams>,
+}
+
+#[derive(serde::Deserialize)]
+struct BranchStreams {
+    index: usize,
+    #[serde(default)]
+    advantages: Option<Vec<Option<f64>>>,
+    #[serde(default)]
+    entropies: Option<Vec<Option<f64>>>,
+}
+
+/// A line: an episode (or bare trace), or a trace update.
+enum Item {
+    Episode(Box<Line>),
+    Update(Update),
+}
+
+/// The episodes read so far: each trace's trajectories, by trace id, in branch order (where a
+/// later update's streams go).
+#[derive(Default)]
+struct Episodes {
+    traces: HashMap<String, Vec<String>>,
+}
+
+impl JsonLines for Episodes {
+    type Item = Item;
+
+    fn what(&self) -> &'static str {
+        "episode"
+    }
+
+    fn parse(text: &str) -> Result<Item, FieldError> {
+        // A trace update names its trace and carries branches; an episode has neither key.
+        if text.contains("\"trace_id\"") && text.contains("\"branches\"") && !text.contains("\"traces\"") {
+            return parse_json(text).map(Item::Update);
+        }
+        parse_json(text).map(|line| Item::Episode(Box::new(line)))
+    }
+
+    fn add(&mut self, b: &mut RunBuilder, record: Record<'_>, index: usize, item: Item, report: &mut LoadReport) {
+        match item {
+            Item::Episode(line) => {
+                let before = b.num_trajectories();
+                add(b, record, index, &line, report);
+                self.remember(b, &line, before);
+            }
+            Item::Update(update) => self.fold(b, record, &update, report),
+        }
+    }
+}
+
+impl Episodes {
+    /// Notes the trajectories an episode added, by trace id.
+    fn remember(&mut self, b: &RunBuilder, line: &Line, before: usize) {
+        if b.num_trajectories() == before {
+            return;
+        }
+        let episode = id_text(line.id.as_ref()).unwrap_or_default();
+        let traces: Vec<&Trace> =
+            line.traces.as_ref().map_or_else(|| line.bare.iter().collect(), |t| t.iter().collect());
+        for trace in traces {
+            let Some(id) = id_text(trace.id.as_ref()) else { continue };
+            let key = format!("{episode}/{id}");
+            let keys: Vec<String> = if b.has_trajectory(&key) {
+                vec![key]
+            } else {
+                (0..).map(|i| format!("{key}/branch-{i}")).take_while(|k| b.has_trajectory(k)).collect()
+            };
+            self.traces.insert(id, keys);
+        }
+    }
+
+    /// Folds a trace update onto its trace's trajectories, as prime-rl's readers fold it: each
+    /// branch's `advantages` and `entropies` replace the values of its sampled tokens where the
+    /// stream has one. An update of a trace not read (yet) is a warning.
+    fn fold(&self, b: &mut RunBuilder, record: Record<'_>, update: &Update, report: &mut LoadReport) {
+        let Some(keys) = self.traces.get(&update.trace_id) else {
+            report.warn(Warning::kept(
+                record.line,
+                "trace_id",
+                format!("an update of trace {:?}, which no episode read holds", update.trace_id),
+            ));
+            return;
+        };
+        for branch in &update.branches {
+            let Some(key) = keys.get(branch.index) else {
+                report.warn(Warning::kept(
+                    record.line,
+                    "branches.index",
+                    format!("trace {:?} has no branch {}", update.trace_id, branch.index),
+                ));
+                continue;
+            };
+            let Some((range, tokens)) = b.trajectory_tokens_mut(key) else { continue };
+            let mask = tokens.mask.as_ref().map(|m| m[range.clone()].to_vec()).unwrap_or_default();
+            let len = tokens.len;
+            for (stream, column) in
+                [(&branch.advantages, &mut tokens.advantage), (&branch.entropies, &mut tokens.entropy)]
+            {
+                let Some(stream) = stream else { continue };
+                let column = column.get_or_insert_with(|| vec![f32::NAN; len]);
+                for (k, position) in range.clone().enumerate() {
+                    if let (Some(Some(v)), Some(true)) = (stream.get(k), mask.get(k)) {
+                        column[position] = *v as f32;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Reads the format, giving the event loop back between slices (see `load::pace`).

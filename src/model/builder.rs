@@ -232,6 +232,14 @@ impl RunBuilder {
         self.add_trajectory(key, group, TreeId::NONE, leaf, outcome, tokens)
     }
 
+    /// The run's token columns and the token range of the trajectory `key`, to fill in values a
+    /// log gives after the trajectory (a trainer's later annotations); `None` without it.
+    pub fn trajectory_tokens_mut(&mut self, key: &str) -> Option<(std::ops::Range<usize>, &mut super::Tokens)> {
+        let id = *self.trajectories_by_key.get(&self.run.labels.lookup(key)?)?;
+        let range = self.run.trajectories.token_range(id);
+        Some((range, &mut self.run.tokens))
+    }
+
     /// From now on, texts that lie in `window` are raw JSON of the log (string literals, or pieces
     /// of one's inside), kept as byte ranges of it (see [`RawWindow`]); `None` ends that.
     pub fn set_raw_window(&mut self, window: Option<RawWindow>) {

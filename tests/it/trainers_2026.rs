@@ -481,18 +481,37 @@ fn prime_rl_trace_directories_open_as_one_run() {
     std::fs::create_dir_all(traces.join("annotations")).unwrap();
     std::fs::write(traces.join("stream.jsonl"), &text).unwrap();
     std::fs::write(traces.join("stream.index.jsonl"), "{\"offset\": 0}\n").unwrap();
-    std::fs::write(traces.join("annotations/trainer.jsonl"), "{\"episode\": \"e-1\"}\n").unwrap();
+    // The trainer's update of trace t-b (one branch of 40 tokens): advantage 2 where it knows one.
+    let stream: Vec<Option<f64>> = (0..40).map(|k| (k >= 14).then_some(2.0)).collect();
+    let update = serde_json::json!({"version": 1, "trace_id": "t-b", "info": {}, "branches": [{"index": 0, "advantages": stream}]});
+    std::fs::write(traces.join("annotations/trainer.jsonl"), format!("{update}\n")).unwrap();
+    std::fs::write(traces.join("annotations/trainer.index.jsonl"), "{\"trace_id\": \"t-b\"}\n").unwrap();
     for dir in [run_dir.clone(), traces.clone()] {
         let mut report = LoadReport::new("run");
         let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
         assert_eq!((run.meta.format.as_str(), run.trajectories.len()), ("verifiers episodes", 5));
-        assert!(report.warnings.is_empty());
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        let notes = &run.meta.notes;
         assert!(
-            run.meta.notes.iter().any(|n| n.contains("stream.index.jsonl") && n.contains("annotations")),
-            "{:?}",
-            run.meta.notes
+            notes.iter().any(|n| n.contains("stream.index.jsonl") && n.contains("trainer.index.jsonl")),
+            "{notes:?}"
         );
+        // The update is folded: t-b's steps now carry the trainer's 2, the others their own.
+        let logged = credit(&run, "logged", None, &[]);
+        let t = run.trajectory_by_key("e-2/t-b").unwrap();
+        assert!(logged[run.trajectories.path_range(t)].iter().all(|&v| v == 2.0), "{logged:?}");
+        let a = run.trajectory_by_key("e-1/t-a/branch-0").unwrap();
+        assert!(logged[run.trajectories.path_range(a)].iter().all(|&v| v == 0.5));
     }
+    // A chunked stream (prime-rl seals full chunks with zstd: those are named, not read).
+    let chunked = crate::common::scratch("prime-rl-chunks").join("traces");
+    std::fs::create_dir_all(chunked.join("stream")).unwrap();
+    std::fs::write(chunked.join("stream/00000.jsonl"), lines[0]).unwrap();
+    std::fs::write(chunked.join("stream/00001.jsonl"), lines[1..].concat()).unwrap();
+    std::fs::write(chunked.join("stream/00002.jsonl.zst"), b"\x28\xb5\x2f\xfd").unwrap();
+    let run = vantage::native::load_path(&chunked, None, &mut LoadReport::new("c")).unwrap();
+    assert_eq!(run.trajectories.len(), 5);
+    assert!(run.meta.notes.iter().any(|n| n.contains("00002.jsonl.zst")), "{:?}", run.meta.notes);
     let rollouts = crate::common::scratch("prime-rl-rollouts").join("rollouts");
     let write = |path: &str, text: &str| {
         let file = rollouts.join(path);
@@ -511,4 +530,19 @@ fn prime_rl_trace_directories_open_as_one_run() {
     let run = live.snapshot();
     assert_eq!(run.trajectories.len(), 5);
     assert!(run.meta.notes.iter().any(|n| n.contains("step_7/train/effective/traces.jsonl")), "{:?}", run.meta.notes);
+}
+
+/// A line that is a bare trace (its message graph at the top level, as verifiers' readers accept)
+/// is an episode of one trace, its own group.
+#[test]
+fn a_bare_verifiers_trace_line_is_an_episode_of_one_trace() {
+    let text = std::fs::read_to_string(fixture_path("verifiers/episodes.jsonl")).unwrap();
+    let episode: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    let trace = episode["traces"][0].to_string();
+    let mut report = LoadReport::new("trace.jsonl");
+    let run = load_bytes("trace.jsonl", format!("{trace}\n").as_bytes(), &mut report).unwrap();
+    assert_eq!(run.meta.format, "verifiers episodes");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(counts(&run), (1, 1, 2));
+    assert_eq!(run.trajectories.reward[0], 0.1);
 }

@@ -155,7 +155,8 @@ const server = http.createServer((req, res) => {
     res.end(lazyEval);
     return;
   }
-  const file = url.startsWith("/sample_runs/") ? path.join(root, url) : path.join(dist, url === "/" ? "index.html" : url);
+  const served = url.startsWith("/sample_runs/") || url.startsWith("/tests/fixtures/trainers/");
+  const file = served ? path.join(root, url) : path.join(dist, url === "/" ? "index.html" : url);
   if (!file.startsWith(root) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
     res.writeHead(404);
     res.end("not found");
@@ -258,6 +259,14 @@ if (big.slices < 10) {
   }
 }
 await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vantage — 1/epoch2 · step 2");
+// The 2026 trainers' formats on the web: a verifiers episode stream (a branch of a trace's tree,
+// the trainer's advantages against prime-rl's preset) and a slime rollout dump (a torch .pt).
+await visit(
+  "verifiers_episodes",
+  "/?url=/tests/fixtures/trainers/verifiers/episodes.jsonl#traj=e-1/t-a/branch-1&step=1&a=logged&b=grpo&b.preset=prime_rl",
+  "vantage — e-1/t-a/branch-1 · step 2",
+);
+await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_data/3.pt#traj=rollout-3/sample-2&step=0", "vantage — rollout-3/sample-2 · step 1");
 
 // Following a URL: the page asks for the bytes past what it has every second (Range
 // requests); the records appended meanwhile, one written in two pieces, arrive once each.
