@@ -115,9 +115,17 @@ fn load_slime_dir(dir: &std::path::Path, report: &mut LoadReport) -> Result<Run,
             shards.push((train.strip_prefix(dir).unwrap_or(train).display().to_string(), read(train)?));
         }
         let mut file_report = LoadReport::new(&shown);
-        if let Err(err) =
-            crate::load::slime_dump::add_rollout_files(&mut builder, &read(path)?, &shards, &mut file_report)
-        {
+        let sidecar = dir.join("trajectory").join(format!("{rid}.jsonl"));
+        let conversation = if sidecar.is_file() { Some(read(&sidecar)?) } else { None };
+        let rollout = read(path)?;
+        let added = crate::load::slime_dump::add_rollout_files(
+            &mut builder,
+            &rollout,
+            &shards,
+            conversation.as_deref(),
+            &mut file_report,
+        );
+        if let Err(err) = added {
             report.warn(crate::model::Warning::skipped(0, shown, format!("{err}")));
             continue;
         }

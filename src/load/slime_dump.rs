@@ -11,12 +11,18 @@
 //!   response token `log_probs`, `ref_log_probs`, `values`, `advantages`, `returns`, `kl`,
 //!   `entropy` tensors. A run's train data may be split over several ranks' files; all are joined.
 //!
-//! A sample is a trajectory of one step (its response) in the group of its prompt
+//! - `trajectory/{rid}.jsonl` (miles `ray/rollout/debug_data.py`): the messages of multi-turn
+//!   samples, by `sample_index`.
+//!
+//! A sample is a trajectory of one step (its response; a step per assistant turn when the
+//! sidecar has its messages) in the group of its prompt
 //! (`group_index`) at training step `rid`; its tokens are the prompt's (unmasked) and the
 //! response's (`loss_mask`), with the train dump's log-probabilities, reference log-probabilities,
 //! values, entropies and advantages (the `logged` scheme) where it has them, else the rollout's
 //! log-probabilities. A train file that cannot be opened (still being written, or damaged) is
 //! reported and its samples load without train-side values.
+
+use std::collections::HashMap;
 
 use super::torch_pickle::{TorchFile, Value};
 use super::{LoadError, LoadReport, Loader};
@@ -52,7 +58,7 @@ impl Loader for SlimeDump {
             return Err(incompatible("no {rollout_id, samples} of rollout samples"));
         }
         let mut b = RunBuilder::new(name, FORMAT);
-        add_rollout(&mut b, &file, &[], report);
+        add_rollout(&mut b, &file, &[], &HashMap::new(), report);
         super::records::finish(b, report, "sample")
     }
 }
@@ -126,6 +132,7 @@ pub fn add_rollout_files(
     b: &mut RunBuilder,
     rollout: &[u8],
     trains: &[(String, Vec<u8>)],
+    trajectory: Option<&[u8]>,
     report: &mut LoadReport,
 ) -> Result<(), LoadError> {
     let file = TorchFile::open(rollout).map_err(|why| LoadError::Incompatible { format: FORMAT, reason: why })?;
@@ -137,7 +144,8 @@ pub fn add_rollout_files(
     }
     let opened: Vec<(String, Result<TorchFile<'_>, String>)> =
         trains.iter().map(|(name, bytes)| (name.clone(), TorchFile::open(bytes))).collect();
-    add_rollout(b, &file, &opened, report);
+    let conversations = trajectory.map(conversations).unwrap_or_default();
+    add_rollout(b, &file, &opened, &conversations, report);
     Ok(())
 }
 
@@ -247,10 +255,65 @@ impl SampleTokens {
     }
 }
 
+/// One step of a sample: its text and its token span.
+struct Turn {
+    action: String,
+    observation: String,
+    span: Option<[usize; 2]>,
+}
+
+/// The conversations of miles' sidecar (`trajectory/{rid}.jsonl`, `debug_data.py`
+/// `trajectory_rows`): each row's `messages` (role, text) by its `sample_index`. A line that is
+/// not such a row is passed over: the sidecar only adds texts.
+fn conversations(bytes: &[u8]) -> HashMap<i64, Vec<(String, String)>> {
+    let mut out = HashMap::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Ok(row) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
+        let Some(index) = row.get("sample_index").and_then(serde_json::Value::as_i64) else { continue };
+        let Some(messages) = row.get("messages").and_then(serde_json::Value::as_array) else { continue };
+        let messages = messages
+            .iter()
+            .map(|m| {
+                let role = m.get("role").and_then(serde_json::Value::as_str).unwrap_or("user").to_owned();
+                (role, super::records::message_text(m.get("content")))
+            })
+            .collect();
+        out.insert(index, messages);
+    }
+    out
+}
+
+/// A multi-turn sample's steps: each assistant message after the prompt (the messages before the
+/// first), the tool and user messages after it its observation; the runs of trained tokens of the
+/// response are the steps' spans when there are as many (each to the next run's start).
+fn turns_of(messages: &[(String, String)], mask: &[bool], prompt_length: usize) -> Vec<Turn> {
+    let mut turns: Vec<Turn> = Vec::new();
+    for (role, text) in messages.iter().skip_while(|(role, _)| role != "assistant") {
+        if role == "assistant" {
+            turns.push(Turn { action: text.clone(), observation: String::new(), span: None });
+        } else if let Some(last) = turns.last_mut() {
+            super::records::push_observation(&mut last.observation, role, text);
+        }
+    }
+    let mut runs: Vec<usize> = Vec::new();
+    for (i, &m) in mask.iter().enumerate().skip(prompt_length) {
+        if m && (i == prompt_length || !mask[i - 1]) {
+            runs.push(i);
+        }
+    }
+    if runs.len() == turns.len() {
+        for (k, turn) in turns.iter_mut().enumerate() {
+            turn.span = Some([runs[k], runs.get(k + 1).copied().unwrap_or(mask.len())]);
+        }
+    }
+    turns
+}
+
 fn add_rollout(
     b: &mut RunBuilder,
     file: &TorchFile<'_>,
     trains: &[(String, Result<TorchFile<'_>, String>)],
+    conversations: &HashMap<i64, Vec<(String, String)>>,
     report: &mut LoadReport,
 ) {
     let rid = file.value.get("rollout_id").and_then(Value::as_i64);
@@ -300,13 +363,24 @@ fn add_rollout(
         });
         let tokens_of = SampleTokens::of(file, sample, values, [prompt_length, response_length], position, report);
         let response = sample.get("response").and_then(Value::as_str).unwrap_or_default();
-        let span = [u32::try_from(prompt_length).unwrap_or(u32::MAX), u32::try_from(tokens.len()).unwrap_or(u32::MAX)];
-        let step = NewStep {
-            kind: Some("response"),
-            action: (!response.is_empty()).then_some(response),
-            token_span: (response_length > 0).then_some(span),
-            ..NewStep::default()
+        let turns = match index.and_then(|i| conversations.get(&i)) {
+            Some(messages) => turns_of(messages, &tokens_of.mask, prompt_length),
+            None => vec![Turn {
+                action: response.to_owned(),
+                observation: String::new(),
+                span: (response_length > 0).then_some([prompt_length, tokens.len()]),
+            }],
         };
+        let steps: Vec<NewStep<'_>> = turns
+            .iter()
+            .map(|t| NewStep {
+                kind: Some("response"),
+                action: (!t.action.is_empty()).then_some(t.action.as_str()),
+                observation: (!t.observation.is_empty()).then_some(t.observation.as_str()),
+                token_span: t.span.and_then(|[a, b]| Some([u32::try_from(a).ok()?, u32::try_from(b).ok()?])),
+                ..NewStep::default()
+            })
+            .collect();
         let (reward, components) = reward_of(sample.get("reward"));
         let finish = match sample.get("status").and_then(Value::as_str) {
             Some("completed") => Some("stop"),
@@ -330,7 +404,7 @@ fn add_rollout(
             continue;
         }
         report.records_loaded += 1;
-        b.add_chain_trajectory(&key, group, &[step], &outcome, &new_tokens);
+        b.add_chain_trajectory(&key, group, &steps, &outcome, &new_tokens);
     }
     let unmatched = joined.iter().filter(|j| !**j).count();
     if unmatched > 0 {

@@ -389,8 +389,15 @@ fn a_slime_dump_directory_joins_rollout_and_sharded_train_dumps_and_reports_a_sh
     let mut report = LoadReport::new("dump");
     let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
     assert_eq!(run.meta.format, "slime / miles dump");
-    // Rollouts 3 and 4: two prompts of two samples each.
-    assert_eq!(counts(&run), (4, 8, 8));
+    // Rollouts 3 and 4: two prompts of two samples each; rollout 3's sample 2 took two turns, which
+    // miles' conversation sidecar (trajectory/3.jsonl) gives as two steps spanning its trained runs.
+    assert_eq!(counts(&run), (4, 8, 9));
+    let multi = run.trajectory_by_key("rollout-3/sample-2").unwrap();
+    let steps = run.trajectories.path(multi);
+    assert_eq!(steps.len(), 2);
+    assert_eq!(run.text.get(run.nodes.observation[steps[0].index()]), "[tool] true");
+    assert_eq!(run.nodes.token_span(steps[0]), Some([4, 6]));
+    assert_eq!(run.nodes.token_span(steps[1]), Some([6, 7]));
     assert_eq!(run.groups.train_step, vec![Some(3), Some(3), Some(4), Some(4)]);
     // Rollout 4's second shard is half a file: reported, not misread.
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
