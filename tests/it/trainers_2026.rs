@@ -553,3 +553,31 @@ fn a_bare_verifiers_trace_line_is_an_episode_of_one_trace() {
     assert_eq!(counts(&run), (1, 1, 2));
     assert_eq!(run.trajectories.reward[0], 0.1);
 }
+
+/// Each JSON-lines format of the 2026 trainers, followed while it is written: a file that gains
+/// its lines (the last in two pieces) ends as the whole file read at once.
+#[test]
+fn the_2026_json_lines_formats_are_followed_as_they_grow() {
+    let dir = crate::common::scratch("follow-2026");
+    for file in ["nemo_gym/xlam_fc.jsonl", "vf_eval/current/results.jsonl", "nemo_rl/train_data_step1.jsonl"] {
+        let source = std::fs::read_to_string(fixture_path(file)).unwrap();
+        let (whole, _) = fixture(file);
+        let lines: Vec<&str> = source.split_inclusive('\n').collect();
+        let path = dir.join(Path::new(file).file_name().unwrap());
+        std::fs::write(&path, lines[0]).unwrap();
+        let mut live = vantage::live::Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
+        live.follow();
+        assert!(live.read(None).unwrap());
+        assert_eq!(live.snapshot().trajectories.len(), 1, "{file}");
+        let rest = lines[1..].concat();
+        let (a, b) = rest.split_at(rest.len() - 5);
+        append(&path, a);
+        live.poll().unwrap();
+        append(&path, b);
+        live.poll().unwrap();
+        let run = live.snapshot();
+        assert_eq!(run.meta.format, whole.meta.format, "{file}");
+        assert_eq!(counts(&run), counts(&whole), "{file}");
+        assert_eq!(run.groups.train_step, whole.groups.train_step, "{file}");
+    }
+}
