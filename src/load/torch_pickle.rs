@@ -117,7 +117,7 @@ pub struct TorchFile<'a> {
 
 impl<'a> TorchFile<'a> {
     /// Opens the ZIP and reads its `data.pkl`; why not, when it cannot.
-    pub fn open(bytes: &'a [u8]) -> Result<Self, String> {
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, String> {
         let archive = super::zip::Archive::open(bytes)?;
         let pickle_name = archive
             .entries
