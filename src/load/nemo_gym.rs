@@ -6,7 +6,8 @@
 //!
 //! Each `message` or `*_call` output item is a step (its reasoning, the `reasoning` items before
 //! it, as the thought); a `function_call_output` is the observation of the call with its
-//! `call_id`, an environment message (user / system) the observation of the step before. Training
+//! `call_id`, an environment message (user / system) the observation of the step before (items
+//! nested in lists, as some environments write each environment step's, are read in order). Training
 //! rows carry `prompt_token_ids`, `generation_token_ids` and `generation_log_probs` on output
 //! items: they become the trajectory's tokens, each call's new prompt tokens unmasked and its
 //! generation masked in, with the generating item's step spanning them. The group is the task
@@ -195,7 +196,16 @@ fn steps_of(output: &[Value]) -> (Vec<Step>, Tokens) {
     let mut tokens = Tokens::default();
     let mut thought = String::new();
     let mut pending: Option<[u32; 2]> = None;
-    for item in output {
+    // Some environments (aviary) write each environment step's items as a nested list.
+    let mut flat: Vec<&Value> = Vec::new();
+    let mut stack: Vec<&Value> = output.iter().rev().collect();
+    while let Some(item) = stack.pop() {
+        match item {
+            Value::Array(inner) => stack.extend(inner.iter().rev()),
+            other => flat.push(other),
+        }
+    }
+    for item in flat {
         let kind = item.get("type").and_then(Value::as_str).unwrap_or("message");
         let role = item.get("role").and_then(Value::as_str);
         match (kind, role) {

@@ -581,3 +581,21 @@ fn the_2026_json_lines_formats_are_followed_as_they_grow() {
         assert_eq!(run.groups.train_step, whole.groups.train_step, "{file}");
     }
 }
+
+/// Output items nested in lists (aviary writes each environment step's items as one list) are
+/// the same steps as the flat items.
+#[test]
+fn nested_nemo_gym_output_items_are_read_in_order() {
+    let weather = std::fs::read_to_string(fixture_path("nemo_gym/example_mcp_weather.jsonl")).unwrap();
+    let mut row: serde_json::Value = serde_json::from_str(weather.lines().next().unwrap()).unwrap();
+    let flat = load_bytes("flat.jsonl", format!("{row}\n").as_bytes(), &mut LoadReport::new("f")).unwrap();
+    let items = row["response"]["output"].take();
+    let (first, rest) = items.as_array().unwrap().split_at(1);
+    row["response"]["output"] = serde_json::json!([first, rest]);
+    let nested = load_bytes("nested.jsonl", format!("{row}\n").as_bytes(), &mut LoadReport::new("n")).unwrap();
+    assert_eq!(counts(&nested), counts(&flat));
+    assert_eq!(
+        vantage::load::vantage_jsonl::write::to_jsonl(&nested).replace("nested.jsonl", ""),
+        vantage::load::vantage_jsonl::write::to_jsonl(&flat).replace("flat.jsonl", "")
+    );
+}
