@@ -187,6 +187,13 @@ pub async fn load_bytes_paced(name: &str, bytes: &[u8], report: &mut LoadReport)
         let inflated = compressed::inflate_all(kind, bytes).map_err(|e| e.with_path(name))?;
         return Box::pin(load_bytes_paced(name, &inflated, report)).await;
     }
+    // A Git LFS pointer stands where the file was not fetched: say so rather than list every format.
+    if bytes.starts_with(b"version https://git-lfs.github.com/spec/") {
+        return Err(LoadError::NothingLoadable {
+            reason: "a Git LFS pointer, not the file's content (fetch it with `git lfs pull`)".to_owned(),
+        }
+        .with_path(name));
+    }
     let mut declined = Vec::new();
     // A Parquet file: only the Parquet readers' reasons are worth reading.
     let parquet = bytes.starts_with(b"PAR1");

@@ -599,3 +599,27 @@ fn nested_nemo_gym_output_items_are_read_in_order() {
         vantage::load::vantage_jsonl::write::to_jsonl(&flat).replace("flat.jsonl", "")
     );
 }
+
+/// Real vf-eval outputs (committed in verifiers' history) load with their counts, one of them an
+/// aborted save whose empty completions each get a warning; a Git LFS pointer in a result's place
+/// is named as such.
+#[test]
+fn real_vf_eval_results_load_and_an_lfs_pointer_says_what_it_is() {
+    for (dir, expected, component) in [
+        ("tool_test", (5, 15, 15), "tool_call_reward_func"),
+        ("math_python", (5, 15, 31), "correct_answer_reward_func"),
+        ("wordle", (5, 15, 68), "check_answer_reward_func"),
+    ] {
+        let (run, report) = fixture(&format!("vf_eval/real/{dir}/results.jsonl"));
+        assert_eq!(run.meta.format, "verifiers vf-eval results", "{dir}");
+        // tool_test's save was aborted: every completion is empty, each row says so.
+        let empty = if dir == "tool_test" { 15 } else { 0 };
+        assert_eq!(report.warnings.len(), empty, "{dir}: {:?}", report.warnings.first());
+        assert!(report.warnings.iter().all(|w| !w.skipped && w.field == "completion"));
+        assert_eq!(counts(&run), expected, "{dir}");
+        assert!(run.trajectories.components.contains_key(component), "{dir}");
+    }
+    let pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:d808\nsize 23975\n";
+    let err = load_bytes("results.jsonl", pointer, &mut LoadReport::new("results.jsonl")).unwrap_err();
+    assert!(err.to_string().contains("Git LFS pointer"), "{err}");
+}
