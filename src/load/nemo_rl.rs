@@ -73,7 +73,8 @@ impl Loader for NemoRl {
 /// Whether one of the first lines of `head` is a NeMo-RL dump line.
 pub fn accepts(head: &str) -> bool {
     head_matches(head, |r| {
-        object_has(r.text, &["content", "rewards", "idx"])
+        object_has(r.text, &["content", "rewards"])
+            && (object_has(r.text, &["idx"]) || object_has(r.text, &["token_loss_mask"]))
             && (object_has(r.text, &["token_loss_mask"]) || !object_has(r.text, &["token_ids"]))
     })
 }
@@ -108,7 +109,7 @@ async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, 
     if !accepts(&head_text(bytes)) {
         return Err(LoadError::Incompatible {
             format: FORMAT,
-            reason: "the first lines lack content / rewards / idx".to_owned(),
+            reason: "the first lines lack content / rewards / idx or token_loss_mask".to_owned(),
         });
     }
     read_all(Box::new(stream(name, std::mem::take(report))), bytes, report).await
