@@ -221,11 +221,19 @@ enum Node {
     Persistent(Item),
 }
 
-/// Reads a pickle (protocols 2 to 5) into a [`Value`].
+/// Reads a pickle (protocols 2 to 5) into a [`Value`]. A pickle whose shared references would
+/// expand into more values than it could hold without them (a list holding one list many times,
+/// nested) is refused rather than expanded.
 pub fn unpickle(data: &[u8]) -> Result<Value, String> {
     let mut m = Machine { data, at: 0, stack: Vec::new(), memo: HashMap::new(), arena: Vec::new() };
     let top = m.run()?;
-    Ok(m.resolve(&top, 0))
+    // Without sharing, a pickle makes at most one value per byte; eight times that is ample.
+    let budget = std::cell::Cell::new(data.len().saturating_mul(8).saturating_add(4096));
+    let value = m.resolve(&top, 0, &budget);
+    if budget.get() == 0 {
+        return Err("the pickle's shared references expand past eight values per byte".to_owned());
+    }
+    Ok(value)
 }
 
 struct Machine<'a> {
@@ -607,12 +615,14 @@ impl Machine<'_> {
         (shape.len() == stride.len()).then_some(Tensor { storage: class, key, offset, shape, stride })
     }
 
-    /// An item as a [`Value`], `depth` levels down (cut off past [`MAX_DEPTH`]).
-    fn resolve(&self, item: &Item, depth: usize) -> Value {
-        if depth > MAX_DEPTH {
+    /// An item as a [`Value`], `depth` levels down (cut off past [`MAX_DEPTH`]), each value made
+    /// taken from `budget` (none made once it is spent).
+    fn resolve(&self, item: &Item, depth: usize, budget: &std::cell::Cell<usize>) -> Value {
+        if depth > MAX_DEPTH || budget.get() == 0 {
             return Value::None;
         }
-        let all = |items: &[Item]| items.iter().map(|i| self.resolve(i, depth + 1)).collect();
+        budget.set(budget.get() - 1);
+        let all = |items: &[Item]| items.iter().map(|i| self.resolve(i, depth + 1, budget)).collect();
         match item {
             Item::Plain(v) => v.clone(),
             Item::Mark => Value::None,
@@ -621,15 +631,18 @@ impl Machine<'_> {
                 Some(Node::List(items)) => Value::List(all(items)),
                 Some(Node::Tuple(items)) => Value::Tuple(all(items)),
                 Some(Node::Dict(items)) => Value::Dict(
-                    items.iter().map(|(k, v)| (self.resolve(k, depth + 1), self.resolve(v, depth + 1))).collect(),
+                    items
+                        .iter()
+                        .map(|(k, v)| (self.resolve(k, depth + 1, budget), self.resolve(v, depth + 1, budget)))
+                        .collect(),
                 ),
                 Some(Node::Tensor(t)) => Value::Tensor(t.clone()),
                 Some(Node::Object(name, args, state)) => Value::Object(
                     name.clone(),
-                    Box::new(self.resolve(args, depth + 1)),
-                    Box::new(state.as_ref().map_or(Value::None, |s| self.resolve(s, depth + 1))),
+                    Box::new(self.resolve(args, depth + 1, budget)),
+                    Box::new(state.as_ref().map_or(Value::None, |s| self.resolve(s, depth + 1, budget))),
                 ),
-                Some(Node::Persistent(id)) => self.resolve(id, depth + 1),
+                Some(Node::Persistent(id)) => self.resolve(id, depth + 1, budget),
                 None => Value::None,
             },
         }
@@ -650,6 +663,13 @@ mod tests {
         for bad in [&b""[..], b"\x80\x02", b"h\x05.", b"a.", b"\xff", b"(u."] {
             assert!(unpickle(bad).is_err(), "{bad:?}");
         }
+        // A list holding one list twice, 40 times nested: 2⁴⁰ values if expanded; refused.
+        let mut laughs = b"\x80\x02]q\x00".to_vec();
+        for i in 0..40u8 {
+            laughs.extend_from_slice(&[b'h', i, b'h', i, 0x86, b'q', i + 1]);
+        }
+        laughs.push(b'.');
+        assert!(unpickle(&laughs).is_err_and(|e| e.contains("shared references")));
         assert_eq!(half_to_f32(0x3c00), 1.0);
         assert_eq!(half_to_f32(0xc000), -2.0);
     }
