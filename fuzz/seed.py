@@ -49,7 +49,7 @@ targets = ["detect", "stream", "outcomes"] + [
     "swe_agent openhands inspect trackio vantage_parquet trl verifiers nemo_gym nemo_rl vf_eval atif slime".split()
 ]
 count = 0
-for target in targets + ["zip", "decompress", "deeplink", "state", "params", "formula"]:
+for target in targets + ["zip", "pickle", "decompress", "deeplink", "state", "params", "formula"]:
     (seeds / target).mkdir(parents=True, exist_ok=True)
 for i, path in enumerate(files):
     raw = path.read_bytes()

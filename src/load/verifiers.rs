@@ -10,11 +10,15 @@
 //! Along a branch, the messages before the first assistant message are the prompt; each assistant
 //! message is a step, the tool and user messages after it its observation. Branches that share a
 //! prefix share its steps, so a trace is drawn as a rollout tree. Node tokens concatenate along a
-//! branch (`token_ids`, `mask`); `logprobs`, `advantages` and `reference_logprobs` are stored
+//! branch (`token_ids`, `mask`); `logprobs`, `advantages`, `reference_logprobs` and `entropies` are stored
 //! compactly over the sampled tokens and are spread onto them (0 elsewhere, as `Branch.spread`
 //! does). The trace's `rewards` (`score × weight`, summed) are the outcome, each reward's score
 //! and each metric an outcome component. The group is the episode's `group.id` (eval episodes
 //! apart from training ones); the training step is `run.work.step`.
+//!
+//! A line of prime-rl's trace updates (`monitors/file/traces/update.py`: `{trace_id, branches:
+//! [{index, advantages, entropies, …}]}`, in `annotations/<producer>.jsonl`, read after the
+//! stream) folds its per-token streams onto the trace's branches read before it.
 
 use std::collections::{BTreeMap, HashMap};
 
