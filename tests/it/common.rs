@@ -69,3 +69,31 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Appends `text` to the file at `path`.
+pub fn append(path: &std::path::Path, text: &str) {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+    file.flush().unwrap();
+}
+
+/// A JSON-lines log followed while it is written: its first line is written to `path` and read,
+/// then the rest is appended in two pieces (the last line split), each followed by a poll. Returns
+/// the followed log and how many trajectories the first line gave.
+pub fn follow_in_pieces(path: &std::path::Path, source: &str) -> (vantage::live::Live, usize) {
+    let lines: Vec<&str> = source.split_inclusive('\n').collect();
+    assert!(lines.len() >= 2, "{}", path.display());
+    std::fs::write(path, lines[0]).unwrap();
+    let mut live = vantage::live::Live::open(path, vantage::load::LoadReport::default(), u64::MAX).unwrap().unwrap();
+    live.follow();
+    assert!(live.read(None).unwrap());
+    let first = live.snapshot().trajectories.len();
+    let rest = lines[1..].concat();
+    let (a, b) = rest.split_at(rest.len() - 5);
+    append(path, a);
+    live.poll().unwrap();
+    append(path, b);
+    live.poll().unwrap();
+    (live, first)
+}

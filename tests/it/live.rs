@@ -289,11 +289,7 @@ fn trajectory_line(step: i64, group: usize, r: usize) -> String {
     )
 }
 
-fn append(path: &Path, text: &str) {
-    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
-    file.write_all(text.as_bytes()).unwrap();
-    file.flush().unwrap();
-}
+use crate::common::append;
 
 fn keys(run: &Run) -> Vec<String> {
     run.trajectories.ids().map(|t| run.trajectory_key(t).to_owned()).collect()
@@ -339,22 +335,8 @@ fn a_followed_file_of_another_json_lines_format_gains_its_appended_lines() {
     for name in ["math_shepherd.jsonl", "prm800k.jsonl", "prmbench.jsonl"] {
         let source = std::fs::read_to_string(root().join("tests/fixtures/formats").join(name)).unwrap();
         let whole = load_bytes(name, source.as_bytes(), &mut LoadReport::new(name)).unwrap();
-        let lines: Vec<&str> = source.split_inclusive('\n').collect();
-        assert!(lines.len() >= 2, "{name}");
-        let path = dir.join(name);
-        std::fs::write(&path, lines[0]).unwrap();
-        let mut live = Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
-        live.follow();
-        assert!(live.read(None).unwrap());
-        let first = live.snapshot().trajectories.len();
+        let (live, first) = crate::common::follow_in_pieces(&dir.join(name), &source);
         assert!(first >= 1, "{name}");
-        // The rest, its last line in two pieces.
-        let rest = lines[1..].concat();
-        let (a, b) = rest.split_at(rest.len() - 5);
-        append(&path, a);
-        live.poll().unwrap();
-        append(&path, b);
-        live.poll().unwrap();
         let run = live.snapshot();
         assert_eq!(keys(&run), keys(&whole), "{name}");
         assert_eq!(run.meta.format, whole.meta.format);

@@ -7,6 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common::append;
+
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
 
@@ -295,12 +297,6 @@ fn a_followed_episode_stream_gains_its_appended_episodes() {
     assert_eq!(live.snapshot().trajectories.len(), 5);
 }
 
-fn append(path: &Path, text: &str) {
-    use std::io::Write as _;
-    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
-    file.write_all(text.as_bytes()).unwrap();
-}
-
 #[test]
 fn a_nemo_gym_failures_sidecar_is_named_in_the_notes() {
     let dir = crate::common::scratch("nemo-gym-sidecar");
@@ -562,19 +558,8 @@ fn the_2026_json_lines_formats_are_followed_as_they_grow() {
     for file in ["nemo_gym/xlam_fc.jsonl", "vf_eval/current/results.jsonl", "nemo_rl/train_data_step1.jsonl"] {
         let source = std::fs::read_to_string(fixture_path(file)).unwrap();
         let (whole, _) = fixture(file);
-        let lines: Vec<&str> = source.split_inclusive('\n').collect();
-        let path = dir.join(Path::new(file).file_name().unwrap());
-        std::fs::write(&path, lines[0]).unwrap();
-        let mut live = vantage::live::Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
-        live.follow();
-        assert!(live.read(None).unwrap());
-        assert_eq!(live.snapshot().trajectories.len(), 1, "{file}");
-        let rest = lines[1..].concat();
-        let (a, b) = rest.split_at(rest.len() - 5);
-        append(&path, a);
-        live.poll().unwrap();
-        append(&path, b);
-        live.poll().unwrap();
+        let (live, first) = crate::common::follow_in_pieces(&dir.join(Path::new(file).file_name().unwrap()), &source);
+        assert_eq!(first, 1, "{file}");
         let run = live.snapshot();
         assert_eq!(run.meta.format, whole.meta.format, "{file}");
         assert_eq!(counts(&run), counts(&whole), "{file}");
