@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::lenient::FieldError;
 use super::lenient::Num;
 use super::lines::{JsonLines, LineFeed, LineStream, parse_json};
-use super::records::{Record, call_text, head_matches, id_text, message_text, object_has, push_observation};
+use super::records::{Record, call_text, head_matches, id_text, message_text, object_has, push_observation, text_step};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{GroupId, NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId, Warning};
 
@@ -203,11 +203,11 @@ enum Item {
     Update(Update),
 }
 
-/// The episodes read so far: each trace's trajectories, by trace id, in branch order (where a
-/// later update's streams go).
+/// The episodes read so far: each trace's trajectories, by trace id, in branch order (`None`
+/// for a branch skipped), where a later update's streams go.
 #[derive(Default)]
 struct Episodes {
-    traces: HashMap<String, Vec<String>>,
+    traces: HashMap<String, Vec<Option<String>>>,
 }
 
 impl JsonLines for Episodes {
@@ -228,9 +228,9 @@ impl JsonLines for Episodes {
     fn add(&mut self, b: &mut RunBuilder, record: Record<'_>, index: usize, item: Item, report: &mut LoadReport) {
         match item {
             Item::Episode(line) => {
-                let before = b.num_trajectories();
-                add(b, record, index, &line, report);
-                self.remember(b, &line, before);
+                for (trace, branches) in add(b, record, index, &line, report) {
+                    self.traces.insert(trace, branches);
+                }
             }
             Item::Update(update) => self.fold(b, record, &update, report),
         }
@@ -238,26 +238,6 @@ impl JsonLines for Episodes {
 }
 
 impl Episodes {
-    /// Notes the trajectories an episode added, by trace id.
-    fn remember(&mut self, b: &RunBuilder, line: &Line, before: usize) {
-        if b.num_trajectories() == before {
-            return;
-        }
-        let episode = id_text(line.id.as_ref()).unwrap_or_default();
-        let traces: Vec<&Trace> =
-            line.traces.as_ref().map_or_else(|| line.bare.iter().collect(), |t| t.iter().collect());
-        for trace in traces {
-            let Some(id) = id_text(trace.id.as_ref()) else { continue };
-            let key = format!("{episode}/{id}");
-            let keys: Vec<String> = if b.has_trajectory(&key) {
-                vec![key]
-            } else {
-                (0..).map(|i| format!("{key}/branch-{i}")).take_while(|k| b.has_trajectory(k)).collect()
-            };
-            self.traces.insert(id, keys);
-        }
-    }
-
     /// Folds a trace update onto its trace's trajectories, as prime-rl's readers fold it: each
     /// branch's `advantages` and `entropies` replace the values of its sampled tokens where the
     /// stream has one. An update of a trace not read (yet) is a warning.
@@ -271,11 +251,11 @@ impl Episodes {
             return;
         };
         for branch in &update.branches {
-            let Some(key) = keys.get(branch.index) else {
+            let Some(Some(key)) = keys.get(branch.index) else {
                 report.warn(Warning::kept(
                     record.line,
                     "branches.index",
-                    format!("trace {:?} has no branch {}", update.trace_id, branch.index),
+                    format!("trace {:?} has no branch {} loaded", update.trace_id, branch.index),
                 ));
                 continue;
             };
@@ -309,13 +289,18 @@ fn task_key(task: Option<&Value>) -> Option<String> {
     id_text(task.get("key")).or_else(|| id_text(task.get("hash")))
 }
 
-fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, line: &Line, report: &mut LoadReport) {
+/// The trajectories of each trace an episode added: its trace id, and each branch's trajectory key
+/// (`None` for a branch that was skipped).
+type Added = Vec<(String, Vec<Option<String>>)>;
+
+/// Adds an episode (or bare trace) line; what it added, by trace.
+fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, line: &Line, report: &mut LoadReport) -> Added {
     let traces: Vec<&Trace> = match (&line.traces, &line.bare) {
         (Some(traces), _) => traces.iter().collect(),
         (None, Some(bare)) => vec![bare],
         (None, None) => {
             report.warn(Warning::skipped(record.line, "traces", "neither an episode's traces nor a trace's nodes"));
-            return;
+            return Added::new();
         }
     };
     let episode = id_text(line.id.as_ref()).unwrap_or_else(|| format!("line-{}", record.line));
@@ -323,7 +308,7 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, line: &Line, report
         let why = line.errors.last().and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("no error given");
         let ok = if line.ok == Some(true) { "ok" } else { "failed" };
         report.warn(Warning::skipped(record.line, "traces", format!("episode {episode} ({ok}) has no trace: {why}")));
-        return;
+        return Added::new();
     }
     let work = line.run.as_ref().and_then(|r| r.work.as_ref());
     let eval = line.run.as_ref().and_then(|r| r.kind.as_deref()) == Some("eval")
@@ -348,10 +333,13 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, line: &Line, report
         };
         b.add_group(&new).0
     };
+    let mut added = Added::new();
     for (k, trace) in traces.iter().enumerate() {
         let trace_id = id_text(trace.id.as_ref()).unwrap_or_else(|| format!("{index}-{k}"));
-        add_trace(b, record, group, &format!("{episode}/{trace_id}"), trace, report);
+        let branches = add_trace(b, record, group, &format!("{episode}/{trace_id}"), trace, report);
+        added.push((trace_id, branches));
     }
+    added
 }
 
 /// The leaves of a trace in node order, or the node whose parent chain is broken.
@@ -515,21 +503,14 @@ fn finish_of(trace: &Trace) -> Option<String> {
 /// The texts of a turn's step: thought, action and observation (the messages after the first).
 struct StepTexts {
     kind: &'static str,
-    thought: Option<String>,
-    action: Option<String>,
-    observation: Option<String>,
+    thought: String,
+    action: String,
+    observation: String,
 }
 
 impl StepTexts {
     fn step(&self, token_span: Option<[u32; 2]>) -> NewStep<'_> {
-        NewStep {
-            kind: Some(self.kind),
-            thought: self.thought.as_deref(),
-            action: self.action.as_deref(),
-            observation: self.observation.as_deref(),
-            token_span,
-            ..NewStep::default()
-        }
+        NewStep { token_span, ..text_step(self.kind, &self.thought, &self.action, &self.observation) }
     }
 }
 
@@ -545,16 +526,16 @@ fn turn_step(nodes: &[Node], turn: &[usize]) -> StepTexts {
         };
         push_observation(&mut observation, &who, &message_text(m.content.as_ref()));
     }
-    let some = |t: String| (!t.is_empty()).then_some(t);
     let calls = message.tool_calls.as_ref().is_some_and(|c| !c.is_empty());
     StepTexts {
         kind: if calls { "tool_call" } else { "message" },
-        thought: message.reasoning_content.clone().and_then(some),
-        action: some(action_of(message)),
-        observation: some(observation),
+        thought: message.reasoning_content.clone().unwrap_or_default(),
+        action: action_of(message),
+        observation,
     }
 }
 
+/// Adds a trace's branches; each branch's trajectory key, `None` where it was skipped.
 fn add_trace(
     b: &mut RunBuilder,
     record: Record<'_>,
@@ -562,18 +543,18 @@ fn add_trace(
     key: &str,
     trace: &Trace,
     report: &mut LoadReport,
-) {
+) -> Vec<Option<String>> {
     let nodes = &trace.nodes;
     let leaves = match leaves(nodes) {
         Ok(leaves) => leaves,
         Err((node, why)) => {
             report.warn(Warning::skipped(record.line, format!("traces.{key}.nodes[{node}].parent"), why));
-            return;
+            return Vec::new();
         }
     };
     if b.has_tree(key) || b.has_trajectory(key) {
         report.warn(Warning::skipped(record.line, "traces.id", format!("duplicate trace {key:?}")));
-        return;
+        return Vec::new();
     }
     // A trace with one branch is a plain trajectory; with more, its branches form a tree record.
     let tree = if leaves.len() > 1 { b.add_tree(key, group).unwrap_or(TreeId::NONE) } else { TreeId::NONE };
@@ -591,6 +572,7 @@ fn add_trace(
     let outcome = Outcome { reward, success: reward.map(|r| r > 0.5), components, finish: finish.as_deref() };
     // Turns met on earlier branches: (parent step, first and last message) → step.
     let mut made: HashMap<(NodeId, usize, usize), NodeId> = HashMap::new();
+    let mut keys = vec![None; leaves.len()];
     for (i, &leaf) in leaves.iter().enumerate() {
         let path = path_to(nodes, leaf);
         let Some(turns) = turns(nodes, &path) else {
@@ -647,6 +629,9 @@ fn add_trace(
         let branch_key = if leaves.len() == 1 { key.to_owned() } else { format!("{key}/branch-{i}") };
         if b.add_trajectory(&branch_key, group, tree, parent, &outcome, &new_tokens).is_none() {
             report.warn(Warning::skipped(record.line, "traces.id", format!("duplicate trajectory {branch_key:?}")));
+        } else {
+            keys[i] = Some(branch_key);
         }
     }
+    keys
 }
