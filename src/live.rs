@@ -103,7 +103,7 @@ const SNAPSHOT_EVERY: Duration = Duration::from_secs(1);
 
 /// The files of a directory that `step` gives a step number, in step order, and the names of the
 /// others, sorted.
-fn list_dir(dir: &Path, step: impl Fn(&Path) -> Option<u64>) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+pub(crate) fn list_dir(dir: &Path, step: impl Fn(&Path) -> Option<u64>) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     let (mut files, mut others) = (Vec::new(), Vec::new());
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
@@ -144,20 +144,8 @@ pub fn nemo_rl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
 /// are named: the indexes, zstd-sealed chunks, the `effective` subsets (the episodes trained on,
 /// which `all` holds too).
 pub fn verifiers_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
-    let chunks = |d: &Path| -> Vec<(u64, PathBuf)> {
-        let mut out: Vec<(u64, PathBuf)> = std::fs::read_dir(d)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter_map(|p| {
-                let name = p.file_name()?.to_str()?;
-                Some((name.strip_suffix(".jsonl")?.parse().ok()?, p))
-            })
-            .collect();
-        out.sort();
-        out
-    };
+    // A chunked stream's plain chunks, `NNNNN.jsonl`, by number.
+    let chunks = |d: &Path| list_dir(d, |p| p.file_name()?.to_str()?.strip_suffix(".jsonl")?.parse().ok()).0;
     for traces in [dir.to_path_buf(), dir.join("traces"), dir.join("monitors/file/traces")] {
         let stream: Vec<(u64, PathBuf)> = if traces.join("stream.jsonl").is_file() {
             vec![(0, traces.join("stream.jsonl"))]

@@ -72,26 +72,16 @@ pub fn is_v2_dataset(path: &std::path::Path) -> bool {
 
 /// Whether `path` is a slime / miles `--dump-details` directory: a `rollout_data/` of `.pt` files.
 pub fn is_slime_dump(path: &std::path::Path) -> bool {
-    !slime_files(&path.join("rollout_data")).is_empty()
+    !slime_files(&path.join("rollout_data")).0.is_empty()
 }
 
 /// The `.pt` files of `dir` whose stem begins with a rollout id (`3.pt`, `3_0.pt`), by id and
-/// name; `eval_*.pt` and other files are left out.
-fn slime_files(dir: &std::path::Path) -> Vec<(i64, std::path::PathBuf)> {
-    let mut files: Vec<(i64, std::path::PathBuf)> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pt"))
-        .filter_map(|p| {
-            let stem = p.file_stem()?.to_str()?;
-            let rid = stem.split('_').next()?.parse().ok()?;
-            Some((rid, p))
-        })
-        .collect();
-    files.sort();
-    files
+/// name, and the names of the others (`eval_*.pt` among them).
+fn slime_files(dir: &std::path::Path) -> (Vec<(u64, std::path::PathBuf)>, Vec<String>) {
+    crate::live::list_dir(dir, |p| {
+        let stem = p.file_stem()?.to_str()?;
+        stem.split('_').next()?.parse().ok().filter(|_| p.extension().is_some_and(|e| e == "pt"))
+    })
 }
 
 /// A slime / miles dump directory as one run: each `rollout_data/{rid}.pt` joined with its
@@ -101,8 +91,8 @@ fn load_slime_dir(dir: &std::path::Path, report: &mut LoadReport) -> Result<Run,
     let name = dir.display().to_string();
     let read =
         |p: &std::path::Path| std::fs::read(p).map_err(|e| LoadError::from(e).with_path(&p.display().to_string()));
-    let rollouts = slime_files(&dir.join("rollout_data"));
-    let trains = slime_files(&dir.join("train_data"));
+    let (rollouts, others) = slime_files(&dir.join("rollout_data"));
+    let (trains, _) = slime_files(&dir.join("train_data"));
     let total: u64 =
         rollouts.iter().chain(&trains).filter_map(|(_, p)| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
     crate::load::budget::check(crate::load::budget::get(), total * WHOLE_READ_FACTOR, 0, total)
@@ -138,12 +128,7 @@ fn load_slime_dir(dir: &std::path::Path, report: &mut LoadReport) -> Result<Run,
             report.warn(warning);
         }
     }
-    let evals: Vec<String> = std::fs::read_dir(dir.join("rollout_data"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().filter(|n| n.starts_with("eval_")).map(str::to_owned))
-        .collect();
+    let evals: Vec<&str> = others.iter().map(String::as_str).filter(|n| n.starts_with("eval_")).collect();
     if !evals.is_empty() {
         builder.meta_mut().notes.push(format!("evaluation dumps left out (open one by itself): {}", evals.join(", ")));
     }

@@ -23,7 +23,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::lenient::Num;
-use super::records::{Record, array_records, call_text, id_text, line_records, parse, push_observation, text_of};
+use super::records::{
+    Record, array_records, call_text, id_text, line_records, parse, push_observation, text_of, text_step,
+};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{GroupId, NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId, Warning};
 
@@ -358,15 +360,9 @@ fn add_chain(
     let mut nodes = Vec::with_capacity(turns.len());
     let mut at = parent;
     for (k, turn) in turns.iter().enumerate() {
-        let some = |t: &str| (!t.is_empty()).then_some(t.to_owned());
-        let (thought, action, observation) = (some(&turn.thought), some(&turn.action), some(&turn.observation));
         let step = NewStep {
-            kind: Some(turn.kind),
-            thought: thought.as_deref(),
-            action: action.as_deref(),
-            observation: observation.as_deref(),
             token_span: spans.get(k).copied().flatten(),
-            ..NewStep::default()
+            ..text_step(turn.kind, &turn.thought, &turn.action, &turn.observation)
         };
         at = b.add_node(group, at, &step);
         nodes.push(at);

@@ -20,7 +20,7 @@
 use serde_json::Value;
 
 use super::lines::{LineFeed, records};
-use super::records::{Record, call_text, head_matches, id_text, message_text, object_has, push_observation};
+use super::records::{Record, call_text, head_matches, id_text, message_text, object_has, push_observation, text_step};
 use super::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
 
@@ -393,23 +393,15 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, row: &Row, report: 
         report.warn(Warning::skipped(record.line, "_ng_rollout_index", format!("duplicate rollout {key:?}")));
         return;
     }
-    let some = |t: &str| (!t.is_empty()).then_some(t.to_owned());
-    let texts: Vec<[Option<String>; 3]> =
-        steps.iter().map(|s| [some(&s.thought), some(&s.action), some(&s.observation)]).collect();
     let token_ok = tokens.broken.is_none() && !tokens.mask.is_empty();
     if let Some(reason) = &tokens.broken {
         report.warn(Warning::kept(record.line, "response.output", format!("{reason}; tokens left out")));
     }
     let new_steps: Vec<NewStep<'_>> = steps
         .iter()
-        .zip(&texts)
-        .map(|(s, [thought, action, observation])| NewStep {
-            kind: Some(s.kind),
-            thought: thought.as_deref(),
-            action: action.as_deref(),
-            observation: observation.as_deref(),
+        .map(|s| NewStep {
             token_span: s.tokens.filter(|_| token_ok),
-            ..NewStep::default()
+            ..text_step(s.kind, &s.thought, &s.action, &s.observation)
         })
         .collect();
     let reward = row.reward.map(|r| r.0).filter(|r| !r.is_nan());

@@ -302,11 +302,8 @@ impl JsonLines for Dump {
             .iter()
             .enumerate()
             .map(|(k, (action, observation))| NewStep {
-                kind: Some("message"),
-                action: (!action.is_empty()).then_some(action.as_str()),
-                observation: (!observation.is_empty()).then_some(observation.as_str()),
                 token_span: spans.as_ref().and_then(|s| s.get(k).copied()),
-                ..NewStep::default()
+                ..super::records::text_step("message", "", action, observation)
             })
             .collect();
         let mut components = Vec::new();

@@ -374,11 +374,8 @@ fn add_rollout(
         let steps: Vec<NewStep<'_>> = turns
             .iter()
             .map(|t| NewStep {
-                kind: Some("response"),
-                action: (!t.action.is_empty()).then_some(t.action.as_str()),
-                observation: (!t.observation.is_empty()).then_some(t.observation.as_str()),
                 token_span: t.span.and_then(|[a, b]| Some([u32::try_from(a).ok()?, u32::try_from(b).ok()?])),
-                ..NewStep::default()
+                ..super::records::text_step("response", "", &t.action, &t.observation)
             })
             .collect();
         let (reward, components) = reward_of(sample.get("reward"));
