@@ -14,9 +14,9 @@
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use vantage::app::follow::{Follower, Update};
-use vantage::live::Live;
 use vantage::load::LoadReport;
+use vantage::source::follow::{Follower, Update};
+use vantage::source::live::Live;
 
 fn record(step: usize, group: usize, r: usize) -> String {
     let thought = "a thought about the next tool call, with a \\\"quote\\\" and\\na second line; ".repeat(6);

@@ -3,7 +3,7 @@
 //! `cargo run --example gen_samples` regenerates them byte for byte (a fixed seed per file);
 //! `tests/it/sample_runs.rs` checks that the committed files equal a fresh generation.
 
-use vantage::load::vantage_jsonl::write::to_jsonl;
+use vantage::load::formats::vantage_jsonl::write::to_jsonl;
 
 #[path = "gen_samples/mod.rs"]
 mod samples;

@@ -51,11 +51,11 @@ fn main() {
                 std::hint::black_box(kernel.run32(&batch, &params).map(|o| o.advantages.len()).ok());
             })
         };
-        let (median, min, max) = credit::engine::par::with_split(1 << 20, 1, time);
+        let (median, min, max) = vantage::par::with_split(1 << 20, 1, time);
         let (all_cores, ..) = time();
         println!(
             r#"{{"estimator":"{id}","rows":{rows},"tokens":{tokens},"median_ms":{median:.3},"min_ms":{min:.3},"max_ms":{max:.3},"all_cores_ms":{all_cores:.3},"cores":{}}}"#,
-            credit::engine::par::max_parts()
+            vantage::par::max_parts()
         );
     }
 }

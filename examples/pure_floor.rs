@@ -10,11 +10,9 @@
 
 use std::time::Instant;
 
-use vantage::credit;
-
 /// The exponent pass over `out` from `scores`, then the normalization pass.
 fn floor(scores: &[f32], out: &mut [f32]) {
-    credit::engine::par::chunks_mut(out, |start, part| {
+    vantage::par::chunks_mut(out, |start, part| {
         // −r/T at PURE's default T = 0.1, less the largest exponent a score can give (10), as
         // PURE shifts each member's exponents by their largest.
         for (o, &p) in part.iter_mut().zip(&scores[start..]) {
@@ -22,7 +20,7 @@ fn floor(scores: &[f32], out: &mut [f32]) {
         }
     });
     std::hint::black_box(&mut *out);
-    credit::engine::par::chunks_mut(out, |_, part| {
+    vantage::par::chunks_mut(out, |_, part| {
         for v in part {
             *v = (*v - 0.1) * 1.7;
         }
@@ -38,7 +36,7 @@ fn main() {
             repeats = arg.parse().unwrap();
         }
     }
-    credit::engine::par::with_split(1 << 20, threads, || time_floor(repeats));
+    vantage::par::with_split(1 << 20, threads, || time_floor(repeats));
 }
 
 /// Times [`floor`] `repeats` times and prints the fastest and the median.

@@ -6,7 +6,7 @@
 //! that first call, which also derives what the run keeps once derived), with the fastest call and
 //! the median. `SCHEMES` is one
 //! scheme id, several separated by commas (the run is built once), or `all` (every scheme the run
-//! supports). `threads=N` computes on at most N threads (`credit::engine::par`; default: one per core).
+//! supports). `threads=N` computes on at most N threads (`vantage::par`; default: one per core).
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
 
 #[path = "../benches/synthetic/mod.rs"]
@@ -22,7 +22,7 @@ fn main() {
     let tree = rest.iter().any(|a| a == "tree");
     // At most N threads with `threads=N` (0, the default: one per core).
     let threads = rest.iter().find_map(|a| a.strip_prefix("threads=")).map_or(0, |n| n.parse().unwrap());
-    credit::engine::par::with_split(1 << 20, threads, || time_schemes(&ids, repeats, &rest, tree));
+    vantage::par::with_split(1 << 20, threads, || time_schemes(&ids, repeats, &rest, tree));
 }
 
 /// Times each scheme of `ids` (`all`: every one the run supports) `repeats` times.

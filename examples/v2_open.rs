@@ -14,9 +14,9 @@
 use std::time::Instant;
 
 use vantage::analysis::tree_layout::{GroupTree, TreeMerge};
-use vantage::dataset::Dataset;
 use vantage::load::LoadReport;
 use vantage::model::GroupId;
+use vantage::source::dataset::Dataset;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -27,7 +27,7 @@ fn main() {
     let groups: usize = args.next().and_then(|g| g.parse().ok()).unwrap_or(20);
     let started = Instant::now();
     let dataset = Dataset::open(std::path::Path::new(&dir)).unwrap_or_else(|e| panic!("{}", e.located()));
-    let range = dataset.fitting_range(vantage::dataset::DEFAULT_WINDOW);
+    let range = dataset.fitting_range(vantage::source::dataset::DEFAULT_WINDOW);
     let mut report = LoadReport::new(&dir);
     let run = dataset.load(range, &mut report).unwrap_or_else(|e| panic!("{}", e.located()));
     println!(

@@ -80,10 +80,10 @@ pub fn run(target: &str, data: &[u8]) -> bool {
             consume(load::torch_pickle::unpickle(data));
         }
         "outcomes" => {
-            if let Some(outcomes) = load::outcomes::parse(name, rest) {
+            if let Some(outcomes) = load::formats::outcomes::parse(name, rest) {
                 let mut run = tiny_run().clone();
-                let joined = load::outcomes::join(&mut run, &[&outcomes]);
-                consume(load::outcomes::warnings(&joined, &[&outcomes]));
+                let joined = load::formats::outcomes::join(&mut run, &[&outcomes]);
+                consume(load::formats::outcomes::warnings(&joined, &[&outcomes]));
             }
         }
         "deeplink" => {

@@ -12,6 +12,8 @@ pub mod credit;
 pub mod fuzzing;
 pub mod load;
 pub mod model;
+pub mod par;
+pub mod source;
 pub mod ui;
 
 pub use app::VantageApp;
@@ -27,12 +29,6 @@ pub const DEMO_RUN_NAME: &str = "demo_run.jsonl (bundled sample)";
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
-#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-pub mod dataset;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod live;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod native;
 
 // ----------------------------------------------------------------------------
 // When compiling for web:

@@ -59,25 +59,16 @@ fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::VantageApp {
     if !hash.is_empty() {
         app.set_link(link);
     }
-    listen_for_folders(&cc.egui_ctx);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    listen_for_folders(&cc.egui_ctx, sender);
+    app.dropped_folders = Some(receiver);
     app
 }
 
-thread_local! {
-    /// Folders dropped on the page, their files read, waiting for the app's next frame.
-    static DROPPED: std::cell::RefCell<Vec<Vec<(String, web_sys::File)>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The folders dropped on the page since the last call, each as its files (with their paths
-/// from the folder's parent).
-pub fn take_dropped_folders() -> Vec<Vec<(String, web_sys::File)>> {
-    DROPPED.with(|d| std::mem::take(&mut *d.borrow_mut()))
-}
-
 /// Catches a folder dropped on the page before eframe (which reads dropped files, not folders)
-/// sees it: its files are listed through the entries API and handed to the app
-/// ([`take_dropped_folders`]), which opens it as a vantage Parquet v2 dataset.
-fn listen_for_folders(ctx: &egui::Context) {
+/// sees it: its files (with their paths from the folder's parent) are listed through the entries
+/// API and sent to the app, which opens it as a vantage Parquet v2 dataset.
+fn listen_for_folders(ctx: &egui::Context, sender: std::sync::mpsc::Sender<Vec<(String, web_sys::File)>>) {
     let Some(window) = web_sys::window() else { return };
     let ctx = ctx.clone();
     let on_drop = eframe::wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::DragEvent)>::new(
@@ -93,11 +84,11 @@ fn listen_for_folders(ctx: &egui::Context) {
             }
             event.prevent_default();
             event.stop_immediate_propagation();
-            let ctx = ctx.clone();
+            let (ctx, sender) = (ctx.clone(), sender.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 for folder in folders {
-                    let files = crate::app::web_dataset::entry_files(folder).await;
-                    DROPPED.with(|d| d.borrow_mut().push(files));
+                    let files = crate::source::web_dataset::entry_files(folder).await;
+                    let _: Result<(), _> = sender.send(files);
                 }
                 ctx.request_repaint();
             });

@@ -1,7 +1,7 @@
 #![no_main]
 // Target `detect`: see vantage::fuzzing and fuzz/README.md. Detection reaches the Parquet readers,
 // and polars panics on some damaged files; vantage catches those panics where it calls polars
-// (load::vantage_parquet::read_frame), so the abort-on-panic hook libFuzzer installs is put back to
+// (load::formats::vantage_parquet::read_frame), so the abort-on-panic hook libFuzzer installs is put back to
 // the default one here: a panic is still a finding when it reaches the target.
 libfuzzer_sys::fuzz_target!(
     init: {

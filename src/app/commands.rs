@@ -90,7 +90,7 @@ impl VantageApp {
                 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
                 if let Some(open) = self.current() {
                     let path = std::path::PathBuf::from(&open.run.meta.name);
-                    crate::dataset::set_path_steps(&path, range);
+                    crate::source::dataset::set_path_steps(&path, range);
                     let c = ctx.clone();
                     self.loads.start(super::LoadSource::Path(path), move || c.request_repaint());
                 }
@@ -105,7 +105,7 @@ impl VantageApp {
             Command::SaveFormula { name, text } => {
                 #[cfg(not(target_arch = "wasm32"))]
                 if let Some(dir) = &self.formulas_dir {
-                    match crate::native::save_formula(dir, &name, &text) {
+                    match crate::source::disk::save_formula(dir, &name, &text) {
                         Ok(path) => self.notifications.push(format!("formula {name} saved to {}", path.display())),
                         Err(err) => self.notifications.push(format!("formula {name}: could not save its file: {err}")),
                     }
@@ -263,7 +263,7 @@ fn fallback_dir() -> std::path::PathBuf {
 fn save_to_fallback(name: &str, bytes: &[u8], why: &str) {
     let dir = fallback_dir();
     let path = dir.join(name);
-    match std::fs::create_dir_all(&dir).and_then(|()| crate::native::write_atomically(&path, bytes)) {
+    match std::fs::create_dir_all(&dir).and_then(|()| crate::source::disk::write_atomically(&path, bytes)) {
         Ok(()) => say(format!("{why}; saved to {}", path.display())),
         Err(err) => say(format!("{why}, and {} could not be written: {err}", path.display())),
     }
@@ -284,7 +284,7 @@ pub fn save_file(suggested_name: &str, bytes: Vec<u8>) {
         let spawned = std::thread::Builder::new().name("save dialog".to_owned()).spawn(move || {
             let asked = std::time::Instant::now();
             match rfd::FileDialog::new().set_file_name(&name).save_file() {
-                Some(path) => match crate::native::write_atomically(&path, &bytes) {
+                Some(path) => match crate::source::disk::write_atomically(&path, &bytes) {
                     Ok(()) => say(format!("saved {}", path.display())),
                     Err(err) => say(format!("could not write {}: {err}", path.display())),
                 },
@@ -317,7 +317,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.csv");
         std::fs::write(&path, b"old").unwrap();
-        crate::native::write_atomically(&path, b"new contents").unwrap();
+        crate::source::disk::write_atomically(&path, b"new contents").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new contents");
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left.len(), 1, "{left:?}");

@@ -4,7 +4,7 @@ use std::sync::mpsc;
 
 use std::sync::Arc;
 
-use crate::load::inspect::EvalFile;
+use crate::load::formats::inspect::EvalFile;
 use crate::load::{LoadError, LoadReport, Progress, load_shared_paced};
 use crate::model::Run;
 
@@ -21,13 +21,13 @@ pub enum LoadSource {
     /// A file on disk (native only).
     #[cfg(not(target_arch = "wasm32"))]
     Path(std::path::PathBuf),
-    /// A file or directory on disk, followed while it grows (native only; `crate::live`).
+    /// A file or directory on disk, followed while it grows (native only; `crate::source::live`).
     #[cfg(not(target_arch = "wasm32"))]
     Follow(std::path::PathBuf),
     /// A vantage Parquet v2 dataset at a URL or in a folder picked or dropped on the page (web
     /// only), with the training steps to open (`None`: the latest that fit).
     #[cfg(target_arch = "wasm32")]
-    Dataset(super::web_dataset::WebDataset, Option<(i64, i64)>),
+    Dataset(crate::source::web_dataset::WebDataset, Option<(i64, i64)>),
 }
 
 /// What a load thread sends: the run so far while a large log is read, then the outcome.
@@ -82,7 +82,7 @@ impl LoadSource {
                 if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval")) {
                     return crate::load::pace::block_on(Self::Path(path).load_paced(report.progress));
                 }
-                let result = crate::native::load_path_joined(&path, None, &mut report, Some(partial));
+                let result = crate::source::path::load_path_joined(&path, None, &mut report, Some(partial));
                 LoadOutcome { path: Some(path), ..LoadOutcome::new(name, result, report) }
             }
             Self::Follow(path) => follow(&path, progress, partial, repaint),
@@ -107,7 +107,7 @@ impl LoadSource {
             Self::Bytes { bytes, .. } => bytes,
             #[cfg(target_arch = "wasm32")]
             Self::Dataset(dataset, range) => {
-                let opened = crate::load::vantage_v2::remote::open(&dataset, &name, range, &mut report).await;
+                let opened = crate::load::formats::vantage_v2::remote::open(&dataset, &name, range, &mut report).await;
                 return match opened {
                     Ok((run, texts)) => {
                         LoadOutcome { dataset: Some((dataset, texts)), ..LoadOutcome::new(name, Ok(run), report) }
@@ -120,7 +120,7 @@ impl LoadSource {
                 // An `.eval` is read whole and opened lazily; anything else through `load_path`
                 // (which also reads a directory of `<step>.jsonl` dumps).
                 if !(path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval"))) {
-                    let result = crate::native::load_path_joined(&path, None, &mut report, None);
+                    let result = crate::source::path::load_path_joined(&path, None, &mut report, None);
                     return LoadOutcome::new(name, result, report);
                 }
                 match std::fs::read(&path) {
@@ -170,7 +170,7 @@ fn follow(
     let name = path.display().to_string();
     let mut report = LoadReport::new(&name);
     report.progress = progress;
-    let opened = crate::live::Live::open(path, report.clone(), crate::load::budget::get());
+    let opened = crate::source::live::Live::open(path, report.clone(), crate::load::budget::get());
     let mut live = match opened {
         Ok(Some(live)) if live.can_follow() => live,
         Ok(_) => {
@@ -191,7 +191,7 @@ fn follow(
     // A run that has not written its first records yet opens empty, and is followed.
     let result = Ok(live.snapshot());
     let report = live.report().clone();
-    let follower = super::follow::Follower::start(live, repaint);
+    let follower = crate::source::follow::Follower::start(live, repaint);
     LoadOutcome { follower, path: Some(path.to_owned()), ..LoadOutcome::new(name, result, report) }
 }
 
@@ -210,7 +210,7 @@ pub struct LoadOutcome {
     pub bytes: Option<Arc<[u8]>>,
     /// The thread that follows the run (native, `--follow` or the Follow toggle).
     #[cfg(not(target_arch = "wasm32"))]
-    pub follower: Option<super::follow::Follower>,
+    pub follower: Option<crate::source::follow::Follower>,
     /// The path the run was read from (native), for the Follow toggle.
     #[cfg(not(target_arch = "wasm32"))]
     pub path: Option<std::path::PathBuf>,
@@ -219,7 +219,8 @@ pub struct LoadOutcome {
     pub url: Option<String>,
     /// The v2 dataset the run was opened from (web), and its texts still to be fetched.
     #[cfg(target_arch = "wasm32")]
-    pub dataset: Option<(super::web_dataset::WebDataset, Arc<crate::load::vantage_v2::remote::RemoteTexts>)>,
+    pub dataset:
+        Option<(crate::source::web_dataset::WebDataset, Arc<crate::load::formats::vantage_v2::remote::RemoteTexts>)>,
 }
 
 /// The outcome of a load that ended with `why` before reading anything: its loader failed, or the
@@ -376,7 +377,7 @@ impl LoadQueue {
                     rfd::FileDialog::new().pick_folder().into_iter().collect()
                 } else {
                     rfd::FileDialog::new()
-                        .add_filter("rollout logs", &crate::native::LOG_EXTENSIONS)
+                        .add_filter("rollout logs", &crate::source::path::LOG_EXTENSIONS)
                         .add_filter("all files", &["*"])
                         .pick_files()
                         .unwrap_or_default()
@@ -393,8 +394,8 @@ impl LoadQueue {
         #[cfg(target_arch = "wasm32")]
         if folder {
             // The browser's directory picker: a v2 dataset's folder, read in slices.
-            super::web_dataset::pick_folder(move |files| {
-                let sources = super::web_dataset::WebDataset::from_files(files)
+            crate::source::web_dataset::pick_folder(move |files| {
+                let sources = crate::source::web_dataset::WebDataset::from_files(files)
                     .map(|dataset| LoadSource::Dataset(dataset, None))
                     .into_iter()
                     .collect();
@@ -423,7 +424,7 @@ impl LoadQueue {
     /// an HTTP error status becomes a clear load error.
     #[cfg(target_arch = "wasm32")]
     pub fn start_url(&mut self, url: String, repaint: impl Fn() + Send + Clone + 'static) {
-        if let Some(dataset) = super::web_dataset::WebDataset::from_url(&url) {
+        if let Some(dataset) = crate::source::web_dataset::WebDataset::from_url(&url) {
             // A v2 dataset's root (`…/run/` or `…/run/manifest.json`): read in byte ranges.
             self.start(LoadSource::Dataset(dataset, None), repaint);
             return;
@@ -484,13 +485,13 @@ impl LoadQueue {
 #[cfg(target_arch = "wasm32")]
 async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, String> {
     use eframe::wasm_bindgen::JsCast as _;
-    let response = super::http::get(url, None, None).await.map_err(|e| match e {
-        super::http::GetError::Unreachable => {
+    let response = crate::source::http::get(url, None, None).await.map_err(|e| match e {
+        crate::source::http::GetError::Unreachable => {
             "the request failed: the server is unreachable, or it does not allow cross-origin requests (CORS); \
              download the file and open it with Open… instead"
                 .to_owned()
         }
-        super::http::GetError::Failed(why) => why,
+        crate::source::http::GetError::Failed(why) => why,
     })?;
     if !response.ok() {
         return Err(format!("HTTP {} {}", response.status(), response.status_text()));
@@ -499,7 +500,7 @@ async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, String> 
     progress.set_total(length.unwrap_or(0));
     let Some(body) = response.body() else {
         // No stream (an old browser): the whole body at once.
-        return super::http::body(&response).await;
+        return crate::source::http::body(&response).await;
     };
     let reader: web_sys::ReadableStreamDefaultReader =
         body.get_reader().dyn_into().map_err(|_err| "the body is not a readable stream".to_owned())?;

@@ -6,18 +6,10 @@ mod commands;
 pub mod credit_worker;
 pub mod deeplink;
 pub mod faults;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod follow;
-#[cfg(target_arch = "wasm32")]
-pub mod http;
 mod loading;
 mod open_run;
 pub mod png;
 pub mod state;
-#[cfg(target_arch = "wasm32")]
-pub mod web_dataset;
-#[cfg(target_arch = "wasm32")]
-pub mod web_follow;
 
 pub use commands::Command;
 pub use loading::{LoadMessage, LoadOutcome, LoadQueue, LoadSource};
@@ -84,6 +76,9 @@ pub struct VantageApp {
     /// Where saved formulas are also written as files (natively, the formulas folder; `None` in
     /// tests and on the web, where they live in the app's state only).
     pub formulas_dir: Option<std::path::PathBuf>,
+    /// Folders dropped on the page (web), each as its files, sent by the page's drop listener.
+    #[cfg(target_arch = "wasm32")]
+    pub dropped_folders: Option<std::sync::mpsc::Receiver<Vec<(String, web_sys::File)>>>,
 }
 
 impl VantageApp {
@@ -93,10 +88,10 @@ impl VantageApp {
         // The formulas saved in the formulas folder (by this app or by hand) join the remembered ones.
         #[cfg(not(target_arch = "wasm32"))]
         {
-            for (name, text) in crate::native::saved_formulas() {
+            for (name, text) in crate::source::disk::saved_formulas() {
                 app.state.keep_formula(name, text);
             }
-            app.formulas_dir = crate::native::formulas_dir();
+            app.formulas_dir = crate::source::disk::formulas_dir();
         }
         let ctx = cc.egui_ctx.clone();
         app.open_all(sources, move || ctx.request_repaint());
@@ -296,7 +291,7 @@ impl VantageApp {
                 // A v2 dataset's texts are fetched as they are shown; its other steps open from it.
                 #[cfg(target_arch = "wasm32")]
                 if let Some((dataset, texts)) = outcome.dataset {
-                    web_dataset::fetch_texts(dataset.clone(), texts, repaint);
+                    crate::source::web_dataset::fetch_texts(dataset.clone(), texts, repaint);
                     open.web_dataset = Some(dataset);
                 }
                 #[cfg(not(target_arch = "wasm32"))]
@@ -357,7 +352,7 @@ impl VantageApp {
             return;
         }
         let Some((url, bytes)) = open.web_source.clone() else { return };
-        match web_follow::WebFollower::start(&open.run.meta.name, url, &bytes, now) {
+        match crate::source::web_follow::WebFollower::start(&open.run.meta.name, url, &bytes, now) {
             Ok(follower) => {
                 open.web_follower = Some(follower);
                 // The credit worker's copy would no longer be the run: credit is computed here.
@@ -402,9 +397,9 @@ impl VantageApp {
             let mut latest = None;
             for update in follower.poll() {
                 match update {
-                    follow::Update::Run(run, report) => latest = Some((run, report)),
-                    follow::Update::Notice(text) => notices.push(text),
-                    follow::Update::Stopped(why) => {
+                    crate::source::follow::Update::Run(run, report) => latest = Some((run, report)),
+                    crate::source::follow::Update::Notice(text) => notices.push(text),
+                    crate::source::follow::Update::Stopped(why) => {
                         notices.push(format!("{}: following stopped: {why}", open.run.meta.name));
                     }
                 }
@@ -483,8 +478,8 @@ impl VantageApp {
             self.loads.start_dropped(&file, move || c.request_repaint());
         }
         #[cfg(target_arch = "wasm32")]
-        for files in crate::web::take_dropped_folders() {
-            if let Some(dataset) = web_dataset::WebDataset::from_files(files) {
+        for files in self.dropped_folders.as_ref().map(|r| r.try_iter().collect::<Vec<_>>()).unwrap_or_default() {
+            if let Some(dataset) = crate::source::web_dataset::WebDataset::from_files(files) {
                 let c = ctx.clone();
                 self.loads.start(LoadSource::Dataset(dataset, None), move || c.request_repaint());
             }
@@ -497,7 +492,6 @@ impl VantageApp {
         self.read_lazily(ctx);
         self.update_credit(ctx);
         self.show_title(ctx);
-        ctx.set_zoom_factor(if self.state.meeting_mode { crate::ui::theme::MEETING_ZOOM } else { 1.0 });
     }
 
     /// Reads samples of lazily opened runs (at most `LAZY_FRAME_BUDGET` of the frame in all) and
@@ -555,31 +549,6 @@ impl VantageApp {
             if pressed(key) {
                 self.commands.push(command);
             }
-        }
-    }
-}
-
-impl eframe::App for VantageApp {
-    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
-        Self::logic(self, ctx);
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        crate::ui::app_ui(self, ui);
-        if let Some(started) = self.exit_after_first_view
-            && self.current().is_some_and(|o| o.selection.group.is_some())
-        {
-            // The benchmark's measure: this frame shows the run browser and a group.
-            println!("first view after {:.3} s", started.elapsed().as_secs_f64());
-            self.exit_after_first_view = None;
-            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
-        }
-    }
-
-    fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        match serde_json::to_string(&self.state) {
-            Ok(text) => storage.set_string(AppState::KEY, text),
-            Err(err) => log::warn!("could not save settings: {err}"),
         }
     }
 }

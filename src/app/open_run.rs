@@ -7,7 +7,7 @@ use crate::analysis::tree_layout::{GroupTree, TreeMerge};
 use crate::app::state::SchemeChoice;
 use crate::credit::{Credit, Params, Scheme, SchemeInfo, Support};
 use crate::load::LoadReport;
-use crate::load::inspect::EvalFile;
+use crate::load::formats::inspect::EvalFile;
 use std::sync::Arc;
 
 use crate::model::{GroupId, Run, TrajectoryId};
@@ -246,7 +246,7 @@ pub struct OpenRun {
     pub load_id: Option<u64>,
     /// The thread following the run's path while it grows (native).
     #[cfg(not(target_arch = "wasm32"))]
-    pub follower: Option<crate::app::follow::Follower>,
+    pub follower: Option<crate::source::follow::Follower>,
     /// The path the run was read from (native), for the Follow toggle.
     #[cfg(not(target_arch = "wasm32"))]
     pub source_path: Option<std::path::PathBuf>,
@@ -255,10 +255,10 @@ pub struct OpenRun {
     pub web_source: Option<(String, Arc<[u8]>)>,
     /// The URL being followed (web).
     #[cfg(target_arch = "wasm32")]
-    pub web_follower: Option<crate::app::web_follow::WebFollower>,
+    pub web_follower: Option<crate::source::web_follow::WebFollower>,
     /// The v2 dataset the run was opened from (web), for opening other training steps.
     #[cfg(target_arch = "wasm32")]
-    pub web_dataset: Option<crate::app::web_dataset::WebDataset>,
+    pub web_dataset: Option<crate::source::web_dataset::WebDataset>,
 }
 
 /// A run opened from its summaries (an Inspect `.eval`) whose samples are read a few at a time,

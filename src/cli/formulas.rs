@@ -40,8 +40,8 @@ pub fn listing() -> String {
     for b in BUILTINS {
         let _ = writeln!(out, "  formula:{:<22} {} (equals {})", b.name, b.title, b.scheme);
     }
-    let dir = crate::native::formulas_dir().map_or_else(|| "no folder".to_owned(), |d| d.display().to_string());
-    let saved = crate::native::saved_formulas();
+    let dir = crate::source::disk::formulas_dir().map_or_else(|| "no folder".to_owned(), |d| d.display().to_string());
+    let saved = crate::source::disk::saved_formulas();
     if saved.is_empty() {
         let _ = writeln!(out, "  saved ({dir}): none");
     } else {
@@ -56,7 +56,7 @@ pub fn listing() -> String {
 impl<'a> Computation<'a> {
     /// Resolves `--scheme` (with `--preset` and `--set`).
     pub fn resolve(id: &str, preset: Option<&'a str>, sets: ParamValues) -> anyhow::Result<Self> {
-        let saved = crate::native::saved_formulas();
+        let saved = crate::source::disk::saved_formulas();
         let text = match named_formula(id, saved.iter().map(|(n, t)| (n.as_str(), t.as_str()))) {
             Some(Ok(text)) => text,
             Some(Err(name)) => anyhow::bail!("no formula named {name} (see `vantage schemes`)"),

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod desktop;
 mod formulas;
 #[cfg(feature = "parquet")]
 mod partitions;
@@ -17,7 +18,7 @@ use crate::analysis::RunSummary;
 use crate::credit::{self, Support};
 use crate::load::{LOADERS, LoadReport};
 use crate::model::Run;
-use crate::native::load_path_joined;
+use crate::source::path::load_path_joined;
 
 /// Loads a path as the commands do: `--outcomes` joined.
 fn load_path(path: &Path, format: Option<&str>, report: &mut LoadReport) -> Result<Run, crate::load::LoadError> {
@@ -162,7 +163,7 @@ pub enum BatchScope {
 
 /// A training-step range: `17`, `10..20`, `train_step=17`.
 fn parse_steps(text: &str) -> Result<(i64, i64), String> {
-    crate::load::vantage_v2::manifest::parse_range(text)
+    crate::load::formats::vantage_v2::manifest::parse_range(text)
 }
 
 /// A piece size of at least 4 kB.
@@ -187,13 +188,13 @@ fn parse_window_size(text: &str) -> Result<[f32; 2], String> {
 
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
-    std::sync::LazyLock::force(&crate::native::STARTED);
+    std::sync::LazyLock::force(&crate::cli::desktop::STARTED);
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let mut cli = Cli::parse();
-    crate::native::init_memory_budget();
+    crate::source::disk::init_memory_budget();
     #[cfg(feature = "parquet")]
-    crate::dataset::set_step_range(cli.steps);
-    if let Err(err) = crate::native::set_outcome_files(&cli.outcomes) {
+    crate::source::dataset::set_step_range(cli.steps);
+    if let Err(err) = crate::source::joined::set_outcome_files(&cli.outcomes) {
         eprintln!("vantage: --outcomes: {}", err.located());
         return ExitCode::from(2);
     }
@@ -204,7 +205,7 @@ pub fn main() -> ExitCode {
                 eprintln!("vantage: --view {view}: not a view; one of {}", crate::app::Tab::names());
                 return ExitCode::from(2);
             }
-            let saved: Vec<crate::app::SavedFormula> = crate::native::saved_formulas()
+            let saved: Vec<crate::app::SavedFormula> = crate::source::disk::saved_formulas()
                 .into_iter()
                 .map(|(name, text)| crate::app::SavedFormula { name, text })
                 .collect();
@@ -220,15 +221,16 @@ pub fn main() -> ExitCode {
                 scheme_b: cli.scheme_b,
                 meeting: cli.meeting,
                 link: cli.link,
-                exit_after_first_view: cli.exit_after_first_view.then(|| *crate::native::STARTED),
+                exit_after_first_view: cli.exit_after_first_view.then(|| *crate::cli::desktop::STARTED),
             };
-            let files = crate::native::take_results_files(std::mem::take(&mut cli.files));
+            let files = crate::source::joined::take_results_files(std::mem::take(&mut cli.files));
             let size = cli.window_size.unwrap_or([1280.0, 800.0]);
-            crate::native::run_app(crate::native::expand_paths(files), cli.follow, start, size)
+            crate::cli::desktop::run_app(crate::source::path::expand_paths(files), cli.follow, start, size)
         }
-        Some(Command::Check { files, format }) => {
-            check(&crate::native::expand_paths(crate::native::take_results_files(files)), format.as_deref())
-        }
+        Some(Command::Check { files, format }) => check(
+            &crate::source::path::expand_paths(crate::source::joined::take_results_files(files)),
+            format.as_deref(),
+        ),
         Some(Command::Schemes { markdown }) => {
             print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });
             if !markdown {
@@ -327,10 +329,13 @@ fn convert(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) 
     }
     let mut run = run;
     // Keep where it came from and how it was read: the header's metadata carries it.
-    crate::native::mark_converted(&mut run);
-    let bytes =
-        if parquet { parquet_bytes(&run)? } else { crate::load::vantage_jsonl::write::to_jsonl(&run).into_bytes() };
-    crate::native::write_atomically(out, &bytes)
+    crate::source::joined::mark_converted(&mut run);
+    let bytes = if parquet {
+        parquet_bytes(&run)?
+    } else {
+        crate::load::formats::vantage_jsonl::write::to_jsonl(&run).into_bytes()
+    };
+    crate::source::disk::write_atomically(out, &bytes)
         .map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
     Ok(format!(
         "{} ({}): {} groups, {} trajectories, {} steps -> {}",
@@ -359,8 +364,8 @@ fn reported<T>(result: anyhow::Result<T>, report: &LoadReport) -> anyhow::Result
 #[cfg(feature = "parquet")]
 fn convert_to_dataset(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) -> anyhow::Result<String> {
     let mut report = LoadReport::new(&file.display().to_string());
-    let piece = piece.unwrap_or(crate::dataset::DEFAULT_PIECE);
-    let converted = crate::dataset::convert(file, out, format, piece, &mut report);
+    let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
+    let converted = crate::source::dataset::convert(file, out, format, piece, &mut report);
     let converted = reported(converted, &report)?;
     let m = &converted.manifest;
     Ok(format!(
@@ -388,8 +393,8 @@ fn follow_convert(
     refuse_input(file, out)?;
     let mut report = LoadReport::new(&file.display().to_string());
     let idle = until_idle.map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
-    let piece = piece.unwrap_or(crate::dataset::DEFAULT_PIECE);
-    let manifest = crate::dataset::follow(file, out, format, piece, idle, &mut report);
+    let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
+    let manifest = crate::source::dataset::follow(file, out, format, piece, idle, &mut report);
     let m = reported(manifest, &report)?;
     Ok(format!(
         "{}: followed until idle; {} training-step partitions, {} trajectories -> {}/",
@@ -416,7 +421,7 @@ fn convert_to_dataset(_: &Path, out: &Path, _: Option<&str>, _: Option<usize>) -
 /// The run as vantage Parquet (needs the `parquet` feature).
 fn parquet_bytes(run: &Run) -> anyhow::Result<Vec<u8>> {
     #[cfg(feature = "parquet")]
-    return crate::load::vantage_parquet::to_parquet(run).map_err(|e| anyhow::anyhow!("Parquet: {e}"));
+    return crate::load::formats::vantage_parquet::to_parquet(run).map_err(|e| anyhow::anyhow!("Parquet: {e}"));
     #[cfg(not(feature = "parquet"))]
     {
         let _: &Run = run;
@@ -522,7 +527,7 @@ fn credit_command(
         refuse_input(file, out)?;
     }
     #[cfg(feature = "parquet")]
-    if let Some(out) = out.filter(|o| o.extension().is_none() && crate::native::is_v2_dataset(file)) {
+    if let Some(out) = out.filter(|o| o.extension().is_none() && crate::source::path::is_v2_dataset(file)) {
         return partitions::run(file, &computation, request, out);
     }
     if request.partition.is_some() || request.batch_scope.is_some() {

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use super::formulas::Computation;
 use super::{BatchScope, CreditRequest, CreditTable};
-use crate::dataset::Dataset;
 use crate::load::LoadReport;
-use crate::load::vantage_v2::{Partition, manifest::parse_range};
+use crate::load::formats::vantage_v2::{Partition, manifest::parse_range};
+use crate::source::dataset::Dataset;
 
 /// The output file of a partition, relative to `OUT_DIR`.
 pub fn output_file(partition: &Partition) -> String {
@@ -75,8 +75,8 @@ pub(super) fn run(
 /// The partitions asked for: `--partition` (one, which must exist), else those `--steps` selects.
 fn selected<'d>(dataset: &'d Dataset, partition: Option<&str>) -> anyhow::Result<Vec<&'d Partition>> {
     let manifest = &dataset.manifest;
-    let Some(text) = partition else { return Ok(manifest.select(crate::dataset::step_range())) };
-    let null = format!("train_step={}", crate::load::vantage_v2::manifest::NULL_PARTITION);
+    let Some(text) = partition else { return Ok(manifest.select(crate::source::dataset::step_range())) };
+    let null = format!("train_step={}", crate::load::formats::vantage_v2::manifest::NULL_PARTITION);
     if text == null {
         return Ok(manifest.partitions.iter().filter(|p| p.train_step.is_none()).collect());
     }

@@ -124,7 +124,7 @@ impl CreditTable {
             Column::new(c.into(), self.credit),
         ])?;
         let mut failed = None;
-        crate::native::replace_atomically(path, |temporary| {
+        crate::source::disk::replace_atomically(path, |temporary| {
             let file = std::fs::File::create(temporary)?;
             ParquetWriter::new(file).finish(&mut frame).map(|_| ()).map_err(|err| {
                 failed = Some(err.to_string());
@@ -154,6 +154,7 @@ impl CreditTable {
             "parquet" => anyhow::bail!("this build has no Parquet support (build with the `parquet` feature)"),
             _ => self.to_jsonl(),
         };
-        crate::native::write_atomically(path, text.as_bytes()).map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))
+        crate::source::disk::write_atomically(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))
     }
 }

@@ -5,7 +5,7 @@
 //! A log is fed in pieces of whole lines, in file order. Each piece is cut into parts parsed on
 //! the other cores (`credit::engine::par::pipeline`) while this thread adds the parsed records in file
 //! order, so the run, its ids, warnings and line numbers are the same whatever the number of
-//! threads and however the log is cut. Natively the pieces come from the file (`crate::live`),
+//! threads and however the log is cut. Natively the pieces come from the file (`source::live`),
 //! so a log is never held whole; bytes already in memory are fed in slices ([`read_all`]).
 
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use super::records::Record;
 use super::{LoadError, LoadReport};
 use crate::model::{RawWindow, Run, RunBuilder, TextSource, Warning};
 
-/// A log read piece by piece: what `crate::live` and [`read_all`] feed (the vantage JSONL loader's
+/// A log read piece by piece: what `source::live` and [`read_all`] feed (the vantage JSONL loader's
 /// `VantageStream`, and a [`LineStream`] of each importer that has one).
 pub trait LineFeed: Send {
     /// Reads `chunk`, whole lines of the log (the last may lack its terminator only when it is
@@ -288,7 +288,7 @@ impl<F: JsonLines> LineFeed for LineStream<F> {
         self.builder.set_raw_window(self.lazy.then(|| RawWindow::of(body, body_offset)));
         let Self { format, builder, report, next_line, index, .. } = self;
         // Parts are parsed on the other cores while this thread adds the ones before, in order.
-        crate::credit::engine::par::pipeline(
+        crate::par::pipeline(
             pieces,
             |part| lines_of(part).into_iter().map(|line| (line, parse_line::<F>(line))).collect::<Vec<_>>(),
             |parsed| {

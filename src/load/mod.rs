@@ -1,7 +1,7 @@
 //! Loading: bytes in, [`Run`] out. One file per format; detection by content.
 //!
 //! Loaders never touch the filesystem: [`load_bytes`] takes the bytes and a display name; the
-//! native-only `crate::native::load_path` reads a file and calls it. A malformed record is skipped and
+//! native-only `source::path::load_path` reads a file and calls it. A malformed record is skipped and
 //! reported in the [`LoadReport`] as `FILE:LINE: FIELD: reason`; everything valid still loads.
 
 /// Implements a [`Loader`]'s `load_bytes` and `load` with the `async fn(name, bytes, report)`
@@ -28,46 +28,20 @@ macro_rules! paced {
     };
 }
 
-mod atif;
 pub mod budget;
 pub mod compressed;
 mod error;
-pub mod inspect;
+pub mod formats;
 mod lenient;
 pub mod lines;
-mod math_aps;
-mod math_shepherd;
-mod nemo_gym;
-pub mod nemo_rl;
-mod openai_chat;
-mod openhands;
-pub mod outcomes;
 pub mod pace;
 pub mod parquet_file;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
 mod parquet_guard;
-mod prm800k;
-mod prmbench;
-mod processbench;
 mod records;
 mod report;
-pub mod slime_dump;
-mod swe_agent;
-mod tau2;
 pub mod thrift;
-mod toolbench;
 pub mod torch_pickle;
-mod tot;
-pub mod trackio;
-#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-pub mod trl_parquet;
-pub mod vantage_jsonl;
-#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-pub mod vantage_parquet;
-pub mod vantage_v2;
-pub mod verifiers;
-pub mod verl_dump;
-mod vf_eval;
 pub mod zip;
 
 pub use error::LoadError;
@@ -98,7 +72,7 @@ pub trait Loader: Sync {
         Box::pin(std::future::ready(self.load_bytes(name, bytes, report)))
     }
 
-    /// A stream that reads the log piece by piece (`crate::live` feeds it from the file), when
+    /// A stream that reads the log piece by piece (`source::live` feeds it from the file), when
     /// `head` (the log's first lines, see [`lines::head_text`]) is of this format and the format
     /// is JSON lines; `None` otherwise (the file is read whole).
     fn lines(&self, _name: &str, _head: &str, _report: LoadReport) -> Option<Box<dyn lines::LineFeed>> {
@@ -121,8 +95,8 @@ pub fn line_feed(
         None => LOADERS.to_vec(),
     };
     for candidate in candidates {
-        if candidate.name() == vantage_jsonl::VantageJsonl.name() {
-            match vantage_jsonl::VantageStream::start(name, head, report.clone()) {
+        if candidate.name() == formats::vantage_jsonl::VantageJsonl.name() {
+            match formats::vantage_jsonl::VantageStream::start(name, head, report.clone()) {
                 Ok(stream) => return Ok(Some(Box::new(stream))),
                 Err(err) if err.is_incompatible() => continue,
                 Err(err) => return Err(err),
@@ -135,34 +109,7 @@ pub fn line_feed(
     Ok(None)
 }
 
-/// Every loader, in detection order. A new format is a new file plus one line here.
-pub static LOADERS: &[&dyn Loader] = &[
-    &vantage_jsonl::VantageJsonl,
-    &processbench::ProcessBench,
-    &tau2::Tau2,
-    &openai_chat::OpenAiChat,
-    &prmbench::PrmBench,
-    &math_shepherd::MathShepherd,
-    &toolbench::ToolBench,
-    &verl_dump::VerlDump,
-    &verifiers::Verifiers,
-    &nemo_gym::NemoGym,
-    &nemo_rl::NemoRl,
-    &vf_eval::VfEval,
-    &tot::TreeOfThoughts,
-    &math_aps::MathAps,
-    &prm800k::Prm800k,
-    &swe_agent::SweAgent,
-    &openhands::OpenHands,
-    &inspect::Inspect,
-    &slime_dump::SlimeDump,
-    &trackio::Trackio,
-    &atif::Atif,
-    #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-    &vantage_parquet::VantageParquet,
-    #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-    &trl_parquet::TrlParquet,
-];
+pub use formats::LOADERS;
 
 /// The loaders of Parquet files.
 const PARQUET_LOADERS: [&str; 2] = ["vantage_parquet", "trl"];
@@ -230,9 +177,9 @@ pub async fn load_shared_paced(
         report.file = name.to_owned();
     }
     if compressed::Compression::of(&bytes).is_none() {
-        let head = &bytes[..vantage_jsonl::next_cut(&bytes, 0, 1 << 16)];
-        if vantage_jsonl::VantageStream::start(name, head, LoadReport::default()).is_ok() {
-            return vantage_jsonl::load_shared_paced(name, bytes, report).await.map_err(|e| e.with_path(name));
+        let head = &bytes[..formats::vantage_jsonl::next_cut(&bytes, 0, 1 << 16)];
+        if formats::vantage_jsonl::VantageStream::start(name, head, LoadReport::default()).is_ok() {
+            return formats::vantage_jsonl::load_shared_paced(name, bytes, report).await.map_err(|e| e.with_path(name));
         }
     }
     load_bytes_paced(name, &bytes, report).await

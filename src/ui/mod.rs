@@ -1,5 +1,6 @@
 //! Everything that touches egui: the panels, the views, the theme.
 
+pub mod shell;
 pub mod theme;
 pub mod views;
 pub mod widgets;
@@ -21,6 +22,7 @@ pub struct ViewCtx<'a> {
 
 /// Draws the whole app into `ui`: top bar, status bar, side panels and the current tab.
 pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
+    ui.ctx().set_zoom_factor(if app.state.meeting_mode { theme::MEETING_ZOOM } else { 1.0 });
     egui::Panel::top("top_bar").show(ui, |ui| top_bar_ui(app, ui));
     egui::Panel::bottom("status_bar").show(ui, |ui| status_bar_ui(app, ui));
     let meeting = app.state.meeting_mode;

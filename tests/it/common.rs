@@ -81,11 +81,12 @@ pub fn append(path: &std::path::Path, text: &str) {
 /// A JSON-lines log followed while it is written: its first line is written to `path` and read,
 /// then the rest is appended in two pieces (the last line split), each followed by a poll. Returns
 /// the followed log and how many trajectories the first line gave.
-pub fn follow_in_pieces(path: &std::path::Path, source: &str) -> (vantage::live::Live, usize) {
+pub fn follow_in_pieces(path: &std::path::Path, source: &str) -> (vantage::source::live::Live, usize) {
     let lines: Vec<&str> = source.split_inclusive('\n').collect();
     assert!(lines.len() >= 2, "{}", path.display());
     std::fs::write(path, lines[0]).unwrap();
-    let mut live = vantage::live::Live::open(path, vantage::load::LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live =
+        vantage::source::live::Live::open(path, vantage::load::LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     let first = live.snapshot().trajectories.len();

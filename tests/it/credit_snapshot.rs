@@ -87,6 +87,6 @@ fn credit_on_every_sample_is_the_snapshot_bit_for_bit() {
     );
     assert!(now.lines().count() >= 140, "{} lines", now.lines().count());
     // The same bits when the work is cut into many parts on other threads.
-    let split = credit::engine::par::with_split(1, 7, snapshot);
+    let split = vantage::par::with_split(1, 7, snapshot);
     assert!(split == now, "credit depends on how the work is split over threads");
 }

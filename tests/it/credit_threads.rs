@@ -4,10 +4,10 @@
 //! call it wraps only, so these run beside the other tests.
 #![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-use vantage::credit::engine::par;
 use vantage::credit::{self, Credit, Params, Support};
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::{GroupId, NewGroup, NewStep, NewTokens, NodeId, Outcome, Run, RunBuilder, TreeId};
+use vantage::par;
 
 /// 16 000 trajectories of 2–40 steps in groups of 8 (every 97th trajectory and the last in no group), with
 /// every kind of step data a step scheme reads: 3.3 × 10⁵ path steps, more than one block of a

@@ -267,7 +267,7 @@ fn a_one_gigabyte_line_is_passed_over_with_a_located_warning_and_the_rest_loads(
         let path = dir.join(name);
         log_with_a_long_line(&path, long, gzip).unwrap();
         let mut report = LoadReport::new(name);
-        let run = vantage::native::load_path(&path, None, &mut report).unwrap();
+        let run = vantage::source::path::load_path(&path, None, &mut report).unwrap();
         std::fs::remove_file(&path).unwrap();
         let keys: Vec<&str> = run.trajectories.ids().map(|t| run.trajectory_key(t)).collect();
         assert_eq!(keys, ["before", "after"], "{name}");
@@ -299,7 +299,7 @@ fn ten_million_tiny_broken_records_keep_ten_thousand_warnings_and_the_valid_ones
     std::fs::write(&path, &log).unwrap();
     drop(log);
     let mut report = LoadReport::new("tiny.jsonl");
-    let run = vantage::native::load_path(&path, None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&path, None, &mut report).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(run.trajectories.len(), 2);
     assert_eq!(report.records_seen, 10_000_003, "the header, two valid records, 10⁷ broken ones");
@@ -334,7 +334,7 @@ fn ids_that_are_one_after_decoding_or_interning_collide_and_are_located() {
     let mut lazy = LoadReport::new("collide.jsonl");
     for (run, report) in [
         (load_bytes("collide.jsonl", log.as_bytes(), &mut whole).unwrap(), &whole),
-        (vantage::native::load_path(&path, None, &mut lazy).unwrap(), &lazy),
+        (vantage::source::path::load_path(&path, None, &mut lazy).unwrap(), &lazy),
     ] {
         assert_eq!((run.groups.len(), run.trajectories.len()), (1, 2));
         let located: Vec<String> =

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use vantage::load::vantage_jsonl::write::to_jsonl;
+use vantage::load::formats::vantage_jsonl::write::to_jsonl;
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
 

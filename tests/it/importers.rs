@@ -195,7 +195,7 @@ fn toolbench_trees_keep_their_nodes_and_leaves_and_credit_the_winning_leaf() {
 fn a_verl_dump_directory_is_one_run_with_groups_rebuilt_from_identical_inputs() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verl_dump");
     let mut report = LoadReport::new("verl_dump");
-    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
     assert_eq!(run.meta.format, "verl rollout dump");
     // Step 3: two prompts × two responses; step 4: one prompt × two responses.
     assert_eq!((run.groups.len(), run.trajectories.len()), (3, 6));
@@ -529,7 +529,7 @@ fn trajectory_texts(run: &Run) -> Vec<TrajectoryTexts> {
 
 #[test]
 fn an_inspect_eval_opens_from_its_summaries_and_reads_each_sample_on_demand() {
-    use vantage::load::inspect::{EvalFile, UNREAD_KIND};
+    use vantage::load::formats::inspect::{EvalFile, UNREAD_KIND};
     let bytes = common::lazy_eval();
     let mut report = LoadReport::new("lazy.eval");
     let mut file = EvalFile::from_bytes("lazy.eval", bytes.as_slice(), &mut report).unwrap();
@@ -627,19 +627,19 @@ fn every_format_has_a_hand_written_fixture_that_loads_with_its_counts() {
 
 /// Loads `bytes`, writes vantage JSONL (and Parquet), reads that back, and checks nothing changed.
 fn assert_round_trips(name: &str, run: &Run) {
-    let jsonl = vantage::load::vantage_jsonl::write::to_jsonl(run);
+    let jsonl = vantage::load::formats::vantage_jsonl::write::to_jsonl(run);
     let mut report = LoadReport::new("round.jsonl");
     let again = load_bytes("round.jsonl", jsonl.as_bytes(), &mut report).unwrap();
     assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings.first());
-    assert_eq!(vantage::load::vantage_jsonl::write::to_jsonl(&again), jsonl, "{name}: JSONL round trip");
+    assert_eq!(vantage::load::formats::vantage_jsonl::write::to_jsonl(&again), jsonl, "{name}: JSONL round trip");
     assert_eq!(RunSummary::of(&again), RunSummary::of(run), "{name}");
     #[cfg(feature = "parquet")]
     {
-        let parquet = vantage::load::vantage_parquet::to_parquet(run).unwrap();
+        let parquet = vantage::load::formats::vantage_parquet::to_parquet(run).unwrap();
         let mut report = LoadReport::new("round.parquet");
         let back = load_bytes("round.parquet", &parquet, &mut report).unwrap();
         assert_eq!(back.meta.format, "vantage Parquet v1");
-        assert_eq!(vantage::load::vantage_jsonl::write::to_jsonl(&back), jsonl, "{name}: Parquet round trip");
+        assert_eq!(vantage::load::formats::vantage_jsonl::write::to_jsonl(&back), jsonl, "{name}: Parquet round trip");
     }
 }
 
@@ -693,12 +693,12 @@ fn processbench_has_521_right_answers_reached_through_a_flawed_step() {
 #[test]
 fn all_fifteen_toolbench_trees_load() {
     let Some(dir) = data_dir() else { return };
-    let files = vantage::native::expand_paths(vec![dir.join("toolbench-dfsdt/answer")]);
+    let files = vantage::source::path::expand_paths(vec![dir.join("toolbench-dfsdt/answer")]);
     assert_eq!(files.len(), 15);
     let mut wins = 0;
     for file in files {
         let mut report = LoadReport::new(&file.display().to_string());
-        let run = vantage::native::load_path(&file, None, &mut report).unwrap();
+        let run = vantage::source::path::load_path(&file, None, &mut report).unwrap();
         assert_eq!((run.meta.format.as_str(), run.trees.len()), ("ToolBench DFSDT", 1));
         assert!(report.warnings.is_empty());
         wins += usize::from(successes(&run) > 0);
@@ -738,8 +738,8 @@ fn paced_load(name: &str, bytes: &[u8]) -> (Run, u64) {
 
 #[test]
 fn a_paced_load_gives_the_event_loop_back_and_reads_the_same_run() {
+    use vantage::load::formats::vantage_jsonl::write::to_jsonl;
     use vantage::load::pace;
-    use vantage::load::vantage_jsonl::write::to_jsonl;
     let sample =
         std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample_runs/math_grpo_prm.jsonl")).unwrap();
     let verl: String = (0..400)
@@ -796,12 +796,13 @@ fn inspect_samples_read_on_every_core_give_the_run_read_one_by_one() {
         let mut report = LoadReport::new(name);
         let parallel = load_bytes(name, bytes, &mut report).unwrap();
         let mut one_report = LoadReport::new(name);
-        let mut file = vantage::load::inspect::EvalFile::from_bytes(name, &bytes[..], &mut one_report).unwrap();
+        let mut file =
+            vantage::load::formats::inspect::EvalFile::from_bytes(name, &bytes[..], &mut one_report).unwrap();
         for i in 0..file.len() {
             file.read_sample(i, &mut one_report);
         }
         let one = file.run(&one_report).unwrap();
-        let text = vantage::load::vantage_jsonl::write::to_jsonl;
+        let text = vantage::load::formats::vantage_jsonl::write::to_jsonl;
         assert_eq!(text(&parallel), text(&one), "{name}");
         assert_eq!(parallel.meta.warnings, one.meta.warnings, "{name}");
         assert_eq!((report.records_seen, report.records_loaded), (one_report.records_seen, one_report.records_loaded));
@@ -841,9 +842,9 @@ fn inspect_logs_without_scores_or_without_samples_load_and_say_so() {
 fn agent_trajectories_take_their_outcomes_from_the_results_beside_them() {
     // A hand-made run: two trajectories and SWE-agent's results.json (one id has no trajectory).
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/swe_run");
-    assert!(vantage::native::is_joined_run(&dir));
+    assert!(vantage::source::joined::is_joined_run(&dir));
     let mut report = LoadReport::new("swe_run");
-    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
     assert_eq!(run.trajectories.len(), 2);
     assert_eq!(successes(&run), 1);
     assert!(run.trajectories.reward.iter().all(|r| !r.is_nan()));
@@ -863,10 +864,10 @@ fn agent_trajectories_take_their_outcomes_from_the_results_beside_them() {
     assert_round_trips("swe_run", &run);
     // The real mini-SWE-agent 2 run and its SWE-bench harness report: 8 trajectories of 23 ids, 4 resolved.
     let Some(data) = data_dir() else { return };
-    let expanded = vantage::native::expand_paths(vec![data.join("mini-swe-agent-v2")]);
+    let expanded = vantage::source::path::expand_paths(vec![data.join("mini-swe-agent-v2")]);
     assert_eq!(expanded, [data.join("mini-swe-agent-v2/v2_deepseek_chat_dev_rerun")]);
     let mut report = LoadReport::new("mini");
-    let run = vantage::native::load_path(&expanded[0], None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&expanded[0], None, &mut report).unwrap();
     assert_eq!((run.trajectories.len(), successes(&run)), (8, 4));
     assert_eq!(report.warnings.len(), 15, "the report's 15 ids without a trajectory here");
     assert!(run.meta.notes.iter().any(|n| n.contains("preds.json")), "{:?}", run.meta.notes);
@@ -874,7 +875,7 @@ fn agent_trajectories_take_their_outcomes_from_the_results_beside_them() {
     assert!(!kinds.lines().iter().any(|l| l.contains("Excellent!")), "the tool calls are the actions");
     // StableToolBench: the CoT and DFS answers with their own pass-rate votes.
     let mut report = LoadReport::new("stb");
-    let run = vantage::native::load_path(&data.join("stabletoolbench/data_example"), None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&data.join("stabletoolbench/data_example"), None, &mut report).unwrap();
     assert_eq!((run.trajectories.len(), successes(&run)), (18, 5));
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     let cot = run.trajectory_by_key("1073_CoT@1/try0").unwrap();
@@ -923,7 +924,7 @@ fn openhands_resolver_output_loads_issue_by_issue_with_its_success() {
 fn a_trackio_database_made_by_trackio_loads_its_traces() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trackio/grpo-demo.db");
     let mut report = LoadReport::new("grpo-demo.db");
-    let run = vantage::native::load_path(&path, None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&path, None, &mut report).unwrap();
     assert_eq!(run.meta.format, "Trackio traces");
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     // run-1: 3 steps × 2 groups × 4 rollouts; run-2: one group of 2 rollouts that call a tool.
@@ -942,8 +943,8 @@ fn a_trackio_database_made_by_trackio_loads_its_traces() {
     let bytes = std::fs::read(&path).unwrap();
     let from_bytes = load_bytes("grpo-demo.db", &bytes, &mut LoadReport::new("grpo-demo.db")).unwrap();
     assert_eq!(
-        vantage::load::vantage_jsonl::write::to_jsonl(&from_bytes),
-        vantage::load::vantage_jsonl::write::to_jsonl(&run)
+        vantage::load::formats::vantage_jsonl::write::to_jsonl(&from_bytes),
+        vantage::load::formats::vantage_jsonl::write::to_jsonl(&run)
     );
     assert_round_trips("grpo-demo.db", &run);
     // GRPO recomputes the logged advantage's group means.
@@ -995,7 +996,7 @@ fn a_trackio_trace_with_broken_messages_is_a_located_warning_and_the_rest_loads(
         conn.execute("UPDATE traces SET messages = '[{broken' WHERE id = ?1", [&broken]).unwrap();
     }
     let mut report = LoadReport::new("copy.db");
-    let run = vantage::native::load_path(&copy, None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&copy, None, &mut report).unwrap();
     assert_eq!(run.trajectories.len(), 25);
     assert_eq!(report.warnings.len(), 1);
     assert!(report.warnings[0].field.ends_with(".messages") && report.warnings[0].skipped, "{:?}", report.warnings[0]);

@@ -7,10 +7,10 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use vantage::live::Live;
-use vantage::load::vantage_jsonl::write::to_jsonl;
+use vantage::load::formats::vantage_jsonl::write::to_jsonl;
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
+use vantage::source::live::Live;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -46,9 +46,9 @@ fn native_logs() -> Vec<(String, Vec<u8>)> {
     let shared = root().join("../shared/data");
     if shared.is_dir() {
         let mut found = 0;
-        for path in vantage::native::expand_paths(vec![shared]) {
+        for path in vantage::source::path::expand_paths(vec![shared]) {
             let mut report = LoadReport::default();
-            if let Ok(run) = vantage::native::load_path(&path, None, &mut report) {
+            if let Ok(run) = vantage::source::path::load_path(&path, None, &mut report) {
                 logs.push((format!("{} as vantage JSONL", path.display()), to_jsonl(&run).into_bytes()));
                 found += 1;
             }
@@ -70,7 +70,7 @@ fn load_in_pieces(name: &str, bytes: &[u8], lines: usize, part_bytes: usize) -> 
     while offset < bytes.len() {
         let mut end = offset;
         for _ in 0..lines {
-            end = vantage::load::vantage_jsonl::next_cut(bytes, end, 0);
+            end = vantage::load::formats::vantage_jsonl::next_cut(bytes, end, 0);
             if end >= bytes.len() {
                 break;
             }
@@ -126,7 +126,7 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
     .collect();
     let shared = root().join("../shared/data");
     if shared.is_dir() {
-        paths.extend(vantage::native::expand_paths(vec![shared]));
+        paths.extend(vantage::source::path::expand_paths(vec![shared]));
     } else {
         println!("SKIPPED the real logs: ../shared/data is absent");
     }
@@ -134,7 +134,8 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
         let bytes = std::fs::read(&path).unwrap();
         let name = path.display().to_string();
         if vantage::load::line_feed(&name, &bytes, None, &LoadReport::default()).is_ok_and(|s| s.is_some())
-            && vantage::load::vantage_jsonl::VantageStream::start(&name, &bytes, LoadReport::default()).is_err()
+            && vantage::load::formats::vantage_jsonl::VantageStream::start(&name, &bytes, LoadReport::default())
+                .is_err()
         {
             logs.push((name, bytes));
         }
@@ -178,7 +179,7 @@ fn importers_of_json_lines_read_in_pieces_give_the_run_one_thread_gives() {
         }
         // Read from the file, the texts of a verl dump stay in it and read back the same.
         let mut lazy_report = LoadReport::default();
-        let lazy = vantage::native::load_path(Path::new(name), None, &mut lazy_report).unwrap();
+        let lazy = vantage::source::path::load_path(Path::new(name), None, &mut lazy_report).unwrap();
         assert_eq!(fingerprint(&lazy, &lazy_report), expected, "{name}: read from the file");
         if whole.meta.format == "verl rollout dump" {
             assert!(lazy.text.in_source() > 0, "{name}: texts were copied");
@@ -199,7 +200,7 @@ fn verl_texts_with_escapes_are_pieces_of_the_file_that_read_back_decoded() {
         let line = format!("{first}\n{}\n", first.replace("1.0", "NaN").replace("Q\\n1", "Q2"));
         let path = dir.join(format!("{k}.jsonl"));
         std::fs::write(&path, &line).unwrap();
-        let lazy = vantage::native::load_path(&path, None, &mut LoadReport::default()).unwrap();
+        let lazy = vantage::source::path::load_path(&path, None, &mut LoadReport::default()).unwrap();
         let copied = load_bytes("x", line.as_bytes(), &mut LoadReport::default()).unwrap();
         assert!(lazy.text.in_source() >= 4, "{}", lazy.text.in_source());
         let texts = |run: &Run, t: usize| {
@@ -213,7 +214,7 @@ fn verl_texts_with_escapes_are_pieces_of_the_file_that_read_back_decoded() {
                 .collect::<Vec<_>>()
         };
         let serde_output: serde_json::Value = serde_json::from_str(&first).unwrap();
-        let decoded = vantage::load::verl_dump::split_output(serde_output["output"].as_str().unwrap());
+        let decoded = vantage::load::formats::verl_dump::split_output(serde_output["output"].as_str().unwrap());
         let expected: Vec<[String; 3]> = decoded.into_iter().map(|(_, t, a, o)| [t, a, o]).collect();
         for t in 0..2 {
             assert_eq!(texts(&lazy, t), texts(&copied, t), "{k}");
@@ -233,7 +234,7 @@ fn texts_left_in_the_file_read_back_as_the_copies() {
         let path = dir.join(name);
         std::fs::write(&path, &bytes).unwrap();
         let mut lazy_report = LoadReport::default();
-        let lazy = vantage::native::load_path(&path, None, &mut lazy_report).unwrap();
+        let lazy = vantage::source::path::load_path(&path, None, &mut lazy_report).unwrap();
         assert!(lazy.text.in_source() > 0, "{name}: texts were copied");
         let mut report = LoadReport::new(&path.display().to_string());
         let copied = load_bytes(&path.display().to_string(), &bytes, &mut report).unwrap();
@@ -243,7 +244,7 @@ fn texts_left_in_the_file_read_back_as_the_copies() {
     }
     // A file that changes under the run shows that its texts are gone, and nothing panics.
     let path = dir.join("math_grpo_prm.jsonl");
-    let run = vantage::native::load_path(&path, None, &mut LoadReport::default()).unwrap();
+    let run = vantage::source::path::load_path(&path, None, &mut LoadReport::default()).unwrap();
     std::fs::write(&path, b"").unwrap();
     let node = run.trajectories.path_nodes[0].index();
     assert_eq!(run.text(run.nodes.thought[node]), vantage::model::UNREADABLE);
@@ -262,7 +263,7 @@ fn compressed_logs_load_as_the_plain_ones() {
         let path = dir.join(name);
         std::fs::write(&path, &data).unwrap();
         let mut report = LoadReport::default();
-        let run = vantage::native::load_path(&path, None, &mut report).unwrap();
+        let run = vantage::source::path::load_path(&path, None, &mut report).unwrap();
         assert_eq!(to_jsonl(&run), to_jsonl(&plain), "{name}");
         assert_eq!(report.records_loaded, plain_report.records_loaded, "{name}");
         // From bytes (the web) too.
@@ -275,7 +276,7 @@ fn compressed_logs_load_as_the_plain_ones() {
     gz.write_all(&tau).unwrap();
     let path = dir.join("tau.json.gz");
     std::fs::write(&path, gz.finish().unwrap()).unwrap();
-    let run = vantage::native::load_path(&path, None, &mut LoadReport::default()).unwrap();
+    let run = vantage::source::path::load_path(&path, None, &mut LoadReport::default()).unwrap();
     assert_eq!(run.meta.format, load_bytes("t", &tau, &mut LoadReport::new("t")).unwrap().meta.format);
 }
 
@@ -368,7 +369,7 @@ fn a_followed_verl_directory_gains_its_new_step_files() {
     assert_eq!(live.snapshot().trajectories.len(), 4, "nothing read twice");
     // Read once, as `vantage check` does, the directory is the same run.
     let mut report = LoadReport::default();
-    let once = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    let once = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
     assert_eq!(to_jsonl(&once), to_jsonl(&run));
 }
 
@@ -397,13 +398,13 @@ fn a_trl_completions_directory_is_one_run_and_gains_its_new_files() {
     trl_file(&dir.join("completions_00002.parquet"), 2, &["p", "p"], &[0.0, 1.0]);
     std::fs::write(dir.join("notes.txt"), "not a log").unwrap();
     let mut report = LoadReport::default();
-    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
     assert_eq!(run.trajectories.len(), 6);
     assert_eq!(run.groups.len(), 3);
     let steps: std::collections::BTreeSet<_> = run.groups.train_step.iter().flatten().copied().collect();
     assert_eq!(steps.into_iter().collect::<Vec<_>>(), [1, 2]);
     assert!(run.meta.notes.iter().any(|n| n.contains("notes.txt")), "{:?}", run.meta.notes);
-    assert_eq!(vantage::native::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir), "one path, one run");
+    assert_eq!(vantage::source::path::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir), "one path, one run");
     let mut live = Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
@@ -451,13 +452,14 @@ fn a_large_log_is_shown_while_it_is_read() {
         shown.push(run.trajectories.len());
         true
     };
-    let run = vantage::native::load_path_showing(&path, None, &mut report, Some(&mut show)).unwrap();
+    let run = vantage::source::path::load_path_showing(&path, None, &mut report, Some(&mut show)).unwrap();
     assert!(!shown.is_empty() && shown[0] > 0 && shown[0] < run.trajectories.len(), "{shown:?}");
     assert_eq!(run.trajectories.len(), g);
     // Cancelled after the first view: the load stops with a clear error.
-    let err = vantage::native::load_path_showing(&path, None, &mut LoadReport::default(), Some(&mut |_, _| false))
-        .err()
-        .unwrap();
+    let err =
+        vantage::source::path::load_path_showing(&path, None, &mut LoadReport::default(), Some(&mut |_, _| false))
+            .err()
+            .unwrap();
     assert!(err.to_string().contains("cancelled"), "{err}");
 }
 
@@ -468,8 +470,8 @@ fn a_log_that_arrives_in_pieces_is_the_log_read_whole() {
         let bytes = std::fs::read(root().join("sample_runs").join(name)).unwrap();
         let mut report = LoadReport::new(name);
         let whole = load_bytes(name, &bytes, &mut report).unwrap();
-        let first = vantage::load::vantage_jsonl::next_cut(&bytes, 0, 0) + 17;
-        let mut log = vantage::load::vantage_jsonl::GrowingLog::start(name, &bytes[..first]).unwrap();
+        let first = vantage::load::formats::vantage_jsonl::next_cut(&bytes, 0, 0) + 17;
+        let mut log = vantage::load::formats::vantage_jsonl::GrowingLog::start(name, &bytes[..first]).unwrap();
         let mut at = first;
         let mut step = 1;
         while at < bytes.len() {
@@ -491,8 +493,8 @@ fn a_directory_of_numbered_logs_of_another_format_is_one_log() {
     let dir = scratch("numbered");
     std::fs::write(dir.join("1.jsonl"), format!("{HEADER}{}", trajectory_line(1, 0, 0))).unwrap();
     std::fs::write(dir.join("README.md"), "not a log").unwrap();
-    assert_eq!(vantage::native::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir));
-    let run = vantage::native::load_path(&dir, None, &mut LoadReport::default()).unwrap();
+    assert_eq!(vantage::source::path::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir));
+    let run = vantage::source::path::load_path(&dir, None, &mut LoadReport::default()).unwrap();
     assert_eq!(keys(&run), ["s1/g0/r0"]);
 }
 
@@ -522,7 +524,7 @@ fn a_log_that_shrinks_or_grows_while_it_is_read_loads_what_was_there_and_nothing
             true
         };
         let mut report = LoadReport::new("run.jsonl");
-        let run = vantage::native::load_path_showing(&path, None, &mut report, Some(&mut show)).unwrap();
+        let run = vantage::source::path::load_path_showing(&path, None, &mut report, Some(&mut show)).unwrap();
         assert!(changed, "{change}");
         let n = run.trajectories.len();
         if change == "shrink" {

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use vantage::credit::{self, Params, SCHEMES, Support};
-use vantage::dataset::{self, Dataset};
 use vantage::load::LoadReport;
-use vantage::load::vantage_jsonl::write::to_jsonl;
+use vantage::load::formats::vantage_jsonl::write::to_jsonl;
 use vantage::model::Run;
+use vantage::source::dataset::{self, Dataset};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -60,7 +60,7 @@ fn load(dir: &Path, range: Option<(i64, i64)>) -> Run {
 
 fn load_log(path: &Path) -> Run {
     let mut report = LoadReport::new("log");
-    vantage::native::load_path(path, None, &mut report).unwrap()
+    vantage::source::path::load_path(path, None, &mut report).unwrap()
 }
 
 /// The run's content as sorted vantage JSONL records, each trajectory written as a chain (so
@@ -68,7 +68,7 @@ fn load_log(path: &Path) -> Run {
 /// their attributes, and the header.
 fn content(run: &Run) -> Vec<String> {
     let mut lines: Vec<String> =
-        run.trajectories.ids().map(|t| vantage::load::vantage_jsonl::write::trajectory_json(run, t)).collect();
+        run.trajectories.ids().map(|t| vantage::load::formats::vantage_jsonl::write::trajectory_json(run, t)).collect();
     let jsonl = to_jsonl(run);
     lines.extend(
         jsonl
@@ -85,7 +85,7 @@ fn every_log_round_trips_through_v2_and_back() {
     let dir = scratch("roundtrip");
     for (i, log) in logs().iter().enumerate() {
         let mut original = load_log(log);
-        vantage::native::mark_converted(&mut original);
+        vantage::source::joined::mark_converted(&mut original);
         let first = dir.join(format!("{i}-a"));
         convert(log, &first, dataset::DEFAULT_PIECE);
         let from_v2 = load(&first, None);
@@ -117,7 +117,7 @@ fn a_stream_in_many_pieces_is_the_run_in_one() {
         assert!(converted.pieces > 3, "{name}: {} pieces", converted.pieces);
         assert!(converted.manifest.partitions.iter().any(|p| p.parts > 1), "{name}: no partition in parts");
         let (a, b) = (Dataset::open(&whole).unwrap().manifest, converted.manifest);
-        let counts = |m: &vantage::load::vantage_v2::Manifest| {
+        let counts = |m: &vantage::load::formats::vantage_v2::Manifest| {
             m.partitions
                 .iter()
                 .map(|p| (p.dir.clone(), p.groups, p.trajectories, p.steps, p.tokens))
@@ -440,17 +440,19 @@ struct DirPieces {
     served: std::cell::RefCell<Vec<(String, u64, u64)>>,
 }
 
-impl vantage::load::vantage_v2::remote::PieceSource for DirPieces {
-    async fn whole(&self, path: &str) -> Result<Vec<u8>, vantage::load::vantage_v2::remote::PieceError> {
-        std::fs::read(self.root.join(path)).map_err(|_e| vantage::load::vantage_v2::remote::PieceError::Missing)
+impl vantage::load::formats::vantage_v2::remote::PieceSource for DirPieces {
+    async fn whole(&self, path: &str) -> Result<Vec<u8>, vantage::load::formats::vantage_v2::remote::PieceError> {
+        std::fs::read(self.root.join(path))
+            .map_err(|_e| vantage::load::formats::vantage_v2::remote::PieceError::Missing)
     }
 
     async fn piece(
         &self,
         path: &str,
-        want: vantage::load::vantage_v2::remote::Want,
-    ) -> Result<vantage::load::vantage_v2::remote::Piece, vantage::load::vantage_v2::remote::PieceError> {
-        use vantage::load::vantage_v2::remote::{Piece, Want};
+        want: vantage::load::formats::vantage_v2::remote::Want,
+    ) -> Result<vantage::load::formats::vantage_v2::remote::Piece, vantage::load::formats::vantage_v2::remote::PieceError>
+    {
+        use vantage::load::formats::vantage_v2::remote::{Piece, Want};
         let bytes = self.whole(path).await?;
         let file_len = bytes.len() as u64;
         let (offset, bytes) = match (self.ranges, want) {
@@ -473,8 +475,8 @@ impl vantage::load::vantage_v2::remote::PieceSource for DirPieces {
 
 #[test]
 fn a_dataset_read_in_byte_ranges_is_the_run_read_from_disk() {
+    use vantage::load::formats::vantage_v2::remote;
     use vantage::load::pace::block_on;
-    use vantage::load::vantage_v2::remote;
     let dir = scratch("ranges");
     for (i, log) in logs().iter().enumerate() {
         let out = dir.join(format!("{i}"));
@@ -514,9 +516,10 @@ fn a_dataset_read_in_byte_ranges_is_the_run_read_from_disk() {
     for (path, offset, len) in served.iter() {
         let bytes = std::fs::read(math.join(path)).unwrap();
         let meta = vantage::load::parquet_file::ParquetMeta::of_file(&bytes).unwrap();
-        for (start, n) in
-            vantage::load::vantage_v2::read::column_ranges(&meta, &vantage::load::vantage_v2::read::TEXT_COLUMNS)
-        {
+        for (start, n) in vantage::load::formats::vantage_v2::read::column_ranges(
+            &meta,
+            &vantage::load::formats::vantage_v2::read::TEXT_COLUMNS,
+        ) {
             assert!(
                 offset + len <= start || start + n <= *offset,
                 "{path}: read {offset}+{len}, a text column at {start}+{n}"
@@ -543,8 +546,8 @@ fn walk_bytes(dir: &Path) -> u64 {
 #[test]
 fn a_dataset_written_before_text_mask_and_partition_bytes_still_opens_the_same() {
     use polars::prelude::{ParquetReader, ParquetWriter, SerReader as _};
+    use vantage::load::formats::vantage_v2::remote;
     use vantage::load::pace::block_on;
-    use vantage::load::vantage_v2::remote;
     let (dir, run_dir) = math_dataset("before-mask");
     let want = content(&load(&run_dir, None));
     // The groups and steps files without their text_mask column, and a manifest without bytes:
@@ -562,7 +565,7 @@ fn a_dataset_written_before_text_mask_and_partition_bytes_still_opens_the_same()
                 continue;
             }
             let frame = ParquetReader::new(std::fs::File::open(&file).unwrap()).finish().unwrap();
-            let mut frame = frame.drop(vantage::load::vantage_v2::read::TEXT_MASK).unwrap();
+            let mut frame = frame.drop(vantage::load::formats::vantage_v2::read::TEXT_MASK).unwrap();
             ParquetWriter::new(std::fs::File::create(&file).unwrap()).finish(&mut frame).unwrap();
             rewritten += 1;
         }

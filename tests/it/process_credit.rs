@@ -922,7 +922,7 @@ fn gigpo_penalises_an_invalid_action_in_its_row_only() {
     );
     assert_eq!(off, plain);
     // The flag round-trips through the writer.
-    assert!(vantage::load::vantage_jsonl::write::to_jsonl(&run).contains("\"invalid_action\":true"));
+    assert!(vantage::load::formats::vantage_jsonl::write::to_jsonl(&run).contains("\"invalid_action\":true"));
 }
 
 #[test]
@@ -946,7 +946,7 @@ fn treerl_leaves_not_selected_count_in_the_values_and_get_no_credit() {
     // The A side is the worked example's.
     let a1 = path("t/A1");
     assert!((a1[0] - 0.471).abs() < 1e-3 && (a1[1] - 1.764).abs() < 1e-3, "{a1:?}");
-    assert!(vantage::load::vantage_jsonl::write::to_jsonl(&run).contains("\"selected\":false"));
+    assert!(vantage::load::formats::vantage_jsonl::write::to_jsonl(&run).contains("\"selected\":false"));
 }
 
 #[test]
@@ -985,7 +985,7 @@ fn vineppo_values_states_as_its_code_does() {
     let a = at(&raw(&[("max_steps", "1")]), "a");
     assert!((a[1] - 0.5).abs() < 1e-6 && a[2].abs() < 1e-6, "{a:?}");
     // The rollouts and the group's statistics round-trip through the writer.
-    let text = vantage::load::vantage_jsonl::write::to_jsonl(&run);
+    let text = vantage::load::formats::vantage_jsonl::write::to_jsonl(&run);
     assert!(text.contains(r#""mc":{"n":4,"mean":0.25}"#) && text.contains(r#""finish":"length""#), "{text}");
     let again = load_bytes("again.jsonl", text.as_bytes(), &mut LoadReport::new("again")).unwrap();
     assert_eq!(credit_of(&again, "vineppo", &[("whiten", "false")]), raw(&[]));

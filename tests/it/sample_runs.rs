@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use vantage::analysis::{RunSummary, is_zero_variance};
-use vantage::load::vantage_jsonl::write::to_jsonl;
+use vantage::load::formats::vantage_jsonl::write::to_jsonl;
 use vantage::load::{LoadReport, load_bytes};
 use vantage::model::Run;
 

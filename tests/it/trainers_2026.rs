@@ -261,7 +261,7 @@ fn a_nemo_rl_log_directory_is_one_run_across_steps_and_gains_new_step_files() {
     std::fs::copy(fixture_path("nemo_rl/train_data_step1.jsonl"), dir.join("train_data_step1.jsonl")).unwrap();
     std::fs::copy(fixture_path("nemo_rl/val_data_step2.jsonl"), dir.join("val_data_step2.jsonl")).unwrap();
     std::fs::write(dir.join("config.yaml"), "grpo: {}").unwrap();
-    let mut live = vantage::live::Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = vantage::source::live::Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 6);
@@ -273,7 +273,7 @@ fn a_nemo_rl_log_directory_is_one_run_across_steps_and_gains_new_step_files() {
     assert_eq!(steps, vec![Some(1), Some(1), Some(2)]);
     assert!(run.meta.notes.iter().any(|n| n.contains("val_data_step2.jsonl")), "{:?}", run.meta.notes);
     // Read once, as `vantage check` does: the same run.
-    let once = vantage::native::load_path(&dir, None, &mut LoadReport::default()).unwrap();
+    let once = vantage::source::path::load_path(&dir, None, &mut LoadReport::default()).unwrap();
     assert_eq!(counts(&once), counts(&run));
 }
 
@@ -284,7 +284,7 @@ fn a_followed_episode_stream_gains_its_appended_episodes() {
     let text = std::fs::read_to_string(fixture_path("verifiers/episodes.jsonl")).unwrap();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     std::fs::write(&path, lines[0]).unwrap();
-    let mut live = vantage::live::Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = vantage::source::live::Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 2);
@@ -302,10 +302,10 @@ fn a_nemo_gym_failures_sidecar_is_named_in_the_notes() {
     let dir = crate::common::scratch("nemo-gym-sidecar");
     let path = dir.join("rollouts.jsonl");
     std::fs::copy(fixture_path("nemo_gym/blackjack.jsonl"), &path).unwrap();
-    let run = vantage::native::load_path(&path, None, &mut LoadReport::default()).unwrap();
+    let run = vantage::source::path::load_path(&path, None, &mut LoadReport::default()).unwrap();
     assert!(!run.meta.notes.iter().any(|n| n.contains("failures")));
     std::fs::write(dir.join("rollouts_failures.jsonl"), "{\"_ng_failure_class\": \"timeout\"}\n{}\n").unwrap();
-    let run = vantage::native::load_path(&path, None, &mut LoadReport::default()).unwrap();
+    let run = vantage::source::path::load_path(&path, None, &mut LoadReport::default()).unwrap();
     assert!(
         run.meta.notes.iter().any(|n| n.starts_with("2 failed rollout(s) in") && n.contains("rollouts_failures.jsonl")),
         "{:?}",
@@ -383,7 +383,7 @@ fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
 fn a_slime_dump_directory_joins_rollout_and_sharded_train_dumps_and_reports_a_shard_being_written() {
     let dir = fixture_path("slime/dump");
     let mut report = LoadReport::new("dump");
-    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
     assert_eq!(run.meta.format, "slime / miles dump");
     // Rollouts 3 and 4: two prompts of two samples each; rollout 3's sample 2 took two turns, which
     // miles' conversation sidecar (trajectory/3.jsonl) gives as two steps spanning its trained runs.
@@ -428,7 +428,7 @@ fn a_slime_dump_directory_joins_rollout_and_sharded_train_dumps_and_reports_a_sh
 #[test]
 fn a_harbor_job_joins_each_trials_reward_and_groups_trials_by_task() {
     let mut report = LoadReport::new("job");
-    let run = vantage::native::load_path(&fixture_path("atif/job"), None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&fixture_path("atif/job"), None, &mut report).unwrap();
     assert_eq!(run.meta.format, "ATIF trajectories");
     assert_eq!((run.groups.len(), run.trajectories.len()), (2, 3));
     let reward = |key: &str| run.trajectories.reward[run.trajectory_by_key(key).unwrap().index()];
@@ -440,9 +440,12 @@ fn a_harbor_job_joins_each_trials_reward_and_groups_trials_by_task() {
     assert_eq!(report.warnings.len(), 1);
     assert!(report.warnings[0].reason.contains("\"fix-git__Ab3Cd5E\" has no outcome"), "{:?}", report.warnings);
     // One trial's directory opens by itself with its reward.
-    let one =
-        vantage::native::load_path(&fixture_path("atif/job/hello-world__Xk2Lm9Q"), None, &mut LoadReport::new("t"))
-            .unwrap();
+    let one = vantage::source::path::load_path(
+        &fixture_path("atif/job/hello-world__Xk2Lm9Q"),
+        None,
+        &mut LoadReport::new("t"),
+    )
+    .unwrap();
     assert_eq!(one.trajectories.reward, vec![1.0]);
 }
 
@@ -463,11 +466,11 @@ fn every_2026_format_round_trips_through_vantage_jsonl() {
         "slime/dump/rollout_data/3.pt",
     ] {
         let (run, _) = fixture(file);
-        let jsonl = vantage::load::vantage_jsonl::write::to_jsonl(&run);
+        let jsonl = vantage::load::formats::vantage_jsonl::write::to_jsonl(&run);
         let mut report = LoadReport::new("round.jsonl");
         let again = load_bytes("round.jsonl", jsonl.as_bytes(), &mut report).unwrap();
         assert!(report.warnings.is_empty(), "{file}: {:?}", report.warnings.first());
-        assert_eq!(vantage::load::vantage_jsonl::write::to_jsonl(&again), jsonl, "{file}");
+        assert_eq!(vantage::load::formats::vantage_jsonl::write::to_jsonl(&again), jsonl, "{file}");
         assert_eq!(vantage::analysis::RunSummary::of(&again), vantage::analysis::RunSummary::of(&run), "{file}");
     }
 }
@@ -491,7 +494,7 @@ fn prime_rl_trace_directories_open_as_one_run() {
     std::fs::write(traces.join("annotations/trainer.index.jsonl"), "{\"trace_id\": \"t-b\"}\n").unwrap();
     for dir in [run_dir.clone(), traces.clone()] {
         let mut report = LoadReport::new("run");
-        let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+        let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
         assert_eq!((run.meta.format.as_str(), run.trajectories.len()), ("verifiers episodes", 5));
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
         let notes = &run.meta.notes;
@@ -512,7 +515,7 @@ fn prime_rl_trace_directories_open_as_one_run() {
     std::fs::write(chunked.join("stream/00000.jsonl"), lines[0]).unwrap();
     std::fs::write(chunked.join("stream/00001.jsonl"), lines[1..].concat()).unwrap();
     std::fs::write(chunked.join("stream/00002.jsonl.zst"), b"\x28\xb5\x2f\xfd").unwrap();
-    let run = vantage::native::load_path(&chunked, None, &mut LoadReport::new("c")).unwrap();
+    let run = vantage::source::path::load_path(&chunked, None, &mut LoadReport::new("c")).unwrap();
     assert_eq!(run.trajectories.len(), 5);
     assert!(run.meta.notes.iter().any(|n| n.contains("00002.jsonl.zst")), "{:?}", run.meta.notes);
     let rollouts = crate::common::scratch("prime-rl-rollouts").join("rollouts");
@@ -523,8 +526,9 @@ fn prime_rl_trace_directories_open_as_one_run() {
     };
     write("step_7/train/all/traces.jsonl", &lines[..2].concat());
     write("step_7/train/effective/traces.jsonl", lines[0]);
-    let mut live =
-        vantage::live::Live::open(rollouts.parent().unwrap(), LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = vantage::source::live::Live::open(rollouts.parent().unwrap(), LoadReport::default(), u64::MAX)
+        .unwrap()
+        .unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 3);
@@ -580,8 +584,8 @@ fn nested_nemo_gym_output_items_are_read_in_order() {
     let nested = load_bytes("nested.jsonl", format!("{row}\n").as_bytes(), &mut LoadReport::new("n")).unwrap();
     assert_eq!(counts(&nested), counts(&flat));
     assert_eq!(
-        vantage::load::vantage_jsonl::write::to_jsonl(&nested).replace("nested.jsonl", ""),
-        vantage::load::vantage_jsonl::write::to_jsonl(&flat).replace("flat.jsonl", "")
+        vantage::load::formats::vantage_jsonl::write::to_jsonl(&nested).replace("nested.jsonl", ""),
+        vantage::load::formats::vantage_jsonl::write::to_jsonl(&flat).replace("flat.jsonl", "")
     );
 }
 

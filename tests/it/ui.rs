@@ -247,7 +247,7 @@ fn a_deep_link_opens_its_step_and_copy_link_reproduces_it() {
 fn the_summary_says_how_a_log_was_read() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verl_dump");
     let mut report = LoadReport::new("verl_dump");
-    let run = vantage::native::load_path(&dir, None, &mut report).unwrap();
+    let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
     let mut app = VantageApp::default();
     app.open_loaded(run, report);
     app.state.tab = Tab::Summary;
@@ -566,7 +566,7 @@ fn diff_and_runs_work_on_a_real_tau_bench_log() {
     }
     let load = || {
         let mut report = LoadReport::new("gpt-4o-airline.json");
-        (vantage::native::load_path(&path, None, &mut report).unwrap(), report)
+        (vantage::source::path::load_path(&path, None, &mut report).unwrap(), report)
     };
     let mut app = VantageApp::default();
     let (run, report) = load();
@@ -664,8 +664,9 @@ fn a_v2_dataset_opens_a_range_of_training_steps_and_the_summary_opens_others() {
     let run_dir = dir.join("run");
     let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/math_grpo_prm.jsonl");
     let mut report = LoadReport::new("log");
-    vantage::dataset::convert(&log, &run_dir, None, vantage::dataset::DEFAULT_PIECE, &mut report).unwrap();
-    vantage::dataset::set_path_steps(&run_dir, (2, 2));
+    vantage::source::dataset::convert(&log, &run_dir, None, vantage::source::dataset::DEFAULT_PIECE, &mut report)
+        .unwrap();
+    vantage::source::dataset::set_path_steps(&run_dir, (2, 2));
     let mut app = VantageApp::default();
     app.loads.start(vantage::app::LoadSource::Path(run_dir.clone()), || {});
     let messages = app.loads.wait_all();

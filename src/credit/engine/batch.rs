@@ -114,10 +114,7 @@ impl<F: Real> Batch<'_, F> {
                 let block = |block: std::ops::Range<usize>| -> Vec<F> {
                     block.map(|i| F::of(crate::credit::engine::moments::sum_f64(&r[self.row(i)]))).collect()
                 };
-                crate::credit::engine::par::blocks(rows, SCORE_BLOCK, self.num_positions(), block)
-                    .into_iter()
-                    .flatten()
-                    .collect()
+                crate::par::blocks(rows, SCORE_BLOCK, self.num_positions(), block).into_iter().flatten().collect()
             }
             (None, Some(s)) => (0..rows).map(|i| s[i]).collect(),
             _ => vec![F::ZERO; rows],
@@ -152,7 +149,7 @@ impl<F: Real> Batch<'_, F> {
     pub fn broadcast(&self, per_row: &[F]) -> Vec<F> {
         let n = self.num_positions();
         let rows = per_row.len().min(self.num_rows());
-        let parts = crate::credit::engine::par::parts_for(n);
+        let parts = crate::par::parts_for(n);
         let ordered = || self.offsets.windows(2).take(rows).all(|w| w[0] <= w[1]);
         if parts <= 1 || !ordered() {
             let rows = per_row.iter().enumerate().map(|(i, &a)| (self.row(i), a));
@@ -161,7 +158,7 @@ impl<F: Real> Batch<'_, F> {
         let mut out = F::scratch(n);
         let items = crate::credit::engine::par::cut_rows(&mut out, rows, parts, |i| self.offsets[i]);
         let mask = self.mask.as_deref();
-        crate::credit::engine::par::run_parts(items, |(rows, base, out)| {
+        crate::par::run_parts(items, |(rows, base, out)| {
             // Every position is written: a row's factor times the mask, zero where no row is.
             let mut part = crate::credit::engine::par::Part::new(out, base, F::ZERO, true);
             for i in rows {
@@ -383,7 +380,7 @@ pub(crate) fn rows_backward_parts<S: Copy, F: Real, R: Send, const OUTLINED: boo
     done: impl Fn(usize, S, &mut crate::credit::engine::par::TermRows<'_>) -> R + Sync,
 ) -> (Vec<F>, Vec<Vec<R>>) {
     let (n, num_rows) = (batch.num_positions(), batch.num_rows());
-    let parts = crate::credit::engine::par::parts_for(n);
+    let parts = crate::par::parts_for(n);
     let ordered = || (1..num_rows).all(|i| batch.row(i - 1).end <= batch.row(i).start);
     if parts <= 1 || num_rows < parts || !ordered() {
         let mut out = F::with_room(n);
@@ -408,7 +405,7 @@ pub(crate) fn rows_backward_parts<S: Copy, F: Real, R: Send, const OUTLINED: boo
     let items = crate::credit::engine::par::cut_rows(&mut out, num_rows, parts, |i| batch.row(i).start);
     let term_rows = crate::credit::engine::par::term_rows(terms, items.iter().map(|(rows, _, _)| rows.clone()));
     let items: Vec<_> = items.into_iter().zip(term_rows).collect();
-    let kept = crate::credit::engine::par::run_parts(items, |((rows, base, out), mut term_rows)| {
+    let kept = crate::par::run_parts(items, |((rows, base, out), mut term_rows)| {
         let mut part = crate::credit::engine::par::Part::new(out, base, fill, true);
         let mut kept = Vec::with_capacity(rows.len());
         let first = rows.start;

@@ -106,7 +106,7 @@ pub fn path_column<'a>(run: &Run, column: &'a [f32]) -> Cow<'a, [f32]> {
     } else {
         // Gathered in parts on their own threads (`par`).
         let mut gathered = crate::credit::engine::pool::scratch(tr.path_nodes.len());
-        crate::credit::engine::par::chunks_mut(&mut gathered, |start, part| {
+        crate::par::chunks_mut(&mut gathered, |start, part| {
             for (slot, node) in part.iter_mut().zip(&tr.path_nodes[start..]) {
                 *slot = column[node.index()];
             }
@@ -122,7 +122,7 @@ pub fn owned_path_column(column: Cow<'_, [f32]>) -> Vec<f32> {
         Cow::Borrowed(column) => {
             // Copied in parts on their own threads (`par`).
             let mut copy = crate::credit::engine::pool::scratch(column.len());
-            crate::credit::engine::par::chunks_mut(&mut copy, |start, part| {
+            crate::par::chunks_mut(&mut copy, |start, part| {
                 part.copy_from_slice(&column[start..start + part.len()]);
             });
             copy

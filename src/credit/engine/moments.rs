@@ -109,7 +109,7 @@ pub fn lane_sum<T: Copy>(items: &[T], f: impl Fn(T) -> f64) -> f64 {
 /// whatever the number of threads; one block is this very sum).
 pub fn masked_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64 + Sync) -> f64 {
     let n = mask.map_or(x.len(), |m| x.len().min(m.len()));
-    crate::credit::engine::par::block_sum(n, |range| block_lane_sum(&x[range.clone()], mask.map(|m| &m[range]), &f))
+    crate::par::block_sum(n, |range| block_lane_sum(&x[range.clone()], mask.map(|m| &m[range]), &f))
 }
 
 /// How many partial sums [`block_lane_sum`] keeps: enough independent additions in flight to

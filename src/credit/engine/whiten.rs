@@ -73,7 +73,7 @@ pub fn verl<F: Real>(x: &mut [F], mask: Option<&[F]>) -> bool {
 /// [`verl`] with the sums gathered while `x` was computed ([`Sums`]; `None`: sum `x` here).
 pub fn verl_with<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -> bool {
     let Some(scale) = verl_scale(x, mask, sums) else { return false };
-    crate::credit::engine::par::chunks_mut(x, |_, part| scale_part(part, scale));
+    crate::par::chunks_mut(x, |_, part| scale_part(part, scale));
     true
 }
 
@@ -103,7 +103,7 @@ pub fn verl_scale<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> O
 pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -> bool {
     let Some(mask) = mask else { return verl_with(x, None, sums) };
     let Some(scale) = verl_scale(x, Some(mask), sums) else { return false };
-    crate::credit::engine::par::chunks_mut(x, |start, part| {
+    crate::par::chunks_mut(x, |start, part| {
         for (v, &m) in part.iter_mut().zip(mask.get(start..).unwrap_or(&[])) {
             *v = whitened(*v, scale) * m;
         }
@@ -117,7 +117,7 @@ pub fn verl_then_mask<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sum
 pub fn verl_then_mask_from<F: Real>(x: &[F], mask: Option<&[F]>, sums: Option<Sums>) -> Option<Vec<F>> {
     let scale = verl_scale(x, mask, sums)?;
     let mut out = F::scratch(x.len());
-    crate::credit::engine::par::chunks_mut(&mut out, |start, part| {
+    crate::par::chunks_mut(&mut out, |start, part| {
         let x = &x[start..start + part.len()];
         match mask.and_then(|m| m.get(start..start + part.len())) {
             Some(mask) => {

@@ -102,12 +102,12 @@ fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>,
     // advantages, while the part is in cache), in parts on their own threads (`par`).
     let returns = if batch.skip_returns {
         if scale.is_some() {
-            crate::credit::engine::par::chunks_mut(&mut raw, |_, part| whiten_part(part));
+            crate::par::chunks_mut(&mut raw, |_, part| whiten_part(part));
         }
         None
     } else {
         let mut returns = F::scratch(n);
-        crate::credit::engine::par::chunks_mut2(&mut returns, &mut raw, |start, returns, raw| {
+        crate::par::chunks_mut2(&mut returns, &mut raw, |start, returns, raw| {
             for (k, (ret, &a)) in returns.iter_mut().zip(raw.iter()).enumerate() {
                 let t = start + k;
                 *ret = a + if skip { v_at(t) } else { v_at(t) * batch.m(t) };

@@ -240,7 +240,7 @@ fn normalize_batch(step: &mut [f32], moments: &crate::credit::engine::moments::M
     let (mean, scale) = (mean as f32, (1.0 / (std + 1e-8)) as f32);
     // Parts of the output on their own threads (`par::chunks_mut`).
     // NaN and ±∞ come out as they went in (scale > 0), with no branch per value.
-    crate::credit::engine::par::chunks_mut(step, move |_, part| {
+    crate::par::chunks_mut(step, move |_, part| {
         for v in part {
             *v = (*v - mean) * scale;
         }

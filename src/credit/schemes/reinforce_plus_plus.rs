@@ -77,7 +77,7 @@ fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>,
         (false, None) => {
             // Copied in parts on their own threads (`par`), then whitened and masked.
             let mut advantages = F::scratch(n);
-            crate::credit::engine::par::chunks_mut(&mut advantages, |start, part| {
+            crate::par::chunks_mut(&mut advantages, |start, part| {
                 part.copy_from_slice(&returns[start..start + part.len()]);
             });
             whiten_batch_then_mask(batch, &mut advantages, params, id, None)?;

@@ -99,7 +99,7 @@ impl Scheme for Triage {
         // moments whatever the number of threads).
         let block = crate::credit::engine::par::TRAJECTORY_BLOCK;
         let scale = params.bool("whiten").then(|| {
-            let blocks = crate::credit::engine::par::blocks(tr.len(), block, codes.len(), |ts| {
+            let blocks = crate::par::blocks(tr.len(), block, codes.len(), |ts| {
                 let mut moments = Moments::default();
                 // Four interleaved tallies, so that equal codes in a row do not wait on each other.
                 let mut tally = [[0u32; 256]; 4];

@@ -1,0 +1,87 @@
+//! Writing files (native): atomic replacement, the user's saved formulas, and the memory a load
+//! may use on this machine.
+
+/// Writes a file through a temporary one beside it (`.NAME.PID.partial`), renamed into place once
+/// `write` has written all of it: an interrupted or failed write never leaves half a file at
+/// `path`, and the temporary one is removed.
+pub fn replace_atomically(
+    path: &std::path::Path,
+    write: impl FnOnce(&std::path::Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+    let written = write(&temporary).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _: std::io::Result<()> = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// [`replace_atomically`] with `bytes`.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_atomically(path, |temporary| std::fs::write(temporary, bytes))
+}
+
+/// The folder saved formulas live in (`NAME.vx`): `$VANTAGE_FORMULAS`, else `vantage/formulas`
+/// in the user's configuration folder (`$XDG_CONFIG_HOME`, `~/.config`, or `%APPDATA%`).
+pub fn formulas_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("VANTAGE_FORMULAS") {
+        return Some(std::path::PathBuf::from(dir));
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
+        .or_else(|| std::env::var_os("APPDATA").map(std::path::PathBuf::from))?;
+    Some(config.join("vantage").join("formulas"))
+}
+
+/// The saved formulas: (name, text), by name.
+pub fn saved_formulas() -> Vec<(String, String)> {
+    let Some(dir) = formulas_dir() else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let mut found: Vec<(String, String)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let path = e.path();
+            (path.extension()? == "vx").then_some(())?;
+            let name = path.file_stem()?.to_str()?.to_owned();
+            Some((name, std::fs::read_to_string(&path).ok()?))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Saves a formula as `NAME.vx` in the formulas folder `dir` (replacing one of that name).
+pub fn save_formula(dir: &std::path::Path, name: &str, text: &str) -> std::io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{name}.vx"));
+    write_atomically(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+/// Sets the memory a load may use (`load::budget`): `VANTAGE_MEMORY_BUDGET` (a size such as
+/// `8G`), else the memory available now less a margin of a tenth (at least 512 MB) for the app.
+pub fn init_memory_budget() {
+    if let Some(bytes) = std::env::var("VANTAGE_MEMORY_BUDGET").ok().and_then(|v| crate::load::budget::parse_size(&v)) {
+        crate::load::budget::set(bytes);
+        return;
+    }
+    if let Some(available) = available_memory() {
+        crate::load::budget::set(available.saturating_sub((available / 10).max(512_000_000)).max(256_000_000));
+    }
+}
+
+/// The memory available to new allocations (Linux: `MemAvailable`, less a cgroup limit's headroom).
+fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    let mut available = kb * 1024;
+    let limit = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|t| t.trim().parse::<u64>().ok());
+    let used = std::fs::read_to_string("/sys/fs/cgroup/memory.current").ok().and_then(|t| t.trim().parse::<u64>().ok());
+    if let (Some(limit), Some(used)) = (limit, used) {
+        available = available.min(limit.saturating_sub(used));
+    }
+    Some(available)
+}

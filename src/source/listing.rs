@@ -1,0 +1,166 @@
+//! What a directory holds (native): the numbered files of a verl, NeMo-RL, prime-rl or TRL run
+//! directory in step order, and which kind of run it is.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// The files of a directory that `step` gives a step number, in step order, and the names of the
+/// others, sorted.
+pub(crate) fn list_dir(dir: &Path, step: impl Fn(&Path) -> Option<u64>) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let (mut files, mut others) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        match step(&path).filter(|_| path.is_file()) {
+            Some(step) => files.push((step, path)),
+            None => others.push(entry.file_name().to_string_lossy().into_owned()),
+        }
+    }
+    files.sort();
+    others.sort();
+    (files, others)
+}
+
+/// Which files of a directory are a verl dump: `<step>.jsonl`, by step.
+pub fn verl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    list_dir(dir, |path| {
+        let step = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
+        step.filter(|_| path.extension().is_some_and(|e| e == "jsonl"))
+    })
+}
+
+/// Which files of a directory are a NeMo-RL training dump: `train_data_step{N}.jsonl`, by step
+/// (validation dumps, `val_data_step{N}.jsonl`, are runs of their own and left out).
+pub fn nemo_rl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    list_dir(dir, |path| {
+        let name = path.file_name().and_then(|n| n.to_str())?;
+        let (step, train) = crate::load::formats::nemo_rl::step_of_name(name)?;
+        u64::try_from(step).ok().filter(|_| train)
+    })
+}
+
+/// Which files make a verifiers run (`load::formats::verifiers`) of a directory, in the order they are read:
+/// prime-rl's episode stream (`stream.jsonl`, or the plain chunks of `stream/`, in the directory,
+/// its `traces/` or its `monitors/file/traces/`) and then its producers' annotations
+/// (`annotations/<producer>.jsonl` or `annotations/<producer>/NNNNN.jsonl`, folded onto the
+/// episodes), a verifiers eval's `traces.jsonl`, or prime-rl's earlier per-step files
+/// (`[rollouts/]step_N/{train,eval}/all/traces.jsonl`, by step, training before eval). The others
+/// are named: the indexes, zstd-sealed chunks, the `effective` subsets (the episodes trained on,
+/// which `all` holds too).
+pub fn verifiers_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    // A chunked stream's plain chunks, `NNNNN.jsonl`, by number.
+    let chunks = |d: &Path| list_dir(d, |p| p.file_name()?.to_str()?.strip_suffix(".jsonl")?.parse().ok()).0;
+    for traces in [dir.to_path_buf(), dir.join("traces"), dir.join("monitors/file/traces")] {
+        let stream: Vec<(u64, PathBuf)> = if traces.join("stream.jsonl").is_file() {
+            vec![(0, traces.join("stream.jsonl"))]
+        } else if traces.join("traces.jsonl").is_file() {
+            vec![(0, traces.join("traces.jsonl"))]
+        } else {
+            chunks(&traces.join("stream"))
+        };
+        if stream.is_empty() {
+            continue;
+        }
+        let mut files = stream;
+        let annotations = traces.join("annotations");
+        let mut producers: Vec<PathBuf> =
+            std::fs::read_dir(&annotations).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        producers.sort();
+        for (k, producer) in producers.iter().enumerate() {
+            let base = (1 << 40) + ((k as u64) << 24);
+            if producer.is_dir() {
+                files.extend(chunks(producer).into_iter().map(|(n, p)| (base + n, p)));
+            } else if producer
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".jsonl") && !n.ends_with(".index.jsonl"))
+            {
+                files.push((base, producer.clone()));
+            }
+        }
+        let mut others = Vec::new();
+        for d in [traces.clone(), traces.join("stream"), annotations] {
+            for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_file() && !files.iter().any(|(_, f)| *f == path) {
+                    others.push(path.strip_prefix(&traces).unwrap_or(&path).display().to_string());
+                }
+            }
+        }
+        others.sort();
+        return (files, others);
+    }
+    let rollouts = if dir.join("rollouts").is_dir() { dir.join("rollouts") } else { dir.to_path_buf() };
+    let (mut files, mut others) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(&rollouts).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(step) = name.strip_prefix("step_").and_then(|n| n.parse::<u64>().ok()) else { continue };
+        for (k, kind) in ["train", "eval"].iter().enumerate() {
+            let all = entry.path().join(kind).join("all/traces.jsonl");
+            if all.is_file() {
+                files.push((step * 2 + k as u64, all));
+            }
+            if entry.path().join(kind).join("effective/traces.jsonl").is_file() {
+                others.push(format!("{name}/{kind}/effective/traces.jsonl"));
+            }
+        }
+    }
+    files.sort();
+    others.sort();
+    (files, others)
+}
+
+/// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
+pub(crate) fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    list_dir(dir, |path| {
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let digits: String = stem.chars().filter(char::is_ascii_digit).collect();
+        path.extension().is_some_and(|e| e == "parquet").then(|| digits.parse().unwrap_or(u64::MAX))
+    })
+}
+
+/// The first bytes of a file, enough to tell its format: eight lines, at most 4 MiB (fewer when
+/// it is shorter or unreadable).
+pub(crate) fn head(path: &Path) -> Vec<u8> {
+    let mut head = Vec::new();
+    let Ok(mut file) = std::fs::File::open(path) else { return head };
+    let mut lines = 0;
+    while head.len() < 4 << 20 && lines < 8 {
+        let from = head.len();
+        match (&mut file).take(1 << 16).read_to_end(&mut head) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => lines += head[from..].iter().filter(|&&b| b == b'\n').count(),
+        }
+    }
+    head
+}
+
+/// What kind of run a directory holds: a verl dump, a NeMo-RL log directory, TRL completions,
+/// or none of them.
+pub fn directory_kind(dir: &Path) -> Option<&'static str> {
+    if !dir.is_dir() {
+        return None;
+    }
+    if !verl_files(dir).0.is_empty() {
+        return Some("verl");
+    }
+    if !nemo_rl_files(dir).0.is_empty() {
+        return Some("nemo_rl");
+    }
+    let verifiers = verifiers_files(dir).0;
+    if verifiers
+        .first()
+        .is_some_and(|(_, p)| crate::load::formats::verifiers::accepts(&crate::load::lines::head_text(&head(p))))
+    {
+        return Some("verifiers");
+    }
+    let trl = trl_files(dir).0;
+    let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
+    let is_completions_dir = dir.file_name().is_some_and(|n| n == "completions");
+    (!trl.is_empty() && (is_completions_dir || trl.iter().all(|(_, p)| named(p)))).then_some("trl")
+}
+
+/// Whether `path` is read piece by piece through [`Live`] when read as `format` (detected when
+/// `None`): a JSON-lines log, a verl or TRL directory; any other format given is read whole.
+pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
+    format.is_none_or(|f| f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "trl") && path.is_dir()))
+}
