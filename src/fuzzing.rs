@@ -52,14 +52,18 @@ fn formula(text: &str) {
     }
 }
 
+/// A report for a fuzzed load, its budget [`FUZZ_BUDGET`].
+fn report(name: &str) -> LoadReport {
+    LoadReport { budget: FUZZ_BUDGET, ..LoadReport::new(name) }
+}
+
 /// Runs `target` on `data`; `false` when there is no such target.
 pub fn run(target: &str, data: &[u8]) -> bool {
-    load::budget::set(FUZZ_BUDGET);
     let (first, rest) = data.split_first().map_or((0, data), |(&b, rest)| (b, rest));
     let name = NAMES[first as usize % NAMES.len()];
     match target {
         "detect" => {
-            if let Ok(run) = load::load_bytes(name, rest, &mut LoadReport::new(name)) {
+            if let Ok(run) = load::load_bytes(name, rest, &mut report(name)) {
                 exercise(&run, first);
             }
         }
@@ -67,10 +71,10 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         "decompress" => {
             let kind =
                 if first % 2 == 0 { load::compressed::Compression::Gzip } else { load::compressed::Compression::Zstd };
-            consume(load::compressed::inflate_all(kind, rest));
+            consume(load::compressed::inflate_all(kind, rest, FUZZ_BUDGET));
         }
         "zip" => {
-            if let Ok(archive) = load::zip::Archive::open(data) {
+            if let Ok(archive) = load::zip::Archive::open(data, FUZZ_BUDGET) {
                 for entry in archive.entries.iter().take(64) {
                     consume(archive.read(entry));
                 }
@@ -103,7 +107,7 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         "params" => params(first, rest),
         _ => match target.strip_prefix("format_").and_then(load::loader) {
             Some(loader) => {
-                if let Ok(run) = load::load_bytes_as(loader.name(), name, rest, &mut LoadReport::new(name)) {
+                if let Ok(run) = load::load_bytes_as(loader.name(), name, rest, &mut report(name)) {
                     exercise(&run, first);
                 }
             }
@@ -124,7 +128,7 @@ fn exercise(run: &Run, pick: u8) {
 /// between pieces, then the finished run.
 fn stream(name: &str, data: &[u8], seed: u8) {
     let head = &data[..data.len().min(1 << 16)];
-    let Ok(Some(mut feed)) = load::line_feed(name, head, None, &LoadReport::new(name)) else { return };
+    let Ok(Some(mut feed)) = load::line_feed(name, head, None, &report(name)) else { return };
     let lines_per_piece = usize::from(seed % 7) + 1;
     let (mut start, mut offset, mut lines) = (0, 0u64, 0);
     for (i, &b) in data.iter().enumerate() {
@@ -143,7 +147,7 @@ fn stream(name: &str, data: &[u8], seed: u8) {
     if start < data.len() {
         feed.feed(&data[start..], offset);
     }
-    consume(feed.finish_into(&mut LoadReport::new(name)));
+    consume(feed.finish_into(&mut report(name)));
 }
 
 /// `--set` lines (`NAME=VALUE`, one per line) and a preset for the scheme `pick` chooses, then its

@@ -39,7 +39,7 @@ pub fn start() {
 
 /// The app for this page: `?url=…` (or a deep link's `run=…`) is fetched instead of the bundled
 /// sample, and the `#…` deep link selects its step once the run is in.
-fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::VantageApp {
+fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::app::VantageApp {
     let location = web_sys::window().map(|w| w.location());
     let search = location.as_ref().and_then(|l| l.search().ok()).unwrap_or_default();
     let hash = location.as_ref().and_then(|l| l.hash().ok()).unwrap_or_default();
@@ -47,14 +47,14 @@ fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::VantageApp {
     let link = crate::app::deeplink::DeepLink::parse(&hash);
     let url = query.run_url.clone().or_else(|| link.run_url.clone());
     let mut app = if let Some(url) = url {
-        let mut app = crate::VantageApp::restored(cc);
+        let mut app = crate::app::VantageApp::restored(cc);
         // `?url=…&follow=1`: follow the log once it is in (as the Follow toggle does).
         app.follow_on_load = search.trim_start_matches('?').split('&').any(|p| p == "follow=1" || p == "follow");
         let ctx = cc.egui_ctx.clone();
         app.loads.start_url(url, move || ctx.request_repaint());
         app
     } else {
-        crate::VantageApp::new(cc, Vec::new())
+        crate::app::VantageApp::new(cc, Vec::new(), crate::source::OpenOptions::default())
     };
     if !hash.is_empty() {
         app.set_link(link);

@@ -79,20 +79,20 @@ impl VantageApp {
             }
             Command::ExportCsv => self.export_csv(),
             Command::ExportPng => {
-                ctx.request_screenshot(|image| {
+                let said = self.saves.sender.clone();
+                ctx.request_screenshot(move |image| {
                     match super::png::encode_rgba(image.width() as u32, image.height() as u32, image.as_raw()) {
-                        Ok(bytes) => save_file("vantage_view.png", bytes),
+                        Ok(bytes) => save_file("vantage_view.png", bytes, &said),
                         Err(err) => log::error!("could not export the view: {err}"),
                     }
                 });
             }
             Command::OpenSteps(range) => {
                 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
-                if let Some(open) = self.current() {
-                    let path = std::path::PathBuf::from(&open.run.meta.name);
-                    crate::source::dataset::set_path_steps(&path, range);
+                if let Some(path) = self.current().and_then(|open| open.source_path.clone()) {
+                    let options = crate::source::OpenOptions { steps: Some(range), ..self.loads.options.clone() };
                     let c = ctx.clone();
-                    self.loads.start(super::LoadSource::Path(path), move || c.request_repaint());
+                    self.loads.start_with(super::LoadSource::Path(path), options, move || c.request_repaint());
                 }
                 #[cfg(target_arch = "wasm32")]
                 if let Some(dataset) = self.current().and_then(|open| open.web_dataset.clone()) {
@@ -203,7 +203,7 @@ impl VantageApp {
             open.credit[1].step(),
             (&open.credit[0].key, &open.credit[1].key),
         );
-        save_file("vantage_credit.csv", csv.into_bytes());
+        save_file("vantage_credit.csv", csv.into_bytes(), &self.saves.sender);
     }
 }
 
@@ -234,18 +234,31 @@ fn select(open: &mut super::OpenRun, command: &Command) {
     }
 }
 
-/// What became of each save, for the app's notices (`take_save_messages`).
-static SAVE_MESSAGES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+/// What became of each save, sent by the save (its dialog thread, or the browser's download) to
+/// the app, which shows them as notices.
+pub struct SaveMessages {
+    /// Where a save says what became of it.
+    pub sender: std::sync::mpsc::Sender<String>,
+    receiver: std::sync::mpsc::Receiver<String>,
+}
 
-fn say(message: String) {
-    if let Ok(mut messages) = SAVE_MESSAGES.lock() {
-        messages.push(message);
+impl Default for SaveMessages {
+    fn default() -> Self {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        Self { sender, receiver }
     }
 }
 
-/// The messages of the saves finished since the last call.
-pub fn take_save_messages() -> Vec<String> {
-    SAVE_MESSAGES.lock().map(|mut m| std::mem::take(&mut *m)).unwrap_or_default()
+impl SaveMessages {
+    /// The messages of the saves finished since the last call.
+    pub fn take(&self) -> Vec<String> {
+        self.receiver.try_iter().collect()
+    }
+}
+
+/// Sends `message` to the app (which may have closed).
+fn say(said: &std::sync::mpsc::Sender<String>, message: String) {
+    let _: Result<(), _> = said.send(message);
 }
 
 /// Where a save goes when no dialog can open: `$VANTAGE_EXPORT_DIR`, else `~/vantage-exports`,
@@ -260,51 +273,56 @@ fn fallback_dir() -> std::path::PathBuf {
 
 /// Saves into the fallback directory and says where.
 #[cfg(not(target_arch = "wasm32"))]
-fn save_to_fallback(name: &str, bytes: &[u8], why: &str) {
+fn save_to_fallback(name: &str, bytes: &[u8], why: &str, said: &std::sync::mpsc::Sender<String>) {
     let dir = fallback_dir();
     let path = dir.join(name);
     match std::fs::create_dir_all(&dir).and_then(|()| crate::source::disk::write_atomically(&path, bytes)) {
-        Ok(()) => say(format!("{why}; saved to {}", path.display())),
-        Err(err) => say(format!("{why}, and {} could not be written: {err}", path.display())),
+        Ok(()) => say(said, format!("{why}; saved to {}", path.display())),
+        Err(err) => say(said, format!("{why}, and {} could not be written: {err}", path.display())),
     }
 }
 
 /// Saves `bytes` where the user picks: a native dialog on a worker thread, or the browser's save
 /// dialog (a download) on the web. With `$VANTAGE_EXPORT_DIR` set, or when no dialog can open
 /// (the dialog returns at once, as on a machine without a desktop portal), the file goes to the
-/// fallback directory instead; either way a notice says where it went or why it did not.
-pub fn save_file(suggested_name: &str, bytes: Vec<u8>) {
+/// fallback directory instead; either way a notice (sent on `said`) says where it went or why it
+/// did not.
+pub fn save_file(suggested_name: &str, bytes: Vec<u8>, said: &std::sync::mpsc::Sender<String>) {
     let name = suggested_name.to_owned();
     #[cfg(not(target_arch = "wasm32"))]
     {
         if std::env::var_os("VANTAGE_EXPORT_DIR").is_some() {
-            save_to_fallback(&name, &bytes, "exported");
+            save_to_fallback(&name, &bytes, "exported", said);
             return;
         }
+        let dialog_said = said.clone();
         let spawned = std::thread::Builder::new().name("save dialog".to_owned()).spawn(move || {
+            let said = dialog_said;
             let asked = std::time::Instant::now();
             match rfd::FileDialog::new().set_file_name(&name).save_file() {
                 Some(path) => match crate::source::disk::write_atomically(&path, &bytes) {
-                    Ok(()) => say(format!("saved {}", path.display())),
-                    Err(err) => say(format!("could not write {}: {err}", path.display())),
+                    Ok(()) => say(&said, format!("saved {}", path.display())),
+                    Err(err) => say(&said, format!("could not write {}: {err}", path.display())),
                 },
                 // Back within a moment: no dialog could open (a person takes longer to cancel).
                 None if asked.elapsed() < std::time::Duration::from_millis(300) => {
-                    save_to_fallback(&name, &bytes, "no save dialog could open");
+                    save_to_fallback(&name, &bytes, "no save dialog could open", &said);
                 }
                 None => {}
             }
         });
         if let Err(err) = spawned {
-            say(format!("could not start the save dialog: {err}"));
+            say(said, format!("could not start the save dialog: {err}"));
         }
     }
+    #[cfg(target_arch = "wasm32")]
+    let said = said.clone();
     #[cfg(target_arch = "wasm32")]
     wasm_bindgen_futures::spawn_local(async move {
         if let Some(handle) = rfd::AsyncFileDialog::new().set_file_name(&name).save_file().await
             && let Err(err) = handle.write(&bytes).await
         {
-            say(format!("could not save {name}: {err}"));
+            say(&said, format!("could not save {name}: {err}"));
         }
     });
 }

@@ -261,7 +261,8 @@ pub fn serve() {
                 let started = web_time::Instant::now();
                 let result = match (runs.borrow().get(&run), serde_json::from_str::<SchemeChoice>(&choice)) {
                     (Some(run), Ok(choice)) => {
-                        let result = crate::app::open_run::compute(run, &choice);
+                        let result =
+                            crate::app::open_run::compute(run, &choice, &crate::app::faults::Faults::default());
                         log::info!(
                             "credit {} computed in the worker in {} ms{}",
                             choice.scheme_id,

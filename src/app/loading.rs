@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::load::formats::inspect::EvalFile;
 use crate::load::{LoadError, LoadReport, Progress, load_shared_paced};
 use crate::model::Run;
+use crate::source::OpenOptions;
 
 /// Something to open.
 #[derive(Clone, Debug)]
@@ -18,12 +19,10 @@ pub enum LoadSource {
         /// Content.
         bytes: std::sync::Arc<[u8]>,
     },
-    /// A file on disk (native only).
+    /// A file or directory on disk (native only), opened as the load's `OpenOptions` say
+    /// (followed while it grows when they say so).
     #[cfg(not(target_arch = "wasm32"))]
     Path(std::path::PathBuf),
-    /// A file or directory on disk, followed while it grows (native only; `crate::source::live`).
-    #[cfg(not(target_arch = "wasm32"))]
-    Follow(std::path::PathBuf),
     /// A vantage Parquet v2 dataset at a URL or in a folder picked or dropped on the page (web
     /// only), with the training steps to open (`None`: the latest that fit).
     #[cfg(target_arch = "wasm32")]
@@ -47,7 +46,7 @@ impl LoadSource {
         match self {
             Self::Bytes { name, .. } => name.clone(),
             #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) | Self::Follow(path) => path.display().to_string(),
+            Self::Path(path) => path.display().to_string(),
             #[cfg(target_arch = "wasm32")]
             Self::Dataset(dataset, _) => dataset.name(),
         }
@@ -58,34 +57,35 @@ impl LoadSource {
         match self {
             Self::Bytes { bytes, .. } => bytes.len() as u64,
             #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) | Self::Follow(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
+            Self::Path(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
             #[cfg(target_arch = "wasm32")]
             Self::Dataset(..) => 0,
         }
     }
 
-    /// Loads to the end on this thread (native loader threads), handing `partial` the run so far
-    /// while a large log is read (`partial` returns `false` when the load was cancelled). A
-    /// followed path goes on being followed by a [`Follower`] in the outcome.
+    /// Loads to the end on this thread (native loader threads) as `options` say, handing
+    /// `partial` the run so far while a large log is read (`partial` returns `false` when the load
+    /// was cancelled). A followed path goes on being followed by a `Follower` in the outcome.
     #[cfg(not(target_arch = "wasm32"))]
     fn load(
         self,
+        options: &OpenOptions,
         progress: Progress,
         partial: &mut dyn FnMut(Run, &LoadReport) -> bool,
         repaint: impl Fn() + Send + 'static,
     ) -> LoadOutcome {
         match self {
+            Self::Path(path) if options.follow => follow(&path, options, progress, partial, repaint),
             Self::Path(path) => {
                 let name = path.display().to_string();
-                let mut report = LoadReport::new(&name);
+                let mut report = options.report(&name);
                 report.progress = progress;
                 if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval")) {
                     return crate::load::pace::block_on(Self::Path(path).load_paced(report.progress));
                 }
-                let result = crate::source::path::load_path_joined(&path, None, &mut report, Some(partial));
+                let result = crate::source::path::open(&path, options, None, &mut report, Some(partial));
                 LoadOutcome { path: Some(path), ..LoadOutcome::new(name, result, report) }
             }
-            Self::Follow(path) => follow(&path, progress, partial, repaint),
             bytes @ Self::Bytes { .. } => crate::load::pace::block_on(bytes.load_paced(progress)),
         }
     }
@@ -116,11 +116,11 @@ impl LoadSource {
                 };
             }
             #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) | Self::Follow(path) => {
-                // An `.eval` is read whole and opened lazily; anything else through `load_path`
-                // (which also reads a directory of `<step>.jsonl` dumps).
+            Self::Path(path) => {
+                // An `.eval` is read whole and opened lazily (`LoadSource::load` sends nothing else
+                // here).
                 if !(path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval"))) {
-                    let result = crate::source::path::load_path_joined(&path, None, &mut report, None);
+                    let result = crate::source::path::load_path(&path, None, &mut report);
                     return LoadOutcome::new(name, result, report);
                 }
                 match std::fs::read(&path) {
@@ -163,14 +163,15 @@ fn open_lazily(name: &str, bytes: Arc<[u8]>, report: &mut LoadReport) -> Option<
 #[cfg(not(target_arch = "wasm32"))]
 fn follow(
     path: &std::path::Path,
+    options: &OpenOptions,
     progress: Progress,
     partial: &mut dyn FnMut(Run, &LoadReport) -> bool,
     repaint: impl Fn() + Send + 'static,
 ) -> LoadOutcome {
     let name = path.display().to_string();
-    let mut report = LoadReport::new(&name);
+    let mut report = options.report(&name);
     report.progress = progress;
-    let opened = crate::source::live::Live::open(path, report.clone(), crate::load::budget::get());
+    let opened = crate::source::live::Live::open(path, report.clone(), options.memory_budget);
     let mut live = match opened {
         Ok(Some(live)) if live.can_follow() => live,
         Ok(_) => {
@@ -263,24 +264,44 @@ struct Pending {
     ended: bool,
 }
 
-/// Loads in flight.
+/// Loads in flight, and how paths are opened.
 #[derive(Default)]
 pub struct LoadQueue {
     pending: Vec<Pending>,
     next_id: u64,
+    /// How a path is opened unless a load says otherwise (the command line's `--steps`,
+    /// `--outcomes` and memory budget).
+    pub options: OpenOptions,
+    /// Faults tests inject (see [`super::faults`]).
+    pub faults: super::faults::Faults,
 }
 
 impl LoadQueue {
-    /// Starts loading `source`; `repaint` is called when it is done. Returns the load's id (the
-    /// one its messages carry), `None` when no loader thread could be started.
+    /// Starts loading `source` with the queue's options; `repaint` is called when it is done.
+    /// Returns the load's id (the one its messages carry), `None` when no loader thread could be
+    /// started.
     pub fn start(&mut self, source: LoadSource, repaint: impl Fn() + Send + Clone + 'static) -> Option<u64> {
+        self.start_with(source, self.options.clone(), repaint)
+    }
+
+    /// Starts loading `source` as `options` say (the training steps of "Open steps", following).
+    pub fn start_with(
+        &mut self,
+        source: LoadSource,
+        options: OpenOptions,
+        repaint: impl Fn() + Send + Clone + 'static,
+    ) -> Option<u64> {
         let (sender, receiver) = mpsc::channel();
         let name = source.name();
         let progress = Progress::default();
         let total_bytes = source.size();
         let shared = progress.clone();
+        // The web opens no paths: its datasets carry their own training steps.
+        #[cfg(target_arch = "wasm32")]
+        drop(options);
         #[cfg(not(target_arch = "wasm32"))]
         {
+            let faults = self.faults.clone();
             let thread_name = name.clone();
             let spawned = std::thread::Builder::new().name(format!("load {name}")).spawn(move || {
                 let partials = sender.clone();
@@ -292,9 +313,9 @@ impl LoadQueue {
                 };
                 // A loader that panics (a bug) ends this load with an error; the app goes on.
                 let what = format!("load {thread_name}");
-                let outcome =
-                    crate::app::faults::catch(&what, || Ok(source.load(shared, &mut partial, repaint.clone())))
-                        .unwrap_or_else(|why| failed(thread_name, &why));
+                let outcome = faults
+                    .catch(&what, || Ok(source.load(&options, shared, &mut partial, repaint.clone())))
+                    .unwrap_or_else(|why| failed(thread_name, &why));
                 let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
                 repaint();
             });

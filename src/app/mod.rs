@@ -77,14 +77,24 @@ pub struct VantageApp {
     /// tests and on the web, where they live in the app's state only).
     pub formulas_dir: Option<std::path::PathBuf>,
     /// Folders dropped on the page (web), each as its files, sent by the page's drop listener.
+    /// What became of each save (export), for the notices.
+    pub saves: commands::SaveMessages,
     #[cfg(target_arch = "wasm32")]
     pub dropped_folders: Option<std::sync::mpsc::Receiver<Vec<(String, web_sys::File)>>>,
 }
 
 impl VantageApp {
-    /// Creates the app with the saved state and starts loading `sources` (the bundled sample when empty).
-    pub fn new(cc: &eframe::CreationContext<'_>, sources: Vec<LoadSource>) -> Self {
+    /// Creates the app with the saved state and starts loading `sources` (the bundled sample when
+    /// empty) and following `follow` (native), opening paths as `options` say (now and later:
+    /// dropped, picked and recent files too).
+    pub fn new(
+        cc: &eframe::CreationContext<'_>,
+        sources: Vec<LoadSource>,
+        #[cfg(not(target_arch = "wasm32"))] follow: Vec<std::path::PathBuf>,
+        options: crate::source::OpenOptions,
+    ) -> Self {
         let mut app = Self::restored(cc);
+        app.loads.options = options;
         // The formulas saved in the formulas folder (by this app or by hand) join the remembered ones.
         #[cfg(not(target_arch = "wasm32"))]
         {
@@ -94,7 +104,18 @@ impl VantageApp {
             app.formulas_dir = crate::source::disk::formulas_dir();
         }
         let ctx = cc.egui_ctx.clone();
-        app.open_all(sources, move || ctx.request_repaint());
+        let repaint = move || ctx.request_repaint();
+        #[cfg(not(target_arch = "wasm32"))]
+        if !follow.is_empty() {
+            for path in follow {
+                let options = crate::source::OpenOptions { follow: true, ..app.loads.options.clone() };
+                app.loads.start_with(LoadSource::Path(path), options, repaint.clone());
+            }
+            if sources.is_empty() {
+                return app;
+            }
+        }
+        app.open_all(sources, repaint);
         app
     }
 
@@ -340,7 +361,8 @@ impl VantageApp {
         }
         let Some(path) = open.source_path.clone() else { return };
         // Read again from the start by a follower; the run shown stays until it has the new one.
-        let id = self.loads.start(LoadSource::Follow(path), repaint);
+        let options = crate::source::OpenOptions { follow: true, ..self.loads.options.clone() };
+        let id = self.loads.start_with(LoadSource::Path(path), options, repaint);
         self.runs[self.selected].load_id = id;
     }
 
@@ -460,7 +482,7 @@ impl VantageApp {
 
     /// Per-frame work that is not drawing: loads, dropped files, keys, commands, credit.
     pub fn logic(&mut self, ctx: &egui::Context) {
-        self.notifications.extend(commands::take_save_messages());
+        self.notifications.extend(self.saves.take());
         let done = self.loads.poll();
         let c = ctx.clone();
         self.accept(done, move || c.request_repaint());
@@ -520,10 +542,11 @@ impl VantageApp {
     /// for large runs), and takes in finished results.
     pub fn update_credit(&mut self, ctx: &egui::Context) {
         let (a, b) = (self.state.scheme_a.clone(), self.state.scheme_b.clone());
+        let faults = &self.loads.faults;
         if let Some(open) = self.runs.get_mut(self.selected) {
             for (slot, choice) in [(0, &a), (1, &b)] {
                 let c = ctx.clone();
-                open.credit[slot].update(&open.run, choice, open.remote, move || c.request_repaint());
+                open.credit[slot].update(&open.run, choice, open.remote, faults, move || c.request_repaint());
             }
         }
     }

@@ -47,12 +47,14 @@ pub struct CreditSlot {
 impl CreditSlot {
     /// Recomputes when `choice` differs from what the slot holds (or is computing), and takes in a
     /// finished background result. `repaint` is called when a background result is ready. `remote`
-    /// is the web credit worker's copy of the run, where large runs are computed.
+    /// is the web credit worker's copy of the run, where large runs are computed; `faults` are
+    /// those tests injected.
     pub fn update(
         &mut self,
         run: &Arc<Run>,
         choice: &SchemeChoice,
         remote: Option<u32>,
+        faults: &crate::app::faults::Faults,
         repaint: impl Fn() + Send + 'static,
     ) {
         if let Some((key, receiver)) = &self.pending
@@ -60,7 +62,7 @@ impl CreditSlot {
         {
             #[cfg(target_arch = "wasm32")]
             let result = match result {
-                Err(e) if e == crate::app::credit_worker::WORKER_GONE => compute(run, choice),
+                Err(e) if e == crate::app::credit_worker::WORKER_GONE => compute(run, choice, faults),
                 other => other,
             };
             let key = key.clone();
@@ -75,9 +77,9 @@ impl CreditSlot {
         #[cfg(not(target_arch = "wasm32"))]
         if run.num_path_steps() > BACKGROUND_STEPS {
             let (sender, receiver) = std::sync::mpsc::channel();
-            let (run, choice) = (Arc::clone(run), choice.clone());
+            let (run, choice, faults) = (Arc::clone(run), choice.clone(), faults.clone());
             let spawned = std::thread::Builder::new().name(format!("credit {}", choice.scheme_id)).spawn(move || {
-                let _: Result<(), _> = sender.send(compute(&run, &choice));
+                let _: Result<(), _> = sender.send(compute(&run, &choice, &faults));
                 repaint();
             });
             match spawned {
@@ -98,7 +100,7 @@ impl CreditSlot {
         #[cfg(not(target_arch = "wasm32"))]
         let _: Option<u32> = remote;
         self.pending = None;
-        self.set(key, compute(run, choice));
+        self.set(key, compute(run, choice, faults));
     }
 
     /// Takes in a result for `key`; a failure keeps the credit it replaces as the last good one.
@@ -159,9 +161,9 @@ impl CreditSlot {
 }
 
 /// Computes `choice` on `run`, as the CLI does.
-/// A panic inside a scheme (a bug) is caught and returned as its error.
-pub fn compute(run: &Run, choice: &SchemeChoice) -> Result<Credit, String> {
-    crate::app::faults::catch(&format!("credit {} on {}", choice.scheme_id, run.meta.name), || {
+/// A panic inside a scheme (a bug, or one of `faults`) is caught and returned as its error.
+pub fn compute(run: &Run, choice: &SchemeChoice, faults: &crate::app::faults::Faults) -> Result<Credit, String> {
+    faults.catch(&format!("credit {} on {}", choice.scheme_id, run.meta.name), || {
         if let Some(text) = choice.formula() {
             return crate::credit::expr::Formula::parse(text)
                 .and_then(|formula| formula.credit(run))

@@ -12,6 +12,7 @@ pub static STARTED: std::sync::LazyLock<web_time::Instant> = std::sync::LazyLock
 pub fn run_app(
     files: Vec<std::path::PathBuf>,
     follow: Vec<std::path::PathBuf>,
+    open: crate::source::OpenOptions,
     start: crate::app::StartOptions,
     size: [f32; 2],
 ) -> ExitCode {
@@ -23,12 +24,11 @@ pub fn run_app(
             .with_drag_and_drop(true),
         ..Default::default()
     };
-    let sources: Vec<LoadSource> =
-        files.into_iter().map(LoadSource::Path).chain(follow.into_iter().map(LoadSource::Follow)).collect();
+    let sources: Vec<LoadSource> = files.into_iter().map(LoadSource::Path).collect();
     let result = eframe::run_native(
         "vantage",
         options,
-        Box::new(|cc| Ok(Box::new(VantageApp::new(cc, sources).with_start(start)))),
+        Box::new(|cc| Ok(Box::new(VantageApp::new(cc, sources, follow, open).with_start(start)))),
     );
     match result {
         Ok(()) => ExitCode::SUCCESS,

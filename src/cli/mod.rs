@@ -18,11 +18,17 @@ use crate::analysis::RunSummary;
 use crate::credit::{self, Support};
 use crate::load::{LOADERS, LoadReport};
 use crate::model::Run;
-use crate::source::path::load_path_joined;
+use crate::source::OpenOptions;
 
-/// Loads a path as the commands do: `--outcomes` joined.
-fn load_path(path: &Path, format: Option<&str>, report: &mut LoadReport) -> Result<Run, crate::load::LoadError> {
-    load_path_joined(path, format, report, None)
+/// Loads a path as the commands do: the options of the command line (`--steps`, `--outcomes`,
+/// the memory budget).
+fn load_path(
+    path: &Path,
+    options: &OpenOptions,
+    format: Option<&str>,
+    report: &mut LoadReport,
+) -> Result<Run, crate::load::LoadError> {
+    crate::source::path::open(path, options, format, report, None)
 }
 
 /// See where outcome-only and process credit agree and disagree on the same RL rollouts.
@@ -191,13 +197,30 @@ pub fn main() -> ExitCode {
     std::sync::LazyLock::force(&crate::cli::desktop::STARTED);
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let mut cli = Cli::parse();
-    crate::source::disk::init_memory_budget();
-    #[cfg(feature = "parquet")]
-    crate::source::dataset::set_step_range(cli.steps);
-    if let Err(err) = crate::source::joined::set_outcome_files(&cli.outcomes) {
-        eprintln!("vantage: --outcomes: {}", err.located());
-        return ExitCode::from(2);
-    }
+    let mut outcomes = match crate::source::joined::read_outcome_files(&cli.outcomes) {
+        Ok(outcomes) => outcomes,
+        Err(err) => {
+            eprintln!("vantage: --outcomes: {}", err.located());
+            return ExitCode::from(2);
+        }
+    };
+    // Results files named among the files opened are read as `--outcomes` are.
+    let (files, named) = crate::source::joined::take_results_files(std::mem::take(&mut cli.files));
+    outcomes.extend(named);
+    let check_files = match &mut cli.command {
+        Some(Command::Check { files, .. }) => {
+            let (rest, named) = crate::source::joined::take_results_files(std::mem::take(files));
+            outcomes.extend(named);
+            rest
+        }
+        _ => Vec::new(),
+    };
+    let options = OpenOptions {
+        steps: cli.steps,
+        outcomes: outcomes.into(),
+        memory_budget: crate::source::disk::memory_budget(),
+        follow: false,
+    };
     match cli.command {
         None => {
             // A view or scheme that does not exist is an error before any window opens.
@@ -223,14 +246,12 @@ pub fn main() -> ExitCode {
                 link: cli.link,
                 exit_after_first_view: cli.exit_after_first_view.then(|| *crate::cli::desktop::STARTED),
             };
-            let files = crate::source::joined::take_results_files(std::mem::take(&mut cli.files));
             let size = cli.window_size.unwrap_or([1280.0, 800.0]);
-            crate::cli::desktop::run_app(crate::source::path::expand_paths(files), cli.follow, start, size)
+            desktop::run_app(crate::source::path::expand_paths(files), cli.follow, options, start, size)
         }
-        Some(Command::Check { files, format }) => check(
-            &crate::source::path::expand_paths(crate::source::joined::take_results_files(files)),
-            format.as_deref(),
-        ),
+        Some(Command::Check { format, .. }) => {
+            check(&crate::source::path::expand_paths(check_files), &options, format.as_deref())
+        }
         Some(Command::Schemes { markdown }) => {
             print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });
             if !markdown {
@@ -239,9 +260,9 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Convert { file, out, format, piece, follow, until_idle }) => match if follow {
-            follow_convert(&file, &out, format.as_deref(), piece, until_idle)
+            follow_convert(&file, &out, &options, format.as_deref(), piece, until_idle)
         } else {
-            convert(&file, &out, format.as_deref(), piece)
+            convert(&file, &out, &options, format.as_deref(), piece)
         } {
             Ok(summary) => {
                 println!("{summary}");
@@ -263,12 +284,12 @@ pub fn main() -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Some(Command::Credit(args)) => credit_main(args),
+        Some(Command::Credit(args)) => credit_main(args, &options),
     }
 }
 
 /// `vantage credit`: the scheme named or read from `--scheme-file`, computed and written.
-fn credit_main(args: CreditArgs) -> ExitCode {
+fn credit_main(args: CreditArgs, options: &OpenOptions) -> ExitCode {
     let CreditArgs { file, scheme, scheme_file, preset, set, tokens, out, format, partition, batch_scope } = args;
     let scheme = match (scheme, scheme_file) {
         (Some(id), _) => id,
@@ -292,7 +313,7 @@ fn credit_main(args: CreditArgs) -> ExitCode {
         partition: partition.as_deref(),
         batch_scope,
     };
-    match credit_command(&file, &request, out.as_deref(), format.as_deref()) {
+    match credit_command(&file, &request, options, out.as_deref(), format.as_deref()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("vantage credit: {err:#}");
@@ -315,15 +336,21 @@ fn refuse_input(file: &Path, out: &Path) -> anyhow::Result<()> {
 
 /// Reads `file` and writes it to `out` as its name says (see `Command::Convert`); one line saying
 /// what was written.
-fn convert(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) -> anyhow::Result<String> {
+fn convert(
+    file: &Path,
+    out: &Path,
+    options: &OpenOptions,
+    format: Option<&str>,
+    piece: Option<usize>,
+) -> anyhow::Result<String> {
     refuse_input(file, out)?;
     let extension = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     if !matches!(extension.as_deref(), Some("parquet" | "jsonl" | "json")) {
-        return convert_to_dataset(file, out, format, piece);
+        return convert_to_dataset(file, out, options, format, piece);
     }
     let parquet = extension.as_deref() == Some("parquet");
     let mut report = LoadReport::new(&file.display().to_string());
-    let run = load_path(file, format, &mut report).map_err(|e| anyhow::anyhow!("{}", e.located()))?;
+    let run = load_path(file, options, format, &mut report).map_err(|e| anyhow::anyhow!("{}", e.located()))?;
     for warning in report.located() {
         eprintln!("{warning}");
     }
@@ -362,10 +389,16 @@ fn reported<T>(result: anyhow::Result<T>, report: &LoadReport) -> anyhow::Result
 
 /// `vantage convert LOG RUN_DIR/`: a v2 dataset, written as a stream.
 #[cfg(feature = "parquet")]
-fn convert_to_dataset(file: &Path, out: &Path, format: Option<&str>, piece: Option<usize>) -> anyhow::Result<String> {
+fn convert_to_dataset(
+    file: &Path,
+    out: &Path,
+    options: &OpenOptions,
+    format: Option<&str>,
+    piece: Option<usize>,
+) -> anyhow::Result<String> {
     let mut report = LoadReport::new(&file.display().to_string());
     let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
-    let converted = crate::source::dataset::convert(file, out, format, piece, &mut report);
+    let converted = crate::source::dataset::convert(file, out, options, format, piece, &mut report);
     let converted = reported(converted, &report)?;
     let m = &converted.manifest;
     Ok(format!(
@@ -386,6 +419,7 @@ fn convert_to_dataset(file: &Path, out: &Path, format: Option<&str>, piece: Opti
 fn follow_convert(
     file: &Path,
     out: &Path,
+    options: &OpenOptions,
     format: Option<&str>,
     piece: Option<usize>,
     until_idle: Option<f64>,
@@ -394,7 +428,7 @@ fn follow_convert(
     let mut report = LoadReport::new(&file.display().to_string());
     let idle = until_idle.map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
     let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
-    let manifest = crate::source::dataset::follow(file, out, format, piece, idle, &mut report);
+    let manifest = crate::source::dataset::follow(file, out, options, format, piece, idle, &mut report);
     let m = reported(manifest, &report)?;
     Ok(format!(
         "{}: followed until idle; {} training-step partitions, {} trajectories -> {}/",
@@ -406,12 +440,25 @@ fn follow_convert(
 }
 
 #[cfg(not(feature = "parquet"))]
-fn follow_convert(_: &Path, out: &Path, _: Option<&str>, _: Option<usize>, _: Option<f64>) -> anyhow::Result<String> {
-    convert_to_dataset(Path::new(""), out, None, None)
+fn follow_convert(
+    _: &Path,
+    out: &Path,
+    options: &OpenOptions,
+    _: Option<&str>,
+    _: Option<usize>,
+    _: Option<f64>,
+) -> anyhow::Result<String> {
+    convert_to_dataset(Path::new(""), out, options, None, None)
 }
 
 #[cfg(not(feature = "parquet"))]
-fn convert_to_dataset(_: &Path, out: &Path, _: Option<&str>, _: Option<usize>) -> anyhow::Result<String> {
+fn convert_to_dataset(
+    _: &Path,
+    out: &Path,
+    _: &OpenOptions,
+    _: Option<&str>,
+    _: Option<usize>,
+) -> anyhow::Result<String> {
     anyhow::bail!(
         "{}: a vantage Parquet v2 dataset needs the `parquet` feature; name a .jsonl file to write vantage JSONL",
         out.display()
@@ -430,12 +477,12 @@ fn parquet_bytes(run: &Run) -> anyhow::Result<Vec<u8>> {
 }
 
 /// Loads and reports each file; the exit code is the worst over all files.
-fn check(files: &[PathBuf], format: Option<&str>) -> ExitCode {
+fn check(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> ExitCode {
     let mut worst = 0u8;
     let mut stdout = std::io::stdout().lock();
     for path in files {
         let mut report = LoadReport::new(&path.display().to_string());
-        let code = match load_path(path, format, &mut report) {
+        let code = match load_path(path, options, format, &mut report) {
             Ok(run) => {
                 let _ = writeln!(stdout, "{}: {}", path.display(), run.meta.format);
                 for line in RunSummary::of(&run).lines() {
@@ -511,6 +558,7 @@ impl CreditRequest<'_> {
 fn credit_command(
     file: &Path,
     request: &CreditRequest<'_>,
+    options: &OpenOptions,
     out: Option<&Path>,
     format: Option<&str>,
 ) -> anyhow::Result<()> {
@@ -528,7 +576,7 @@ fn credit_command(
     }
     #[cfg(feature = "parquet")]
     if let Some(out) = out.filter(|o| o.extension().is_none() && crate::source::path::is_v2_dataset(file)) {
-        return partitions::run(file, &computation, request, out);
+        return partitions::run(file, &computation, request, options, out);
     }
     if request.partition.is_some() || request.batch_scope.is_some() {
         anyhow::bail!(
@@ -537,7 +585,7 @@ fn credit_command(
         );
     }
     let mut report = LoadReport::new(&file.display().to_string());
-    let run = load_path(file, format, &mut report)?;
+    let run = load_path(file, options, format, &mut report)?;
     for line in report.located() {
         eprintln!("warning: {line}");
     }

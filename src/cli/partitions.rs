@@ -9,7 +9,6 @@ use std::path::Path;
 
 use super::formulas::Computation;
 use super::{BatchScope, CreditRequest, CreditTable};
-use crate::load::LoadReport;
 use crate::load::formats::vantage_v2::{Partition, manifest::parse_range};
 use crate::source::dataset::Dataset;
 
@@ -23,10 +22,11 @@ pub(super) fn run(
     dir: &Path,
     computation: &Computation<'_>,
     request: &CreditRequest<'_>,
+    options: &crate::source::OpenOptions,
     out: &Path,
 ) -> anyhow::Result<()> {
     let dataset = Dataset::open(dir)?;
-    let partitions = selected(&dataset, request.partition)?;
+    let partitions = selected(&dataset, request.partition, options.steps)?;
     let scope = match (computation.batch_wide(), request.batch_scope) {
         (Some(why), None) => anyhow::bail!(
             "scheme {} {why}, so its credit depends on what one batch is: say --batch-scope step (each \
@@ -41,7 +41,7 @@ pub(super) fn run(
         anyhow::bail!("--partition computes one training step: it cannot take --batch-scope run");
     }
     let mut written = 0usize;
-    let mut report = LoadReport::new(&dir.display().to_string());
+    let mut report = options.report(&dir.display().to_string());
     match scope {
         BatchScope::Step => {
             for partition in &partitions {
@@ -73,9 +73,13 @@ pub(super) fn run(
 }
 
 /// The partitions asked for: `--partition` (one, which must exist), else those `--steps` selects.
-fn selected<'d>(dataset: &'d Dataset, partition: Option<&str>) -> anyhow::Result<Vec<&'d Partition>> {
+fn selected<'d>(
+    dataset: &'d Dataset,
+    partition: Option<&str>,
+    steps: Option<(i64, i64)>,
+) -> anyhow::Result<Vec<&'d Partition>> {
     let manifest = &dataset.manifest;
-    let Some(text) = partition else { return Ok(manifest.select(crate::source::dataset::step_range())) };
+    let Some(text) = partition else { return Ok(manifest.select(steps)) };
     let null = format!("train_step={}", crate::load::formats::vantage_v2::manifest::NULL_PARTITION);
     if text == null {
         return Ok(manifest.partitions.iter().filter(|p| p.train_step.is_none()).collect());

@@ -3,28 +3,14 @@
 //! [`LoadError::TooLarge`], which says what the run needs and what to do, instead of growing until
 //! the operating system ends the app.
 //!
-//! The budget is set by the platform: natively, the memory the machine has available when the
-//! process starts, less a margin (`crate::native`), or `VANTAGE_MEMORY_BUDGET`; on the web, the
-//! 4 GiB a wasm32 page can address, less a margin.
-
-use std::sync::atomic::{AtomicU64, Ordering};
+//! The budget travels with the load, in its `LoadReport::budget`: natively the memory the machine
+//! has available when the process starts, less a margin, or `VANTAGE_MEMORY_BUDGET`
+//! (`source::OpenOptions`); on the web, the 4 GiB a wasm32 page can address, less a margin.
 
 use super::LoadError;
 
 /// The budget when the platform set none: what a wasm32 page can hold, less room for the app.
-const DEFAULT_BUDGET: u64 = 3 << 30;
-
-static BUDGET: AtomicU64 = AtomicU64::new(DEFAULT_BUDGET);
-
-/// Sets the bytes a load may hold.
-pub fn set(bytes: u64) {
-    BUDGET.store(bytes.max(1), Ordering::Relaxed);
-}
-
-/// The bytes a load may hold.
-pub fn get() -> u64 {
-    BUDGET.load(Ordering::Relaxed)
-}
+pub const DEFAULT_BUDGET: u64 = 3 << 30;
 
 /// A byte count for people: "512 B", "3.4 MB", "1.07 GB".
 pub fn size(bytes: u64) -> String {

@@ -81,8 +81,7 @@ pub fn for_each_piece(
 
 /// The whole decompressed content of `bytes`, stopped with [`LoadError::TooLarge`] past the
 /// memory budget (a small file that inflates without end is refused, not followed).
-pub fn inflate_all(kind: Compression, bytes: &[u8]) -> Result<Vec<u8>, LoadError> {
-    let budget = super::budget::get();
+pub fn inflate_all(kind: Compression, bytes: &[u8], budget: u64) -> Result<Vec<u8>, LoadError> {
     let mut out = Vec::new();
     for_each_piece(kind, bytes, |piece| {
         out.extend_from_slice(piece);
@@ -114,11 +113,11 @@ mod tests {
         std::io::Write::write_all(&mut gz, &text).unwrap();
         let gz = gz.finish().unwrap();
         assert_eq!(Compression::of(&gz), Some(Compression::Gzip));
-        assert_eq!(inflate_all(Compression::Gzip, &gz).unwrap(), text);
+        assert_eq!(inflate_all(Compression::Gzip, &gz, 1 << 30).unwrap(), text);
         let mut zst = ruzstd::encoding::compress_to_vec(&text[..7000], ruzstd::encoding::CompressionLevel::Fastest);
         zst.extend(ruzstd::encoding::compress_to_vec(&text[7000..], ruzstd::encoding::CompressionLevel::Fastest));
         assert_eq!(Compression::of(&zst), Some(Compression::Zstd));
-        assert_eq!(inflate_all(Compression::Zstd, &zst).unwrap(), text);
-        assert!(inflate_all(Compression::Gzip, &gz[..gz.len() / 2]).is_err());
+        assert_eq!(inflate_all(Compression::Zstd, &zst, 1 << 30).unwrap(), text);
+        assert!(inflate_all(Compression::Gzip, &gz[..gz.len() / 2], 1 << 30).is_err());
     }
 }

@@ -131,7 +131,7 @@ pub async fn load_bytes_paced(name: &str, bytes: &[u8], report: &mut LoadReport)
         report.file = name.to_owned();
     }
     if let Some(kind) = compressed::Compression::of(bytes) {
-        let inflated = compressed::inflate_all(kind, bytes).map_err(|e| e.with_path(name))?;
+        let inflated = compressed::inflate_all(kind, bytes, report.budget).map_err(|e| e.with_path(name))?;
         return Box::pin(load_bytes_paced(name, &inflated, report)).await;
     }
     // A Git LFS pointer stands where the file was not fetched: say so rather than list every format.

@@ -3,7 +3,7 @@
 use crate::model::Warning;
 
 /// Warnings and counts collected while loading one file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct LoadReport {
     /// The file's display name, used in every located message.
     pub file: String,
@@ -19,6 +19,24 @@ pub struct LoadReport {
     pub records_loaded: u64,
     /// Bytes read so far, shared with whoever shows a progress bar.
     pub progress: Progress,
+    /// The bytes this load may hold ([`super::budget`]): set by whoever opens the file (natively
+    /// from the machine's available memory, `source::OpenOptions`), read by every loader.
+    pub budget: u64,
+}
+
+impl Default for LoadReport {
+    fn default() -> Self {
+        Self {
+            file: String::new(),
+            warnings: Vec::new(),
+            dropped: 0,
+            dropped_skipped: 0,
+            records_seen: 0,
+            records_loaded: 0,
+            progress: Progress::default(),
+            budget: super::budget::DEFAULT_BUDGET,
+        }
+    }
 }
 
 /// Warnings a report keeps; past this a log of millions of broken records would need gigabytes

@@ -116,9 +116,10 @@ pub struct TorchFile<'a> {
 }
 
 impl<'a> TorchFile<'a> {
-    /// Opens the ZIP and reads its `data.pkl`; why not, when it cannot.
-    pub fn parse(bytes: &'a [u8]) -> Result<Self, String> {
-        let archive = super::zip::Archive::open(bytes)?;
+    /// Opens the ZIP and reads its `data.pkl`; why not, when it cannot. No entry inflates past
+    /// `budget` bytes.
+    pub fn parse(bytes: &'a [u8], budget: u64) -> Result<Self, String> {
+        let archive = super::zip::Archive::open(bytes, budget)?;
         let pickle_name = archive
             .entries
             .iter()

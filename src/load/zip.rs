@@ -24,6 +24,8 @@ pub struct Entry {
 /// An archive over borrowed bytes.
 pub struct Archive<'a> {
     bytes: &'a [u8],
+    /// The most bytes an entry may inflate to (the load's memory budget).
+    budget: u64,
     /// The entries, in directory order.
     pub entries: Vec<Entry>,
 }
@@ -37,8 +39,9 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 }
 
 impl<'a> Archive<'a> {
-    /// Reads the central directory; an error says what is wrong.
-    pub fn open(bytes: &'a [u8]) -> Result<Self, String> {
+    /// Reads the central directory; an error says what is wrong. No entry read from it inflates
+    /// past `budget` bytes.
+    pub fn open(bytes: &'a [u8], budget: u64) -> Result<Self, String> {
         if !bytes.starts_with(b"PK\x03\x04") {
             return Err("not a ZIP file".to_owned());
         }
@@ -77,7 +80,7 @@ impl<'a> Archive<'a> {
             entries.push(entry);
             at += 46 + name_len + extra_len + comment_len;
         }
-        Ok(Self { bytes, entries })
+        Ok(Self { bytes, budget, entries })
     }
 
     /// The entry named `name`.
@@ -87,7 +90,7 @@ impl<'a> Archive<'a> {
 
     /// The decompressed content of `entry`.
     pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, String> {
-        read_entry(self.bytes, entry)
+        read_entry(self.bytes, entry, self.budget)
     }
 
     /// The decompressed content of the entry named `name`, if present.
@@ -100,7 +103,7 @@ impl<'a> Archive<'a> {
 /// directory itself and the bytes elsewhere). An entry inflates to at most the size its directory
 /// entry declares and at most the memory budget ([`super::budget`]): one that would go further (a
 /// ZIP bomb, or a damaged archive) is an error, found before that much memory is taken.
-pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
+pub fn read_entry(bytes: &[u8], entry: &Entry, budget: u64) -> Result<Vec<u8>, String> {
     let at = entry.local_offset as usize;
     if u32_at(bytes, at) != Some(0x0403_4b50) {
         return Err(format!("{}: damaged local header", entry.name));
@@ -111,7 +114,6 @@ pub fn read_entry(bytes: &[u8], entry: &Entry) -> Result<Vec<u8>, String> {
     let data = bytes
         .get(start..start + entry.compressed_size as usize)
         .ok_or_else(|| format!("{}: data cut off", entry.name))?;
-    let budget = super::budget::get();
     if u64::from(entry.size) > budget {
         return Err(format!(
             "{}: declares {} uncompressed, past the memory budget of {}",
@@ -226,12 +228,15 @@ mod tests {
     fn round_trips_stored_deflate_and_zstd_entries() {
         let big = "{\"k\": 1}\n".repeat(10_000);
         let bytes = write(&[("a.json", 0, b"{}"), ("b.json", 8, big.as_bytes()), ("c.json", 93, big.as_bytes())]);
-        let archive = Archive::open(&bytes).expect("opens");
+        let archive = Archive::open(&bytes, 1 << 30).expect("opens");
         assert_eq!(archive.entries.len(), 3);
         for name in ["b.json", "c.json"] {
             assert_eq!(archive.read_named(name).expect("present").expect("reads"), big.as_bytes());
         }
         assert_eq!(archive.read_named("a.json").expect("present").expect("reads"), b"{}");
-        assert!(Archive::open(&bytes[..bytes.len() - 30]).is_err(), "a cut-off archive is an error, not a panic");
+        assert!(
+            Archive::open(&bytes[..bytes.len() - 30], 1 << 30).is_err(),
+            "a cut-off archive is an error, not a panic"
+        );
     }
 }

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::load::formats::outcomes::Outcomes;
 use crate::load::formats::vantage_v2::read::{DatasetReader, PartBytes};
 use crate::load::formats::vantage_v2::write::DatasetWriter;
 use crate::load::formats::vantage_v2::{MANIFEST, Manifest, Partition};
@@ -18,43 +19,12 @@ pub const DEFAULT_PIECE: usize = 256 << 20;
 
 pub use crate::load::formats::vantage_v2::manifest::DEFAULT_WINDOW;
 
-/// The training steps `--steps` selects in the v2 datasets opened (`None`: all).
-static STEPS: Mutex<Option<(i64, i64)>> = Mutex::new(None);
-
-/// Training steps chosen for one dataset (the app's "Open steps"), by path.
-static PATH_STEPS: Mutex<Vec<(PathBuf, (i64, i64))>> = Mutex::new(Vec::new());
-
-/// Selects the training steps read the next time the dataset at `path` is opened (before
-/// `--steps`).
-pub fn set_path_steps(path: &Path, range: (i64, i64)) {
-    if let Ok(mut steps) = PATH_STEPS.lock() {
-        steps.retain(|(p, _)| p != path);
-        steps.push((path.to_owned(), range));
-    }
-}
-
-fn path_steps(path: &Path) -> Option<(i64, i64)> {
-    PATH_STEPS.lock().ok()?.iter().find(|(p, _)| p == path).map(|(_, r)| *r)
-}
-
-/// Selects the training steps read from the v2 datasets opened from now on.
-pub fn set_step_range(range: Option<(i64, i64)>) {
-    if let Ok(mut steps) = STEPS.lock() {
-        *steps = range;
-    }
-}
-
-/// The training steps selected with [`set_step_range`].
-pub fn step_range() -> Option<(i64, i64)> {
-    STEPS.lock().ok().and_then(|s| *s)
-}
-
-/// Opens a dataset as the app and `vantage check` do: the training steps `--steps` selects, else
-/// all of them when their files fit in [`DEFAULT_WINDOW`], else the latest that do (the run's notes say
-/// which, and how to choose others).
-pub fn open_default(dir: &Path, report: &mut LoadReport) -> Result<Run, LoadError> {
+/// Opens a dataset as the app and `vantage check` do: the training steps `steps` (`--steps`, the
+/// app's "Open steps"), else all of them when their files fit in [`DEFAULT_WINDOW`], else the
+/// latest that do (the run's notes say which, and how to choose others).
+pub fn open_default(dir: &Path, steps: Option<(i64, i64)>, report: &mut LoadReport) -> Result<Run, LoadError> {
     let dataset = Dataset::open(dir)?;
-    let chosen = path_steps(dir).or_else(step_range);
+    let chosen = steps;
     let range = chosen.or_else(|| dataset.fitting_range(DEFAULT_WINDOW));
     let mut run = dataset.load(range, report)?;
     if chosen.is_none() && range.is_some() {
@@ -325,10 +295,10 @@ impl DatasetOut {
         Ok(manifest)
     }
 
-    /// Writes one piece of a converted run: `--outcomes` joined to it (what did not match is a
-    /// warning in `report`), where it came from kept in its header.
-    pub fn add(&mut self, mut run: Run, report: &mut LoadReport) -> Result<(), LoadError> {
-        crate::source::joined::join_outcome_files(&mut run, report);
+    /// Writes one piece of a converted run: `outcomes` (`--outcomes`) joined to it (what did not
+    /// match is a warning in `report`), where it came from kept in its header.
+    pub fn add(&mut self, mut run: Run, outcomes: &[Outcomes], report: &mut LoadReport) -> Result<(), LoadError> {
+        crate::source::joined::join_outcomes(&mut run, outcomes, report);
         crate::source::joined::mark_converted(&mut run);
         self.write(&run).map_err(|e| LoadError::from(e).with_path(&self.out.display().to_string()))
     }
@@ -389,17 +359,19 @@ pub struct Converted {
 pub fn convert(
     input: &Path,
     out: &Path,
+    options: &super::OpenOptions,
     format: Option<&str>,
     piece: usize,
     report: &mut LoadReport,
 ) -> anyhow::Result<Converted> {
+    report.budget = options.memory_budget;
     let mut output = DatasetOut::create(out)?;
     let mut pieces = 0usize;
     let mut format_name = String::new();
     let mut write = |run: Run, report: &mut LoadReport| -> Result<(), LoadError> {
         format_name.clone_from(&run.meta.format);
         pieces += 1;
-        output.add(run, report)
+        output.add(run, &options.outcomes, report)
     };
     let name = input.display().to_string();
     report.file.clone_from(&name);
@@ -410,7 +382,7 @@ pub fn convert(
             write(run, report)?;
         }
     } else {
-        let mut scratch = LoadReport::new(&name);
+        let mut scratch = LoadReport { budget: report.budget, ..LoadReport::new(&name) };
         let live = {
             let mut each = |run: Run| write(run, &mut scratch);
             let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each };
@@ -459,7 +431,7 @@ fn open_stream(
     if !crate::source::listing::reads_as_stream(input, format) {
         return Ok(None);
     }
-    crate::source::live::Live::open_segmented(input, format, report.clone(), crate::load::budget::get(), segments)
+    crate::source::live::Live::open_segmented(input, format, report.clone(), report.budget, segments)
 }
 
 /// Converts a log that is still being written, as `vantage convert LOG RUN_DIR/ --follow` does:
@@ -470,18 +442,20 @@ fn open_stream(
 pub fn follow(
     input: &Path,
     out: &Path,
+    options: &super::OpenOptions,
     format: Option<&str>,
     piece: usize,
     until_idle: Option<std::time::Duration>,
     report: &mut LoadReport,
 ) -> anyhow::Result<Manifest> {
+    report.budget = options.memory_budget;
     let mut output = DatasetOut::create_growing(out)?;
     let name = input.display().to_string();
     report.file.clone_from(&name);
     // What joining `--outcomes` to the pieces read first found.
-    let mut scratch = LoadReport::new(&name);
+    let mut scratch = LoadReport { budget: report.budget, ..LoadReport::new(&name) };
     let mut live = {
-        let mut each = |run: Run| output.add(run, &mut scratch);
+        let mut each = |run: Run| output.add(run, &options.outcomes, &mut scratch);
         let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each };
         let Some(mut live) = open_stream(input, format, report, &mut segments)? else {
             anyhow::bail!("{name}: only a JSON-lines log or a verl or TRL directory can be followed");
@@ -496,7 +470,7 @@ pub fn follow(
     for warning in std::mem::take(&mut scratch.warnings) {
         report.warn(warning);
     }
-    output.add(live.take_segment(), report)?;
+    output.add(live.take_segment(), &options.outcomes, report)?;
     output.publish()?;
     let mut idle_since = std::time::Instant::now();
     while until_idle.is_none_or(|idle| idle_since.elapsed() < idle) {
@@ -506,14 +480,14 @@ pub fn follow(
             anyhow::bail!("{}; stopped (what was written stays)", live.notices.join("; "));
         }
         if arrived {
-            output.add(live.take_segment(), report)?;
+            output.add(live.take_segment(), &options.outcomes, report)?;
             output.publish()?;
             idle_since = std::time::Instant::now();
         }
     }
     // Idle: the log is read to its end, an unterminated last line as its last record.
     match live.finish(report) {
-        Ok(run) => output.add(run, report)?,
+        Ok(run) => output.add(run, &options.outcomes, report)?,
         Err(err) if err.is_nothing_loadable() && output.trajectories > 0 => {}
         Err(err) => return Err(err.into()),
     }

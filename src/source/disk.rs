@@ -60,15 +60,16 @@ pub fn save_formula(dir: &std::path::Path, name: &str, text: &str) -> std::io::R
     Ok(path)
 }
 
-/// Sets the memory a load may use (`load::budget`): `VANTAGE_MEMORY_BUDGET` (a size such as
-/// `8G`), else the memory available now less a margin of a tenth (at least 512 MB) for the app.
-pub fn init_memory_budget() {
+/// The memory a load may use on this machine (`OpenOptions::memory_budget`): `VANTAGE_MEMORY_BUDGET`
+/// (a size such as `8G`), else the memory available now less a margin of a tenth (at least
+/// 512 MB) for the app, else `load::budget::DEFAULT_BUDGET`.
+pub fn memory_budget() -> u64 {
     if let Some(bytes) = std::env::var("VANTAGE_MEMORY_BUDGET").ok().and_then(|v| crate::load::budget::parse_size(&v)) {
-        crate::load::budget::set(bytes);
-        return;
+        return bytes.max(1);
     }
-    if let Some(available) = available_memory() {
-        crate::load::budget::set(available.saturating_sub((available / 10).max(512_000_000)).max(256_000_000));
+    match available_memory() {
+        Some(available) => available.saturating_sub((available / 10).max(512_000_000)).max(256_000_000),
+        None => crate::load::budget::DEFAULT_BUDGET,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Following a run while it trains (native): a thread looks at the path every half second and
 //! sends the run again whenever records arrived (`crate::source::live::Live::poll`); the app swaps it in,
-//! keeping the selection ([`super::OpenRun::replace_run`]).
+//! keeping the selection (`app::OpenRun::replace_run`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

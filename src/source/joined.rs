@@ -1,6 +1,7 @@
 //! Outcomes joined to trajectories (native): results files found beside trajectory files (a
 //! SWE-bench evaluation, a Harbor job) and those named with `--outcomes`.
 
+use crate::load::formats::outcomes::Outcomes;
 use crate::load::{LoadError, LoadReport};
 use crate::model::Run;
 
@@ -109,7 +110,7 @@ pub(crate) fn load_joined(
             continue;
         }
         let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
-        let mut file_report = LoadReport::new(&shown);
+        let mut file_report = LoadReport { budget: report.budget, ..LoadReport::new(&shown) };
         match load_path(&path, None, &mut file_report) {
             Ok(run) => {
                 for t in run.trajectories.ids() {
@@ -133,7 +134,11 @@ pub(crate) fn load_joined(
             }
         }
     }
-    let mut run = crate::load::formats::vantage_jsonl::load(&name, merged.as_bytes(), &mut LoadReport::new(&name))?;
+    let mut run = crate::load::formats::vantage_jsonl::load(
+        &name,
+        merged.as_bytes(),
+        &mut LoadReport { budget: report.budget, ..LoadReport::new(&name) },
+    )?;
     run.meta.format = formats.join(" + ");
     run.meta.notes = notes;
     if !skipped.is_empty() {
@@ -159,13 +164,9 @@ pub(crate) fn load_joined(
     Ok(run)
 }
 
-/// The results files named with `--outcomes` (or among the files opened), whose outcomes every
-/// run opened gets.
-static OUTCOME_FILES: std::sync::Mutex<Vec<crate::load::formats::outcomes::Outcomes>> =
-    std::sync::Mutex::new(Vec::new());
-
 /// Reads the results files of `--outcomes`; an error naming a file that is not one.
-pub fn set_outcome_files(paths: &[std::path::PathBuf]) -> Result<(), LoadError> {
+pub fn read_outcome_files(paths: &[std::path::PathBuf]) -> Result<Vec<Outcomes>, LoadError> {
+    let mut files = Vec::new();
     for path in paths {
         let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| LoadError::from(e).with_path(&name))?;
@@ -176,16 +177,15 @@ pub fn set_outcome_files(paths: &[std::path::PathBuf]) -> Result<(), LoadError> 
             }
             .with_path(&name)
         })?;
-        if let Ok(mut files) = OUTCOME_FILES.lock() {
-            files.push(outcomes);
-        }
+        files.push(outcomes);
     }
-    Ok(())
+    Ok(files)
 }
 
-/// `paths` without the results files among them, which are read as `--outcomes` are.
-pub fn take_results_files(paths: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
-    let mut rest = Vec::new();
+/// `paths` without the results files among them, and those results files' outcomes (used as
+/// `--outcomes` are).
+pub fn take_results_files(paths: Vec<std::path::PathBuf>) -> (Vec<std::path::PathBuf>, Vec<Outcomes>) {
+    let (mut rest, mut files) = (Vec::new(), Vec::new());
     for path in paths {
         let name = path.display().to_string();
         let is_json = path.is_file() && name.ends_with(".json") && !name.ends_with(".traj.json");
@@ -194,15 +194,11 @@ pub fn take_results_files(paths: Vec<std::path::PathBuf>) -> Vec<std::path::Path
             .flatten()
             .and_then(|b| crate::load::formats::outcomes::parse(&name, &b));
         match outcomes {
-            Some(outcomes) => {
-                if let Ok(mut files) = OUTCOME_FILES.lock() {
-                    files.push(outcomes);
-                }
-            }
+            Some(outcomes) => files.push(outcomes),
             None => rest.push(path),
         }
     }
-    rest
+    (rest, files)
 }
 
 /// Keeps where a converted run came from and how it was read in its header's metadata (a run
@@ -216,9 +212,8 @@ pub fn mark_converted(run: &mut Run) {
     }
 }
 
-/// Joins the outcomes of `--outcomes` to `run`, warning of what did not match.
-pub(crate) fn join_outcome_files(run: &mut Run, report: &mut LoadReport) {
-    let Ok(files) = OUTCOME_FILES.lock() else { return };
+/// Joins `files` (the outcomes of `--outcomes`) to `run`, warning of what did not match.
+pub(crate) fn join_outcomes(run: &mut Run, files: &[Outcomes], report: &mut LoadReport) {
     if files.is_empty() {
         return;
     }

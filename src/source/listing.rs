@@ -159,7 +159,7 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     (!trl.is_empty() && (is_completions_dir || trl.iter().all(|(_, p)| named(p)))).then_some("trl")
 }
 
-/// Whether `path` is read piece by piece through [`Live`] when read as `format` (detected when
+/// Whether `path` is read piece by piece through [`super::live::Live`] when read as `format` (detected when
 /// `None`): a JSON-lines log, a verl or TRL directory; any other format given is read whole.
 pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
     format.is_none_or(|f| f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "trl") && path.is_dir()))

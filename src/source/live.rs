@@ -870,7 +870,7 @@ fn cancelled(name: &str) -> LoadError {
 /// Reads `path` to its end through [`Live`], showing the run so far with `shown` (see
 /// [`Live::read`]); `None` when the path is read whole instead.
 pub fn load(path: &Path, report: &mut LoadReport, shown: Option<ShowRun<'_>>) -> Option<Result<Run, LoadError>> {
-    let mut live = match Live::open(path, report.clone(), budget::get()) {
+    let mut live = match Live::open(path, report.clone(), report.budget) {
         Ok(Some(live)) => live,
         Ok(None) => return None,
         Err(err) => return Some(Err(err)),

@@ -34,3 +34,40 @@ pub mod http;
 pub mod web_dataset;
 #[cfg(target_arch = "wasm32")]
 pub mod web_follow;
+
+use crate::load::formats::outcomes::Outcomes;
+
+/// How runs are opened: chosen once by the CLI (`--steps`, `--outcomes`, `--follow`, the memory
+/// budget) or by the app (its "Open steps"), and passed by value to the opener of each run. Nothing
+/// below keeps a copy between loads.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// The training steps of a vantage Parquet v2 dataset to read (`None`: all of them when their
+    /// files fit in `dataset::DEFAULT_WINDOW`, else the latest that do).
+    pub steps: Option<(i64, i64)>,
+    /// Outcomes to join to every run opened: the results files of `--outcomes`, and those named
+    /// among the files opened.
+    pub outcomes: std::sync::Arc<[Outcomes]>,
+    /// The bytes a load may hold (it is handed to the loaders in their `LoadReport::budget`).
+    pub memory_budget: u64,
+    /// Follow the run while it grows (a JSON-lines log, a verl, NeMo-RL, prime-rl or TRL directory).
+    pub follow: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            steps: None,
+            outcomes: std::sync::Arc::from(Vec::new()),
+            memory_budget: crate::load::budget::DEFAULT_BUDGET,
+            follow: false,
+        }
+    }
+}
+
+impl OpenOptions {
+    /// A report for a load of `file` under these options (their memory budget).
+    pub fn report(&self, file: &str) -> crate::load::LoadReport {
+        crate::load::LoadReport { budget: self.memory_budget, ..crate::load::LoadReport::new(file) }
+    }
+}

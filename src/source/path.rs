@@ -6,7 +6,7 @@
 use crate::load::{LoadError, LoadReport, load_bytes, load_bytes_as};
 use crate::model::Run;
 
-use super::joined::{is_joined_run, join_outcome_files, load_joined, results_files};
+use super::joined::{is_joined_run, join_outcomes, load_joined, results_files};
 use super::slime::{is_slime_dump, load_slime_dir};
 
 /// Whether `path` is a vantage Parquet v2 dataset: a directory with a `manifest.json`.
@@ -69,36 +69,42 @@ pub const LOG_EXTENSIONS: [&str; 8] = ["json", "jsonl", "eval", "traj", "parquet
 /// themselves and the run with its texts copied; measured at about 2 for vantage JSONL).
 pub(crate) const WHOLE_READ_FACTOR: u64 = 3;
 
-/// Reads a file and loads it; `format` overrides detection. The one place a run is read from disk.
+/// Opens `path` as `options` say, the one place a run is read from disk (the CLI and the app
+/// call it): `format` overrides detection; the run's training steps (a v2 dataset), the memory
+/// budget (put in `report`) and the outcomes joined to it come from `options`; `shown` is called
+/// with the run so far while a large log is read piece by piece (see `super::live::Live::read`).
 /// A vantage JSONL file, a compressed file, a verl `<step>.jsonl` directory and a TRL completions
-/// directory are read piece by piece (`crate::source::live`); other files whole.
+/// directory are read piece by piece (`super::live`); other files whole. Following is the
+/// caller's: `super::live::Live` reads on from where this stopped.
+pub fn open(
+    path: &std::path::Path,
+    options: &super::OpenOptions,
+    format: Option<&str>,
+    report: &mut LoadReport,
+    shown: Option<super::live::ShowRun<'_>>,
+) -> Result<Run, LoadError> {
+    report.budget = options.memory_budget;
+    let mut run = read_path(path, options.steps, format, report, shown)?;
+    note_failures_sidecar(path, &mut run);
+    join_outcomes(&mut run, &options.outcomes, report);
+    Ok(run)
+}
+
+/// [`open`] with the default options but the budget `report` has: every training step that fits,
+/// no outcomes joined.
 pub fn load_path(path: &std::path::Path, format: Option<&str>, report: &mut LoadReport) -> Result<Run, LoadError> {
     load_path_showing(path, format, report, None)
 }
 
-/// [`load_path_showing`], then the outcomes of `--outcomes` joined to the run.
-pub fn load_path_joined(
-    path: &std::path::Path,
-    format: Option<&str>,
-    report: &mut LoadReport,
-    shown: Option<crate::source::live::ShowRun<'_>>,
-) -> Result<Run, LoadError> {
-    let mut run = load_path_showing(path, format, report, shown)?;
-    join_outcome_files(&mut run, report);
-    Ok(run)
-}
-
-/// [`load_path`], calling `shown` with the run so far while a large log is read piece by piece
-/// (see `crate::source::live::Live::read`).
+/// [`load_path`], calling `shown` with the run so far while a large log is read piece by piece.
 pub fn load_path_showing(
     path: &std::path::Path,
     format: Option<&str>,
     report: &mut LoadReport,
-    shown: Option<crate::source::live::ShowRun<'_>>,
+    shown: Option<super::live::ShowRun<'_>>,
 ) -> Result<Run, LoadError> {
-    let mut run = read_path(path, format, report, shown)?;
-    note_failures_sidecar(path, &mut run);
-    Ok(run)
+    let options = super::OpenOptions { memory_budget: report.budget, ..super::OpenOptions::default() };
+    open(path, &options, format, report, shown)
 }
 
 /// NeMo Gym writes failed rollouts to `<stem>_failures.jsonl` beside the rollouts: when that file
@@ -120,9 +126,10 @@ fn note_failures_sidecar(path: &std::path::Path, run: &mut Run) {
     ));
 }
 
-/// Reads a path as [`load_path_showing`] does, before the notes about files beside it.
+/// Reads a path as [`open`] does, before the notes about files beside it and the outcomes.
 fn read_path(
     path: &std::path::Path,
+    steps: Option<(i64, i64)>,
     format: Option<&str>,
     report: &mut LoadReport,
     shown: Option<crate::source::live::ShowRun<'_>>,
@@ -131,7 +138,7 @@ fn read_path(
     report.file.clone_from(&name);
     if format.is_none_or(|f| f == "vantage_v2") && is_v2_dataset(path) {
         #[cfg(feature = "parquet")]
-        return crate::source::dataset::open_default(path, report);
+        return super::dataset::open_default(path, steps, report);
         #[cfg(not(feature = "parquet"))]
         return Err(LoadError::Incompatible {
             format: "vantage Parquet v2",
@@ -158,8 +165,7 @@ fn read_path(
         return crate::load::formats::trackio::load_path(path, report).map_err(|e| e.with_path(&name));
     }
     let size = std::fs::metadata(path).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
-    crate::load::budget::check(crate::load::budget::get(), size * WHOLE_READ_FACTOR, 0, size)
-        .map_err(|e| e.with_path(&name))?;
+    crate::load::budget::check(report.budget, size * WHOLE_READ_FACTOR, 0, size).map_err(|e| e.with_path(&name))?;
     // A directory of numbered files of another format than verl's: one log, in step order.
     let numbered = if path.is_dir() { crate::source::listing::verl_files(path).0 } else { Vec::new() };
     let bytes = match (!numbered.is_empty()).then_some(numbered) {

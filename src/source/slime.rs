@@ -31,8 +31,7 @@ pub(crate) fn load_slime_dir(dir: &std::path::Path, report: &mut LoadReport) -> 
     let (trains, _) = slime_files(&dir.join("train_data"));
     let total: u64 =
         rollouts.iter().chain(&trains).filter_map(|(_, p)| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
-    crate::load::budget::check(crate::load::budget::get(), total * WHOLE_READ_FACTOR, 0, total)
-        .map_err(|e| e.with_path(&name))?;
+    crate::load::budget::check(report.budget, total * WHOLE_READ_FACTOR, 0, total).map_err(|e| e.with_path(&name))?;
     let mut builder = crate::model::RunBuilder::new(&name, "slime / miles dump");
     for (rid, path) in &rollouts {
         let shown = path.strip_prefix(dir).unwrap_or(path).display().to_string();
@@ -40,7 +39,7 @@ pub(crate) fn load_slime_dir(dir: &std::path::Path, report: &mut LoadReport) -> 
         for (_, train) in trains.iter().filter(|(r, _)| r == rid) {
             shards.push((train.strip_prefix(dir).unwrap_or(train).display().to_string(), read(train)?));
         }
-        let mut file_report = LoadReport::new(&shown);
+        let mut file_report = LoadReport { budget: report.budget, ..LoadReport::new(&shown) };
         let sidecar = dir.join("trajectory").join(format!("{rid}.jsonl"));
         let conversation = if sidecar.is_file() { Some(read(&sidecar)?) } else { None };
         let rollout = read(path)?;

@@ -48,7 +48,8 @@ fn math_dataset(what: &str) -> (PathBuf, PathBuf) {
 
 fn convert(log: &Path, out: &Path, piece: usize) -> dataset::Converted {
     let mut report = LoadReport::new("log");
-    dataset::convert(log, out, None, piece, &mut report).unwrap_or_else(|e| panic!("{}: {e:#}", log.display()))
+    dataset::convert(log, out, &Default::default(), None, piece, &mut report)
+        .unwrap_or_else(|e| panic!("{}: {e:#}", log.display()))
 }
 
 fn load(dir: &Path, range: Option<(i64, i64)>) -> Run {

@@ -307,7 +307,8 @@ fn a_followed_run_gains_a_training_step_and_the_overview_shows_it() {
     };
     std::fs::write(&path, format!("{{\"vantage\": 1}}\n{}{}", line(0, 0), line(0, 1))).unwrap();
     let mut app = VantageApp::default();
-    app.loads.start(vantage::app::LoadSource::Follow(path.clone()), || {});
+    let follow = vantage::source::OpenOptions { follow: true, ..Default::default() };
+    app.loads.start_with(vantage::app::LoadSource::Path(path.clone()), follow, || {});
     let messages = app.loads.wait_all();
     app.accept(messages, || {});
     assert!(app.current().unwrap().follower.is_some(), "followed");
@@ -619,10 +620,9 @@ fn two_runs_of_one_name_and_different_sizes_share_no_view_cache() {
 #[test]
 fn a_loader_or_scheme_that_panics_is_a_notice_and_the_app_goes_on() {
     use vantage::app::state::SchemeChoice;
-    // Names of their own, so no other test meets these faults.
-    vantage::app::faults::inject_panic("credit triage on faulty.jsonl");
-    vantage::app::faults::inject_panic("load crash-injected.jsonl");
     let mut app = app_with("faulty.jsonl", &sample("alfworld_roles.jsonl"));
+    app.loads.faults.inject_panic("credit triage on faulty.jsonl");
+    app.loads.faults.inject_panic("load crash-injected.jsonl");
     app.state.scheme_b = SchemeChoice::new("grpo_passk");
     app.state.tab = Tab::Compare;
     let mut h = harness(app);
@@ -664,11 +664,19 @@ fn a_v2_dataset_opens_a_range_of_training_steps_and_the_summary_opens_others() {
     let run_dir = dir.join("run");
     let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/math_grpo_prm.jsonl");
     let mut report = LoadReport::new("log");
-    vantage::source::dataset::convert(&log, &run_dir, None, vantage::source::dataset::DEFAULT_PIECE, &mut report)
-        .unwrap();
-    vantage::source::dataset::set_path_steps(&run_dir, (2, 2));
+    let options = vantage::source::OpenOptions::default();
+    vantage::source::dataset::convert(
+        &log,
+        &run_dir,
+        &options,
+        None,
+        vantage::source::dataset::DEFAULT_PIECE,
+        &mut report,
+    )
+    .unwrap();
     let mut app = VantageApp::default();
-    app.loads.start(vantage::app::LoadSource::Path(run_dir.clone()), || {});
+    let steps = vantage::source::OpenOptions { steps: Some((2, 2)), ..options };
+    app.loads.start_with(vantage::app::LoadSource::Path(run_dir.clone()), steps, || {});
     let messages = app.loads.wait_all();
     app.accept(messages, || {});
     let open = app.current().unwrap();

@@ -5,8 +5,8 @@
 //! the threads take in turn as they finish one, so that a core busy with other work holds up no
 //! more than the part it is on), each writing its own disjoint part of the step output and of the
 //! explanation terms. Token kernels cut their rows the same way ([`cut_rows`]), elementwise passes
-//! their output ([`chunks_mut`]), and whole-batch sums are sums of fixed blocks added in order
-//! ([`block_sum`]).
+//! their output ([`crate::par::chunks_mut`]), and whole-batch sums are sums of fixed blocks added in order
+//! ([`crate::par::block_sum`]).
 //! Every group, row and block is computed by the same code whichever part it falls in, so the
 //! credit does not depend on the number of threads (`tests/it/credit_threads.rs` checks it). On the
 //! web, and on runs too small to be worth it, there is one part, on the calling thread.

@@ -215,6 +215,8 @@ pub struct EvalFile<B: AsRef<[u8]>> {
     slots: Vec<Slot>,
     bytes_read: u64,
     revision: u64,
+    /// The most bytes one entry may inflate to (the load's memory budget).
+    budget: u64,
 }
 
 impl<B: AsRef<[u8]>> std::fmt::Debug for EvalFile<B> {
@@ -232,7 +234,8 @@ impl<B: AsRef<[u8]>> EvalFile<B> {
     /// when the bytes are not an Inspect `.eval`.
     pub fn from_bytes(name: &str, bytes: B, report: &mut LoadReport) -> Result<Self, LoadError> {
         let entries = {
-            let archive = Archive::open(bytes.as_ref()).map_err(|e| incompatible(format!("unreadable ZIP: {e}")))?;
+            let archive = Archive::open(bytes.as_ref(), report.budget)
+                .map_err(|e| incompatible(format!("unreadable ZIP: {e}")))?;
             if archive.entry("header.json").is_none() && archive.entry("_journal/start.json").is_none() {
                 return Err(incompatible("a ZIP without header.json or _journal/start.json".to_owned()));
             }
@@ -246,6 +249,7 @@ impl<B: AsRef<[u8]>> EvalFile<B> {
             slots: Vec::new(),
             bytes_read: 0,
             revision: 0,
+            budget: report.budget,
         };
         for header in ["_journal/start.json", "header.json"] {
             if let Some(value) = file.json_entry(header, report) {
@@ -261,7 +265,7 @@ impl<B: AsRef<[u8]>> EvalFile<B> {
     /// The entry named `name` parsed as JSON; a damaged one is a warning.
     fn json_entry(&self, name: &str, report: &mut LoadReport) -> Option<serde_json::Value> {
         let entry = self.entries.iter().find(|e| e.name == name)?;
-        match parse_entry(self.bytes.as_ref(), entry) {
+        match parse_entry(self.bytes.as_ref(), entry, self.budget) {
             Ok(value) => Some(value),
             Err(err) => {
                 report.warn(Warning::kept(0, name, err));
@@ -398,20 +402,21 @@ impl<B: AsRef<[u8]>> EvalFile<B> {
     }
 
     /// Reads the samples `indices` that are not read yet: their entries are decompressed and
-    /// parsed on every core (`credit::engine::par::pipeline`) and applied in order, each as
+    /// parsed on every core (`crate::par::pipeline`) and applied in order, each as
     /// [`Self::read_sample`] would.
     pub fn read_samples(&mut self, indices: &[usize], report: &mut LoadReport) {
         let tasks: Vec<(usize, Source)> = indices
             .iter()
             .filter_map(|&i| self.slots.get(i).filter(|s| s.is_pending()).map(|s| (i, s.source.clone())))
             .collect();
-        let Self { bytes, entries, slots, bytes_read, revision, .. } = self;
+        let Self { bytes, entries, slots, bytes_read, revision, budget, .. } = self;
+        let budget = *budget;
         let (bytes, entries) = (bytes.as_ref(), &*entries);
         // A few samples to a part, so that a part is worth a thread and the order costs nothing.
         let parts: Vec<&[(usize, Source)]> = tasks.chunks(8).collect();
         crate::par::pipeline(
             parts,
-            |part| part.iter().map(|(i, source)| (*i, read_source(bytes, entries, source))).collect::<Vec<_>>(),
+            |part| part.iter().map(|(i, source)| (*i, read_source(bytes, entries, source, budget))).collect::<Vec<_>>(),
             |done| {
                 for (i, read) in done {
                     let Some((parsed, field, size)) = read else { continue };
@@ -461,11 +466,16 @@ impl<B: AsRef<[u8]>> EvalFile<B> {
 
 /// A sample read from where it lives (on any thread): the sample or why not, the entry's name
 /// and its compressed size; `None` when no entry holds it.
-fn read_source(bytes: &[u8], entries: &[Entry], source: &Source) -> Option<(Result<ReadSample, String>, String, u64)> {
+fn read_source(
+    bytes: &[u8],
+    entries: &[Entry],
+    source: &Source,
+    budget: u64,
+) -> Option<(Result<ReadSample, String>, String, u64)> {
     let (parsed, field, size) = match source {
         Source::Monolith(index) => {
             let entry = entries.get(*index)?;
-            (parse_entry(bytes, entry), entry.name.clone(), u64::from(entry.compressed_size))
+            (parse_entry(bytes, entry, budget), entry.name.clone(), u64::from(entry.compressed_size))
         }
         Source::Chunked(prefix) => {
             let size = entries
@@ -473,7 +483,7 @@ fn read_source(bytes: &[u8], entries: &[Entry], source: &Source) -> Option<(Resu
                 .filter(|e| e.name.starts_with(prefix.as_str()))
                 .map(|e| u64::from(e.compressed_size))
                 .sum();
-            (assemble_chunked(bytes, entries, prefix), prefix.clone(), size)
+            (assemble_chunked(bytes, entries, prefix, budget), prefix.clone(), size)
         }
         Source::Inline | Source::Missing => return None,
     };
@@ -505,18 +515,18 @@ fn sample_id(sample: &serde_json::Value, line: u64) -> (String, i64) {
 }
 
 /// An entry decompressed and parsed as JSON (`NaN` / `Infinity` tolerated).
-fn parse_entry(bytes: &[u8], entry: &Entry) -> Result<serde_json::Value, String> {
-    let raw = read_entry(bytes, entry)?;
+fn parse_entry(bytes: &[u8], entry: &Entry, budget: u64) -> Result<serde_json::Value, String> {
+    let raw = read_entry(bytes, entry, budget)?;
     let text = text_of(FORMAT, &raw).map_err(|e| e.to_string())?;
     serde_json::from_str(&text).map_err(|e| crate::load::lenient::describe_json_error(&e))
 }
 
 /// A chunked sample: `sample.json` with its `events/`, `messages/` and `attachments/` chunks (each
 /// named by its first index) put back in place.
-fn assemble_chunked(bytes: &[u8], entries: &[Entry], prefix: &str) -> Result<serde_json::Value, String> {
+fn assemble_chunked(bytes: &[u8], entries: &[Entry], prefix: &str, budget: u64) -> Result<serde_json::Value, String> {
     let shell_name = format!("{prefix}sample.json");
     let shell = entries.iter().find(|e| e.name == shell_name).ok_or_else(|| "no sample.json".to_owned())?;
-    let mut sample = parse_entry(bytes, shell)?;
+    let mut sample = parse_entry(bytes, shell, budget)?;
     let Some(object) = sample.as_object_mut() else { return Err("sample.json is not an object".to_owned()) };
     for part in ["events", "messages", "attachments"] {
         let dir = format!("{prefix}{part}/");
@@ -531,7 +541,7 @@ fn assemble_chunked(bytes: &[u8], entries: &[Entry], prefix: &str) -> Result<ser
         let mut items = Vec::new();
         let mut map = serde_json::Map::new();
         for (_, entry) in chunks {
-            match parse_entry(bytes, entry)? {
+            match parse_entry(bytes, entry, budget)? {
                 serde_json::Value::Array(list) => items.extend(list),
                 serde_json::Value::Object(more) => map.extend(more),
                 _ => return Err(format!("{}: neither a list nor an object", entry.name)),

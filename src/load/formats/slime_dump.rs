@@ -48,7 +48,7 @@ impl Loader for SlimeDump {
         if !bytes.starts_with(b"PK\x03\x04") {
             return Err(incompatible("not a torch.save ZIP"));
         }
-        let file = TorchFile::parse(bytes).map_err(|e| incompatible(&e))?;
+        let file = TorchFile::parse(bytes, report.budget).map_err(|e| incompatible(&e))?;
         if file.value.get("format_version").is_some() && file.value.get("samples").is_some() {
             return Err(LoadError::NothingLoadable {
                 reason: "a train dump alone has no prompts, rewards or groups: open the dump directory (rollout_data/ beside train_data/)".to_owned(),
@@ -135,7 +135,8 @@ pub fn add_rollout_files(
     trajectory: Option<&[u8]>,
     report: &mut LoadReport,
 ) -> Result<(), LoadError> {
-    let file = TorchFile::parse(rollout).map_err(|why| LoadError::Incompatible { format: FORMAT, reason: why })?;
+    let file = TorchFile::parse(rollout, report.budget)
+        .map_err(|why| LoadError::Incompatible { format: FORMAT, reason: why })?;
     if !is_rollout_dump(&file.value) {
         return Err(LoadError::Incompatible {
             format: FORMAT,
@@ -143,7 +144,7 @@ pub fn add_rollout_files(
         });
     }
     let opened: Vec<(String, Result<TorchFile<'_>, String>)> =
-        trains.iter().map(|(name, bytes)| (name.clone(), TorchFile::parse(bytes))).collect();
+        trains.iter().map(|(name, bytes)| (name.clone(), TorchFile::parse(bytes, report.budget))).collect();
     let conversations = trajectory.map(conversations).unwrap_or_default();
     add_rollout(b, &file, &opened, &conversations, report);
     Ok(())
