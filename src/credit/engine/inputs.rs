@@ -7,9 +7,10 @@
 use std::borrow::Cow;
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{Choice as _, choice, decl, params, range};
 use crate::credit::engine::real::Real;
 use crate::credit::kernels::kl::{KlMode, apply_kl_in_reward};
-use crate::credit::{Credit, CreditError, ParamSpec, Params, Scheme, Support};
+use crate::credit::{Credit, CreditError, Params, Scheme, Support};
 use crate::model::{NodeId, Run};
 
 /// Whether credit was computed per token or per step.
@@ -62,38 +63,52 @@ macro_rules! token_kernel {
 }
 pub(crate) use token_kernel;
 
-/// Parameters every trainer estimator has: granularity, reward source and KL in the reward.
-pub const COMMON_PARAMS: [ParamSpec; 4] = [
-    ParamSpec::choice(
-        "level",
-        &["auto", "token", "step"],
-        "auto",
-        "compute per token (needs token arrays) or per step; auto picks token when the run logs tokens",
-    ),
-    ParamSpec::choice(
-        "reward_source",
-        &["outcome", "env", "outcome+env"],
-        "outcome",
-        "per-step rewards at step level: the outcome at the last step, the env rewards, or both",
-    ),
-    ParamSpec::float(
-        "kl_coef",
-        0.0,
-        10.0,
-        "0",
-        "β of KL in the reward (0 = off); needs token logprobs and ref logprobs",
-    ),
-    ParamSpec::choice(
-        "kl_mode",
-        &["k1", "abs", "k2", "k3"],
-        "k1",
-        "KL estimator per token: k1 = logp − ref, abs, k2 = ½(logp − ref)², k3 = low-variance KL",
-    ),
-];
+choice! {
+    /// The granularity asked for (`level`): `auto` is per token when the run logs tokens.
+    pub enum LevelChoice { Auto = "auto", Token = "token", Step = "step" }
+}
 
-/// Concatenates a scheme's own parameters with [`COMMON_PARAMS`].
-pub fn with_common(own: &[ParamSpec]) -> Vec<ParamSpec> {
-    own.iter().cloned().chain(COMMON_PARAMS.iter().cloned()).collect()
+choice! {
+    /// Where per-step rewards come from at step level (`reward_source`).
+    pub enum RewardSource { Outcome = "outcome", Env = "env", OutcomeEnv = "outcome+env" }
+}
+
+params! {
+    /// Parameters every trainer estimator has: granularity, reward source and KL in the reward.
+    pub struct Common {
+        /// Per token or per step.
+        pub level: LevelChoice = decl(
+            "auto",
+            "compute per token (needs token arrays) or per step; auto picks token when the run logs tokens",
+        ),
+        /// Per-step rewards at step level.
+        pub reward_source: RewardSource = decl(
+            "outcome",
+            "per-step rewards at step level: the outcome at the last step, the env rewards, or both",
+        ),
+        /// β of KL in the reward.
+        pub kl_coef: f64 = range(0.0, 10.0, "0", "β of KL in the reward (0 = off); needs token logprobs and ref logprobs"),
+        /// The KL estimator.
+        pub kl_mode: KlMode = decl(
+            "k1",
+            "KL estimator per token: k1 = logp − ref, abs, k2 = ½(logp − ref)², k3 = low-variance KL",
+        ),
+    }
+}
+
+params! {
+    /// TRL RLOO's `reward_clip_range`: the rows' rewards clamped before the KL and the baseline.
+    pub struct ScoreClip {
+        /// The least reward.
+        pub score_min: f64 = range(
+            -1.0e6,
+            1.0e6,
+            "-1000000",
+            "TRL reward_clip_range: the least reward, clamped to before the KL and the baseline (−1e6 = off)",
+        ),
+        /// The greatest reward.
+        pub score_max: f64 = range(-1.0e6, 1.0e6, "1000000", "TRL reward_clip_range: the greatest reward (1e6 = off)"),
+    }
 }
 
 /// A per-node column in path order (one value per entry of `path_nodes`): the column itself when
@@ -152,11 +167,11 @@ pub fn groups_in_trajectory_order(run: &Run) -> bool {
 
 /// The granularity `params` ask for on `run`.
 pub fn level(run: &Run, params: &Params) -> Level {
-    match params.choice("level") {
-        "token" => Level::Token,
-        "step" => Level::Step,
-        _ if run.tokens.len > 0 => Level::Token,
-        _ => Level::Step,
+    match Common::of(params).level {
+        LevelChoice::Token => Level::Token,
+        LevelChoice::Step => Level::Step,
+        LevelChoice::Auto if run.tokens.len > 0 => Level::Token,
+        LevelChoice::Auto => Level::Step,
     }
 }
 
@@ -219,14 +234,14 @@ pub fn batch_from_run<'a>(
                 let r = run.nodes.env_reward[tr.path_nodes[k].index()];
                 if r.is_nan() { 0.0 } else { r }
             };
-            match params.choice("reward_source") {
-                "env" => {
+            match Common::of(params).reward_source {
+                RewardSource::Env => {
                     batch.reward = Some(crate::credit::engine::pool::collect(
                         tr.path_nodes.len(),
                         (0..tr.path_nodes.len()).map(env),
                     ));
                 }
-                "outcome+env" => {
+                RewardSource::OutcomeEnv => {
                     let mut reward =
                         crate::credit::engine::pool::collect(tr.path_nodes.len(), (0..tr.path_nodes.len()).map(env));
                     for t in tr.ids() {
@@ -237,7 +252,7 @@ pub fn batch_from_run<'a>(
                     }
                     batch.reward = Some(reward);
                 }
-                _ => batch.row_score = Some(tr.reward.clone()),
+                RewardSource::Outcome => batch.row_score = Some(tr.reward.clone()),
             }
             batch.values = if with_values { step_values(run) } else { None };
         }
@@ -261,7 +276,7 @@ fn max_completion_length(run: &Run) -> Option<usize> {
 /// per-token KL itself, after shaping the sequence score, so it is left out here.
 pub fn prepare_batch<F: Real>(batch: &mut Batch<'_, F>, params: &Params) -> Result<(), String> {
     // TRL RLOO's reward_clip_range: the rows' rewards clamped before the KL is taken off.
-    if let (Some(low), Some(high)) = (params.f64_opt("score_min"), params.f64_opt("score_max"))
+    if let Some(ScoreClip { score_min: low, score_max: high }) = ScoreClip::of_declared(params)
         && (low > -1.0e6 || high < 1.0e6)
         && let Some(scores) = batch.row_score.as_mut()
     {
@@ -269,10 +284,9 @@ pub fn prepare_batch<F: Real>(batch: &mut Batch<'_, F>, params: &Params) -> Resu
             *s = s.max(F::of(low)).min(F::of(high));
         }
     }
-    let kl_coef = params.f64("kl_coef");
+    let Common { kl_coef, kl_mode, .. } = Common::of(params);
     if kl_coef > 0.0 && !crate::credit::kernels::openrlhf::wanted(params) {
-        let mode = KlMode::from_name(params.choice("kl_mode")).unwrap_or(KlMode::K1);
-        apply_kl_in_reward(batch, F::of(kl_coef), mode)?;
+        apply_kl_in_reward(batch, F::of(kl_coef), kl_mode)?;
     }
     Ok(())
 }
@@ -395,13 +409,30 @@ pub fn step_from_tokens(run: &Run, token: &[f32]) -> Vec<f32> {
 /// Step-score names the process schemes can read.
 pub const SCORE_NAMES: &[&str] = &["prm", "judge", "progress", "retrieval", "value", "reward", "label"];
 
-/// The `score` parameter every scheme reading a step score has.
-pub const SCORE_PARAM: ParamSpec = ParamSpec::choice(
-    "score",
-    &["auto", "prm", "judge", "progress", "retrieval", "value", "reward", "label"],
-    "auto",
-    "which step score to use; auto takes the first of prm, judge, progress, retrieval, value, reward, label (human step labels) the run has",
-);
+choice! {
+    /// A step score's name, or `auto`.
+    pub enum ScoreName {
+        Auto = "auto",
+        Prm = "prm",
+        Judge = "judge",
+        Progress = "progress",
+        Retrieval = "retrieval",
+        Value = "value",
+        Reward = "reward",
+        Label = "label",
+    }
+}
+
+params! {
+    /// The `score` parameter every scheme reading a step score has.
+    pub struct Score {
+        /// The step score read.
+        pub score: ScoreName = decl(
+            "auto",
+            "which step score to use; auto takes the first of prm, judge, progress, retrieval, value, reward, label (human step labels) the run has",
+        ),
+    }
+}
 
 /// `Yes` when the run has one of the step scores, else why not.
 pub fn supports_scores(run: &Run) -> Support {
@@ -412,11 +443,11 @@ pub fn supports_scores(run: &Run) -> Support {
     }
 }
 
-/// The step-score column `params` select (`score`, with `auto` resolved).
-pub fn score_column<'a>(run: &'a Run, params: &Params, scheme: &str) -> Result<&'a [f32], CreditError> {
-    let name = match params.choice("score") {
-        "auto" => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
-        other => other,
+/// The step-score column a scheme's `score` selects (`auto` resolved).
+pub fn score_column<'a>(run: &'a Run, score: ScoreName, scheme: &str) -> Result<&'a [f32], CreditError> {
+    let name = match score {
+        ScoreName::Auto => SCORE_NAMES.iter().copied().find(|n| run.nodes.scores.contains_key(*n)).unwrap_or("prm"),
+        other => other.name(),
     };
     run.nodes.scores.get(name).map(Vec::as_slice).ok_or_else(|| CreditError::Unsupported {
         scheme: scheme.to_owned(),
@@ -437,9 +468,11 @@ pub fn supports_outcomes(run: &Run) -> Support {
 /// One outcome advantage per trajectory (`NaN` where the outcome is missing), and each group's
 /// mean and std (indexed by group) for the explanation terms
 /// ([`crate::credit::kernels::outcome::group_advantages`] over each group).
-pub fn outcome_advantages(run: &Run, params: &Params) -> (Vec<f32>, Vec<[f32; 2]>) {
-    use crate::credit::kernels::outcome::{OutcomeOptions, group_advantages};
-    let options = OutcomeOptions::from_params(params);
+pub fn outcome_advantages(
+    run: &Run,
+    options: crate::credit::kernels::outcome::OutcomeOptions,
+) -> (Vec<f32>, Vec<[f32; 2]>) {
+    use crate::credit::kernels::outcome::group_advantages;
     let tr = &run.trajectories;
     let mut advantage = vec![f32::NAN; tr.len()];
     let mut stats = vec![[f32::NAN; 2]; run.groups.len()];

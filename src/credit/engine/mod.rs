@@ -6,6 +6,7 @@
 //! registry as text ([`listing`]).
 
 pub mod batch;
+pub mod declare;
 pub(crate) mod inputs;
 pub mod listing;
 pub mod moments;

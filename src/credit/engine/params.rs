@@ -221,79 +221,22 @@ impl Params {
         }
     }
 
-    /// All values, by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, ParamValue)> + '_ {
-        self.values.iter().map(|(k, v)| (*k, *v))
+    /// The value named `name`, if the scheme declares it. Schemes read their values as the
+    /// typed struct they declare (`engine::declare`), not by name.
+    pub fn get(&self, name: &str) -> Option<ParamValue> {
+        self.values.get(name).copied()
     }
 
-    /// A float (or integer) parameter, if the scheme has it.
-    pub fn f64_opt(&self, name: &str) -> Option<f64> {
-        match self.values.get(name) {
-            Some(ParamValue::Float(v)) => Some(*v),
-            Some(ParamValue::Int(v)) => Some(*v as f64),
-            _ => None,
-        }
-    }
-
-    /// A float (or integer) parameter. The scheme must declare it (a debug build stops on a name
-    /// it does not declare: a typo would otherwise read 0); [`Params::f64_opt`] for optional ones.
-    pub fn f64(&self, name: &str) -> f64 {
-        match self.values.get(name) {
-            Some(ParamValue::Float(v)) => *v,
-            Some(ParamValue::Int(v)) => *v as f64,
-            other => {
-                debug_assert!(false, "parameter {name:?} is not a declared number ({other:?})");
-                0.0
-            }
-        }
-    }
-
-    /// A boolean parameter the scheme declares (a debug build stops on one it does not).
-    pub fn bool(&self, name: &str) -> bool {
-        match self.values.get(name) {
-            Some(ParamValue::Bool(v)) => *v,
-            other => {
-                debug_assert!(false, "parameter {name:?} is not a declared boolean ({other:?})");
-                false
-            }
-        }
-    }
-
-    /// A boolean parameter, if the scheme has it.
-    pub fn bool_opt(&self, name: &str) -> Option<bool> {
-        match self.values.get(name) {
-            Some(ParamValue::Bool(v)) => Some(*v),
-            _ => None,
-        }
-    }
-
-    /// A choice parameter the scheme declares (a debug build stops on one it does not).
-    pub fn choice(&self, name: &str) -> &'static str {
-        match self.values.get(name) {
-            Some(ParamValue::Choice(v)) => v,
-            other => {
-                debug_assert!(false, "parameter {name:?} is not a declared choice ({other:?})");
-                ""
-            }
-        }
-    }
-
-    /// A choice parameter, if the scheme has it.
-    pub fn choice_opt(&self, name: &str) -> Option<&'static str> {
+    /// The word of the choice named `name`, if the scheme declares it.
+    pub fn choice_value(&self, name: &str) -> Option<&'static str> {
         match self.values.get(name) {
             Some(ParamValue::Choice(v)) => Some(v),
             _ => None,
         }
     }
 
-    /// An integer parameter the scheme declares (a debug build stops on one it does not).
-    pub fn int(&self, name: &str) -> i64 {
-        match self.values.get(name) {
-            Some(ParamValue::Int(v)) => *v,
-            other => {
-                debug_assert!(false, "parameter {name:?} is not a declared integer ({other:?})");
-                0
-            }
-        }
+    /// All values, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, ParamValue)> + '_ {
+        self.values.iter().map(|(k, v)| (*k, *v))
     }
 }

@@ -1,10 +1,11 @@
-//! The boilerplate of a trainer-estimator scheme: info, parameters (plus the common ones),
-//! presets, support check, and computing through its token kernel.
+//! The boilerplate of a trainer-estimator scheme: info, parameters (the struct it declares them
+//! in, `engine::declare`, with the common ones among them), presets, support check, and computing
+//! through its token kernel.
 
 /// Declares a unit struct implementing [`crate::credit::Scheme`] and [`crate::credit::TokenKernel`].
 macro_rules! estimator {
     (
-        $ty:ident, kernel: $kernel:ident, info: $info:expr, params: [$($param:expr),* $(,)?],
+        $ty:ident, kernel: $kernel:ident, info: $info:expr, params: $knobs:ty,
         presets: [$($preset:expr),* $(,)?], supports: $supports:expr $(, batch_wide: $batch_wide:expr)?
         $(, uses_values: $uses_values:expr)?
     ) => {
@@ -13,8 +14,7 @@ macro_rules! estimator {
 
         static INFO: $crate::credit::SchemeInfo = $info;
 
-        static PARAMS: std::sync::LazyLock<Vec<$crate::credit::ParamSpec>> =
-            std::sync::LazyLock::new(|| $crate::credit::engine::inputs::with_common(&[$($param),*]));
+        static PARAMS: std::sync::LazyLock<Vec<$crate::credit::ParamSpec>> = std::sync::LazyLock::new(<$knobs>::specs);
 
         static PRESETS: &[$crate::credit::Preset] = &[$($preset),*];
 

@@ -4,17 +4,25 @@
 
 use std::collections::HashMap;
 
+use crate::credit::engine::declare::{choice, decl, params};
 use crate::credit::kernels::tree_value::{Trajectories, ValueMode, ValueTree, fill_values};
-use crate::credit::{ParamSpec, Params};
 use crate::model::Run;
 
-/// The `merge` parameter of the tree schemes.
-pub const MERGE_PARAM: ParamSpec = ParamSpec::choice(
-    "merge",
-    &["auto", "none", "prefix", "state_key"],
-    "auto",
-    "merge rollouts of a group into a tree by identical step prefix, or by state key under the same parent; auto merges prefixes when the run has no explicit branching",
-);
+choice! {
+    /// How a group's rollouts are merged into a tree (`merge`), `auto` as the run suggests.
+    pub enum MergeChoice { Auto = "auto", None = "none", Prefix = "prefix", StateKey = "state_key" }
+}
+
+params! {
+    /// The `merge` parameter of the tree schemes.
+    pub struct MergeParam {
+        /// How rollouts become a tree.
+        pub merge: MergeChoice = decl(
+            "auto",
+            "merge rollouts of a group into a tree by identical step prefix, or by state key under the same parent; auto merges prefixes when the run has no explicit branching",
+        ),
+    }
+}
 
 /// How rollouts of a group become one tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,13 +35,13 @@ pub enum Merge {
     StateKey,
 }
 
-/// The merge `params` (`merge`) ask for on this run: `auto` merges prefixes when no node has a sibling.
-pub fn merge_prefixes(run: &Run, params: &Params) -> Merge {
-    match params.choice("merge") {
-        "prefix" => Merge::Prefix,
-        "state_key" => Merge::StateKey,
-        "none" => Merge::None,
-        _ => auto_merge(run),
+/// The merge a scheme's `merge` asks for on this run: `auto` merges prefixes when no node has a sibling.
+pub fn merge_prefixes(run: &Run, merge: MergeChoice) -> Merge {
+    match merge {
+        MergeChoice::Prefix => Merge::Prefix,
+        MergeChoice::StateKey => Merge::StateKey,
+        MergeChoice::None => Merge::None,
+        MergeChoice::Auto => auto_merge(run),
     }
 }
 

@@ -1,10 +1,11 @@
 //! Batch whitening over all masked positions, in place: verl's `masked_whiten` (unbiased, float32
 //! denominators) and OpenRLHF's (biased, clamped variance).
 
+use crate::credit::CreditError;
 use crate::credit::engine::batch::Batch;
+use crate::credit::engine::declare::choice;
 use crate::credit::engine::moments::masked_sum;
 use crate::credit::engine::real::Real;
-use crate::credit::{CreditError, Params};
 
 /// Σ(x·m), Σm and Σ((x − mean)²·m) with verl's float32 denominators: `(mean, var·n/(n−1), n)`.
 /// The sums accumulate in `f64`: torch's cascade summation is far closer to that than a running
@@ -184,24 +185,29 @@ pub fn openrlhf<F: Real>(x: &mut [F], mask: Option<&[F]>, std_norm: bool) {
     scale_part(x, (mean, rstd));
 }
 
-/// Whitens `x` in place over the batch as `params` say (`whiten` = verl / openrlhf / none); verl's
-/// with the sums the kernel gathered while computing `x`, if it did.
+choice! {
+    /// Which whitening a token estimator ends with (`whiten`).
+    pub enum Whiten { Verl = "verl", Openrlhf = "openrlhf", None = "none" }
+}
+
+/// Whitens `x` in place over the batch as `whiten` says (OpenRLHF's dividing by the std when
+/// `std_norm`); verl's with the sums the kernel gathered while computing `x`, if it did.
 pub fn whiten_batch<F: Real>(
     batch: &Batch<'_, F>,
     x: &mut [F],
-    params: &Params,
+    (whiten, std_norm): (Whiten, bool),
     id: &str,
     sums: Option<Sums>,
 ) -> Result<(), CreditError> {
     let mask = batch.mask.as_deref();
-    match params.choice("whiten") {
-        "none" => Ok(()),
-        "openrlhf" => {
-            openrlhf(x, mask, params.bool("std_norm"));
+    match whiten {
+        Whiten::None => Ok(()),
+        Whiten::Openrlhf => {
+            openrlhf(x, mask, std_norm);
             Ok(())
         }
-        _ if verl_with(x, mask, sums) => Ok(()),
-        _ => Err(too_few_positions(id)),
+        Whiten::Verl if verl_with(x, mask, sums) => Ok(()),
+        Whiten::Verl => Err(too_few_positions(id)),
     }
 }
 
@@ -209,14 +215,14 @@ pub fn whiten_batch<F: Real>(
 pub fn whiten_batch_then_mask<F: Real>(
     batch: &Batch<'_, F>,
     x: &mut [F],
-    params: &Params,
+    whiten: (Whiten, bool),
     id: &str,
     sums: Option<Sums>,
 ) -> Result<(), CreditError> {
-    if params.choice("whiten") == "verl" {
+    if whiten.0 == Whiten::Verl {
         return if verl_then_mask(x, batch.mask.as_deref(), sums) { Ok(()) } else { Err(too_few_positions(id)) };
     }
-    whiten_batch(batch, x, params, id, None)?;
+    whiten_batch(batch, x, whiten, id, None)?;
     apply_mask(batch, x);
     Ok(())
 }

@@ -17,6 +17,8 @@ pub enum KlMode {
     K3,
 }
 
+crate::credit::engine::declare::impl_choice!(KlMode { K1 = "k1", Abs = "abs", K2 = "k2", K3 = "k3" });
+
 impl KlMode {
     /// From verl's names and aliases. A `+` suffix (`k3+`: the k2 gradient, straight-through) has
     /// the same forward value, which is all credit needs.

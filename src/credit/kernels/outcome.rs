@@ -2,19 +2,21 @@
 //! mean-only (Dr.GRPO) or RLOO over each group's outcome rewards. The engine reads the rewards
 //! of each group from the run (`engine::inputs::outcome_advantages`).
 
+use crate::credit::engine::declare::{decl, params, range};
 use crate::credit::engine::moments::group_stats;
-use crate::credit::{ParamSpec, Params};
 
-/// Parameters of the outcome advantage, shared by the schemes built on it.
-pub const OUTCOME_PARAMS: [ParamSpec; 2] = [
-    ParamSpec::choice(
-        "outcome_norm",
-        &["grpo", "mean", "rloo"],
-        "grpo",
-        "outcome advantage: GRPO (r − mean)/(std + ε), mean-only (Dr.GRPO) or RLOO",
-    ),
-    ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std"),
-];
+params! {
+    /// Parameters of the outcome advantage, shared by the schemes built on it.
+    pub struct OutcomeParams {
+        /// The normalisation.
+        pub outcome_norm: OutcomeNorm = decl(
+            "grpo",
+            "outcome advantage: GRPO (r − mean)/(std + ε), mean-only (Dr.GRPO) or RLOO",
+        ),
+        /// Added to the group std.
+        pub epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the group std"),
+    }
+}
 
 /// How the outcome advantage is formed (`outcome_norm`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +29,9 @@ pub enum OutcomeNorm {
     Rloo,
 }
 
-/// The [`OUTCOME_PARAMS`] values, read once.
+crate::credit::engine::declare::impl_choice!(OutcomeNorm { Grpo = "grpo", Mean = "mean", Rloo = "rloo" });
+
+/// The [`OutcomeParams`] values, as the kernels take them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OutcomeOptions {
     /// The normalisation.
@@ -37,14 +41,9 @@ pub struct OutcomeOptions {
 }
 
 impl OutcomeOptions {
-    /// The options `params` hold (a scheme that declares [`OUTCOME_PARAMS`]).
-    pub fn from_params(params: &Params) -> Self {
-        let norm = match params.choice("outcome_norm") {
-            "grpo" => OutcomeNorm::Grpo,
-            "rloo" => OutcomeNorm::Rloo,
-            _ => OutcomeNorm::Mean,
-        };
-        Self { norm, eps: params.f64("epsilon") as f32 }
+    /// The options a scheme's [`OutcomeParams`] hold.
+    pub fn of(params: OutcomeParams) -> Self {
+        Self { norm: params.outcome_norm, eps: params.epsilon as f32 }
     }
 }
 

@@ -5,17 +5,22 @@
 
 use crate::credit::engine::batch::{Batch, Output};
 use crate::credit::engine::real::Real;
-use crate::credit::{CreditError, Params, Terms};
+use crate::credit::{CreditError, Terms};
 
 /// Per-row position lists: all positions (`compact = false`) or only the valid ones (`true`).
-pub fn kernel_with<F: Real>(batch: &Batch<'_, F>, params: &Params, compact: bool) -> Result<Output<F>, CreditError> {
+pub fn kernel_with<F: Real>(
+    batch: &Batch<'_, F>,
+    epsilon: f64,
+    handle_zero_tail: bool,
+    compact: bool,
+) -> Result<Output<F>, CreditError> {
     let (Some(logprob), Some(spp)) = (batch.logprob.as_ref(), batch.sum_pi_squared.as_ref()) else {
         return Err(CreditError::Unsupported {
             scheme: "optimal_token_baseline".to_owned(),
             reason: "needs logprobs and sum_pi_squared".to_owned(),
         });
     };
-    let eps = F::of(params.f64("epsilon"));
+    let eps = F::of(epsilon);
     let n = batch.num_positions();
     // Returns and cumulative path variance, per position.
     let mut g = F::zeroed(n);
@@ -68,7 +73,7 @@ pub fn kernel_with<F: Real>(batch: &Batch<'_, F>, params: &Params, compact: bool
                 }
             }
         }
-        if params.bool("handle_zero_tail") {
+        if handle_zero_tail {
             let mut sorted: Vec<usize> = rows.iter().map(|&i| lengths[i]).collect();
             sorted.sort_unstable_by(|a, b| b.cmp(a));
             if sorted.len() >= 2 && sorted[0] > sorted[1] {

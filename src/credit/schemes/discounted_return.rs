@@ -2,10 +2,21 @@
 //! no baseline; the reference point the other estimators subtract from.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, params, range};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, ParamSpec, Params, SchemeInfo, SourceQuality, Terms};
+use crate::credit::{CreditError, Family, Params, SchemeInfo, SourceQuality, Terms};
+
+params! {
+    /// The parameters of `discounted_return`, declared once: its specs and the values it reads.
+    struct Knobs {
+        gamma: f64 = range(0.0, 1.0, "1", "discount"),
+        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     DiscountedReturn,
@@ -19,14 +30,15 @@ estimator!(
         source: SourceQuality::Approximate("textbook definition; no trainer ships it as an estimator"),
         checked: "hand-worked returns of masked rewards (its unit test)",
     },
-    params: [ParamSpec::float("gamma", 0.0, 1.0, "1", "discount")],
+    params: Knobs,
     presets: [],
     supports: supports_rewards
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let gamma = F::of(params.f64("gamma"));
+    let knobs = Knobs::of(params);
+    let gamma = F::of(knobs.gamma);
     let mut terms = Terms::for_rows("Σ_k γ^k r_{t+k}", &["return at first step"], batch.num_rows());
     // Rows back to front, four at a time, runs of rows on their own threads
     // (`rows_backward_parts`); the state is the running return.

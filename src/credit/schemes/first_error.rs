@@ -4,8 +4,9 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{GROUP, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
-use crate::credit::kernels::outcome::OUTCOME_PARAMS;
+use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };
@@ -24,20 +25,16 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    let mut params = vec![
-        ParamSpec::float("prefix_bonus", 0.0, 2.0, "0", "added to the prefix credit max(A, 0) before the first error"),
-        ParamSpec::float(
-            "suffix_penalty",
-            0.0,
-            2.0,
-            "0.5",
-            "subtracted from min(A, 0) at the first error and after it",
-        ),
-    ];
-    params.extend(OUTCOME_PARAMS);
-    params
-});
+params! {
+    /// The parameters of `first_error`, declared once: its specs and the values it reads.
+    struct Knobs {
+        prefix_bonus: f64 = range(0.0, 2.0, "0", "added to the prefix credit max(A, 0) before the first error"),
+        suffix_penalty: f64 = range(0.0, 2.0, "0.5", "subtracted from min(A, 0) at the first error and after it"),
+        outcome: OutcomeParams = GROUP,
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for FirstError {
     fn info(&self) -> &SchemeInfo {
@@ -56,9 +53,10 @@ impl Scheme for FirstError {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let (outcome, _) = outcome_advantages(run, params);
-        let bonus = params.f64("prefix_bonus") as f32;
-        let penalty = params.f64("suffix_penalty") as f32;
+        let knobs = Knobs::of(params);
+        let (outcome, _) = outcome_advantages(run, crate::credit::kernels::outcome::OutcomeOptions::of(knobs.outcome));
+        let bonus = knobs.prefix_bonus as f32;
+        let penalty = knobs.suffix_penalty as f32;
         let tr = &run.trajectories;
         let flags = &run.nodes.flags;
         let mut terms = Terms::for_rows(

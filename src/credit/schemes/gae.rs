@@ -2,12 +2,36 @@
 //! OpenRLHF's (masked values and rewards are zeroed), then batch whitening.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
+use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::{self, Sums};
 use crate::credit::engine::whiten::{too_few_positions, whiten_batch};
-use crate::credit::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Support, Terms};
+use crate::credit::kernels::openrlhf::StdNorm;
+use crate::credit::kernels::openrlhf::{Shaping, ShapingParam};
+use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
+
+choice! {
+    /// The `holes` parameter's words.
+    enum Holes { Skip = "skip", Zero = "zero" }
+}
+
+params! {
+    /// The parameters of `gae`, declared once: its specs and the values it reads.
+    struct Knobs {
+        gamma: f64 = range(0.0, 1.0, "1", "discount"),
+        lam: f64 = range(0.0, 1.0, "1", "GAE λ"),
+        holes: Holes = decl("skip", "masked tokens: verl carries value and advantage across them; OpenRLHF zeroes their value and reward"),
+        whiten: Whiten = decl("verl", "batch whitening of the advantages"),
+        std_norm_param: StdNorm = GROUP,
+        shaping_param: ShapingParam = GROUP,
+        reward_clip: f64 = range(0.0, 1000.0, "0", "with shaping = openrlhf, clamp the score to ±this (OpenRLHF --reward.clip_range, ±10); 0 = off"),
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     Gae,
@@ -21,21 +45,13 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs)",
     },
-    params: [
-        ParamSpec::float("gamma", 0.0, 1.0, "1", "discount"),
-        ParamSpec::float("lam", 0.0, 1.0, "1", "GAE λ"),
-        ParamSpec::choice("holes", &["skip", "zero"], "skip", "masked tokens: verl carries value and advantage across them; OpenRLHF zeroes their value and reward"),
-        ParamSpec::choice("whiten", &["verl", "openrlhf", "none"], "verl", "batch whitening of the advantages"),
-        crate::credit::kernels::openrlhf::STD_NORM,
-        crate::credit::kernels::openrlhf::SHAPING,
-        ParamSpec::float("reward_clip", 0.0, 1000.0, "0", "with shaping = openrlhf, clamp the score to ±this (OpenRLHF --reward.clip_range, ±10); 0 = off"),
-    ],
+    params: Knobs,
     presets: [
         Preset { name: "verl", values: &[("holes", "skip"), ("whiten", "verl"), ("shaping", "verl"), ("reward_clip", "0"), ("kl_coef", "0")], doc: "verl gae" },
         Preset { name: "openrlhf", values: &[("holes", "zero"), ("whiten", "openrlhf"), ("std_norm", "true"), ("shaping", "openrlhf"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF gae: the score clamped to ±10 at the last action token, k1 KL (0.01, clamped to ±10) per token, no hole skipping, biased whitening" },
     ],
     supports: supports,
-    batch_wide: |params| (params.choice("whiten") != "none").then_some("whitens the advantages over every valid token of the batch"),
+    batch_wide: |params| (Knobs::of(params).whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch"),
     uses_values: true
 );
 
@@ -49,24 +65,27 @@ fn supports(run: &Run) -> Support {
 }
 
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    if crate::credit::kernels::openrlhf::wanted(params) {
+    let knobs = Knobs::of(params);
+    if knobs.shaping_param.shaping == Shaping::Openrlhf {
         // OpenRLHF: compute_reward's per-token rewards, then the same recursion on them.
-        return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, params), params);
+        let shape = crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip);
+        return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, shape), params);
     }
     unshaped(batch, params)
 }
 
 /// GAE on the batch's rewards as they are, whitened.
 fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let knobs = Knobs::of(params);
     let Some(values) = batch.values.as_ref() else {
         return Err(CreditError::Unsupported {
             scheme: "gae".to_owned(),
             reason: "needs values at this level".to_owned(),
         });
     };
-    let gamma = F::of(params.f64("gamma"));
-    let lam = F::of(params.f64("lam"));
-    let skip = params.choice("holes") != "zero";
+    let gamma = F::of(knobs.gamma);
+    let lam = F::of(knobs.lam);
+    let skip = knobs.holes != Holes::Zero;
     let n = batch.num_positions();
     let mut terms = Terms::for_rows(
         "whiten(Σ (γλ)^k δ_{t+k}), δ_t = r_t + γ V_{t+1} − V_t",
@@ -79,7 +98,7 @@ fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>,
         _ => F::ZERO,
     };
     // The sums verl's whitening needs, gathered as the advantages are written.
-    let gather = params.choice("whiten") == "verl";
+    let gather = knobs.whiten == Whiten::Verl;
     let step = Step { gamma, lam, skip };
     let (mut raw, sums) = match batch.mask {
         Some(_) => recursion::<F, true, false>(batch, values, step, &mut terms),
@@ -88,9 +107,11 @@ fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>,
     };
     let sums = gather.then(|| Sums::total(sums.into_iter().flatten()));
     // verl's whitening as (mean, rstd), from the sums gathered in the recursion.
-    let scale = match params.choice("whiten") {
-        "verl" => Some(whiten::verl_scale(&raw, batch.mask.as_deref(), sums).ok_or_else(|| too_few_positions("gae"))?),
-        _ => None,
+    let scale = match knobs.whiten {
+        Whiten::Verl => {
+            Some(whiten::verl_scale(&raw, batch.mask.as_deref(), sums).ok_or_else(|| too_few_positions("gae"))?)
+        }
+        Whiten::Openrlhf | Whiten::None => None,
     };
     let whiten_part = move |part: &mut [F]| {
         if let Some(scale) = scale {
@@ -118,7 +139,7 @@ fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>,
     };
     // verl does not re-mask: padded positions keep the whitened value of 0.
     if scale.is_none() {
-        whiten_batch(batch, &mut raw, params, "gae", None)?;
+        whiten_batch(batch, &mut raw, (knobs.whiten, knobs.std_norm_param.std_norm), "gae", None)?;
     }
     Ok(Output { advantages: raw, returns, terms })
 }

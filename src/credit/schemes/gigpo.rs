@@ -3,6 +3,7 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::engine::moments::weighted_stats;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -24,32 +25,29 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "verl-agent's own code (tests/golden/gigpo/cases.json, made by its generate.py from zhangyun04/verl-agent 24dda38: both modes, ω, γ, invalid-action penalties, statistics over step rows and per trajectory, groups of one); the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::float("omega", 0.0, 5.0, "1", "weight of the step-level advantage (step_advantage_w)"),
-        ParamSpec::choice(
-            "mode",
-            &["mean_norm", "mean_std_norm"],
-            "mean_norm",
-            "subtract the mean, or also divide by std + ε",
-        ),
-        ParamSpec::float("gamma", 0.0, 1.0, "0.95", "discount of the step returns"),
-        ParamSpec::choice(
-            "stats",
-            &["steps", "trajectories"],
-            "steps",
-            "episode statistics over step rows (the code: longer trajectories weigh more) or one sample per trajectory (the paper)",
-        ),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std"),
-        ParamSpec::float(
-            "invalid_penalty",
-            0.0,
-            10.0,
-            "0.1",
-            "κ, invalid_action_penalty_coef: a step logged with `invalid_action` scores R − κ as its episode row and G − κ as its step return (not carried to earlier steps)",
-        ),
-    ]
-});
+choice! {
+    /// The `mode` parameter's words.
+    enum Mode { MeanNorm = "mean_norm", MeanStdNorm = "mean_std_norm" }
+}
+
+choice! {
+    /// The `stats` parameter's words.
+    enum Stats { Steps = "steps", Trajectories = "trajectories" }
+}
+
+params! {
+    /// The parameters of `gigpo`, declared once: its specs and the values it reads.
+    struct Knobs {
+        omega: f64 = range(0.0, 5.0, "1", "weight of the step-level advantage (step_advantage_w)"),
+        mode: Mode = decl("mean_norm", "subtract the mean, or also divide by std + ε"),
+        gamma: f64 = range(0.0, 1.0, "0.95", "discount of the step returns"),
+        stats: Stats = decl("steps", "episode statistics over step rows (the code: longer trajectories weigh more) or one sample per trajectory (the paper)"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the std"),
+        invalid_penalty: f64 = range(0.0, 10.0, "0.1", "κ, invalid_action_penalty_coef: a step logged with `invalid_action` scores R − κ as its episode row and G − κ as its step return (not carried to earlier steps)"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for Gigpo {
     fn info(&self) -> &SchemeInfo {
@@ -126,14 +124,15 @@ fn norm(x: f32, mean: f32, std: f32, std_mode: bool, eps: f32) -> f32 {
     reason = "one pass per group while its buffers are in cache: returns, penalties, episode and anchor statistics, credit, in order"
 )]
 fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
+    let knobs = Knobs::of(params);
     let tr = &run.trajectories;
     let nodes = &run.nodes;
-    let gamma = params.f64("gamma") as f32;
-    let eps = params.f64("epsilon") as f32;
-    let omega = params.f64("omega") as f32;
-    let std_mode = params.choice("mode") == "mean_std_norm";
-    let per_step = params.choice("stats") != "trajectories";
-    let kappa = params.f64("invalid_penalty") as f32;
+    let gamma = knobs.gamma as f32;
+    let eps = knobs.epsilon as f32;
+    let omega = knobs.omega as f32;
+    let std_mode = knobs.mode == Mode::MeanStdNorm;
+    let per_step = knobs.stats != Stats::Trajectories;
+    let kappa = knobs.invalid_penalty as f32;
     // Which path positions are invalid actions, when any is and the penalty is on.
     let invalid: Option<Vec<bool>> = (kappa > 0.0
         && (0..nodes.len()).any(|n| nodes.invalid_action(crate::model::NodeId::from_index(n))))

@@ -4,9 +4,12 @@
 use std::sync::LazyLock;
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::inputs::{compute_token_scheme, supports_rewards, token_kernel, with_common};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Common;
+use crate::credit::engine::inputs::{compute_token_scheme, supports_rewards, token_kernel};
 use crate::credit::engine::moments::mean_std;
 use crate::credit::engine::real::Real;
+use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Preset, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };
@@ -25,73 +28,66 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); TRL 1.16's own outputs (golden/trl, tests/it/golden_trainers.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (group_norm, dr_grpo)",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    let mut own = vec![
-        ParamSpec::bool(
-            "norm_by_std",
-            "true",
-            "divide by the group std (verl norm_adv_by_std_in_grpo); false is Dr.GRPO",
-        ),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std: verl 1e-6, TRL 1e-4, OpenRLHF 1e-9"),
-        ParamSpec::choice(
-            "std",
-            &["unbiased", "biased"],
-            "unbiased",
-            "std estimator (all three trainers use unbiased)",
-        ),
-        ParamSpec::choice(
-            "scale",
-            &["group", "batch"],
-            "group",
-            "std over the group, or over the whole batch (TRL scale_rewards=batch)",
-        ),
-        ParamSpec::choice(
-            "mean",
-            &["group", "batch"],
-            "group",
-            "the mean subtracted: the group's, or the whole batch's (OpenRLHF flash_reinforce, with norm_by_std off)",
-        ),
-        ParamSpec::choice(
-            "singleton",
-            &["verl", "zero"],
-            "verl",
-            "a group of one: verl uses mean 0, std 1 (so s/(1+ε), or s without std); zero gives 0 (TRL, OpenRLHF)",
-        ),
-        ParamSpec::choice(
-            "aggregation",
-            &["sum_then_normalize", "normalize_then_sum"],
-            "sum_then_normalize",
-            "TRL multi_objective_aggregation: normalize the summed reward, or (GDPO) each reward function's value within its group, sum them by reward_weights, and normalize the sum over the batch; needs the functions' values (outcome components)",
-        ),
-        ParamSpec::choice(
-            "unscorable",
-            &["none", "zero"],
-            "none",
-            "a row without a score (every reward function returned None) is left out of its group's mean and std; it gets no value, or 0 as TRL's nan_to_num gives",
-        ),
-        ParamSpec::choice(
-            "baseline",
-            &["group", "leave_one_out"],
-            "group",
-            "the mean subtracted: the group's, or the other members' (NeMo-RL use_leave_one_out_baseline: the std is then the others' unbiased std, and a zero std divides nothing)",
-        ),
-        ParamSpec::choice(
-            "count",
-            &["trajectory", "tree"],
-            "trajectory",
-            "what the group's mean and std count: every trajectory, or a tree record once (prime-rl scores a trace once, whatever its branches)",
-        ),
-        ParamSpec::float(
-            "reward_clip",
-            0.0,
-            1000.0,
-            "0",
-            "clamp the advantage to ±this before placement (OpenRLHF clips to ±10); 0 = off",
-        ),
-    ];
-    own.push(crate::credit::kernels::openrlhf::PLACEMENT);
-    with_common(&own)
-});
+choice! {
+    /// The `std` parameter's words.
+    enum Std { Unbiased = "unbiased", Biased = "biased" }
+}
+
+choice! {
+    /// The `scale` parameter's words.
+    enum Scale { Group = "group", Batch = "batch" }
+}
+
+choice! {
+    /// The `mean` parameter's words.
+    enum Mean { Group = "group", Batch = "batch" }
+}
+
+choice! {
+    /// The `singleton` parameter's words.
+    enum Singleton { Verl = "verl", Zero = "zero" }
+}
+
+choice! {
+    /// The `aggregation` parameter's words.
+    enum Aggregation { SumThenNormalize = "sum_then_normalize", NormalizeThenSum = "normalize_then_sum" }
+}
+
+choice! {
+    /// The `unscorable` parameter's words.
+    enum Unscorable { None = "none", Zero = "zero" }
+}
+
+choice! {
+    /// The `baseline` parameter's words.
+    enum Baseline { Group = "group", LeaveOneOut = "leave_one_out" }
+}
+
+choice! {
+    /// The `count` parameter's words.
+    enum Count { Trajectory = "trajectory", Tree = "tree" }
+}
+
+params! {
+    /// The parameters of `grpo`, declared once: its specs and the values it reads.
+    struct Knobs {
+        norm_by_std: bool = decl("true", "divide by the group std (verl norm_adv_by_std_in_grpo); false is Dr.GRPO"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the std: verl 1e-6, TRL 1e-4, OpenRLHF 1e-9"),
+        std: Std = decl("unbiased", "std estimator (all three trainers use unbiased)"),
+        scale: Scale = decl("group", "std over the group, or over the whole batch (TRL scale_rewards=batch)"),
+        mean: Mean = decl("group", "the mean subtracted: the group's, or the whole batch's (OpenRLHF flash_reinforce, with norm_by_std off)"),
+        singleton: Singleton = decl("verl", "a group of one: verl uses mean 0, std 1 (so s/(1+ε), or s without std); zero gives 0 (TRL, OpenRLHF)"),
+        aggregation: Aggregation = decl("sum_then_normalize", "TRL multi_objective_aggregation: normalize the summed reward, or (GDPO) each reward function's value within its group, sum them by reward_weights, and normalize the sum over the batch; needs the functions' values (outcome components)"),
+        unscorable: Unscorable = decl("none", "a row without a score (every reward function returned None) is left out of its group's mean and std; it gets no value, or 0 as TRL's nan_to_num gives"),
+        baseline: Baseline = decl("group", "the mean subtracted: the group's, or the other members' (NeMo-RL use_leave_one_out_baseline: the std is then the others' unbiased std, and a zero std divides nothing)"),
+        count: Count = decl("trajectory", "what the group's mean and std count: every trajectory, or a tree record once (prime-rl scores a trace once, whatever its branches)"),
+        reward_clip: f64 = range(0.0, 1000.0, "0", "clamp the advantage to ±this before placement (OpenRLHF clips to ±10); 0 = off"),
+        placement_param: PlacementParam = GROUP,
+        common: Common = GROUP,
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// `(r − mean)/(std + 1e-6)` over the group, unbiased, a group of one 0, no clip, broadcast: what
 /// NeMo-RL without its leave-one-out baseline, slime and miles all run.
@@ -288,18 +284,19 @@ struct Options {
 
 impl Options {
     fn of(params: &Params) -> Self {
+        let knobs = Knobs::of(params);
         Self {
-            normalize_then_sum: params.choice("aggregation") == "normalize_then_sum",
-            eps: params.f64("epsilon"),
-            norm_by_std: params.bool("norm_by_std"),
-            unbiased: params.choice("std") != "biased",
-            zero_singleton: params.choice("singleton") == "zero",
-            unscorable_zero: params.choice("unscorable") == "zero",
-            reward_clip: params.f64("reward_clip"),
-            batch_mean: params.choice("mean") == "batch",
-            batch_scale: params.choice("scale") == "batch",
-            leave_one_out: params.choice("baseline") == "leave_one_out",
-            per_tree: params.choice("count") == "tree",
+            normalize_then_sum: knobs.aggregation == Aggregation::NormalizeThenSum,
+            eps: knobs.epsilon,
+            norm_by_std: knobs.norm_by_std,
+            unbiased: knobs.std != Std::Biased,
+            zero_singleton: knobs.singleton == Singleton::Zero,
+            unscorable_zero: knobs.unscorable == Unscorable::Zero,
+            reward_clip: knobs.reward_clip,
+            batch_mean: knobs.mean == Mean::Batch,
+            batch_scale: knobs.scale == Scale::Batch,
+            leave_one_out: knobs.baseline == Baseline::LeaveOneOut,
+            per_tree: knobs.count == Count::Tree,
         }
     }
 }
@@ -387,8 +384,14 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
 
 /// The advantages placed on the tokens: OpenRLHF's placements, else broadcast.
 fn placed<F: Real>(batch: &Batch<'_, F>, advantage: &[F], params: &Params) -> Vec<F> {
-    if crate::credit::kernels::openrlhf::wanted(params) {
-        crate::credit::kernels::openrlhf::returns(batch, advantage, params, F::ONE)
+    let knobs = Knobs::of(params);
+    if knobs.placement_param.placement == Placement::LastTokenReturn {
+        crate::credit::kernels::openrlhf::returns(
+            batch,
+            advantage,
+            crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip),
+            F::ONE,
+        )
     } else {
         batch.broadcast(advantage)
     }

@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{params, range};
 use crate::credit::engine::inputs::has_outcomes;
 use crate::credit::kernels::group::normalize_group;
 use crate::credit::{
@@ -24,33 +25,18 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "GRPO-CARE's own code (tests/golden/grpo_care/cases.json, made by its generate.py from GRPO-CARE b0628fc: its CARE block and group normalization, bonus, margin, cap, empty answer spans, no accurate sample); the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::float(
-            "bonus",
-            0.0,
-            5.0,
-            "0.5",
-            "λ, the bonus coefficient (the script uses 0.5, the code default 1.0)",
-        ),
-        ParamSpec::float(
-            "margin",
-            0.0,
-            1.0,
-            "0.01",
-            "how far below the accurate rollouts' mean confidence still counts as consistent",
-        ),
-        ParamSpec::float("confidence_cap", 0.0, 1.0, "0.95", "upper bound of the answer likelihood"),
-        ParamSpec::float(
-            "accurate_threshold",
-            0.0,
-            1.0,
-            "0.1",
-            "acc above this (and at least the group mean) is accurate",
-        ),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.0001", "added to the group std (TRL-based code: 1e-4)"),
-    ]
-});
+params! {
+    /// The parameters of `grpo_care`, declared once: its specs and the values it reads.
+    struct Knobs {
+        bonus: f64 = range(0.0, 5.0, "0.5", "λ, the bonus coefficient (the script uses 0.5, the code default 1.0)"),
+        margin: f64 = range(0.0, 1.0, "0.01", "how far below the accurate rollouts' mean confidence still counts as consistent"),
+        confidence_cap: f64 = range(0.0, 1.0, "0.95", "upper bound of the answer likelihood"),
+        accurate_threshold: f64 = range(0.0, 1.0, "0.1", "acc above this (and at least the group mean) is accurate"),
+        epsilon: f64 = range(0.0, 1.0, "0.0001", "added to the group std (TRL-based code: 1e-4)"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The answer step of a trajectory: the last step of kind `answer`, else the last step.
 fn answer_step(run: &Run, t: TrajectoryId) -> Option<NodeId> {
@@ -79,6 +65,7 @@ impl Scheme for GrpoCare {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let knobs = Knobs::of(params);
         let Some(ref_logprob) = run.tokens.ref_logprob.as_ref() else {
             return Err(CreditError::Unsupported {
                 scheme: "grpo_care".to_owned(),
@@ -86,7 +73,7 @@ impl Scheme for GrpoCare {
             });
         };
         let tr = &run.trajectories;
-        let cap = params.f64("confidence_cap") as f32;
+        let cap = knobs.confidence_cap as f32;
         let confidence = |t: TrajectoryId| -> f32 {
             let tokens = tr.token_range(t);
             let span = answer_step(run, t).and_then(|n| run.nodes.token_span(n));
@@ -97,12 +84,8 @@ impl Scheme for GrpoCare {
             ((sum / (n as f64 + 1e-6)).exp() as f32).min(cap)
         };
         let acc_column = tr.components.get("acc");
-        let (bonus, margin, threshold, eps) = (
-            params.f64("bonus") as f32,
-            params.f64("margin") as f32,
-            params.f64("accurate_threshold") as f32,
-            params.f64("epsilon") as f32,
-        );
+        let (bonus, margin, threshold, eps) =
+            (knobs.bonus as f32, knobs.margin as f32, knobs.accurate_threshold as f32, knobs.epsilon as f32);
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "GRPO on r + λ·acc·[accurate and consistent]",

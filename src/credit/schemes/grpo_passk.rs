@@ -2,11 +2,23 @@
 //! `r_max − r_2nd`, optionally divided by the group std.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::moments::mean_std;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+params! {
+    /// The parameters of `grpo_passk`, declared once: its specs and the values it reads.
+    struct Knobs {
+        norm_by_std: bool = decl("true", "divide r_max − r_2nd by the group std + ε (read from the algorithm config)"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "std offset"),
+        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     GrpoPassk,
@@ -20,18 +32,16 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
-    params: [
-        ParamSpec::bool("norm_by_std", "true", "divide r_max − r_2nd by the group std + ε (read from the algorithm config)"),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "std offset"),
-    ],
+    params: Knobs,
     presets: [Preset { name: "verl", values: &[("norm_by_std", "true"), ("epsilon", "0.000001")], doc: "verl grpo_passk" }],
     supports: supports_rewards
 );
 
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let knobs = Knobs::of(params);
     let scores = batch.scores();
-    let eps = F::of(params.f64("epsilon"));
-    let norm = params.bool("norm_by_std");
+    let eps = F::of(knobs.epsilon);
+    let norm = knobs.norm_by_std;
     let mut advantage = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows(
         if norm { "best row: (r_max − r_2nd)/(std + ε); others 0" } else { "best row: r_max − r_2nd; others 0" },

@@ -2,10 +2,22 @@
 //! statistics with the variance floored at ε, so the std is at least √ε.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+params! {
+    /// The parameters of `grpo_vectorized`, declared once: its specs and the values it reads.
+    struct Knobs {
+        norm_by_std: bool = decl("true", "divide by the std; verl's dispatcher never forwards false, so the trainer always divides"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "variance floor and std offset"),
+        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     GrpoVectorized,
@@ -19,19 +31,17 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
-    params: [
-        ParamSpec::bool("norm_by_std", "true", "divide by the std; verl's dispatcher never forwards false, so the trainer always divides"),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "variance floor and std offset"),
-    ],
+    params: Knobs,
     presets: [Preset { name: "verl", values: &[("norm_by_std", "true"), ("epsilon", "0.000001")], doc: "verl grpo_vectorized as the trainer dispatches it" }],
     supports: supports_rewards
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let knobs = Knobs::of(params);
     let scores = batch.scores();
-    let eps32 = params.f64("epsilon") as f32;
-    let norm = params.bool("norm_by_std");
+    let eps32 = knobs.epsilon as f32;
+    let norm = knobs.norm_by_std;
     let mut terms = Terms::for_rows(
         if norm { "(r − mean)/(std + ε), std = √max(var, ε) in float32" } else { "r − mean" },
         &["r", "mean", "std", "ε", "group size"],

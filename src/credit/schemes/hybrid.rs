@@ -3,11 +3,13 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::outcome_advantages;
-use crate::credit::engine::inputs::{SCORE_PARAM, score_column, supports_scores};
+use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::engine::moments::group_stats_of;
 use crate::credit::engine::par::{StepPart, TermRows};
-use crate::credit::kernels::outcome::OUTCOME_PARAMS;
+use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };
@@ -26,21 +28,23 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "its definition as a weighted mix of two schemes (tests/it/process_credit.rs)",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    let mut params = vec![
-        ParamSpec::float("alpha", 0.0, 5.0, "1", "weight of the outcome advantage"),
-        ParamSpec::float("beta", 0.0, 5.0, "0.5", "weight of the normalized step score"),
-        SCORE_PARAM,
-        ParamSpec::choice(
-            "process_norm",
-            &["group", "batch", "none"],
-            "group",
-            "z-score the step scores within the group, over the batch, or not at all",
-        ),
-    ];
-    params.extend(OUTCOME_PARAMS);
-    params
-});
+choice! {
+    /// The `process_norm` parameter's words.
+    enum ProcessNorm { Group = "group", Batch = "batch", None = "none" }
+}
+
+params! {
+    /// The parameters of `hybrid`, declared once: its specs and the values it reads.
+    struct Knobs {
+        alpha: f64 = range(0.0, 5.0, "1", "weight of the outcome advantage"),
+        beta: f64 = range(0.0, 5.0, "0.5", "weight of the normalized step score"),
+        score_param: Score = GROUP,
+        process_norm: ProcessNorm = decl("group", "z-score the step scores within the group, over the batch, or not at all"),
+        outcome: OutcomeParams = GROUP,
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for Hybrid {
     fn info(&self) -> &SchemeInfo {
@@ -59,12 +63,13 @@ impl Scheme for Hybrid {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let column = score_column(run, params, "hybrid")?;
+        let knobs = Knobs::of(params);
+        let column = score_column(run, knobs.score_param.score, "hybrid")?;
         let tr = &run.trajectories;
-        let (outcome, _) = outcome_advantages(run, params);
+        let (outcome, _) = outcome_advantages(run, crate::credit::kernels::outcome::OutcomeOptions::of(knobs.outcome));
         let score = crate::credit::engine::inputs::path_column(run, column);
-        let eps = params.f64("epsilon") as f32;
-        let (alpha, beta) = (params.f64("alpha") as f32, params.f64("beta") as f32);
+        let eps = knobs.outcome.epsilon as f32;
+        let (alpha, beta) = (knobs.alpha as f32, knobs.beta as f32);
         let mut terms = Terms::for_rows(
             "α·A_outcome + β·normalized step score (a missing score counts 0)",
             &["A_outcome", "α", "β"],
@@ -80,9 +85,9 @@ impl Scheme for Hybrid {
         };
         let normalize = |[mean, std]: [f32; 2]| [mean, 1.0 / (std + eps)];
         // Runs of consecutive groups (or trajectories) on their own threads (`par`).
-        let (step, _) = match params.choice("process_norm") {
+        let (step, _) = match knobs.process_norm {
             // Group by group, while the group's scores are in cache: statistics, then credit.
-            "group" => crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {
+            ProcessNorm::Group => crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {
                 for g in groups {
                     let members = run.groups.members(GroupId::from_index(g));
                     let stats = group_stats_of(|| members.iter().map(|&t| &score[tr.path_range(t)]));
@@ -92,7 +97,7 @@ impl Scheme for Hybrid {
                 }
             }),
             norm => {
-                let stats = if norm == "batch" {
+                let stats = if norm == ProcessNorm::Batch {
                     normalize(group_stats_of(|| std::iter::once(&score[..])))
                 } else {
                     [0.0, 1.0]

@@ -3,6 +3,7 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -22,13 +23,21 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "its definition (tests/it/process_credit.rs)",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::float("lambda", 0.0, 5.0, "0.2", "penalty for the longest rollout of the group"),
-        ParamSpec::choice("unit", &["auto", "tokens", "steps"], "auto", "length in tokens (when logged) or steps"),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std"),
-    ]
-});
+choice! {
+    /// The `unit` parameter's words.
+    enum Unit { Auto = "auto", Tokens = "tokens", Steps = "steps" }
+}
+
+params! {
+    /// The parameters of `length_penalty`, declared once: its specs and the values it reads.
+    struct Knobs {
+        lambda: f64 = range(0.0, 5.0, "0.2", "penalty for the longest rollout of the group"),
+        unit: Unit = decl("auto", "length in tokens (when logged) or steps"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the group std"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for LengthPenalty {
     fn info(&self) -> &SchemeInfo {
@@ -41,16 +50,17 @@ impl Scheme for LengthPenalty {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let knobs = Knobs::of(params);
         let tr = &run.trajectories;
-        let tokens = match params.choice("unit") {
-            "tokens" => true,
-            "steps" => false,
-            _ => run.tokens.len > 0,
+        let tokens = match knobs.unit {
+            Unit::Tokens => true,
+            Unit::Steps => false,
+            Unit::Auto => run.tokens.len > 0,
         };
         let length =
             |t: crate::model::TrajectoryId| if tokens { tr.token_range(t).len() } else { tr.num_steps(t) } as f32;
-        let lambda = params.f64("lambda") as f32;
-        let eps = params.f64("epsilon") as f32;
+        let lambda = knobs.lambda as f32;
+        let eps = knobs.epsilon as f32;
         let mut terms = Terms::for_rows("GRPO on r − λ·L/L_max", &["r", "L", "L_max", "r'"], tr.len());
         // Runs of consecutive groups on their own threads (`par::by_groups`).
         let (step, _) = crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {

@@ -6,7 +6,9 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::inputs::{SCORE_PARAM, score_column};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Score;
+use crate::credit::engine::inputs::score_column;
 use crate::credit::kernels::group::normalize_group;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -28,25 +30,24 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "LeTS's own code (tests/golden/lets/cases.json, made by its generate.py from LeTS 9ab6e26: self-check, knowledge match with ties, no perfect rollout, γ); the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::float("gamma", 0.0, 5.0, "1", "hybrid ratio γ (the code reuses algorithm.gamma)"),
-        ParamSpec::choice(
-            "step_reward",
-            &["docs", "score"],
-            "docs",
-            "step rewards from retrieved documents (the code's reward manager) or a logged step score",
-        ),
-        SCORE_PARAM,
-        ParamSpec::bool("redundancy", "true", "best rollouts: s_k = 1 − max Jaccard with earlier retrievals"),
-        ParamSpec::bool(
-            "match",
-            "true",
-            "other rollouts (only when the group's best scores 1): best Jaccard matching against a better rollout",
-        ),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std (outcome) and the step std (z)"),
-    ]
-});
+choice! {
+    /// The `step_reward` parameter's words.
+    enum StepReward { Docs = "docs", Score = "score" }
+}
+
+params! {
+    /// The parameters of `lets`, declared once: its specs and the values it reads.
+    struct Knobs {
+        gamma: f64 = range(0.0, 5.0, "1", "hybrid ratio γ (the code reuses algorithm.gamma)"),
+        step_reward: StepReward = decl("docs", "step rewards from retrieved documents (the code's reward manager) or a logged step score"),
+        score_param: Score = GROUP,
+        redundancy: bool = decl("true", "best rollouts: s_k = 1 − max Jaccard with earlier retrievals"),
+        r#match: bool = decl("true", "other rollouts (only when the group's best scores 1): best Jaccard matching against a better rollout"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the group std (outcome) and the step std (z)"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// Jaccard similarity of two document sets (0 when both are empty).
 fn jaccard(a: &[Sym], b: &[Sym]) -> f64 {
@@ -135,6 +136,7 @@ fn search_steps(run: &Run, path: &[NodeId]) -> Vec<usize> {
 /// Step rewards from documents for every trajectory of one group, as the LeTS reward manager
 /// gives them: `None` where the trajectory gets none.
 fn doc_rewards(run: &Run, members: &[TrajectoryId], params: &Params) -> Vec<Option<Vec<f64>>> {
+    let knobs = Knobs::of(params);
     let tr = &run.trajectories;
     let score = |t: TrajectoryId| tr.reward[t.index()];
     let best = members.iter().map(|&t| score(t)).filter(|r| !r.is_nan()).fold(f32::NEG_INFINITY, f32::max);
@@ -150,9 +152,9 @@ fn doc_rewards(run: &Run, members: &[TrajectoryId], params: &Params) -> Vec<Opti
                 return None;
             }
             if r == best {
-                return params.bool("redundancy").then(|| redundancy(&sets(t)));
+                return knobs.redundancy.then(|| redundancy(&sets(t)));
             }
-            if !params.bool("match") || best < 1.0 {
+            if !knobs.r#match || best < 1.0 {
                 return None;
             }
             let own = sets(t);
@@ -214,11 +216,12 @@ impl Scheme for Lets {
         }
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let knobs = Knobs::of(params);
         let tr = &run.trajectories;
-        let gamma = params.f64("gamma");
-        let eps = params.f64("epsilon");
-        let from_docs = params.choice("step_reward") == "docs";
-        let column = if from_docs { None } else { Some(score_column(run, params, "lets")?) };
+        let gamma = knobs.gamma;
+        let eps = knobs.epsilon;
+        let from_docs = knobs.step_reward == StepReward::Docs;
+        let column = if from_docs { None } else { Some(score_column(run, knobs.score_param.score, "lets")?) };
         let mut terms = Terms::for_rows(
             "segment k: A·(1 + γ·z_k) if A ≥ 0, A·(1 − γ·z_k) if A < 0; answer segment: A",
             &["A", "γ", "segments scaled"],

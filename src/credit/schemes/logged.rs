@@ -6,6 +6,7 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{choice, decl, params};
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };
@@ -24,14 +25,19 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "its definition: logged values pass through unchanged (tests/it/process_credit.rs)",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![ParamSpec::choice(
-        "source",
-        &["auto", "token", "step", "outcome"],
-        "auto",
-        "which logged values: the token `advantage` array, the `logged_advantage` step score, or the `advantage` outcome component; auto takes the first the run has",
-    )]
-});
+choice! {
+    /// The `source` parameter's words.
+    enum Source { Auto = "auto", Token = "token", Step = "step", Outcome = "outcome" }
+}
+
+params! {
+    /// The parameters of `logged`, declared once: its specs and the values it reads.
+    struct Knobs {
+        source: Source = decl("auto", "which logged values: the token `advantage` array, the `logged_advantage` step score, or the `advantage` outcome component; auto takes the first the run has"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The outcome component holding a logged advantage, if the run has one.
 fn outcome_column(run: &Run) -> Option<&[f32]> {
@@ -40,16 +46,16 @@ fn outcome_column(run: &Run) -> Option<&[f32]> {
 }
 
 /// The sources the run has, in the order `auto` takes them.
-fn sources(run: &Run) -> Vec<&'static str> {
+fn sources(run: &Run) -> Vec<Source> {
     let mut out = Vec::new();
     if run.tokens.advantage.is_some() {
-        out.push("token");
+        out.push(Source::Token);
     }
     if run.nodes.scores.contains_key("logged_advantage") {
-        out.push("step");
+        out.push(Source::Step);
     }
     if outcome_column(run).is_some() {
-        out.push("outcome");
+        out.push(Source::Outcome);
     }
     out
 }
@@ -65,19 +71,20 @@ impl Scheme for Logged {
         if sources(run).is_empty() { Support::No(INFO.needs.to_owned()) } else { Support::Yes }
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let knobs = Knobs::of(params);
         let have = sources(run);
-        let source = match params.choice("source") {
-            "auto" => have.first().copied(),
+        let source = match knobs.source {
+            Source::Auto => have.first().copied(),
             wanted => have.iter().copied().find(|s| *s == wanted),
         }
         .ok_or_else(|| CreditError::Unsupported {
             scheme: "logged".to_owned(),
-            reason: format!("the run logs no {} advantage", params.choice("source")),
+            reason: format!("the run logs no {} advantage", knobs.source),
         })?;
         let tr = &run.trajectories;
         let terms = Terms::for_rows(format!("the trainer's logged advantage ({source})"), &[], tr.len());
         match source {
-            "token" => {
+            Source::Token => {
                 let token = run.tokens.advantage.clone().unwrap_or_default();
                 let step = crate::credit::engine::inputs::step_from_tokens(run, &token);
                 Ok(Credit {
@@ -88,7 +95,7 @@ impl Scheme for Logged {
                     level: Some(crate::credit::Level::Token),
                 })
             }
-            "step" => {
+            Source::Step => {
                 let column = &run.nodes.scores["logged_advantage"];
                 let step: Vec<f32> = tr.path_nodes.iter().map(|n| column[n.index()]).collect();
                 Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })

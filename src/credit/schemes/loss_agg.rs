@@ -3,21 +3,27 @@
 //! can be seen token by token. `agg_loss` is verl's `core_algos.agg_loss` itself.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
 
-/// The aggregation modes.
-pub const MODES: &[&str] = &[
-    "token-mean",
-    "seq-mean-token-sum",
-    "seq-mean-token-mean",
-    "seq-mean-token-sum-norm",
-    "trl-grpo",
-    "trl-dr_grpo",
-    "trl-luspo",
-];
+choice! {
+    /// The aggregation modes (`mode`).
+    pub enum LossAgg { TokenMean = "token-mean", SeqMeanTokenSum = "seq-mean-token-sum", SeqMeanTokenMean = "seq-mean-token-mean", SeqMeanTokenSumNorm = "seq-mean-token-sum-norm", TrlGrpo = "trl-grpo", TrlDrGrpo = "trl-dr_grpo", TrlLuspo = "trl-luspo" }
+}
+
+params! {
+    /// The parameters of `loss_agg_weight`, declared once: its specs and the values it reads.
+    struct Knobs {
+        mode: LossAgg = decl("token-mean", "token-mean (verl default, TRL dapo/bnpo), seq-mean-token-sum, seq-mean-token-mean (verl: 1/(n + 1e-8) over non-empty rows), seq-mean-token-sum-norm (Dr.GRPO in verl), trl-grpo (TRL grpo/sapo: 1/max(n, 1) over all rows), trl-dr_grpo (Σ/(B·max_completion_length)), trl-luspo (mean over rows of the sequence loss times its length: 1/B per token)"),
+        max_completion_length: i64 = range(0.0, 1000000.0, "0", "TRL dr_grpo's normalizer: the configured max_completion_length; 0 = the one the run's metadata records, else the longest row"),
+        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     LossAggWeight,
@@ -31,21 +37,7 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs) (agg_loss); TRL 1.16's own outputs (golden/trl, tests/it/golden_trainers.rs) (loss types, as gradients of _compute_loss)",
     },
-    params: [
-        ParamSpec::choice(
-            "mode",
-            MODES,
-            "token-mean",
-            "token-mean (verl default, TRL dapo/bnpo), seq-mean-token-sum, seq-mean-token-mean (verl: 1/(n + 1e-8) over non-empty rows), seq-mean-token-sum-norm (Dr.GRPO in verl), trl-grpo (TRL grpo/sapo: 1/max(n, 1) over all rows), trl-dr_grpo (Σ/(B·max_completion_length)), trl-luspo (mean over rows of the sequence loss times its length: 1/B per token)",
-        ),
-        ParamSpec::int(
-            "max_completion_length",
-            0,
-            1_000_000,
-            "0",
-            "TRL dr_grpo's normalizer: the configured max_completion_length; 0 = the one the run's metadata records, else the longest row",
-        ),
-    ],
+    params: Knobs,
     presets: [
         Preset { name: "verl", values: &[("mode", "token-mean")], doc: "verl default actor.loss_agg_mode" },
         Preset { name: "trl", values: &[("mode", "token-mean")], doc: "TRL default loss_type=dapo: global token mean" },
@@ -58,12 +50,17 @@ estimator!(
 
 /// Per-position weights `w` such that the aggregated loss is `Σ_t w_t · L_t` (dp size 1, default
 /// denominators); no mask means every position is valid.
-pub fn weights<F: Real>(mask: Option<&[F]>, offsets: &[usize], mode: &str) -> Vec<F> {
+pub fn weights<F: Real>(mask: Option<&[F]>, offsets: &[usize], mode: LossAgg) -> Vec<F> {
     weights_with(mask, offsets, mode, None)
 }
 
 /// [`weights`] with TRL `dr_grpo`'s `max_completion_length` (`None`: the longest row).
-pub fn weights_with<F: Real>(mask: Option<&[F]>, offsets: &[usize], mode: &str, max_length: Option<usize>) -> Vec<F> {
+pub fn weights_with<F: Real>(
+    mask: Option<&[F]>,
+    offsets: &[usize],
+    mode: LossAgg,
+    max_length: Option<usize>,
+) -> Vec<F> {
     let rows: Vec<(usize, usize)> = offsets.windows(2).map(|w| (w[0], w[1])).collect();
     let counts: Vec<F> = rows
         .iter()
@@ -85,38 +82,17 @@ pub fn weights_with<F: Real>(mask: Option<&[F]>, offsets: &[usize], mode: &str, 
     for c in &counts {
         total += *c;
     }
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mode {
-        SeqMeanTokenSum,
-        SeqMeanTokenMean,
-        SeqMeanTokenSumNorm,
-        TrlGrpo,
-        DrGrpo,
-        Luspo,
-        TokenMean,
-        Unknown,
-    }
-    let mode = match mode {
-        "seq-mean-token-sum" => Mode::SeqMeanTokenSum,
-        "seq-mean-token-mean" => Mode::SeqMeanTokenMean,
-        "seq-mean-token-sum-norm" => Mode::SeqMeanTokenSumNorm,
-        "trl-grpo" => Mode::TrlGrpo,
-        "trl-dr_grpo" => Mode::DrGrpo,
-        "trl-luspo" => Mode::Luspo,
-        "token-mean" => Mode::TokenMean,
-        _ => Mode::Unknown,
-    };
     let positions = offsets.last().copied().unwrap_or(0);
     let factors = rows.iter().zip(&counts).map(|(&(a, b), &n)| {
         // One factor per row, so the inner loop is a multiply.
         let factor = match mode {
-            Mode::SeqMeanTokenSum if n > F::ZERO => F::ONE / nonempty,
-            Mode::SeqMeanTokenMean if n > F::ZERO => F::ONE / (n + F::of(1e-8)) / nonempty,
-            Mode::SeqMeanTokenSumNorm => F::ONE / width,
-            Mode::TrlGrpo => F::ONE / n.max(F::ONE) / F::of(rows.len() as f64),
-            Mode::Luspo => F::ONE / F::of(rows.len() as f64),
-            Mode::DrGrpo => F::ONE / (F::of(rows.len() as f64) * max_length.map_or(width, |l| F::of(l as f64))),
-            Mode::TokenMean if total > F::ZERO => F::ONE / total,
+            LossAgg::SeqMeanTokenSum if n > F::ZERO => F::ONE / nonempty,
+            LossAgg::SeqMeanTokenMean if n > F::ZERO => F::ONE / (n + F::of(1e-8)) / nonempty,
+            LossAgg::SeqMeanTokenSumNorm => F::ONE / width,
+            LossAgg::TrlGrpo => F::ONE / n.max(F::ONE) / F::of(rows.len() as f64),
+            LossAgg::TrlLuspo => F::ONE / F::of(rows.len() as f64),
+            LossAgg::TrlDrGrpo => F::ONE / (F::of(rows.len() as f64) * max_length.map_or(width, |l| F::of(l as f64))),
+            LossAgg::TokenMean if total > F::ZERO => F::ONE / total,
             _ => F::ZERO,
         };
         (a..b, factor)
@@ -126,6 +102,8 @@ pub fn weights_with<F: Real>(mask: Option<&[F]>, offsets: &[usize], mode: &str, 
 
 /// verl `agg_loss(loss_mat, loss_mask, mode)` with dp size 1 and default denominators.
 pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) -> F {
+    // A mode verl does not have weighs nothing.
+    let Some(mode) = crate::credit::engine::declare::from_word::<LossAgg>(mode) else { return F::ZERO };
     let w = weights(Some(mask), offsets, mode);
     let mut sum = F::ZERO;
     for (l, w) in loss.iter().zip(&w) {
@@ -138,8 +116,9 @@ pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) 
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let mode = params.choice("mode");
-    let max_length = usize::try_from(params.int("max_completion_length")).ok().filter(|&l| l > 0).or(batch.max_length);
+    let knobs = Knobs::of(params);
+    let mode = knobs.mode;
+    let max_length = usize::try_from(knobs.max_completion_length).ok().filter(|&l| l > 0).or(batch.max_length);
     let advantages = weights_with(batch.mask.as_deref(), &batch.offsets, mode, max_length);
     // Each row's valid tokens and the number its tokens' losses are divided by (1 / the weight of
     // its valid tokens; 0 where the row has no weight), so the explanation adds up to the value.

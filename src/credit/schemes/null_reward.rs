@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -23,18 +24,21 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "its definition (tests/it/process_credit.rs)",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::choice(
-            "mode",
-            &["shuffle", "random", "format_only"],
-            "shuffle",
-            "shuffle rewards within each group, draw random 0/1 rewards at the group's rate, or use the `format` component",
-        ),
-        ParamSpec::int("seed", 0, 1_000_000, "0", "random seed"),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the group std"),
-    ]
-});
+choice! {
+    /// The `mode` parameter's words.
+    enum Mode { Shuffle = "shuffle", Random = "random", FormatOnly = "format_only" }
+}
+
+params! {
+    /// The parameters of `null_reward`, declared once: its specs and the values it reads.
+    struct Knobs {
+        mode: Mode = decl("shuffle", "shuffle rewards within each group, draw random 0/1 rewards at the group's rate, or use the `format` component"),
+        seed: i64 = range(0.0, 1000000.0, "0", "random seed"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the group std"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The `SplitMix64` mixing step.
 fn mix(mut z: u64) -> u64 {
@@ -60,12 +64,13 @@ impl Scheme for NullReward {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let knobs = Knobs::of(params);
         let tr = &run.trajectories;
-        let seed = params.int("seed") as u64;
-        let eps = params.f64("epsilon") as f32;
-        let mode = params.choice("mode");
+        let seed = knobs.seed as u64;
+        let eps = knobs.epsilon as f32;
+        let mode = knobs.mode;
         let format = tr.components.get("format");
-        if mode == "format_only" && format.is_none() {
+        if mode == Mode::FormatOnly && format.is_none() {
             return Err(CreditError::Unsupported {
                 scheme: "null_reward".to_owned(),
                 reason: "mode=format_only needs an outcome component `format`".to_owned(),
@@ -82,8 +87,8 @@ impl Scheme for NullReward {
                 let members = run.groups.members(g);
                 let logged: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).collect();
                 let null: Vec<f32> = match mode {
-                    "format_only" => members.iter().map(|t| format.map_or(f32::NAN, |f| f[t.index()])).collect(),
-                    "random" => {
+                    Mode::FormatOnly => members.iter().map(|t| format.map_or(f32::NAN, |f| f[t.index()])).collect(),
+                    Mode::Random => {
                         let valid: Vec<f32> = logged.iter().copied().filter(|r| !r.is_nan()).collect();
                         let rate = if valid.is_empty() { 0.5 } else { valid.iter().sum::<f32>() / valid.len() as f32 };
                         members
@@ -95,7 +100,7 @@ impl Scheme for NullReward {
                             })
                             .collect()
                     }
-                    _ => {
+                    Mode::Shuffle => {
                         // Fisher–Yates with the seed and the group as the stream.
                         let mut shuffled = logged.clone();
                         let mut state = seed ^ (u64::from(g.0) << 32);

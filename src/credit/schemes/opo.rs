@@ -1,10 +1,20 @@
 //! OPO (`opo`, arXiv 2505.23585): the group baseline is the length-weighted mean score.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, params};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+params! {
+    /// The parameters of `opo`, declared once: its specs and the values it reads.
+    struct Knobs {
+        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     Opo,
@@ -18,7 +28,7 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
-    params: [],
+    params: Knobs,
     presets: [Preset { name: "verl", values: &[], doc: "verl opo" }],
     supports: supports_rewards
 );

@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::engine::inputs::step_from_tokens;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -23,40 +24,43 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "PRIME's own code per token (tests/golden/prime/cases.json, made by its generate.py from PRIME 18ad596: both granularities, discounts, the accuracy filter, batch_norm, RLOO per source, whitening); the PRIME formulas of reference/credit-schemes-process.md (unit tests)",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::choice(
-            "q_source",
-            &["auto", "prm_logprob", "policy_logprob"],
-            "auto",
-            "log π_φ in q = log π_φ − log π_ref: the logged implicit PRM, or the policy (the PRM PRIME starts from); auto: the PRM when logged",
-        ),
-        ParamSpec::choice(
-            "granularity",
-            &["token", "whole"],
-            "token",
-            "process reward q_t on every token, or Σq on the last token (the mask stays the whole response)",
-        ),
-        ParamSpec::choice(
-            "process_scale",
-            &["batch_norm", "beta"],
-            "batch_norm",
-            "divide by the batch's largest |process return| (the code), or multiply by β (the paper)",
-        ),
-        ParamSpec::float("beta", 0.0, 10.0, "0.05", "β of the paper's r = β·q (process_scale = beta)"),
-        ParamSpec::choice(
-            "rloo_form",
-            &["code", "paper"],
-            "code",
-            "process baseline: r·K/(K−1) − Σ_j r̄_j/(K−1) (code) or r − Σ_{j≠i} r̄_j/(K−1) (paper)",
-        ),
-        ParamSpec::float("gamma_process", 0.0, 1.0, "1", "discount of the process return (reward_model_gamma)"),
-        ParamSpec::float("gamma_outcome", 0.0, 1.0, "1", "discount of the outcome return (verifier_gamma)"),
-        ParamSpec::float("filter_low", 0.0, 1.0, "0.2", "drop groups whose accuracy is below this (0 = off)"),
-        ParamSpec::float("filter_high", 0.0, 1.0, "0.8", "drop groups whose accuracy is above this (1 = off)"),
-        ParamSpec::bool("whiten", "true", "whiten the summed returns over all policy tokens of the batch"),
-    ]
-});
+choice! {
+    /// The `q_source` parameter's words.
+    enum QSource { Auto = "auto", PrmLogprob = "prm_logprob", PolicyLogprob = "policy_logprob" }
+}
+
+choice! {
+    /// The `granularity` parameter's words.
+    enum Granularity { Token = "token", Whole = "whole" }
+}
+
+choice! {
+    /// The `process_scale` parameter's words.
+    enum ProcessScale { BatchNorm = "batch_norm", Beta = "beta" }
+}
+
+choice! {
+    /// The `rloo_form` parameter's words.
+    enum RlooForm { Code = "code", Paper = "paper" }
+}
+
+params! {
+    /// The parameters of `prime`, declared once: its specs and the values it reads.
+    struct Knobs {
+        q_source: QSource = decl("auto", "log π_φ in q = log π_φ − log π_ref: the logged implicit PRM, or the policy (the PRM PRIME starts from); auto: the PRM when logged"),
+        granularity: Granularity = decl("token", "process reward q_t on every token, or Σq on the last token (the mask stays the whole response)"),
+        process_scale: ProcessScale = decl("batch_norm", "divide by the batch's largest |process return| (the code), or multiply by β (the paper)"),
+        beta: f64 = range(0.0, 10.0, "0.05", "β of the paper's r = β·q (process_scale = beta)"),
+        rloo_form: RlooForm = decl("code", "process baseline: r·K/(K−1) − Σ_j r̄_j/(K−1) (code) or r − Σ_{j≠i} r̄_j/(K−1) (paper)"),
+        gamma_process: f64 = range(0.0, 1.0, "1", "discount of the process return (reward_model_gamma)"),
+        gamma_outcome: f64 = range(0.0, 1.0, "1", "discount of the outcome return (verifier_gamma)"),
+        filter_low: f64 = range(0.0, 1.0, "0.2", "drop groups whose accuracy is below this (0 = off)"),
+        filter_high: f64 = range(0.0, 1.0, "0.8", "drop groups whose accuracy is above this (1 = off)"),
+        whiten: bool = decl("true", "whiten the summed returns over all policy tokens of the batch"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The per-token inputs: `q` (0 off the policy mask) and the policy mask.
 struct Inputs<'a> {
@@ -71,15 +75,16 @@ impl Inputs<'_> {
 }
 
 fn inputs<'a>(run: &'a Run, params: &Params) -> Result<Inputs<'a>, CreditError> {
+    let knobs = Knobs::of(params);
     let tk = &run.tokens;
     let unsupported = |reason: &str| CreditError::Unsupported { scheme: "prime".to_owned(), reason: reason.to_owned() };
     let reference = tk.ref_logprob.as_deref().ok_or_else(|| unsupported("needs token `ref_logprob`"))?;
-    let source = match params.choice("q_source") {
-        "auto" if tk.prm_logprob.is_none() => "policy_logprob",
+    let source = match knobs.q_source {
+        QSource::Auto if tk.prm_logprob.is_none() => QSource::PolicyLogprob,
         other => other,
     };
     let phi = match source {
-        "policy_logprob" => {
+        QSource::PolicyLogprob => {
             tk.logprob.as_deref().ok_or_else(|| unsupported("q_source=policy_logprob needs token `logprob`"))?
         }
         _ => tk.prm_logprob.as_deref().ok_or_else(|| {
@@ -131,11 +136,12 @@ impl Scheme for Prime {
     }
     #[expect(clippy::too_many_lines, reason = "one pass per stage of the code's compute_rloo_returns, in order")]
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let knobs = Knobs::of(params);
         let inputs = inputs(run, params)?;
         let tr = &run.trajectories;
-        let whole = params.choice("granularity") == "whole";
-        let code_form = params.choice("rloo_form") == "code";
-        let (low, high) = (params.f64("filter_low"), params.f64("filter_high"));
+        let whole = knobs.granularity == Granularity::Whole;
+        let code_form = knobs.rloo_form == RlooForm::Code;
+        let (low, high) = (knobs.filter_low, knobs.filter_high);
         let acc = |t: TrajectoryId| {
             let r = f64::from(tr.reward[t.index()]);
             if r.is_nan() { 0.0 } else { r }
@@ -167,8 +173,8 @@ impl Scheme for Prime {
             }
         }
         // Scale: the batch's largest |undiscounted process return| becomes 1, or β·q.
-        if params.choice("process_scale") == "beta" {
-            let beta = params.f64("beta");
+        if knobs.process_scale == ProcessScale::Beta {
+            let beta = knobs.beta;
             for r in &mut process {
                 *r *= beta;
             }
@@ -193,7 +199,7 @@ impl Scheme for Prime {
             &["acc", "group acc", "process baseline", "outcome baseline", "K"],
             tr.len(),
         );
-        let (gp, go) = (params.f64("gamma_process"), params.f64("gamma_outcome"));
+        let (gp, go) = (knobs.gamma_process, knobs.gamma_outcome);
         for g in run.groups.ids() {
             let members: Vec<TrajectoryId> =
                 run.groups.members(g).iter().copied().filter(|t| kept[t.index()]).collect();
@@ -236,7 +242,7 @@ impl Scheme for Prime {
             })
             .collect();
         let mut advantage = returns.clone();
-        if params.bool("whiten") {
+        if knobs.whiten {
             let mask: Vec<f64> =
                 trained.iter().enumerate().map(|(p, &k)| f64::from(u8::from(k && inputs.policy(p)))).collect();
             crate::credit::engine::whiten::verl(&mut advantage, Some(&mask));

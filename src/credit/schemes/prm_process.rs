@@ -5,7 +5,9 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::inputs::{SCORE_PARAM, score_column, supports_scores};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Score;
+use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::engine::moments::group_stats_of_with;
 use crate::credit::kernels::group::normalize_group_with;
 use crate::credit::{
@@ -28,55 +30,58 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "the min, prod and last aggregations against search-and-learn's own aggregate_scores (tests/golden/prm_aggregate/cases.json, made by its generate.py from search-and-learn 6f81cac); the DeepSeekMath form (no public code) and the GRPO over aggregates against the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        SCORE_PARAM,
-        ParamSpec::choice(
-            "form",
-            &["deepseekmath", "agg"],
-            "deepseekmath",
-            "deepseekmath: group-normalized step scores summed from each step on; agg: GRPO on the aggregated trajectory score",
-        ),
-        ParamSpec::choice(
-            "agg",
-            &["min", "prod", "last", "mean", "sum"],
-            "min",
-            "aggregation of the step scores into a trajectory score (form=agg)",
-        ),
-        ParamSpec::choice(
-            "missing",
-            &["skip", "zero", "outcome"],
-            "skip",
-            "a step without the score: leave it out, count it as 0, or (when a trajectory has none) fall back to its outcome. A trajectory with no scored step at all: with skip, no credit under deepseekmath, and its outcome as its score under agg (it still enters its group)",
-        ),
-        ParamSpec::choice(
-            "refine",
-            &["none", "clip", "delta"],
-            "none",
-            "refine the step scores against reward hacking (Gao et al. 2024, arXiv 2410.15115, from the paper): clip = min(s − η, 0); delta = s_k − s_{k+1} (the last step keeps s_K, so the sum is s_1)",
-        ),
-        ParamSpec::float("clip_eta", -10.0, 10.0, "0.5", "η of the clip refinement"),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std"),
-        ParamSpec::choice(
-            "std",
-            &["unbiased", "population"],
-            "unbiased",
-            "the group std: unbiased (n − 1, torch.std) or population (n, numpy's std)",
-        ),
-    ]
-});
+choice! {
+    /// The `form` parameter's words.
+    enum Form { Deepseekmath = "deepseekmath", Agg = "agg" }
+}
+
+choice! {
+    /// The `agg` parameter's words.
+    enum Agg { Min = "min", Prod = "prod", Last = "last", Mean = "mean", Sum = "sum" }
+}
+
+choice! {
+    /// The `missing` parameter's words.
+    enum Missing { Skip = "skip", Zero = "zero", Outcome = "outcome" }
+}
+
+choice! {
+    /// The `refine` parameter's words.
+    enum Refine { None = "none", Clip = "clip", Delta = "delta" }
+}
+
+choice! {
+    /// The `std` parameter's words.
+    enum Std { Unbiased = "unbiased", Population = "population" }
+}
+
+params! {
+    /// The parameters of `prm_process`, declared once: its specs and the values it reads.
+    struct Knobs {
+        score_param: Score = GROUP,
+        form: Form = decl("deepseekmath", "deepseekmath: group-normalized step scores summed from each step on; agg: GRPO on the aggregated trajectory score"),
+        agg: Agg = decl("min", "aggregation of the step scores into a trajectory score (form=agg)"),
+        missing: Missing = decl("skip", "a step without the score: leave it out, count it as 0, or (when a trajectory has none) fall back to its outcome. A trajectory with no scored step at all: with skip, no credit under deepseekmath, and its outcome as its score under agg (it still enters its group)"),
+        refine: Refine = decl("none", "refine the step scores against reward hacking (Gao et al. 2024, arXiv 2410.15115, from the paper): clip = min(s − η, 0); delta = s_k − s_{k+1} (the last step keeps s_K, so the sum is s_1)"),
+        clip_eta: f64 = range(-10.0, 10.0, "0.5", "η of the clip refinement"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the std"),
+        std: Std = decl("unbiased", "the group std: unbiased (n − 1, torch.std) or population (n, numpy's std)"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// Clip (`min(s − η, 0)`) or Delta (`s_k − s_{k+1}`, the last present score kept) on each
 /// trajectory's step scores; missing scores stay missing.
-pub fn refine(run: &Run, score: &mut [f32], how: &str, eta: f32) {
+fn refine(run: &Run, score: &mut [f32], how: Refine, eta: f32) {
     let tr = &run.trajectories;
     match how {
-        "clip" => {
+        Refine::Clip => {
             for s in score.iter_mut().filter(|s| !s.is_nan()) {
                 *s = (*s - eta).min(0.0);
             }
         }
-        "delta" => {
+        Refine::Delta => {
             for t in tr.ids() {
                 let present: Vec<usize> = tr.path_range(t).filter(|&k| !score[k].is_nan()).collect();
                 for pair in present.windows(2) {
@@ -84,18 +89,18 @@ pub fn refine(run: &Run, score: &mut [f32], how: &str, eta: f32) {
                 }
             }
         }
-        _ => {}
+        Refine::None => {}
     }
 }
 
 /// Aggregates step scores into a trajectory score; `None` for no scores.
 #[cfg(test)]
-fn aggregate(scores: &[f32], agg: &str) -> Option<f32> {
+fn aggregate(scores: &[f32], agg: Agg) -> Option<f32> {
     aggregate_present(scores.iter().copied(), agg)
 }
 
 /// [`aggregate`] over the scores an iterator yields (the present ones, without collecting them).
-fn aggregate_present(scores: impl Iterator<Item = f32>, agg: &str) -> Option<f32> {
+fn aggregate_present(scores: impl Iterator<Item = f32>, agg: Agg) -> Option<f32> {
     let (mut count, mut last, mut sum, mut product, mut min) = (0usize, 0.0f32, 0.0f32, 1.0f32, f32::INFINITY);
     for s in scores {
         count += 1;
@@ -105,11 +110,11 @@ fn aggregate_present(scores: impl Iterator<Item = f32>, agg: &str) -> Option<f32
         min = min.min(s);
     }
     (count > 0).then(|| match agg {
-        "prod" => product,
-        "last" => last,
-        "mean" => sum / count as f32,
-        "sum" => sum,
-        _ => min,
+        Agg::Prod => product,
+        Agg::Last => last,
+        Agg::Mean => sum / count as f32,
+        Agg::Sum => sum,
+        Agg::Min => min,
     })
 }
 
@@ -124,21 +129,22 @@ impl Scheme for PrmProcess {
         supports_scores(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let column = score_column(run, params, "prm_process")?;
+        let knobs = Knobs::of(params);
+        let column = score_column(run, knobs.score_param.score, "prm_process")?;
         let tr = &run.trajectories;
-        let missing = params.choice("missing");
+        let missing = knobs.missing;
         // Step scores per path position after the missing-step policy (NaN = left out).
         // Borrowed when the run's paths are its nodes in order and nothing below changes a score.
-        let refinement = params.choice("refine");
+        let refinement = knobs.refine;
         let mut score = crate::credit::engine::inputs::path_column(run, column);
-        if missing != "skip" || refinement != "none" {
+        if missing != Missing::Skip || refinement != Refine::None {
             score =
                 std::borrow::Cow::Owned(crate::credit::engine::inputs::owned_path_column(std::mem::take(&mut score)));
             let score = score.to_mut();
-            if missing == "zero" {
+            if missing == Missing::Zero {
                 score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0);
             }
-            if missing == "outcome" {
+            if missing == Missing::Outcome {
                 for t in tr.ids() {
                     let range = tr.path_range(t);
                     if score[range.clone()].iter().all(|s| s.is_nan()) && !range.is_empty() {
@@ -146,12 +152,12 @@ impl Scheme for PrmProcess {
                     }
                 }
             }
-            refine(run, score, refinement, params.f64("clip_eta") as f32);
+            refine(run, score, refinement, knobs.clip_eta as f32);
         }
-        let eps = params.f64("epsilon") as f32;
-        let unbiased = params.choice("std") != "population";
-        let credit = if params.choice("form") == "agg" {
-            aggregated(run, &score, params.choice("agg"), eps, unbiased)
+        let eps = knobs.epsilon as f32;
+        let unbiased = knobs.std != Std::Population;
+        let credit = if knobs.form == Form::Agg {
+            aggregated(run, &score, knobs.agg, eps, unbiased)
         } else {
             deepseekmath(run, &score, eps, unbiased)
         };
@@ -205,7 +211,7 @@ fn deepseekmath(run: &Run, score: &[f32], eps: f32, unbiased: bool) -> Credit {
     Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
 }
 
-fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32, unbiased: bool) -> Credit {
+fn aggregated(run: &Run, score: &[f32], agg: Agg, eps: f32, unbiased: bool) -> Credit {
     let tr = &run.trajectories;
     // A trajectory with no scored step still enters its group, with its outcome as its score
     // (no score at all only when it has no outcome either).
@@ -234,16 +240,16 @@ fn aggregated(run: &Run, score: &[f32], agg: &str, eps: f32, unbiased: bool) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::aggregate;
+    use super::{Agg, aggregate};
 
     #[test]
     fn aggregations_of_the_reference_example() {
         let p = [0.9, 0.6, 0.8];
-        assert_eq!(aggregate(&p, "min"), Some(0.6));
-        assert!((aggregate(&p, "prod").unwrap() - 0.432).abs() < 1e-6);
-        assert_eq!(aggregate(&p, "last"), Some(0.8));
-        assert!((aggregate(&p, "mean").unwrap() - 0.766_666_7).abs() < 1e-6);
-        assert!((aggregate(&p, "sum").unwrap() - 2.3).abs() < 1e-6);
-        assert_eq!(aggregate(&[], "min"), None);
+        assert_eq!(aggregate(&p, Agg::Min), Some(0.6));
+        assert!((aggregate(&p, Agg::Prod).unwrap() - 0.432).abs() < 1e-6);
+        assert_eq!(aggregate(&p, Agg::Last), Some(0.8));
+        assert!((aggregate(&p, Agg::Mean).unwrap() - 0.766_666_7).abs() < 1e-6);
+        assert!((aggregate(&p, Agg::Sum).unwrap() - 2.3).abs() < 1e-6);
+        assert_eq!(aggregate(&[], Agg::Min), None);
     }
 }

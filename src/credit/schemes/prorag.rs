@@ -4,9 +4,12 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::outcome_advantages;
-use crate::credit::engine::inputs::{SCORE_PARAM, score_column, supports_scores};
+use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::engine::moments::{present_sums, weighted_mean_std};
+use crate::credit::kernels::outcome::{OutcomeNorm, OutcomeOptions};
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };
@@ -30,22 +33,25 @@ static INFO: SchemeInfo = SchemeInfo {
 /// Step kinds that count as well-formed ProRAG steps (subquery → retrieval, subanswer, answer).
 const WELL_FORMED_KINDS: &[&str] = &["search", "subquery", "read", "retrieval", "subanswer", "answer"];
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::float("beta", 0.0, 5.0, "0.3", "weight of the step z-score (prm_beta; the script uses 0.3)"),
-        SCORE_PARAM,
-        ParamSpec::choice(
-            "format_source",
-            &["none", "kind", "score"],
-            "none",
-            "the step-format term: none, as ProRAG's code trains (its format_reward_step prefixes `<step>`, itself a tag, so no step matches a well-formed pattern and every step gets −2, a constant the z-score removes); or, as the paper means it, judged by the step's kind (search, read, answer, …) or a `format` step score ≥ 0.5",
-        ),
-        ParamSpec::float("format_bonus", 0.0, 5.0, "1", "added to a well-formed step's score"),
-        ParamSpec::float("format_penalty", 0.0, 5.0, "2", "subtracted from a malformed step's score"),
-        ParamSpec::choice("outcome_norm", &["grpo", "mean", "rloo"], "grpo", "outcome advantage"),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.0001", "added to the outcome std (ProRAG uses 1e-4)"),
-    ]
-});
+choice! {
+    /// The `format_source` parameter's words.
+    enum FormatSource { None = "none", Kind = "kind", Score = "score" }
+}
+
+params! {
+    /// The parameters of `prorag`, declared once: its specs and the values it reads.
+    struct Knobs {
+        beta: f64 = range(0.0, 5.0, "0.3", "weight of the step z-score (prm_beta; the script uses 0.3)"),
+        score_param: Score = GROUP,
+        format_source: FormatSource = decl("none", "the step-format term: none, as ProRAG's code trains (its format_reward_step prefixes `<step>`, itself a tag, so no step matches a well-formed pattern and every step gets −2, a constant the z-score removes); or, as the paper means it, judged by the step's kind (search, read, answer, …) or a `format` step score ≥ 0.5"),
+        format_bonus: f64 = range(0.0, 5.0, "1", "added to a well-formed step's score"),
+        format_penalty: f64 = range(0.0, 5.0, "2", "subtracted from a malformed step's score"),
+        outcome_norm: OutcomeNorm = decl("grpo", "outcome advantage"),
+        epsilon: f64 = range(0.0, 1.0, "0.0001", "added to the outcome std (ProRAG uses 1e-4)"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for Prorag {
     fn info(&self) -> &SchemeInfo {
@@ -71,18 +77,18 @@ impl Scheme for Prorag {
 /// ProRAG's credit; `fast` lets a run without token spans take the path that reads each step's
 /// format term in place (`false` in a test, to check the two paths against each other).
 fn credit(run: &Run, params: &Params, fast: bool) -> Result<Credit, CreditError> {
-    let column = score_column(run, params, "prorag")?;
+    let knobs = Knobs::of(params);
+    let column = score_column(run, knobs.score_param.score, "prorag")?;
     let tr = &run.trajectories;
-    let (outcome, _) = outcome_advantages(run, params);
+    let (outcome, _) = outcome_advantages(run, OutcomeOptions { norm: knobs.outcome_norm, eps: knobs.epsilon as f32 });
     let score = crate::credit::engine::inputs::path_column(run, column);
-    let source = match params.choice("format_source") {
-        "score" => Source::Score,
-        "kind" => Source::Kind,
-        "none" => Source::None,
-        _ => Source::Always,
+    let source = match knobs.format_source {
+        FormatSource::Score => Source::Score,
+        FormatSource::Kind => Source::Kind,
+        FormatSource::None => Source::None,
     };
-    let (bonus, penalty) = (params.f64("format_bonus") as f32, params.f64("format_penalty") as f32);
-    let beta = params.f64("beta") as f32;
+    let (bonus, penalty) = (knobs.format_bonus as f32, knobs.format_penalty as f32);
+    let beta = knobs.beta as f32;
     let mut terms = Terms::for_rows(
         "A_outcome + β·z(step score), z over the group's tokens",
         &["A_outcome", "token mean", "token std", "β"],
@@ -101,7 +107,6 @@ fn credit(run: &Run, params: &Params, fast: bool) -> Result<Credit, CreditError>
         }
         match source {
             Source::None => by_steps!(move |_| 0.0),
-            Source::Always => by_steps!(move |_| bonus),
             Source::Score => match run.nodes.scores.get("format") {
                 Some(format) => {
                     let format = crate::credit::engine::inputs::path_column(run, format);
@@ -146,7 +151,6 @@ fn credit(run: &Run, params: &Params, fast: bool) -> Result<Credit, CreditError>
 enum Source {
     Score,
     Kind,
-    Always,
     None,
 }
 
@@ -175,7 +179,6 @@ impl Format<'_> {
     fn of(&mut self, node: NodeId) -> f32 {
         match self.source {
             Source::None => 0.0,
-            Source::Always => self.bonus,
             Source::Score => {
                 let well_formed = self.scores.is_some_and(|f| f[node.index()] >= 0.5);
                 if well_formed { self.bonus } else { -self.penalty }

@@ -5,7 +5,9 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::inputs::{SCORE_PARAM, score_column, supports_scores};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Score;
+use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };
@@ -26,48 +28,43 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "PURE's own code per token (tests/golden/pure/cases.json, made by its generate.py from PURE 41f9363: both baselines, with and without the verifiable reward, masked separators, weighting and normalization); the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        SCORE_PARAM,
-        ParamSpec::choice(
-            "transform",
-            &["two_p_minus_one", "as_is"],
-            "two_p_minus_one",
-            "r = P(correct) − P(wrong) = 2p − 1 for a probability, or the score as logged",
-        ),
-        ParamSpec::float("temperature", 0.001, 10.0, "0.1", "T of the softmax-min weights"),
-        ParamSpec::choice(
-            "weighting",
-            &["softmax_min", "uniform"],
-            "softmax_min",
-            "min-form weights, or uniform 1/S (disable_weighted_reward)",
-        ),
-        ParamSpec::choice(
-            "baseline",
-            &["step", "token", "none"],
-            "step",
-            "RLOO over the group: step subtracts the other rollouts' mean per-step reward from each step; token subtracts the others' reward per token times the step's tokens (its separator not counted), as the release script does",
-        ),
-        ParamSpec::bool(
-            "verifiable",
-            "true",
-            "add the verifiable reward solved − 1 (RLOO over the group) at the last step (PRMVR)",
-        ),
-        ParamSpec::float("verifiable_coef", 0.0, 10.0, "1", "weight of the verifiable reward"),
-        ParamSpec::bool("normalize", "true", "normalize the returns over the batch (mean/std)"),
-        ParamSpec::choice(
-            "normalize_over",
-            &["tokens", "steps"],
-            "tokens",
-            "tokens: as the code's replay buffer, over the action tokens (a step's return on each of its tokens; with masked separators only tokens whose return is not 0 counted and a 0 kept, every token in the variance, std √max(var, 1e-8)); a run without tokens counts each step as one token. steps: one value per step, unbiased std + 1e-8",
-        ),
-        ParamSpec::bool(
-            "mask_separators",
-            "true",
-            "the separator (a step's last token, where its reward sits) has return 0 (off: nomask_separator_adv); tokens only",
-        ),
-    ]
-});
+choice! {
+    /// The `transform` parameter's words.
+    enum TransformChoice { TwoPMinusOne = "two_p_minus_one", AsIs = "as_is" }
+}
+
+choice! {
+    /// The `weighting` parameter's words.
+    enum Weighting { SoftmaxMin = "softmax_min", Uniform = "uniform" }
+}
+
+choice! {
+    /// The `baseline` parameter's words.
+    enum Baseline { Step = "step", Token = "token", None = "none" }
+}
+
+choice! {
+    /// The `normalize_over` parameter's words.
+    enum NormalizeOver { Tokens = "tokens", Steps = "steps" }
+}
+
+params! {
+    /// The parameters of `pure`, declared once: its specs and the values it reads.
+    struct Knobs {
+        score_param: Score = GROUP,
+        transform: TransformChoice = decl("two_p_minus_one", "r = P(correct) − P(wrong) = 2p − 1 for a probability, or the score as logged"),
+        temperature: f64 = range(0.001, 10.0, "0.1", "T of the softmax-min weights"),
+        weighting: Weighting = decl("softmax_min", "min-form weights, or uniform 1/S (disable_weighted_reward)"),
+        baseline: Baseline = decl("step", "RLOO over the group: step subtracts the other rollouts' mean per-step reward from each step; token subtracts the others' reward per token times the step's tokens (its separator not counted), as the release script does"),
+        verifiable: bool = decl("true", "add the verifiable reward solved − 1 (RLOO over the group) at the last step (PRMVR)"),
+        verifiable_coef: f64 = range(0.0, 10.0, "1", "weight of the verifiable reward"),
+        normalize: bool = decl("true", "normalize the returns over the batch (mean/std)"),
+        normalize_over: NormalizeOver = decl("tokens", "tokens: as the code's replay buffer, over the action tokens (a step's return on each of its tokens; with masked separators only tokens whose return is not 0 counted and a 0 kept, every token in the variance, std √max(var, 1e-8)); a run without tokens counts each step as one token. steps: one value per step, unbiased std + 1e-8"),
+        mask_separators: bool = decl("true", "the separator (a step's last token, where its reward sits) has return 0 (off: nomask_separator_adv); tokens only"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The group's weighted step rewards `r' = w·r` in `group` (member i's at `local[i]..local[i + 1]`)
 /// from their step scores (`score(i)`), and each member's `Σ r'` in `totals`: `r = 2p − 1` (or
@@ -323,7 +320,8 @@ fn normalize_over_tokens(step: &mut [f32], tokens: Option<&[f32]>, mask_separato
 
 impl Scheme for Pure {
     fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        params.bool("normalize").then_some("normalizes the returns over the batch")
+        let knobs = Knobs::of(params);
+        knobs.normalize.then_some("normalizes the returns over the batch")
     }
 
     fn info(&self) -> &SchemeInfo {
@@ -339,11 +337,12 @@ impl Scheme for Pure {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let column = score_column(run, params, "pure")?;
+        let knobs = Knobs::of(params);
+        let column = score_column(run, knobs.score_param.score, "pure")?;
         let tr = &run.trajectories;
-        let two_p = params.choice("transform") == "two_p_minus_one";
-        let inverse_t = (1.0 / params.f64("temperature")) as f32;
-        let uniform = params.choice("weighting") == "uniform";
+        let two_p = knobs.transform == TransformChoice::TwoPMinusOne;
+        let inverse_t = (1.0 / knobs.temperature) as f32;
+        let uniform = knobs.weighting == Weighting::Uniform;
         let score = crate::credit::engine::inputs::path_column(run, column);
         let mut terms = Terms::for_rows(
             "Σ_{j≥k} (w_j r_j − baseline) + VR at the last step, then normalized",
@@ -356,15 +355,15 @@ impl Scheme for Pure {
                 None => f64::from(u8::from(tr.reward[t.index()] > 0.5)),
             }
         };
-        let step_baseline = params.choice("baseline") == "step";
-        let token_baseline = params.choice("baseline") == "token";
-        let over_tokens = params.choice("normalize_over") == "tokens";
+        let step_baseline = knobs.baseline == Baseline::Step;
+        let token_baseline = knobs.baseline == Baseline::Token;
+        let over_tokens = knobs.normalize_over == NormalizeOver::Tokens;
         // Policy tokens of each path step, when the run logs tokens.
         let token_counts = crate::credit::engine::inputs::step_token_weights(run);
         let step_tokens = token_counts.as_deref();
-        let verifiable_on = params.bool("verifiable");
-        let verifiable_coef = params.f64("verifiable_coef");
-        let normalize = params.bool("normalize");
+        let verifiable_on = knobs.verifiable;
+        let verifiable_coef = knobs.verifiable_coef;
+        let normalize = knobs.normalize;
         let transform = Transform { two_p, uniform, inverse_t };
         // Group by group, in cache: each member's weighted step rewards r' = w·r (softmax-min
         // weights over its steps; a missing score counts 0), the RLOO baselines, then the
@@ -447,7 +446,7 @@ impl Scheme for Pure {
         });
         crate::credit::engine::inputs::give_path_column(score);
         if normalize && over_tokens {
-            normalize_over_tokens(&mut step, step_tokens, params.bool("mask_separators"));
+            normalize_over_tokens(&mut step, step_tokens, knobs.mask_separators);
         } else if normalize {
             let moments = moments
                 .iter()

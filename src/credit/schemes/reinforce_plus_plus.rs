@@ -2,12 +2,35 @@
 //! over every valid token of the batch.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::engine::whiten;
+use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::{too_few_positions, whiten_batch_then_mask};
-use crate::credit::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::kernels::openrlhf::StdNorm;
+use crate::credit::kernels::openrlhf::{Shaping, ShapingParam};
+use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+choice! {
+    /// The `holes` parameter's words.
+    enum Holes { Reset = "reset", MaskReward = "mask_reward" }
+}
+
+params! {
+    /// The parameters of `reinforce_plus_plus`, declared once: its specs and the values it reads.
+    struct Knobs {
+        gamma: f64 = range(0.0, 1.0, "1", "discount"),
+        holes: Holes = decl("reset", "at a masked token verl resets the running return; OpenRLHF only masks the reward"),
+        whiten: Whiten = decl("verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
+        std_norm_param: StdNorm = GROUP,
+        shaping_param: ShapingParam = GROUP,
+        reward_clip: f64 = range(0.0, 1000.0, "0", "with shaping = openrlhf, clamp the score to ±this (OpenRLHF --reward.clip_range, ±10); 0 = off"),
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     ReinforcePlusPlus,
@@ -21,34 +44,30 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (reinforce)",
     },
-    params: [
-        ParamSpec::float("gamma", 0.0, 1.0, "1", "discount"),
-        ParamSpec::choice("holes", &["reset", "mask_reward"], "reset", "at a masked token verl resets the running return; OpenRLHF only masks the reward"),
-        ParamSpec::choice("whiten", &["verl", "openrlhf", "none"], "verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
-        crate::credit::kernels::openrlhf::STD_NORM,
-        crate::credit::kernels::openrlhf::SHAPING,
-        ParamSpec::float("reward_clip", 0.0, 1000.0, "0", "with shaping = openrlhf, clamp the score to ±this (OpenRLHF --reward.clip_range, ±10); 0 = off"),
-    ],
+    params: Knobs,
     presets: [
         Preset { name: "verl", values: &[("holes", "reset"), ("whiten", "verl"), ("shaping", "verl"), ("reward_clip", "0"), ("kl_coef", "0")], doc: "verl reinforce_plus_plus" },
         Preset { name: "openrlhf", values: &[("holes", "mask_reward"), ("whiten", "openrlhf"), ("std_norm", "true"), ("shaping", "openrlhf"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF reinforce: the score clamped to ±10 at the last action token, k1 KL (0.01, clamped to ±10) per token, masked rewards, biased whitening" },
     ],
     supports: supports_rewards,
-    batch_wide: |params| (params.choice("whiten") != "none").then_some("whitens the advantages over every valid token of the batch")
+    batch_wide: |params| (Knobs::of(params).whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch")
 );
 
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    if crate::credit::kernels::openrlhf::wanted(params) {
+    let knobs = Knobs::of(params);
+    if knobs.shaping_param.shaping == Shaping::Openrlhf {
         // OpenRLHF: compute_reward's per-token rewards, then the same recursion on them.
-        return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, params), params);
+        let shape = crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip);
+        return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, shape), params);
     }
     unshaped(batch, params)
 }
 
 /// The returns of the batch's rewards as they are, whitened.
 fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let gamma = F::of(params.f64("gamma"));
-    let reset = params.choice("holes") != "mask_reward";
+    let knobs = Knobs::of(params);
+    let gamma = F::of(knobs.gamma);
+    let reset = knobs.holes != Holes::MaskReward;
     let n = batch.num_positions();
     let mut terms =
         Terms::for_rows("whiten(Σ_k γ^k r_{t+k}) over the batch", &["return at first token"], batch.num_rows());
@@ -58,13 +77,13 @@ fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>,
         None => returns_rows::<F, false, false>(batch, gamma, reset, &mut terms),
     };
     // The sums verl's whitening needs were gathered as the returns were written.
-    let gather = params.choice("whiten") == "verl";
+    let gather = knobs.whiten == Whiten::Verl;
     let sums = gather.then(|| whiten::Sums::total(sums.into_iter().flatten()));
     let id = "reinforce_plus_plus";
     let (advantages, returns) = match (batch.skip_returns, sums) {
         (true, _) => {
             let mut advantages = returns;
-            whiten_batch_then_mask(batch, &mut advantages, params, id, sums)?;
+            whiten_batch_then_mask(batch, &mut advantages, (knobs.whiten, knobs.std_norm_param.std_norm), id, sums)?;
             (advantages, None)
         }
         // verl's whitening and the mask written from the returns in one pass (the returns are
@@ -80,7 +99,7 @@ fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>,
             crate::par::chunks_mut(&mut advantages, |start, part| {
                 part.copy_from_slice(&returns[start..start + part.len()]);
             });
-            whiten_batch_then_mask(batch, &mut advantages, params, id, None)?;
+            whiten_batch_then_mask(batch, &mut advantages, (knobs.whiten, knobs.std_norm_param.std_norm), id, None)?;
             (advantages, Some(returns))
         }
     };

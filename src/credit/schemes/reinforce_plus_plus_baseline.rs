@@ -2,11 +2,27 @@
 //! over the tokens, then whiten over every valid token of the batch.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
+use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::whiten_batch_then_mask;
-use crate::credit::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::kernels::openrlhf::StdNorm;
+use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
+use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+params! {
+    /// The parameters of `reinforce_plus_plus_baseline`, declared once: its specs and the values it reads.
+    struct Knobs {
+        whiten: Whiten = decl("verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
+        std_norm_param: StdNorm = GROUP,
+        placement_param: PlacementParam = GROUP,
+        reward_clip: f64 = range(0.0, 1000.0, "0", "with placement = last_token_return, clamp r − mean to ±this (OpenRLHF --reward.clip_range, ±10); 0 = off"),
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     ReinforcePlusPlusBaseline,
@@ -20,21 +36,17 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (reinforce_baseline)",
     },
-    params: [
-        ParamSpec::choice("whiten", &["verl", "openrlhf", "none"], "verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
-        crate::credit::kernels::openrlhf::STD_NORM,
-        crate::credit::kernels::openrlhf::PLACEMENT,
-        ParamSpec::float("reward_clip", 0.0, 1000.0, "0", "with placement = last_token_return, clamp r − mean to ±this (OpenRLHF --reward.clip_range, ±10); 0 = off"),
-    ],
+    params: Knobs,
     presets: [
         Preset { name: "verl", values: &[("whiten", "verl"), ("placement", "broadcast"), ("reward_clip", "0"), ("kl_coef", "0")], doc: "verl reinforce_plus_plus_baseline" },
         Preset { name: "openrlhf", values: &[("whiten", "openrlhf"), ("std_norm", "true"), ("placement", "last_token_return"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF reinforce_baseline: r − mean clamped to ±10 at the last action token, k1 KL per token, reward-to-go, biased whitening" },
     ],
     supports: supports_rewards,
-    batch_wide: |params| (params.choice("whiten") != "none").then_some("whitens the advantages over every valid token of the batch")
+    batch_wide: |params| (Knobs::of(params).whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch")
 );
 
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let knobs = Knobs::of(params);
     let scores = batch.scores();
     let mut centred = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows("whiten(r − mean) over the batch's tokens", &["r", "mean"], scores.len());
@@ -49,22 +61,39 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
             terms.set(i, &[scores[i].f64(), mean.f64()]);
         }
     }
-    if crate::credit::kernels::openrlhf::wanted(params) {
+    if knobs.placement_param.placement == Placement::LastTokenReturn {
         // OpenRLHF forces γ = 1 here; its returns are the reward-to-go before whitening.
-        let returns = crate::credit::kernels::openrlhf::returns(batch, &centred, params, F::ONE);
+        let returns = crate::credit::kernels::openrlhf::returns(
+            batch,
+            &centred,
+            crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip),
+            F::ONE,
+        );
         let mut advantages = returns.clone();
-        whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus_baseline", None)?;
+        whiten_batch_then_mask(
+            batch,
+            &mut advantages,
+            (knobs.whiten, knobs.std_norm_param.std_norm),
+            "reinforce_plus_plus_baseline",
+            None,
+        )?;
         return Ok(Output { advantages, returns: Some(returns), terms });
     }
     // Without a mask every position of a row holds its centred score: whiten the rows, weighted by
     // their lengths, and write each position once (the same moments as whitening the positions).
-    if batch.mask.is_none() && params.choice("whiten") == "verl" {
+    if batch.mask.is_none() && knobs.whiten == Whiten::Verl {
         if !crate::credit::engine::whiten::verl_rows(&mut centred, |i| batch.row(i).len()) {
             return Err(crate::credit::engine::whiten::too_few_positions("reinforce_plus_plus_baseline"));
         }
         return Ok(Output { advantages: batch.broadcast(&centred), returns: None, terms });
     }
     let mut advantages = batch.broadcast(&centred);
-    whiten_batch_then_mask(batch, &mut advantages, params, "reinforce_plus_plus_baseline", None)?;
+    whiten_batch_then_mask(
+        batch,
+        &mut advantages,
+        (knobs.whiten, knobs.std_norm_param.std_norm),
+        "reinforce_plus_plus_baseline",
+        None,
+    )?;
     Ok(Output { advantages, returns: None, terms })
 }

@@ -2,11 +2,21 @@
 //! rollout of the same prompt.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, params};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
+
+params! {
+    /// The parameters of `remax`, declared once: its specs and the values it reads.
+    struct Knobs {
+        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     Remax,
@@ -20,7 +30,7 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
-    params: [],
+    params: Knobs,
     presets: [Preset { name: "verl", values: &[], doc: "verl remax" }],
     supports: supports
 );

@@ -5,10 +5,44 @@
 //! normalized over the batch (`normalize_advantages`).
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::inputs::Common;
+use crate::credit::engine::inputs::ScoreClip;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
+use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+choice! {
+    /// The `singleton` parameter's words.
+    enum Singleton { Raw = "raw", Zero = "zero" }
+}
+
+choice! {
+    /// The `baseline` parameter's words.
+    enum Baseline { Scaled = "scaled", Others = "others" }
+}
+
+choice! {
+    /// The `unscorable` parameter's words.
+    enum Unscorable { None = "none", Zero = "zero" }
+}
+
+params! {
+    /// The parameters of `rloo`, declared once: its specs and the values it reads.
+    struct Knobs {
+        singleton: Singleton = decl("raw", "a group of one: verl's loop keeps the raw score; the vectorized version and TRL give 0"),
+        reward_clip: f64 = range(0.0, 1000.0, "0", "clamp the advantage to ±this (OpenRLHF clips the shaped reward to ±10); 0 = off"),
+        baseline: Baseline = decl("scaled", "the leave-one-out form: verl's s·n/(n−1) − mean·n/(n−1), or r − (Σ − r)/(n − 1) as TRL and OpenRLHF write it (equal but for rounding)"),
+        unscorable: Unscorable = decl("none", "a row without a score (every reward function returned None) is left out of its group's sums and count; it gets no value, or 0 as TRL's nan_to_num gives"),
+        #[expect(dead_code, reason = "read by the engine (the rewards clamped before the KL)")]
+        score_clip: ScoreClip = GROUP,
+        normalize: bool = decl("false", "TRL normalize_advantages: (A − mean)/(std + 1e-4) over the batch's scored rows (unbiased std), before the missing ones become 0"),
+        placement_param: PlacementParam = GROUP,
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     Rloo,
@@ -22,16 +56,7 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs); TRL RLOOTrainer's rules (unscorable rows, reward_clip_range, normalize_advantages) by named tests against its code's formulas",
     },
-    params: [
-        ParamSpec::choice("singleton", &["raw", "zero"], "raw", "a group of one: verl's loop keeps the raw score; the vectorized version and TRL give 0"),
-        ParamSpec::float("reward_clip", 0.0, 1000.0, "0", "clamp the advantage to ±this (OpenRLHF clips the shaped reward to ±10); 0 = off"),
-        ParamSpec::choice("baseline", &["scaled", "others"], "scaled", "the leave-one-out form: verl's s·n/(n−1) − mean·n/(n−1), or r − (Σ − r)/(n − 1) as TRL and OpenRLHF write it (equal but for rounding)"),
-        ParamSpec::choice("unscorable", &["none", "zero"], "none", "a row without a score (every reward function returned None) is left out of its group's sums and count; it gets no value, or 0 as TRL's nan_to_num gives"),
-        ParamSpec::float("score_min", -1.0e6, 1.0e6, "-1000000", "TRL reward_clip_range: the least reward, clamped to before the KL and the baseline (−1e6 = off)"),
-        ParamSpec::float("score_max", -1.0e6, 1.0e6, "1000000", "TRL reward_clip_range: the greatest reward (1e6 = off)"),
-        ParamSpec::bool("normalize", "false", "TRL normalize_advantages: (A − mean)/(std + 1e-4) over the batch's scored rows (unbiased std), before the missing ones become 0"),
-        crate::credit::kernels::openrlhf::PLACEMENT,
-    ],
+    params: Knobs,
     presets: [
         Preset { name: "verl", values: &[("singleton", "raw"), ("baseline", "scaled"), ("unscorable", "none"), ("normalize", "false"), ("placement", "broadcast"), ("kl_coef", "0"), ("reward_clip", "0")], doc: "verl rloo (loop)" },
         Preset { name: "trl", values: &[("singleton", "zero"), ("baseline", "others"), ("unscorable", "zero"), ("normalize", "false"), ("placement", "broadcast"), ("kl_coef", "0.05"), ("kl_mode", "k1"), ("reward_clip", "0")], doc: "TRL RLOOTrainer: k1 KL summed into the sequence reward with β = 0.05; unscorable rows left out of the baseline and given 0" },
@@ -42,10 +67,11 @@ estimator!(
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
+    let knobs = Knobs::of(params);
     let scores = batch.scores();
-    let zero_singleton = params.choice("singleton") == "zero";
-    let others = params.choice("baseline") == "others";
-    let clip = F::of(params.f64("reward_clip"));
+    let zero_singleton = knobs.singleton == Singleton::Zero;
+    let others = knobs.baseline == Baseline::Others;
+    let clip = F::of(knobs.reward_clip);
     // NaN marks a row with no value yet: no score, or a lone scored row when singletons get 0.
     let mut advantage = vec![F::of(f64::NAN); scores.len()];
     let mut terms =
@@ -80,7 +106,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
             terms.set(i, &[s.f64(), mean.f64(), n as f64]);
         }
     }
-    if params.bool("normalize") {
+    if knobs.normalize {
         let valid: Vec<F> = advantage.iter().copied().filter(|a| !a.is_nan()).collect();
         if !valid.is_empty() {
             let (mean, std) = crate::credit::engine::moments::mean_std(&valid, true);
@@ -91,14 +117,19 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         }
     }
     // A lone scored row gets 0; a row without a score, 0 or no value.
-    let unscorable_zero = params.choice("unscorable") == "zero";
+    let unscorable_zero = knobs.unscorable == Unscorable::Zero;
     for (a, s) in advantage.iter_mut().zip(&scores) {
         if a.is_nan() && (!s.is_nan() || unscorable_zero) {
             *a = F::ZERO;
         }
     }
-    let advantages = if crate::credit::kernels::openrlhf::wanted(params) {
-        crate::credit::kernels::openrlhf::returns(batch, &advantage, params, F::ONE)
+    let advantages = if knobs.placement_param.placement == Placement::LastTokenReturn {
+        crate::credit::kernels::openrlhf::returns(
+            batch,
+            &advantage,
+            crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip),
+            F::ONE,
+        )
     } else {
         batch.broadcast(&advantage)
     };

@@ -1,10 +1,20 @@
 //! RLOO vectorized (`rloo_vectorized`): `(c·s − S)/max(c−1, 1)`, and 0 for a group of one.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, params};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+
+params! {
+    /// The parameters of `rloo_vectorized`, declared once: its specs and the values it reads.
+    struct Knobs {
+        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     RlooVectorized,
@@ -18,7 +28,7 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs, bit-exact (tests/golden/verl_extra, made by its generate.py from verl b178a3c; ../shared/golden/verl has no file for it); property tests (tests/it/credit_props.rs)",
     },
-    params: [],
+    params: Knobs,
     presets: [Preset { name: "verl", values: &[], doc: "verl rloo_vectorized (singleton → 0)" }],
     supports: supports_rewards
 );

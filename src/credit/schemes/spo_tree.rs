@@ -6,7 +6,9 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::tree::{MERGE_PARAM, build, merge_prefixes};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::tree::MergeParam;
+use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::{ValueMode, ValueTree};
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -28,31 +30,30 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "the treepo_spo variant against TreePO's own code (tests/golden/treepo/cases.json, made by its generate.py from TreePO b86ce51); the official SPO form against SPO's own code (tests/golden/spo_tree/cases.json, made by its generate.py from SPO b9fc6a2: rloo, grpo, use_pav, dropped edges)",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::choice(
-            "edge_adv",
-            &["rloo", "grpo"],
-            "rloo",
-            "edge advantage V(n) − V(parent) (rloo), or divided by the parent's children's population std + 1e-8 (grpo)",
-        ),
-        ParamSpec::choice(
-            "variant",
-            &["official", "treepo_spo"],
-            "official",
-            "the SPO code, or TreePO's re-implementation: z-score among siblings (a lone child keeps its value), root 0",
-        ),
-        ParamSpec::bool("drop_zero", "true", "edges with advantage exactly 0 are not trained (no credit)"),
-        ParamSpec::bool(
-            "pav",
-            "false",
-            "use_pav: the segment's advantage is V(n) + w·(BoK(V(n)) − BoK(V(parent))), BoK(v) = 1 − (1 − v)^k, as SPO's episode generator makes it (its config then keeps every edge: drop_zero off)",
-        ),
-        ParamSpec::int("pav_k", 1, 64, "4", "k of the PAV term's best-of-k"),
-        ParamSpec::float("pav_weight", 0.0, 100.0, "5", "w, the weight of the PAV term (the code's 5)"),
-        MERGE_PARAM,
-    ]
-});
+choice! {
+    /// The `edge_adv` parameter's words.
+    enum EdgeAdv { Rloo = "rloo", Grpo = "grpo" }
+}
+
+choice! {
+    /// The `variant` parameter's words.
+    enum Variant { Official = "official", TreepoSpo = "treepo_spo" }
+}
+
+params! {
+    /// The parameters of `spo_tree`, declared once: its specs and the values it reads.
+    struct Knobs {
+        edge_adv: EdgeAdv = decl("rloo", "edge advantage V(n) − V(parent) (rloo), or divided by the parent's children's population std + 1e-8 (grpo)"),
+        variant: Variant = decl("official", "the SPO code, or TreePO's re-implementation: z-score among siblings (a lone child keeps its value), root 0"),
+        drop_zero: bool = decl("true", "edges with advantage exactly 0 are not trained (no credit)"),
+        pav: bool = decl("false", "use_pav: the segment's advantage is V(n) + w·(BoK(V(n)) − BoK(V(parent))), BoK(v) = 1 − (1 − v)^k, as SPO's episode generator makes it (its config then keeps every edge: drop_zero off)"),
+        pav_k: i64 = range(1.0, 64.0, "4", "k of the PAV term's best-of-k"),
+        pav_weight: f64 = range(0.0, 100.0, "5", "w, the weight of the PAV term (the code's 5)"),
+        merge_param: MergeParam = GROUP,
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// Per tree node: the population mean and std of its siblings' values (itself included), keyed by
 /// parent (top nodes share their group's root).
@@ -94,13 +95,14 @@ impl Scheme for SpoTree {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let tree = build(run, ValueMode::ChildMean, merge_prefixes(run, params));
+        let knobs = Knobs::of(params);
+        let tree = build(run, ValueMode::ChildMean, merge_prefixes(run, knobs.merge_param.merge));
         let stats = sibling_stats(&tree);
-        let treepo = params.choice("variant") == "treepo_spo";
-        let grpo = params.choice("edge_adv") == "grpo";
-        let drop_zero = params.bool("drop_zero");
-        let pav_k = params.bool("pav").then(|| params.int("pav_k") as i32);
-        let pav_weight = params.f64("pav_weight");
+        let treepo = knobs.variant == Variant::TreepoSpo;
+        let grpo = knobs.edge_adv == EdgeAdv::Grpo;
+        let drop_zero = knobs.drop_zero;
+        let pav_k = knobs.pav.then(|| knobs.pav_k as i32);
+        let pav_weight = knobs.pav_weight;
         let bok = |v: f64| pav_k.map_or(0.0, |k| 1.0 - (1.0 - v).powi(k));
         // TreePO (`normalize_sibling_rewards`): each node's value z-scored among its siblings by
         // their population std, no epsilon; siblings all alike (std within 1e-8 of 0, numpy's

@@ -2,11 +2,23 @@
 //! positions with the mask holes removed (valid tokens compacted to the left), scattered back.
 
 use crate::credit::engine::batch::{Batch, Output};
+use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_token_baseline as supports;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::kernels::token_baseline::kernel_with;
-use crate::credit::{CreditError, Family, ParamSpec, Params, Preset, SchemeInfo, SourceQuality};
+use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality};
+
+params! {
+    /// The parameters of `tir_optimal_token_baseline`, declared once: its specs and the values it reads.
+    struct Knobs {
+        handle_zero_tail: bool = decl("true", "zero the baseline of a group's unique longest row beyond the second-longest length"),
+        epsilon: f64 = range(0.0, 1.0, "0.00000001", "added to the weight sum"),
+        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+        common: Common = GROUP,
+    }
+}
 
 estimator!(
     TirOptimalTokenBaseline,
@@ -20,14 +32,12 @@ estimator!(
         source: SourceQuality::FromCode(crate::credit::VERL_AT),
         checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs)",
     },
-    params: [
-        ParamSpec::bool("handle_zero_tail", "true", "zero the baseline of a group's unique longest row beyond the second-longest length"),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.00000001", "added to the weight sum"),
-    ],
+    params: Knobs,
     presets: [Preset { name: "verl", values: &[("handle_zero_tail", "true"), ("epsilon", "0.00000001")], doc: "verl tir_optimal_token_baseline defaults" }],
     supports: supports
 );
 
 fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    kernel_with(batch, params, true)
+    let knobs = Knobs::of(params);
+    kernel_with(batch, knobs.epsilon, knobs.handle_zero_tail, true)
 }

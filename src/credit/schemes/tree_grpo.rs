@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -23,17 +24,20 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "Tree-GRPO's own code (tests/golden/tree_grpo/cases.json, made by its generate.py from Tree-GRPO 90b1709: tree, tree_2norm and tree_inner, trees and prompts of one leaf); the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::choice(
-            "combination",
-            &["inter+intra", "2norm", "intra"],
-            "inter+intra",
-            "tree (script default), tree_2norm, or tree_inner",
-        ),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the std"),
-    ]
-});
+choice! {
+    /// The `combination` parameter's words.
+    enum Combination { InterIntra = "inter+intra", TwoNorm = "2norm", Intra = "intra" }
+}
+
+params! {
+    /// The parameters of `tree_grpo`, declared once: its specs and the values it reads.
+    struct Knobs {
+        combination: Combination = decl("inter+intra", "tree (script default), tree_2norm, or tree_inner"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the std"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for TreeGrpo {
     fn info(&self) -> &SchemeInfo {
@@ -46,9 +50,10 @@ impl Scheme for TreeGrpo {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let knobs = Knobs::of(params);
         let tr = &run.trajectories;
-        let eps = params.f64("epsilon") as f32;
-        let combination = params.choice("combination");
+        let eps = knobs.epsilon as f32;
+        let combination = knobs.combination;
         let mut advantage = vec![f32::NAN; tr.len()];
         let mut inter_of = vec![f32::NAN; tr.len()];
         for g in run.groups.ids() {
@@ -62,13 +67,15 @@ impl Scheme for TreeGrpo {
             }
             let mut result = vec![0.0f32; members.len()];
             for positions in trees.values() {
-                let source: Vec<f32> =
-                    positions.iter().map(|&i| if combination == "2norm" { inter[i] } else { rewards[i] }).collect();
+                let source: Vec<f32> = positions
+                    .iter()
+                    .map(|&i| if combination == Combination::TwoNorm { inter[i] } else { rewards[i] })
+                    .collect();
                 let (intra, _) = normalize_group(&source, eps);
                 for (&i, &a) in positions.iter().zip(&intra) {
                     result[i] = match combination {
-                        "inter+intra" => inter[i] + a,
-                        _ => a,
+                        Combination::InterIntra => inter[i] + a,
+                        Combination::TwoNorm | Combination::Intra => a,
                     };
                 }
             }

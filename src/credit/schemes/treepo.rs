@@ -7,7 +7,9 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::tree::{MERGE_PARAM, build, merge_prefixes};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::tree::MergeParam;
+use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::{
@@ -28,44 +30,34 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "TreePO's own code for the segment estimator (tests/golden/treepo/cases.json, made by its generate.py from TreePO b86ce51); the subgroup estimator against the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::choice(
-            "weighting",
-            &["average", "group_size"],
-            "average",
-            "average over depths (the script), or weight by subgroup size (the code default)",
-        ),
-        ParamSpec::bool(
-            "skip_zero_std",
-            "false",
-            "leave out subgroups whose rewards are all equal (remove_no_std_subgroup)",
-        ),
-        ParamSpec::choice(
-            "estimator",
-            &["subgroup", "segment"],
-            "subgroup",
-            "subgroup: the leaf's advantage over its subgroups, on every step; segment: each segment's progress reward over its parent's (tree_seg)",
-        ),
-        ParamSpec::float(
-            "eta",
-            -1.0,
-            1.0,
-            "-1",
-            "segment estimator: the parent's reward is weighted by η^(steps from the leaf + 1) when η > 0 (adv_eta; −1 = off)",
-        ),
-        ParamSpec::bool(
-            "whiten",
-            "true",
-            "whiten over all steps of the batch afterwards (over tokens when the run logs them)",
-        ),
-        MERGE_PARAM,
-    ]
-});
+choice! {
+    /// The `weighting` parameter's words.
+    enum Weighting { Average = "average", GroupSize = "group_size" }
+}
+
+choice! {
+    /// The `estimator` parameter's words.
+    enum Estimator { Subgroup = "subgroup", Segment = "segment" }
+}
+
+params! {
+    /// The parameters of `treepo`, declared once: its specs and the values it reads.
+    struct Knobs {
+        weighting: Weighting = decl("average", "average over depths (the script), or weight by subgroup size (the code default)"),
+        skip_zero_std: bool = decl("false", "leave out subgroups whose rewards are all equal (remove_no_std_subgroup)"),
+        estimator: Estimator = decl("subgroup", "subgroup: the leaf's advantage over its subgroups, on every step; segment: each segment's progress reward over its parent's (tree_seg)"),
+        eta: f64 = range(-1.0, 1.0, "-1", "segment estimator: the parent's reward is weighted by η^(steps from the leaf + 1) when η > 0 (adv_eta; −1 = off)"),
+        whiten: bool = decl("true", "whiten over all steps of the batch afterwards (over tokens when the run logs them)"),
+        merge_param: MergeParam = GROUP,
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for Treepo {
     fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        params.bool("whiten").then_some("whitens the advantages over the batch")
+        let knobs = Knobs::of(params);
+        knobs.whiten.then_some("whitens the advantages over the batch")
     }
 
     fn info(&self) -> &SchemeInfo {
@@ -78,11 +70,12 @@ impl Scheme for Treepo {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let merge = merge_prefixes(run, params);
+        let knobs = Knobs::of(params);
+        let merge = merge_prefixes(run, knobs.merge_param.merge);
         let tree = build(run, ValueMode::LeafMean, merge);
         let tr = &run.trajectories;
-        let by_size = params.choice("weighting") == "group_size";
-        let skip_zero_std = params.bool("skip_zero_std");
+        let by_size = knobs.weighting == Weighting::GroupSize;
+        let skip_zero_std = knobs.skip_zero_std;
         // Subgroup at depth d > 0 = the leaves whose path passes through the same tree node at
         // depth d − 1; at depth 0 = the whole group. Per tree node (and per group): count, sum, min
         // and max of the outcomes below it, gathered in one pass over the paths.
@@ -110,7 +103,7 @@ impl Scheme for Treepo {
                 add(tree.node_of[k] as usize, r);
             }
         }
-        if params.choice("estimator") == "segment" {
+        if knobs.estimator == Estimator::Segment {
             return Ok(segment(run, &tree, &count, &sum, params));
         }
         let mut leaf_adv = vec![f32::NAN; tr.len()];
@@ -148,7 +141,7 @@ impl Scheme for Treepo {
             step[tr.path_range(t)].fill(leaf_adv[t.index()]);
             terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()])]);
         }
-        if params.bool("whiten") {
+        if knobs.whiten {
             // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
             // unbiased n/(n − 1) over tokens); steps without credit stay out.
             let weights = crate::credit::engine::inputs::whitening_weights(run, &step);
@@ -168,9 +161,10 @@ fn segment(
     sum: &[f64],
     params: &Params,
 ) -> Credit {
+    let knobs = Knobs::of(params);
     let tr = &run.trajectories;
     let n = tree.parent.len();
-    let eta = params.f64("eta");
+    let eta = knobs.eta;
     // Each leaf's reward: its advantage over every prefix from the tree's root to itself, weighted
     // by how many leaves each holds (the leaf itself: one, advantage 0).
     let mut reward = vec![f64::NAN; n];
@@ -232,7 +226,7 @@ fn segment(
             step[k] = (reward[v] - weight * parent) as f32;
         }
     }
-    if params.bool("whiten") {
+    if knobs.whiten {
         let weights = crate::credit::engine::inputs::whitening_weights(run, &step);
         whiten::verl(&mut step, Some(&weights));
     }

@@ -3,9 +3,11 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
-use crate::credit::engine::tree::{MERGE_PARAM, build, merge_prefixes};
-use crate::credit::kernels::outcome::OUTCOME_PARAMS;
+use crate::credit::engine::tree::{MergeChoice, MergeParam};
+use crate::credit::engine::tree::{build, merge_prefixes};
+use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -27,34 +29,36 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    let mut params = vec![
-        ParamSpec::choice(
-            "value",
-            &["leaf_mean", "child_mean"],
-            "leaf_mean",
-            "node value: mean outcome of descendant leaves, or mean of the children's values",
-        ),
-        MERGE_PARAM,
-        ParamSpec::choice(
-            "form",
-            &["difference", "sibling_z"],
-            "difference",
-            "the step utility: V(step) − V(parent), or V(step) normalised within its siblings, (V − mean)/(std + ε), as TreeRPO's toggles",
-        ),
-        ParamSpec::bool("std", "true", "sibling_z: divide by the siblings' std + ε; off subtracts their mean only"),
-        ParamSpec::choice(
-            "singleton",
-            &["zero", "verl"],
-            "zero",
-            "sibling_z: a step without siblings gets 0, or verl's rule (its value over 1 + ε)",
-        ),
-        ParamSpec::float("sibling_epsilon", 0.0, 1.0, "0.000001", "sibling_z: added to the siblings' std"),
-        ParamSpec::float("outcome_weight", 0.0, 5.0, "0", "weight of the outcome advantage added to the step utility"),
-    ];
-    params.extend(OUTCOME_PARAMS);
-    params
-});
+choice! {
+    /// The `value` parameter's words.
+    enum Value { LeafMean = "leaf_mean", ChildMean = "child_mean" }
+}
+
+choice! {
+    /// The `form` parameter's words.
+    enum Form { Difference = "difference", SiblingZ = "sibling_z" }
+}
+
+choice! {
+    /// The `singleton` parameter's words.
+    enum Singleton { Zero = "zero", Verl = "verl" }
+}
+
+params! {
+    /// The parameters of `treeps_rag`, declared once: its specs and the values it reads.
+    struct Knobs {
+        value: Value = decl("leaf_mean", "node value: mean outcome of descendant leaves, or mean of the children's values"),
+        merge_param: MergeParam = GROUP,
+        form: Form = decl("difference", "the step utility: V(step) − V(parent), or V(step) normalised within its siblings, (V − mean)/(std + ε), as TreeRPO's toggles"),
+        std: bool = decl("true", "sibling_z: divide by the siblings' std + ε; off subtracts their mean only"),
+        singleton: Singleton = decl("zero", "sibling_z: a step without siblings gets 0, or verl's rule (its value over 1 + ε)"),
+        sibling_epsilon: f64 = range(0.0, 1.0, "0.000001", "sibling_z: added to the siblings' std"),
+        outcome_weight: f64 = range(0.0, 5.0, "0", "weight of the outcome advantage added to the step utility"),
+        outcome: OutcomeParams = GROUP,
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// TreePS-RAG's parameters, read once (the merge and outcome parameters are read by the engine).
 #[derive(Clone, Copy, Debug)]
@@ -66,14 +70,20 @@ struct Options {
     /// The sibling z-score form, with (divide by the std, its ε, verl's singleton rule); `None`
     /// for the value difference `V(step) − V(parent)`.
     sibling_z: Option<(bool, f32, bool)>,
+    /// The outcome advantage's options.
+    outcome: crate::credit::kernels::outcome::OutcomeOptions,
+    /// How a group's rollouts become a tree.
+    merge: MergeChoice,
 }
 
 impl Options {
     fn of(params: &Params) -> Self {
-        let value = if params.choice("value") == "child_mean" { ValueMode::ChildMean } else { ValueMode::LeafMean };
-        let sibling_z = (params.choice("form") == "sibling_z")
-            .then(|| (params.bool("std"), params.f64("sibling_epsilon") as f32, params.choice("singleton") == "verl"));
-        Self { value, outcome_weight: params.f64("outcome_weight") as f32, sibling_z }
+        let knobs = Knobs::of(params);
+        let value = if knobs.value == Value::ChildMean { ValueMode::ChildMean } else { ValueMode::LeafMean };
+        let sibling_z = (knobs.form == Form::SiblingZ)
+            .then(|| (knobs.std, knobs.sibling_epsilon as f32, knobs.singleton == Singleton::Verl));
+        let outcome = crate::credit::kernels::outcome::OutcomeOptions::of(knobs.outcome);
+        Self { value, outcome_weight: knobs.outcome_weight as f32, sibling_z, outcome, merge: knobs.merge_param.merge }
     }
 }
 
@@ -92,9 +102,10 @@ impl Scheme for TreepsRag {
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let options = Options::of(params);
-        let tree = build(run, options.value, merge_prefixes(run, params));
+        let tree = build(run, options.value, merge_prefixes(run, options.merge));
         let weight = options.outcome_weight;
-        let (outcome, _) = if weight > 0.0 { outcome_advantages(run, params) } else { (Vec::new(), Vec::new()) };
+        let (outcome, _) =
+            if weight > 0.0 { outcome_advantages(run, options.outcome) } else { (Vec::new(), Vec::new()) };
         let sibling_z =
             options.sibling_z.map(|(use_std, eps, verl_singleton)| tree.sibling_z(use_std, eps, verl_singleton).0);
         let tr = &run.trajectories;

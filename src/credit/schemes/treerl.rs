@@ -3,7 +3,9 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::tree::{MERGE_PARAM, build, merge_prefixes};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::tree::MergeParam;
+use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -23,40 +25,35 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "TreeRL's own code (tests/golden/treerl/cases.json, made by its generate.py from TreeRL f0edbea: sqrt, uniform and no reweighting, the three value forms of gather_paths, forests of several trees, unselected leaves); the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::choice(
-            "leaf_centring",
-            &["loo", "none"],
-            "loo",
-            "centre each leaf on the mean of the other leaves of its forest",
-        ),
-        ParamSpec::choice(
-            "reweight",
-            &["sqrt", "uniform", "original"],
-            "sqrt",
-            "divide a node's accumulated value by √c, c, or nothing (c = leaves below)",
-        ),
-        ParamSpec::choice(
-            "value_form",
-            &["local_state", "value_only", "local", "paper"],
-            "local_state",
-            "local term + state value (use_state_value_reward, the release script), the state value only (use_value_only), the local term only (neither flag), or the paper's (global + local)/√|L|",
-        ),
-        ParamSpec::bool(
-            "fill_in",
-            "true",
-            "a zero local term takes the previous node's term on the path (fill_in_paths)",
-        ),
-        ParamSpec::bool(
-            "penalize_truncated",
-            "true",
-            "paths that did not finish with `stop` get the truncated reward on every step",
-        ),
-        ParamSpec::float("truncated_reward", -5.0, 5.0, "-1", "the credit of a truncated path's steps"),
-        MERGE_PARAM,
-    ]
-});
+choice! {
+    /// The `leaf_centring` parameter's words.
+    enum LeafCentring { Loo = "loo", None = "none" }
+}
+
+choice! {
+    /// The `reweight` parameter's words.
+    enum Reweight { Sqrt = "sqrt", Uniform = "uniform", Original = "original" }
+}
+
+choice! {
+    /// The `value_form` parameter's words.
+    enum ValueForm { LocalState = "local_state", ValueOnly = "value_only", Local = "local", Paper = "paper" }
+}
+
+params! {
+    /// The parameters of `treerl`, declared once: its specs and the values it reads.
+    struct Knobs {
+        leaf_centring: LeafCentring = decl("loo", "centre each leaf on the mean of the other leaves of its forest"),
+        reweight: Reweight = decl("sqrt", "divide a node's accumulated value by √c, c, or nothing (c = leaves below)"),
+        value_form: ValueForm = decl("local_state", "local term + state value (use_state_value_reward, the release script), the state value only (use_value_only), the local term only (neither flag), or the paper's (global + local)/√|L|"),
+        fill_in: bool = decl("true", "a zero local term takes the previous node's term on the path (fill_in_paths)"),
+        penalize_truncated: bool = decl("true", "paths that did not finish with `stop` get the truncated reward on every step"),
+        truncated_reward: f64 = range(-5.0, 5.0, "-1", "the credit of a truncated path's steps"),
+        merge_param: MergeParam = GROUP,
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for Treerl {
     fn info(&self) -> &SchemeInfo {
@@ -75,7 +72,8 @@ impl Scheme for Treerl {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let merge = merge_prefixes(run, params);
+        let knobs = Knobs::of(params);
+        let merge = merge_prefixes(run, knobs.merge_param.merge);
         let tree = build(run, ValueMode::LeafMean, merge);
         let tr = &run.trajectories;
         let n = tree.parent.len();
@@ -93,10 +91,10 @@ impl Scheme for Treerl {
         let selected =
             |t: crate::model::TrajectoryId| tr.path(t).last().is_none_or(|&leaf| !run.nodes.unselected(leaf));
         let mut refused = vec![false; num_groups];
-        let loo = params.choice("leaf_centring") == "loo";
-        let reweight_mode = params.choice("reweight");
-        let fill_in = params.bool("fill_in");
-        let penalize_truncated = params.bool("penalize_truncated");
+        let loo = knobs.leaf_centring == LeafCentring::Loo;
+        let reweight_mode = knobs.reweight;
+        let fill_in = knobs.fill_in;
+        let penalize_truncated = knobs.penalize_truncated;
         for g in run.groups.ids() {
             let members: Vec<_> =
                 run.groups.members(g).iter().copied().filter(|t| !tr.reward[t.index()].is_nan()).collect();
@@ -124,9 +122,9 @@ impl Scheme for Treerl {
         // A node no selected leaf is below is on no trained path: its value is never used.
         let reweight = |s: f64, c: u32| match reweight_mode {
             _ if c == 0 => 0.0,
-            "sqrt" => s / f64::from(c).sqrt(),
-            "uniform" => s / f64::from(c),
-            _ => s,
+            Reweight::Sqrt => s / f64::from(c).sqrt(),
+            Reweight::Uniform => s / f64::from(c),
+            Reweight::Original => s,
         };
         let v_hat: Vec<f64> = (0..n)
             .map(|v| if leaves[v] > 0 { reweight(sum[v], chosen[v]) / f64::from(leaves[v]) } else { 0.0 })
@@ -140,8 +138,8 @@ impl Scheme for Treerl {
             u32::MAX => root_hat[tree.group[v] as usize],
             p => v_hat[p as usize],
         };
-        let form = params.choice("value_form");
-        let truncated_reward = params.f64("truncated_reward") as f32;
+        let form = knobs.value_form;
+        let truncated_reward = knobs.truncated_reward as f32;
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(format!("TreeRL {form}"), &["R", "V̂(root)"], tr.len());
         for t in tr.ids() {
@@ -161,20 +159,20 @@ impl Scheme for Treerl {
             for k in range {
                 let v = tree.node_of[k] as usize;
                 step[k] = match form {
-                    "value_only" => v_hat[v] as f32,
-                    "paper" => {
+                    ValueForm::ValueOnly => v_hat[v] as f32,
+                    ValueForm::Paper => {
                         let value = f64::from(tree.value[v]);
                         let parent = f64::from(tree.parent_value(v as u32));
                         let root = f64::from(tree.root_value[g]);
                         (((value - root) + (value - parent)) / f64::from(leaves[v].max(1)).sqrt()) as f32
                     }
-                    _ => {
+                    ValueForm::LocalState | ValueForm::Local => {
                         let mut local = v_hat[v] - parent_hat(v);
                         if fill_in && local.abs() < 1e-8 {
                             local = previous_local;
                         }
                         previous_local = local;
-                        let state = if form == "local" { 0.0 } else { v_hat[v] };
+                        let state = if form == ValueForm::Local { 0.0 } else { v_hat[v] };
                         (local + state) as f32
                     }
                 };

@@ -3,7 +3,9 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::tree::{MERGE_PARAM, build, merge_prefixes};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::tree::MergeParam;
+use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
@@ -25,25 +27,28 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "the Sapir variant (value = leaf_mean, std = false, singleton = untrained) against omrisapir1/treerpo's own code (tests/golden/treerpo/cases.json, made by its generate.py from treerpo 05499ad); Yang et al.'s form against the worked example of reference/credit-schemes-process.md (their code was not obtainable)",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::choice(
-            "value",
-            &["child_mean", "leaf_mean"],
-            "child_mean",
-            "node value: mean of the children's values (Yang) or of the leaves below (Sapir)",
-        ),
-        ParamSpec::bool("std", "true", "divide by the sibling std + ε (Yang); off gives the mean-centred form (Sapir)"),
-        MERGE_PARAM,
-        ParamSpec::choice(
-            "singleton",
-            &["zero", "verl", "untrained"],
-            "zero",
-            "a node without siblings: 0, verl's rule (its value over std 1), or no credit for it and every step below it (omrisapir1/treerpo trains sibling sets of two or more, and goes no deeper than a lone child)",
-        ),
-        ParamSpec::float("epsilon", 0.0, 1.0, "0.000001", "added to the sibling std"),
-    ]
-});
+choice! {
+    /// The `value` parameter's words.
+    enum Value { ChildMean = "child_mean", LeafMean = "leaf_mean" }
+}
+
+choice! {
+    /// The `singleton` parameter's words.
+    enum Singleton { Zero = "zero", Verl = "verl", Untrained = "untrained" }
+}
+
+params! {
+    /// The parameters of `treerpo`, declared once: its specs and the values it reads.
+    struct Knobs {
+        value: Value = decl("child_mean", "node value: mean of the children's values (Yang) or of the leaves below (Sapir)"),
+        std: bool = decl("true", "divide by the sibling std + ε (Yang); off gives the mean-centred form (Sapir)"),
+        merge_param: MergeParam = GROUP,
+        singleton: Singleton = decl("zero", "a node without siblings: 0, verl's rule (its value over std 1), or no credit for it and every step below it (omrisapir1/treerpo trains sibling sets of two or more, and goes no deeper than a lone child)"),
+        epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the sibling std"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for Treerpo {
     fn info(&self) -> &SchemeInfo {
@@ -59,14 +64,15 @@ impl Scheme for Treerpo {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let mode = if params.choice("value") == "leaf_mean" { ValueMode::LeafMean } else { ValueMode::ChildMean };
-        let merge = merge_prefixes(run, params);
+        let knobs = Knobs::of(params);
+        let mode = if knobs.value == Value::LeafMean { ValueMode::LeafMean } else { ValueMode::ChildMean };
+        let merge = merge_prefixes(run, knobs.merge_param.merge);
         let tree = build(run, mode, merge);
-        let use_std = params.bool("std");
-        let eps = params.f64("epsilon") as f32;
-        let verl_singleton = params.choice("singleton") == "verl";
+        let use_std = knobs.std;
+        let eps = knobs.epsilon as f32;
+        let verl_singleton = knobs.singleton == Singleton::Verl;
         let (mut advantage, stats) = tree.sibling_z(use_std, eps, verl_singleton);
-        if params.choice("singleton") == "untrained" {
+        if knobs.singleton == Singleton::Untrained {
             for (v, untrained) in untrained_nodes(&tree).into_iter().enumerate() {
                 if untrained {
                     advantage[v] = f32::NAN;

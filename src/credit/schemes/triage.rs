@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{GROUP, decl, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::moments::Moments;
-use crate::credit::kernels::outcome::OUTCOME_PARAMS;
+use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };
@@ -27,27 +28,26 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "its projection identities and fitted constants (tests/it/process_credit.rs); not run against the paper's code",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    let mut params = vec![
-        ParamSpec::float("w", 0.0, 2.0, "0.5", "mixing weight of the role constant"),
-        ParamSpec::float("c_progress", -2.0, 2.0, "1", "constant for decisive progress"),
-        ParamSpec::float("c_exploration", -2.0, 2.0, "0.5", "constant for useful exploration"),
-        ParamSpec::float("c_infrastructure", -2.0, 2.0, "-0.1", "constant for no-progress infrastructure"),
-        ParamSpec::float("c_regression", -2.0, 2.0, "-0.5", "constant for regression"),
-        ParamSpec::float("c_unlabeled", -2.0, 2.0, "0", "constant for a step without a role (or a role of your own)"),
-        ParamSpec::bool(
-            "whiten",
-            "true",
-            "z-score the combined values over all segments of the batch (population std, ε = 1e-8)",
-        ),
-    ];
-    params.extend(OUTCOME_PARAMS);
-    params
-});
+params! {
+    /// The parameters of `triage`, declared once: its specs and the values it reads.
+    struct Knobs {
+        w: f64 = range(0.0, 2.0, "0.5", "mixing weight of the role constant"),
+        c_progress: f64 = range(-2.0, 2.0, "1", "constant for decisive progress"),
+        c_exploration: f64 = range(-2.0, 2.0, "0.5", "constant for useful exploration"),
+        c_infrastructure: f64 = range(-2.0, 2.0, "-0.1", "constant for no-progress infrastructure"),
+        c_regression: f64 = range(-2.0, 2.0, "-0.5", "constant for regression"),
+        c_unlabeled: f64 = range(-2.0, 2.0, "0", "constant for a step without a role (or a role of your own)"),
+        whiten: bool = decl("true", "z-score the combined values over all segments of the batch (population std, ε = 1e-8)"),
+        outcome: OutcomeParams = GROUP,
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for Triage {
     fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        params.bool("whiten").then_some("whitens the advantages over all segments of the batch")
+        let knobs = Knobs::of(params);
+        knobs.whiten.then_some("whitens the advantages over all segments of the batch")
     }
 
     fn info(&self) -> &SchemeInfo {
@@ -66,15 +66,11 @@ impl Scheme for Triage {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let (outcome, stats) = outcome_advantages(run, params);
-        let constant = |role: &str| match role {
-            "progress" => params.f64("c_progress"),
-            "exploration" => params.f64("c_exploration"),
-            "infrastructure" => params.f64("c_infrastructure"),
-            "regression" => params.f64("c_regression"),
-            _ => params.f64("c_unlabeled"),
-        } as f32;
-        let w = params.f64("w") as f32;
+        let knobs = Knobs::of(params);
+        let (outcome, stats) =
+            outcome_advantages(run, crate::credit::kernels::outcome::OutcomeOptions::of(knobs.outcome));
+        let constant = |role: &str| role_constant(&knobs, role) as f32;
+        let w = knobs.w as f32;
         let tr = &run.trajectories;
         let mut terms = Terms::for_rows(
             "A_outcome + w·c(role), then whitened over the batch",
@@ -98,7 +94,7 @@ impl Scheme for Triage {
         // occurs. Per block of trajectories, the blocks added in order (`par::blocks`: the same
         // moments whatever the number of threads).
         let block = crate::credit::engine::par::TRAJECTORY_BLOCK;
-        let scale = params.bool("whiten").then(|| {
+        let scale = knobs.whiten.then(|| {
             let blocks = crate::par::blocks(tr.len(), block, codes.len(), |ts| {
                 let mut moments = Moments::default();
                 // Four interleaved tallies, so that equal codes in a row do not wait on each other.
@@ -203,17 +199,27 @@ pub fn fit_role_constants(run: &Run, reference: &[f32], outcome: &[f32]) -> BTre
 
 /// [`fit_role_constants`] against TRIAGE's default outcome advantage (GRPO over each group).
 pub fn fit_role_constants_to(run: &Run, reference: &[f32]) -> BTreeMap<String, (f64, usize)> {
-    let (outcome, _) = outcome_advantages(run, &Params::defaults(&Triage));
+    let (outcome, _) = outcome_advantages(
+        run,
+        crate::credit::kernels::outcome::OutcomeOptions::of(Knobs::of(&Params::defaults(&Triage)).outcome),
+    );
     fit_role_constants(run, reference, &outcome)
+}
+
+/// The constant `knobs` give a role label: its class's, or the unlabeled one.
+fn role_constant(knobs: &Knobs, role: &str) -> f64 {
+    match role {
+        "progress" => knobs.c_progress,
+        "exploration" => knobs.c_exploration,
+        "infrastructure" => knobs.c_infrastructure,
+        "regression" => knobs.c_regression,
+        _ => knobs.c_unlabeled,
+    }
 }
 
 /// TRIAGE's default constant for a role label.
 pub fn default_constant(role: &str) -> f64 {
-    let name = match role {
-        "progress" | "exploration" | "infrastructure" | "regression" => format!("c_{role}"),
-        _ => "c_unlabeled".to_owned(),
-    };
-    Params::defaults(&Triage).f64(&name)
+    role_constant(&Knobs::of(&Params::defaults(&Triage)), role)
 }
 
 #[cfg(test)]

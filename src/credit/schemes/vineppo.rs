@@ -7,6 +7,7 @@
 
 use std::sync::LazyLock;
 
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::engine::tree::build;
 use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
@@ -28,39 +29,27 @@ static INFO: SchemeInfo = SchemeInfo {
     checked: "VinePPO's own code per token (tests/golden/vineppo/cases.json, made by its generate.py from VinePPO efe7228: max_step_for_value_estimation, truncated rollouts and responses, states without rollouts, the trainer's whitening); the worked example of reference/credit-schemes-process.md",
 };
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(|| {
-    vec![
-        ParamSpec::int(
-            "max_steps",
-            1,
-            1000,
-            "20",
-            "max_step_for_value_estimation: the states after the first this many steps have Monte-Carlo values; later ones are valued at the return that follows them (advantage 0)",
-        ),
-        ParamSpec::float(
-            "truncated_rollout_reward",
-            -5.0,
-            5.0,
-            "0",
-            "the reward of a rollout or trajectory cut off by the length limit (finish `length`): the reward function's unfinished_response_penalty",
-        ),
-        ParamSpec::choice(
-            "unlogged",
-            &["zero", "leaf_mean"],
-            "zero",
-            "the value of a state the log gives no Monte-Carlo statistics for: 0, as a state with no rollouts has in the code, or the mean outcome of the logged leaves below it",
-        ),
-        ParamSpec::bool(
-            "whiten",
-            "true",
-            "whiten the advantages over all steps of the batch, as VinePPO's PPO trainer does",
-        ),
-    ]
-});
+choice! {
+    /// The `unlogged` parameter's words.
+    enum Unlogged { Zero = "zero", LeafMean = "leaf_mean" }
+}
+
+params! {
+    /// The parameters of `vineppo`, declared once: its specs and the values it reads.
+    struct Knobs {
+        max_steps: i64 = range(1.0, 1000.0, "20", "max_step_for_value_estimation: the states after the first this many steps have Monte-Carlo values; later ones are valued at the return that follows them (advantage 0)"),
+        truncated_rollout_reward: f64 = range(-5.0, 5.0, "0", "the reward of a rollout or trajectory cut off by the length limit (finish `length`): the reward function's unfinished_response_penalty"),
+        unlogged: Unlogged = decl("zero", "the value of a state the log gives no Monte-Carlo statistics for: 0, as a state with no rollouts has in the code, or the mean outcome of the logged leaves below it"),
+        whiten: bool = decl("true", "whiten the advantages over all steps of the batch, as VinePPO's PPO trainer does"),
+    }
+}
+
+static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 impl Scheme for Vineppo {
     fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        params.bool("whiten").then_some("whitens the advantages over the batch")
+        let knobs = Knobs::of(params);
+        knobs.whiten.then_some("whitens the advantages over the batch")
     }
 
     fn info(&self) -> &SchemeInfo {
@@ -79,10 +68,11 @@ impl Scheme for Vineppo {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        let knobs = Knobs::of(params);
         let tr = &run.trajectories;
-        let max_steps = params.int("max_steps").max(1) as usize;
-        let penalty = params.f64("truncated_rollout_reward") as f32;
-        let unlogged_zero = params.choice("unlogged") == "zero";
+        let max_steps = knobs.max_steps.max(1) as usize;
+        let penalty = knobs.truncated_rollout_reward as f32;
+        let unlogged_zero = knobs.unlogged == Unlogged::Zero;
         // The leaves' mean outcome below each state: V(s₀) of a group without prompt-state
         // rollouts, and a state without statistics when `unlogged = leaf_mean`.
         let tree = build(run, ValueMode::LeafMean, crate::credit::engine::tree::Merge::None);
@@ -133,7 +123,7 @@ impl Scheme for Vineppo {
             }
             terms.set(t.index(), &[f64::from(v0), f64::from(r)]);
         }
-        if params.bool("whiten") {
+        if knobs.whiten {
             // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
             // unbiased n/(n − 1) over tokens); steps without credit stay out.
             let weights = crate::credit::engine::inputs::whitening_weights(run, &step);

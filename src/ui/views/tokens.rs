@@ -6,14 +6,15 @@
 use std::sync::Arc;
 
 use crate::app::state::TokenColor;
-use crate::credit::schemes::loss_agg::{MODES, weights};
+use crate::credit::engine::declare::Choice as _;
+use crate::credit::schemes::loss_agg::{LossAgg, weights};
 use crate::model::Run;
 use crate::ui::theme::ValueColors;
 use crate::ui::widgets::{format_value, legend_ui};
 use crate::ui::{ViewCtx, theme};
 
 /// Loss-aggregation weights of every token of the run under `mode` (cached per run and mode).
-fn loss_weights(ui: &egui::Ui, run: &Run, key: (u64, u64), mode: &str) -> Arc<Vec<f32>> {
+fn loss_weights(ui: &egui::Ui, run: &Run, key: (u64, u64), mode: LossAgg) -> Arc<Vec<f32>> {
     // Keyed on the run's revision and size too: a followed or still-loading run keeps its name
     // while it grows, and weights of an older revision would be too short for it.
     let id = egui::Id::unique(("loss_weights", key, run.tokens.len, mode));
@@ -51,7 +52,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         TokenColor::Logprob => tk.logprob.as_ref().map(|v| v[range.clone()].to_vec()),
         TokenColor::Entropy => tk.entropy.as_ref().map(|v| v[range.clone()].to_vec()),
         TokenColor::LossWeight => {
-            Some(loss_weights(ui, run, ctx.open.cache_key(), MODES[mode])[range.clone()].to_vec())
+            Some(loss_weights(ui, run, ctx.open.cache_key(), LossAgg::ALL[mode])[range.clone()].to_vec())
         }
     };
     let Some(values) = column else {
@@ -148,11 +149,12 @@ fn controls_ui(ui: &mut egui::Ui, token_color: &mut TokenColor) -> usize {
             ui.selectable_value(token_color, color, color_label(color));
         }
         if *token_color == TokenColor::LossWeight {
-            let combo = egui::ComboBox::from_id_salt("loss_mode").selected_text(MODES[mode]).show_ui(ui, |ui| {
-                for (i, m) in MODES.iter().enumerate() {
-                    ui.selectable_value(&mut mode, i, *m);
-                }
-            });
+            let combo =
+                egui::ComboBox::from_id_salt("loss_mode").selected_text(LossAgg::ALL[mode].name()).show_ui(ui, |ui| {
+                    for (i, m) in LossAgg::NAMES.iter().enumerate() {
+                        ui.selectable_value(&mut mode, i, *m);
+                    }
+                });
             crate::ui::widgets::name(&combo.response, "loss aggregation mode");
         }
     });

@@ -1,0 +1,241 @@
+//! Parameters declared once, read as typed values. A scheme (or a group of parameters several
+//! schemes share) declares its parameters with [`params!`]: a struct whose fields are the
+//! parameters, each with its range, default and doc. The declaration gives both the
+//! [`ParamSpec`]s (the CLI's `--set`, the app's sliders, presets, deep links, saved state and
+//! docs/SCHEMES.md read them) and the struct the scheme reads its [`Params`] as, so a misspelt
+//! parameter is a compile error. A choice is an enum made by [`choice!`].
+
+use crate::credit::{ParamKind, ParamSpec, ParamValue, Params};
+
+/// How one parameter is declared: its range (numbers only), its default as text, its doc.
+#[derive(Clone, Copy, Debug)]
+pub struct Decl {
+    /// Smallest value (numbers).
+    pub min: f64,
+    /// Largest value (numbers).
+    pub max: f64,
+    /// The default, as `--set` would write it.
+    pub default: &'static str,
+    /// One sentence on what it does.
+    pub doc: &'static str,
+}
+
+/// A flag or a choice: its default and doc.
+pub const fn decl(default: &'static str, doc: &'static str) -> Decl {
+    Decl { min: 0.0, max: 0.0, default, doc }
+}
+
+/// A number in `[min, max]`: its default and doc.
+pub const fn range(min: f64, max: f64, default: &'static str, doc: &'static str) -> Decl {
+    Decl { min, max, default, doc }
+}
+
+/// A parameter's name from its field's (`r#match` is `match`).
+pub fn name(field: &'static str) -> &'static str {
+    field.strip_prefix("r#").unwrap_or(field)
+}
+
+/// A field that is a group of parameters declared elsewhere (flattened into the scheme's).
+pub const GROUP: Decl = decl("", "");
+
+/// A value a declared parameter reads as: a flag, a number, a choice, or a whole group.
+pub trait Declared: Sized {
+    /// Adds the specs it declares (named `name`, for one parameter) to `out`.
+    fn declare(name: &'static str, decl: Decl, out: &mut Vec<ParamSpec>);
+    /// Its value in `params` (the declared default where `params` lacks it: resolved for
+    /// another scheme).
+    fn read(params: &Params, name: &'static str, decl: Decl) -> Self;
+}
+
+/// The value `params` has for `name`, else the default `decl` declares.
+fn value(params: &Params, name: &'static str, decl: Decl, kind: ParamKind) -> Option<ParamValue> {
+    params.get(name).or_else(|| ParamSpec { name, kind, default: decl.default, doc: decl.doc }.parse(decl.default).ok())
+}
+
+impl Declared for bool {
+    fn declare(name: &'static str, decl: Decl, out: &mut Vec<ParamSpec>) {
+        out.push(ParamSpec::bool(name, decl.default, decl.doc));
+    }
+    fn read(params: &Params, name: &'static str, decl: Decl) -> Self {
+        matches!(value(params, name, decl, ParamKind::Bool), Some(ParamValue::Bool(true)))
+    }
+}
+
+impl Declared for f64 {
+    fn declare(name: &'static str, decl: Decl, out: &mut Vec<ParamSpec>) {
+        out.push(ParamSpec::float(name, decl.min, decl.max, decl.default, decl.doc));
+    }
+    fn read(params: &Params, name: &'static str, decl: Decl) -> Self {
+        match value(params, name, decl, ParamKind::Float { min: decl.min, max: decl.max }) {
+            Some(ParamValue::Float(v)) => v,
+            Some(ParamValue::Int(v)) => v as Self,
+            _ => 0.0,
+        }
+    }
+}
+
+impl Declared for i64 {
+    fn declare(name: &'static str, decl: Decl, out: &mut Vec<ParamSpec>) {
+        out.push(ParamSpec::int(name, decl.min as i64, decl.max as i64, decl.default, decl.doc));
+    }
+    fn read(params: &Params, name: &'static str, decl: Decl) -> Self {
+        match value(params, name, decl, ParamKind::Int { min: decl.min as i64, max: decl.max as i64 }) {
+            Some(ParamValue::Int(v)) => v,
+            _ => 0,
+        }
+    }
+}
+
+/// A group or parameter a scheme may lack: `None` where `params` has none of it.
+impl<T: Declared> Declared for Option<T> {
+    fn declare(name: &'static str, decl: Decl, out: &mut Vec<ParamSpec>) {
+        T::declare(name, decl, out);
+    }
+    fn read(params: &Params, name: &'static str, decl: Decl) -> Self {
+        let mut names = Vec::new();
+        T::declare(name, decl, &mut names);
+        names.iter().all(|spec| params.get(spec.name).is_some()).then(|| T::read(params, name, decl))
+    }
+}
+
+/// A choice parameter's type: an enum whose variants are its words.
+pub trait Choice: Copy + 'static {
+    /// The words, in the order the variants are declared.
+    const NAMES: &'static [&'static str];
+    /// The variants, in the same order.
+    const ALL: &'static [Self];
+    /// Its word.
+    fn name(self) -> &'static str;
+}
+
+/// The variant whose word is `word`.
+pub fn from_word<C: Choice>(word: &str) -> Option<C> {
+    C::NAMES.iter().position(|w| *w == word).map(|i| C::ALL[i])
+}
+
+/// Makes an enum the type of a choice parameter: each variant with its word.
+macro_rules! impl_choice {
+    ($name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
+        impl $crate::credit::engine::declare::Choice for $name {
+            const NAMES: &'static [&'static str] = &[$($word),+];
+            const ALL: &'static [Self] = &[$(Self::$variant),+];
+            fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $word),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($crate::credit::engine::declare::Choice::name(*self))
+            }
+        }
+
+        impl $crate::credit::engine::declare::Declared for $name {
+            fn declare(
+                name: &'static str,
+                decl: $crate::credit::engine::declare::Decl,
+                out: &mut Vec<$crate::credit::ParamSpec>,
+            ) {
+                use $crate::credit::engine::declare::Choice as _;
+                out.push($crate::credit::ParamSpec::choice(name, Self::NAMES, decl.default, decl.doc));
+            }
+            fn read(
+                params: &$crate::credit::Params,
+                name: &'static str,
+                decl: $crate::credit::engine::declare::Decl,
+            ) -> Self {
+                use $crate::credit::engine::declare::Choice as _;
+                let word = params.choice_value(name).unwrap_or(decl.default);
+                $crate::credit::engine::declare::from_word(word).unwrap_or(Self::ALL[0])
+            }
+        }
+    };
+}
+pub(crate) use impl_choice;
+
+/// Declares an enum for a choice parameter: each variant with its word (its doc).
+macro_rules! choice {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $name {
+            $(#[doc = concat!("`", $word, "`")] $variant),+
+        }
+
+        $crate::credit::engine::declare::impl_choice!($name { $($variant = $word),+ });
+    };
+}
+pub(crate) use choice;
+
+/// Declares a struct of parameters: each field a parameter (`name: type = decl(…)` or
+/// `range(…)`), or a group declared elsewhere (`name: Group = GROUP`), in the order the specs
+/// list them. The struct reads itself from [`Params`] (`Self::of`) and lists its specs
+/// (`Self::specs`).
+macro_rules! params {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident {
+        $($(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty = $decl:expr),* $(,)?
+    }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug)]
+        $vis struct $name {
+            $($(#[$fmeta])* $fvis $field: $ty),*
+        }
+
+        impl $crate::credit::engine::declare::Declared for $name {
+            fn declare(
+                _: &'static str,
+                _: $crate::credit::engine::declare::Decl,
+                out: &mut Vec<$crate::credit::ParamSpec>,
+            ) {
+                $(<$ty as $crate::credit::engine::declare::Declared>::declare(
+                    $crate::credit::engine::declare::name(stringify!($field)),
+                    $decl,
+                    out,
+                );)*
+            }
+            fn read(
+                params: &$crate::credit::Params,
+                _: &'static str,
+                _: $crate::credit::engine::declare::Decl,
+            ) -> Self {
+                Self {
+                    $($field: <$ty as $crate::credit::engine::declare::Declared>::read(
+                        params,
+                        $crate::credit::engine::declare::name(stringify!($field)),
+                        $decl,
+                    )),*
+                }
+            }
+        }
+
+        impl $name {
+            /// The parameters this declares, in order.
+            #[allow(dead_code)]
+            pub fn specs() -> Vec<$crate::credit::ParamSpec> {
+                let mut out = Vec::new();
+                <Self as $crate::credit::engine::declare::Declared>::declare("", $crate::credit::engine::declare::GROUP, &mut out);
+                out
+            }
+
+            /// The values `params` holds, typed.
+            #[allow(dead_code)]
+            pub fn of(params: &$crate::credit::Params) -> Self {
+                <Self as $crate::credit::engine::declare::Declared>::read(params, "", $crate::credit::engine::declare::GROUP)
+            }
+
+            /// The values `params` holds, when they hold these parameters at all (`None` for a
+            /// scheme that does not declare them).
+            #[allow(dead_code)]
+            pub fn of_declared(params: &$crate::credit::Params) -> Option<Self> {
+                <Option<Self> as $crate::credit::engine::declare::Declared>::read(
+                    params,
+                    "",
+                    $crate::credit::engine::declare::GROUP,
+                )
+            }
+        }
+    };
+}
+pub(crate) use params;
