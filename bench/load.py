@@ -261,7 +261,7 @@ def follow(out_dir):
     """Appends trajectories to a followed file and times until the app's follower has read them."""
     vantage = os.path.join(ROOT, "target", "release", "examples", "follow_latency")
     if not os.path.exists(vantage):
-        raise SystemExit("build it first: cargo build --release --example follow_latency")
+        raise SystemExit("build it first: cargo build --release --features examples --example follow_latency")
     subprocess.run([vantage, out_dir], check=True)
 
 

@@ -98,7 +98,7 @@ def main():
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     verl = json.loads(subprocess.run([str(PY), __file__, "--verl-only", str(rows), str(max_len)],
                                      check=True, capture_output=True, text=True, env=env).stdout.strip().splitlines()[-1])
-    cargo = ["cargo", "run", "--quiet", "--release", "--no-default-features", "--example", "kernel_timings", "--",
+    cargo = ["cargo", "run", "--quiet", "--release", "--no-default-features", "--features", "examples", "--example", "kernel_timings", "--",
              str(rows), str(max_len)]
     lines = subprocess.run(cargo, cwd=ROOT, check=True, capture_output=True, text=True).stdout.splitlines()
     vantage = {d["estimator"]: d for d in map(json.loads, lines)}

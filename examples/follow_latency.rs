@@ -2,7 +2,7 @@
 //! app has them (`app::follow::Follower`, the thread behind `--follow` and the Follow toggle).
 //!
 //! ```text
-//! cargo run --release --no-default-features --example follow_latency -- DIR [BASE_MB]
+//! cargo run --release --no-default-features --features examples --example follow_latency -- DIR [BASE_MB]
 //! ```
 //!
 //! Writes `DIR/followed.jsonl` (`BASE_MB` of records first, default 100, so each look is at a large

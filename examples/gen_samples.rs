@@ -1,6 +1,6 @@
 //! Writes the sample runs in `sample_runs/` and the bundled demo in `assets/`, deterministically.
 //!
-//! `cargo run --example gen_samples` regenerates them byte for byte (a fixed seed per file);
+//! `cargo run --features examples --example gen_samples` regenerates them byte for byte (a fixed seed per file);
 //! `tests/it/sample_runs.rs` checks that the committed files equal a fresh generation.
 
 use vantage::load::formats::vantage_jsonl::write::to_jsonl;

@@ -4,7 +4,7 @@
 //! estimator, plus a plain copy of the same arrays as the memory-bound floor. `bench/vs_verl.py`
 //! runs this beside verl.
 //!
-//! `cargo run --release --no-default-features --example kernel_timings -- 32768 512`
+//! `cargo run --release --no-default-features --features examples --example kernel_timings -- 32768 512`
 
 use std::time::Instant;
 

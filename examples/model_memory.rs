@@ -2,7 +2,7 @@
 //! math GRPO log (groups of 8, 8 steps per trajectory, a PRM score, a role, short thought text, a
 //! first-error label) and prints heap bytes per step, with and without text.
 //!
-//! `cargo run --release --example model_memory -- 10000000`
+//! `cargo run --release --features examples --example model_memory -- 10000000`
 
 use vantage::model::{NewGroup, NewStep, NewTokens, Outcome, RunBuilder, TreeId};
 

@@ -2,7 +2,7 @@
 //! with) beside polars' reader on the same files, in one sitting (docs/PERFORMANCE.md):
 //!
 //! ```text
-//! cargo run --release --example parquet_decode -- DIR [REPEATS]
+//! cargo run --release --features examples --example parquet_decode -- DIR [REPEATS]
 //! ```
 //!
 //! reads every `.parquet` file under DIR into memory first, then decodes all their columns

@@ -5,7 +5,7 @@
 //! (the `exp`, the minimum, the normalizer, the weighted sums, the baselines, the returns, the
 //! batch moments) is done: this is the memory traffic PURE cannot avoid.
 //!
-//! `cargo run --release --no-default-features --example pure_floor -- [REPEATS] [threads=N]`
+//! `cargo run --release --no-default-features --features examples --example pure_floor -- [REPEATS] [threads=N]`
 #![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a measuring tool fails loudly and prints")]
 
 use std::time::Instant;

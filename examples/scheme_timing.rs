@@ -1,6 +1,6 @@
 //! Times credit schemes on the benchmark runs, for profiling them (`perf record` on this binary
 //! sees only the schemes, unlike the criterion bench, whose set-up computes every scheme once):
-//! `cargo run --release --no-default-features --example scheme_timing -- SCHEMES [REPEATS] [tree] [k=v]…`
+//! `cargo run --release --no-default-features --features examples --example scheme_timing -- SCHEMES [REPEATS] [tree] [k=v]…`
 //! uses 10⁶ trajectories × 32 steps, or 10⁴ trees of 100 nodes with `tree`, sets any `k=v`
 //! parameters, and prints the mean time of one `Scheme::compute` after a warm-up (and the time of
 //! that first call, which also derives what the run keeps once derived), with the fastest call and

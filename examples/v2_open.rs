@@ -2,7 +2,7 @@
 //! (docs/PERFORMANCE.md, "A run bigger than memory"):
 //!
 //! ```text
-//! cargo run --release --example v2_open -- RUN_DIR [GROUPS]
+//! cargo run --release --features examples --example v2_open -- RUN_DIR [GROUPS]
 //! ```
 //!
 //! prints the time to open the default window (the latest training steps whose files hold about

@@ -1,9 +1,13 @@
 //! vantage: open RL rollout logs, draw rollout trees and steps × rollouts heatmaps, and recompute
 //! advantages under many credit-assignment schemes to see where they agree and disagree.
 //!
-//! Modules depend one way: `model` ← {`load`, `credit`} ← `analysis` ← `ui` ← `app`, with `cli`
-//! beside `ui`. Nothing under `model`, `load`, `credit` or `analysis` uses egui, the filesystem or
-//! threads, so the core compiles and tests headless, natively and for wasm.
+//! A stack, each layer importing only those below it (`tests/it/architecture.rs` checks it):
+//! the launchers (`cli`, with the desktop window; `web`) over `ui` (everything that draws, with
+//! the eframe shell) over `app` (state, commands, workers) over `source` (where runs come from,
+//! as `source::OpenOptions` say) over `analysis` over `load` and `credit` over `model` and `par`.
+//! Nothing in `model`, `par`, `load`, `credit` or `analysis` uses egui or the filesystem, and
+//! only `par` starts threads, so the core compiles and tests headless, natively and for wasm.
+//! See docs/ARCHITECTURE.md.
 
 pub mod analysis;
 pub mod app;

@@ -26,7 +26,10 @@ fn committed_samples_equal_a_fresh_generation() {
     for (relative, run) in samples::all() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
         let committed = std::fs::read_to_string(&path).unwrap();
-        assert!(committed == to_jsonl(&run), "{relative} is stale: run `cargo run --example gen_samples`");
+        assert!(
+            committed == to_jsonl(&run),
+            "{relative} is stale: run `cargo run --features examples --example gen_samples`"
+        );
     }
 }
 
