@@ -45,6 +45,24 @@ pub trait Declared: Sized {
     /// Its value in `params` (the declared default where `params` lacks it: resolved for
     /// another scheme).
     fn read(params: &Params, name: &'static str, decl: Decl) -> Self;
+
+    /// The specs a struct of parameters declares, in order.
+    fn specs() -> Vec<ParamSpec> {
+        let mut out = Vec::new();
+        Self::declare("", GROUP, &mut out);
+        out
+    }
+
+    /// The values of a struct of parameters in `params`, typed.
+    fn of(params: &Params) -> Self {
+        Self::read(params, "", GROUP)
+    }
+
+    /// The values of a struct of parameters in `params`, when `params` hold them at all (`None`
+    /// for a scheme that does not declare them).
+    fn of_declared(params: &Params) -> Option<Self> {
+        Option::<Self>::read(params, "", GROUP)
+    }
 }
 
 /// The value `params` has for `name`, else the default `decl` declares.
@@ -76,10 +94,10 @@ impl Declared for f64 {
 
 impl Declared for i64 {
     fn declare(name: &'static str, decl: Decl, out: &mut Vec<ParamSpec>) {
-        out.push(ParamSpec::int(name, decl.min as i64, decl.max as i64, decl.default, decl.doc));
+        out.push(ParamSpec::int(name, decl.min as Self, decl.max as Self, decl.default, decl.doc));
     }
     fn read(params: &Params, name: &'static str, decl: Decl) -> Self {
-        match value(params, name, decl, ParamKind::Int { min: decl.min as i64, max: decl.max as i64 }) {
+        match value(params, name, decl, ParamKind::Int { min: decl.min as Self, max: decl.max as Self }) {
             Some(ParamValue::Int(v)) => v,
             _ => 0,
         }
@@ -207,33 +225,6 @@ macro_rules! params {
                         $decl,
                     )),*
                 }
-            }
-        }
-
-        impl $name {
-            /// The parameters this declares, in order.
-            #[allow(dead_code)]
-            pub fn specs() -> Vec<$crate::credit::ParamSpec> {
-                let mut out = Vec::new();
-                <Self as $crate::credit::engine::declare::Declared>::declare("", $crate::credit::engine::declare::GROUP, &mut out);
-                out
-            }
-
-            /// The values `params` holds, typed.
-            #[allow(dead_code)]
-            pub fn of(params: &$crate::credit::Params) -> Self {
-                <Self as $crate::credit::engine::declare::Declared>::read(params, "", $crate::credit::engine::declare::GROUP)
-            }
-
-            /// The values `params` holds, when they hold these parameters at all (`None` for a
-            /// scheme that does not declare them).
-            #[allow(dead_code)]
-            pub fn of_declared(params: &$crate::credit::Params) -> Option<Self> {
-                <Option<Self> as $crate::credit::engine::declare::Declared>::read(
-                    params,
-                    "",
-                    $crate::credit::engine::declare::GROUP,
-                )
             }
         }
     };

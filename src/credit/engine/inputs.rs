@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Choice as _, choice, decl, params, range};
+use crate::credit::engine::declare::{Choice as _, Declared as _, choice, decl, params, range};
 use crate::credit::engine::real::Real;
 use crate::credit::kernels::kl::{KlMode, apply_kl_in_reward};
 use crate::credit::{Credit, CreditError, Params, Scheme, Support};
@@ -168,10 +168,9 @@ pub fn groups_in_trajectory_order(run: &Run) -> bool {
 /// The granularity `params` ask for on `run`.
 pub fn level(run: &Run, params: &Params) -> Level {
     match Common::of(params).level {
-        LevelChoice::Token => Level::Token,
-        LevelChoice::Step => Level::Step,
         LevelChoice::Auto if run.tokens.len > 0 => Level::Token,
-        LevelChoice::Auto => Level::Step,
+        LevelChoice::Token => Level::Token,
+        LevelChoice::Step | LevelChoice::Auto => Level::Step,
     }
 }
 

@@ -14,7 +14,7 @@ macro_rules! estimator {
 
         static INFO: $crate::credit::SchemeInfo = $info;
 
-        static PARAMS: std::sync::LazyLock<Vec<$crate::credit::ParamSpec>> = std::sync::LazyLock::new(<$knobs>::specs);
+        static PARAMS: std::sync::LazyLock<Vec<$crate::credit::ParamSpec>> = std::sync::LazyLock::new(<$knobs as $crate::credit::engine::declare::Declared>::specs);
 
         static PRESETS: &[$crate::credit::Preset] = &[$($preset),*];
 

@@ -3,7 +3,7 @@
 //! clamped to ±10) at every policy token, and take the reward-to-go (γ = 1 for group estimators).
 
 use crate::credit::engine::batch::Batch;
-use crate::credit::engine::declare::{choice, decl, params};
+use crate::credit::engine::declare::{Declared as _, choice, decl, params};
 use crate::credit::engine::params::Params;
 use crate::credit::engine::real::Real;
 use crate::credit::kernels::kl::{KlMode, kl_penalty};

@@ -2,7 +2,7 @@
 //! no baseline; the reference point the other estimators subtract from.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;

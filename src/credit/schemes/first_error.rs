@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{GROUP, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::{

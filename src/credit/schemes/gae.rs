@@ -2,7 +2,7 @@
 //! OpenRLHF's (masked values and rewards are zeroed), then batch whitening.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::real::Real;
 use crate::credit::engine::scheme_macro::estimator;

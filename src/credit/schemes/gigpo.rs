@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
 use crate::credit::engine::moments::weighted_stats;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,

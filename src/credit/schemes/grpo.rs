@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::{compute_token_scheme, supports_rewards, token_kernel};
 use crate::credit::engine::moments::mean_std;

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{params, range};
+use crate::credit::engine::declare::{Declared as _, params, range};
 use crate::credit::engine::inputs::has_outcomes;
 use crate::credit::kernels::group::normalize_group;
 use crate::credit::{

@@ -2,7 +2,7 @@
 //! `r_max − r_2nd`, optionally divided by the group std.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::moments::mean_std;

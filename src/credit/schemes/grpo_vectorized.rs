@@ -2,7 +2,7 @@
 //! statistics with the variance floored at ε, so the std is at least √ε.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;

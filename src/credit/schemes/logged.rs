@@ -6,7 +6,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{choice, decl, params};
+use crate::credit::engine::declare::{Declared as _, choice, decl, params};
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };

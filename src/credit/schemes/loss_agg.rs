@@ -3,7 +3,7 @@
 //! can be seen token by token. `agg_loss` is verl's `core_algos.agg_loss` itself.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;

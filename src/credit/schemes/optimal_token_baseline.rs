@@ -2,7 +2,7 @@
 //! cumulative path variance `W_t = Σ_{k≤t} (1 − 2π(a_k) + Σ_v π(v)²)`.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_token_baseline as supports;
 use crate::credit::engine::real::Real;

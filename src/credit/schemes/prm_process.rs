@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::engine::moments::group_stats_of_with;

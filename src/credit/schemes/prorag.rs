@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::inputs::{score_column, supports_scores};

@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::{
@@ -361,9 +361,6 @@ impl Scheme for Pure {
         // Policy tokens of each path step, when the run logs tokens.
         let token_counts = crate::credit::engine::inputs::step_token_weights(run);
         let step_tokens = token_counts.as_deref();
-        let verifiable_on = knobs.verifiable;
-        let verifiable_coef = knobs.verifiable_coef;
-        let normalize = knobs.normalize;
         let transform = Transform { two_p, uniform, inverse_t };
         // Group by group, in cache: each member's weighted step rewards r' = w·r (softmax-min
         // weights over its steps; a missing score counts 0), the RLOO baselines, then the
@@ -414,9 +411,9 @@ impl Scheme for Pure {
                     let baseline =
                         if step_baseline && k > 1.0 { (per_step_total - per_step(i)) / (k - 1.0) } else { 0.0 };
                     let vr = solved(t) - 1.0;
-                    let verifiable = if verifiable_on {
+                    let verifiable = if knobs.verifiable {
                         let loo = if k > 1.0 { vr - (vr_total - vr) / (k - 1.0) } else { vr };
-                        verifiable_coef * loo
+                        knobs.verifiable_coef * loo
                     } else {
                         0.0
                     };
@@ -431,7 +428,7 @@ impl Scheme for Pure {
                 // The running return starts with VR at the last step.
                 returns_in_place(group, &local, |i| rows[i].1, |i| rows[i].0);
                 // The batch moments from the group's credit while it is in cache.
-                if normalize && !over_tokens {
+                if knobs.normalize && !over_tokens {
                     let mut moments_here = crate::credit::engine::moments::Moments::default();
                     moments_here.add_slice(group);
                     moments.push(moments_here);
@@ -445,9 +442,9 @@ impl Scheme for Pure {
             moments
         });
         crate::credit::engine::inputs::give_path_column(score);
-        if normalize && over_tokens {
+        if knobs.normalize && over_tokens {
             normalize_over_tokens(&mut step, step_tokens, knobs.mask_separators);
-        } else if normalize {
+        } else if knobs.normalize {
             let moments = moments
                 .iter()
                 .flatten()

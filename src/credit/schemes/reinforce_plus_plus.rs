@@ -2,7 +2,7 @@
 //! over every valid token of the batch.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;

@@ -5,7 +5,7 @@
 //! normalized over the batch (`normalize_advantages`).
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::ScoreClip;
 use crate::credit::engine::inputs::supports_rewards;

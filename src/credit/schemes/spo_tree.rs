@@ -6,7 +6,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::{ValueMode, ValueTree};
@@ -101,7 +101,7 @@ impl Scheme for SpoTree {
         let treepo = knobs.variant == Variant::TreepoSpo;
         let grpo = knobs.edge_adv == EdgeAdv::Grpo;
         let drop_zero = knobs.drop_zero;
-        let pav_k = knobs.pav.then(|| knobs.pav_k as i32);
+        let pav_k = knobs.pav.then_some(knobs.pav_k as i32);
         let pav_weight = knobs.pav_weight;
         let bok = |v: f64| pav_k.map_or(0.0, |k| 1.0 - (1.0 - v).powi(k));
         // TreePO (`normalize_sibling_rewards`): each node's value z-scored among its siblings by

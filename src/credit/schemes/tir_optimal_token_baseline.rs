@@ -2,7 +2,7 @@
 //! positions with the mask holes removed (valid tokens compacted to the left), scattered back.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_token_baseline as supports;
 use crate::credit::engine::real::Real;

@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::engine::whiten;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::moments::Moments;
 use crate::credit::kernels::outcome::OutcomeParams;

@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use crate::credit::engine::declare::{choice, decl, params, range};
+use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
 use crate::credit::engine::tree::build;
 use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
