@@ -171,29 +171,14 @@ fn follow(
     let name = path.display().to_string();
     let mut report = options.report(&name);
     report.progress = progress;
-    let opened = crate::source::live::Live::open(path, report.clone(), options.memory_budget);
-    let mut live = match opened {
-        Ok(Some(live)) if live.can_follow() => live,
-        Ok(_) => {
-            let err = LoadError::Incompatible {
-                format: "followed log",
-                reason:
-                    "only a vantage JSONL file, a verl rollout_data_dir or a TRL completions directory can be followed"
-                        .to_owned(),
-            };
-            return LoadOutcome::new(name.clone(), Err(err.with_path(&name)), report);
+    match crate::source::follow::open(path, &mut report, partial) {
+        Ok((run, live)) => {
+            let report = live.report().clone();
+            let follower = crate::source::follow::Follower::start(live, repaint);
+            LoadOutcome { follower, path: Some(path.to_owned()), ..LoadOutcome::new(name, Ok(run), report) }
         }
-        Err(err) => return LoadOutcome::new(name, Err(err), report),
-    };
-    live.follow();
-    if let Err(err) = live.read(Some(partial)) {
-        return LoadOutcome::new(name, Err(err), report);
+        Err(err) => LoadOutcome::new(name, Err(err), report),
     }
-    // A run that has not written its first records yet opens empty, and is followed.
-    let result = Ok(live.snapshot());
-    let report = live.report().clone();
-    let follower = crate::source::follow::Follower::start(live, repaint);
-    LoadOutcome { follower, path: Some(path.to_owned()), ..LoadOutcome::new(name, result, report) }
 }
 
 /// The result of one load.

@@ -25,6 +25,33 @@ pub enum Update {
     Stopped(String),
 }
 
+/// Opens `path` to follow it (a JSON-lines log, a verl, NeMo-RL, prime-rl or TRL directory), with
+/// the budget `report` has: reads what is there, showing the run so far with `partial`, and
+/// returns the run and the reader, to hand to a [`Follower`]. A run that has not written its
+/// first records yet opens empty, and is followed.
+pub fn open(
+    path: &std::path::Path,
+    report: &mut LoadReport,
+    partial: super::live::ShowRun<'_>,
+) -> Result<(Run, Live), crate::load::LoadError> {
+    let name = path.display().to_string();
+    let mut live = match Live::open(path, report.clone(), report.budget)? {
+        Some(live) if live.can_follow() => live,
+        _ => {
+            let err = crate::load::LoadError::Incompatible {
+                format: "followed log",
+                reason:
+                    "only a vantage JSONL file, a verl rollout_data_dir or a TRL completions directory can be followed"
+                        .to_owned(),
+            };
+            return Err(err.with_path(&name));
+        }
+    };
+    live.follow();
+    live.read(Some(partial))?;
+    Ok((live.snapshot(), live))
+}
+
 /// A followed run's thread, and when data last arrived.
 #[derive(Debug)]
 pub struct Follower {

@@ -1,9 +1,9 @@
 //! Parameters declared once, read as typed values. A scheme (or a group of parameters several
-//! schemes share) declares its parameters with [`params!`]: a struct whose fields are the
+//! schemes share) declares its parameters with `params!`: a struct whose fields are the
 //! parameters, each with its range, default and doc. The declaration gives both the
 //! [`ParamSpec`]s (the CLI's `--set`, the app's sliders, presets, deep links, saved state and
 //! docs/SCHEMES.md read them) and the struct the scheme reads its [`Params`] as, so a misspelt
-//! parameter is a compile error. A choice is an enum made by [`choice!`].
+//! parameter is a compile error. A choice is an enum made by `choice!`.
 
 use crate::credit::{ParamKind, ParamSpec, ParamValue, Params};
 
