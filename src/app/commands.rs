@@ -92,12 +92,15 @@ impl VantageApp {
                 if let Some(path) = self.current().and_then(|open| open.source_path.clone()) {
                     let options = crate::source::OpenOptions { steps: Some(range), ..self.loads.options.clone() };
                     let c = ctx.clone();
-                    self.loads.start_with(super::LoadSource::Path(path), options, move || c.request_repaint());
+                    self.loads
+                        .start_with(crate::source::open::LoadSource::Path(path), options, move || c.request_repaint());
                 }
                 #[cfg(target_arch = "wasm32")]
                 if let Some(dataset) = self.current().and_then(|open| open.web_dataset.clone()) {
                     let c = ctx.clone();
-                    self.loads.start(super::LoadSource::Dataset(dataset, Some(range)), move || c.request_repaint());
+                    self.loads.start(crate::source::open::LoadSource::Dataset(dataset, Some(range)), move || {
+                        c.request_repaint()
+                    });
                 }
                 #[cfg(all(not(target_arch = "wasm32"), not(feature = "parquet")))]
                 let _: (i64, i64) = range;

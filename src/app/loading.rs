@@ -2,32 +2,10 @@
 
 use std::sync::mpsc;
 
-use std::sync::Arc;
-
-use crate::load::formats::inspect::EvalFile;
-use crate::load::{LoadError, LoadReport, Progress, load_shared_paced};
+use crate::load::{LoadReport, Progress};
 use crate::model::Run;
 use crate::source::OpenOptions;
-
-/// Something to open.
-#[derive(Clone, Debug)]
-pub enum LoadSource {
-    /// Bytes already in memory (bundled sample, web picker, drag-and-drop on the web).
-    Bytes {
-        /// Display name.
-        name: String,
-        /// Content.
-        bytes: std::sync::Arc<[u8]>,
-    },
-    /// A file or directory on disk (native only), opened as the load's `OpenOptions` say
-    /// (followed while it grows when they say so).
-    #[cfg(not(target_arch = "wasm32"))]
-    Path(std::path::PathBuf),
-    /// A vantage Parquet v2 dataset at a URL or in a folder picked or dropped on the page (web
-    /// only), with the training steps to open (`None`: the latest that fit).
-    #[cfg(target_arch = "wasm32")]
-    Dataset(crate::source::web_dataset::WebDataset, Option<(i64, i64)>),
-}
+use crate::source::open::{LoadOutcome, LoadSource, failed};
 
 /// What a load thread sends: the run so far while a large log is read, then the outcome.
 #[derive(Debug)]
@@ -38,204 +16,6 @@ pub enum LoadMessage {
     Done(Box<LoadOutcome>),
     /// Files chosen in the file dialog, to be loaded.
     Picked(Vec<LoadSource>),
-}
-
-impl LoadSource {
-    /// Display name.
-    pub fn name(&self) -> String {
-        match self {
-            Self::Bytes { name, .. } => name.clone(),
-            #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) => path.display().to_string(),
-            #[cfg(target_arch = "wasm32")]
-            Self::Dataset(dataset, _) => dataset.name(),
-        }
-    }
-
-    /// Size in bytes, when known before reading.
-    fn size(&self) -> u64 {
-        match self {
-            Self::Bytes { bytes, .. } => bytes.len() as u64,
-            #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
-            #[cfg(target_arch = "wasm32")]
-            Self::Dataset(..) => 0,
-        }
-    }
-
-    /// Loads to the end on this thread (native loader threads) as `options` say, handing
-    /// `partial` the run so far while a large log is read (`partial` returns `false` when the load
-    /// was cancelled). A followed path goes on being followed by a `Follower` in the outcome.
-    #[cfg(not(target_arch = "wasm32"))]
-    fn load(
-        self,
-        options: &OpenOptions,
-        progress: Progress,
-        partial: &mut dyn FnMut(Run, &LoadReport) -> bool,
-        repaint: impl Fn() + Send + 'static,
-    ) -> LoadOutcome {
-        match self {
-            Self::Path(path) if options.follow => follow(&path, options, progress, partial, repaint),
-            Self::Path(path) => {
-                let name = path.display().to_string();
-                let mut report = options.report(&name);
-                report.progress = progress;
-                if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval")) {
-                    return crate::load::pace::block_on(Self::Path(path).load_paced(report.progress));
-                }
-                let result = crate::source::path::open(&path, options, None, &mut report, Some(partial));
-                LoadOutcome { path: Some(path), ..LoadOutcome::new(name, result, report) }
-            }
-            bytes @ Self::Bytes { .. } => crate::load::pace::block_on(bytes.load_paced(progress)),
-        }
-    }
-
-    /// Loads, giving the event loop back between records where a yielder is installed (the web).
-    async fn load_paced(self, progress: Progress) -> LoadOutcome {
-        let yields = crate::load::pace::yields();
-        let outcome = self.read_paced(progress).await;
-        let slices = crate::load::pace::yields() - yields + 1;
-        log::info!("{}: read in {slices} slice(s) of the event loop", outcome.name);
-        outcome
-    }
-
-    async fn read_paced(self, progress: Progress) -> LoadOutcome {
-        let name = self.name();
-        let mut report = LoadReport::new(&name);
-        report.progress = progress;
-        let bytes: Arc<[u8]> = match self {
-            Self::Bytes { bytes, .. } => bytes,
-            #[cfg(target_arch = "wasm32")]
-            Self::Dataset(dataset, range) => {
-                let opened = crate::load::formats::vantage_v2::remote::open(&dataset, &name, range, &mut report).await;
-                return match opened {
-                    Ok((run, texts)) => {
-                        LoadOutcome { dataset: Some((dataset, texts)), ..LoadOutcome::new(name, Ok(run), report) }
-                    }
-                    Err(err) => LoadOutcome::new(name, Err(err), report),
-                };
-            }
-            #[cfg(not(target_arch = "wasm32"))]
-            Self::Path(path) => {
-                // An `.eval` is read whole and opened lazily (`LoadSource::load` sends nothing else
-                // here).
-                if !(path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval"))) {
-                    let result = crate::source::path::load_path(&path, None, &mut report);
-                    return LoadOutcome::new(name, result, report);
-                }
-                match std::fs::read(&path) {
-                    Ok(bytes) => bytes.into(),
-                    Err(err) => {
-                        let result = Err(LoadError::from(err).with_path(&name));
-                        return LoadOutcome::new(name, result, report);
-                    }
-                }
-            }
-        };
-        if let Some(outcome) = open_lazily(&name, Arc::clone(&bytes), &mut report) {
-            return outcome;
-        }
-        // A vantage JSONL log keeps its texts in the bytes (the run holds them) instead of a copy.
-        let result = load_shared_paced(&name, Arc::clone(&bytes), &mut report).await;
-        // The web keeps the bytes for the credit worker, which loads its own copy of a large run.
-        let bytes = cfg!(target_arch = "wasm32").then_some(bytes);
-        LoadOutcome { bytes, ..LoadOutcome::new(name, result, report) }
-    }
-}
-
-/// Opens an Inspect `.eval` lazily: the run from its directory, header and summaries now, the
-/// samples later (`OpenRun::read_lazily`). `None` when the bytes are not an `.eval` with samples to read.
-fn open_lazily(name: &str, bytes: Arc<[u8]>, report: &mut LoadReport) -> Option<LoadOutcome> {
-    if !bytes.starts_with(b"PK\x03\x04") {
-        return None;
-    }
-    let file = EvalFile::from_bytes(name, bytes, report).ok()?;
-    if file.num_unread() == 0 {
-        return None;
-    }
-    let result = file.run(report);
-    let lazy = result.is_ok().then_some(file);
-    Some(LoadOutcome { lazy, ..LoadOutcome::new(name.to_owned(), result, report.clone()) })
-}
-
-/// Opens `path` to follow it: reads what is there (showing the run so far with `partial`), then
-/// hands the reader to a [`Follower`] thread.
-#[cfg(not(target_arch = "wasm32"))]
-fn follow(
-    path: &std::path::Path,
-    options: &OpenOptions,
-    progress: Progress,
-    partial: &mut dyn FnMut(Run, &LoadReport) -> bool,
-    repaint: impl Fn() + Send + 'static,
-) -> LoadOutcome {
-    let name = path.display().to_string();
-    let mut report = options.report(&name);
-    report.progress = progress;
-    match crate::source::follow::open(path, &mut report, partial) {
-        Ok((run, live)) => {
-            let report = live.report().clone();
-            let follower = crate::source::follow::Follower::start(live, repaint);
-            LoadOutcome { follower, path: Some(path.to_owned()), ..LoadOutcome::new(name, Ok(run), report) }
-        }
-        Err(err) => LoadOutcome::new(name, Err(err), report),
-    }
-}
-
-/// The result of one load.
-#[derive(Debug)]
-pub struct LoadOutcome {
-    /// Display name.
-    pub name: String,
-    /// The run, or why nothing loaded.
-    pub result: Result<Run, LoadError>,
-    /// Warnings.
-    pub report: LoadReport,
-    /// An Inspect `.eval` opened from its summaries, whose samples are still to be read.
-    pub lazy: Option<EvalFile<Arc<[u8]>>>,
-    /// The bytes the run was read from (kept on the web only, for the credit worker).
-    pub bytes: Option<Arc<[u8]>>,
-    /// The thread that follows the run (native, `--follow` or the Follow toggle).
-    #[cfg(not(target_arch = "wasm32"))]
-    pub follower: Option<crate::source::follow::Follower>,
-    /// The path the run was read from (native), for the Follow toggle.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub path: Option<std::path::PathBuf>,
-    /// The URL the run was fetched from (web), for the Follow toggle.
-    #[cfg(target_arch = "wasm32")]
-    pub url: Option<String>,
-    /// The v2 dataset the run was opened from (web), and its texts still to be fetched.
-    #[cfg(target_arch = "wasm32")]
-    pub dataset:
-        Option<(crate::source::web_dataset::WebDataset, Arc<crate::load::formats::vantage_v2::remote::RemoteTexts>)>,
-}
-
-/// The outcome of a load that ended with `why` before reading anything: its loader failed, or the
-/// bytes could not be had (a dropped file, a URL).
-fn failed(name: String, why: &str) -> LoadOutcome {
-    let report = LoadReport::new(&name);
-    let err = LoadError::from(std::io::Error::other(why.to_owned())).with_path(&name);
-    LoadOutcome::new(name, Err(err), report)
-}
-
-impl LoadOutcome {
-    /// An outcome with no lazy file, bytes or follower.
-    pub fn new(name: String, result: Result<Run, LoadError>, report: LoadReport) -> Self {
-        Self {
-            name,
-            result,
-            report,
-            lazy: None,
-            bytes: None,
-            #[cfg(not(target_arch = "wasm32"))]
-            follower: None,
-            #[cfg(not(target_arch = "wasm32"))]
-            path: None,
-            #[cfg(target_arch = "wasm32")]
-            url: None,
-            #[cfg(target_arch = "wasm32")]
-            dataset: None,
-        }
-    }
 }
 
 /// One load in flight.
@@ -440,7 +220,7 @@ impl LoadQueue {
         let progress = Progress::default();
         let shared = progress.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let outcome = match fetch_bytes(&url, &shared).await {
+            let outcome = match crate::source::open::fetch_bytes(&url, &shared).await {
                 Ok(bytes) => LoadOutcome {
                     url: Some(url.clone()),
                     ..LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load_paced(shared).await
@@ -484,44 +264,4 @@ impl LoadQueue {
     pub fn wait_all(&mut self) -> Vec<(u64, LoadMessage)> {
         self.pending.drain(..).flat_map(|p| p.receiver.into_iter().map(move |m| (p.id, m))).collect()
     }
-}
-
-/// The body of `url` (web), read chunk by chunk into `progress` (with the `Content-Length` as its
-/// total when the server sends one).
-#[cfg(target_arch = "wasm32")]
-async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, String> {
-    use eframe::wasm_bindgen::JsCast as _;
-    let response = crate::source::http::get(url, None, None).await.map_err(|e| match e {
-        crate::source::http::GetError::Unreachable => {
-            "the request failed: the server is unreachable, or it does not allow cross-origin requests (CORS); \
-             download the file and open it with Open… instead"
-                .to_owned()
-        }
-        crate::source::http::GetError::Failed(why) => why,
-    })?;
-    if !response.ok() {
-        return Err(format!("HTTP {} {}", response.status(), response.status_text()));
-    }
-    let length = response.headers().get("content-length").ok().flatten().and_then(|l| l.trim().parse().ok());
-    progress.set_total(length.unwrap_or(0));
-    let Some(body) = response.body() else {
-        // No stream (an old browser): the whole body at once.
-        return crate::source::http::body(&response).await;
-    };
-    let reader: web_sys::ReadableStreamDefaultReader =
-        body.get_reader().dyn_into().map_err(|_err| "the body is not a readable stream".to_owned())?;
-    let mut bytes = Vec::with_capacity(length.unwrap_or(0).min(1 << 30) as usize);
-    loop {
-        let chunk = wasm_bindgen_futures::JsFuture::from(reader.read())
-            .await
-            .map_err(|e| format!("reading the body after {} bytes: {e:?}", bytes.len()))?;
-        let done = js_sys::Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
-        if done {
-            break;
-        }
-        let value = js_sys::Reflect::get(&chunk, &"value".into()).map_err(|e| format!("{e:?}"))?;
-        bytes.extend_from_slice(&js_sys::Uint8Array::new(&value).to_vec());
-        progress.set(bytes.len() as u64);
-    }
-    Ok(bytes)
 }

@@ -11,8 +11,9 @@ mod open_run;
 pub mod png;
 pub mod state;
 
+use crate::source::open::{LoadOutcome, LoadSource};
 pub use commands::Command;
-pub use loading::{LoadMessage, LoadOutcome, LoadQueue, LoadSource};
+pub use loading::{LoadMessage, LoadQueue};
 pub use open_run::{CreditSlot, Facets, LazyRun, OpenRun, SchemeCredit, Selection};
 pub use state::{AppState, SavedFormula, SchemeChoice, Tab};
 

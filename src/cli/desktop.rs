@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use crate::app::{LoadSource, VantageApp};
+use crate::app::VantageApp;
+use crate::source::open::LoadSource;
 
 /// When the process started (for `--exit-after-first-view`).
 pub static STARTED: std::sync::LazyLock<web_time::Instant> = std::sync::LazyLock::new(web_time::Instant::now);

@@ -3,6 +3,8 @@
 //! Every opener takes an [`OpenOptions`]; what it has to say comes back in its `LoadReport` or
 //! on the channel it answers on. Nothing here draws: the app above asks, `load` below parses.
 
+pub mod open;
+
 // ----------------------------------------------------------------------------
 // Native: files and directories on disk.
 

@@ -158,7 +158,7 @@ fn recent_files_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         for path in app.state.recent_files.clone() {
             if ui.button(&path).clicked() {
                 let ctx = ui.ctx().clone();
-                app.open_all(vec![crate::app::LoadSource::Path(path.into())], move || ctx.request_repaint());
+                app.open_all(vec![crate::source::open::LoadSource::Path(path.into())], move || ctx.request_repaint());
             }
         }
     });

@@ -261,7 +261,8 @@ fn an_inspect_eval_shows_its_summaries_first_and_reads_the_selected_sample_first
         link: Some("#traj=2/epoch1&step=1".to_owned()),
         ..Default::default()
     });
-    let source = vantage::app::LoadSource::Bytes { name: "lazy.eval".to_owned(), bytes: common::lazy_eval().into() };
+    let source =
+        vantage::source::open::LoadSource::Bytes { name: "lazy.eval".to_owned(), bytes: common::lazy_eval().into() };
     app.loads.start(source, || {});
     let outcomes = app.loads.wait_all();
     app.accept(outcomes, || {});
@@ -308,7 +309,7 @@ fn a_followed_run_gains_a_training_step_and_the_overview_shows_it() {
     std::fs::write(&path, format!("{{\"vantage\": 1}}\n{}{}", line(0, 0), line(0, 1))).unwrap();
     let mut app = VantageApp::default();
     let follow = vantage::source::OpenOptions { follow: true, ..Default::default() };
-    app.loads.start_with(vantage::app::LoadSource::Path(path.clone()), follow, || {});
+    app.loads.start_with(vantage::source::open::LoadSource::Path(path.clone()), follow, || {});
     let messages = app.loads.wait_all();
     app.accept(messages, || {});
     assert!(app.current().unwrap().follower.is_some(), "followed");
@@ -357,7 +358,7 @@ fn a_large_log_opens_in_parts_and_a_link_waits_for_its_trajectory() {
     let last = format!("t{}", n - 1);
     let mut app = VantageApp::default()
         .with_start(vantage::app::StartOptions { link: Some(format!("#traj={last}&step=1")), ..Default::default() });
-    app.loads.start(vantage::app::LoadSource::Path(path), || {});
+    app.loads.start(vantage::source::open::LoadSource::Path(path), || {});
     let messages = app.loads.wait_all();
     let partial = messages.iter().filter(|(_, m)| matches!(m, vantage::app::LoadMessage::Partial(..))).count();
     assert!(partial >= 1, "the run was shown while it was read");
@@ -642,7 +643,7 @@ fn a_loader_or_scheme_that_panics_is_a_notice_and_the_app_goes_on() {
     assert!(h.state().current().unwrap().credit[1].last_good.is_none());
     assert!(h.query_by_label("showing the last good credit: grpo_passk").is_none());
     // A loader that panics: a notice naming the file; the open run stays.
-    let source = vantage::app::LoadSource::Bytes {
+    let source = vantage::source::open::LoadSource::Bytes {
         name: "crash-injected.jsonl".to_owned(),
         bytes: sample("alfworld_roles.jsonl").into(),
     };
@@ -676,7 +677,7 @@ fn a_v2_dataset_opens_a_range_of_training_steps_and_the_summary_opens_others() {
     .unwrap();
     let mut app = VantageApp::default();
     let steps = vantage::source::OpenOptions { steps: Some((2, 2)), ..options };
-    app.loads.start_with(vantage::app::LoadSource::Path(run_dir.clone()), steps, || {});
+    app.loads.start_with(vantage::source::open::LoadSource::Path(run_dir.clone()), steps, || {});
     let messages = app.loads.wait_all();
     app.accept(messages, || {});
     let open = app.current().unwrap();
