@@ -230,3 +230,99 @@ macro_rules! params {
     };
 }
 pub(crate) use params;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    choice! {
+        /// A test choice.
+        enum Side { Left = "left", Right = "right" }
+    }
+
+    params! {
+        /// A group two structs share.
+        struct Shared {
+            side: Side = decl("left", "which side"),
+        }
+    }
+
+    params! {
+        /// A struct with one of each kind of field.
+        struct Knobs {
+            flag: bool = decl("true", "a flag"),
+            shared: Shared = GROUP,
+            weight: f64 = range(0.0, 2.0, "0.5", "a weight"),
+            count: i64 = range(1.0, 9.0, "3", "a count"),
+            r#match: bool = decl("false", "a keyword as a name"),
+        }
+    }
+
+    params! {
+        /// A struct without the group.
+        struct Other {
+            weight: f64 = range(0.0, 2.0, "0.5", "a weight"),
+        }
+    }
+
+    /// A scheme whose parameters are `Knobs`, for [`Params::resolve`].
+    struct Declaring(Vec<ParamSpec>);
+
+    impl crate::credit::Scheme for Declaring {
+        fn info(&self) -> &crate::credit::SchemeInfo {
+            static INFO: crate::credit::SchemeInfo = crate::credit::SchemeInfo {
+                id: "declaring",
+                family: crate::credit::Family::Outcome,
+                display_name: "declaring",
+                citation: "",
+                needs: "",
+                source: crate::credit::SourceQuality::Approximate("a test"),
+                checked: "",
+            };
+            &INFO
+        }
+        fn params(&self) -> &[ParamSpec] {
+            &self.0
+        }
+        fn presets(&self) -> &[crate::credit::Preset] {
+            &[]
+        }
+        fn supports(&self, _: &crate::model::Run) -> crate::credit::Support {
+            crate::credit::Support::Yes
+        }
+        fn compute(
+            &self,
+            _: &crate::model::Run,
+            _: &Params,
+        ) -> Result<crate::credit::Credit, crate::credit::CreditError> {
+            unreachable!("not computed")
+        }
+    }
+
+    #[test]
+    fn a_declaration_gives_the_specs_in_order_and_reads_them_back_typed() {
+        let specs = Knobs::specs();
+        let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["flag", "side", "weight", "count", "match"]);
+        assert_eq!(specs[1].kind, ParamKind::Choice(&["left", "right"]));
+        assert_eq!(specs[3].kind, ParamKind::Int { min: 1, max: 9 });
+        let scheme = Declaring(specs);
+        let defaults = Knobs::of(&Params::defaults(&scheme));
+        assert!(defaults.flag && !defaults.r#match);
+        assert_eq!((defaults.shared.side, defaults.weight, defaults.count), (Side::Left, 0.5, 3));
+        let sets: Vec<(String, String)> =
+            [("side", "right"), ("weight", "1.5"), ("match", "true")].map(|(k, v)| (k.to_owned(), v.to_owned())).into();
+        let set = Knobs::of(&Params::resolve(&scheme, None, &sets).unwrap());
+        assert_eq!((set.shared.side, set.weight, set.r#match), (Side::Right, 1.5, true));
+        assert_eq!(Side::Right.to_string(), "right");
+        assert_eq!(from_word::<Side>("left"), Some(Side::Left));
+        // A group read from the values of a scheme that declares it, and of one that does not.
+        assert_eq!(
+            Shared::of_declared(&Params::resolve(&scheme, None, &sets).unwrap()).map(|s| s.side),
+            Some(Side::Right)
+        );
+        let other = Declaring(Other::specs());
+        assert!(Shared::of_declared(&Params::defaults(&other)).is_none());
+        assert_eq!(Other::of(&Params::defaults(&other)).weight, 0.5);
+    }
+}
