@@ -1,6 +1,6 @@
 //! Times the token estimators on the deterministic benchmark batch (`credit::engine::batch::synthetic_token_batch`),
 //! one warm-up then the median of 5, on one thread (`median_ms`, what is compared with verl's
-//! single thread) and on every core (`all_cores_ms`, `credit::engine::par`), and prints one JSON line per
+//! single thread) and on every core (`all_cores_ms`, `vantage::par`), and prints one JSON line per
 //! estimator, plus a plain copy of the same arrays as the memory-bound floor. `bench/vs_verl.py`
 //! runs this beside verl.
 //!
