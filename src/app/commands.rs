@@ -99,7 +99,7 @@ impl VantageApp {
                 if let Some(dataset) = self.current().and_then(|open| open.web_dataset.clone()) {
                     let c = ctx.clone();
                     self.loads.start(crate::source::open::LoadSource::Dataset(dataset, Some(range)), move || {
-                        c.request_repaint()
+                        c.request_repaint();
                     });
                 }
                 #[cfg(all(not(target_arch = "wasm32"), not(feature = "parquet")))]

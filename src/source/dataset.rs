@@ -24,15 +24,10 @@ pub use crate::load::formats::vantage_v2::manifest::DEFAULT_WINDOW;
 /// latest that do (the run's notes say which, and how to choose others).
 pub fn open_default(dir: &Path, steps: Option<(i64, i64)>, report: &mut LoadReport) -> Result<Run, LoadError> {
     let dataset = Dataset::open(dir)?;
-    let chosen = steps;
-    let range = chosen.or_else(|| dataset.fitting_range(DEFAULT_WINDOW));
+    let size = |p: &Partition| if p.bytes > 0 { p.bytes } else { dataset.partition_bytes(p) };
+    let (range, note) = dataset.manifest.opening_range(steps, size);
     let mut run = dataset.load(range, report)?;
-    if chosen.is_none() && range.is_some() {
-        run.meta.notes.push(
-            "the whole run is larger than what opens at once: the latest training steps are open; choose others with --steps A..B"
-                .to_owned(),
-        );
-    }
+    run.meta.notes.extend(note.map(str::to_owned));
     Ok(run)
 }
 

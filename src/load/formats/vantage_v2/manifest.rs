@@ -112,6 +112,9 @@ pub fn step_span<'a>(partitions: impl IntoIterator<Item = &'a Partition>) -> Opt
 /// (docs/PERFORMANCE.md).
 pub const DEFAULT_WINDOW: u64 = 80 << 20;
 
+/// The note of a run opened with its latest training steps because the whole did not fit.
+pub const WINDOW_NOTE: &str = "the whole run is larger than what opens at once: the latest training steps are open; choose others with --steps A..B";
+
 impl Manifest {
     /// Parses `manifest.json`, checking the format and the version.
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -177,6 +180,23 @@ impl Manifest {
             first = partition.train_step;
         }
         Some((first?, last?))
+    }
+
+    /// The training steps a dataset opens with, natively and on the web alike: `steps` when
+    /// chosen (`--steps`, "Open steps"), else [`Self::fitting_range`] of [`DEFAULT_WINDOW`]; and
+    /// the note a run opened with fewer steps than it has gets when none were chosen.
+    pub fn opening_range(
+        &self,
+        steps: Option<(i64, i64)>,
+        size: impl Fn(&Partition) -> u64,
+    ) -> (Option<(i64, i64)>, Option<&'static str>) {
+        if steps.is_some() {
+            return (steps, None);
+        }
+        match self.fitting_range(DEFAULT_WINDOW, size) {
+            Some(range) => (Some(range), Some(WINDOW_NOTE)),
+            None => (None, None),
+        }
     }
 
     /// Total rows of a table over all partitions.

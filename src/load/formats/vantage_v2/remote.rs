@@ -2,7 +2,7 @@
 //! `?url=…/run/` (HTTP Range requests), a folder dropped on the page (the browser's `File`
 //! objects, sliced), or in tests a directory. The manifest is read first; then, for each file
 //! of the partitions in the chosen training steps (by default the latest that fit in
-//! [`DEFAULT_WINDOW`]), its footer and the chunks of every column but the texts. Texts are read when
+//! [`super::manifest::DEFAULT_WINDOW`]), its footer and the chunks of every column but the texts. Texts are read when
 //! shown: [`RemoteTexts`] answers with a placeholder and lists what is wanted, and
 //! [`fetch_wanted`] reads those text columns' chunks. A source that cannot read parts of a file
 //! (a server that ignores Range) hands the whole file over, and then everything, texts too, is
@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::manifest::{DEFAULT_WINDOW, MANIFEST, Manifest, Partition};
+use super::manifest::{MANIFEST, Manifest, Partition};
 use super::read::{DatasetReader, FileBytes, PartBytes, TAIL, TEXT_COLUMNS};
 use crate::load::parquet_file::{Column, ParquetMeta};
 use crate::load::{LoadError, LoadReport};
@@ -130,7 +130,7 @@ fn everything(meta: &ParquetMeta) -> Vec<(u64, u64)> {
 }
 
 /// Opens the dataset at `source` (shown as `name`): the partitions of the training steps in
-/// `range`, or the latest that fit in [`DEFAULT_WINDOW`]. Returns the run and its texts' source.
+/// `range`, or as [`Manifest::opening_range`] chooses them. Returns the run and its texts' source.
 pub async fn open(
     source: &impl PieceSource,
     name: &str,
@@ -138,7 +138,7 @@ pub async fn open(
     report: &mut LoadReport,
 ) -> Result<(Run, Arc<RemoteTexts>), LoadError> {
     let manifest = manifest(source, name).await?;
-    let range = range.or_else(|| manifest.fitting_range(DEFAULT_WINDOW, size));
+    let (range, note) = manifest.opening_range(range, size);
     let partitions = super::read::select(&manifest, range, name)?;
     let mut reader = DatasetReader::new(name, &manifest);
     let texts = Arc::new(RemoteTexts::default());
@@ -180,6 +180,7 @@ pub async fn open(
     if partitions.len() < manifest.partitions.len() {
         super::read::note_window(&mut run, &manifest, &partitions);
     }
+    run.meta.notes.extend(note.map(str::to_owned));
     Ok((run, texts))
 }
 
