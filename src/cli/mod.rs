@@ -51,7 +51,8 @@ pub struct Cli {
     /// App: start in meeting mode.
     #[arg(long)]
     meeting: bool,
-    /// App: the window's size, `WIDTHxHEIGHT` in points (default 1280x800; 1280x720 is a projector).
+    /// App: the window's size, `WIDTHxHEIGHT` in points (1280x720 is a projector); it wins over the
+    /// size an earlier run saved, and is not saved (default: the saved size, else 1280x800).
     #[arg(long, value_name = "WxH", value_parser = parse_window_size)]
     window_size: Option<[f32; 2]>,
     /// App: open this deep link (`#traj=…&step=…&a=grpo&b=triage&view=compare`, as "Copy link" writes).
@@ -246,8 +247,7 @@ pub fn main() -> ExitCode {
                 link: cli.link,
                 exit_after_first_view: cli.exit_after_first_view.then(|| *crate::cli::desktop::STARTED),
             };
-            let size = cli.window_size.unwrap_or([1280.0, 800.0]);
-            desktop::run_app(crate::source::path::expand_paths(files), cli.follow, options, start, size)
+            desktop::run_app(crate::source::path::expand_paths(files), cli.follow, options, start, cli.window_size)
         }
         Some(Command::Check { format, .. }) => {
             check(&crate::source::path::expand_paths(check_files), &options, format.as_deref())

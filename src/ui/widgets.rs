@@ -93,3 +93,15 @@ pub fn heat_value_ui(
     });
     self::name(&combo.response, name);
 }
+
+/// A plot on a page that scrolls: the mouse wheel scrolls the page and never pans the plot;
+/// Ctrl (⌘ on a Mac) with the wheel zooms it, dragging pans it and a double-click fits it again.
+/// Its memory is under [`plot_id`]`(name)`.
+pub fn page_plot(name: &'static str) -> egui_plot::Plot<'static> {
+    egui_plot::Plot::new(name).id(plot_id(name)).allow_scroll(false)
+}
+
+/// The id of the [`page_plot`] named `name` (where its bounds are kept).
+pub fn plot_id(name: &str) -> egui::Id {
+    egui::Id::unique(("page plot", name))
+}

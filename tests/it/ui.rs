@@ -773,3 +773,45 @@ fn a_typed_formula_and_its_slider_set_the_heatmap_cell_and_travel_in_a_link() {
     assert!(!dir.join("mine.vx").exists());
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_wheel_over_an_overview_chart_scrolls_the_page_and_only_ctrl_with_it_zooms() {
+    let mut app = app_with("math_grpo_prm.jsonl", &sample("math_grpo_prm.jsonl"));
+    app.state.tab = Tab::Overview;
+    let mut h = Harness::builder().with_size([1280.0, 720.0]).with_max_steps(16).build_ui_state(
+        |ui, app: &mut VantageApp| {
+            app.logic(ui.ctx());
+            vantage::ui::app_ui(app, ui);
+        },
+        app,
+    );
+    h.run_ok();
+    let id = vantage::ui::widgets::plot_id("overview_outcomes");
+    let memory = || egui_plot::PlotMemory::load(&h.ctx, id).expect("the outcomes chart is drawn");
+    let (before, frame) = (*memory().bounds(), *memory().transform().frame());
+    let wheel = |h: &mut Harness<'_, VantageApp>, at: egui::Pos2, modifiers: egui::Modifiers| {
+        h.hover_at(at);
+        h.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: egui::vec2(0.0, -120.0),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+            modifiers,
+        });
+        // Smooth scrolling and zooming take a few frames to settle.
+        for _ in 0..40 {
+            h.step();
+        }
+    };
+    wheel(&mut h, frame.center(), egui::Modifiers::NONE);
+    let after = egui_plot::PlotMemory::load(&h.ctx, id).unwrap();
+    assert_eq!(after.bounds(), &before, "the wheel panned the chart");
+    // The page scrolled instead: the chart moved up the window.
+    assert!(after.transform().frame().top() < frame.top(), "{:?} -> {:?}", frame, after.transform().frame());
+    let frame = *after.transform().frame();
+    wheel(&mut h, frame.center(), egui::Modifiers::COMMAND);
+    let zoomed = egui_plot::PlotMemory::load(&h.ctx, id).unwrap();
+    assert_ne!(zoomed.bounds(), &before, "Ctrl with the wheel did not zoom");
+    // (Its axis labels may widen as it zooms; its place on the page stays.)
+    assert_eq!(zoomed.transform().frame().top(), frame.top(), "Ctrl with the wheel scrolled the page");
+}

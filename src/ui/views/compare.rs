@@ -5,7 +5,7 @@
 use std::hash::{Hash as _, Hasher as _};
 use std::sync::Arc;
 
-use egui_plot::{Bar, BarChart, Plot, Points};
+use egui_plot::{Bar, BarChart, Points};
 
 use crate::analysis::compare::{Comparison, Disagreement, is_success};
 use crate::app::{Command, OpenRun};
@@ -170,7 +170,7 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
     let key: Vec<(String, egui::Color32)> =
         series.iter().map(|((index, name), points)| (format!("{name} ({})", points.len()), color_of(*index))).collect();
     crate::ui::widgets::series_key_ui(ui, &key, None);
-    Plot::new("scatter_ab").x_axis_label("credit A").y_axis_label("credit B").show(ui, |plot| {
+    crate::ui::widgets::page_plot("scatter_ab").x_axis_label("credit A").y_axis_label("credit B").show(ui, |plot| {
         for ((index, name), points) in series {
             let color = color_of(index);
             let points: Vec<[f64; 2]> = points.iter().map(|p| [p[0] + jitter(0), p[1] + jitter(1)]).collect();
@@ -207,7 +207,7 @@ fn histograms_ui(ui: &mut egui::Ui, open: &OpenRun) {
             .collect::<Vec<Bar>>()
     };
     ab_key_ui(ui);
-    Plot::new("histograms_ab").x_axis_label("credit").show(ui, |plot| {
+    crate::ui::widgets::page_plot("histograms_ab").x_axis_label("credit").show(ui, |plot| {
         plot.bar_chart(BarChart::new("A", histogram(&a)).color(theme::category(1)));
         plot.bar_chart(BarChart::new("B", histogram(&b)).color(theme::category(4)));
     });
@@ -244,7 +244,7 @@ fn length_plots_ui(ui: &mut egui::Ui, pa: &[[f64; 3]], pb: &[[f64; 3]], unit: &s
         let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
         for (axis, label, id) in [(0usize, unit, "credit_length"), (1, "turns (steps)", "credit_turns")] {
             ui.allocate_ui(egui::vec2(width, 260.0), |ui| {
-                Plot::new(id).x_axis_label(label).y_axis_label("mean credit").show(ui, |plot| {
+                crate::ui::widgets::page_plot(id).x_axis_label(label).y_axis_label("mean credit").show(ui, |plot| {
                     for (points, name, color) in [(pa, "A", theme::category(1)), (pb, "B", theme::category(4))] {
                         let xy: Vec<[f64; 2]> = points
                             .iter()

@@ -2,7 +2,7 @@
 //! |credit| and its std under A and B; and, when a task recurs, a slider that walks the same prompt
 //! across training steps.
 
-use egui_plot::{Line, Plot, PlotPoints, PlotUi, Points, VLine};
+use egui_plot::{Line, PlotPoints, PlotUi, Points, VLine};
 
 use std::sync::Arc;
 
@@ -63,29 +63,33 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         ],
         chosen.is_some(),
     );
-    Plot::new("overview_outcomes").height(height).x_axis_label("training step").include_x(x_min).include_x(x_max).show(
-        ui,
-        |plot| {
+    crate::ui::widgets::page_plot("overview_outcomes")
+        .height(height)
+        .x_axis_label("training step")
+        .include_x(x_min)
+        .include_x(x_max)
+        .show(ui, |plot| {
             // Mean reward and success rate coincide for 0/1 rewards: the wide line under the dashed one.
             series_ui(plot, "mean reward", series(&|s| s.mean_reward), theme::category(0), false, 3.0);
             series_ui(plot, "success rate", series(&|s| s.success_rate), theme::category(1), true, 1.5);
             series_ui(plot, "zero-variance groups", series(&|s| s.zero_variance_share), theme::category(3), false, 1.5);
             mark(plot);
-        },
-    );
+        });
     ui.label("Credit magnitude (mean solid, std dashed)");
     key_ui(ui, &[("|A|", theme::category(1)), ("|B|", theme::category(4))], chosen.is_some());
-    Plot::new("overview_credit").height(height).x_axis_label("training step").include_x(x_min).include_x(x_max).show(
-        ui,
-        |plot| {
+    crate::ui::widgets::page_plot("overview_credit")
+        .height(height)
+        .x_axis_label("training step")
+        .include_x(x_min)
+        .include_x(x_max)
+        .show(ui, |plot| {
             for (slot, name, color) in [(0, "A", 1), (1, "B", 4)] {
                 let color = theme::category(color);
                 series_ui(plot, &format!("mean |{name}|"), series(&|s| s.abs_credit[slot].0), color, false, 2.0);
                 series_ui(plot, &format!("std |{name}|"), series(&|s| s.abs_credit[slot].1), color, true, 1.5);
             }
             mark(plot);
-        },
-    );
+        });
     ui.label("Signal budget: rollouts that teach nothing");
     key_ui(
         ui,
@@ -97,7 +101,7 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         ],
         chosen.is_some(),
     );
-    Plot::new("overview_budget")
+    crate::ui::widgets::page_plot("overview_budget")
         .height(height)
         .x_axis_label("training step")
         .y_axis_label("share of rollouts")
@@ -144,7 +148,7 @@ fn credit_share_ui(
     let keys: Vec<(&str, egui::Color32)> =
         kinds.iter().enumerate().map(|(i, k)| (k.as_str(), theme::category(i))).collect();
     key_ui(ui, &keys, chosen.is_some());
-    Plot::new("overview_credit_share")
+    crate::ui::widgets::page_plot("overview_credit_share")
         .height(height)
         .x_axis_label("training step")
         .y_axis_label("share of |credit|")
@@ -224,16 +228,20 @@ fn whole_run_ui(ui: &mut egui::Ui, meta: &crate::model::RunMeta) {
     let (reward, success) = (series(&|s| s.mean_reward), series(&|s| s.success_rate));
     let (bottom, top) =
         reward.iter().chain(&success).fold((0.0_f64, 1.0_f64), |(lo, hi), p| (lo.min(p[1]), hi.max(p[1])));
-    Plot::new("overview_whole_run").height(140.0).x_axis_label("training step").include_y(0.0).show(ui, |plot| {
-        if let Some(window) = meta.step_window {
-            let (lo, hi) = (window.open.0 as f64 - 0.5, window.open.1 as f64 + 0.5);
-            let corners = vec![[lo, bottom], [hi, bottom], [hi, top], [lo, top]];
-            let band = egui_plot::Polygon::new("open steps", PlotPoints::from(corners))
-                .fill_color(theme::SELECTED.gamma_multiply(0.25))
-                .stroke(egui::Stroke::NONE);
-            plot.polygon(band);
-        }
-        series_ui(plot, "mean reward", reward, theme::category(0), false, 2.0);
-        series_ui(plot, "success rate", success, theme::category(1), true, 1.5);
-    });
+    crate::ui::widgets::page_plot("overview_whole_run")
+        .height(140.0)
+        .x_axis_label("training step")
+        .include_y(0.0)
+        .show(ui, |plot| {
+            if let Some(window) = meta.step_window {
+                let (lo, hi) = (window.open.0 as f64 - 0.5, window.open.1 as f64 + 0.5);
+                let corners = vec![[lo, bottom], [hi, bottom], [hi, top], [lo, top]];
+                let band = egui_plot::Polygon::new("open steps", PlotPoints::from(corners))
+                    .fill_color(theme::SELECTED.gamma_multiply(0.25))
+                    .stroke(egui::Stroke::NONE);
+                plot.polygon(band);
+            }
+            series_ui(plot, "mean reward", reward, theme::category(0), false, 2.0);
+            series_ui(plot, "success rate", success, theme::category(1), true, 1.5);
+        });
 }
