@@ -815,3 +815,31 @@ fn the_wheel_over_an_overview_chart_scrolls_the_page_and_only_ctrl_with_it_zooms
     // (Its axis labels may widen as it zooms; its place on the page stays.)
     assert_eq!(zoomed.transform().frame().top(), frame.top(), "Ctrl with the wheel scrolled the page");
 }
+
+#[test]
+fn the_compare_scatter_rings_the_selected_step_and_says_its_credit() {
+    let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    app.state.tab = Tab::Compare;
+    let mut h = harness(app);
+    let open = h.state().current().unwrap();
+    let p = open.selection.position.expect("a step is selected when a run opens");
+    let (a, b) = (open.credit[0].step().unwrap()[p], open.credit[1].step().unwrap()[p]);
+    let text = format!(
+        "selected step (ringed): A {} · B {}",
+        vantage::ui::widgets::format_value(a),
+        vantage::ui::widgets::format_value(b)
+    );
+    h.get_by_label(&text);
+    // Another step: the mark follows it.
+    h.state_mut().commands.push(vantage::app::Command::StepBy(1));
+    h.run_ok();
+    let open = h.state().current().unwrap();
+    let q = open.selection.position.unwrap();
+    assert_ne!(p, q);
+    let text = format!(
+        "selected step (ringed): A {} · B {}",
+        vantage::ui::widgets::format_value(open.credit[0].step().unwrap()[q]),
+        vantage::ui::widgets::format_value(open.credit[1].step().unwrap()[q])
+    );
+    h.get_by_label(&text);
+}

@@ -5,7 +5,7 @@
 use std::hash::{Hash as _, Hasher as _};
 use std::sync::Arc;
 
-use egui_plot::{Bar, BarChart, Points};
+use egui_plot::{Bar, BarChart, HLine, MarkerShape, Points, VLine};
 
 use crate::analysis::compare::{Comparison, Disagreement, is_success};
 use crate::app::{Command, OpenRun};
@@ -170,11 +170,31 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
     let key: Vec<(String, egui::Color32)> =
         series.iter().map(|((index, name), points)| (format!("{name} ({})", points.len()), color_of(*index))).collect();
     crate::ui::widgets::series_key_ui(ui, &key, None);
+    // The selected step, where it lies (not jittered), so a speaker can point at it.
+    let selected = open.selection.position.and_then(|p| {
+        let (x, y) = (*a.get(p)?, *b.get(p)?);
+        (x.is_finite() && y.is_finite()).then_some([f64::from(x), f64::from(y)])
+    });
+    let marked = match selected {
+        Some([x, y]) => format!(
+            "selected step (ringed): A {} · B {}",
+            crate::ui::widgets::format_value(x as f32),
+            crate::ui::widgets::format_value(y as f32)
+        ),
+        None => "selected step: none, or no credit under A or B".to_owned(),
+    };
+    ui.label(egui::RichText::new(marked).color(theme::SELECTED));
     crate::ui::widgets::page_plot("scatter_ab").x_axis_label("credit A").y_axis_label("credit B").show(ui, |plot| {
         for ((index, name), points) in series {
             let color = color_of(index);
             let points: Vec<[f64; 2]> = points.iter().map(|p| [p[0] + jitter(0), p[1] + jitter(1)]).collect();
             plot.points(Points::new(name, points).color(color.gamma_multiply(0.45)).radius(2.5));
+        }
+        if let Some([x, y]) = selected {
+            plot.hline(HLine::new("selected step", y).color(theme::SELECTED.gamma_multiply(0.6)));
+            plot.vline(VLine::new("selected step", x).color(theme::SELECTED.gamma_multiply(0.6)));
+            let ring = Points::new("selected step", vec![[x, y]]).filled(false).radius(7.0).color(theme::SELECTED);
+            plot.points(ring.shape(MarkerShape::Circle));
         }
     });
 }
