@@ -196,6 +196,23 @@ pub struct BrowserOptions {
     pub descending: bool,
 }
 
+impl BrowserOptions {
+    /// Whether any filter hides rollouts (the sort hides none).
+    pub fn filters_on(&self) -> bool {
+        !self.search.is_empty()
+            || !self.role.is_empty()
+            || !self.kind.is_empty()
+            || self.success.is_some()
+            || self.zero_variance_only
+            || self.mixed_only
+    }
+
+    /// Clears every filter, keeping the sort.
+    pub fn clear_filters(&mut self) {
+        *self = Self { sort: self.sort, descending: self.descending, ..Self::default() };
+    }
+}
+
 /// Run-browser sort column.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SortBy {

@@ -843,3 +843,19 @@ fn the_compare_scatter_rings_the_selected_step_and_says_its_credit() {
     );
     h.get_by_label(&text);
 }
+
+#[test]
+fn a_filter_kept_from_an_earlier_session_is_announced_with_a_way_to_clear_it() {
+    let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    // As a saved state brings it back: a search from another run.
+    app.state.browser.search = "a prompt of another run".to_owned();
+    app.state.browser.sort = vantage::app::state::SortBy::Length;
+    let mut h = harness(app);
+    h.get_by_label("Filters on: 0 of 96 rollouts shown");
+    h.get_by_label("Clear filters").click();
+    h.run_ok();
+    h.get_by_label("96 of 96 rollouts");
+    assert!(h.query_by_label("Clear filters").is_none());
+    let browser = &h.state().state.browser;
+    assert!(browser.search.is_empty() && browser.sort == vantage::app::state::SortBy::Length, "the sort stays");
+}

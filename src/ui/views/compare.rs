@@ -60,7 +60,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         format_value(c.sign_tolerance[1]),
         crate::analysis::compare::SIGN_TOLERANCE
     ));
-    egui::ScrollArea::vertical().id_salt("compare_scroll").show(ui, |ui| {
+    // Per opened run: a run opens at the top, not where an earlier session's run was scrolled to.
+    egui::ScrollArea::vertical().id_salt(("compare_scroll", open.instance)).show(ui, |ui| {
         ui.horizontal(|ui| {
             let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
             ui.allocate_ui(egui::vec2(width, 320.0), |ui| ui.vertical(|ui| scatter_ui(ui, open)));

@@ -30,7 +30,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         whole_run_ui(ui, &open.run.meta);
     }
     let height = (ui.available_height() / 2.0 - 60.0).max(160.0);
-    egui::ScrollArea::vertical().id_salt("overview_scroll").show(ui, |ui| plots_ui(ui, open, &stats, height));
+    // Per opened run: a run opens at the top, not where an earlier session's run was scrolled to.
+    egui::ScrollArea::vertical()
+        .id_salt(("overview_scroll", open.instance))
+        .show(ui, |ui| plots_ui(ui, open, &stats, height));
     same_prompt_ui(ui, ctx);
 }
 
@@ -145,8 +148,9 @@ fn credit_share_ui(
     ui.label("Where each scheme's |credit| goes (share of the step's total; A solid, B dashed)");
     let kinds: std::collections::BTreeSet<&String> =
         stats.iter().flat_map(|s| s.credit_share.iter().flat_map(|m| m.keys())).collect();
+    let color_of = share_color;
     let keys: Vec<(&str, egui::Color32)> =
-        kinds.iter().enumerate().map(|(i, k)| (k.as_str(), theme::category(i))).collect();
+        kinds.iter().enumerate().map(|(i, k)| (k.as_str(), color_of(i, k))).collect();
     key_ui(ui, &keys, chosen.is_some());
     crate::ui::widgets::page_plot("overview_credit_share")
         .height(height)
@@ -157,7 +161,7 @@ fn credit_share_ui(
         .include_y(0.0)
         .show(ui, |plot| {
             for (i, kind) in kinds.iter().enumerate() {
-                let color = theme::category(i);
+                let color = color_of(i, kind);
                 for (slot, dashed) in [(0usize, false), (1, true)] {
                     let name = format!("{} {kind}", if slot == 0 { "A" } else { "B" });
                     let points = series(&|s| s.credit_share[slot].get(*kind).copied().unwrap_or(f64::NAN));
@@ -244,4 +248,25 @@ fn whole_run_ui(ui: &mut egui::Ui, meta: &crate::model::RunMeta) {
             series_ui(plot, "mean reward", reward, theme::category(0), false, 2.0);
             series_ui(plot, "success rate", success, theme::category(1), true, 1.5);
         });
+}
+
+/// The colour of the `i`-th kind of the credit-share chart: success and failure in the colours
+/// they have everywhere else, roles and the rest by their order.
+fn share_color(i: usize, kind: &str) -> egui::Color32 {
+    match kind {
+        "successful rollouts" => theme::SUCCESS,
+        "failed rollouts" => theme::FAILURE,
+        _ => theme::category(i),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn failed_rollouts_are_drawn_in_the_failure_colour() {
+        // "failed rollouts" sorts first, where the first category colour (green) would be.
+        assert_eq!(super::share_color(0, "failed rollouts"), super::theme::FAILURE);
+        assert_eq!(super::share_color(1, "successful rollouts"), super::theme::SUCCESS);
+        assert_eq!(super::share_color(2, "progress"), super::theme::category(2));
+    }
 }

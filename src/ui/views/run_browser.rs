@@ -125,7 +125,18 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ui.checkbox(&mut options.descending, "descending");
     });
     let rows = cached_rows(ui, run, ctx.open.cache_key(), options);
-    ui.label(egui::RichText::new(format!("{} of {} rollouts", rows.len(), run.trajectories.len())).color(theme::MUTED));
+    let shown = format!("{} of {} rollouts", rows.len(), run.trajectories.len());
+    if options.filters_on() {
+        // Filters are kept between sessions: say so where the list is, with a way out.
+        ui.horizontal_wrapped(|ui| {
+            ui.label(egui::RichText::new(format!("Filters on: {shown} shown")).color(theme::WARNING).strong());
+            if ui.button("Clear filters").clicked() {
+                options.clear_filters();
+            }
+        });
+    } else {
+        ui.label(egui::RichText::new(shown).color(theme::MUTED));
+    }
     ui.separator();
     let selected = ctx.open.selection.trajectory;
     let tr = &run.trajectories;
