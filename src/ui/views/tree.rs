@@ -90,9 +90,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             hidden[i] = h || collapsed.contains(&n.parent);
         }
     }
-    let detailed = view.scale.y * DY >= 14.0 && view.scale.x * DX >= 50.0;
+    let detailed = is_detailed(view.scale);
     let radius = (view.scale.y * DY * 0.3).min(view.scale.x * DX * 0.15).clamp(1.0, 9.0);
-    let mut mesh = egui::Mesh::default();
+    // Edges in a mesh of their own, drawn first: no edge crosses a node.
+    let (mut edges, mut mesh) = (egui::Mesh::default(), egui::Mesh::default());
     let mut occupancy = Occupancy::new(rect, !detailed);
     let selected_node = open.selection.position.and_then(|p| tree.node_of_position.get(&(p as u32)).copied());
     let mut hovered: Option<(usize, f32)> = None;
@@ -110,7 +111,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         if !detailed && !occupancy.claim(pos) {
             continue;
         }
-        elbow(&mut mesh, from, pos, theme::EDGE);
+        elbow(&mut edges, from, pos, theme::EDGE);
         let color = color_of(&value, &colors, values.values[i]);
         let half = egui::vec2(radius, radius);
         mesh.add_colored_rect(egui::Rect::from_center_size(pos, half * 2.0), color);
@@ -127,9 +128,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             }
         }
     }
+    painter.add(egui::Shape::mesh(edges));
     painter.add(egui::Shape::mesh(mesh));
     // Labels only when they fit between columns.
-    if detailed && view.scale.x * DX >= 110.0 {
+    if labels_shown(view.scale) {
         let column = view.scale.x * DX;
         labels(&painter, ui, ctx, tree, &hidden, &collapsed, &screen, radius, visible, &values.values, column);
     }
@@ -316,6 +318,27 @@ fn elbow(mesh: &mut egui::Mesh, from: egui::Pos2, to: egui::Pos2, color: egui::C
 
 /// Text beside visible nodes when zoomed in: step kind or action, and collapse badges.
 #[expect(clippy::too_many_arguments, reason = "the pieces of one drawing pass")]
+/// The least column width, in points, at which nodes are labelled.
+const LABEL_COLUMN: f32 = 110.0;
+
+/// Whether nodes are drawn one by one (rows and columns far enough apart), not one per pixel.
+fn is_detailed(scale: egui::Vec2) -> bool {
+    scale.y * DY >= 14.0 && scale.x * DX >= 50.0
+}
+
+/// Whether nodes are labelled at `scale` (their labels fit between columns).
+pub fn labels_shown(scale: egui::Vec2) -> bool {
+    is_detailed(scale) && scale.x * DX >= LABEL_COLUMN
+}
+
+/// A node's label in at most about `room` characters: its text, then its value set apart (the
+/// text may end in a number of its own).
+pub fn node_text(text: &str, value: f32, room: usize) -> String {
+    let value = format_value(value);
+    let text = super::run_browser::truncate(text, room.saturating_sub(value.len() + 3).max(3));
+    format!("{text} · {value}")
+}
+
 fn labels(
     painter: &egui::Painter,
     ui: &egui::Ui,
@@ -339,10 +362,7 @@ fn labels(
         if hidden[i] || !visible.contains(pos) {
             continue;
         }
-        let value = format_value(values[i]);
-        let text =
-            super::run_browser::truncate(&node_label(run, node.node), room.saturating_sub(value.len() + 1).max(3));
-        let label = format!("{text} {value}");
+        let label = node_text(&node_label(run, node.node), values[i], room);
         // On the node's own row, right of it and its outcome badge.
         painter.text(pos + egui::vec2(2.0 * radius + 6.0, 0.0), egui::Align2::LEFT_CENTER, label, font.clone(), color);
         if collapsed.contains(&(i as u32)) {
@@ -424,5 +444,15 @@ pub fn mini_ui(ui: &mut egui::Ui, run: &crate::model::Run, group: crate::model::
             text.push_str(&format!("\nends {} · R {}", run.trajectory_key(t), format_value(tr.reward[t.index()])));
         }
         response.on_hover_text_at_pointer(text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_label_sets_its_value_apart_from_its_text() {
+        assert_eq!(super::node_text("98", -2.4749, 30), "98 · -2.4749");
+        let short = super::node_text("think: the capital of Norway is Oslo", 0.5, 16);
+        assert!(short.ends_with(" · 0.5000") && short.chars().count() <= 17, "{short}");
     }
 }
