@@ -316,8 +316,6 @@ fn elbow(mesh: &mut egui::Mesh, from: egui::Pos2, to: egui::Pos2, color: egui::C
     mesh.add_colored_rect(h(mid, to.x, to.y), color);
 }
 
-/// Text beside visible nodes when zoomed in: step kind or action, and collapse badges.
-#[expect(clippy::too_many_arguments, reason = "the pieces of one drawing pass")]
 /// The least column width, in points, at which nodes are labelled.
 const LABEL_COLUMN: f32 = 110.0;
 
@@ -339,6 +337,8 @@ pub fn node_text(text: &str, value: f32, room: usize) -> String {
     format!("{text} · {value}")
 }
 
+/// Text beside visible nodes when zoomed in: step kind or action, and collapse badges.
+#[expect(clippy::too_many_arguments, reason = "the pieces of one drawing pass")]
 fn labels(
     painter: &egui::Painter,
     ui: &egui::Ui,
