@@ -105,3 +105,38 @@ pub fn page_plot(name: &'static str) -> egui_plot::Plot<'static> {
 pub fn plot_id(name: &str) -> egui::Id {
     egui::Id::unique(("page plot", name))
 }
+
+/// Names for runs read from paths or URLs, short enough for a room: each name's last path
+/// components, as few as tell it from the others (at least its file name).
+pub fn short_run_names(names: &[String]) -> Vec<String> {
+    let parts: Vec<Vec<&str>> =
+        names.iter().map(|n| n.trim_end_matches('/').split(['/', '\\']).filter(|p| !p.is_empty()).collect()).collect();
+    let suffix = |p: &[&str], k: usize| p[p.len().saturating_sub(k)..].join("/");
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let unique = (1..=p.len()).find(|&k| {
+                let mine = suffix(p, k);
+                parts.iter().enumerate().all(|(j, q)| j == i || suffix(q, k) != mine)
+            });
+            match unique {
+                Some(k) => suffix(p, k),
+                None => names[i].clone(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn run_names_keep_the_last_components_that_tell_them_apart() {
+        let names =
+            ["/home/me/exp/a/rollouts.jsonl", "/home/me/exp/b/rollouts.jsonl", "/data/other.jsonl"].map(str::to_owned);
+        assert_eq!(super::short_run_names(&names), ["a/rollouts.jsonl", "b/rollouts.jsonl", "other.jsonl"]);
+        assert_eq!(super::short_run_names(&["https://host/runs/r1/".to_owned()]), ["r1"]);
+        let same = ["/x/run.jsonl".to_owned(), "/x/run.jsonl".to_owned()];
+        assert_eq!(super::short_run_names(&same), same, "names that cannot be told apart stay whole");
+    }
+}

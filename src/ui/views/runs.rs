@@ -39,7 +39,11 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         .unwrap_or(default_against);
     let mut split: i64 =
         ui.data(|d| d.get_temp(split_id)).unwrap_or_else(|| range.map_or(0, |(lo, hi)| lo + (hi - lo) / 2));
-    let others: Vec<String> = ctx.others.iter().map(|r| r.meta.name.clone()).collect();
+    // Short names (the last path components that tell the runs apart), not machine paths.
+    let all: Vec<String> =
+        std::iter::once(&run.meta.name).chain(ctx.others.iter().map(|r| &r.meta.name)).cloned().collect();
+    let short = crate::ui::widgets::short_run_names(&all);
+    let (this_name, others) = (short[0].clone(), short[1..].to_vec());
     ui.horizontal_wrapped(|ui| {
         ui.label(egui::RichText::new("Run A against run B").strong());
         ui.label("B:");
@@ -81,7 +85,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         Against::Run(i) => (
             Side { run, steps: None },
             Side { run: ctx.others[i], steps: None },
-            [run.meta.name.clone(), others[i].clone()],
+            [this_name.clone(), others[i].clone()],
         ),
     };
     let rows = compare(a, b);
