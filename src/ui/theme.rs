@@ -63,6 +63,9 @@ impl Colormap {
     }
 }
 
+/// The largest |credit| that still counts as none at all (rounding noise of a 0).
+pub const FLAT_CREDIT: f32 = 1e-6;
+
 /// How values map to colors: a colormap over a range (symmetric around 0 for credit).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValueColors {
@@ -77,7 +80,7 @@ pub struct ValueColors {
 impl ValueColors {
     /// Signed credit: diverging, centered at 0, symmetric over the largest magnitude.
     pub fn credit(range: (f32, f32)) -> Self {
-        let m = range.0.abs().max(range.1.abs()).max(1e-6);
+        let m = range.0.abs().max(range.1.abs()).max(FLAT_CREDIT);
         Self { map: Colormap::Diverging, lo: -m, hi: m }
     }
 
@@ -85,6 +88,12 @@ impl ValueColors {
     pub fn field(range: (f32, f32)) -> Self {
         let hi = if range.1 > range.0 { range.1 } else { range.0 + 1.0 };
         Self { map: Colormap::Sequential, lo: range.0, hi }
+    }
+
+    /// Whether every value is 0 (a credit range no wider than rounding): the legend says so
+    /// instead of showing a range of noise.
+    pub fn is_flat(&self) -> bool {
+        self.map == Colormap::Diverging && self.hi <= FLAT_CREDIT
     }
 
     /// The color of `v`.

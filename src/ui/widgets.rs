@@ -27,6 +27,10 @@ pub fn series_key_ui(
 pub fn legend_ui(ui: &mut egui::Ui, colors: &ValueColors, label: &str) {
     ui.horizontal(|ui| {
         ui.label(egui::RichText::new(label).color(theme::MUTED));
+        if colors.is_flat() {
+            ui.label("0 everywhere (no credit to color)");
+            return;
+        }
         ui.label(format_value(colors.lo));
         let (rect, _) = ui.allocate_exact_size(egui::vec2(160.0, 14.0), egui::Sense::hover());
         let painter = ui.painter_at(rect);

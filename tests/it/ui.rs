@@ -859,3 +859,20 @@ fn a_filter_kept_from_an_earlier_session_is_announced_with_a_way_to_clear_it() {
     let browser = &h.state().state.browser;
     assert!(browser.search.is_empty() && browser.sort == vantage::app::state::SortBy::Length, "the sort stays");
 }
+
+#[test]
+fn a_credit_that_is_zero_everywhere_says_so_instead_of_a_legend_of_noise() {
+    // Every rollout of the group succeeds: GRPO gives 0 on every step.
+    let mut log = String::from("{\"vantage\": 1}\n");
+    for r in 0..4 {
+        log.push_str(&format!(
+            "{{\"type\": \"trajectory\", \"id\": \"r{r}\", \"group\": \"g\", \"outcome\": {{\"reward\": 1}}, \"steps\": [{{\"kind\": \"think\", \"thought\": \"step {r}\"}}, {{\"kind\": \"answer\", \"action\": \"42\"}}]}}\n"
+        ));
+    }
+    let mut app = app_with("flat.jsonl", log.as_bytes());
+    app.state.scheme_a = vantage::app::state::SchemeChoice::new("grpo");
+    let h = harness(app);
+    assert!(h.state().current().unwrap().credit[0].step().unwrap().iter().all(|c| *c == 0.0));
+    assert!(h.query_all_by_label("0 everywhere (no credit to color)").count() >= 1);
+    assert!(h.query_by_label("-1.000e-6").is_none(), "a range of rounding noise is shown");
+}
