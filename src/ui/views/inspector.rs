@@ -192,10 +192,14 @@ fn credit_line_ui(ui: &mut egui::Ui, name: &str, credit: &Credit, row: usize, po
         .collect();
     if !credit.terms.formula.is_empty() {
         ui.label(
-            egui::RichText::new(format!("    {}  with  {}", credit.terms.formula, terms.join(", ")))
-                .color(theme::MUTED),
+            egui::RichText::new(format!("    {}", formula_line(&credit.terms.formula, &terms))).color(theme::MUTED),
         );
     }
+}
+
+/// A credit's formula and the values of its terms ("with" only when there are some).
+pub fn formula_line(formula: &str, terms: &[String]) -> String {
+    if terms.is_empty() { formula.to_owned() } else { format!("{formula}  with  {}", terms.join(", ")) }
 }
 
 /// `text` broken into lines of at most `width` characters, at the last space before the limit (a
@@ -243,7 +247,17 @@ pub fn long_text_ui(ui: &mut egui::Ui, id: &str, text: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap_lines;
+    use super::{formula_line, wrap_lines};
+
+    #[test]
+    fn a_formula_without_terms_has_no_dangling_with() {
+        assert_eq!(
+            formula_line("the trainer's logged advantage (token)", &[]),
+            "the trainer's logged advantage (token)"
+        );
+        let terms = ["r = 1".to_owned(), "mean = 0.5".to_owned()];
+        assert_eq!(formula_line("r − mean", &terms), "r − mean  with  r = 1, mean = 0.5");
+    }
 
     #[test]
     fn lines_break_between_words() {
