@@ -151,12 +151,27 @@ impl CreditSlot {
         }
     }
 
+    /// The name of the credit shown, for people: [`Self::shown_key`] without the hash that tells
+    /// two long formulas of one title apart.
+    pub fn shown_name(&self) -> &str {
+        display_name(self.shown_key())
+    }
+
     /// Why there is no credit.
     pub fn error(&self) -> Option<&str> {
         match &self.result {
             Some(Err(e)) => Some(e),
             _ => None,
         }
+    }
+}
+
+/// A scheme's key as people read it: a long formula's key (`formula "title" #1a2b3c4d`) without
+/// its hash.
+pub fn display_name(key: &str) -> &str {
+    match key.rfind("\" #") {
+        Some(at) if key.starts_with("formula \"") => &key[..=at],
+        _ => key,
     }
 }
 
@@ -492,5 +507,15 @@ impl OpenRun {
                 })
                 .collect()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_long_formula_is_named_by_its_title_without_its_hash() {
+        assert_eq!(super::display_name("formula \"my credit\" #1a2b3c4d"), "formula \"my credit\"");
+        assert_eq!(super::display_name("formula r - mean(r)"), "formula r - mean(r)");
+        assert_eq!(super::display_name("grpo preset=verl"), "grpo preset=verl");
     }
 }

@@ -37,7 +37,7 @@ fn comparison(ui: &egui::Ui, open: &OpenRun) -> Option<Arc<Comparison>> {
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let open = &*ctx.open;
     ui.label(
-        egui::RichText::new(format!("A {}   vs   B {}", open.credit[0].shown_key(), open.credit[1].shown_key()))
+        egui::RichText::new(format!("A {}   vs   B {}", open.credit[0].shown_name(), open.credit[1].shown_name()))
             .strong(),
     );
     let Some(c) = comparison(ui, open) else {

@@ -86,7 +86,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.label(egui::RichText::new("Credit").strong());
     shared_note_ui(ui, open, g, p);
     for (slot, name) in [(0, "A"), (1, "B")] {
-        let key = open.credit[slot].shown_key().to_owned();
+        let key = open.credit[slot].shown_name().to_owned();
         match open.credit[slot].credit() {
             Some(credit) => credit_line_ui(ui, &format!("{name}: {key}"), credit, t.index(), p),
             None => {
@@ -147,7 +147,7 @@ pub fn strip_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             }
         }
         for (slot, name) in [(0, "A"), (1, "B")] {
-            let key = open.credit[slot].shown_key().to_owned();
+            let key = open.credit[slot].shown_name().to_owned();
             match open.credit[slot].credit() {
                 Some(credit) => credit_line_ui(&mut columns[1], &format!("{name}: {key}"), credit, t.index(), p),
                 None => {

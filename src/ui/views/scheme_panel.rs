@@ -52,7 +52,8 @@ pub fn last_good_note_ui(ui: &mut egui::Ui, credit: &crate::app::CreditSlot) {
     if credit.error().is_some()
         && let Some((key, _)) = &credit.last_good
     {
-        ui.label(egui::RichText::new(format!("showing the last good credit: {key}")).color(theme::WARNING));
+        let name = crate::app::display_name(key);
+        ui.label(egui::RichText::new(format!("showing the last good credit: {name}")).color(theme::WARNING));
     }
 }
 
