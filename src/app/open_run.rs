@@ -42,6 +42,8 @@ pub struct CreditSlot {
     pub generation: u64,
     /// A recomputation in flight on a worker thread: its key and where its result arrives.
     pending: Option<(String, std::sync::mpsc::Receiver<Result<Credit, String>>)>,
+    /// The largest |step credit| shown, with the generation it was measured at.
+    largest: std::cell::Cell<Option<(u64, f32)>>,
 }
 
 impl CreditSlot {
@@ -149,6 +151,20 @@ impl CreditSlot {
             (Some(Err(_)), Some((key, _))) => key,
             _ => &self.key,
         }
+    }
+
+    /// The largest |step credit| of the credit shown (0 when there is none), measured once per
+    /// recomputation: what rounding noise is measured against (`ui::widgets::format_credit`).
+    pub fn largest(&self) -> f32 {
+        if let Some((generation, largest)) = self.largest.get()
+            && generation == self.generation
+        {
+            return largest;
+        }
+        let step = self.step().unwrap_or_default();
+        let largest = step.iter().filter(|v| v.is_finite()).fold(0.0f32, |m, v| m.max(v.abs()));
+        self.largest.set(Some((self.generation, largest)));
+        largest
     }
 
     /// The name of the credit shown, for people: [`Self::shown_key`] without the hash that tells

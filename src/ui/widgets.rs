@@ -98,6 +98,12 @@ pub fn heat_value_ui(
     self::name(&combo.response, name);
 }
 
+/// `v` as [`format_value`] writes it, but 0 when it is within a millionth of `largest` (the
+/// largest |value| of the credit it is one of): rounding noise is not data.
+pub fn format_credit(v: f32, largest: f32) -> String {
+    if v.is_finite() && v.abs() <= largest * 1e-6 { "0".to_owned() } else { format_value(v) }
+}
+
 /// A plot on a page that scrolls: the mouse wheel scrolls the page and never pans the plot;
 /// Ctrl (⌘ on a Mac) with the wheel zooms it, dragging pans it and a double-click fits it again.
 /// Its memory is under [`plot_id`]`(name)`.
@@ -134,6 +140,14 @@ pub fn short_run_names(names: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rounding_noise_reads_as_zero_against_the_largest_credit() {
+        assert_eq!(super::format_credit(-2.346e-9, 2.47), "0");
+        assert_eq!(super::format_credit(-0.3536, 2.47), "-0.3536");
+        assert_eq!(super::format_credit(2e-4, 1e-3), "2.000e-4", "small values of a small credit stay");
+        assert_eq!(super::format_credit(f32::NAN, 1.0), "—");
+    }
+
     #[test]
     fn run_names_keep_the_last_components_that_tell_them_apart() {
         let names =

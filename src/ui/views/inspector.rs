@@ -87,12 +87,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     shared_note_ui(ui, open, g, p);
     for (slot, name) in [(0, "A"), (1, "B")] {
         let key = open.credit[slot].shown_name().to_owned();
-        match open.credit[slot].credit() {
-            Some(credit) => credit_line_ui(ui, &format!("{name}: {key}"), credit, t.index(), p),
-            None => {
-                ui.label(format!("{name}: {key}: {}", open.credit[slot].error().unwrap_or("not computed")));
-            }
-        }
+        slot_line_ui(ui, &open.credit[slot], &format!("{name}: {key}"), t.index(), p);
         super::scheme_panel::last_good_note_ui(ui, &open.credit[slot]);
     }
     egui::CollapsingHeader::new("Under every supported scheme (defaults)").id_salt("every_scheme").show(ui, |ui| {
@@ -108,7 +103,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             return;
         }
         for scheme in open.every_scheme() {
-            credit_line_ui(ui, scheme.info.display_name, &scheme.credit, t.index(), p);
+            credit_line_ui(ui, scheme.info.display_name, &scheme.credit, None, t.index(), p);
         }
     });
 }
@@ -148,12 +143,7 @@ pub fn strip_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
         for (slot, name) in [(0, "A"), (1, "B")] {
             let key = open.credit[slot].shown_name().to_owned();
-            match open.credit[slot].credit() {
-                Some(credit) => credit_line_ui(&mut columns[1], &format!("{name}: {key}"), credit, t.index(), p),
-                None => {
-                    columns[1].label(format!("{name}: {key}: {}", open.credit[slot].error().unwrap_or("not computed")));
-                }
-            }
+            slot_line_ui(&mut columns[1], &open.credit[slot], &format!("{name}: {key}"), t.index(), p);
             super::scheme_panel::last_good_note_ui(&mut columns[1], &open.credit[slot]);
         }
     });
@@ -178,11 +168,23 @@ fn shared_note_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, g: crate::model
     }
 }
 
-/// "name = value" with the formula and the terms of its row.
-fn credit_line_ui(ui: &mut egui::Ui, name: &str, credit: &Credit, row: usize, position: usize) {
+/// A scheme slot's credit line, or why it has none.
+fn slot_line_ui(ui: &mut egui::Ui, slot: &crate::app::CreditSlot, name: &str, row: usize, position: usize) {
+    match slot.credit() {
+        Some(credit) => credit_line_ui(ui, name, credit, Some(slot.largest()), row, position),
+        None => {
+            ui.label(format!("{name}: {}", slot.error().unwrap_or("not computed")));
+        }
+    }
+}
+
+/// "name = value" with the formula and the terms of its row; the value 0 where it is rounding
+/// noise of the `largest` |credit| (when known).
+fn credit_line_ui(ui: &mut egui::Ui, name: &str, credit: &Credit, largest: Option<f32>, row: usize, position: usize) {
     let value = credit.step.get(position).copied().unwrap_or(f32::NAN);
+    let shown = largest.map_or_else(|| format_value(value), |l| crate::ui::widgets::format_credit(value, l));
     ui.horizontal_wrapped(|ui| {
-        ui.label(egui::RichText::new(format!("{name} = {}", format_value(value))).monospace());
+        ui.label(egui::RichText::new(format!("{name} = {shown}")).monospace());
     });
     let terms: Vec<String> = credit
         .terms
