@@ -876,3 +876,29 @@ fn a_credit_that_is_zero_everywhere_says_so_instead_of_a_legend_of_noise() {
     assert!(h.query_all_by_label("0 everywhere (no credit to color)").count() >= 1);
     assert!(h.query_by_label("-1.000e-6").is_none(), "a range of rounding noise is shown");
 }
+
+#[test]
+fn meeting_mode_compare_at_1280_by_720_shows_both_plots_whole_above_the_step_strip() {
+    let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    app.state.tab = Tab::Compare;
+    app.state.meeting_mode = true;
+    // Meeting mode zooms by 1.5: a 1280×720 window holds 853×480 points (the harness draws at
+    // one pixel per point, so it is given the points).
+    let size = [1280.0 / vantage::ui::theme::MEETING_ZOOM, 720.0 / vantage::ui::theme::MEETING_ZOOM];
+    let mut h = Harness::builder().with_size(size).with_max_steps(16).build_ui_state(
+        |ui, app: &mut VantageApp| {
+            app.logic(ui.ctx());
+            vantage::ui::app_ui(app, ui);
+        },
+        app,
+    );
+    h.run_ok();
+    let strip = h.get_by_label_contains("Step strip ·").rect();
+    for name in ["scatter_ab", "histograms_ab"] {
+        let memory = egui_plot::PlotMemory::load(&h.ctx, vantage::ui::widgets::plot_id(name)).expect(name);
+        let frame = *memory.transform().frame();
+        // The x axis and its label lie below the frame: about 30 points.
+        assert!(frame.bottom() + 30.0 <= strip.top(), "{name}: {frame:?} runs under the strip at {}", strip.top());
+        assert!(frame.height() >= 60.0, "{name} is {} points high", frame.height());
+    }
+}

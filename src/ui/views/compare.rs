@@ -60,12 +60,15 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         format_value(c.sign_tolerance[1]),
         crate::analysis::compare::SIGN_TOLERANCE
     ));
+    // The scatter and the histograms fit whole in what the view shows at first (above the
+    // meeting strip at 1280×720 too), up to 320 points high.
+    let plots_height = (ui.available_height() - 16.0).clamp(180.0, 320.0);
     // Per opened run: a run opens at the top, not where an earlier session's run was scrolled to.
     egui::ScrollArea::vertical().id_salt(("compare_scroll", open.instance)).show(ui, |ui| {
         ui.horizontal(|ui| {
             let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
-            ui.allocate_ui(egui::vec2(width, 320.0), |ui| ui.vertical(|ui| scatter_ui(ui, open)));
-            ui.allocate_ui(egui::vec2(width, 320.0), |ui| ui.vertical(|ui| histograms_ui(ui, open)));
+            ui.allocate_ui(egui::vec2(width, plots_height), |ui| ui.vertical(|ui| scatter_ui(ui, open)));
+            ui.allocate_ui(egui::vec2(width, plots_height), |ui| ui.vertical(|ui| histograms_ui(ui, open)));
         });
         ui.separator();
         ui.label(egui::RichText::new("Mean credit per role").strong());
