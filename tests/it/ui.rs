@@ -902,3 +902,23 @@ fn meeting_mode_compare_at_1280_by_720_shows_both_plots_whole_above_the_step_str
         assert!(frame.height() >= 60.0, "{name} is {} points high", frame.height());
     }
 }
+
+#[test]
+fn the_scheme_picker_searches_its_schemes() {
+    let app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    let mut h = harness(app);
+    h.get_by_label("scheme B").click();
+    h.run_ok();
+    assert!(h.query_by_label("RLOO").is_some(), "every scheme is listed before a search");
+    let search = h.get_by_label("search schemes");
+    search.focus();
+    search.type_text("tree");
+    h.run_ok();
+    // Only the tree schemes (and those whose citation says tree) are left.
+    assert!(h.query_by_label("TreeRL (EPTree values)").is_some());
+    assert!(h.query_by_label("RLOO").is_none());
+    let search = h.get_by_label("search schemes");
+    search.type_text(" nothing-like-this");
+    h.run_ok();
+    h.get_by_label("no scheme matches");
+}

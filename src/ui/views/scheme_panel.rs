@@ -47,6 +47,14 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     }
 }
 
+/// Whether the scheme `info` describes matches `search` (every word of it, in any case, in its
+/// id, name, family or citation).
+pub fn scheme_matches(info: &crate::credit::SchemeInfo, search: &str) -> bool {
+    let haystack =
+        format!("{} {} {} {}", info.id, info.display_name, family_label(info.family), info.citation).to_lowercase();
+    search.split_whitespace().all(|word| haystack.contains(&word.to_lowercase()))
+}
+
 /// When a slot's latest computation failed and its last good credit is shown: which one.
 pub fn last_good_note_ui(ui: &mut egui::Ui, credit: &crate::app::CreditSlot) {
     if credit.error().is_some()
@@ -95,8 +103,18 @@ fn scheme_combo_ui(
     };
     let combo =
         egui::ComboBox::from_id_salt(("scheme_combo", slot)).selected_text(current).width(280.0).show_ui(ui, |ui| {
-            let mut schemes: Vec<&dyn Scheme> = SCHEMES.to_vec();
+            // A search over 35 schemes: id, name, family and citation.
+            let search_id = egui::Id::unique(("scheme_search", slot));
+            let mut search: String = ui.data(|d| d.get_temp(search_id)).unwrap_or_default();
+            let field = ui.add(egui::TextEdit::singleline(&mut search).hint_text("search schemes"));
+            crate::ui::widgets::name(&field, "search schemes");
+            ui.data_mut(|d| d.insert_temp(search_id, search.clone()));
+            let mut schemes: Vec<&dyn Scheme> =
+                SCHEMES.iter().copied().filter(|s| scheme_matches(s.info(), &search)).collect();
             schemes.sort_by_key(|s| s.info().family);
+            if schemes.is_empty() {
+                ui.label(egui::RichText::new("no scheme matches").color(theme::MUTED));
+            }
             let mut last_family = None;
             for scheme in schemes {
                 let info = scheme.info();
