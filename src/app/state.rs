@@ -107,6 +107,8 @@ pub enum Tab {
     Tokens,
     /// The selected rollout aligned step by step with another of its group.
     Diff,
+    /// The selected rollout whole: every step's texts, both credits in the margin.
+    Transcript,
     /// Run A against run B on the same prompts.
     Runs,
     /// Counts, fields, warnings.
@@ -115,8 +117,16 @@ pub enum Tab {
 
 impl Tab {
     /// Every tab, in the order of the top bar.
-    pub const ALL: [Self; 7] =
-        [Self::Group, Self::Compare, Self::Overview, Self::Tokens, Self::Diff, Self::Runs, Self::Summary];
+    pub const ALL: [Self; 8] = [
+        Self::Group,
+        Self::Compare,
+        Self::Overview,
+        Self::Tokens,
+        Self::Diff,
+        Self::Transcript,
+        Self::Runs,
+        Self::Summary,
+    ];
 
     /// The tab a `--view` name means (its label, any case).
     pub fn from_name(name: &str) -> Option<Self> {
@@ -136,6 +146,7 @@ impl Tab {
             Self::Overview => "Overview",
             Self::Tokens => "Tokens",
             Self::Diff => "Diff",
+            Self::Transcript => "Transcript",
             Self::Runs => "Runs",
             Self::Summary => "Summary",
         }

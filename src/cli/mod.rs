@@ -39,7 +39,7 @@ pub struct Cli {
     command: Option<Command>,
     /// Rollout logs to open in the app (none: the bundled sample run).
     files: Vec<PathBuf>,
-    /// App: the view to open (group, compare, overview, tokens, diff, runs, summary).
+    /// App: the view to open (group, compare, overview, tokens, diff, transcript, runs, summary).
     #[arg(long)]
     view: Option<String>,
     /// App: scheme A (a registry id, `expr:FORMULA` or `formula:NAME`; see `vantage schemes`).

@@ -70,6 +70,7 @@ pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         Tab::Overview => views::overview::ui(ui, &mut ctx),
         Tab::Tokens => views::tokens::ui(ui, &mut ctx),
         Tab::Diff => views::diff::ui(ui, &mut ctx),
+        Tab::Transcript => views::transcript::ui(ui, &mut ctx),
         Tab::Runs => views::runs::ui(ui, &mut ctx),
         Tab::Summary => {
             egui::ScrollArea::vertical().show(ui, |ui| views::run_summary::ui(ui, &mut ctx));

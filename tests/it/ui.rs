@@ -922,3 +922,42 @@ fn the_scheme_picker_searches_its_schemes() {
     h.run_ok();
     h.get_by_label("no scheme matches");
 }
+
+#[test]
+fn the_transcript_shows_a_whole_rollout_with_both_credits_and_selects_a_clicked_step() {
+    let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    app.state.tab = Tab::Transcript;
+    let mut h = harness(app);
+    let open = h.state().current().unwrap();
+    let t = open.selection.trajectory.unwrap();
+    let run = &open.run;
+    let range = run.trajectories.path_range(t);
+    h.get_by_label(&format!(
+        "Transcript · {} · outcome {} · {} steps",
+        run.trajectory_key(t),
+        vantage::ui::widgets::format_value(run.trajectories.reward[t.index()]),
+        range.len()
+    ));
+    // Every step is there with its texts and both credits.
+    let (a, b) = (open.credit[0].step().unwrap(), open.credit[1].step().unwrap());
+    let (la, lb) = (open.credit[0].largest(), open.credit[1].largest());
+    let last = range.end - 1;
+    let node = run.trajectories.path_nodes[last].index();
+    let action = run.text(run.nodes.action[node]).trim().to_owned();
+    let (credit_a, credit_b) = (
+        format!("A {}", vantage::ui::widgets::format_credit(a[last], la)),
+        format!("B {}", vantage::ui::widgets::format_credit(b[last], lb)),
+    );
+    for k in 1..=range.len() {
+        assert!(h.query_all_by_label_contains(&format!("step {k} · ")).count() >= 1, "step {k}");
+    }
+    h.get_all_by_label(&format!("action: {action}")).next().expect("the last step's action");
+    assert!(h.query_all_by_label(&credit_a).count() >= 1 && h.query_all_by_label(&credit_b).count() >= 1);
+    // Click the last step's heading: it becomes the selected step.
+    let heading = format!("step {} · ", range.len());
+    h.get_by_label_contains(&heading).scroll_to_me();
+    h.run_ok();
+    h.get_by_label_contains(&heading).click();
+    h.run_ok();
+    assert_eq!(h.state().current().unwrap().selection.position, Some(last));
+}

@@ -12,4 +12,5 @@ pub mod run_summary;
 pub mod runs;
 pub mod scheme_panel;
 pub mod tokens;
+pub mod transcript;
 pub mod tree;

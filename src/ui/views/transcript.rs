@@ -1,0 +1,105 @@
+//! Transcript view: the selected rollout whole, every step's thought, action and observation in
+//! one scrolling column, with its credit under A and B in the margin, so a failed rollout reads
+//! top to bottom instead of one step at a time. Click a step's heading to select it; the selected one is
+//! marked and brought into view when it changes.
+
+use crate::app::Command;
+use crate::ui::widgets::{format_credit, format_value};
+use crate::ui::{ViewCtx, theme};
+
+/// Width of the margin with the two credits, in points.
+const MARGIN: f32 = 150.0;
+
+/// Draws the transcript.
+pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    let open = &*ctx.open;
+    let run = &open.run;
+    let Some(t) = open.selection.trajectory else {
+        ui.label("Select a rollout: the transcript shows all of it");
+        return;
+    };
+    let tr = &run.trajectories;
+    let range = tr.path_range(t);
+    ui.label(
+        egui::RichText::new(format!(
+            "Transcript · {} · outcome {} · {} steps",
+            run.trajectory_key(t),
+            format_value(tr.reward[t.index()]),
+            range.len()
+        ))
+        .strong(),
+    );
+    let credits: [(Option<&[f32]>, f32, &str); 2] = [
+        (open.credit[0].step(), open.credit[0].largest(), open.credit[0].shown_name()),
+        (open.credit[1].step(), open.credit[1].largest(), open.credit[1].shown_name()),
+    ];
+    ui.label(
+        egui::RichText::new(format!("margin: credit A ({}) and B ({}) of each step", credits[0].2, credits[1].2))
+            .color(theme::MUTED),
+    );
+    let selected = open.selection.position;
+    let nodes = &run.nodes;
+    egui::ScrollArea::vertical().id_salt(("transcript", open.instance, t.0)).auto_shrink(false).show(ui, |ui| {
+        for (k, p) in range.clone().enumerate() {
+            let n = tr.path_nodes[p].index();
+            let is_selected = selected == Some(p);
+            let frame = egui::Frame::new().inner_margin(egui::Margin::symmetric(6, 4)).stroke(egui::Stroke::new(
+                if is_selected { 2.0 } else { 0.5 },
+                if is_selected { theme::SELECTED } else { theme::EDGE },
+            ));
+            let response = frame
+                .show(ui, |ui| {
+                    ui.horizontal_top(|ui| {
+                        ui.allocate_ui_with_layout(
+                            egui::vec2(MARGIN, 0.0),
+                            egui::Layout::top_down(egui::Align::Min),
+                            |ui| {
+                                ui.set_width(MARGIN);
+                                for ((credit, largest, _), (name, color)) in
+                                    credits.iter().zip([("A", theme::category(1)), ("B", theme::category(4))])
+                                {
+                                    let value = credit.and_then(|c| c.get(p)).copied().unwrap_or(f32::NAN);
+                                    let text = format!("{name} {}", format_credit(value, *largest));
+                                    ui.label(egui::RichText::new(text).monospace().color(color));
+                                }
+                            },
+                        );
+                        ui.vertical(|ui| {
+                            let kind = run.label(nodes.kind[n]);
+                            let role = run.label(nodes.role[n]);
+                            let head = if role.is_empty() {
+                                format!("step {} · {kind}", k + 1)
+                            } else {
+                                format!("step {} · {kind} · {role}", k + 1)
+                            };
+                            // The heading selects the step (the texts stay selectable as text).
+                            if ui.selectable_label(is_selected, egui::RichText::new(head).strong()).clicked()
+                                && !is_selected
+                            {
+                                ctx.commands.push(Command::SelectStep(p));
+                            }
+                            for (label, text) in [
+                                ("thought", nodes.thought[n]),
+                                ("action", nodes.action[n]),
+                                ("observation", nodes.observation[n]),
+                            ] {
+                                let text = run.text(text);
+                                let text = text.trim();
+                                if !text.is_empty() {
+                                    ui.label(format!("{label}: {text}"));
+                                }
+                            }
+                        });
+                    });
+                })
+                .response;
+            // Brought into view when it becomes the selected step (not on every frame: the
+            // reader scrolls freely).
+            let shown_id = egui::Id::unique(("transcript_shown", open.instance));
+            if is_selected && ui.data(|d| d.get_temp::<usize>(shown_id)) != Some(p) {
+                response.scroll_to_me(Some(egui::Align::Center));
+                ui.data_mut(|d| d.insert_temp(shown_id, p));
+            }
+        }
+    });
+}
