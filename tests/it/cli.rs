@@ -241,7 +241,8 @@ fn an_unknown_view_or_scheme_is_a_one_line_error_before_any_window() {
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.contains("--view nope") && err.contains("group, compare, overview, tokens, diff, runs, summary"),
+        err.contains("--view nope")
+            && err.contains("group, compare, overview, tokens, diff, transcript, runs, summary"),
         "{err}"
     );
     let (code, _, err) = vantage(&["--scheme-b", "grpoo"]);

@@ -24,7 +24,12 @@ fn harness(app: VantageApp) -> Harness<'static, VantageApp> {
 }
 
 fn harness_sized(app: VantageApp, height: f32) -> Harness<'static, VantageApp> {
-    let mut harness = Harness::builder().with_size([1600.0, height]).with_max_steps(16).build_ui_state(
+    harness_window(app, [1600.0, height])
+}
+
+/// The app in a window of `size` points, run until it settles.
+fn harness_window(app: VantageApp, size: [f32; 2]) -> Harness<'static, VantageApp> {
+    let mut harness = Harness::builder().with_size(size).with_max_steps(16).build_ui_state(
         |ui, app: &mut VantageApp| {
             app.logic(ui.ctx());
             vantage::ui::app_ui(app, ui);
@@ -778,14 +783,7 @@ fn a_typed_formula_and_its_slider_set_the_heatmap_cell_and_travel_in_a_link() {
 fn the_wheel_over_an_overview_chart_scrolls_the_page_and_only_ctrl_with_it_zooms() {
     let mut app = app_with("math_grpo_prm.jsonl", &sample("math_grpo_prm.jsonl"));
     app.state.tab = Tab::Overview;
-    let mut h = Harness::builder().with_size([1280.0, 720.0]).with_max_steps(16).build_ui_state(
-        |ui, app: &mut VantageApp| {
-            app.logic(ui.ctx());
-            vantage::ui::app_ui(app, ui);
-        },
-        app,
-    );
-    h.run_ok();
+    let mut h = harness_window(app, [1280.0, 720.0]);
     let id = vantage::ui::widgets::plot_id("overview_outcomes");
     let memory = || egui_plot::PlotMemory::load(&h.ctx, id).expect("the outcomes chart is drawn");
     let (before, frame) = (*memory().bounds(), *memory().transform().frame());
@@ -885,14 +883,7 @@ fn meeting_mode_compare_at_1280_by_720_shows_both_plots_whole_above_the_step_str
     // Meeting mode zooms by 1.5: a 1280×720 window holds 853×480 points (the harness draws at
     // one pixel per point, so it is given the points).
     let size = [1280.0 / vantage::ui::theme::MEETING_ZOOM, 720.0 / vantage::ui::theme::MEETING_ZOOM];
-    let mut h = Harness::builder().with_size(size).with_max_steps(16).build_ui_state(
-        |ui, app: &mut VantageApp| {
-            app.logic(ui.ctx());
-            vantage::ui::app_ui(app, ui);
-        },
-        app,
-    );
-    h.run_ok();
+    let h = harness_window(app, size);
     let strip = h.get_by_label_contains("Step strip ·").rect();
     for name in ["scatter_ab", "histograms_ab"] {
         let memory = egui_plot::PlotMemory::load(&h.ctx, vantage::ui::widgets::plot_id(name)).expect(name);
