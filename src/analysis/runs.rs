@@ -1,7 +1,8 @@
 //! Run A against run B on the same prompts: two open runs, or two ranges of training steps of one
 //! run. Prompts are matched by task id, else by the text that tells them apart (the last user
 //! turn), whatever each log's format; each prompt's pass rate in A and in B puts it among the
-//! learned, forgotten, still failing and still solved, or seen by one side only.
+//! learned, forgotten (only when the rates' 95 % Wilson intervals are apart), unclear (passing on
+//! one side but not clearly so), still failing and still solved, or seen by one side only.
 
 use std::collections::BTreeMap;
 
@@ -32,15 +33,33 @@ impl PromptStats {
     pub fn pass_rate(&self) -> f64 {
         if self.rollouts == 0 { f64::NAN } else { self.successes as f64 / self.rollouts as f64 }
     }
+
+    /// The 95 % Wilson score interval of the pass rate (`(0, 1)` without a rollout): how sure
+    /// the rate is, given how few rollouts it comes from.
+    pub fn interval(&self) -> (f64, f64) {
+        if self.rollouts == 0 {
+            return (0.0, 1.0);
+        }
+        let (n, p, z2) = (self.rollouts as f64, self.pass_rate(), Z95 * Z95);
+        let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+        let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
+        ((centre - half).max(0.0), (centre + half).min(1.0))
+    }
 }
+
+/// The normal quantile of a two-sided 95 % interval.
+const Z95: f64 = 1.959_963_984_540_054;
 
 /// What became of a prompt from A to B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Change {
-    /// Failing in A (pass rate under one half), passing in B.
+    /// Failing in A (pass rate under one half), passing in B, the two rates' intervals apart.
     Learned,
-    /// Passing in A, failing in B.
+    /// Passing in A, failing in B, the two rates' intervals apart.
     Forgotten,
+    /// Passing on one side and failing on the other, but the rates' intervals overlap: too few
+    /// rollouts to call it learned or forgotten.
+    Unclear,
     /// Failing in both.
     StillFailing,
     /// Passing in both.
@@ -53,14 +72,22 @@ pub enum Change {
 
 impl Change {
     /// Every change, in the order of the table.
-    pub const ALL: [Self; 6] =
-        [Self::Learned, Self::Forgotten, Self::StillFailing, Self::StillSolved, Self::OnlyInA, Self::OnlyInB];
+    pub const ALL: [Self; 7] = [
+        Self::Learned,
+        Self::Forgotten,
+        Self::Unclear,
+        Self::StillFailing,
+        Self::StillSolved,
+        Self::OnlyInA,
+        Self::OnlyInB,
+    ];
 
     /// Label.
     pub fn label(self) -> &'static str {
         match self {
             Self::Learned => "learned (failing in A, passing in B)",
             Self::Forgotten => "forgotten (passing in A, failing in B)",
+            Self::Unclear => "unclear (passing on one side, but too few rollouts to tell)",
             Self::StillFailing => "still failing",
             Self::StillSolved => "still solved",
             Self::OnlyInA => "only in A",
@@ -142,8 +169,9 @@ pub fn compare(a: Side<'_>, b: Side<'_>) -> Vec<PromptRow> {
         let change = match &b {
             None => Change::OnlyInA,
             Some(b) => match (passing(&a), passing(b)) {
-                (false, true) => Change::Learned,
-                (true, false) => Change::Forgotten,
+                (false, true) if a.interval().1 < b.interval().0 => Change::Learned,
+                (true, false) if b.interval().1 < a.interval().0 => Change::Forgotten,
+                (false, true) | (true, false) => Change::Unclear,
                 (false, false) => Change::StillFailing,
                 (true, true) => Change::StillSolved,
             },
@@ -179,17 +207,16 @@ mod tests {
 
     #[test]
     fn prompts_are_learned_forgotten_or_kept_between_two_ranges_of_steps() {
-        let lines = [
-            trajectory("p1a", "p1", 1, 0),
-            trajectory("p1b", "p1", 1, 0),
-            trajectory("p1c", "p1", 5, 1),
-            trajectory("p1d", "p1", 5, 1),
-            trajectory("p2a", "p2", 1, 1),
-            trajectory("p2b", "p2", 5, 0),
-            trajectory("p3a", "p3", 1, 0),
-            trajectory("p3b", "p3", 5, 0),
-            trajectory("p4a", "p4", 5, 1),
-        ];
+        // (task, successes at step 1 of 4 rollouts, successes at step 5 of 4).
+        let mut lines = Vec::new();
+        for (task, before, after) in [("p1", 0, 4), ("p2", 4, 0), ("p3", 0, 0), ("p5", 1, 3)] {
+            for (step, passed) in [(1, before), (5, after)] {
+                for r in 0..4 {
+                    lines.push(trajectory(&format!("{task}-{step}-{r}"), task, step, u8::from(r < passed)));
+                }
+            }
+        }
+        lines.push(trajectory("p4a", "p4", 5, 1));
         let log = format!("{{\"vantage\": 1}}\n{}\n", lines.join("\n"));
         let run = load_bytes("r.jsonl", log.as_bytes(), &mut LoadReport::new("r.jsonl")).expect("loads");
         assert_eq!(step_range(&run), Some((1, 5)));
@@ -199,8 +226,20 @@ mod tests {
         assert_eq!(change("task p2"), Some(Change::Forgotten));
         assert_eq!(change("task p3"), Some(Change::StillFailing));
         assert_eq!(change("task p4"), Some(Change::OnlyInB));
+        // 1 of 4 to 3 of 4 crosses one half, but the rates' intervals overlap.
+        assert_eq!(change("task p5"), Some(Change::Unclear));
         let p1 = rows.iter().find(|r| r.key == "task p1").unwrap();
         assert_eq!((p1.a.pass_rate(), p1.b.pass_rate()), (0.0, 1.0));
+    }
+
+    #[test]
+    fn the_pass_rate_interval_is_wilsons() {
+        // Wilson 95 % for 0 of 4: (0, 0.48989); 3 of 6: (0.18762, 0.81238) (the formula in floats).
+        let (lo, hi) = PromptStats { groups: Vec::new(), rollouts: 4, successes: 0 }.interval();
+        assert!(lo == 0.0 && (hi - 0.489_891).abs() < 1e-5, "{lo} {hi}");
+        let (lo, hi) = PromptStats { groups: Vec::new(), rollouts: 6, successes: 3 }.interval();
+        assert!((lo - 0.187_616).abs() < 1e-5 && (hi - 0.812_384).abs() < 1e-5, "{lo} {hi}");
+        assert_eq!(PromptStats::default().interval(), (0.0, 1.0));
     }
 
     #[test]
@@ -227,6 +266,7 @@ mod tests {
         let rows = compare(Side { run: &ra, steps: None }, Side { run: &rb, steps: None });
         assert_eq!(rows.len(), 1, "{rows:?}");
         assert_eq!(rows[0].key, "What is 2 + 3?");
-        assert_eq!(rows[0].change, Change::Forgotten);
+        // Passing in A, failing in B, one rollout each: too few to call it forgotten.
+        assert_eq!(rows[0].change, Change::Unclear);
     }
 }

@@ -535,7 +535,7 @@ fn the_runs_view_compares_checkpoints_of_one_run_and_two_open_runs() {
     let mut app = app_with("checkpoints.jsonl", checkpoints_log().as_bytes());
     app.state.tab = Tab::Runs;
     let mut h = harness(app);
-    h.get_by_label_contains("learned 1 · forgotten 1 · still failing 1 · still solved 0");
+    h.get_by_label_contains("learned 0 · forgotten 0 · unclear 2 · still failing 1 · still solved 0");
     h.get_by_label("task p1").click();
     h.run_ok();
     h.get_by_label_contains("task p1 in A and in B");

@@ -1,7 +1,8 @@
 //! Runs view: run A against run B on the same prompts. B is another open run, or A and B are two
 //! ranges of training steps of this run (a checkpoint before and after). Per prompt, its pass rate
-//! in A and in B, prompts grouped as learned, forgotten, still failing, still solved or seen by one
-//! side only; a chosen prompt's groups side by side, each as a small tree (identical prefixes
+//! in A and in B with its successes, rollouts and 95 % interval, prompts grouped as learned,
+//! forgotten, unclear (too few rollouts to tell), still failing, still solved or seen by one side
+//! only; a chosen prompt's groups side by side, each as a small tree (identical prefixes
 //! merged, leaves marked pass or fail) above its rollouts.
 
 use crate::analysis::runs::{Change, PromptRow, Side, compare, step_range};
@@ -92,12 +93,13 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let count = |c: Change| rows.iter().filter(|r| r.change == c).count();
     ui.label(
         egui::RichText::new(format!(
-            "A = {}, B = {} · {} prompts · learned {} · forgotten {} · still failing {} · still solved {} (passing: at least half the rollouts succeed)",
+            "A = {}, B = {} · {} prompts · learned {} · forgotten {} · unclear {} · still failing {} · still solved {} (passing: at least half the rollouts succeed; learned or forgotten only when the 95 % intervals of the two pass rates are apart)",
             names[0],
             names[1],
             rows.len(),
             count(Change::Learned),
             count(Change::Forgotten),
+            count(Change::Unclear),
             count(Change::StillFailing),
             count(Change::StillSolved),
         ))
@@ -110,7 +112,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             let of: Vec<&PromptRow> = rows.iter().filter(|r| r.change == change).collect();
             egui::CollapsingHeader::new(format!("{} ({})", change.label(), of.len()))
                 .id_salt(("runs_change", change as u8))
-                .default_open(matches!(change, Change::Learned | Change::Forgotten) && !of.is_empty())
+                .default_open(matches!(change, Change::Learned | Change::Forgotten | Change::Unclear) && !of.is_empty())
                 .show(ui, |ui| prompt_table_ui(ui, &of, &mut chosen, change));
         }
         if let Some(row) = chosen.as_ref().and_then(|key| rows.iter().find(|r| &r.key == key)) {
@@ -148,7 +150,15 @@ fn prompt_table_ui(ui: &mut egui::Ui, rows: &[&PromptRow], chosen: &mut Option<S
                 if s.rollouts == 0 {
                     "—".to_owned()
                 } else {
-                    format!("{} ({}/{})", format_value(s.pass_rate() as f32), s.successes, s.rollouts)
+                    let (lo, hi) = s.interval();
+                    format!(
+                        "{} ({}/{}, 95 % {:.2}–{:.2})",
+                        format_value(s.pass_rate() as f32),
+                        s.successes,
+                        s.rollouts,
+                        lo,
+                        hi
+                    )
                 }
             };
             ui.label(rate(&row.a));
