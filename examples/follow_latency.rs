@@ -54,7 +54,7 @@ fn main() {
     }
     file.flush().unwrap();
     let opened = Instant::now();
-    let mut live = Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = Live::open(&path, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
     live.follow();
     live.read(None).unwrap();
     let trajectories = live.snapshot().trajectories.len();

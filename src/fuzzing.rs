@@ -54,7 +54,7 @@ fn formula(text: &str) {
 
 /// A report for a fuzzed load, its budget [`FUZZ_BUDGET`].
 fn report(name: &str) -> LoadReport {
-    LoadReport { budget: FUZZ_BUDGET, ..LoadReport::new(name) }
+    LoadReport::with_budget(name, FUZZ_BUDGET)
 }
 
 /// Runs `target` on `data`; `false` when there is no such target.

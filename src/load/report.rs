@@ -76,6 +76,11 @@ impl LoadReport {
         Self { file: file.to_owned(), ..Self::default() }
     }
 
+    /// An empty report for `file` of a load that may hold at most `budget` bytes.
+    pub fn with_budget(file: &str, budget: u64) -> Self {
+        Self { budget, ..Self::new(file) }
+    }
+
     /// Records a warning.
     pub fn warn(&mut self, warning: Warning) {
         if self.warnings.len() < MAX_WARNINGS {

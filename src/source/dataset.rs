@@ -377,7 +377,7 @@ pub fn convert(
             write(run, report)?;
         }
     } else {
-        let mut scratch = LoadReport { budget: report.budget, ..LoadReport::new(&name) };
+        let mut scratch = LoadReport::with_budget(&name, report.budget);
         let live = {
             let mut each = |run: Run| write(run, &mut scratch);
             let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each };
@@ -426,7 +426,7 @@ fn open_stream(
     if !crate::source::listing::reads_as_stream(input, format) {
         return Ok(None);
     }
-    crate::source::live::Live::open_segmented(input, format, report.clone(), report.budget, segments)
+    crate::source::live::Live::open_segmented(input, format, report.clone(), segments)
 }
 
 /// Converts a log that is still being written, as `vantage convert LOG RUN_DIR/ --follow` does:
@@ -448,7 +448,7 @@ pub fn follow(
     let name = input.display().to_string();
     report.file.clone_from(&name);
     // What joining `--outcomes` to the pieces read first found.
-    let mut scratch = LoadReport { budget: report.budget, ..LoadReport::new(&name) };
+    let mut scratch = LoadReport::with_budget(&name, report.budget);
     let mut live = {
         let mut each = |run: Run| output.add(run, &options.outcomes, &mut scratch);
         let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each };

@@ -35,7 +35,7 @@ pub fn open(
     partial: super::live::ShowRun<'_>,
 ) -> Result<(Run, Live), crate::load::LoadError> {
     let name = path.display().to_string();
-    let mut live = match Live::open(path, report.clone(), report.budget)? {
+    let mut live = match Live::open(path, report.clone())? {
         Some(live) if live.can_follow() => live,
         _ => {
             let err = crate::load::LoadError::Incompatible {

@@ -110,7 +110,7 @@ pub(crate) fn load_joined(
             continue;
         }
         let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
-        let mut file_report = LoadReport { budget: report.budget, ..LoadReport::new(&shown) };
+        let mut file_report = LoadReport::with_budget(&shown, report.budget);
         match load_path(&path, None, &mut file_report) {
             Ok(run) => {
                 for t in run.trajectories.ids() {
@@ -137,7 +137,7 @@ pub(crate) fn load_joined(
     let mut run = crate::load::formats::vantage_jsonl::load(
         &name,
         merged.as_bytes(),
-        &mut LoadReport { budget: report.budget, ..LoadReport::new(&name) },
+        &mut LoadReport::with_budget(&name, report.budget),
     )?;
     run.meta.format = formats.join(" + ");
     run.meta.notes = notes;

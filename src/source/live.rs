@@ -284,18 +284,14 @@ impl Live {
     /// Opens `path` for reading piece by piece; `None` when it is not such a path (a JSON-lines
     /// file of a format read that way, a compressed one, a verl or TRL directory). Nothing is read
     /// yet beyond the first lines (a compressed file is read whole here: it cannot be followed).
-    pub fn open(path: &Path, report: LoadReport, budget: u64) -> Result<Option<Self>, LoadError> {
-        Self::open_as(path, None, report, budget)
+    /// The run may hold at most the report's budget.
+    pub fn open(path: &Path, report: LoadReport) -> Result<Option<Self>, LoadError> {
+        Self::open_as(path, None, report)
     }
 
     /// [`Self::open`] with the format given (`--format`) instead of told by the content.
-    pub fn open_as(
-        path: &Path,
-        format: Option<&str>,
-        report: LoadReport,
-        budget: u64,
-    ) -> Result<Option<Self>, LoadError> {
-        Self::open_with(path, format, report, budget, None)
+    pub fn open_as(path: &Path, format: Option<&str>, report: LoadReport) -> Result<Option<Self>, LoadError> {
+        Self::open_with(path, format, report, None)
     }
 
     /// [`Self::open_as`] for a conversion that takes the run in pieces: a compressed file, which
@@ -304,19 +300,18 @@ impl Live {
         path: &Path,
         format: Option<&str>,
         report: LoadReport,
-        budget: u64,
         segments: &mut Segments<'_>,
     ) -> Result<Option<Self>, LoadError> {
-        Self::open_with(path, format, report, budget, Some(segments))
+        Self::open_with(path, format, report, Some(segments))
     }
 
     fn open_with(
         path: &Path,
         format: Option<&str>,
         report: LoadReport,
-        budget: u64,
         segments: Option<&mut Segments<'_>>,
     ) -> Result<Option<Self>, LoadError> {
+        let budget = report.budget;
         let name = path.display().to_string();
         let mut report = report;
         report.file.clone_from(&name);
@@ -541,8 +536,8 @@ impl Live {
         };
         if let Some(how) = changed {
             self.notices.push(format!("{}: the log was {how} while followed; read again from its start", self.name));
-            let report = LoadReport::new(&self.name);
-            match Self::open_as(&self.path, self.format.as_deref(), report, self.budget)? {
+            let report = LoadReport::with_budget(&self.name, self.budget);
+            match Self::open_as(&self.path, self.format.as_deref(), report)? {
                 Some(fresh) => {
                     let notices = std::mem::take(&mut self.notices);
                     *self = fresh;
@@ -870,7 +865,7 @@ fn cancelled(name: &str) -> LoadError {
 /// Reads `path` to its end through [`Live`], showing the run so far with `shown` (see
 /// [`Live::read`]); `None` when the path is read whole instead.
 pub fn load(path: &Path, report: &mut LoadReport, shown: Option<ShowRun<'_>>) -> Option<Result<Run, LoadError>> {
-    let mut live = match Live::open(path, report.clone(), report.budget) {
+    let mut live = match Live::open(path, report.clone()) {
         Ok(Some(live)) => live,
         Ok(None) => return None,
         Err(err) => return Some(Err(err)),

@@ -70,6 +70,6 @@ impl Default for OpenOptions {
 impl OpenOptions {
     /// A report for a load of `file` under these options (their memory budget).
     pub fn report(&self, file: &str) -> crate::load::LoadReport {
-        crate::load::LoadReport { budget: self.memory_budget, ..crate::load::LoadReport::new(file) }
+        crate::load::LoadReport::with_budget(file, self.memory_budget)
     }
 }

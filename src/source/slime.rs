@@ -39,7 +39,7 @@ pub(crate) fn load_slime_dir(dir: &std::path::Path, report: &mut LoadReport) -> 
         for (_, train) in trains.iter().filter(|(r, _)| r == rid) {
             shards.push((train.strip_prefix(dir).unwrap_or(train).display().to_string(), read(train)?));
         }
-        let mut file_report = LoadReport { budget: report.budget, ..LoadReport::new(&shown) };
+        let mut file_report = LoadReport::with_budget(&shown, report.budget);
         let sidecar = dir.join("trajectory").join(format!("{rid}.jsonl"));
         let conversation = if sidecar.is_file() { Some(read(&sidecar)?) } else { None };
         let rollout = read(path)?;

@@ -86,7 +86,7 @@ pub fn follow_in_pieces(path: &std::path::Path, source: &str) -> (vantage::sourc
     assert!(lines.len() >= 2, "{}", path.display());
     std::fs::write(path, lines[0]).unwrap();
     let mut live =
-        vantage::source::live::Live::open(path, vantage::load::LoadReport::default(), u64::MAX).unwrap().unwrap();
+        vantage::source::live::Live::open(path, vantage::load::LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     let first = live.snapshot().trajectories.len();

@@ -301,7 +301,7 @@ fn a_followed_file_gains_appended_records_once_and_a_line_written_in_two_pieces_
     let dir = scratch("follow-jsonl");
     let path = dir.join("run.jsonl");
     std::fs::write(&path, format!("{HEADER}{}{}", trajectory_line(0, 0, 0), trajectory_line(0, 0, 1))).unwrap();
-    let mut live = Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = Live::open(&path, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     assert_eq!(keys(&live.snapshot()), ["s0/g0/r0", "s0/g0/r1"]);
@@ -355,7 +355,7 @@ fn a_followed_verl_directory_gains_its_new_step_files() {
     let dir = scratch("follow-verl");
     std::fs::write(dir.join("1.jsonl"), format!("{}{}", verl_line(1, "2+2?", 1.0), verl_line(1, "2+2?", 0.0))).unwrap();
     std::fs::write(dir.join("config.yaml"), "not a log").unwrap();
-    let mut live = Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = Live::open(&dir, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 2);
@@ -405,7 +405,7 @@ fn a_trl_completions_directory_is_one_run_and_gains_its_new_files() {
     assert_eq!(steps.into_iter().collect::<Vec<_>>(), [1, 2]);
     assert!(run.meta.notes.iter().any(|n| n.contains("notes.txt")), "{:?}", run.meta.notes);
     assert_eq!(vantage::source::path::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir), "one path, one run");
-    let mut live = Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = Live::open(&dir, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 6);
@@ -425,11 +425,11 @@ fn the_memory_budget_refuses_a_run_that_needs_more_with_what_to_do() {
         text.push_str(&trajectory_line(g as i64 / 100, g, 0));
     }
     std::fs::write(&path, &text).unwrap();
-    let mut live = Live::open(&path, LoadReport::default(), 100_000).unwrap().unwrap();
+    let mut live = Live::open(&path, LoadReport::with_budget("", 100_000)).unwrap().unwrap();
     let err = live.read(None).err().unwrap().to_string();
     assert!(err.contains("needs about") && err.contains("100.0 kB") && err.contains("convert"), "{err}");
     // With room, it loads.
-    let mut live = Live::open(&path, LoadReport::default(), 1 << 30).unwrap().unwrap();
+    let mut live = Live::open(&path, LoadReport::with_budget("", 1 << 30)).unwrap().unwrap();
     live.read(None).unwrap();
     assert_eq!(live.finish(&mut LoadReport::default()).unwrap().trajectories.len(), 3000);
 }

@@ -261,7 +261,7 @@ fn a_nemo_rl_log_directory_is_one_run_across_steps_and_gains_new_step_files() {
     std::fs::copy(fixture_path("nemo_rl/train_data_step1.jsonl"), dir.join("train_data_step1.jsonl")).unwrap();
     std::fs::copy(fixture_path("nemo_rl/val_data_step2.jsonl"), dir.join("val_data_step2.jsonl")).unwrap();
     std::fs::write(dir.join("config.yaml"), "grpo: {}").unwrap();
-    let mut live = vantage::source::live::Live::open(&dir, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = vantage::source::live::Live::open(&dir, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 6);
@@ -284,7 +284,7 @@ fn a_followed_episode_stream_gains_its_appended_episodes() {
     let text = std::fs::read_to_string(fixture_path("verifiers/episodes.jsonl")).unwrap();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     std::fs::write(&path, lines[0]).unwrap();
-    let mut live = vantage::source::live::Live::open(&path, LoadReport::default(), u64::MAX).unwrap().unwrap();
+    let mut live = vantage::source::live::Live::open(&path, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 2);
@@ -526,7 +526,7 @@ fn prime_rl_trace_directories_open_as_one_run() {
     };
     write("step_7/train/all/traces.jsonl", &lines[..2].concat());
     write("step_7/train/effective/traces.jsonl", lines[0]);
-    let mut live = vantage::source::live::Live::open(rollouts.parent().unwrap(), LoadReport::default(), u64::MAX)
+    let mut live = vantage::source::live::Live::open(rollouts.parent().unwrap(), LoadReport::with_budget("", u64::MAX))
         .unwrap()
         .unwrap();
     live.follow();
