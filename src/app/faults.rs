@@ -23,11 +23,18 @@ impl Faults {
         assert!(!self.0.iter().any(|w| w == what), "injected fault: {what}");
     }
 
-    /// Runs `f`, turning a panic into `Err` with what failed and its message.
+    /// Runs `f`, turning a panic (a bug, or a fault injected for `what`) into `Err` with what
+    /// failed and its message.
     pub(crate) fn catch<T>(&self, what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-        catch(what, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.check(what);
             f()
+        }))
+        .unwrap_or_else(|panic| {
+            Err(format!(
+                "{what} stopped on an internal error ({}); this is a bug in vantage, please report it",
+                message(&*panic)
+            ))
         })
     }
 }
@@ -39,14 +46,4 @@ pub(crate) fn message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".to_owned())
-}
-
-/// Runs `f`, turning a panic into `Err` with what failed and its message.
-pub(crate) fn catch<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        Err(format!(
-            "{what} stopped on an internal error ({}); this is a bug in vantage, please report it",
-            message(&*panic)
-        ))
-    })
 }

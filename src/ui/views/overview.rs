@@ -148,9 +148,8 @@ fn credit_share_ui(
     ui.label("Where each scheme's |credit| goes (share of the step's total; A solid, B dashed)");
     let kinds: std::collections::BTreeSet<&String> =
         stats.iter().flat_map(|s| s.credit_share.iter().flat_map(|m| m.keys())).collect();
-    let color_of = share_color;
     let keys: Vec<(&str, egui::Color32)> =
-        kinds.iter().enumerate().map(|(i, k)| (k.as_str(), color_of(i, k))).collect();
+        kinds.iter().enumerate().map(|(i, k)| (k.as_str(), share_color(i, k))).collect();
     key_ui(ui, &keys, chosen.is_some());
     crate::ui::widgets::page_plot("overview_credit_share")
         .height(height)
@@ -161,7 +160,7 @@ fn credit_share_ui(
         .include_y(0.0)
         .show(ui, |plot| {
             for (i, kind) in kinds.iter().enumerate() {
-                let color = color_of(i, kind);
+                let color = share_color(i, kind);
                 for (slot, dashed) in [(0usize, false), (1, true)] {
                     let name = format!("{} {kind}", if slot == 0 { "A" } else { "B" });
                     let points = series(&|s| s.credit_share[slot].get(*kind).copied().unwrap_or(f64::NAN));
