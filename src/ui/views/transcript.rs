@@ -49,6 +49,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             ));
             let response = frame
                 .show(ui, |ui| {
+                    // Every step as wide as the column, whatever the length of its texts.
+                    ui.set_width(ui.available_width());
                     ui.horizontal_top(|ui| {
                         ui.allocate_ui_with_layout(
                             egui::vec2(MARGIN, 0.0),
