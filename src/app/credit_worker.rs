@@ -198,6 +198,12 @@ fn credit_of(data: &JsValue) -> Reply {
             names,
             values: to_floats(&get(data, "values")).unwrap_or_default(),
             per_step: get(data, "per_step").as_bool().unwrap_or(false),
+            step_names: js_sys::Array::from(&get(data, "step_names"))
+                .iter()
+                .filter_map(|n| n.as_string())
+                .map(std::borrow::Cow::Owned)
+                .collect(),
+            step_values: to_floats(&get(data, "step_values")).unwrap_or_default(),
         },
         level,
     })
@@ -221,6 +227,9 @@ fn reply(request: &JsValue, result: Reply) -> js_sys::Object {
             set(&message, "names", &names);
             set(&message, "values", &floats(&credit.terms.values));
             set(&message, "per_step", &credit.terms.per_step.into());
+            let step_names: js_sys::Array = credit.terms.step_names.iter().map(|n| JsValue::from_str(n)).collect();
+            set(&message, "step_names", &step_names);
+            set(&message, "step_values", &floats(&credit.terms.step_values));
             let level = match credit.level {
                 Some(Level::Token) => "token",
                 Some(Level::Step) => "step",

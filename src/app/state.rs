@@ -314,6 +314,11 @@ impl Default for AppState {
 }
 
 impl AppState {
+    /// The scheme choice of slot `slot` (0 is A, 1 is B).
+    pub fn scheme(&self, slot: usize) -> &SchemeChoice {
+        if slot == 0 { &self.scheme_a } else { &self.scheme_b }
+    }
+
     /// The storage key.
     pub const KEY: &'static str = "vantage_state";
 

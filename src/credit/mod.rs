@@ -90,7 +90,9 @@ pub enum Support {
 pub type ParamValues = Vec<(String, String)>;
 
 /// The terms that explain each row's credit: a formula and named values per row. A row is a
-/// trajectory, or a path step where `per_step` (a formula's named terms).
+/// trajectory, or a path step where `per_step` (a formula's named terms). A scheme whose per-row
+/// terms cannot reproduce each step's number also keeps a few values per path step (a tree
+/// node's value and its parent's) in `step_names` / `step_values`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Terms {
     /// The formula in words, e.g. `(r − mean)/(std + ε)`.
@@ -101,6 +103,10 @@ pub struct Terms {
     pub values: Vec<f32>,
     /// Rows are path steps (positions in `run.trajectories.path_nodes`), not trajectories.
     pub per_step: bool,
+    /// Names of the values kept per path step besides the rows' (none for most schemes).
+    pub step_names: Vec<std::borrow::Cow<'static, str>>,
+    /// Path-step-major values: step `p` has `step_values[p * step_names.len()..][..step_names.len()]`.
+    pub step_values: Vec<f32>,
 }
 
 impl Terms {
@@ -113,7 +119,32 @@ impl Terms {
     pub fn for_rows(formula: impl Into<String>, names: &[&'static str], rows: usize) -> Self {
         let names = names.iter().map(|&n| std::borrow::Cow::Borrowed(n)).collect::<Vec<_>>();
         let values = pool::zeroed(rows * names.len());
-        Self { formula: formula.into(), names, values, per_step: false }
+        Self {
+            formula: formula.into(),
+            names,
+            values,
+            per_step: false,
+            step_names: Vec::new(),
+            step_values: Vec::new(),
+        }
+    }
+
+    /// Keeps the values `names` for each of `steps` path steps too, all zero until
+    /// [`Self::set_step`].
+    pub fn with_step_values(mut self, names: &[&'static str], steps: usize) -> Self {
+        self.step_names = names.iter().map(|&n| std::borrow::Cow::Borrowed(n)).collect();
+        self.step_values = pool::zeroed(steps * names.len());
+        self
+    }
+
+    /// Sets the values of path step `p` (as many as `step_names`).
+    pub fn set_step(&mut self, p: usize, values: &[f64]) {
+        let n = self.step_names.len();
+        if let Some(slot) = self.step_values.get_mut(p * n..(p + 1) * n) {
+            for (s, &v) in slot.iter_mut().zip(values) {
+                *s = v as f32;
+            }
+        }
     }
 
     /// Appends one row's values (as many as names).
@@ -138,9 +169,15 @@ impl Terms {
         self.names.iter().map(|n| &**n).zip(values.iter().map(|&v| f64::from(v))).collect()
     }
 
-    /// The named values explaining the credit of path step `position` on trajectory `row`.
+    /// The named values explaining the credit of path step `position` on trajectory `row`: the
+    /// row's, then the step's own.
     pub fn for_step(&self, row: usize, position: usize) -> Vec<(&str, f64)> {
-        self.row(if self.per_step { position } else { row })
+        let mut terms = self.row(if self.per_step { position } else { row });
+        let n = self.step_names.len();
+        if let Some(values) = self.step_values.get(position * n..(position + 1) * n) {
+            terms.extend(self.step_names.iter().map(|n| &**n).zip(values.iter().map(|&v| f64::from(v))));
+        }
+        terms
     }
 }
 
@@ -169,6 +206,7 @@ impl Drop for Credit {
             pool::give(returns);
         }
         pool::give(std::mem::take(&mut self.terms.values));
+        pool::give(std::mem::take(&mut self.terms.step_values));
     }
 }
 
@@ -259,6 +297,23 @@ pub trait Scheme: Sync {
     fn batch_wide(&self, params: &Params) -> Option<&'static str> {
         let _: &Params = params;
         None
+    }
+
+    /// The terms of `credit` (computed under `params`) at path step `position` of trajectory `t`
+    /// that its row of [`Credit::terms`] does not hold: a step's own constant (TRIAGE's c(role)),
+    /// the later steps' scores a sum runs over (PRM process credit). Computed for that one step
+    /// when the inspector shows it, so that the number can be reproduced by hand; none by default.
+    /// A term without a value is a note (how many more scores were left out).
+    fn step_terms(
+        &self,
+        run: &Run,
+        params: &Params,
+        credit: &Credit,
+        t: crate::model::TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let _ = (run, params, credit, t, position);
+        Vec::new()
     }
 }
 

@@ -1765,3 +1765,149 @@ fn logged_passes_the_trainers_own_advantages_through() {
     assert_eq!(auto[..2], token.step[..2]);
     assert!(auto[2].is_nan() && token.step[2].is_nan());
 }
+
+/// The terms of path step `p` by name: its trajectory's row of `credit.terms`, then the scheme's
+/// own terms for that step.
+fn step_terms_of(
+    run: &Run,
+    scheme: &dyn credit::Scheme,
+    params: &Params,
+    credit: &credit::Credit,
+    t: vantage::model::TrajectoryId,
+    p: usize,
+) -> std::collections::HashMap<String, f64> {
+    let mut terms: std::collections::HashMap<String, f64> =
+        credit.terms.for_step(t.index(), p).into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    for (name, value) in scheme.step_terms(run, params, credit, t, p) {
+        terms.insert(name, value.unwrap_or(f64::NAN));
+    }
+    terms
+}
+
+#[test]
+fn triage_terms_reproduce_every_step_by_hand() {
+    let run = sample("alfworld_roles.jsonl");
+    let scheme = credit::scheme("triage").unwrap();
+    for whiten in ["true", "false"] {
+        let params = Params::resolve(scheme, None, &[("whiten".to_owned(), whiten.to_owned())]).unwrap();
+        let credit = scheme.compute(&run, &params).unwrap();
+        let tr = &run.trajectories;
+        for t in tr.ids() {
+            for p in tr.path_range(t) {
+                let terms = step_terms_of(&run, scheme, &params, &credit, t, p);
+                let node = tr.path_nodes[p].index();
+                let role = run.label(run.nodes.role[node]);
+                let c = terms[&format!("c({})", if role.is_empty() { "unlabeled" } else { role })];
+                let mut by_hand = terms["A_outcome"] + terms["w"] * c;
+                if whiten == "true" {
+                    by_hand = (by_hand - terms["batch mean"]) / terms["batch std"];
+                } else {
+                    assert!(!terms.contains_key("batch mean"));
+                }
+                let value = f64::from(credit.step[p]);
+                assert!(
+                    (value - by_hand).abs() < 1e-4 * (1.0 + value.abs()),
+                    "step {p}: {value} vs {by_hand} from {terms:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn prm_process_terms_list_the_scores_it_sums_and_reproduce_every_step() {
+    let run = sample("math_grpo_prm.jsonl");
+    let scheme = credit::scheme("prm_process").unwrap();
+    for refine in ["none", "delta"] {
+        let params = Params::resolve(scheme, None, &[("refine".to_owned(), refine.to_owned())]).unwrap();
+        let credit = scheme.compute(&run, &params).unwrap();
+        let tr = &run.trajectories;
+        for t in tr.ids() {
+            let range = tr.path_range(t);
+            for p in range.clone() {
+                let terms = step_terms_of(&run, scheme, &params, &credit, t, p);
+                let value = f64::from(credit.step[p]);
+                // Σ over this step and the later ones of (p_j − mean)/(std + ε), a missing score adding 0.
+                let k = p - range.start;
+                let later = (k + 1..=range.len()).map(|j| terms[&format!("p{j}")]).filter(|s| !s.is_nan());
+                assert!(!terms.contains_key(&format!("p{k}")), "an earlier score is listed at step {}", k + 1);
+                let by_hand: f64 = later.map(|s| (s - terms["mean"]) / (terms["std"] + terms["ε"])).sum();
+                if value.is_nan() {
+                    continue;
+                }
+                assert!(
+                    (value - by_hand).abs() < 1e-4 * (1.0 + value.abs()),
+                    "{refine} step {p}: {value} vs {by_hand} from {terms:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Each step of each trajectory of `run` under `id` with `sets`: its credit and its terms.
+fn each_step(
+    run: &Run,
+    id: &str,
+    sets: &[(&str, &str)],
+    mut check: impl FnMut(usize, f64, &std::collections::HashMap<String, f64>),
+) {
+    let scheme = credit::scheme(id).unwrap();
+    let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let params = Params::resolve(scheme, None, &sets).unwrap();
+    let credit = scheme.compute(run, &params).unwrap();
+    let tr = &run.trajectories;
+    let mut checked = 0;
+    for t in tr.ids() {
+        for p in tr.path_range(t) {
+            let value = f64::from(credit.step[p]);
+            if value.is_nan() {
+                continue;
+            }
+            check(p, value, &step_terms_of(run, scheme, &params, &credit, t, p));
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "{id} {sets:?}: no step has credit");
+}
+
+fn close(value: f64, by_hand: f64, what: &str, terms: &std::collections::HashMap<String, f64>) {
+    assert!((value - by_hand).abs() < 1e-4 * (1.0 + value.abs()), "{what}: {value} vs {by_hand} from {terms:?}");
+}
+
+#[test]
+fn tree_schemes_terms_reproduce_every_step_by_hand() {
+    for name in ["tree_rollouts.jsonl", "alfworld_roles.jsonl"] {
+        let run = sample(name);
+        for weight in ["0", "0.5"] {
+            each_step(&run, "treeps_rag", &[("outcome_weight", weight)], |p, v, t| {
+                close(v, t["V(step)"] - t["V(parent)"] + t["w"] * t["A_outcome"], &format!("{name} treeps_rag {p}"), t);
+            });
+        }
+        for form in ["local_state", "local", "value_only", "paper"] {
+            each_step(&run, "treerl", &[("value_form", form), ("penalize_truncated", "false")], |p, v, t| {
+                let by_hand = match form {
+                    "local_state" => t["local"] + t["V̂(step)"],
+                    "local" => t["local"],
+                    "value_only" => t["V̂(step)"],
+                    _ => ((t["V(step)"] - t["V(root)"]) + (t["V(step)"] - t["V(parent)"])) / t["leaves"].sqrt(),
+                };
+                close(v, by_hand, &format!("{name} treerl {form} {p}"), t);
+                if form != "value_only" && form != "paper" {
+                    let local = t["V̂(step)"] - t["V̂(parent)"];
+                    assert!(local.abs() < 1e-8 || (local - t["local"]).abs() < 1e-6, "local is V̂(step) − V̂(parent)");
+                }
+            });
+        }
+        each_step(&run, "spo_tree", &[], |p, v, t| close(v, t["V(n)"] - t["V(parent)"], &format!("{name} spo {p}"), t));
+        each_step(&run, "spo_tree", &[("edge_adv", "grpo")], |p, v, t| {
+            close(v, (t["V(n)"] - t["V(parent)"]) / (t["sibling std"] + 1e-8), &format!("{name} spo grpo {p}"), t);
+        });
+        each_step(&run, "spo_tree", &[("variant", "treepo_spo")], |p, v, t| {
+            close(v, t["z(n)"] - t["z(parent)"], &format!("{name} spo treepo {p}"), t);
+        });
+        each_step(&run, "spo_tree", &[("pav", "true")], |p, v, t| {
+            let bok = |x: f64| 1.0 - (1.0 - x).powi(t["k"] as i32);
+            close(v, t["V(n)"] + t["w"] * (bok(t["V(n)"]) - bok(t["V(parent)"])), &format!("{name} spo pav {p}"), t);
+        });
+    }
+}

@@ -13,7 +13,7 @@ use crate::credit::kernels::group::normalize_group_with;
 use crate::credit::{
     Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
 };
-use crate::model::Run;
+use crate::model::{Run, TrajectoryId};
 
 /// PRM process credit.
 pub struct PrmProcess;
@@ -71,10 +71,25 @@ params! {
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
-/// Clip (`min(s − η, 0)`) or Delta (`s_k − s_{k+1}`, the last present score kept) on each
-/// trajectory's step scores; missing scores stay missing.
-fn refine(run: &Run, score: &mut [f32], how: Refine, eta: f32) {
-    let tr = &run.trajectories;
+/// The most step scores the inspector lists for one step.
+const STEP_TERMS: usize = 24;
+
+/// One trajectory's step scores (its slice of the path's score column), made what `compute` uses:
+/// the missing-step policy (`Outcome` puts the trajectory's `reward` on its last step when none is
+/// scored), then Clip (`min(s − η, 0)`) or Delta (`s_k − s_{k+1}`, the last present score kept);
+/// missing scores stay missing (NaN) under `Skip`.
+fn prepare(score: &mut [f32], reward: f32, missing: Missing, how: Refine, eta: f32) {
+    match missing {
+        Missing::Zero => score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0),
+        Missing::Outcome => {
+            if score.iter().all(|s| s.is_nan())
+                && let Some(last) = score.last_mut()
+            {
+                *last = reward;
+            }
+        }
+        Missing::Skip => {}
+    }
     match how {
         Refine::Clip => {
             for s in score.iter_mut().filter(|s| !s.is_nan()) {
@@ -82,11 +97,9 @@ fn refine(run: &Run, score: &mut [f32], how: Refine, eta: f32) {
             }
         }
         Refine::Delta => {
-            for t in tr.ids() {
-                let present: Vec<usize> = tr.path_range(t).filter(|&k| !score[k].is_nan()).collect();
-                for pair in present.windows(2) {
-                    score[pair[0]] -= score[pair[1]];
-                }
+            let present: Vec<usize> = (0..score.len()).filter(|&k| !score[k].is_nan()).collect();
+            for pair in present.windows(2) {
+                score[pair[0]] -= score[pair[1]];
             }
         }
         Refine::None => {}
@@ -128,6 +141,35 @@ impl Scheme for PrmProcess {
     fn supports(&self, run: &Run) -> Support {
         supports_scores(run)
     }
+    fn step_terms(
+        &self,
+        run: &Run,
+        params: &Params,
+        _: &Credit,
+        t: TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let knobs = Knobs::of(params);
+        let Ok(column) = score_column(run, knobs.score_param.score, "prm_process") else { return Vec::new() };
+        let tr = &run.trajectories;
+        let range = tr.path_range(t);
+        if !range.contains(&position) {
+            return Vec::new();
+        }
+        let mut score: Vec<f32> = tr.path_nodes[range.clone()].iter().map(|n| column[n.index()]).collect();
+        prepare(&mut score, tr.reward[t.index()], knobs.missing, knobs.refine, knobs.clip_eta as f32);
+        // The deepseekmath form sums this step's score and the later ones; agg aggregates them all.
+        let first = if knobs.form == Form::Agg { 0 } else { position - range.start };
+        let shown = score.len() - first;
+        let mut terms = vec![("ε".to_owned(), Some(knobs.epsilon))];
+        let scores = score[first..].iter().enumerate().take(STEP_TERMS);
+        terms.extend(scores.map(|(i, &p)| (format!("p{}", first + i + 1), Some(f64::from(p)))));
+        if shown > STEP_TERMS {
+            terms.push((format!("and {} later scores", shown - STEP_TERMS), None));
+        }
+        terms
+    }
+
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let knobs = Knobs::of(params);
         let column = score_column(run, knobs.score_param.score, "prm_process")?;
@@ -141,18 +183,10 @@ impl Scheme for PrmProcess {
             score =
                 std::borrow::Cow::Owned(crate::credit::engine::inputs::owned_path_column(std::mem::take(&mut score)));
             let score = score.to_mut();
-            if missing == Missing::Zero {
-                score.iter_mut().filter(|s| s.is_nan()).for_each(|s| *s = 0.0);
+            for t in tr.ids() {
+                let reward = tr.reward[t.index()];
+                prepare(&mut score[tr.path_range(t)], reward, missing, refinement, knobs.clip_eta as f32);
             }
-            if missing == Missing::Outcome {
-                for t in tr.ids() {
-                    let range = tr.path_range(t);
-                    if score[range.clone()].iter().all(|s| s.is_nan()) && !range.is_empty() {
-                        score[range.end - 1] = tr.reward[t.index()];
-                    }
-                }
-            }
-            refine(run, score, refinement, knobs.clip_eta as f32);
         }
         let eps = knobs.epsilon as f32;
         let unbiased = knobs.std != Std::Population;

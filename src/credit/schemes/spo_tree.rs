@@ -136,12 +136,34 @@ impl Scheme for SpoTree {
         };
         let tr = &run.trajectories;
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+        // The formula as the options make it, and each step's own terms: its node's value and
+        // its parent's (V = mean of the children's), and what the variant adds.
+        let (formula, step_names): (&str, &[&'static str]) = if pav_k.is_some() {
+            ("V(n) + w·(BoK(V(n)) − BoK(V(parent))), BoK(v) = 1 − (1 − v)^k", &["V(n)", "V(parent)", "w", "k"])
+        } else if treepo {
+            ("z(n) − z(parent), z = the value z-scored among its siblings", &["z(n)", "z(parent)"])
+        } else if grpo {
+            ("(V(n) − V(parent)) / (sibling std + 1e-8)", &["V(n)", "V(parent)", "sibling std"])
+        } else {
+            ("V(n) − V(parent); V = mean of the children", &["V(n)", "V(parent)"])
+        };
         let mut terms =
-            Terms::for_rows("V(n) − V(parent) per segment; V = mean of children", &["V(root)", "R"], tr.len());
+            Terms::for_rows(formula, &["V(root)", "R"], tr.len()).with_step_values(step_names, tr.path_nodes.len());
         for t in tr.ids() {
             for k in tr.path_range(t) {
-                let (a, trained) = edge(tree.node_of[k]);
+                let v = tree.node_of[k];
+                let (a, trained) = edge(v);
                 step[k] = if drop_zero && !trained { f32::NAN } else { a as f32 };
+                let (value, parent) = (f64::from(tree.value[v as usize]), f64::from(tree.parent_value(v)));
+                let own = if let Some(k) = pav_k {
+                    [value, parent, pav_weight, f64::from(k)]
+                } else if treepo {
+                    let p = tree.parent[v as usize];
+                    [z(v as usize), if p == u32::MAX { 0.0 } else { z(p as usize) }, 0.0, 0.0]
+                } else {
+                    [value, parent, stats[v as usize].1, 0.0]
+                };
+                terms.set_step(k, &own);
             }
             let root = tree.root_value[tr.group[t.index()].index()];
             terms.set(t.index(), &[f64::from(root), f64::from(tr.reward[t.index()])]);

@@ -110,20 +110,36 @@ impl Scheme for TreepsRag {
             options.sibling_z.map(|(use_std, eps, verl_singleton)| tree.sibling_z(use_std, eps, verl_singleton).0);
         let tr = &run.trajectories;
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        let mut terms = Terms::for_rows("V(step) − V(parent) + w·A_outcome", &["V(root)", "R", "w"], tr.len());
+        // Each step's own terms: its node's value and its parent's, or its z among its siblings.
+        let (formula, step_names): (&str, &[&'static str]) = match (&sibling_z, weight > 0.0) {
+            (None, true) => ("V(step) − V(parent) + w·A_outcome", &["V(step)", "V(parent)"]),
+            (None, false) => ("V(step) − V(parent)", &["V(step)", "V(parent)"]),
+            (Some(_), true) => ("z of V(step) among its siblings + w·A_outcome", &["sibling z"]),
+            (Some(_), false) => ("z of V(step) among its siblings", &["sibling z"]),
+        };
+        let mut terms = Terms::for_rows(formula, &["V(root)", "R", "w", "A_outcome"], tr.len())
+            .with_step_values(step_names, tr.path_nodes.len());
         for t in tr.ids() {
             let offset = tr.path_offsets[t.index()] as usize;
             let a = outcome.get(t.index()).copied().unwrap_or(0.0);
             for k in 0..tr.num_steps(t) {
                 let v = tree.node_of[offset + k];
                 let utility = match &sibling_z {
-                    Some(z) => z[v as usize],
-                    None => tree.value[v as usize] - tree.parent_value(v),
+                    Some(z) => {
+                        terms.set_step(offset + k, &[f64::from(z[v as usize])]);
+                        z[v as usize]
+                    }
+                    None => {
+                        let (value, parent) = (tree.value[v as usize], tree.parent_value(v));
+                        terms.set_step(offset + k, &[f64::from(value), f64::from(parent)]);
+                        value - parent
+                    }
                 };
                 step[offset + k] = if weight > 0.0 { utility + weight * a } else { utility };
             }
             let root = tree.root_value[tr.group[t.index()].index()];
-            terms.set(t.index(), &[f64::from(root), f64::from(tr.reward[t.index()]), f64::from(weight)]);
+            let row = [f64::from(root), f64::from(tr.reward[t.index()]), f64::from(weight), f64::from(a)];
+            terms.set(t.index(), &row);
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
     }

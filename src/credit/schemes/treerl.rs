@@ -141,29 +141,53 @@ impl Scheme for Treerl {
         let form = knobs.value_form;
         let truncated_reward = knobs.truncated_reward as f32;
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        let mut terms = Terms::for_rows(format!("TreeRL {form}"), &["R", "V̂(root)"], tr.len());
+        // Each step's own terms, as its form uses them (none on a path given no credit or the
+        // truncated reward).
+        let local = if fill_in {
+            "local = V̂(step) − V̂(parent), the previous step's local where that is 0"
+        } else {
+            "local = V̂(step) − V̂(parent)"
+        };
+        let (formula, step_names): (String, &[&'static str]) = match form {
+            ValueForm::ValueOnly => ("V̂(step)".to_owned(), &["V̂(step)"]),
+            ValueForm::Paper => (
+                "((V(step) − V(root)) + (V(step) − V(parent))) / √leaves".to_owned(),
+                &["V(step)", "V(parent)", "V(root)", "leaves"],
+            ),
+            ValueForm::LocalState => (format!("local + V̂(step), {local}"), &["V̂(step)", "V̂(parent)", "local"]),
+            ValueForm::Local => (local.to_owned(), &["V̂(step)", "V̂(parent)", "local"]),
+        };
+        let mut terms =
+            Terms::for_rows(formula, &["R", "V̂(root)"], tr.len()).with_step_values(step_names, tr.path_nodes.len());
+        let none = [f64::NAN; 4];
         for t in tr.ids() {
             let g = tr.group[t.index()].index();
             let range = tr.path_range(t);
             terms.set(t.index(), &[f64::from(tr.reward[t.index()]), root_hat[g]]);
             // A leaf sampled but not selected is trained on no path: no credit.
             if refused[g] || tr.reward[t.index()].is_nan() || !selected(t) {
+                range.for_each(|k| terms.set_step(k, &none));
                 continue;
             }
             let finish = run.label(tr.finish[t.index()]);
             if penalize_truncated && !finish.is_empty() && finish != "stop" {
-                step[range].fill(truncated_reward);
+                step[range.clone()].fill(truncated_reward);
+                range.for_each(|k| terms.set_step(k, &none));
                 continue;
             }
             let mut previous_local = 0.0;
             for k in range {
                 let v = tree.node_of[k] as usize;
                 step[k] = match form {
-                    ValueForm::ValueOnly => v_hat[v] as f32,
+                    ValueForm::ValueOnly => {
+                        terms.set_step(k, &[v_hat[v]]);
+                        v_hat[v] as f32
+                    }
                     ValueForm::Paper => {
                         let value = f64::from(tree.value[v]);
                         let parent = f64::from(tree.parent_value(v as u32));
                         let root = f64::from(tree.root_value[g]);
+                        terms.set_step(k, &[value, parent, root, f64::from(leaves[v].max(1))]);
                         (((value - root) + (value - parent)) / f64::from(leaves[v].max(1)).sqrt()) as f32
                     }
                     ValueForm::LocalState | ValueForm::Local => {
@@ -172,6 +196,7 @@ impl Scheme for Treerl {
                             local = previous_local;
                         }
                         previous_local = local;
+                        terms.set_step(k, &[v_hat[v], parent_hat(v), local]);
                         let state = if form == ValueForm::Local { 0.0 } else { v_hat[v] };
                         (local + state) as f32
                     }

@@ -65,6 +65,21 @@ impl Scheme for Triage {
         }
         Support::Yes
     }
+    fn step_terms(
+        &self,
+        run: &Run,
+        params: &Params,
+        _: &Credit,
+        _: TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let Some(node) = run.trajectories.path_nodes.get(position) else { return Vec::new() };
+        let role = run.nodes.role[node.index()];
+        let role = if role.is_some() { run.label(role) } else { "" };
+        let name = if role.is_empty() { "unlabeled" } else { role };
+        vec![(format!("c({name})"), Some(role_constant(&Knobs::of(params), role)))]
+    }
+
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let knobs = Knobs::of(params);
         let (outcome, stats) =
@@ -72,11 +87,6 @@ impl Scheme for Triage {
         let constant = |role: &str| role_constant(&knobs, role) as f32;
         let w = knobs.w as f32;
         let tr = &run.trajectories;
-        let mut terms = Terms::for_rows(
-            "A_outcome + w·c(role), then whitened over the batch",
-            &["A_outcome", "group mean", "group std", "w"],
-            tr.len(),
-        );
         // Each step's role as a one-byte code with its bonus w · c: the run's role codes
         // (`PathCodes`, derived when it was built), or, for a run with more distinct roles than a
         // byte holds, TRIAGE's five classes, coded here.
@@ -116,6 +126,19 @@ impl Scheme for Triage {
             });
             blocks.iter().fold(Moments::default(), |all, block| all.merge(block)).mean_scale()
         });
+        // A row's terms: its outcome advantage with the group moments behind it, w, and the
+        // batch's whitening moments (its std as whitening divides by it: √(var + 1e-8)); the step's
+        // c(role) comes from `step_terms`.
+        let batch = scale.flatten();
+        let mut terms = match batch {
+            Some(_) => Terms::for_rows(
+                "(A_outcome + w·c(role) − batch mean) / batch std",
+                &["A_outcome", "group mean", "group std", "w", "batch mean", "batch std"],
+                tr.len(),
+            ),
+            None => Terms::for_rows("A_outcome + w·c(role)", &["A_outcome", "group mean", "group std", "w"], tr.len()),
+        };
+        let batch = batch.map(|(mean, scale)| [f64::from(mean), 1.0 / f64::from(scale)]);
         // Each step written once, in path order, from its trajectory's table of values per code.
         // Runs of consecutive trajectories on their own threads (`par`).
         let (step, _) = crate::credit::engine::par::by_trajectories(run, &mut terms, |ts, step, terms| {
@@ -134,7 +157,11 @@ impl Scheme for Triage {
                     *slot = value[usize::from(code)];
                 }
                 let [mean, std] = stats.get(tr.group[t.index()].index()).copied().unwrap_or([f32::NAN; 2]);
-                terms.set(t.index(), &[f64::from(a), f64::from(mean), f64::from(std), f64::from(w)]);
+                let row = [f64::from(a), f64::from(mean), f64::from(std), f64::from(w)];
+                match batch {
+                    Some([m, s]) => terms.set(t.index(), &[row[0], row[1], row[2], row[3], m, s]),
+                    None => terms.set(t.index(), &row),
+                }
             }
         });
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })

@@ -87,7 +87,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     shared_note_ui(ui, open, g, p);
     for (slot, name) in [(0, "A"), (1, "B")] {
         let key = open.credit[slot].shown_name().to_owned();
-        slot_line_ui(ui, &open.credit[slot], &format!("{name}: {key}"), t.index(), p);
+        let extra = step_terms(open, ctx.state.scheme(slot), slot, t, p);
+        slot_line_ui(ui, &open.credit[slot], &format!("{name}: {key}"), t.index(), p, &extra);
         super::scheme_panel::last_good_note_ui(ui, &open.credit[slot]);
     }
     egui::CollapsingHeader::new("Under every supported scheme (defaults)").id_salt("every_scheme").show(ui, |ui| {
@@ -102,8 +103,12 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             }
             return;
         }
+        let run = std::sync::Arc::clone(&open.run);
         for scheme in open.every_scheme() {
-            credit_line_ui(ui, scheme.info.display_name, &scheme.credit, None, t.index(), p);
+            let extra = crate::credit::scheme(scheme.info.id)
+                .map(|s| s.step_terms(&run, &crate::credit::Params::defaults(s), &scheme.credit, t, p))
+                .unwrap_or_default();
+            credit_line_ui(ui, scheme.info.display_name, &scheme.credit, None, t.index(), p, &extra);
         }
     });
 }
@@ -143,7 +148,8 @@ pub fn strip_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
         for (slot, name) in [(0, "A"), (1, "B")] {
             let key = open.credit[slot].shown_name().to_owned();
-            slot_line_ui(&mut columns[1], &open.credit[slot], &format!("{name}: {key}"), t.index(), p);
+            let extra = step_terms(open, ctx.state.scheme(slot), slot, t, p);
+            slot_line_ui(&mut columns[1], &open.credit[slot], &format!("{name}: {key}"), t.index(), p, &extra);
             super::scheme_panel::last_good_note_ui(&mut columns[1], &open.credit[slot]);
         }
     });
@@ -168,19 +174,56 @@ fn shared_note_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, g: crate::model
     }
 }
 
-/// A scheme slot's credit line, or why it has none.
-fn slot_line_ui(ui: &mut egui::Ui, slot: &crate::app::CreditSlot, name: &str, row: usize, position: usize) {
+/// The terms of slot `slot`'s credit at path step `p` of trajectory `t` that its row does not hold
+/// ([`crate::credit::Scheme::step_terms`]), when the credit shown is `choice`'s own.
+fn step_terms(
+    open: &crate::app::OpenRun,
+    choice: &crate::app::state::SchemeChoice,
+    slot: usize,
+    t: crate::model::TrajectoryId,
+    p: usize,
+) -> Vec<(String, Option<f64>)> {
+    let slot = &open.credit[slot];
+    let (Some(Ok(credit)), Ok(scheme)) = (&slot.result, crate::credit::scheme(&choice.scheme_id)) else {
+        return Vec::new();
+    };
+    if slot.key != choice.cache_key() {
+        return Vec::new();
+    }
+    let Ok(params) = crate::credit::Params::resolve(scheme, choice.preset.as_deref(), &choice.values) else {
+        return Vec::new();
+    };
+    scheme.step_terms(&open.run, &params, credit, t, p)
+}
+
+/// A scheme slot's credit line, or why it has none; `extra` are its step's own terms.
+fn slot_line_ui(
+    ui: &mut egui::Ui,
+    slot: &crate::app::CreditSlot,
+    name: &str,
+    row: usize,
+    position: usize,
+    extra: &[(String, Option<f64>)],
+) {
     match slot.credit() {
-        Some(credit) => credit_line_ui(ui, name, credit, Some(slot.largest()), row, position),
+        Some(credit) => credit_line_ui(ui, name, credit, Some(slot.largest()), row, position, extra),
         None => {
             ui.label(format!("{name}: {}", slot.error().unwrap_or("not computed")));
         }
     }
 }
 
-/// "name = value" with the formula and the terms of its row; the value 0 where it is rounding
-/// noise of the `largest` |credit| (when known).
-fn credit_line_ui(ui: &mut egui::Ui, name: &str, credit: &Credit, largest: Option<f32>, row: usize, position: usize) {
+/// "name = value" with the formula, the terms of its row and the step's own (`extra`); the value 0
+/// where it is rounding noise of the `largest` |credit| (when known).
+fn credit_line_ui(
+    ui: &mut egui::Ui,
+    name: &str,
+    credit: &Credit,
+    largest: Option<f32>,
+    row: usize,
+    position: usize,
+    extra: &[(String, Option<f64>)],
+) {
     let value = credit.step.get(position).copied().unwrap_or(f32::NAN);
     let shown = largest.map_or_else(|| format_value(value), |l| crate::ui::widgets::format_credit(value, l));
     ui.horizontal_wrapped(|ui| {
@@ -191,6 +234,10 @@ fn credit_line_ui(ui: &mut egui::Ui, name: &str, credit: &Credit, largest: Optio
         .for_step(row, position)
         .into_iter()
         .map(|(k, v)| format!("{k} = {}", format_value(v as f32)))
+        .chain(extra.iter().map(|(k, v)| match v {
+            Some(v) => format!("{k} = {}", format_value(*v as f32)),
+            None => k.clone(),
+        }))
         .collect();
     if !credit.terms.formula.is_empty() {
         ui.label(
