@@ -46,10 +46,17 @@ pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     let mut ctx = ViewCtx { open, state, commands, others };
     if meeting {
         // The step under discussion stays in view for the room: its text and both credits.
-        egui::Panel::bottom("step_strip").resizable(true).default_size(150.0).show(ui, |ui| {
-            egui::ScrollArea::vertical()
+        // As tall as its text (measured on the frame before) up to 42% of the window, so that no
+        // credit line is cut off below; taller text scrolls.
+        let measured = egui::Id::unique("step_strip_content_height");
+        let content = ui.data(|d| d.get_temp::<f32>(measured)).unwrap_or(150.0);
+        let tallest = (ui.ctx().content_rect().height() * 0.42).max(120.0);
+        let height = (content + 12.0).clamp(120.0, tallest);
+        egui::Panel::bottom("step_strip").resizable(true).default_size(150.0).min_size(height).show(ui, |ui| {
+            let shown = egui::ScrollArea::vertical()
                 .id_salt("strip_scroll")
                 .show(ui, |ui| views::inspector::strip_ui(ui, &mut ctx));
+            ui.data_mut(|d| d.insert_temp(measured, shown.content_size.y));
         });
     }
     if !meeting {

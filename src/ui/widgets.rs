@@ -106,14 +106,26 @@ pub fn format_credit(v: f32, largest: f32) -> String {
 
 /// A plot on a page that scrolls: the mouse wheel scrolls the page and never pans the plot;
 /// Ctrl (⌘ on a Mac) with the wheel zooms it, dragging pans it and a double-click fits it again.
-/// Its memory is under [`plot_id`]`(name)`.
-pub fn page_plot(name: &'static str) -> egui_plot::Plot<'static> {
-    egui_plot::Plot::new(name).id(plot_id(name)).allow_scroll(false)
+/// Its memory is under [`plot_id`]`(name, run)`: each opened run (`OpenRun::instance`) fits its
+/// own plots, whatever an earlier run's were zoomed or panned to.
+pub fn page_plot(name: &'static str, run: u64) -> egui_plot::Plot<'static> {
+    egui_plot::Plot::new(name).id(plot_id(name, run)).allow_scroll(false)
 }
 
-/// The id of the [`page_plot`] named `name` (where its bounds are kept).
-pub fn plot_id(name: &str) -> egui::Id {
-    egui::Id::unique(("page plot", name))
+/// The id of the [`page_plot`] named `name` of the opened run `run` (where its bounds are kept).
+pub fn plot_id(name: &str, run: u64) -> egui::Id {
+    egui::Id::unique(("page plot", name, run))
+}
+
+/// A rollout's name within its group, short enough for a row label: its key without the group's
+/// key in front (`s0-task0-r3` in group `s0-task0` is `r3`), else its whole key.
+pub fn rollout_name(run: &crate::model::Run, t: crate::model::TrajectoryId) -> &str {
+    let key = run.trajectory_key(t);
+    let group = run.group_key(run.trajectories.group[t.index()]);
+    match key.strip_prefix(group).map(|rest| rest.trim_start_matches(['/', '-', '_', ':', '.', '#', ' '])) {
+        Some(rest) if !group.is_empty() && !rest.is_empty() => rest,
+        _ => key,
+    }
 }
 
 /// Names for runs read from paths or URLs, short enough for a room: each name's last path

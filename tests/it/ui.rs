@@ -784,7 +784,7 @@ fn the_wheel_over_an_overview_chart_scrolls_the_page_and_only_ctrl_with_it_zooms
     let mut app = app_with("math_grpo_prm.jsonl", &sample("math_grpo_prm.jsonl"));
     app.state.tab = Tab::Overview;
     let mut h = harness_window(app, [1280.0, 720.0]);
-    let id = vantage::ui::widgets::plot_id("overview_outcomes");
+    let id = vantage::ui::widgets::plot_id("overview_outcomes", h.state().current().unwrap().instance);
     let memory = || egui_plot::PlotMemory::load(&h.ctx, id).expect("the outcomes chart is drawn");
     let (before, frame) = (*memory().bounds(), *memory().transform().frame());
     let wheel = |h: &mut Harness<'_, VantageApp>, at: egui::Pos2, modifiers: egui::Modifiers| {
@@ -886,7 +886,8 @@ fn meeting_mode_compare_at_1280_by_720_shows_both_plots_whole_above_the_step_str
     let h = harness_window(app, size);
     let strip = h.get_by_label_contains("Step strip ·").rect();
     for name in ["scatter_ab", "histograms_ab"] {
-        let memory = egui_plot::PlotMemory::load(&h.ctx, vantage::ui::widgets::plot_id(name)).expect(name);
+        let id = vantage::ui::widgets::plot_id(name, h.state().current().unwrap().instance);
+        let memory = egui_plot::PlotMemory::load(&h.ctx, id).expect(name);
         let frame = *memory.transform().frame();
         // The x axis and its label lie below the frame: about 30 points.
         assert!(frame.bottom() + 30.0 <= strip.top(), "{name}: {frame:?} runs under the strip at {}", strip.top());
@@ -951,4 +952,49 @@ fn the_transcript_shows_a_whole_rollout_with_both_credits_and_selects_a_clicked_
     h.get_by_label_contains(&heading).click();
     h.run_ok();
     assert_eq!(h.state().current().unwrap().selection.position, Some(last));
+}
+
+/// A run of `steps` training steps, one group of two rollouts each.
+fn steps_log(steps: std::ops::RangeInclusive<i64>) -> String {
+    let mut log = String::from("{\"vantage\": 1}\n");
+    for s in steps {
+        for (r, reward) in [(0, 0), (1, 1)] {
+            log.push_str(&format!(
+                "{{\"type\": \"trajectory\", \"id\": \"s{s}r{r}\", \"group\": \"g{s}\", \"train_step\": {s}, \"outcome\": {{\"reward\": {reward}}}, \"steps\": [{{\"thought\": \"x\"}}]}}\n"
+            ));
+        }
+    }
+    log
+}
+
+#[test]
+fn a_run_opened_after_another_was_zoomed_fits_its_own_training_steps() {
+    let mut app = app_with("long.jsonl", steps_log(0..=900).as_bytes());
+    app.state.tab = Tab::Overview;
+    let mut h = harness_window(app, [1280.0, 720.0]);
+    // Zoom the first run's chart out (Ctrl with the wheel): its bounds are the user's now.
+    let first = vantage::ui::widgets::plot_id("overview_outcomes", h.state().current().unwrap().instance);
+    let frame = *egui_plot::PlotMemory::load(&h.ctx, first).unwrap().transform().frame();
+    h.hover_at(frame.center());
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: egui::vec2(0.0, 240.0),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Wheel,
+        modifiers: egui::Modifiers::COMMAND,
+    });
+    for _ in 0..40 {
+        h.step();
+    }
+    assert!(!egui_plot::PlotMemory::load(&h.ctx, first).unwrap().auto_bounds.any(), "the chart was zoomed");
+    // A run of 30 steps opened next spreads them over its chart, not a comb of 30 points.
+    let mut report = LoadReport::new("short.jsonl");
+    let run = load_bytes("short.jsonl", steps_log(1..=30).as_bytes(), &mut report).unwrap();
+    h.state_mut().open_loaded(run, report);
+    h.run_ok();
+    let second = vantage::ui::widgets::plot_id("overview_outcomes", h.state().current().unwrap().instance);
+    let memory = egui_plot::PlotMemory::load(&h.ctx, second).unwrap();
+    let bounds = memory.bounds();
+    assert!(bounds.min()[0] <= 1.0 && bounds.max()[0] >= 30.0, "{bounds:?}");
+    assert!(bounds.width() < 40.0, "steps 1–30 squeezed into a chart {} steps wide", bounds.width());
 }

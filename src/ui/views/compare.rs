@@ -188,19 +188,22 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
         None => "selected step: none, or no credit under A or B".to_owned(),
     };
     ui.label(egui::RichText::new(marked).color(theme::SELECTED));
-    crate::ui::widgets::page_plot("scatter_ab").x_axis_label("credit A").y_axis_label("credit B").show(ui, |plot| {
-        for ((index, name), points) in series {
-            let color = color_of(index);
-            let points: Vec<[f64; 2]> = points.iter().map(|p| [p[0] + jitter(0), p[1] + jitter(1)]).collect();
-            plot.points(Points::new(name, points).color(color.gamma_multiply(0.45)).radius(2.5));
-        }
-        if let Some([x, y]) = selected {
-            plot.hline(HLine::new("selected step", y).color(theme::SELECTED.gamma_multiply(0.6)));
-            plot.vline(VLine::new("selected step", x).color(theme::SELECTED.gamma_multiply(0.6)));
-            let ring = Points::new("selected step", vec![[x, y]]).filled(false).radius(7.0).color(theme::SELECTED);
-            plot.points(ring.shape(MarkerShape::Circle));
-        }
-    });
+    crate::ui::widgets::page_plot("scatter_ab", open.instance).x_axis_label("credit A").y_axis_label("credit B").show(
+        ui,
+        |plot| {
+            for ((index, name), points) in series {
+                let color = color_of(index);
+                let points: Vec<[f64; 2]> = points.iter().map(|p| [p[0] + jitter(0), p[1] + jitter(1)]).collect();
+                plot.points(Points::new(name, points).color(color.gamma_multiply(0.45)).radius(2.5));
+            }
+            if let Some([x, y]) = selected {
+                plot.hline(HLine::new("selected step", y).color(theme::SELECTED.gamma_multiply(0.6)));
+                plot.vline(VLine::new("selected step", x).color(theme::SELECTED.gamma_multiply(0.6)));
+                let ring = Points::new("selected step", vec![[x, y]]).filled(false).radius(7.0).color(theme::SELECTED);
+                plot.points(ring.shape(MarkerShape::Circle));
+            }
+        },
+    );
 }
 
 /// The key of a plot of A against B, in the colours the plots draw them.
@@ -231,7 +234,7 @@ fn histograms_ui(ui: &mut egui::Ui, open: &OpenRun) {
             .collect::<Vec<Bar>>()
     };
     ab_key_ui(ui);
-    crate::ui::widgets::page_plot("histograms_ab").x_axis_label("credit").show(ui, |plot| {
+    crate::ui::widgets::page_plot("histograms_ab", open.instance).x_axis_label("credit").show(ui, |plot| {
         plot.bar_chart(BarChart::new("A", histogram(&a)).color(theme::category(1)));
         plot.bar_chart(BarChart::new("B", histogram(&b)).color(theme::category(4)));
     });
@@ -257,27 +260,30 @@ fn length_ui(ui: &mut egui::Ui, open: &OpenRun) {
         .color(theme::MUTED),
     );
     egui::CollapsingHeader::new("Credit against length").id_salt("credit_length").show(ui, |ui| {
-        length_plots_ui(ui, &pa, &pb, unit);
+        length_plots_ui(ui, open.instance, &pa, &pb, unit);
     });
 }
 
 /// The two plots of credit against length and against turns.
-fn length_plots_ui(ui: &mut egui::Ui, pa: &[[f64; 3]], pb: &[[f64; 3]], unit: &str) {
+fn length_plots_ui(ui: &mut egui::Ui, run: u64, pa: &[[f64; 3]], pb: &[[f64; 3]], unit: &str) {
     ab_key_ui(ui);
     ui.horizontal(|ui| {
         let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
         for (axis, label, id) in [(0usize, unit, "credit_length"), (1, "turns (steps)", "credit_turns")] {
             ui.allocate_ui(egui::vec2(width, 260.0), |ui| {
-                crate::ui::widgets::page_plot(id).x_axis_label(label).y_axis_label("mean credit").show(ui, |plot| {
-                    for (points, name, color) in [(pa, "A", theme::category(1)), (pb, "B", theme::category(4))] {
-                        let xy: Vec<[f64; 2]> = points
-                            .iter()
-                            .step_by((points.len() / MAX_POINTS).max(1))
-                            .map(|p| [p[axis], p[2]])
-                            .collect();
-                        plot.points(Points::new(name, xy).color(color.gamma_multiply(0.6)).radius(2.5));
-                    }
-                });
+                crate::ui::widgets::page_plot(id, run).x_axis_label(label).y_axis_label("mean credit").show(
+                    ui,
+                    |plot| {
+                        for (points, name, color) in [(pa, "A", theme::category(1)), (pb, "B", theme::category(4))] {
+                            let xy: Vec<[f64; 2]> = points
+                                .iter()
+                                .step_by((points.len() / MAX_POINTS).max(1))
+                                .map(|p| [p[axis], p[2]])
+                                .collect();
+                            plot.points(Points::new(name, xy).color(color.gamma_multiply(0.6)).radius(2.5));
+                        }
+                    },
+                );
             });
         }
     });

@@ -1,4 +1,5 @@
-//! Group view: the rollout tree of the selected group above its steps × rollouts heatmap.
+//! Group view: the rollout tree of the selected group above its steps × rollouts heatmap (beside it
+//! in meeting mode).
 
 use crate::ui::ViewCtx;
 
@@ -18,6 +19,15 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         if !headline.is_empty() {
             ui.label(super::run_browser::truncate(headline, 400));
         }
+    }
+    // In meeting mode the window holds too little height for both one above the other: side by
+    // side, rows level (the heatmap's rows follow the tree's leaves), each as tall as the view.
+    if ctx.state.meeting_mode {
+        ui.columns(2, |columns| {
+            super::tree::ui(&mut columns[0], ctx);
+            super::heatmap::ui(&mut columns[1], ctx);
+        });
+        return;
     }
     let size = ui.available_size();
     ui.allocate_ui(egui::vec2(size.x, size.y * 0.55), |ui| {

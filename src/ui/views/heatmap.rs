@@ -141,7 +141,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ui.selectable_value(&mut ctx.state.heat_whole_run, true, "whole run");
     });
     let cache = cached(ui, ctx);
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         if ctx.state.heat_value == HeatValue::Role {
             role_legend_ui(ui, &ctx.open.facets);
         } else {
@@ -152,7 +152,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 .color(theme::MUTED),
         );
     });
-    if let (Some(t), Some(p)) = (ctx.open.selection.trajectory, ctx.open.selection.position) {
+    // (Meeting mode's step strip says the same below.)
+    if let (Some(t), Some(p), false) =
+        (ctx.open.selection.trajectory, ctx.open.selection.position, ctx.state.meeting_mode)
+    {
         let v = value_at(ctx.open, &ctx.state.heat_value, p);
         let step = ctx.open.selected_step_index().unwrap_or(0) + 1;
         let run = &ctx.open.run;
@@ -192,16 +195,30 @@ fn grid_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache) {
     }
 }
 
+/// A row's label: its rollout (named within its group when the heatmap shows one group) and outcome.
+fn row_label(ctx: &ViewCtx<'_>, t: crate::model::TrajectoryId) -> String {
+    let run = &ctx.open.run;
+    let name = if ctx.state.heat_whole_run { run.trajectory_key(t) } else { crate::ui::widgets::rollout_name(run, t) };
+    format!("{name} · R {}", format_value(run.trajectories.reward[t.index()]))
+}
+
 fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_height: f32) {
     let grid = &cache.grid;
     let size = ui.available_size();
-    let gutter = if row_height >= LABELLED_ROW_HEIGHT { 150.0f32.min(size.x * 0.3) } else { 0.0 };
+    // As wide as the longest row label needs (about 0.55 em a character), at most 150 points.
+    // (Rows this tall are few: they fit the view.)
+    let gutter = if row_height >= LABELLED_ROW_HEIGHT {
+        let longest = grid.rows.iter().map(|&t| row_label(ctx, t).chars().count()).max().unwrap_or(0);
+        let needed = longest as f32 * (row_height * 0.7).min(13.0) * 0.55 + 14.0;
+        needed.min(150.0).min(size.x * 0.3)
+    } else {
+        0.0
+    };
     let col_width = ((size.x - gutter) / grid.num_cols as f32).min(80.0);
     let desired = egui::vec2(gutter + col_width * grid.num_cols as f32, row_height * grid.rows.len() as f32);
     let (whole, response) = ui.allocate_exact_size(desired, egui::Sense::click());
     let rect = egui::Rect::from_min_max(whole.min + egui::vec2(gutter, 0.0), whole.max);
     if gutter > 0.0 {
-        let run = &ctx.open.run;
         let painter = ui.painter_at(whole);
         let font = egui::FontId::proportional((row_height * 0.7).min(13.0));
         let chars = ((gutter - 8.0) / (font.size * 0.55)).max(4.0) as usize;
@@ -210,8 +227,7 @@ fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_hei
             if y < ui.clip_rect().top() - row_height || y > ui.clip_rect().bottom() + row_height {
                 continue;
             }
-            let label = format!("{} · R {}", run.trajectory_key(t), format_value(run.trajectories.reward[t.index()]));
-            let label = super::run_browser::truncate(&label, chars);
+            let label = super::run_browser::truncate(&row_label(ctx, t), chars);
             painter.text(
                 egui::pos2(rect.left() - 6.0, y),
                 egui::Align2::RIGHT_CENTER,

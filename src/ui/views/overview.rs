@@ -27,7 +27,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     };
     ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
     if !open.run.meta.all_steps.is_empty() {
-        whole_run_ui(ui, &open.run.meta);
+        whole_run_ui(ui, open.instance, &open.run.meta);
     }
     let height = (ui.available_height() / 2.0 - 60.0).max(160.0);
     // Per opened run: a run opens at the top, not where an earlier session's run was scrolled to.
@@ -66,7 +66,7 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         ],
         chosen.is_some(),
     );
-    crate::ui::widgets::page_plot("overview_outcomes")
+    crate::ui::widgets::page_plot("overview_outcomes", open.instance)
         .height(height)
         .x_axis_label("training step")
         .include_x(x_min)
@@ -80,7 +80,7 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         });
     ui.label("Credit magnitude (mean solid, std dashed)");
     key_ui(ui, &[("|A|", theme::category(1)), ("|B|", theme::category(4))], chosen.is_some());
-    crate::ui::widgets::page_plot("overview_credit")
+    crate::ui::widgets::page_plot("overview_credit", open.instance)
         .height(height)
         .x_axis_label("training step")
         .include_x(x_min)
@@ -104,7 +104,7 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         ],
         chosen.is_some(),
     );
-    crate::ui::widgets::page_plot("overview_budget")
+    crate::ui::widgets::page_plot("overview_budget", open.instance)
         .height(height)
         .x_axis_label("training step")
         .y_axis_label("share of rollouts")
@@ -125,13 +125,14 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
             series_ui(plot, "no credit under B", series(&|s| s.uncredited_share[1]), theme::category(4), true, 1.5);
             mark(plot);
         });
-    credit_share_ui(ui, stats, height, (x_min, x_max), chosen);
+    credit_share_ui(ui, open.instance, stats, height, (x_min, x_max), chosen);
 }
 
 /// Where each scheme's |credit| goes, per training step: one line per kind of step, A solid, B
 /// dashed.
 fn credit_share_ui(
     ui: &mut egui::Ui,
+    run: u64,
     stats: &[TrainStepStats],
     height: f32,
     (x_min, x_max): (f64, f64),
@@ -151,7 +152,7 @@ fn credit_share_ui(
     let keys: Vec<(&str, egui::Color32)> =
         kinds.iter().enumerate().map(|(i, k)| (k.as_str(), share_color(i, k))).collect();
     key_ui(ui, &keys, chosen.is_some());
-    crate::ui::widgets::page_plot("overview_credit_share")
+    crate::ui::widgets::page_plot("overview_credit_share", run)
         .height(height)
         .x_axis_label("training step")
         .y_axis_label("share of |credit|")
@@ -221,7 +222,7 @@ fn key_ui(ui: &mut egui::Ui, series: &[(&str, egui::Color32)], marked: bool) {
 
 /// The whole partitioned run, every training step from its manifest (no Parquet read), the steps
 /// open shaded.
-fn whole_run_ui(ui: &mut egui::Ui, meta: &crate::model::RunMeta) {
+fn whole_run_ui(ui: &mut egui::Ui, run: u64, meta: &crate::model::RunMeta) {
     let steps = &meta.all_steps;
     ui.label(format!("Whole run: {} training steps, from the dataset's manifest (the open steps shaded)", steps.len()));
     key_ui(ui, &[("mean reward", theme::category(0)), ("success rate (dashed)", theme::category(1))], false);
@@ -231,7 +232,7 @@ fn whole_run_ui(ui: &mut egui::Ui, meta: &crate::model::RunMeta) {
     let (reward, success) = (series(&|s| s.mean_reward), series(&|s| s.success_rate));
     let (bottom, top) =
         reward.iter().chain(&success).fold((0.0_f64, 1.0_f64), |(lo, hi), p| (lo.min(p[1]), hi.max(p[1])));
-    crate::ui::widgets::page_plot("overview_whole_run")
+    crate::ui::widgets::page_plot("overview_whole_run", run)
         .height(140.0)
         .x_axis_label("training step")
         .include_y(0.0)

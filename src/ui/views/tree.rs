@@ -103,15 +103,17 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             continue;
         }
         let pos = screen(i);
-        let from = if n.parent == u32::MAX { prompt_pos(n.y) } else { screen(n.parent as usize) };
-        if !visible.contains(pos) && !visible.contains(from) {
+        let from = (n.parent != u32::MAX).then(|| screen(n.parent as usize));
+        if !visible.contains(pos) && !from.is_some_and(|f| visible.contains(f)) {
             continue;
         }
         // Level of detail: zoomed out, one node per screen pixel (the first in layout order).
         if !detailed && !occupancy.claim(pos) {
             continue;
         }
-        elbow(&mut edges, from, pos, theme::EDGE);
+        if let Some(from) = from {
+            elbow(&mut edges, from, pos, theme::EDGE);
+        }
         let color = color_of(&value, &colors, values.values[i]);
         let half = egui::vec2(radius, radius);
         mesh.add_colored_rect(egui::Rect::from_center_size(pos, half * 2.0), color);
@@ -128,12 +130,32 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             }
         }
     }
+    // The prompt, the root every rollout of the group starts from, at depth 0.
+    let root = prompt_root(tree, &prompt_pos);
+    if let Some((root, tops)) = &root {
+        for &i in tops {
+            elbow(&mut edges, *root, screen(i), theme::EDGE);
+        }
+        let half = egui::vec2(radius, radius) * 1.2;
+        mesh.add_colored_rect(egui::Rect::from_center_size(*root, half * 2.0), theme::MUTED);
+    }
     painter.add(egui::Shape::mesh(edges));
     painter.add(egui::Shape::mesh(mesh));
-    // Labels only when they fit between columns.
-    if labels_shown(view.scale) {
-        let column = view.scale.x * DX;
-        labels(&painter, ui, ctx, tree, &hidden, &collapsed, &screen, radius, visible, &values.values, column);
+    // Node labels when they fit between columns; the leaves' names whenever rows leave room.
+    let column = labels_shown(view.scale).then_some(view.scale.x * DX);
+    if column.is_some() || view.scale.y * DY >= LEAF_LABEL_ROW {
+        let draw = Labels { painter: &painter, run: &open.run, radius, visible, values: &values.values, column };
+        draw.nodes(ui, tree, &hidden, &collapsed, &screen);
+        if let (Some((root, _)), Some(_)) = (&root, column) {
+            let font = egui::FontId::proportional(11.0);
+            painter.text(
+                *root - egui::vec2(0.0, radius + 4.0),
+                egui::Align2::CENTER_BOTTOM,
+                "prompt",
+                font,
+                theme::MUTED,
+            );
+        }
     }
     if let Some(i) = selected_node.map(|s| s as usize).filter(|&i| !hidden[i]) {
         painter.rect_stroke(
@@ -153,10 +175,17 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
 pub fn fit_view(rect: egui::Rect, tree: &GroupTree) -> (egui::Vec2, egui::Vec2) {
     let width = (tree.max_depth as f32 + 1.0) * DX;
     let height = tree.num_rows.max(1) as f32 * DY;
-    let sx = (rect.width() / width).clamp(1e-4, 2.0);
     let sy = (rect.height() / height).clamp(1e-5, 2.0);
+    // Rows far enough apart for their leaves' names keep room for them on the right.
+    let gutter = if sy * DY >= LEAF_LABEL_ROW { LEAF_GUTTER.min(rect.width() * 0.3) } else { 0.0 };
+    let sx = ((rect.width() - gutter) / width).clamp(1e-4, 2.0);
     (egui::vec2(8.0, 8.0), egui::vec2(sx, sy))
 }
+
+/// Rows at least this far apart (points) name their leaves.
+const LEAF_LABEL_ROW: f32 = 12.0;
+/// Room a fitted tree keeps on its right for its leaves' names.
+const LEAF_GUTTER: f32 = 120.0;
 
 /// Where a laid-out node is drawn.
 pub fn screen_from_layout(
@@ -337,42 +366,79 @@ pub fn node_text(text: &str, value: f32, room: usize) -> String {
     format!("{text} · {value}")
 }
 
-/// Text beside visible nodes when zoomed in: step kind or action, and collapse badges.
-#[expect(clippy::too_many_arguments, reason = "the pieces of one drawing pass")]
-fn labels(
-    painter: &egui::Painter,
-    ui: &egui::Ui,
-    ctx: &ViewCtx<'_>,
-    tree: &GroupTree,
-    hidden: &[bool],
-    collapsed: &HashSet<u32>,
-    screen: &dyn Fn(usize) -> egui::Pos2,
+/// The prompt root's place, midway between the first and last top-level node, and the top-level
+/// nodes; `None` for a tree without nodes.
+fn prompt_root(tree: &GroupTree, prompt_pos: &dyn Fn(f32) -> egui::Pos2) -> Option<(egui::Pos2, Vec<usize>)> {
+    let tops: Vec<usize> =
+        tree.nodes.iter().enumerate().filter(|(_, n)| n.parent == u32::MAX).map(|(i, _)| i).collect();
+    let (lo, hi) = tops
+        .iter()
+        .map(|&i| tree.nodes[i].y)
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    (lo <= hi).then(|| (prompt_pos((lo + hi) / 2.0), tops))
+}
+
+/// What the tree's labels are drawn with.
+struct Labels<'a> {
+    painter: &'a egui::Painter,
+    run: &'a crate::model::Run,
     radius: f32,
     visible: egui::Rect,
-    values: &[f32],
-    column: f32,
-) {
-    let run = &ctx.open.run;
-    let font = egui::FontId::proportional(11.0);
-    // As many characters as fit before the next column (about 6 px each at 11 px).
-    let room = ((column - 2.0 * radius - 14.0) / 6.0).max(6.0) as usize;
-    let color = ui.visuals().text_color();
-    for (i, node) in tree.nodes.iter().enumerate() {
-        let pos = screen(i);
-        if hidden[i] || !visible.contains(pos) {
-            continue;
-        }
-        let label = node_text(&node_label(run, node.node), values[i], room);
-        // On the node's own row, right of it and its outcome badge.
-        painter.text(pos + egui::vec2(2.0 * radius + 6.0, 0.0), egui::Align2::LEFT_CENTER, label, font.clone(), color);
-        if collapsed.contains(&(i as u32)) {
-            painter.text(
-                pos - egui::vec2(radius + 3.0, 0.0),
-                egui::Align2::RIGHT_CENTER,
-                "+",
+    values: &'a [f32],
+    /// The column width when nodes are labelled (zoomed in); `None` names the leaves only.
+    column: Option<f32>,
+}
+
+impl Labels<'_> {
+    /// Beside each visible node (or only each leaf, zoomed out): its kind or action and its value,
+    /// a leaf's rollout and outcome; collapse badges.
+    fn nodes(
+        &self,
+        ui: &egui::Ui,
+        tree: &GroupTree,
+        hidden: &[bool],
+        collapsed: &HashSet<u32>,
+        screen: &dyn Fn(usize) -> egui::Pos2,
+    ) {
+        let font = egui::FontId::proportional(11.0);
+        let color = ui.visuals().text_color();
+        let radius = self.radius;
+        for (i, node) in tree.nodes.iter().enumerate() {
+            let pos = screen(i);
+            if hidden[i] || !self.visible.contains(pos) || (self.column.is_none() && node.leaf_of.is_none()) {
+                continue;
+            }
+            let mut label = match self.column {
+                // As many characters as fit before the next column (about 6 px each at 11 px).
+                Some(column) => {
+                    let room = ((column - 2.0 * radius - 14.0) / 6.0).max(6.0) as usize;
+                    node_text(&node_label(self.run, node.node), self.values[i], room)
+                }
+                None => String::new(),
+            };
+            if let Some(t) = node.leaf_of {
+                let reward = format_value(self.run.trajectories.reward[t.index()]);
+                let name = crate::ui::widgets::rollout_name(self.run, t);
+                let leaf = format!("{} · R {reward}", super::run_browser::truncate(name, 14));
+                label = if label.is_empty() { leaf } else { format!("{label} | {leaf}") };
+            }
+            // On the node's own row, right of it and its outcome badge.
+            self.painter.text(
+                pos + egui::vec2(2.0 * radius + 6.0, 0.0),
+                egui::Align2::LEFT_CENTER,
+                label,
                 font.clone(),
-                theme::BOOKMARK,
+                color,
             );
+            if collapsed.contains(&(i as u32)) {
+                self.painter.text(
+                    pos - egui::vec2(radius + 3.0, 0.0),
+                    egui::Align2::RIGHT_CENTER,
+                    "+",
+                    font.clone(),
+                    theme::BOOKMARK,
+                );
+            }
         }
     }
 }
