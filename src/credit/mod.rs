@@ -312,7 +312,7 @@ pub trait Scheme: Sync {
         t: crate::model::TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
-        let _ = (run, params, credit, t, position);
+        let _: (&Run, &Params, &Credit, crate::model::TrajectoryId, usize) = (run, params, credit, t, position);
         Vec::new()
     }
 }

@@ -295,8 +295,9 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
             if ui.button(label).clicked() {
                 app.show_notifications = !app.show_notifications;
             }
+            // Cut with "…" at the window's edge (whole on hover and in the list of notices).
             if let Some(last) = app.notifications.last() {
-                ui.label(egui::RichText::new(last).color(theme::WARNING));
+                ui.add(egui::Label::new(egui::RichText::new(last).color(theme::WARNING)).truncate());
             }
         }
     });

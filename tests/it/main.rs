@@ -21,6 +21,7 @@ mod parquet_decode;
 #[cfg(feature = "parquet")]
 mod partitions;
 mod process_credit;
+mod room;
 mod sample_runs;
 mod trainers_2026;
 mod ui;

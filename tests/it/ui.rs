@@ -11,7 +11,7 @@ use vantage::load::{LoadReport, load_bytes};
 
 use crate::common;
 
-fn app_with(name: &str, bytes: &[u8]) -> VantageApp {
+pub fn app_with(name: &str, bytes: &[u8]) -> VantageApp {
     let mut report = LoadReport::new(name);
     let run = load_bytes(name, bytes, &mut report).unwrap();
     let mut app = VantageApp::default();
@@ -37,10 +37,15 @@ fn harness_window(app: VantageApp, size: [f32; 2]) -> Harness<'static, VantageAp
         app,
     );
     harness.run_ok();
+    // The pass that takes in the app's zoom (meeting mode's) rescales the window it was given
+    // (egui's guard against jitter), and the harness sends no size after its first pass: give
+    // it again.
+    harness.set_size(size.into());
+    harness.run_ok();
     harness
 }
 
-fn sample(name: &str) -> Vec<u8> {
+pub fn sample(name: &str) -> Vec<u8> {
     std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs").join(name)).unwrap()
 }
 
@@ -880,8 +885,7 @@ fn meeting_mode_compare_at_1280_by_720_shows_both_plots_whole_above_the_step_str
     let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
     app.state.tab = Tab::Compare;
     app.state.meeting_mode = true;
-    // Meeting mode zooms by 1.5: a 1280×720 window holds 853×480 points (the harness draws at
-    // one pixel per point, so it is given the points).
+    // Meeting mode zooms by 1.5: a 1280×720 window holds 853×480 points.
     let size = [1280.0 / vantage::ui::theme::MEETING_ZOOM, 720.0 / vantage::ui::theme::MEETING_ZOOM];
     let h = harness_window(app, size);
     let strip = h.get_by_label_contains("Step strip ·").rect();

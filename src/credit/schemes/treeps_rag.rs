@@ -124,16 +124,13 @@ impl Scheme for TreepsRag {
             let a = outcome.get(t.index()).copied().unwrap_or(0.0);
             for k in 0..tr.num_steps(t) {
                 let v = tree.node_of[offset + k];
-                let utility = match &sibling_z {
-                    Some(z) => {
-                        terms.set_step(offset + k, &[f64::from(z[v as usize])]);
-                        z[v as usize]
-                    }
-                    None => {
-                        let (value, parent) = (tree.value[v as usize], tree.parent_value(v));
-                        terms.set_step(offset + k, &[f64::from(value), f64::from(parent)]);
-                        value - parent
-                    }
+                let utility = if let Some(z) = &sibling_z {
+                    terms.set_step(offset + k, &[f64::from(z[v as usize])]);
+                    z[v as usize]
+                } else {
+                    let (value, parent) = (tree.value[v as usize], tree.parent_value(v));
+                    terms.set_step(offset + k, &[f64::from(value), f64::from(parent)]);
+                    value - parent
                 };
                 step[offset + k] = if weight > 0.0 { utility + weight * a } else { utility };
             }

@@ -76,49 +76,16 @@ impl Scheme for Treerl {
         let merge = merge_prefixes(run, knobs.merge_param.merge);
         let tree = build(run, ValueMode::LeafMean, merge);
         let tr = &run.trajectories;
-        let n = tree.parent.len();
         let num_groups = run.groups.len();
-        // Centred leaf rewards, accumulated over every node on the leaf's path and at the group root.
-        // `leaves`: every leaf below a node, |L(n)|; `chosen`: the leaves selected for training
-        // below it, c(n), which the reweighting divides by (all of them unless the log marks some
-        // `selected: false`).
-        let mut sum = vec![0.0f64; n];
-        let mut leaves = vec![0u32; n];
-        let mut chosen = vec![0u32; n];
-        let mut root_sum = vec![0.0f64; num_groups];
-        let mut root_leaves = vec![0u32; num_groups];
-        let mut root_chosen = vec![0u32; num_groups];
         let selected =
             |t: crate::model::TrajectoryId| tr.path(t).last().is_none_or(|&leaf| !run.nodes.unselected(leaf));
-        let mut refused = vec![false; num_groups];
         let loo = knobs.leaf_centring == LeafCentring::Loo;
+        let Tally { sum, leaves, chosen, root_sum, root_leaves, root_chosen, refused } =
+            Tally::of(run, &tree, loo, &selected);
         let reweight_mode = knobs.reweight;
         let fill_in = knobs.fill_in;
         let penalize_truncated = knobs.penalize_truncated;
-        for g in run.groups.ids() {
-            let members: Vec<_> =
-                run.groups.members(g).iter().copied().filter(|t| !tr.reward[t.index()].is_nan()).collect();
-            if members.len() < 2 {
-                // The original asserts here: a forest with one leaf has no leave-one-out baseline.
-                refused[g.index()] = true;
-                continue;
-            }
-            let total: f64 = members.iter().map(|t| f64::from(tr.reward[t.index()])).sum();
-            let count = members.len() as f64;
-            for &t in &members {
-                let r = f64::from(tr.reward[t.index()]);
-                let centred = if loo { r - (total - r) / (count - 1.0) } else { r };
-                let picked = u32::from(selected(t));
-                for k in tr.path_range(t) {
-                    sum[tree.node_of[k] as usize] += centred;
-                    leaves[tree.node_of[k] as usize] += 1;
-                    chosen[tree.node_of[k] as usize] += picked;
-                }
-                root_sum[g.index()] += centred;
-                root_leaves[g.index()] += 1;
-                root_chosen[g.index()] += picked;
-            }
-        }
+        let n = tree.parent.len();
         // A node no selected leaf is below is on no trained path: its value is never used.
         let reweight = |s: f64, c: u32| match reweight_mode {
             _ if c == 0 => 0.0,
@@ -143,52 +110,36 @@ impl Scheme for Treerl {
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
         // Each step's own terms, as its form uses them (none on a path given no credit or the
         // truncated reward).
-        let local = if fill_in {
-            "local = V̂(step) − V̂(parent), the previous step's local where that is 0"
-        } else {
-            "local = V̂(step) − V̂(parent)"
-        };
-        let (formula, step_names): (String, &[&'static str]) = match form {
-            ValueForm::ValueOnly => ("V̂(step)".to_owned(), &["V̂(step)"]),
-            ValueForm::Paper => (
-                "((V(step) − V(root)) + (V(step) − V(parent))) / √leaves".to_owned(),
-                &["V(step)", "V(parent)", "V(root)", "leaves"],
-            ),
-            ValueForm::LocalState => (format!("local + V̂(step), {local}"), &["V̂(step)", "V̂(parent)", "local"]),
-            ValueForm::Local => (local.to_owned(), &["V̂(step)", "V̂(parent)", "local"]),
-        };
+        let (formula, step_names) = form_terms(form, fill_in);
         let mut terms =
             Terms::for_rows(formula, &["R", "V̂(root)"], tr.len()).with_step_values(step_names, tr.path_nodes.len());
-        let none = [f64::NAN; 4];
         for t in tr.ids() {
             let g = tr.group[t.index()].index();
             let range = tr.path_range(t);
             terms.set(t.index(), &[f64::from(tr.reward[t.index()]), root_hat[g]]);
-            // A leaf sampled but not selected is trained on no path: no credit.
-            if refused[g] || tr.reward[t.index()].is_nan() || !selected(t) {
-                range.for_each(|k| terms.set_step(k, &none));
-                continue;
-            }
+            // A leaf sampled but not selected is trained on no path: no credit; a path that did
+            // not finish with `stop`, the truncated reward on every step.
             let finish = run.label(tr.finish[t.index()]);
-            if penalize_truncated && !finish.is_empty() && finish != "stop" {
-                step[range.clone()].fill(truncated_reward);
-                range.for_each(|k| terms.set_step(k, &none));
+            let untrained = refused[g] || tr.reward[t.index()].is_nan() || !selected(t);
+            let truncated = penalize_truncated && !finish.is_empty() && finish != "stop";
+            if untrained || truncated {
+                if !untrained {
+                    step[range.clone()].fill(truncated_reward);
+                }
+                range.for_each(|k| terms.set_step(k, &[f64::NAN; 4]));
                 continue;
             }
             let mut previous_local = 0.0;
             for k in range {
                 let v = tree.node_of[k] as usize;
-                step[k] = match form {
-                    ValueForm::ValueOnly => {
-                        terms.set_step(k, &[v_hat[v]]);
-                        v_hat[v] as f32
-                    }
+                let (credit, own) = match form {
+                    ValueForm::ValueOnly => (v_hat[v], [v_hat[v], 0.0, 0.0, 0.0]),
                     ValueForm::Paper => {
                         let value = f64::from(tree.value[v]);
                         let parent = f64::from(tree.parent_value(v as u32));
                         let root = f64::from(tree.root_value[g]);
-                        terms.set_step(k, &[value, parent, root, f64::from(leaves[v].max(1))]);
-                        (((value - root) + (value - parent)) / f64::from(leaves[v].max(1)).sqrt()) as f32
+                        let count = f64::from(leaves[v].max(1));
+                        (((value - root) + (value - parent)) / count.sqrt(), [value, parent, root, count])
                     }
                     ValueForm::LocalState | ValueForm::Local => {
                         let mut local = v_hat[v] - parent_hat(v);
@@ -196,13 +147,95 @@ impl Scheme for Treerl {
                             local = previous_local;
                         }
                         previous_local = local;
-                        terms.set_step(k, &[v_hat[v], parent_hat(v), local]);
                         let state = if form == ValueForm::Local { 0.0 } else { v_hat[v] };
-                        (local + state) as f32
+                        (local + state, [v_hat[v], parent_hat(v), local, 0.0])
                     }
                 };
+                step[k] = credit as f32;
+                terms.set_step(k, &own);
             }
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+    }
+}
+
+/// The formula of `form` in words and the names of the terms each step keeps for it.
+fn form_terms(form: ValueForm, fill_in: bool) -> (String, &'static [&'static str]) {
+    let local = if fill_in {
+        "local = V̂(step) − V̂(parent), the previous step's local where that is 0"
+    } else {
+        "local = V̂(step) − V̂(parent)"
+    };
+    match form {
+        ValueForm::ValueOnly => ("V̂(step)".to_owned(), &["V̂(step)"]),
+        ValueForm::Paper => (
+            "((V(step) − V(root)) + (V(step) − V(parent))) / √leaves".to_owned(),
+            &["V(step)", "V(parent)", "V(root)", "leaves"],
+        ),
+        ValueForm::LocalState => (format!("local + V̂(step), {local}"), &["V̂(step)", "V̂(parent)", "local"]),
+        ValueForm::Local => (local.to_owned(), &["V̂(step)", "V̂(parent)", "local"]),
+    }
+}
+
+/// Centred leaf rewards, accumulated over every node on the leaf's path (`sum`) and at the group
+/// root (`root_sum`). `leaves`: every leaf below a node, |L(n)|; `chosen`: the leaves selected for
+/// training below it, c(n), which the reweighting divides by (all of them unless the log marks
+/// some `selected: false`). `refused`: the groups of fewer than two rewarded leaves.
+struct Tally {
+    sum: Vec<f64>,
+    leaves: Vec<u32>,
+    chosen: Vec<u32>,
+    root_sum: Vec<f64>,
+    root_leaves: Vec<u32>,
+    root_chosen: Vec<u32>,
+    refused: Vec<bool>,
+}
+
+impl Tally {
+    /// The tally of `run` over its value `tree`; `loo` centres each reward on the mean of the
+    /// others, `selected` says which leaves are trained.
+    fn of(
+        run: &Run,
+        tree: &crate::credit::kernels::tree_value::ValueTree,
+        loo: bool,
+        selected: &dyn Fn(crate::model::TrajectoryId) -> bool,
+    ) -> Self {
+        let tr = &run.trajectories;
+        let (n, num_groups) = (tree.parent.len(), run.groups.len());
+        let mut tally = Self {
+            sum: vec![0.0; n],
+            leaves: vec![0; n],
+            chosen: vec![0; n],
+            root_sum: vec![0.0; num_groups],
+            root_leaves: vec![0; num_groups],
+            root_chosen: vec![0; num_groups],
+            refused: vec![false; num_groups],
+        };
+        for g in run.groups.ids() {
+            let members: Vec<_> =
+                run.groups.members(g).iter().copied().filter(|t| !tr.reward[t.index()].is_nan()).collect();
+            if members.len() < 2 {
+                // The original asserts here: a forest with one leaf has no leave-one-out baseline.
+                tally.refused[g.index()] = true;
+                continue;
+            }
+            let total: f64 = members.iter().map(|t| f64::from(tr.reward[t.index()])).sum();
+            let count = members.len() as f64;
+            for &t in &members {
+                let r = f64::from(tr.reward[t.index()]);
+                let centred = if loo { r - (total - r) / (count - 1.0) } else { r };
+                let picked = u32::from(selected(t));
+                for k in tr.path_range(t) {
+                    let v = tree.node_of[k] as usize;
+                    tally.sum[v] += centred;
+                    tally.leaves[v] += 1;
+                    tally.chosen[v] += picked;
+                }
+                tally.root_sum[g.index()] += centred;
+                tally.root_leaves[g.index()] += 1;
+                tally.root_chosen[g.index()] += picked;
+            }
+        }
+        tally
     }
 }

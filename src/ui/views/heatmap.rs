@@ -178,7 +178,7 @@ fn role_legend_ui(ui: &mut egui::Ui, facets: &crate::app::Facets) {
 /// Rows are never squeezed below this; more rows than fit scroll.
 const MIN_ROW_HEIGHT: f32 = 4.0;
 /// Rows this tall or taller get a label (trajectory and outcome) in a gutter on the left.
-const LABELLED_ROW_HEIGHT: f32 = 11.0;
+pub const LABELLED_ROW_HEIGHT: f32 = 11.0;
 
 fn grid_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache) {
     let grid = &cache.grid;
@@ -217,6 +217,16 @@ fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_hei
     let col_width = ((size.x - gutter) / grid.num_cols as f32).min(80.0);
     let desired = egui::vec2(gutter + col_width * grid.num_cols as f32, row_height * grid.rows.len() as f32);
     let (whole, response) = ui.allocate_exact_size(desired, egui::Sense::click());
+    let selected = match (ctx.open.selection.trajectory, ctx.open.selected_step_index()) {
+        (Some(t), Some(k)) if grid.rows.contains(&t) => {
+            format!(" · selected {} step {} (outlined)", ctx.open.run.trajectory_key(t), k + 1)
+        }
+        _ => String::new(),
+    };
+    let rows = grid.rows.len();
+    response.widget_info(|| {
+        egui::WidgetInfo::labeled(egui::Role::Canvas, true, format!("heatmap · {rows} rows{selected}"))
+    });
     let rect = egui::Rect::from_min_max(whole.min + egui::vec2(gutter, 0.0), whole.max);
     if gutter > 0.0 {
         let painter = ui.painter_at(whole);

@@ -26,15 +26,34 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         stats
     };
     ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
+    // Above the plots, where the page's scrolling cannot hide it.
+    same_prompt_ui(ui, ctx);
+    let open = &*ctx.open;
     if !open.run.meta.all_steps.is_empty() {
         whole_run_ui(ui, open.instance, &open.run.meta);
     }
-    let height = (ui.available_height() / 2.0 - 60.0).max(160.0);
+    // Two plots to a screen at the desk; one to a screen, with its title and key, in meeting
+    // mode's larger type (the page scrolls to the others).
+    let height = if ctx.state.meeting_mode {
+        (ui.available_height() - 64.0).max(110.0)
+    } else {
+        (ui.available_height() / 2.0 - 60.0).max(160.0)
+    };
     // Per opened run: a run opens at the top, not where an earlier session's run was scrolled to.
     egui::ScrollArea::vertical()
         .id_salt(("overview_scroll", open.instance))
         .show(ui, |ui| plots_ui(ui, open, &stats, height));
-    same_prompt_ui(ui, ctx);
+}
+
+/// A plot over training steps: its x axis marked at whole steps only, its y axis at powers of 5
+/// (0.2 apart where powers of 10 would be 0.1 apart: labelled even on a short plot).
+fn steps_plot(name: &'static str, run: u64) -> egui_plot::Plot<'static> {
+    crate::ui::widgets::page_plot(name, run)
+        .y_grid_spacer(egui_plot::log_grid_spacer(5))
+        .x_axis_label("training step")
+        .x_axis_formatter(
+            |mark, _| if mark.value.fract() == 0.0 { format!("{:.0}", mark.value) } else { String::new() },
+        )
 }
 
 /// The overview's plots, each `height` tall.
@@ -66,33 +85,23 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         ],
         chosen.is_some(),
     );
-    crate::ui::widgets::page_plot("overview_outcomes", open.instance)
-        .height(height)
-        .x_axis_label("training step")
-        .include_x(x_min)
-        .include_x(x_max)
-        .show(ui, |plot| {
-            // Mean reward and success rate coincide for 0/1 rewards: the wide line under the dashed one.
-            series_ui(plot, "mean reward", series(&|s| s.mean_reward), theme::category(0), false, 3.0);
-            series_ui(plot, "success rate", series(&|s| s.success_rate), theme::category(1), true, 1.5);
-            series_ui(plot, "zero-variance groups", series(&|s| s.zero_variance_share), theme::category(3), false, 1.5);
-            mark(plot);
-        });
+    steps_plot("overview_outcomes", open.instance).height(height).include_x(x_min).include_x(x_max).show(ui, |plot| {
+        // Mean reward and success rate coincide for 0/1 rewards: the wide line under the dashed one.
+        series_ui(plot, "mean reward", series(&|s| s.mean_reward), theme::category(0), false, 3.0);
+        series_ui(plot, "success rate", series(&|s| s.success_rate), theme::category(1), true, 1.5);
+        series_ui(plot, "zero-variance groups", series(&|s| s.zero_variance_share), theme::category(3), false, 1.5);
+        mark(plot);
+    });
     ui.label("Credit magnitude (mean solid, std dashed)");
     key_ui(ui, &[("|A|", theme::category(1)), ("|B|", theme::category(4))], chosen.is_some());
-    crate::ui::widgets::page_plot("overview_credit", open.instance)
-        .height(height)
-        .x_axis_label("training step")
-        .include_x(x_min)
-        .include_x(x_max)
-        .show(ui, |plot| {
-            for (slot, name, color) in [(0, "A", 1), (1, "B", 4)] {
-                let color = theme::category(color);
-                series_ui(plot, &format!("mean |{name}|"), series(&|s| s.abs_credit[slot].0), color, false, 2.0);
-                series_ui(plot, &format!("std |{name}|"), series(&|s| s.abs_credit[slot].1), color, true, 1.5);
-            }
-            mark(plot);
-        });
+    steps_plot("overview_credit", open.instance).height(height).include_x(x_min).include_x(x_max).show(ui, |plot| {
+        for (slot, name, color) in [(0, "A", 1), (1, "B", 4)] {
+            let color = theme::category(color);
+            series_ui(plot, &format!("mean |{name}|"), series(&|s| s.abs_credit[slot].0), color, false, 2.0);
+            series_ui(plot, &format!("std |{name}|"), series(&|s| s.abs_credit[slot].1), color, true, 1.5);
+        }
+        mark(plot);
+    });
     ui.label("Signal budget: rollouts that teach nothing");
     key_ui(
         ui,
@@ -104,9 +113,8 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         ],
         chosen.is_some(),
     );
-    crate::ui::widgets::page_plot("overview_budget", open.instance)
+    steps_plot("overview_budget", open.instance)
         .height(height)
-        .x_axis_label("training step")
         .y_axis_label("share of rollouts")
         .include_x(x_min)
         .include_x(x_max)
@@ -152,9 +160,8 @@ fn credit_share_ui(
     let keys: Vec<(&str, egui::Color32)> =
         kinds.iter().enumerate().map(|(i, k)| (k.as_str(), share_color(i, k))).collect();
     key_ui(ui, &keys, chosen.is_some());
-    crate::ui::widgets::page_plot("overview_credit_share", run)
+    steps_plot("overview_credit_share", run)
         .height(height)
-        .x_axis_label("training step")
         .y_axis_label("share of |credit|")
         .include_x(x_min)
         .include_x(x_max)
@@ -232,22 +239,18 @@ fn whole_run_ui(ui: &mut egui::Ui, run: u64, meta: &crate::model::RunMeta) {
     let (reward, success) = (series(&|s| s.mean_reward), series(&|s| s.success_rate));
     let (bottom, top) =
         reward.iter().chain(&success).fold((0.0_f64, 1.0_f64), |(lo, hi), p| (lo.min(p[1]), hi.max(p[1])));
-    crate::ui::widgets::page_plot("overview_whole_run", run)
-        .height(140.0)
-        .x_axis_label("training step")
-        .include_y(0.0)
-        .show(ui, |plot| {
-            if let Some(window) = meta.step_window {
-                let (lo, hi) = (window.open.0 as f64 - 0.5, window.open.1 as f64 + 0.5);
-                let corners = vec![[lo, bottom], [hi, bottom], [hi, top], [lo, top]];
-                let band = egui_plot::Polygon::new("open steps", PlotPoints::from(corners))
-                    .fill_color(theme::SELECTED.gamma_multiply(0.25))
-                    .stroke(egui::Stroke::NONE);
-                plot.polygon(band);
-            }
-            series_ui(plot, "mean reward", reward, theme::category(0), false, 2.0);
-            series_ui(plot, "success rate", success, theme::category(1), true, 1.5);
-        });
+    steps_plot("overview_whole_run", run).height(140.0).include_y(0.0).show(ui, |plot| {
+        if let Some(window) = meta.step_window {
+            let (lo, hi) = (window.open.0 as f64 - 0.5, window.open.1 as f64 + 0.5);
+            let corners = vec![[lo, bottom], [hi, bottom], [hi, top], [lo, top]];
+            let band = egui_plot::Polygon::new("open steps", PlotPoints::from(corners))
+                .fill_color(theme::SELECTED.gamma_multiply(0.25))
+                .stroke(egui::Stroke::NONE);
+            plot.polygon(band);
+        }
+        series_ui(plot, "mean reward", reward, theme::category(0), false, 2.0);
+        series_ui(plot, "success rate", success, theme::category(1), true, 1.5);
+    });
 }
 
 /// The colour of the `i`-th kind of the credit-share chart: success and failure in the colours

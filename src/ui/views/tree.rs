@@ -83,13 +83,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let prompt_pos = |y: f32| rect.min + view.offset + egui::vec2(0.0, y * DY * view.scale.y);
     let painter = ui.painter_at(rect);
     let visible = rect.expand(DX * view.scale.x);
-    // Hidden: below a collapsed node (parents come before children).
-    let mut hidden = vec![false; tree.nodes.len()];
-    for (i, n) in tree.nodes.iter().enumerate() {
-        if let Some(&h) = hidden.get(n.parent as usize) {
-            hidden[i] = h || collapsed.contains(&n.parent);
-        }
-    }
+    let hidden = hidden_below(tree, &collapsed);
     let detailed = is_detailed(view.scale);
     let radius = (view.scale.y * DY * 0.3).min(view.scale.x * DX * 0.15).clamp(1.0, 9.0);
     // Edges in a mesh of their own, drawn first: no edge crosses a node.
@@ -131,43 +125,39 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
     }
     // The prompt, the root every rollout of the group starts from, at depth 0.
-    let root = prompt_root(tree, &prompt_pos);
-    if let Some((root, tops)) = &root {
-        for &i in tops {
-            elbow(&mut edges, *root, screen(i), theme::EDGE);
+    let root = prompt_root(tree, &prompt_pos).map(|(root, tops)| {
+        for i in tops {
+            elbow(&mut edges, root, screen(i), theme::EDGE);
         }
-        let half = egui::vec2(radius, radius) * 1.2;
-        mesh.add_colored_rect(egui::Rect::from_center_size(*root, half * 2.0), theme::MUTED);
-    }
+        mesh.add_colored_rect(egui::Rect::from_center_size(root, egui::vec2(radius, radius) * 2.4), theme::MUTED);
+        root
+    });
     painter.add(egui::Shape::mesh(edges));
     painter.add(egui::Shape::mesh(mesh));
     // Node labels when they fit between columns; the leaves' names whenever rows leave room.
     let column = labels_shown(view.scale).then_some(view.scale.x * DX);
     if column.is_some() || view.scale.y * DY >= LEAF_LABEL_ROW {
         let draw = Labels { painter: &painter, run: &open.run, radius, visible, values: &values.values, column };
-        draw.nodes(ui, tree, &hidden, &collapsed, &screen);
-        if let (Some((root, _)), Some(_)) = (&root, column) {
-            let font = egui::FontId::proportional(11.0);
-            painter.text(
-                *root - egui::vec2(0.0, radius + 4.0),
-                egui::Align2::CENTER_BOTTOM,
-                "prompt",
-                font,
-                theme::MUTED,
-            );
-        }
+        draw.nodes(ui, tree, &hidden, &collapsed, &screen, root);
     }
     if let Some(i) = selected_node.map(|s| s as usize).filter(|&i| !hidden[i]) {
-        painter.rect_stroke(
-            egui::Rect::from_center_size(screen(i), egui::vec2(radius, radius) * 2.0 + egui::vec2(4.0, 4.0)),
-            2.0,
-            egui::Stroke::new(2.0, theme::SELECTED),
-            egui::StrokeKind::Outside,
-        );
+        let ring = egui::Rect::from_center_size(screen(i), egui::vec2(radius, radius) * 2.0 + egui::vec2(4.0, 4.0));
+        painter.rect_stroke(ring, 2.0, egui::Stroke::new(2.0, theme::SELECTED), egui::StrokeKind::Outside);
     }
     if let Some((i, _)) = hovered {
         interact(ui, open, ctx.commands, tree, &response, i, &value, values.values[i], &mut collapsed, collapsed_id);
     }
+}
+
+/// Which nodes are hidden: those below a collapsed node (parents come before children).
+fn hidden_below(tree: &GroupTree, collapsed: &HashSet<u32>) -> Vec<bool> {
+    let mut hidden = vec![false; tree.nodes.len()];
+    for (i, n) in tree.nodes.iter().enumerate() {
+        if let Some(&h) = hidden.get(n.parent as usize) {
+            hidden[i] = h || collapsed.contains(&n.parent);
+        }
+    }
+    hidden
 }
 
 /// The pan offset and per-axis scale that fit `tree` into `rect` (as the view opens); rows never
@@ -183,7 +173,7 @@ pub fn fit_view(rect: egui::Rect, tree: &GroupTree) -> (egui::Vec2, egui::Vec2) 
 }
 
 /// Rows at least this far apart (points) name their leaves.
-const LEAF_LABEL_ROW: f32 = 12.0;
+pub const LEAF_LABEL_ROW: f32 = 12.0;
 /// Room a fitted tree keeps on its right for its leaves' names.
 const LEAF_GUTTER: f32 = 120.0;
 
@@ -391,7 +381,7 @@ struct Labels<'a> {
 
 impl Labels<'_> {
     /// Beside each visible node (or only each leaf, zoomed out): its kind or action and its value,
-    /// a leaf's rollout and outcome; collapse badges.
+    /// a leaf's rollout and outcome; collapse badges; "prompt" over the `root` when zoomed in.
     fn nodes(
         &self,
         ui: &egui::Ui,
@@ -399,10 +389,15 @@ impl Labels<'_> {
         hidden: &[bool],
         collapsed: &HashSet<u32>,
         screen: &dyn Fn(usize) -> egui::Pos2,
+        root: Option<egui::Pos2>,
     ) {
         let font = egui::FontId::proportional(11.0);
         let color = ui.visuals().text_color();
         let radius = self.radius;
+        if let (Some(root), Some(_)) = (root, self.column) {
+            let at = root - egui::vec2(0.0, radius + 4.0);
+            self.painter.text(at, egui::Align2::CENTER_BOTTOM, "prompt", font.clone(), theme::MUTED);
+        }
         for (i, node) in tree.nodes.iter().enumerate() {
             let pos = screen(i);
             if hidden[i] || !self.visible.contains(pos) || (self.column.is_none() && node.leaf_of.is_none()) {

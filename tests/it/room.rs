@@ -1,0 +1,256 @@
+//! The room test: every view at a true 1280×720, in meeting mode (where the app zooms by 1.5, so
+//! the window holds 853×480 points) and out, on a sample run and on a real ToolBench log from
+//! ../shared/data. Each asserts what a room needs (plots whole and inside the window, no credit
+//! line cut off, the selected step marked, a filter kept from an earlier session announced) and
+//! keeps a snapshot in tests/snapshots/room/. The snapshots render on the CPU through wgpu (Mesa's
+//! lavapipe, which `./check` installs); `UPDATE_SNAPSHOTS=1 cargo test room::` writes them anew,
+//! and a failing one leaves its `.new.png` and `.diff.png` beside it.
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use egui::accesskit::Role;
+use egui_kittest::kittest::{NodeT as _, Queryable as _, by};
+use egui_kittest::{Harness, SnapshotResults};
+use vantage::VantageApp;
+use vantage::app::state::Tab;
+use vantage::ui::theme::MEETING_ZOOM;
+
+use crate::ui::{app_with, sample};
+
+/// The window: 1280×720 pixels.
+const WINDOW: [f32; 2] = [1280.0, 720.0];
+
+/// The room's plots of each view, by their `page_plot` names; the first is the one that must be
+/// whole in the view as it opens (later ones may be below the fold of a scrolling page).
+fn plots_of(tab: Tab) -> &'static [&'static str] {
+    match tab {
+        Tab::Compare => &["scatter_ab", "histograms_ab"],
+        Tab::Overview => &["overview_outcomes", "overview_credit", "overview_budget", "overview_credit_share"],
+        _ => &[],
+    }
+}
+
+/// The app in a true 1280×720 window, meeting mode or not, run until it settles.
+fn room_harness(mut app: VantageApp, tab: Tab, meeting: bool) -> Harness<'static, VantageApp> {
+    app.state.tab = tab;
+    app.state.meeting_mode = meeting;
+    // Meeting mode's zoom of 1.5 makes the 1280×720 window 853×480 points of 1.5 pixels (node
+    // rects and plot frames are in points; the snapshot is 1280×720 pixels).
+    let zoom = if meeting { MEETING_ZOOM } else { 1.0 };
+    let points = egui::vec2(WINDOW[0] / zoom, WINDOW[1] / zoom);
+    let mut harness = Harness::builder().with_size(points).with_max_steps(24).build_ui_state(
+        |ui, app: &mut VantageApp| {
+            app.logic(ui.ctx());
+            vantage::ui::app_ui(app, ui);
+        },
+        app,
+    );
+    harness.run_ok();
+    // The pass that takes in the app's zoom rescales the window it was given (egui's guard
+    // against jitter), and the harness sends no size after its first pass: give it again.
+    harness.set_size(points);
+    harness.run_ok();
+    harness
+}
+
+/// One view of one run in the window, and what failed in it.
+struct Room<'a> {
+    h: Harness<'static, VantageApp>,
+    tab: Tab,
+    meeting: bool,
+    /// Names the view in a failure: "run · view · meeting|desk".
+    what: String,
+    /// The window in points.
+    window: egui::Rect,
+    /// The top of the status bar, and of the step strip in meeting mode.
+    status: f32,
+    strip: Option<f32>,
+    failures: &'a mut Vec<String>,
+}
+
+impl Room<'_> {
+    /// Notes a failure when `ok` is false: every check runs, and one run of the test tells every
+    /// defect.
+    fn check(&mut self, ok: bool, why: impl FnOnce() -> String) {
+        if !ok {
+            self.failures.push(format!("{}: {}", self.what, why()));
+        }
+    }
+
+    /// Each plot lies inside the window with room for its axes; the first is whole above the
+    /// strip or the status bar (in meeting mode's Compare both are).
+    fn plots(&mut self) {
+        let bottom = self.strip.unwrap_or(self.status).min(self.status);
+        let instance = self.h.state().current().unwrap().instance;
+        for (i, plot) in plots_of(self.tab).iter().enumerate() {
+            let id = vantage::ui::widgets::plot_id(plot, instance);
+            let Some(memory) = egui_plot::PlotMemory::load(&self.h.ctx, id) else {
+                self.check(i > 0, || format!("{plot} is not drawn"));
+                continue;
+            };
+            let frame = *memory.transform().frame();
+            let window = self.window;
+            self.check(frame.left() >= window.left() + 20.0, || {
+                format!("{plot}'s y axis is off the window ({frame:?})")
+            });
+            self.check(frame.right() <= window.right(), || format!("{plot} runs off the window ({frame:?})"));
+            self.check(frame.height() >= 60.0, || format!("{plot} is {} points high", frame.height()));
+            if i == 0 || self.meeting && self.tab == Tab::Compare {
+                // The x axis and its label lie below the frame: about 30 points.
+                self.check(frame.bottom() + 30.0 <= bottom, || format!("{plot} ({frame:?}) runs under {bottom}"));
+            }
+        }
+    }
+
+    /// No text or control runs off the window's right edge (text scrolled below the fold is not
+    /// in the window), and none of the strip's lines is cut off below; both credits show whole.
+    fn texts(&mut self) {
+        let widgets = [Role::Button, Role::Slider, Role::ComboBox, Role::CheckBox, Role::TextInput, Role::SpinButton];
+        let (window, status) = (self.window, self.status);
+        let mut found = Vec::new();
+        for node in self.h.query_all(by()) {
+            let role = node.accesskit_node().role();
+            if (role == Role::Label || widgets.contains(&role)) && node.rect().top() < window.bottom() {
+                let text = node.accesskit_node().label().or_else(|| node.value()).unwrap_or_default();
+                found.push((role, text, node.rect()));
+            }
+        }
+        for (role, text, rect) in found {
+            self.check(rect.right() <= window.right() + 1.0, || format!("{text:?} runs off the window ({rect:?})"));
+            // The strip's own lines (the view's scrolled text behind it is clipped, not cut).
+            let in_strip = ["Step strip", "thought:", "action:", "observation:", "A: ", "B: ", "    "]
+                .iter()
+                .any(|start| text.starts_with(start));
+            if let Some(strip) = self.strip
+                && role == Role::Label
+                && in_strip
+                && rect.top() >= strip
+                && rect.top() < status
+            {
+                self.check(rect.bottom() <= status + 1.0, || format!("the strip cuts {text:?} off ({rect:?})"));
+            }
+        }
+        if let Some(strip) = self.strip {
+            for slot in ["A: ", "B: "] {
+                let whole = self
+                    .h
+                    .query_all_by_label_contains(slot)
+                    .any(|n| n.rect().top() >= strip && n.rect().bottom() <= status + 1.0);
+                self.check(whole, || format!("no {slot:?} line shows whole in the strip"));
+            }
+        }
+    }
+
+    /// The selected step is marked in each view that plots steps, and in meeting mode's top bar;
+    /// at the desk a filter kept from an earlier session is announced with a way out.
+    fn marks(&mut self) {
+        let open = self.h.state().current().unwrap();
+        let (t, k) = (open.selection.trajectory.unwrap(), open.selected_step_index().unwrap());
+        let key = open.run.trajectory_key(t).to_owned();
+        let rows = group_rows(&self.h);
+        let mut wanted = Vec::new();
+        match self.tab {
+            Tab::Group => wanted.push(format!("heatmap · {rows} rows · selected {key} step {} (outlined)", k + 1)),
+            Tab::Compare => wanted.push("selected step (ringed): A ".to_owned()),
+            Tab::Overview if has_train_steps(&self.h) => wanted.push("selected group's step".to_owned()),
+            Tab::Transcript => wanted.push(format!("step {} · ", k + 1)),
+            _ => {}
+        }
+        if self.meeting {
+            wanted.push(format!("{key} · step {}", k + 1));
+        } else {
+            wanted.extend(["Filters on: 0 of".to_owned(), "Clear filters".to_owned()]);
+        }
+        for text in wanted {
+            let shown = self.h.query_all_by_label_contains(&text).count() >= 1;
+            self.check(shown, || format!("{text:?} is not shown"));
+        }
+    }
+
+    /// The Group view's rows are far enough apart to be named: the heatmap's, and the tree's
+    /// leaves.
+    fn group_rows_named(&mut self) {
+        let heatmap = self.h.get_by_label_contains("heatmap · ").rect();
+        let row = heatmap.height() / group_rows(&self.h) as f32;
+        self.check(row >= vantage::ui::views::heatmap::LABELLED_ROW_HEIGHT, || {
+            format!("heatmap rows {row} points high")
+        });
+        let canvas = self.h.get_by_label("rollout tree").rect();
+        let open = self.h.state().current().unwrap();
+        let (_, _, tree) = open.tree.as_ref().unwrap();
+        let row = vantage::ui::views::tree::fit_view(canvas, tree).1.y * 26.0;
+        self.check(row >= vantage::ui::views::tree::LEAF_LABEL_ROW, || format!("tree rows {row} points apart"));
+    }
+}
+
+/// Checks one view of one run and keeps its snapshot as `room/{name}_{view}[_meeting]` (its
+/// result added to `results`, what failed to `failures`).
+fn check_view(
+    name: &str,
+    bytes: &[u8],
+    (tab, meeting): (Tab, bool),
+    results: &mut SnapshotResults,
+    failures: &mut Vec<String>,
+) {
+    let mut app = app_with(name, bytes);
+    // As a saved state brings it back: a search typed for another run.
+    app.state.browser.search = "a prompt of another run".to_owned();
+    let mut h = room_harness(app, tab, meeting);
+    // The snapshot first: a failed check below still leaves the picture to look at.
+    let stem = name.split('.').next().unwrap();
+    h.snapshot(format!("room/{stem}_{}{}", tab.label().to_lowercase(), if meeting { "_meeting" } else { "" }));
+    results.extend_harness(&mut h);
+    let zoom = if meeting { MEETING_ZOOM } else { 1.0 };
+    let window = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(WINDOW[0] / zoom, WINDOW[1] / zoom));
+    let status =
+        h.query_all_by_label_contains(" trajectories · ").map(|n| n.rect().top()).fold(window.bottom(), f32::min);
+    let strip = meeting.then(|| h.get_by_label_contains("Step strip ·").rect().top());
+    let what = format!("{name} · {} · {}", tab.label(), if meeting { "meeting" } else { "desk" });
+    let mut room = Room { h, tab, meeting, what, window, status, strip, failures };
+    room.plots();
+    room.texts();
+    room.marks();
+    if tab == Tab::Group {
+        room.group_rows_named();
+    }
+}
+
+/// The rows of the selected group's heatmap.
+fn group_rows(h: &Harness<'_, VantageApp>) -> usize {
+    let open = h.state().current().unwrap();
+    open.run.groups.members(open.selection.group.unwrap()).len()
+}
+
+/// Whether the run has training steps for the Overview to mark.
+fn has_train_steps(h: &Harness<'_, VantageApp>) -> bool {
+    let open = h.state().current().unwrap();
+    open.selection.group.is_some_and(|g| open.run.groups.train_step[g.index()].is_some())
+}
+
+fn check_run(name: &str, bytes: &[u8]) {
+    // Every snapshot is compared (and, with UPDATE_SNAPSHOTS, written) before any failure is told.
+    let mut results = SnapshotResults::new();
+    let mut failures = Vec::new();
+    for meeting in [false, true] {
+        for tab in Tab::ALL {
+            check_view(name, bytes, (tab, meeting), &mut results, &mut failures);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    results.unwrap();
+}
+
+#[test]
+fn every_view_of_a_sample_run_fits_a_room() {
+    check_run("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+}
+
+#[test]
+fn every_view_of_a_real_toolbench_log_fits_a_room() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/toolbench-dfsdt/answer/G1_answer/69_ChatGPT_DFS_woFilter_w2.json");
+    let Ok(bytes) = std::fs::read(&path) else {
+        println!("SKIPPED: {} is absent", path.display());
+        return;
+    };
+    check_run("toolbench_69_dfs.json", &bytes);
+}
