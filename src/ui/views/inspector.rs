@@ -135,23 +135,29 @@ pub fn strip_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ))
         .strong(),
     );
+    // Each column ragged right: the columns' justified layout would stretch wrapped lines to
+    // the edge (and let the last glyph of a stretched line run past it).
+    let ragged = egui::Layout::top_down(egui::Align::Min);
     ui.columns(2, |columns| {
         let nodes = &run.nodes;
-        for (label, text) in
-            [("thought", nodes.thought[n]), ("action", nodes.action[n]), ("observation", nodes.observation[n])]
-        {
-            let text = run.text(text);
-            if !text.is_empty() {
-                columns[0]
-                    .label(egui::RichText::new(format!("{label}: {}", super::run_browser::truncate(text.trim(), 320))));
+        columns[0].with_layout(ragged, |ui| {
+            for (label, text) in
+                [("thought", nodes.thought[n]), ("action", nodes.action[n]), ("observation", nodes.observation[n])]
+            {
+                let text = run.text(text);
+                if !text.is_empty() {
+                    ui.label(format!("{label}: {}", super::run_browser::truncate(text.trim(), 320)));
+                }
             }
-        }
-        for (slot, name) in [(0, "A"), (1, "B")] {
-            let key = open.credit[slot].shown_name().to_owned();
-            let extra = step_terms(open, ctx.state.scheme(slot), slot, t, p);
-            slot_line_ui(&mut columns[1], &open.credit[slot], &format!("{name}: {key}"), t.index(), p, &extra);
-            super::scheme_panel::last_good_note_ui(&mut columns[1], &open.credit[slot]);
-        }
+        });
+        columns[1].with_layout(ragged, |ui| {
+            for (slot, name) in [(0, "A"), (1, "B")] {
+                let key = open.credit[slot].shown_name().to_owned();
+                let extra = step_terms(open, ctx.state.scheme(slot), slot, t, p);
+                slot_line_ui(ui, &open.credit[slot], &format!("{name}: {key}"), t.index(), p, &extra);
+                super::scheme_panel::last_good_note_ui(ui, &open.credit[slot]);
+            }
+        });
     });
 }
 
