@@ -1911,3 +1911,36 @@ fn tree_schemes_terms_reproduce_every_step_by_hand() {
         });
     }
 }
+
+#[test]
+fn step_value_schemes_terms_reproduce_every_step_by_hand() {
+    // Hybrid: α·A + β·(s − mean)·scale, a missing score adding 0.
+    let math = sample("math_grpo_prm.jsonl");
+    each_step(&math, "hybrid", &[], |p, v, t| {
+        let s = if t["s"].is_nan() { 0.0 } else { (t["s"] - t["score mean"]) * t["score scale"] };
+        close(v, t["α"] * t["A_outcome"] + t["β"] * s, &format!("hybrid {p}"), t);
+    });
+    for name in ["tree_rollouts.jsonl", "alfworld_roles.jsonl"] {
+        let run = sample(name);
+        // VinePPO: r_k + V(s_k) − V(s_(k−1)), whitened over the batch or not.
+        for whiten in ["true", "false"] {
+            each_step(&run, "vineppo", &[("whiten", whiten)], |p, v, t| {
+                let raw = t["r_k"] + t["V(s_k)"] - t["V(s_(k−1))"];
+                let (mean, std) = if whiten == "true" { (t["batch mean"], t["batch std"]) } else { (0.0, 1.0) };
+                close(v, (raw - mean) / std, &format!("{name} vineppo {whiten} {p}"), t);
+            });
+        }
+        // TreeRPO: a step z-scored among its siblings; one without siblings 0, or under verl's
+        // rule its value over 1 + ε.
+        for singleton in ["zero", "verl"] {
+            each_step(&run, "treerpo", &[("singleton", singleton)], |p, v, t| {
+                let by_hand = match (t["siblings"] > 1.0, singleton) {
+                    (true, _) => (t["V(step)"] - t["sibling mean"]) / (t["sibling std"] + t["ε"]),
+                    (false, "zero") => 0.0,
+                    (false, _) => t["V(step)"] / (1.0 + t["ε"]),
+                };
+                close(v, by_hand, &format!("{name} treerpo {singleton} {p}"), t);
+            });
+        }
+    }
+}

@@ -62,6 +62,23 @@ impl Scheme for Hybrid {
         }
         Support::Yes
     }
+    fn step_terms(
+        &self,
+        run: &Run,
+        params: &Params,
+        _: &Credit,
+        _: TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let knobs = Knobs::of(params);
+        let (Ok(column), Some(node)) =
+            (score_column(run, knobs.score_param.score, "hybrid"), run.trajectories.path_nodes.get(position))
+        else {
+            return Vec::new();
+        };
+        vec![("s".to_owned(), Some(f64::from(column[node.index()])))]
+    }
+
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let knobs = Knobs::of(params);
         let column = score_column(run, knobs.score_param.score, "hybrid")?;
@@ -70,9 +87,10 @@ impl Scheme for Hybrid {
         let score = crate::credit::engine::inputs::path_column(run, column);
         let eps = knobs.outcome.epsilon as f32;
         let (alpha, beta) = (knobs.alpha as f32, knobs.beta as f32);
+        // The step's own score s comes from `step_terms`.
         let mut terms = Terms::for_rows(
-            "α·A_outcome + β·normalized step score (a missing score counts 0)",
-            &["A_outcome", "α", "β"],
+            "α·A_outcome + β·(s − score mean)·score scale, scale = 1/(std + ε) (a missing s counts 0)",
+            &["A_outcome", "α", "β", "score mean", "score scale"],
             tr.len(),
         );
         // Writes trajectory `t`'s steps: α·A + β·(s − mean)·scale, a missing score counting 0.
@@ -81,7 +99,8 @@ impl Scheme for Hybrid {
             let range = tr.path_range(t);
             let value = |s: f32| alpha * a + beta * if s.is_nan() { 0.0 } else { (s - mean) * scale };
             step.write(range.clone(), score[range].iter().map(|&s| value(s)));
-            terms.set(t.index(), &[f64::from(a), f64::from(alpha), f64::from(beta)]);
+            let row = [a, alpha, beta, mean, scale].map(f64::from);
+            terms.set(t.index(), &row);
         };
         let normalize = |[mean, std]: [f32; 2]| [mean, 1.0 / (std + eps)];
         // Runs of consecutive groups (or trajectories) on their own threads (`par`).

@@ -81,15 +81,27 @@ impl Scheme for Treerpo {
         }
         let tr = &run.trajectories;
         let step: Vec<f32> = tree.node_of.iter().map(|&v| advantage[v as usize]).collect();
-        let mut terms = Terms::for_rows(
-            "(V(step) − mean of siblings)/(std + ε)",
-            &["V(first step)", "sibling mean", "sibling std"],
-            tr.len(),
-        );
+        // Each step's node value with its siblings' mean and std (a step without siblings gets 0,
+        // or under verl's rule its value over 1 + ε).
+        let formula = if use_std {
+            "(V(step) − sibling mean)/(sibling std + ε); a step without siblings: 0 (verl: V/(1 + ε))"
+        } else {
+            "V(step) − sibling mean; a step without siblings: 0 (verl: V)"
+        };
+        let mut terms = Terms::for_rows(formula, &["ε"], tr.len())
+            .with_step_values(&["V(step)", "siblings", "sibling mean", "sibling std"], tr.path_nodes.len());
         for t in tr.ids() {
-            let first = tree.node_of[tr.path_offsets[t.index()] as usize] as usize;
-            let [mean, std] = stats[first];
-            terms.set(t.index(), &[f64::from(tree.value[first]), f64::from(mean), f64::from(std)]);
+            terms.set(t.index(), &[f64::from(eps)]);
+        }
+        let mut siblings = vec![0usize; tree.parent.len()];
+        for members in tree.sibling_sets().iter() {
+            for &v in members {
+                siblings[v as usize] = members.len();
+            }
+        }
+        for (p, &v) in tree.node_of.iter().enumerate() {
+            let (v, [mean, std]) = (v as usize, stats[v as usize]);
+            terms.set_step(p, &[f64::from(tree.value[v]), siblings[v] as f64, f64::from(mean), f64::from(std)]);
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
     }

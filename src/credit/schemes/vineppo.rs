@@ -77,11 +77,17 @@ impl Scheme for Vineppo {
         // rollouts, and a state without statistics when `unlogged = leaf_mean`.
         let tree = build(run, ValueMode::LeafMean, crate::credit::engine::tree::Merge::None);
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        let mut terms = Terms::for_rows(
-            "r_k + V(s_k) − V(s_(k−1)), V(s_0) = rollouts from the prompt, V(s_S) = 0",
-            &["V(s_0)", "R"],
-            tr.len(),
-        );
+        // Each step's own r_k, V(s_(k−1)) and V(s_k); whitened, the batch's moments in each row.
+        let (formula, names): (&str, &[&'static str]) = if knobs.whiten {
+            (
+                "(r_k + V(s_k) − V(s_(k−1)) − batch mean) / batch std, V(s_0) = rollouts from the prompt, V(s_S) = 0",
+                &["V(s_0)", "R", "batch mean", "batch std"],
+            )
+        } else {
+            ("r_k + V(s_k) − V(s_(k−1)), V(s_0) = rollouts from the prompt, V(s_S) = 0", &["V(s_0)", "R"])
+        };
+        let mut terms = Terms::for_rows(formula, names, tr.len())
+            .with_step_values(&["r_k", "V(s_(k−1))", "V(s_k)"], tr.path_nodes.len());
         let mut values = Vec::new();
         for t in tr.ids() {
             let logged = tr.reward[t.index()];
@@ -120,14 +126,22 @@ impl Scheme for Vineppo {
             for k in 0..num {
                 let reward = if k + 1 == num { r } else { 0.0 };
                 step[offset + k] = reward + values[k + 1] - values[k];
+                terms.set_step(offset + k, &[reward, values[k], values[k + 1]].map(f64::from));
             }
-            terms.set(t.index(), &[f64::from(v0), f64::from(r)]);
+            // (Not whitened, a batch of mean 0 and std 1.)
+            terms.set(t.index(), &[f64::from(v0), f64::from(r), 0.0, 1.0]);
         }
         if knobs.whiten {
             // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
             // unbiased n/(n − 1) over tokens); steps without credit stay out.
             let weights = crate::credit::engine::inputs::whitening_weights(run, &step);
-            whiten::verl(&mut step, Some(&weights));
+            if let Some((mean, rstd)) = whiten::verl_scale(&step, Some(&weights), None) {
+                crate::par::chunks_mut(&mut step, |_, part| whiten::scale_part(part, (mean, rstd)));
+                for t in tr.ids().filter(|t| !tr.reward[t.index()].is_nan()) {
+                    let row = terms.row(t.index()).iter().map(|(_, v)| *v).collect::<Vec<_>>();
+                    terms.set(t.index(), &[row[0], row[1], f64::from(mean), 1.0 / f64::from(rstd)]);
+                }
+            }
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
     }
