@@ -1930,6 +1930,19 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
                 close(v, (raw - mean) / std, &format!("{name} vineppo {whiten} {p}"), t);
             });
         }
+        // Tree-GRPO: inter + intra, or intra alone.
+        for combination in ["inter+intra", "2norm", "intra"] {
+            each_step(&run, "tree_grpo", &[("combination", combination)], |p, v, t| {
+                let by_hand = if combination == "inter+intra" { t["inter"] + t["intra"] } else { t["intra"] };
+                close(v, by_hand, &format!("{name} tree_grpo {combination} {p}"), t);
+            });
+        }
+        // TreePO: the mean over depths, whitened over the batch or not.
+        for whiten in ["true", "false"] {
+            each_step(&run, "treepo", &[("whiten", whiten)], |p, v, t| {
+                close(v, (t["a"] - t["batch mean"]) / t["batch std"], &format!("{name} treepo {whiten} {p}"), t);
+            });
+        }
         // TreeRPO: a step z-scored among its siblings; one without siblings 0, or under verl's
         // rule its value over 1 + ε.
         for singleton in ["zero", "verl"] {

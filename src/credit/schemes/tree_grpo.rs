@@ -56,6 +56,7 @@ impl Scheme for TreeGrpo {
         let combination = knobs.combination;
         let mut advantage = vec![f32::NAN; tr.len()];
         let mut inter_of = vec![f32::NAN; tr.len()];
+        let mut intra = vec![f32::NAN; tr.len()];
         for g in run.groups.ids() {
             let members = run.groups.members(g);
             let rewards: Vec<f32> = members.iter().map(|t| tr.reward[t.index()]).collect();
@@ -66,6 +67,7 @@ impl Scheme for TreeGrpo {
                 trees.entry(tr.tree[t.index()].0).or_default().push(i);
             }
             let mut result = vec![0.0f32; members.len()];
+            let mut intra_of = vec![0.0f32; members.len()];
             for positions in trees.values() {
                 let source: Vec<f32> = positions
                     .iter()
@@ -73,6 +75,7 @@ impl Scheme for TreeGrpo {
                     .collect();
                 let (intra, _) = normalize_group(&source, eps);
                 for (&i, &a) in positions.iter().zip(&intra) {
+                    intra_of[i] = a;
                     result[i] = match combination {
                         Combination::InterIntra => inter[i] + a,
                         Combination::TwoNorm | Combination::Intra => a,
@@ -82,13 +85,20 @@ impl Scheme for TreeGrpo {
             for (i, &t) in members.iter().enumerate() {
                 advantage[t.index()] = result[i];
                 inter_of[t.index()] = inter[i];
+                intra[t.index()] = intra_of[i];
             }
         }
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        let mut terms = Terms::for_rows(format!("Tree-GRPO {combination}"), &["R", "inter-tree GRPO"], tr.len());
+        let formula = match combination {
+            Combination::InterIntra => "inter + intra: GRPO over the group, plus GRPO of R within the tree",
+            Combination::TwoNorm => "intra: GRPO within the tree of the inter-tree GRPO values",
+            Combination::Intra => "intra: GRPO of R within the tree",
+        };
+        let mut terms = Terms::for_rows(formula, &["R", "inter", "intra"], tr.len());
         for t in tr.ids() {
             step[tr.path_range(t)].fill(advantage[t.index()]);
-            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(inter_of[t.index()])]);
+            let row = [tr.reward[t.index()], inter_of[t.index()], intra[t.index()]].map(f64::from);
+            terms.set(t.index(), &row);
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
     }

@@ -132,20 +132,28 @@ impl Scheme for Treepo {
             leaf_adv[t.index()] = if weight > 0.0 { (total / weight) as f32 } else { 0.0 };
         }
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        let mut terms = Terms::for_rows(
-            "mean over depths of (R − subgroup mean), then whitened",
-            &["R", "before whitening"],
-            tr.len(),
-        );
+        let formula = if knobs.whiten {
+            "(a − batch mean) / batch std, a = the mean over depths of (R − subgroup mean)"
+        } else {
+            "a = the mean over depths of (R − subgroup mean)"
+        };
+        let mut terms = Terms::for_rows(formula, &["R", "a", "batch mean", "batch std"], tr.len());
         for t in tr.ids() {
             step[tr.path_range(t)].fill(leaf_adv[t.index()]);
-            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()])]);
+            // (Not whitened, a batch of mean 0 and std 1.)
+            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()]), 0.0, 1.0]);
         }
         if knobs.whiten {
             // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
             // unbiased n/(n − 1) over tokens); steps without credit stay out.
             let weights = crate::credit::engine::inputs::whitening_weights(run, &step);
-            whiten::verl(&mut step, Some(&weights));
+            if let Some((mean, rstd)) = whiten::verl_scale(&step, Some(&weights), None) {
+                crate::par::chunks_mut(&mut step, |_, part| whiten::scale_part(part, (mean, rstd)));
+                for t in tr.ids() {
+                    let row = [f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()])];
+                    terms.set(t.index(), &[row[0], row[1], f64::from(mean), 1.0 / f64::from(rstd)]);
+                }
+            }
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
     }
