@@ -1957,3 +1957,124 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
         }
     }
 }
+
+#[test]
+fn group_schemes_terms_reproduce_every_step_by_hand() {
+    let names = [
+        "alfworld_roles.jsonl",
+        "math_grpo_prm.jsonl",
+        "search_qa_rag.jsonl",
+        "tree_rollouts.jsonl",
+        "verl_token_batch.jsonl",
+    ];
+    let supported = |run: &Run, id: &str| credit::scheme(id).unwrap().supports(run) == Support::Yes;
+    let mut checked: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for name in names {
+        let run = sample(name);
+        let z = |t: &std::collections::HashMap<String, f64>, x: f64| (x - t["mean"]) / (t["std"] + t["ε"]);
+        if supported(&run, "grpo") {
+            each_step(&run, "grpo", &[], |p, v, t| close(v, z(t, t["r"]), &format!("{name} grpo {p}"), t));
+            each_step(&run, "length_penalty", &[], |p, v, t| close(v, z(t, t["r'"]), &format!("{name} length {p}"), t));
+            each_step(&run, "null_reward", &[], |p, v, t| {
+                close(v, z(t, t["null reward"]), &format!("{name} null {p}"), t);
+            });
+            each_step(&run, "grpo_passk", &[], |p, v, t| {
+                let best = (t["r_max"] - t["r_2nd"]) / (t["std"] + t["ε"]);
+                close(v, if t["best row (1: yes)"] == 1.0 { best } else { 0.0 }, &format!("{name} passk {p}"), t);
+            });
+            each_step(&run, "grpo_vectorized", &[], |p, v, t| close(v, z(t, t["r"]), &format!("{name} grpo_v {p}"), t));
+            each_step(&run, "rloo", &[], |p, v, t| {
+                let n = t["n"];
+                close(v, t["r"] * n / (n - 1.0) - t["mean"] * n / (n - 1.0), &format!("{name} rloo {p}"), t);
+            });
+            each_step(&run, "rloo_vectorized", &[], |p, v, t| {
+                close(v, (t["c"] * t["r"] - t["S"]) / (t["c"] - 1.0).max(1.0), &format!("{name} rloo_v {p}"), t);
+            });
+            each_step(&run, "opo", &[], |p, v, t| close(v, t["r"] - t["baseline"], &format!("{name} opo {p}"), t));
+            each_step(&run, "gpg", &[], |p, v, t| {
+                close(v, t["α"] * (t["r"] - t["mean"]), &format!("{name} gpg {p}"), t)
+            });
+            checked.extend([
+                "grpo",
+                "length_penalty",
+                "null_reward",
+                "grpo_passk",
+                "grpo_vectorized",
+                "rloo",
+                "rloo_vectorized",
+                "opo",
+                "gpg",
+            ]);
+        }
+        if supported(&run, "grpo_care") {
+            each_step(&run, "grpo_care", &[], |p, v, t| {
+                close(v, z(t, t["r"] + t["bonus"]), &format!("{name} care {p}"), t)
+            });
+            checked.insert("grpo_care");
+        }
+        if supported(&run, "first_error") {
+            let tr = &run.trajectories;
+            each_step(&run, "first_error", &[], |p, v, t| {
+                let traj = tr.ids().find(|&x| tr.path_range(x).contains(&p)).unwrap();
+                let k = (p - tr.path_range(traj).start + 1) as f64;
+                let (a, e) = (t["A_outcome"], t["first error step (−1: none)"]);
+                let by_hand = if e < 0.0 {
+                    a
+                } else if k < e {
+                    a.max(0.0) + t["bonus"]
+                } else {
+                    a.min(0.0) - t["penalty"]
+                };
+                close(v, by_hand, &format!("{name} first_error {p}"), t);
+            });
+            checked.insert("first_error");
+        }
+        if supported(&run, "lets") {
+            let key = "z_k (0: not a scaled segment)";
+            for source in ["score", "docs"] {
+                let Ok(params) = Params::resolve(
+                    credit::scheme("lets").unwrap(),
+                    None,
+                    &[("step_reward".to_owned(), source.to_owned())],
+                ) else {
+                    continue;
+                };
+                if credit::scheme("lets").unwrap().compute(&run, &params).is_err() {
+                    continue;
+                }
+                each_step(&run, "lets", &[("step_reward", source)], |p, v, t| {
+                    let (a, g) = (t["A"], t["γ"]);
+                    let by_hand = if a >= 0.0 { a * (1.0 + g * t[key]) } else { a * (1.0 - g * t[key]) };
+                    close(v, by_hand, &format!("{name} lets {source} {p}"), t);
+                });
+                checked.insert(if source == "docs" { "lets docs" } else { "lets score" });
+            }
+        }
+        if supported(&run, "prorag") {
+            each_step(&run, "prorag", &[], |p, v, t| {
+                let x = t["p"] + t["format term"];
+                let by_hand = t["A_outcome"]
+                    + if t["p"].is_nan() { 0.0 } else { t["β"] * (x - t["token mean"]) / t["token std"] };
+                close(v, by_hand, &format!("{name} prorag {p}"), t);
+            });
+            checked.insert("prorag");
+        }
+    }
+    let all = [
+        "first_error",
+        "gpg",
+        "grpo",
+        "grpo_care",
+        "grpo_passk",
+        "grpo_vectorized",
+        "length_penalty",
+        "lets docs",
+        "lets score",
+        "null_reward",
+        "opo",
+        "prorag",
+        "rloo",
+        "rloo_vectorized",
+    ];
+    assert_eq!(checked.into_iter().collect::<Vec<_>>(), all, "schemes checked on some sample");
+}

@@ -61,7 +61,7 @@ impl Scheme for FirstError {
         let flags = &run.nodes.flags;
         let mut terms = Terms::for_rows(
             "before the first error: max(A, 0) + bonus; from it on: min(A, 0) − penalty; no error: A",
-            &["A_outcome", "first error step (−1: none)"],
+            &["A_outcome", "first error step (−1: none)", "bonus", "penalty"],
             tr.len(),
         );
         // One pass in path order, each output written once (no fill first): the credit of a step
@@ -84,7 +84,8 @@ impl Scheme for FirstError {
                         step.fill(range.start + e..range.end, a.min(0.0) - penalty);
                     }
                 }
-                terms.set(t.index(), &[f64::from(a), first.map_or(-1.0, |e| e as f64)]);
+                let row = [f64::from(a), first.map_or(-1.0, |e| e as f64 + 1.0), f64::from(bonus), f64::from(penalty)];
+                terms.set(t.index(), &row);
             }
         });
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })

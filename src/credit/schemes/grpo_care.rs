@@ -88,8 +88,8 @@ impl Scheme for GrpoCare {
             (knobs.bonus as f32, knobs.margin as f32, knobs.accurate_threshold as f32, knobs.epsilon as f32);
         let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
-            "GRPO on r + λ·acc·[accurate and consistent]",
-            &["r", "acc", "confidence", "bonus"],
+            "(r' − mean)/(std + ε), r' = r + bonus, bonus = λ·acc when accurate and consistent",
+            &["r", "acc", "confidence", "bonus", "mean", "std", "ε"],
             tr.len(),
         );
         for g in run.groups.ids() {
@@ -115,14 +115,12 @@ impl Scheme for GrpoCare {
                     tr.reward[t.index()] + b
                 })
                 .collect();
-            let (advantages, _) = normalize_group(&shaped, eps);
+            let (advantages, (mean, std)) = normalize_group(&shaped, eps);
             for (i, (&t, &a)) in members.iter().zip(&advantages).enumerate() {
                 step[tr.path_range(t)].fill(a);
                 let b = shaped[i] - tr.reward[t.index()];
-                terms.set(
-                    t.index(),
-                    &[f64::from(tr.reward[t.index()]), f64::from(acc[i]), f64::from(conf[i]), f64::from(b)],
-                );
+                let row = [tr.reward[t.index()], acc[i], conf[i], b, mean, std, eps].map(f64::from);
+                terms.set(t.index(), &row);
             }
         }
         Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })

@@ -45,7 +45,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     let mut advantage = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows(
         if norm { "best row: (r_max − r_2nd)/(std + ε); others 0" } else { "best row: r_max − r_2nd; others 0" },
-        &["r", "r_max", "r_2nd", "std"],
+        &["r", "r_max", "r_2nd", "std", "ε", "best row (1: yes)"],
         scores.len(),
     );
     for rows in batch.group_rows().iter() {
@@ -69,7 +69,8 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         let gap = r_max - r_2nd;
         advantage[best] = if norm { gap / (std + eps) } else { gap };
         for &i in rows {
-            terms.set(i, &[scores[i].f64(), r_max.f64(), r_2nd.f64(), std.f64()]);
+            let is_best = if i == best { 1.0 } else { 0.0 };
+            terms.set(i, &[scores[i].f64(), r_max.f64(), r_2nd.f64(), std.f64(), eps.f64(), is_best]);
         }
     }
     Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms })

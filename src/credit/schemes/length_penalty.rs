@@ -61,7 +61,11 @@ impl Scheme for LengthPenalty {
             |t: crate::model::TrajectoryId| if tokens { tr.token_range(t).len() } else { tr.num_steps(t) } as f32;
         let lambda = knobs.lambda as f32;
         let eps = knobs.epsilon as f32;
-        let mut terms = Terms::for_rows("GRPO on r − λ·L/L_max", &["r", "L", "L_max", "r'"], tr.len());
+        let mut terms = Terms::for_rows(
+            "(r' − mean)/(std + ε), r' = r − λ·L/L_max, mean and std of r' over the group",
+            &["r", "L", "L_max", "r'", "mean", "std", "ε"],
+            tr.len(),
+        );
         // Runs of consecutive groups on their own threads (`par::by_groups`).
         let (step, _) = crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {
             for g in groups.map(crate::model::GroupId::from_index) {
@@ -69,13 +73,11 @@ impl Scheme for LengthPenalty {
                 let max_len = members.iter().map(|&t| length(t)).fold(1.0f32, f32::max);
                 let shaped: Vec<f32> =
                     members.iter().map(|&t| tr.reward[t.index()] - lambda * length(t) / max_len).collect();
-                let (advantages, _) = normalize_group(&shaped, eps);
+                let (advantages, (mean, std)) = normalize_group(&shaped, eps);
                 for ((&t, &r), &a) in members.iter().zip(&shaped).zip(&advantages) {
                     step.fill(tr.path_range(t), a);
-                    terms.set(
-                        t.index(),
-                        &[f64::from(tr.reward[t.index()]), f64::from(length(t)), f64::from(max_len), f64::from(r)],
-                    );
+                    let row = [tr.reward[t.index()], length(t), max_len, r, mean, std, eps].map(f64::from);
+                    terms.set(t.index(), &row);
                 }
             }
         });

@@ -133,6 +133,34 @@ fn search_steps(run: &Run, path: &[NodeId]) -> Vec<usize> {
     path.iter().enumerate().filter(|(_, n)| !run.nodes.docs(**n).is_empty()).map(|(k, _)| k).collect()
 }
 
+/// The z of the segment that path step `position` of trajectory `t` closes or lies in, as
+/// `compute` scales it; `None` for the answer segment and a path with nothing to scale.
+fn segment_z(run: &Run, params: &Params, t: TrajectoryId, position: usize) -> Option<f64> {
+    let knobs = Knobs::of(params);
+    let tr = &run.trajectories;
+    let path = tr.path(t);
+    let k = position.checked_sub(tr.path_range(t).start).filter(|&k| k < path.len())?;
+    if knobs.step_reward != StepReward::Docs {
+        // Every step but the last is a segment, z-scored by its score within the path.
+        let column = score_column(run, knobs.score_param.score, "lets").ok()?;
+        let segments = &path[..path.len() - 1];
+        let scores: Vec<f64> = segments.iter().map(|n| f64::from(column[n.index()])).collect();
+        let (mean, std) = score_moments(&scores)?;
+        return scores.get(k).map(|&x| (x - mean) / (std + knobs.epsilon));
+    }
+    // Segments end at the search-call steps, z-scored by their document rewards.
+    if run.nodes.doc_values.is_empty() {
+        return None;
+    }
+    let members = run.groups.members(tr.group[t.index()]);
+    let i = members.iter().position(|&m| m == t)?;
+    let rewards = doc_rewards(run, members, params).swap_remove(i)?;
+    let z = zscores(&rewards, knobs.epsilon).filter(|_| rewards.iter().all(|v| v.is_finite()))?;
+    let ends = search_steps(run, path);
+    let segment = ends.iter().position(|&end| k <= end)?;
+    z.get(segment).copied()
+}
+
 /// Step rewards from documents for every trajectory of one group, as the LeTS reward manager
 /// gives them: `None` where the trajectory gets none.
 fn doc_rewards(run: &Run, members: &[TrajectoryId], params: &Params) -> Vec<Option<Vec<f64>>> {
@@ -215,6 +243,18 @@ impl Scheme for Lets {
             Support::No("needs retrieved `docs` on search steps or a named step score".to_owned())
         }
     }
+    fn step_terms(
+        &self,
+        run: &Run,
+        params: &Params,
+        _: &Credit,
+        t: TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let z = segment_z(run, params, t, position);
+        vec![("z_k (0: not a scaled segment)".to_owned(), Some(z.unwrap_or(0.0)))]
+    }
+
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         let knobs = Knobs::of(params);
         let tr = &run.trajectories;

@@ -77,8 +77,8 @@ impl Scheme for NullReward {
             });
         }
         let mut terms = Terms::for_rows(
-            format!("GRPO on {mode} rewards (seed {seed})"),
-            &["null reward", "logged reward"],
+            format!("(null reward − mean)/(std + ε) over the group, {mode} rewards (seed {seed})"),
+            &["null reward", "logged reward", "mean", "std", "ε"],
             tr.len(),
         );
         // Runs of consecutive groups on their own threads (`par::by_groups`).
@@ -111,10 +111,10 @@ impl Scheme for NullReward {
                         shuffled
                     }
                 };
-                let (advantages, _) = normalize_group(&null, eps);
+                let (advantages, (mean, std)) = normalize_group(&null, eps);
                 for (((&t, &r), &l), &a) in members.iter().zip(&null).zip(&logged).zip(&advantages) {
                     step.fill(tr.path_range(t), a);
-                    terms.set(t.index(), &[f64::from(r), f64::from(l)]);
+                    terms.set(t.index(), &[r, l, mean, std, eps].map(f64::from));
                 }
             }
         });

@@ -69,6 +69,30 @@ impl Scheme for Prorag {
         }
         Support::Yes
     }
+    fn step_terms(
+        &self,
+        run: &Run,
+        params: &Params,
+        _: &Credit,
+        _: TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let knobs = Knobs::of(params);
+        let (Ok(column), Some(&node)) =
+            (score_column(run, knobs.score_param.score, "prorag"), run.trajectories.path_nodes.get(position))
+        else {
+            return Vec::new();
+        };
+        let source = source_of(knobs.format_source);
+        let (bonus, penalty) = (knobs.format_bonus as f32, knobs.format_penalty as f32);
+        let scores = run.nodes.scores.get("format").map(Vec::as_slice);
+        let mut format = Format { run, source, scores, bonus, penalty, kinds: Vec::new() };
+        vec![
+            ("p".to_owned(), Some(f64::from(column[node.index()]))),
+            ("format term".to_owned(), Some(f64::from(format.of(node)))),
+        ]
+    }
+
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         credit(run, params, true)
     }
@@ -82,15 +106,11 @@ fn credit(run: &Run, params: &Params, fast: bool) -> Result<Credit, CreditError>
     let tr = &run.trajectories;
     let (outcome, _) = outcome_advantages(run, OutcomeOptions { norm: knobs.outcome_norm, eps: knobs.epsilon as f32 });
     let score = crate::credit::engine::inputs::path_column(run, column);
-    let source = match knobs.format_source {
-        FormatSource::Score => Source::Score,
-        FormatSource::Kind => Source::Kind,
-        FormatSource::None => Source::None,
-    };
+    let source = source_of(knobs.format_source);
     let (bonus, penalty) = (knobs.format_bonus as f32, knobs.format_penalty as f32);
     let beta = knobs.beta as f32;
     let mut terms = Terms::for_rows(
-        "A_outcome + β·z(step score), z over the group's tokens",
+        "A_outcome + β·(p + format term − token mean)/token std, over the group's tokens (a missing p adds 0)",
         &["A_outcome", "token mean", "token std", "β"],
         tr.len(),
     );
@@ -144,6 +164,15 @@ fn credit(run: &Run, params: &Params, fast: bool) -> Result<Credit, CreditError>
     };
     crate::credit::engine::inputs::give_path_column(score);
     Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+}
+
+/// How the `format_source` parameter judges a step's format.
+fn source_of(choice: FormatSource) -> Source {
+    match choice {
+        FormatSource::Score => Source::Score,
+        FormatSource::Kind => Source::Kind,
+        FormatSource::None => Source::None,
+    }
 }
 
 /// How a step's format is judged.
