@@ -518,7 +518,8 @@ impl OpenRun {
                 .iter()
                 .filter(|s| matches!(s.supports(run), Support::Yes))
                 .filter_map(|s| {
-                    let credit = s.compute(run, &Params::defaults(*s as &dyn Scheme)).ok()?;
+                    // With each step's own values: this list is read step by step in the inspector.
+                    let credit = s.compute_explained(run, &Params::defaults(*s as &dyn Scheme)).ok()?;
                     Some(SchemeCredit { info: s.info(), credit })
                 })
                 .collect()

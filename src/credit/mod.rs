@@ -14,7 +14,7 @@ pub mod kernels;
 pub mod schemes;
 
 pub use engine::batch::{Batch, Output};
-pub use engine::inputs::{Level, SCORE_NAMES, TokenKernel, batch_from_run, prepare_batch};
+pub use engine::inputs::{Level, SCORE_NAMES, TokenKernel, batch_from_run, prepare_batch, step_token_range};
 pub use engine::params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
 pub use engine::real::Real;
 pub use kernels::kl::{KlMode, kl_in_reward, kl_penalty};
@@ -89,6 +89,10 @@ pub enum Support {
 /// Parameter values by name, as text (the CLI's `--set`).
 pub type ParamValues = Vec<(String, String)>;
 
+/// The most path steps a scheme keeps values per step for ([`Terms::with_step_values`]): at four
+/// values a step, 64 MiB.
+pub const STEP_VALUES_LIMIT: usize = 1 << 22;
+
 /// The terms that explain each row's credit: a formula and named values per row. A row is a
 /// trajectory, or a path step where `per_step` (a formula's named terms). A scheme whose per-row
 /// terms cannot reproduce each step's number also keeps a few values per path step (a tree
@@ -130,11 +134,24 @@ impl Terms {
     }
 
     /// Keeps the values `names` for each of `steps` path steps too, all zero until
-    /// [`Self::set_step`].
+    /// [`Self::set_step`]; on a run of more than [`STEP_VALUES_LIMIT`] steps none are kept (they
+    /// would cost several times the credit's own memory), and the rows' terms are all there is.
     pub fn with_step_values(mut self, names: &[&'static str], steps: usize) -> Self {
-        self.step_names = names.iter().map(|&n| std::borrow::Cow::Borrowed(n)).collect();
-        self.step_values = pool::zeroed(steps * names.len());
+        if steps <= STEP_VALUES_LIMIT {
+            self.step_names = names.iter().map(|&n| std::borrow::Cow::Borrowed(n)).collect();
+            self.step_values = pool::zeroed(steps * names.len());
+        }
         self
+    }
+
+    /// Sets term `name` of every row to `value` (a batch-wide term, known once all rows are).
+    pub fn fill(&mut self, name: &str, value: f64) {
+        let width = self.names.len();
+        if let Some(j) = self.names.iter().position(|n| n == name) {
+            for row in self.values.chunks_exact_mut(width) {
+                row[j] = value as f32;
+            }
+        }
     }
 
     /// Sets the values of path step `p` (as many as `step_names`).
@@ -282,6 +299,15 @@ pub trait Scheme: Sync {
 
     /// Computes credit; pure and deterministic.
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError>;
+
+    /// [`Self::compute`]'s credit, bit for bit, with the values per path step its terms need to
+    /// redo each step's number by hand (`Terms::step_values`: a tree node's value and its
+    /// parent's), which `compute` leaves out: keeping them costs time and memory on every
+    /// recomputation, and only the inspector reads them. The same as `compute` for a scheme whose
+    /// rows' terms and [`Self::step_terms`] say it all.
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        self.compute(run, params)
+    }
 
     /// The token kernel, for schemes that are trainer estimators over `(rows × positions)`.
     fn token_kernel(&self) -> Option<&dyn TokenKernel> {

@@ -1854,7 +1854,11 @@ fn each_step(
     let scheme = credit::scheme(id).unwrap();
     let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     let params = Params::resolve(scheme, None, &sets).unwrap();
-    let credit = scheme.compute(run, &params).unwrap();
+    let credit = scheme.compute_explained(run, &params).unwrap();
+    // Explained or not, the same credit to the bit.
+    let plain = scheme.compute(run, &params).unwrap();
+    let bits = |c: &credit::Credit| c.step.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&plain), bits(&credit), "{id} {sets:?}: compute_explained changed the credit");
     let tr = &run.trajectories;
     let mut checked = 0;
     for t in tr.ids() {
@@ -1937,10 +1941,15 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
                 close(v, by_hand, &format!("{name} tree_grpo {combination} {p}"), t);
             });
         }
-        // TreePO: the mean over depths, whitened over the batch or not.
+        // TreePO: the mean over depths, or a segment's reward over its parent's; whitened over
+        // the batch or not.
         for whiten in ["true", "false"] {
             each_step(&run, "treepo", &[("whiten", whiten)], |p, v, t| {
                 close(v, (t["a"] - t["batch mean"]) / t["batch std"], &format!("{name} treepo {whiten} {p}"), t);
+            });
+            each_step(&run, "treepo", &[("whiten", whiten), ("estimator", "segment"), ("eta", "0.5")], |p, v, t| {
+                let raw = t["segment reward"] - t["weight"] * t["parent's reward"];
+                close(v, (raw - t["batch mean"]) / t["batch std"], &format!("{name} treepo segment {whiten} {p}"), t);
             });
         }
         // TreeRPO: a step z-scored among its siblings; one without siblings 0, or under verl's
@@ -2064,4 +2073,40 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
     }
     let all = ["first_error", "grpo_care", "lets docs", "lets score", "prorag"];
     assert_eq!(checked.into_iter().collect::<Vec<_>>(), all, "schemes checked on some sample");
+}
+
+#[test]
+fn a_token_level_schemes_step_number_is_the_mean_of_the_token_values_the_inspector_lists() {
+    let run = sample("verl_token_batch.jsonl");
+    let tr = &run.trajectories;
+    let mask = run.tokens.mask.as_deref();
+    let mut checked = 0;
+    for scheme in credit::SCHEMES.iter().filter(|s| s.supports(&run) == Support::Yes) {
+        let credit = scheme.compute(&run, &Params::defaults(*scheme)).unwrap();
+        let (Some(credit::Level::Token), Some(token)) = (credit.level, credit.token.as_deref()) else { continue };
+        for t in tr.ids() {
+            for p in tr.path_range(t) {
+                let range = vantage::credit::step_token_range(&run, t, tr.path_nodes[p]).unwrap();
+                let values: Vec<f64> =
+                    range.filter(|&i| mask.is_none_or(|m| m[i])).map(|i| f64::from(token[i])).collect();
+                let value = f64::from(credit.step[p]);
+                if values.is_empty() {
+                    assert!(value.is_nan(), "{} step {p}", scheme.info().id);
+                    continue;
+                }
+                let mean = values.iter().sum::<f64>() / values.len() as f64;
+                if mean.is_nan() {
+                    assert!(value.is_nan(), "{} step {p}: {value} from untrained tokens", scheme.info().id);
+                    continue;
+                }
+                assert!(
+                    (value - mean).abs() < 1e-5 * (1.0 + value.abs()),
+                    "{} step {p}: {value} vs {mean}",
+                    scheme.info().id
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked} token-level schemes");
 }

@@ -405,6 +405,19 @@ pub fn step_from_tokens(run: &Run, token: &[f32]) -> Vec<f32> {
     out
 }
 
+/// The tokens whose mean is path step `node`'s credit under a token-level scheme
+/// ([`step_from_tokens`]), on trajectory `t`: its span, or the whole trajectory's tokens when no
+/// step of its path has a span; `None` when other steps have spans and this one has none. Masked
+/// tokens in it are left out of the mean.
+pub fn step_token_range(run: &Run, t: crate::model::TrajectoryId, node: NodeId) -> Option<std::ops::Range<usize>> {
+    let tokens = run.trajectories.token_range(t);
+    match run.nodes.token_span(node) {
+        Some([start, end]) => Some(tokens.start + start as usize..tokens.start + end as usize),
+        None if run.trajectories.path(t).iter().all(|&n| run.nodes.token_span(n).is_none()) => Some(tokens),
+        None => None,
+    }
+}
+
 /// Step-score names the process schemes can read.
 pub const SCORE_NAMES: &[&str] = &["prm", "judge", "progress", "retrieval", "value", "reward", "label"];
 

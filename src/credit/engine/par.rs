@@ -143,18 +143,33 @@ pub fn cut_rows<T>(
     runs
 }
 
-/// One part's rows of the explanation terms (`first..first + n`).
+/// One part's rows of the explanation terms (`first..first + n`), and its path steps' values
+/// (`Terms::step_values`, from path position `base`) when the terms keep some.
 pub struct TermRows<'a> {
     values: &'a mut [f32],
     first: usize,
     width: usize,
+    steps: &'a mut [f32],
+    base: usize,
+    step_width: usize,
 }
 
 impl<'a> TermRows<'a> {
     /// All rows of `terms`, as one part.
     pub fn all(terms: &'a mut Terms) -> Self {
-        let width = terms.names.len();
-        TermRows { values: &mut terms.values, first: 0, width }
+        let (width, step_width) = (terms.names.len(), terms.step_names.len());
+        TermRows { values: &mut terms.values, first: 0, width, steps: &mut terms.step_values, base: 0, step_width }
+    }
+
+    /// Sets the values of path step `p` (within this part), as [`Terms::set_step`].
+    #[inline]
+    pub fn set_step(&mut self, p: usize, values: &[f64]) {
+        let start = (p - self.base) * self.step_width;
+        if let Some(slot) = self.steps.get_mut(start..start + self.step_width) {
+            for (s, &v) in slot.iter_mut().zip(values) {
+                *s = v as f32;
+            }
+        }
     }
 
     /// Sets row `i` (a trajectory index within this part), as [`Terms::set`].
@@ -178,7 +193,7 @@ pub fn term_rows(terms: &mut Terms, ranges: impl IntoIterator<Item = Range<usize
     for range in ranges {
         let len = (range.len() * width).min(rest.len());
         let (here, after) = std::mem::take(&mut rest).split_at_mut(len);
-        cut.push(TermRows { values: here, first: range.start, width });
+        cut.push(TermRows { values: here, first: range.start, width, steps: &mut [], base: 0, step_width: 0 });
         rest = after;
     }
     cut
@@ -268,10 +283,11 @@ fn run_cut<R: Send>(
 ) -> (Vec<f32>, Vec<R>) {
     let tr = &run.trajectories;
     let len = tr.path_nodes.len();
-    let width = terms.names.len();
+    let (width, step_width) = (terms.names.len(), terms.step_names.len());
     let mut step = crate::credit::engine::pool::scratch(len);
     let mut items = Vec::with_capacity(cuts.len());
     let (mut out, mut values): (&mut [f32], &mut [f32]) = (&mut step, &mut terms.values);
+    let mut step_values: &mut [f32] = &mut terms.step_values;
     for (k, &(item, position, row)) in cuts.iter().enumerate() {
         let (end_item, end_position, end_row) = cuts.get(k + 1).map_or((num_items, len, tr.len()), |&c| c);
         let (here, rest) = std::mem::take(&mut out).split_at_mut(end_position - position);
@@ -279,10 +295,13 @@ fn run_cut<R: Send>(
         let rows_here = ((end_row - row) * width).min(values.len());
         let (rows, rest) = std::mem::take(&mut values).split_at_mut(rows_here);
         values = rest;
+        let steps_here = ((end_position - position) * step_width).min(step_values.len());
+        let (steps, rest) = std::mem::take(&mut step_values).split_at_mut(steps_here);
+        step_values = rest;
         items.push((
             item..end_item,
             StepPart::new(here, position, f32::NAN, true),
-            TermRows { values: rows, first: row, width },
+            TermRows { values: rows, first: row, width, steps, base: position, step_width },
         ));
     }
     let results = run_parts(items, |(range, mut part, mut rows)| {

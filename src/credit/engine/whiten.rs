@@ -78,6 +78,17 @@ pub fn verl_with<F: Real>(x: &mut [F], mask: Option<&[F]>, sums: Option<Sums>) -
     true
 }
 
+/// Step credit whitened in place over tokens, as the trainers whiten (VinePPO, TreePO): each step
+/// weighted by its policy tokens (the unbiased n/(n − 1) over tokens), steps without credit left
+/// out. The mean and the std it divided by (√(var + 1e-8)), for a scheme's terms; `None` (nothing
+/// changed) when fewer than two positions count.
+pub fn steps_over_tokens(run: &crate::model::Run, step: &mut [f32]) -> Option<(f64, f64)> {
+    let weights = crate::credit::engine::inputs::whitening_weights(run, step);
+    let (mean, rstd) = verl_scale(step, Some(&weights), None)?;
+    crate::par::chunks_mut(step, |_, part| scale_part(part, (mean, rstd)));
+    Some((f64::from(mean), 1.0 / f64::from(rstd)))
+}
+
 /// `x ← (x − mean) · rstd` over one part of a batch, with `(mean, rstd)` from [`verl_scale`].
 pub fn scale_part<F: Real>(part: &mut [F], scale: (F, F)) {
     for v in part {

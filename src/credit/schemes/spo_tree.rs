@@ -95,79 +95,92 @@ impl Scheme for SpoTree {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
-        let tree = build(run, ValueMode::ChildMean, merge_prefixes(run, knobs.merge_param.merge));
-        let stats = sibling_stats(&tree);
-        let treepo = knobs.variant == Variant::TreepoSpo;
-        let grpo = knobs.edge_adv == EdgeAdv::Grpo;
-        let drop_zero = knobs.drop_zero;
-        let pav_k = knobs.pav.then_some(knobs.pav_k as i32);
-        let pav_weight = knobs.pav_weight;
-        let bok = |v: f64| pav_k.map_or(0.0, |k| 1.0 - (1.0 - v).powi(k));
-        // TreePO (`normalize_sibling_rewards`): each node's value z-scored among its siblings by
-        // their population std, no epsilon; siblings all alike (std within 1e-8 of 0, numpy's
-        // isclose) give 0; a lone child keeps its value.
-        let z = |v: usize| {
-            let (mean, std, count) = stats[v];
-            let x = f64::from(tree.value[v]);
-            if count <= 1 {
-                x
-            } else if std <= 1e-8 {
-                0.0
-            } else {
-                (x - mean) / std
-            }
-        };
-        // The edge's advantage and whether it is trained: an edge whose advantage is 0 is dropped
-        // (the code's test, advantage + BoK difference ≠ 0, is the same: both are 0 together);
-        // with PAV the segment's advantage is V(n) + w·(BoK(V(n)) − BoK(V(parent))).
-        let edge = |v: u32| -> (f64, bool) {
-            let v = v as usize;
-            let (value, parent) = (f64::from(tree.value[v]), f64::from(tree.parent_value(v as u32)));
-            let base = if treepo {
-                z(v) - if tree.parent[v] == u32::MAX { 0.0 } else { z(tree.parent[v] as usize) }
-            } else if grpo {
-                (value - parent) / (stats[v].1 + 1e-8)
-            } else {
-                value - parent
-            };
-            let advantage = if pav_k.is_some() { value + pav_weight * (bok(value) - bok(parent)) } else { base };
-            (advantage, base != 0.0)
-        };
-        let tr = &run.trajectories;
-        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        // The formula as the options make it, and each step's own terms: its node's value and
-        // its parent's (V = mean of the children's), and what the variant adds.
-        let (formula, step_names): (&str, &[&'static str]) = if pav_k.is_some() {
-            ("V(n) + w·(BoK(V(n)) − BoK(V(parent))), BoK(v) = 1 − (1 − v)^k", &["V(n)", "V(parent)", "w", "k"])
-        } else if treepo {
-            ("z(n) − z(parent), z = the value z-scored among its siblings", &["z(n)", "z(parent)"])
-        } else if grpo {
-            ("(V(n) − V(parent)) / (sibling std + 1e-8)", &["V(n)", "V(parent)", "sibling std"])
-        } else {
-            ("V(n) − V(parent); V = mean of the children", &["V(n)", "V(parent)"])
-        };
-        let mut terms =
-            Terms::for_rows(formula, &["V(root)", "R"], tr.len()).with_step_values(step_names, tr.path_nodes.len());
-        for t in tr.ids() {
-            for k in tr.path_range(t) {
-                let v = tree.node_of[k];
-                let (a, trained) = edge(v);
-                step[k] = if drop_zero && !trained { f32::NAN } else { a as f32 };
-                let (value, parent) = (f64::from(tree.value[v as usize]), f64::from(tree.parent_value(v)));
-                let own = if let Some(k) = pav_k {
-                    [value, parent, pav_weight, f64::from(k)]
-                } else if treepo {
-                    let p = tree.parent[v as usize];
-                    [z(v as usize), if p == u32::MAX { 0.0 } else { z(p as usize) }, 0.0, 0.0]
-                } else {
-                    [value, parent, stats[v as usize].1, 0.0]
-                };
-                terms.set_step(k, &own);
-            }
-            let root = tree.root_value[tr.group[t.index()].index()];
-            terms.set(t.index(), &[f64::from(root), f64::from(tr.reward[t.index()])]);
-        }
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+        Ok(credit(run, params, false))
     }
+
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        Ok(credit(run, params, true))
+    }
+}
+
+/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
+/// each step's number (`compute_explained`).
+fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
+    let knobs = Knobs::of(params);
+    let tree = build(run, ValueMode::ChildMean, merge_prefixes(run, knobs.merge_param.merge));
+    let stats = sibling_stats(&tree);
+    let treepo = knobs.variant == Variant::TreepoSpo;
+    let grpo = knobs.edge_adv == EdgeAdv::Grpo;
+    let drop_zero = knobs.drop_zero;
+    let pav_k = knobs.pav.then_some(knobs.pav_k as i32);
+    let pav_weight = knobs.pav_weight;
+    let bok = |v: f64| pav_k.map_or(0.0, |k| 1.0 - (1.0 - v).powi(k));
+    // TreePO (`normalize_sibling_rewards`): each node's value z-scored among its siblings by
+    // their population std, no epsilon; siblings all alike (std within 1e-8 of 0, numpy's
+    // isclose) give 0; a lone child keeps its value.
+    let z = |v: usize| {
+        let (mean, std, count) = stats[v];
+        let x = f64::from(tree.value[v]);
+        if count <= 1 {
+            x
+        } else if std <= 1e-8 {
+            0.0
+        } else {
+            (x - mean) / std
+        }
+    };
+    // The edge's advantage and whether it is trained: an edge whose advantage is 0 is dropped
+    // (the code's test, advantage + BoK difference ≠ 0, is the same: both are 0 together);
+    // with PAV the segment's advantage is V(n) + w·(BoK(V(n)) − BoK(V(parent))).
+    let edge = |v: u32| -> (f64, bool) {
+        let v = v as usize;
+        let (value, parent) = (f64::from(tree.value[v]), f64::from(tree.parent_value(v as u32)));
+        let base = if treepo {
+            z(v) - if tree.parent[v] == u32::MAX { 0.0 } else { z(tree.parent[v] as usize) }
+        } else if grpo {
+            (value - parent) / (stats[v].1 + 1e-8)
+        } else {
+            value - parent
+        };
+        let advantage = if pav_k.is_some() { value + pav_weight * (bok(value) - bok(parent)) } else { base };
+        (advantage, base != 0.0)
+    };
+    let tr = &run.trajectories;
+    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    // The formula as the options make it, and each step's own terms: its node's value and
+    // its parent's (V = mean of the children's), and what the variant adds.
+    let (formula, step_names): (&str, &[&'static str]) = if pav_k.is_some() {
+        ("V(n) + w·(BoK(V(n)) − BoK(V(parent))), BoK(v) = 1 − (1 − v)^k", &["V(n)", "V(parent)", "w", "k"])
+    } else if treepo {
+        ("z(n) − z(parent), z = the value z-scored among its siblings", &["z(n)", "z(parent)"])
+    } else if grpo {
+        ("(V(n) − V(parent)) / (sibling std + 1e-8)", &["V(n)", "V(parent)", "sibling std"])
+    } else {
+        ("V(n) − V(parent); V = mean of the children", &["V(n)", "V(parent)"])
+    };
+    let mut terms = Terms::for_rows(formula, &["V(root)", "R"], tr.len())
+        .with_step_values(step_names, if explain { tr.path_nodes.len() } else { 0 });
+    for t in tr.ids() {
+        for k in tr.path_range(t) {
+            let v = tree.node_of[k];
+            let (a, trained) = edge(v);
+            step[k] = if drop_zero && !trained { f32::NAN } else { a as f32 };
+            if !explain {
+                continue;
+            }
+            let (value, parent) = (f64::from(tree.value[v as usize]), f64::from(tree.parent_value(v)));
+            let own = if let Some(k) = pav_k {
+                [value, parent, pav_weight, f64::from(k)]
+            } else if treepo {
+                let p = tree.parent[v as usize];
+                [z(v as usize), if p == u32::MAX { 0.0 } else { z(p as usize) }, 0.0, 0.0]
+            } else {
+                [value, parent, stats[v as usize].1, 0.0]
+            };
+            terms.set_step(k, &own);
+        }
+        let root = tree.root_value[tr.group[t.index()].index()];
+        terms.set(t.index(), &[f64::from(root), f64::from(tr.reward[t.index()])]);
+    }
+    Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
 }

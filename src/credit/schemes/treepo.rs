@@ -70,93 +70,99 @@ impl Scheme for Treepo {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
-        let merge = merge_prefixes(run, knobs.merge_param.merge);
-        let tree = build(run, ValueMode::LeafMean, merge);
-        let tr = &run.trajectories;
-        let by_size = knobs.weighting == Weighting::GroupSize;
-        let skip_zero_std = knobs.skip_zero_std;
-        // Subgroup at depth d > 0 = the leaves whose path passes through the same tree node at
-        // depth d − 1; at depth 0 = the whole group. Per tree node (and per group): count, sum, min
-        // and max of the outcomes below it, gathered in one pass over the paths.
-        let n = tree.parent.len();
-        let num_groups = run.groups.len();
-        let mut count = vec![0u32; n + num_groups];
-        let mut sum = vec![0.0f64; n + num_groups];
-        let mut lo = vec![f32::INFINITY; n + num_groups];
-        let mut hi = vec![f32::NEG_INFINITY; n + num_groups];
-        let mut add = |slot: usize, r: f32| {
-            count[slot] += 1;
-            sum[slot] += f64::from(r);
-            lo[slot] = lo[slot].min(r);
-            hi[slot] = hi[slot].max(r);
-        };
-        for t in tr.ids() {
-            let r = tr.reward[t.index()];
-            if r.is_nan() {
-                continue;
-            }
-            add(n + tr.group[t.index()].index(), r);
-            let range = tr.path_range(t);
-            // The last node (the leaf itself) never heads a subgroup of a deeper step.
-            for k in range.start..range.end.saturating_sub(1) {
-                add(tree.node_of[k] as usize, r);
-            }
-        }
-        if knobs.estimator == Estimator::Segment {
-            return Ok(segment(run, &tree, &count, &sum, params));
-        }
-        let mut leaf_adv = vec![f32::NAN; tr.len()];
-        for t in tr.ids() {
-            let r = tr.reward[t.index()];
-            if r.is_nan() {
-                continue;
-            }
-            let start = tr.path_offsets[t.index()] as usize;
-            let (mut total, mut weight) = (0.0f64, 0.0f64);
-            for d in 0..tr.num_steps(t) {
-                let slot = if d == 0 { n + tr.group[t.index()].index() } else { tree.node_of[start + d - 1] as usize };
-                let size = count[slot];
-                if d > 0 && size < 2 {
-                    continue;
-                }
-                if skip_zero_std && d > 0 && lo[slot] == hi[slot] {
-                    continue;
-                }
-                // The root subgroup of a single leaf has mean 0 (verl's rule), so a = R.
-                let mean = if size < 2 { 0.0 } else { sum[slot] / f64::from(size) };
-                let w = if by_size { f64::from(size) } else { 1.0 };
-                total += w * (f64::from(r) - mean);
-                weight += w;
-            }
-            leaf_adv[t.index()] = if weight > 0.0 { (total / weight) as f32 } else { 0.0 };
-        }
-        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        let formula = if knobs.whiten {
-            "(a − batch mean) / batch std, a = the mean over depths of (R − subgroup mean)"
-        } else {
-            "a = the mean over depths of (R − subgroup mean)"
-        };
-        let mut terms = Terms::for_rows(formula, &["R", "a", "batch mean", "batch std"], tr.len());
-        for t in tr.ids() {
-            step[tr.path_range(t)].fill(leaf_adv[t.index()]);
-            // (Not whitened, a batch of mean 0 and std 1.)
-            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()]), 0.0, 1.0]);
-        }
-        if knobs.whiten {
-            // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
-            // unbiased n/(n − 1) over tokens); steps without credit stay out.
-            let weights = crate::credit::engine::inputs::whitening_weights(run, &step);
-            if let Some((mean, rstd)) = whiten::verl_scale(&step, Some(&weights), None) {
-                crate::par::chunks_mut(&mut step, |_, part| whiten::scale_part(part, (mean, rstd)));
-                for t in tr.ids() {
-                    let row = [f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()])];
-                    terms.set(t.index(), &[row[0], row[1], f64::from(mean), 1.0 / f64::from(rstd)]);
-                }
-            }
-        }
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+        Ok(credit(run, params, false))
     }
+
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        Ok(credit(run, params, true))
+    }
+}
+
+/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
+/// each step's number (`compute_explained`).
+fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
+    let knobs = Knobs::of(params);
+    let merge = merge_prefixes(run, knobs.merge_param.merge);
+    let tree = build(run, ValueMode::LeafMean, merge);
+    let tr = &run.trajectories;
+    let by_size = knobs.weighting == Weighting::GroupSize;
+    let skip_zero_std = knobs.skip_zero_std;
+    // Subgroup at depth d > 0 = the leaves whose path passes through the same tree node at
+    // depth d − 1; at depth 0 = the whole group. Per tree node (and per group): count, sum, min
+    // and max of the outcomes below it, gathered in one pass over the paths.
+    let n = tree.parent.len();
+    let num_groups = run.groups.len();
+    let mut count = vec![0u32; n + num_groups];
+    let mut sum = vec![0.0f64; n + num_groups];
+    let mut lo = vec![f32::INFINITY; n + num_groups];
+    let mut hi = vec![f32::NEG_INFINITY; n + num_groups];
+    let mut add = |slot: usize, r: f32| {
+        count[slot] += 1;
+        sum[slot] += f64::from(r);
+        lo[slot] = lo[slot].min(r);
+        hi[slot] = hi[slot].max(r);
+    };
+    for t in tr.ids() {
+        let r = tr.reward[t.index()];
+        if r.is_nan() {
+            continue;
+        }
+        add(n + tr.group[t.index()].index(), r);
+        let range = tr.path_range(t);
+        // The last node (the leaf itself) never heads a subgroup of a deeper step.
+        for k in range.start..range.end.saturating_sub(1) {
+            add(tree.node_of[k] as usize, r);
+        }
+    }
+    if knobs.estimator == Estimator::Segment {
+        return segment(run, &tree, &count, &sum, params, explain);
+    }
+    let mut leaf_adv = vec![f32::NAN; tr.len()];
+    for t in tr.ids() {
+        let r = tr.reward[t.index()];
+        if r.is_nan() {
+            continue;
+        }
+        let start = tr.path_offsets[t.index()] as usize;
+        let (mut total, mut weight) = (0.0f64, 0.0f64);
+        for d in 0..tr.num_steps(t) {
+            let slot = if d == 0 { n + tr.group[t.index()].index() } else { tree.node_of[start + d - 1] as usize };
+            let size = count[slot];
+            if d > 0 && size < 2 {
+                continue;
+            }
+            if skip_zero_std && d > 0 && lo[slot] == hi[slot] {
+                continue;
+            }
+            // The root subgroup of a single leaf has mean 0 (verl's rule), so a = R.
+            let mean = if size < 2 { 0.0 } else { sum[slot] / f64::from(size) };
+            let w = if by_size { f64::from(size) } else { 1.0 };
+            total += w * (f64::from(r) - mean);
+            weight += w;
+        }
+        leaf_adv[t.index()] = if weight > 0.0 { (total / weight) as f32 } else { 0.0 };
+    }
+    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let formula = if knobs.whiten {
+        "(a − batch mean) / batch std, a = the mean over depths of (R − subgroup mean)"
+    } else {
+        "a = the mean over depths of (R − subgroup mean)"
+    };
+    let mut terms = Terms::for_rows(formula, &["R", "a", "batch mean", "batch std"], tr.len());
+    for t in tr.ids() {
+        step[tr.path_range(t)].fill(leaf_adv[t.index()]);
+        // (Not whitened, a batch of mean 0 and std 1.)
+        terms.set(t.index(), &[f64::from(tr.reward[t.index()]), f64::from(leaf_adv[t.index()]), 0.0, 1.0]);
+    }
+    if knobs.whiten {
+        // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
+        // unbiased n/(n − 1) over tokens); steps without credit stay out.
+        if let Some((mean, std)) = whiten::steps_over_tokens(run, &mut step) {
+            terms.fill("batch mean", mean);
+            terms.fill("batch std", std);
+        }
+    }
+    Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
 }
 
 /// TreePO's segment estimator (`tree_group_wise_reward`, `calculate_rewards_iterative`,
@@ -168,6 +174,7 @@ fn segment(
     count: &[u32],
     sum: &[f64],
     params: &Params,
+    explain: bool,
 ) -> Credit {
     let knobs = Knobs::of(params);
     let tr = &run.trajectories;
@@ -215,9 +222,19 @@ fn segment(
         }
     }
     let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-    let mut terms = Terms::for_rows("segment reward − parent's (η-weighted), then whitened", &["R"], tr.len());
+    // Each step's segment reward, its parent's and the parent's weight; the batch's whitening
+    // moments in each row (mean 0 and std 1 when not whitened).
+    let formula = if knobs.whiten {
+        "(segment reward − weight·parent's reward − batch mean) / batch std, weight = η^(steps to the leaf) when η > 0"
+    } else {
+        "segment reward − weight·parent's reward, weight = η^(steps to the leaf) when η > 0"
+    };
+    let mut terms = Terms::for_rows(formula, &["R", "batch mean", "batch std"], tr.len()).with_step_values(
+        &["segment reward", "parent's reward", "weight"],
+        if explain { tr.path_nodes.len() } else { 0 },
+    );
     for t in tr.ids() {
-        terms.set(t.index(), &[f64::from(tr.reward[t.index()])]);
+        terms.set(t.index(), &[f64::from(tr.reward[t.index()]), 0.0, 1.0]);
         if tr.reward[t.index()].is_nan() {
             continue;
         }
@@ -232,11 +249,14 @@ fn segment(
             };
             let weight = if eta > 0.0 { eta.powi((len - (i + 1)) as i32) } else { 1.0 };
             step[k] = (reward[v] - weight * parent) as f32;
+            terms.set_step(k, &[reward[v], parent, weight]);
         }
     }
-    if knobs.whiten {
-        let weights = crate::credit::engine::inputs::whitening_weights(run, &step);
-        whiten::verl(&mut step, Some(&weights));
+    if knobs.whiten
+        && let Some((mean, std)) = whiten::steps_over_tokens(run, &mut step)
+    {
+        terms.fill("batch mean", mean);
+        terms.fill("batch std", std);
     }
     Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
 }

@@ -101,43 +101,52 @@ impl Scheme for TreepsRag {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let options = Options::of(params);
-        let tree = build(run, options.value, merge_prefixes(run, options.merge));
-        let weight = options.outcome_weight;
-        let (outcome, _) =
-            if weight > 0.0 { outcome_advantages(run, options.outcome) } else { (Vec::new(), Vec::new()) };
-        let sibling_z =
-            options.sibling_z.map(|(use_std, eps, verl_singleton)| tree.sibling_z(use_std, eps, verl_singleton).0);
-        let tr = &run.trajectories;
-        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        // Each step's own terms: its node's value and its parent's, or its z among its siblings.
-        let (formula, step_names): (&str, &[&'static str]) = match (&sibling_z, weight > 0.0) {
-            (None, true) => ("V(step) − V(parent) + w·A_outcome", &["V(step)", "V(parent)"]),
-            (None, false) => ("V(step) − V(parent)", &["V(step)", "V(parent)"]),
-            (Some(_), true) => ("z of V(step) among its siblings + w·A_outcome", &["sibling z"]),
-            (Some(_), false) => ("z of V(step) among its siblings", &["sibling z"]),
-        };
-        let mut terms = Terms::for_rows(formula, &["V(root)", "R", "w", "A_outcome"], tr.len())
-            .with_step_values(step_names, tr.path_nodes.len());
-        for t in tr.ids() {
-            let offset = tr.path_offsets[t.index()] as usize;
-            let a = outcome.get(t.index()).copied().unwrap_or(0.0);
-            for k in 0..tr.num_steps(t) {
-                let v = tree.node_of[offset + k];
-                let utility = if let Some(z) = &sibling_z {
-                    terms.set_step(offset + k, &[f64::from(z[v as usize])]);
-                    z[v as usize]
-                } else {
-                    let (value, parent) = (tree.value[v as usize], tree.parent_value(v));
-                    terms.set_step(offset + k, &[f64::from(value), f64::from(parent)]);
-                    value - parent
-                };
-                step[offset + k] = if weight > 0.0 { utility + weight * a } else { utility };
-            }
-            let root = tree.root_value[tr.group[t.index()].index()];
-            let row = [f64::from(root), f64::from(tr.reward[t.index()]), f64::from(weight), f64::from(a)];
-            terms.set(t.index(), &row);
-        }
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+        Ok(credit(run, params, false))
     }
+
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        Ok(credit(run, params, true))
+    }
+}
+
+/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
+/// each step's number (`compute_explained`).
+fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
+    let options = Options::of(params);
+    let tree = build(run, options.value, merge_prefixes(run, options.merge));
+    let weight = options.outcome_weight;
+    let (outcome, _) = if weight > 0.0 { outcome_advantages(run, options.outcome) } else { (Vec::new(), Vec::new()) };
+    let sibling_z =
+        options.sibling_z.map(|(use_std, eps, verl_singleton)| tree.sibling_z(use_std, eps, verl_singleton).0);
+    let tr = &run.trajectories;
+    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    // Each step's own terms: its node's value and its parent's, or its z among its siblings.
+    let (formula, step_names): (&str, &[&'static str]) = match (&sibling_z, weight > 0.0) {
+        (None, true) => ("V(step) − V(parent) + w·A_outcome", &["V(step)", "V(parent)"]),
+        (None, false) => ("V(step) − V(parent)", &["V(step)", "V(parent)"]),
+        (Some(_), true) => ("z of V(step) among its siblings + w·A_outcome", &["sibling z"]),
+        (Some(_), false) => ("z of V(step) among its siblings", &["sibling z"]),
+    };
+    let mut terms = Terms::for_rows(formula, &["V(root)", "R", "w", "A_outcome"], tr.len())
+        .with_step_values(step_names, if explain { tr.path_nodes.len() } else { 0 });
+    for t in tr.ids() {
+        let offset = tr.path_offsets[t.index()] as usize;
+        let a = outcome.get(t.index()).copied().unwrap_or(0.0);
+        for k in 0..tr.num_steps(t) {
+            let v = tree.node_of[offset + k];
+            let utility = if let Some(z) = &sibling_z {
+                terms.set_step(offset + k, &[f64::from(z[v as usize])]);
+                z[v as usize]
+            } else {
+                let (value, parent) = (tree.value[v as usize], tree.parent_value(v));
+                terms.set_step(offset + k, &[f64::from(value), f64::from(parent)]);
+                value - parent
+            };
+            step[offset + k] = if weight > 0.0 { utility + weight * a } else { utility };
+        }
+        let root = tree.root_value[tr.group[t.index()].index()];
+        let row = [f64::from(root), f64::from(tr.reward[t.index()]), f64::from(weight), f64::from(a)];
+        terms.set(t.index(), &row);
+    }
+    Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
 }

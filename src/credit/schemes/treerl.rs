@@ -72,91 +72,102 @@ impl Scheme for Treerl {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
-        let merge = merge_prefixes(run, knobs.merge_param.merge);
-        let tree = build(run, ValueMode::LeafMean, merge);
-        let tr = &run.trajectories;
-        let num_groups = run.groups.len();
-        let selected =
-            |t: crate::model::TrajectoryId| tr.path(t).last().is_none_or(|&leaf| !run.nodes.unselected(leaf));
-        let loo = knobs.leaf_centring == LeafCentring::Loo;
-        let Tally { sum, leaves, chosen, root_sum, root_leaves, root_chosen, refused } =
-            Tally::of(run, &tree, loo, &selected);
-        let reweight_mode = knobs.reweight;
-        let fill_in = knobs.fill_in;
-        let penalize_truncated = knobs.penalize_truncated;
-        let n = tree.parent.len();
-        // A node no selected leaf is below is on no trained path: its value is never used.
-        let reweight = |s: f64, c: u32| match reweight_mode {
-            _ if c == 0 => 0.0,
-            Reweight::Sqrt => s / f64::from(c).sqrt(),
-            Reweight::Uniform => s / f64::from(c),
-            Reweight::Original => s,
-        };
-        let v_hat: Vec<f64> = (0..n)
-            .map(|v| if leaves[v] > 0 { reweight(sum[v], chosen[v]) / f64::from(leaves[v]) } else { 0.0 })
-            .collect();
-        let root_hat: Vec<f64> = (0..num_groups)
+        Ok(credit(run, params, false))
+    }
+
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        Ok(credit(run, params, true))
+    }
+}
+
+/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
+/// each step's number (`compute_explained`).
+fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
+    let knobs = Knobs::of(params);
+    let merge = merge_prefixes(run, knobs.merge_param.merge);
+    let tree = build(run, ValueMode::LeafMean, merge);
+    let tr = &run.trajectories;
+    let num_groups = run.groups.len();
+    let selected = |t: crate::model::TrajectoryId| tr.path(t).last().is_none_or(|&leaf| !run.nodes.unselected(leaf));
+    let loo = knobs.leaf_centring == LeafCentring::Loo;
+    let Tally { sum, leaves, chosen, root_sum, root_leaves, root_chosen, refused } =
+        Tally::of(run, &tree, loo, &selected);
+    let reweight_mode = knobs.reweight;
+    let fill_in = knobs.fill_in;
+    let penalize_truncated = knobs.penalize_truncated;
+    let n = tree.parent.len();
+    // A node no selected leaf is below is on no trained path: its value is never used.
+    let reweight = |s: f64, c: u32| match reweight_mode {
+        _ if c == 0 => 0.0,
+        Reweight::Sqrt => s / f64::from(c).sqrt(),
+        Reweight::Uniform => s / f64::from(c),
+        Reweight::Original => s,
+    };
+    let v_hat: Vec<f64> =
+        (0..n).map(|v| if leaves[v] > 0 { reweight(sum[v], chosen[v]) / f64::from(leaves[v]) } else { 0.0 }).collect();
+    let root_hat: Vec<f64> =
+        (0..num_groups)
             .map(|g| {
                 if root_leaves[g] > 0 { reweight(root_sum[g], root_chosen[g]) / f64::from(root_leaves[g]) } else { 0.0 }
             })
             .collect();
-        let parent_hat = |v: usize| match tree.parent[v] {
-            u32::MAX => root_hat[tree.group[v] as usize],
-            p => v_hat[p as usize],
-        };
-        let form = knobs.value_form;
-        let truncated_reward = knobs.truncated_reward as f32;
-        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        // Each step's own terms, as its form uses them (none on a path given no credit or the
-        // truncated reward).
-        let (formula, step_names) = form_terms(form, fill_in);
-        let mut terms =
-            Terms::for_rows(formula, &["R", "V̂(root)"], tr.len()).with_step_values(step_names, tr.path_nodes.len());
-        for t in tr.ids() {
-            let g = tr.group[t.index()].index();
-            let range = tr.path_range(t);
-            terms.set(t.index(), &[f64::from(tr.reward[t.index()]), root_hat[g]]);
-            // A leaf sampled but not selected is trained on no path: no credit; a path that did
-            // not finish with `stop`, the truncated reward on every step.
-            let finish = run.label(tr.finish[t.index()]);
-            let untrained = refused[g] || tr.reward[t.index()].is_nan() || !selected(t);
-            let truncated = penalize_truncated && !finish.is_empty() && finish != "stop";
-            if untrained || truncated {
-                if !untrained {
-                    step[range.clone()].fill(truncated_reward);
-                }
+    let parent_hat = |v: usize| match tree.parent[v] {
+        u32::MAX => root_hat[tree.group[v] as usize],
+        p => v_hat[p as usize],
+    };
+    let form = knobs.value_form;
+    let truncated_reward = knobs.truncated_reward as f32;
+    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    // Each step's own terms, as its form uses them (none on a path given no credit or the
+    // truncated reward).
+    let (formula, step_names) = form_terms(form, fill_in);
+    let mut terms = Terms::for_rows(formula, &["R", "V̂(root)"], tr.len())
+        .with_step_values(step_names, if explain { tr.path_nodes.len() } else { 0 });
+    for t in tr.ids() {
+        let g = tr.group[t.index()].index();
+        let range = tr.path_range(t);
+        terms.set(t.index(), &[f64::from(tr.reward[t.index()]), root_hat[g]]);
+        // A leaf sampled but not selected is trained on no path: no credit; a path that did
+        // not finish with `stop`, the truncated reward on every step.
+        let finish = run.label(tr.finish[t.index()]);
+        let untrained = refused[g] || tr.reward[t.index()].is_nan() || !selected(t);
+        let truncated = penalize_truncated && !finish.is_empty() && finish != "stop";
+        if untrained || truncated {
+            if !untrained {
+                step[range.clone()].fill(truncated_reward);
+            }
+            if explain {
                 range.for_each(|k| terms.set_step(k, &[f64::NAN; 4]));
-                continue;
             }
-            let mut previous_local = 0.0;
-            for k in range {
-                let v = tree.node_of[k] as usize;
-                let (credit, own) = match form {
-                    ValueForm::ValueOnly => (v_hat[v], [v_hat[v], 0.0, 0.0, 0.0]),
-                    ValueForm::Paper => {
-                        let value = f64::from(tree.value[v]);
-                        let parent = f64::from(tree.parent_value(v as u32));
-                        let root = f64::from(tree.root_value[g]);
-                        let count = f64::from(leaves[v].max(1));
-                        (((value - root) + (value - parent)) / count.sqrt(), [value, parent, root, count])
-                    }
-                    ValueForm::LocalState | ValueForm::Local => {
-                        let mut local = v_hat[v] - parent_hat(v);
-                        if fill_in && local.abs() < 1e-8 {
-                            local = previous_local;
-                        }
-                        previous_local = local;
-                        let state = if form == ValueForm::Local { 0.0 } else { v_hat[v] };
-                        (local + state, [v_hat[v], parent_hat(v), local, 0.0])
-                    }
-                };
-                step[k] = credit as f32;
-                terms.set_step(k, &own);
-            }
+            continue;
         }
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+        let mut previous_local = 0.0;
+        for k in range {
+            let v = tree.node_of[k] as usize;
+            let (credit, own) = match form {
+                ValueForm::ValueOnly => (v_hat[v], [v_hat[v], 0.0, 0.0, 0.0]),
+                ValueForm::Paper => {
+                    let value = f64::from(tree.value[v]);
+                    let parent = f64::from(tree.parent_value(v as u32));
+                    let root = f64::from(tree.root_value[g]);
+                    let count = f64::from(leaves[v].max(1));
+                    (((value - root) + (value - parent)) / count.sqrt(), [value, parent, root, count])
+                }
+                ValueForm::LocalState | ValueForm::Local => {
+                    let mut local = v_hat[v] - parent_hat(v);
+                    if fill_in && local.abs() < 1e-8 {
+                        local = previous_local;
+                    }
+                    previous_local = local;
+                    let state = if form == ValueForm::Local { 0.0 } else { v_hat[v] };
+                    (local + state, [v_hat[v], parent_hat(v), local, 0.0])
+                }
+            };
+            step[k] = credit as f32;
+            terms.set_step(k, &own);
+        }
     }
+    Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
 }
 
 /// The formula of `form` in words and the names of the terms each step keeps for it.

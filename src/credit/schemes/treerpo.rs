@@ -64,35 +64,49 @@ impl Scheme for Treerpo {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
-        let mode = if knobs.value == Value::LeafMean { ValueMode::LeafMean } else { ValueMode::ChildMean };
-        let merge = merge_prefixes(run, knobs.merge_param.merge);
-        let tree = build(run, mode, merge);
-        let use_std = knobs.std;
-        let eps = knobs.epsilon as f32;
-        let verl_singleton = knobs.singleton == Singleton::Verl;
-        let (mut advantage, stats) = tree.sibling_z(use_std, eps, verl_singleton);
-        if knobs.singleton == Singleton::Untrained {
-            for (v, untrained) in untrained_nodes(&tree).into_iter().enumerate() {
-                if untrained {
-                    advantage[v] = f32::NAN;
-                }
+        Ok(credit(run, params, false))
+    }
+
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        Ok(credit(run, params, true))
+    }
+}
+
+/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
+/// each step's number (`compute_explained`).
+fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
+    let knobs = Knobs::of(params);
+    let mode = if knobs.value == Value::LeafMean { ValueMode::LeafMean } else { ValueMode::ChildMean };
+    let merge = merge_prefixes(run, knobs.merge_param.merge);
+    let tree = build(run, mode, merge);
+    let use_std = knobs.std;
+    let eps = knobs.epsilon as f32;
+    let verl_singleton = knobs.singleton == Singleton::Verl;
+    let (mut advantage, stats) = tree.sibling_z(use_std, eps, verl_singleton);
+    if knobs.singleton == Singleton::Untrained {
+        for (v, untrained) in untrained_nodes(&tree).into_iter().enumerate() {
+            if untrained {
+                advantage[v] = f32::NAN;
             }
         }
-        let tr = &run.trajectories;
-        let step: Vec<f32> = tree.node_of.iter().map(|&v| advantage[v as usize]).collect();
-        // Each step's node value with its siblings' mean and std (a step without siblings gets 0,
-        // or under verl's rule its value over 1 + ε).
-        let formula = if use_std {
-            "(V(step) − sibling mean)/(sibling std + ε); a step without siblings: 0 (verl: V/(1 + ε))"
-        } else {
-            "V(step) − sibling mean; a step without siblings: 0 (verl: V)"
-        };
-        let mut terms = Terms::for_rows(formula, &["ε"], tr.len())
-            .with_step_values(&["V(step)", "siblings", "sibling mean", "sibling std"], tr.path_nodes.len());
-        for t in tr.ids() {
-            terms.set(t.index(), &[f64::from(eps)]);
-        }
+    }
+    let tr = &run.trajectories;
+    let step: Vec<f32> = tree.node_of.iter().map(|&v| advantage[v as usize]).collect();
+    // Each step's node value with its siblings' mean and std (a step without siblings gets 0,
+    // or under verl's rule its value over 1 + ε).
+    let formula = if use_std {
+        "(V(step) − sibling mean)/(sibling std + ε); a step without siblings: 0 (verl: V/(1 + ε))"
+    } else {
+        "V(step) − sibling mean; a step without siblings: 0 (verl: V)"
+    };
+    let mut terms = Terms::for_rows(formula, &["ε"], tr.len()).with_step_values(
+        &["V(step)", "siblings", "sibling mean", "sibling std"],
+        if explain { tr.path_nodes.len() } else { 0 },
+    );
+    for t in tr.ids() {
+        terms.set(t.index(), &[f64::from(eps)]);
+    }
+    if explain {
         let mut siblings = vec![0usize; tree.parent.len()];
         for members in tree.sibling_sets().iter() {
             for &v in members {
@@ -103,8 +117,8 @@ impl Scheme for Treerpo {
             let (v, [mean, std]) = (v as usize, stats[v as usize]);
             terms.set_step(p, &[f64::from(tree.value[v]), siblings[v] as f64, f64::from(mean), f64::from(std)]);
         }
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
     }
+    Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
 }
 
 /// The nodes omrisapir1/treerpo's `_convert_tree_to_training_inputs` never reaches: it walks down

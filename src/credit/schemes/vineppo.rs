@@ -68,83 +68,89 @@ impl Scheme for Vineppo {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
-        let tr = &run.trajectories;
-        let max_steps = knobs.max_steps.max(1) as usize;
-        let penalty = knobs.truncated_rollout_reward as f32;
-        let unlogged_zero = knobs.unlogged == Unlogged::Zero;
-        // The leaves' mean outcome below each state: V(s₀) of a group without prompt-state
-        // rollouts, and a state without statistics when `unlogged = leaf_mean`.
-        let tree = build(run, ValueMode::LeafMean, crate::credit::engine::tree::Merge::None);
-        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
-        // Each step's own r_k, V(s_(k−1)) and V(s_k); whitened, the batch's moments in each row.
-        let (formula, names): (&str, &[&'static str]) = if knobs.whiten {
-            (
-                "(r_k + V(s_k) − V(s_(k−1)) − batch mean) / batch std, V(s_0) = rollouts from the prompt, V(s_S) = 0",
-                &["V(s_0)", "R", "batch mean", "batch std"],
-            )
-        } else {
-            ("r_k + V(s_k) − V(s_(k−1)), V(s_0) = rollouts from the prompt, V(s_S) = 0", &["V(s_0)", "R"])
-        };
-        let mut terms = Terms::for_rows(formula, names, tr.len())
-            .with_step_values(&["r_k", "V(s_(k−1))", "V(s_k)"], tr.path_nodes.len());
-        let mut values = Vec::new();
-        for t in tr.ids() {
-            let logged = tr.reward[t.index()];
-            if logged.is_nan() {
-                continue;
-            }
-            let r = if is_truncated(run.label(tr.finish[t.index()])) { penalty } else { logged };
-            let path = tr.path(t);
-            let offset = tr.path_offsets[t.index()] as usize;
-            let num = path.len();
-            let g = tr.group[t.index()].index();
-            // V[k] = value of the state before step k + 1.
-            let v0 = match run.groups.mc[g] {
-                Some(mc) => mc_value(run, mc, &run.groups.mc_rollouts[g], penalty),
-                None => tree.root_value[g],
-            };
-            values.clear();
-            values.push(v0);
-            // The state after step k has a Monte-Carlo value for k < max_steps (and never the
-            // terminal one); the later ones are valued by the return after them, r.
-            for (k, &node) in path.iter().enumerate().take(num.saturating_sub(1)) {
-                let v = match run.nodes.mc(node) {
-                    _ if k >= max_steps => r,
-                    Some(mc) => {
-                        let (reward, finish) = run.nodes.mc_rollouts.of(node.index());
-                        let rollouts: Vec<(f32, crate::model::Sym)> =
-                            reward.iter().copied().zip(finish.iter().copied()).collect();
-                        mc_value(run, mc, &rollouts, penalty)
-                    }
-                    None if unlogged_zero => 0.0,
-                    None => tree.value[tree.node_of[offset + k] as usize],
-                };
-                values.push(v);
-            }
-            values.push(0.0);
-            for k in 0..num {
-                let reward = if k + 1 == num { r } else { 0.0 };
-                step[offset + k] = reward + values[k + 1] - values[k];
-                terms.set_step(offset + k, &[reward, values[k], values[k + 1]].map(f64::from));
-            }
-            // (Not whitened, a batch of mean 0 and std 1.)
-            terms.set(t.index(), &[f64::from(v0), f64::from(r), 0.0, 1.0]);
-        }
-        if knobs.whiten {
-            // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
-            // unbiased n/(n − 1) over tokens); steps without credit stay out.
-            let weights = crate::credit::engine::inputs::whitening_weights(run, &step);
-            if let Some((mean, rstd)) = whiten::verl_scale(&step, Some(&weights), None) {
-                crate::par::chunks_mut(&mut step, |_, part| whiten::scale_part(part, (mean, rstd)));
-                for t in tr.ids().filter(|t| !tr.reward[t.index()].is_nan()) {
-                    let row = terms.row(t.index()).iter().map(|(_, v)| *v).collect::<Vec<_>>();
-                    terms.set(t.index(), &[row[0], row[1], f64::from(mean), 1.0 / f64::from(rstd)]);
-                }
-            }
-        }
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+        Ok(credit(run, params, false))
     }
+
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        Ok(credit(run, params, true))
+    }
+}
+
+/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
+/// each step's number (`compute_explained`).
+fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
+    let knobs = Knobs::of(params);
+    let tr = &run.trajectories;
+    let max_steps = knobs.max_steps.max(1) as usize;
+    let penalty = knobs.truncated_rollout_reward as f32;
+    let unlogged_zero = knobs.unlogged == Unlogged::Zero;
+    // The leaves' mean outcome below each state: V(s₀) of a group without prompt-state
+    // rollouts, and a state without statistics when `unlogged = leaf_mean`.
+    let tree = build(run, ValueMode::LeafMean, crate::credit::engine::tree::Merge::None);
+    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    // Each step's own r_k, V(s_(k−1)) and V(s_k); whitened, the batch's moments in each row.
+    let (formula, names): (&str, &[&'static str]) = if knobs.whiten {
+        (
+            "(r_k + V(s_k) − V(s_(k−1)) − batch mean) / batch std, V(s_0) = rollouts from the prompt, V(s_S) = 0",
+            &["V(s_0)", "R", "batch mean", "batch std"],
+        )
+    } else {
+        ("r_k + V(s_k) − V(s_(k−1)), V(s_0) = rollouts from the prompt, V(s_S) = 0", &["V(s_0)", "R"])
+    };
+    let mut terms = Terms::for_rows(formula, names, tr.len())
+        .with_step_values(&["r_k", "V(s_(k−1))", "V(s_k)"], if explain { tr.path_nodes.len() } else { 0 });
+    let mut values = Vec::new();
+    for t in tr.ids() {
+        let logged = tr.reward[t.index()];
+        if logged.is_nan() {
+            continue;
+        }
+        let r = if is_truncated(run.label(tr.finish[t.index()])) { penalty } else { logged };
+        let path = tr.path(t);
+        let offset = tr.path_offsets[t.index()] as usize;
+        let num = path.len();
+        let g = tr.group[t.index()].index();
+        // V[k] = value of the state before step k + 1.
+        let v0 = match run.groups.mc[g] {
+            Some(mc) => mc_value(run, mc, &run.groups.mc_rollouts[g], penalty),
+            None => tree.root_value[g],
+        };
+        values.clear();
+        values.push(v0);
+        // The state after step k has a Monte-Carlo value for k < max_steps (and never the
+        // terminal one); the later ones are valued by the return after them, r.
+        for (k, &node) in path.iter().enumerate().take(num.saturating_sub(1)) {
+            let v = match run.nodes.mc(node) {
+                _ if k >= max_steps => r,
+                Some(mc) => {
+                    let (reward, finish) = run.nodes.mc_rollouts.of(node.index());
+                    let rollouts: Vec<(f32, crate::model::Sym)> =
+                        reward.iter().copied().zip(finish.iter().copied()).collect();
+                    mc_value(run, mc, &rollouts, penalty)
+                }
+                None if unlogged_zero => 0.0,
+                None => tree.value[tree.node_of[offset + k] as usize],
+            };
+            values.push(v);
+        }
+        values.push(0.0);
+        for k in 0..num {
+            let reward = if k + 1 == num { r } else { 0.0 };
+            step[offset + k] = reward + values[k + 1] - values[k];
+            terms.set_step(offset + k, &[reward, values[k], values[k + 1]].map(f64::from));
+        }
+        // (Not whitened, a batch of mean 0 and std 1.)
+        terms.set(t.index(), &[f64::from(v0), f64::from(r), 0.0, 1.0]);
+    }
+    if knobs.whiten {
+        // Over tokens, as the trainer whitens: each step weighted by its policy tokens (the
+        // unbiased n/(n − 1) over tokens); steps without credit stay out.
+        if let Some((mean, std)) = whiten::steps_over_tokens(run, &mut step) {
+            terms.fill("batch mean", mean);
+            terms.fill("batch std", std);
+        }
+    }
+    Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) }
 }
 
 /// Whether a finish reason means the length limit cut the response off.

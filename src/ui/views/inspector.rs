@@ -87,7 +87,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     shared_note_ui(ui, open, g, p);
     for (slot, name) in [(0, "A"), (1, "B")] {
         let key = open.credit[slot].shown_name().to_owned();
-        let extra = step_terms(open, ctx.state.scheme(slot), slot, t, p);
+        let extra = step_terms(ui, open, ctx.state.scheme(slot), slot, t, p);
         slot_line_ui(ui, &open.credit[slot], &format!("{name}: {key}"), t.index(), p, &extra);
         super::scheme_panel::last_good_note_ui(ui, &open.credit[slot]);
     }
@@ -105,9 +105,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
         let run = std::sync::Arc::clone(&open.run);
         for scheme in open.every_scheme() {
-            let extra = crate::credit::scheme(scheme.info.id)
+            let mut extra = crate::credit::scheme(scheme.info.id)
                 .map(|s| s.step_terms(&run, &crate::credit::Params::defaults(s), &scheme.credit, t, p))
                 .unwrap_or_default();
+            extra.extend(token_terms(&run, &scheme.credit, t, p));
             credit_line_ui(ui, scheme.info.display_name, &scheme.credit, None, t.index(), p, &extra);
         }
     });
@@ -153,7 +154,7 @@ pub fn strip_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         columns[1].with_layout(ragged, |ui| {
             for (slot, name) in [(0, "A"), (1, "B")] {
                 let key = open.credit[slot].shown_name().to_owned();
-                let extra = step_terms(open, ctx.state.scheme(slot), slot, t, p);
+                let extra = step_terms(ui, open, ctx.state.scheme(slot), slot, t, p);
                 slot_line_ui(ui, &open.credit[slot], &format!("{name}: {key}"), t.index(), p, &extra);
                 super::scheme_panel::last_good_note_ui(ui, &open.credit[slot]);
             }
@@ -180,15 +181,51 @@ fn shared_note_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, g: crate::model
     }
 }
 
+/// The most token values listed for one step.
+const TOKEN_TERMS: usize = 24;
+
+/// Under a token-level scheme, a step's number is the mean of its policy tokens' values: those
+/// values (the first [`TOKEN_TERMS`]), so that the mean can be taken by hand; none otherwise.
+fn token_terms(
+    run: &crate::model::Run,
+    credit: &Credit,
+    t: crate::model::TrajectoryId,
+    p: usize,
+) -> Vec<(String, Option<f64>)> {
+    let (Some(crate::credit::Level::Token), Some(token)) = (credit.level, credit.token.as_deref()) else {
+        return Vec::new();
+    };
+    let Some(range) =
+        run.trajectories.path_nodes.get(p).and_then(|&node| crate::credit::step_token_range(run, t, node))
+    else {
+        return Vec::new();
+    };
+    let mask = run.tokens.mask.as_deref();
+    let values: Vec<f32> = range
+        .filter(|&i| mask.is_none_or(|m| m.get(i).copied().unwrap_or(true)))
+        .map(|i| token.get(i).copied().unwrap_or(f32::NAN))
+        .collect();
+    let mut terms = vec![(format!("the mean of its {} policy tokens' values", values.len()), None)];
+    terms.extend(
+        values.iter().take(TOKEN_TERMS).enumerate().map(|(i, &v)| (format!("token {}", i + 1), Some(f64::from(v)))),
+    );
+    if values.len() > TOKEN_TERMS {
+        terms.push((format!("and {} more", values.len() - TOKEN_TERMS), None));
+    }
+    terms
+}
+
 /// The terms of slot `slot`'s credit at path step `p` of trajectory `t` that its row does not hold
 /// ([`crate::credit::Scheme::step_terms`]), when the credit shown is `choice`'s own.
 fn step_terms(
+    ui: &egui::Ui,
     open: &crate::app::OpenRun,
     choice: &crate::app::state::SchemeChoice,
     slot: usize,
     t: crate::model::TrajectoryId,
     p: usize,
 ) -> Vec<(String, Option<f64>)> {
+    let index = slot;
     let slot = &open.credit[slot];
     let (Some(Ok(credit)), Ok(scheme)) = (&slot.result, crate::credit::scheme(&choice.scheme_id)) else {
         return Vec::new();
@@ -199,8 +236,37 @@ fn step_terms(
     let Ok(params) = crate::credit::Params::resolve(scheme, choice.preset.as_deref(), &choice.values) else {
         return Vec::new();
     };
-    scheme.step_terms(&open.run, &params, credit, t, p)
+    let mut terms = scheme.step_terms(&open.run, &params, credit, t, p);
+    // A scheme that keeps values per step only when asked (`compute_explained`): computed once
+    // per recomputation of the slot, and kept.
+    if !credit.terms.step_names.is_empty() && credit.terms.step_values.is_empty() {
+        if open.run.num_path_steps() > LARGE_RUN_STEPS {
+            terms.push(("(each step's own values are kept on runs of up to 200000 steps)".to_owned(), None));
+        } else {
+            let id = egui::Id::unique(("explained credit", index));
+            let key = (slot.key.clone(), slot.generation, open.cache_key());
+            let cached = ui.data(|d| d.get_temp::<(ExplainedKey, Option<std::sync::Arc<Credit>>)>(id));
+            let explained = match cached {
+                Some((k, explained)) if k == key => explained,
+                _ => {
+                    let explained = scheme.compute_explained(&open.run, &params).ok().map(std::sync::Arc::new);
+                    ui.data_mut(|d| d.insert_temp(id, (key, explained.clone())));
+                    explained
+                }
+            };
+            if let Some(explained) = explained {
+                let row = explained.terms.for_step(t.index(), p);
+                let own = row.iter().skip(explained.terms.names.len()).map(|(k, v)| ((*k).to_owned(), Some(*v)));
+                terms.extend(own);
+            }
+        }
+    }
+    terms.extend(token_terms(&open.run, credit, t, p));
+    terms
 }
+
+/// What an explained credit was computed for: the slot's choice, its generation and the run.
+type ExplainedKey = (String, u64, (u64, u64));
 
 /// A scheme slot's credit line, or why it has none; `extra` are its step's own terms.
 fn slot_line_ui(
