@@ -249,7 +249,9 @@ fn segment(
             };
             let weight = if eta > 0.0 { eta.powi((len - (i + 1)) as i32) } else { 1.0 };
             step[k] = (reward[v] - weight * parent) as f32;
-            terms.set_step(k, &[reward[v], parent, weight]);
+            if explain {
+                terms.set_step(k, &[reward[v], parent, weight]);
+            }
         }
     }
     if knobs.whiten

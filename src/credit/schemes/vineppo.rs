@@ -137,7 +137,9 @@ fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
         for k in 0..num {
             let reward = if k + 1 == num { r } else { 0.0 };
             step[offset + k] = reward + values[k + 1] - values[k];
-            terms.set_step(offset + k, &[reward, values[k], values[k + 1]].map(f64::from));
+            if explain {
+                terms.set_step(offset + k, &[reward, values[k], values[k + 1]].map(f64::from));
+            }
         }
         // (Not whitened, a batch of mean 0 and std 1.)
         terms.set(t.index(), &[f64::from(v0), f64::from(r), 0.0, 1.0]);
