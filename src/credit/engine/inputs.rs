@@ -406,7 +406,7 @@ pub fn step_from_tokens(run: &Run, token: &[f32]) -> Vec<f32> {
 }
 
 /// The tokens whose mean is path step `node`'s credit under a token-level scheme
-/// ([`step_from_tokens`]), on trajectory `t`: its span, or the whole trajectory's tokens when no
+/// (`step_from_tokens`), on trajectory `t`: its span, or the whole trajectory's tokens when no
 /// step of its path has a span; `None` when other steps have spans and this one has none. Masked
 /// tokens in it are left out of the mean.
 pub fn step_token_range(run: &Run, t: crate::model::TrajectoryId, node: NodeId) -> Option<std::ops::Range<usize>> {
