@@ -2062,6 +2062,16 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
                 checked.insert(if source == "docs" { "lets docs" } else { "lets score" });
             }
         }
+        if supported(&run, "gigpo") {
+            for mode in ["mean_norm", "mean_std_norm"] {
+                each_step(&run, "gigpo", &[("mode", mode)], |p, v, t| {
+                    let state = t["G"] - t["state mean"];
+                    let state = if mode == "mean_norm" { state } else { state / t["state denominator"] };
+                    close(v, t["A^E of the step"] + state * t["state weight"], &format!("{name} gigpo {mode} {p}"), t);
+                });
+            }
+            checked.insert("gigpo");
+        }
         if supported(&run, "prorag") {
             each_step(&run, "prorag", &[], |p, v, t| {
                 let x = (t["p"] + t["format term"] - t["token mean"]) / t["token std"];
@@ -2071,7 +2081,7 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
             checked.insert("prorag");
         }
     }
-    let all = ["first_error", "grpo_care", "lets docs", "lets score", "prorag"];
+    let all = ["first_error", "gigpo", "grpo_care", "lets docs", "lets score", "prorag"];
     assert_eq!(checked.into_iter().collect::<Vec<_>>(), all, "schemes checked on some sample");
 }
 
@@ -2109,4 +2119,44 @@ fn a_token_level_schemes_step_number_is_the_mean_of_the_token_values_the_inspect
         checked += 1;
     }
     assert!(checked >= 5, "{checked} token-level schemes");
+}
+
+#[test]
+fn pure_terms_reproduce_every_step_by_hand() {
+    let run = sample("math_grpo_prm.jsonl");
+    let scheme = credit::scheme("pure").unwrap();
+    let tr = &run.trajectories;
+    for over in ["tokens", "steps"] {
+        for baseline in ["step", "token", "none"] {
+            let sets = [("normalize_over", over), ("baseline", baseline)];
+            let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+            let params = Params::resolve(scheme, None, &sets).unwrap();
+            let credit = scheme.compute_explained(&run, &params).unwrap();
+            let plain = scheme.compute(&run, &params).unwrap();
+            assert_eq!(
+                credit.step.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                plain.step.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
+            let terms = |t: vantage::model::TrajectoryId, p: usize| -> Named {
+                credit.terms.for_step(t.index(), p).into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+            };
+            for t in tr.ids() {
+                let range = tr.path_range(t);
+                for p in range.clone() {
+                    let here = terms(t, p);
+                    // The return: this step's x less the baseline, plus the next step's return
+                    // (VR after the last step).
+                    let next = if p + 1 < range.end { terms(t, p + 1)["G"] } else { here["VR"] };
+                    let what = format!("pure {over} {baseline} {p}");
+                    close(here["G"], here["x"] - here["baseline"] + next, &format!("{what}: G"), &here);
+                    let value = f64::from(credit.step[p]);
+                    let by_hand = (here["G"] - here["batch mean"]) / here["batch denominator"];
+                    // Over tokens with the separators masked, a return of exactly 0 stays 0.
+                    if !(over == "tokens" && here["G"] == 0.0 && value == 0.0) {
+                        close(value, by_hand, &what, &here);
+                    }
+                }
+            }
+        }
+    }
 }

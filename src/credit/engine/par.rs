@@ -161,6 +161,18 @@ impl<'a> TermRows<'a> {
         TermRows { values: &mut terms.values, first: 0, width, steps: &mut terms.step_values, base: 0, step_width }
     }
 
+    /// The values of path step `p` (within this part) as set so far (zeros when none are kept).
+    pub fn step(&self, p: usize) -> [f64; 4] {
+        let start = (p - self.base) * self.step_width;
+        let mut out = [0.0; 4];
+        if let Some(slot) = self.steps.get(start..start + self.step_width) {
+            for (o, &v) in out.iter_mut().zip(slot) {
+                *o = f64::from(v);
+            }
+        }
+        out
+    }
+
     /// Sets the values of path step `p` (within this part), as [`Terms::set_step`].
     #[inline]
     pub fn set_step(&mut self, p: usize, values: &[f64]) {

@@ -67,7 +67,11 @@ impl Scheme for Gigpo {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(compute(run, params, run.state_slots()))
+        Ok(compute(run, params, run.state_slots(), false))
+    }
+
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        Ok(compute(run, params, run.state_slots(), true))
     }
 }
 
@@ -118,12 +122,12 @@ fn norm(x: f32, mean: f32, std: f32, std_mode: bool, eps: f32) -> f32 {
 }
 
 /// GiGPO on `run`, its state keys read from `slots` for the groups it codes (see
-/// `Run::state_slots`) and from the nodes for the others.
+/// `Run::state_slots`) and from the nodes for the others; with `explain`, each step's own terms too.
 #[expect(
     clippy::too_many_lines,
     reason = "one pass per group while its buffers are in cache: returns, penalties, episode and anchor statistics, credit, in order"
 )]
-fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
+fn compute(run: &Run, params: &Params, slots: &StateSlots, explain: bool) -> Credit {
     let knobs = Knobs::of(params);
     let tr = &run.trajectories;
     let nodes = &run.nodes;
@@ -144,7 +148,18 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
         .iter()
         .any(|r| !r.is_nan())
         .then(|| crate::credit::engine::inputs::path_column(run, &nodes.env_reward));
-    let mut terms = Terms::for_rows("A^E + ω·A^S (anchor-state group)", &["R", "A^E", "ω"], tr.len());
+    // With `explain`, each step's own terms: its episode term (that of R − κ on an invalid
+    // action's step), its discounted return G and its anchor state's mean, denominator (std + ε)
+    // and weight (ω, or 0 for a state of one step or a step without a key).
+    let formula = if std_mode {
+        "A^E of the step + (G − state mean) / state denominator × state weight; A^E = (R − mean)/(std + ε) over the group's episodes"
+    } else {
+        "A^E of the step + (G − state mean) × state weight; A^E = R − mean over the group's episodes"
+    };
+    let mut terms = Terms::for_rows(formula, &["R", "A^E", "ω"], tr.len()).with_step_values(
+        &["A^E of the step", "G", "state mean", "state denominator", "state weight"],
+        if explain { tr.path_nodes.len() } else { 0 },
+    );
     // Group by group, in buffers that stay in cache: the discounted step returns and episode
     // rewards of its members, the episode statistics, the anchor-state statistics (a slot per
     // state key; steps without a key have none and only the episode term), then its members'
@@ -251,15 +266,23 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
                 let rule = Rule { a_episode, std_mode };
                 let bad_rows = flags(i).filter(|f| penalised && f.contains(&true));
                 // A group not coded has its key table (made above); a coded one reads the codes.
+                // An invalid row's episode term is that of R − κ: the written one less κ/F.
+                let shift = norm(r - kappa, mean_e, std_e, std_mode, eps) - a_episode;
+                let own = Own { start: range.start, values, a_episode, bad: bad_rows, shift };
                 if let Some(anchors) = uncoded.as_ref().filter(|_| !coded) {
-                    rule.write(step, range.clone(), &anchors.slots[part], values, &anchors.states[..], |s| s as usize);
+                    let index = &anchors.slots[part];
+                    rule.write(step, range.clone(), index, values, &anchors.states[..], |s| s as usize);
+                    if explain {
+                        own.write(terms, |k| anchors.states[index[k] as usize]);
+                    }
                 } else {
                     let codes = &slots.codes[range.clone()];
                     rule.write(step, range.clone(), codes, values, &coded_states.states, usize::from);
+                    if explain {
+                        own.write(terms, |k| coded_states.states[usize::from(codes[k])]);
+                    }
                 }
-                // An invalid row's episode term is that of R − κ: the written one less κ/F.
                 if let Some(bad) = bad_rows {
-                    let shift = norm(r - kappa, mean_e, std_e, std_mode, eps) - a_episode;
                     for (k, _) in bad.iter().enumerate().filter(|(_, b)| **b) {
                         step.add(range.start + k, shift);
                     }
@@ -279,6 +302,28 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots) -> Credit {
 /// `A^S = (v − mean) / (std + ε)` (or `v − mean`), or 0 for a state of one step (the state's row
 /// holds ω, or 0: [`state_row`]).
 #[derive(Clone, Copy)]
+/// One path's own terms, for `compute_explained`: from path position `start`, each step's
+/// return in `values`, its episode term (`a_episode`, plus `shift` where `bad` flags the step).
+struct Own<'a> {
+    start: usize,
+    values: &'a [f32],
+    a_episode: f32,
+    bad: Option<&'a [bool]>,
+    shift: f32,
+}
+
+impl Own<'_> {
+    /// Writes each step's terms, its anchor state's (mean, denominator, weight) from `state(k)`.
+    fn write(&self, terms: &mut crate::credit::engine::par::TermRows<'_>, state: impl Fn(usize) -> [f32; 3]) {
+        for (k, &g) in self.values.iter().enumerate() {
+            let invalid = self.bad.is_some_and(|bad| bad.get(k).copied().unwrap_or(false));
+            let episode = self.a_episode + if invalid { self.shift } else { 0.0 };
+            let [mean, denominator, weight] = state(k);
+            terms.set_step(self.start + k, &[episode, g, mean, denominator, weight].map(f64::from));
+        }
+    }
+}
+
 struct Rule {
     a_episode: f32,
     std_mode: bool,
@@ -694,8 +739,8 @@ mod tests {
         for mode in ["mean_norm", "mean_std_norm"] {
             let sets = [("mode".to_owned(), mode.to_owned()), ("omega".to_owned(), "0.7".to_owned())];
             let params = Params::resolve(&Gigpo, None, &sets).unwrap_or_else(|e| panic!("{e:?}"));
-            let coded = compute(&run, &params, run.state_slots());
-            let keys = compute(&run, &params, &StateSlots::default());
+            let coded = compute(&run, &params, run.state_slots(), false);
+            let keys = compute(&run, &params, &StateSlots::default(), false);
             let bits = |c: &Credit| c.step.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&coded), bits(&keys), "{mode}");
             // And the anchor term is there: some step differs from its episode term.

@@ -229,10 +229,33 @@ fn returns_in_place(
     }
 }
 
+/// For `compute_explained` (`explain`): each member's values in `group` (member i's at
+/// `local[i]..local[i + 1]`) as step value `column` of its path steps, the other column kept.
+fn keep_steps(
+    explain: bool,
+    terms: &mut crate::credit::engine::par::TermRows<'_>,
+    run: &Run,
+    members: &[TrajectoryId],
+    local: &[usize],
+    group: &[f32],
+    column: usize,
+) {
+    if !explain {
+        return;
+    }
+    for (i, &t) in members.iter().enumerate() {
+        for (p, &v) in run.trajectories.path_range(t).zip(&group[local[i]..local[i + 1]]) {
+            let mut own = terms.step(p);
+            own[column] = f64::from(v);
+            terms.set_step(p, &own);
+        }
+    }
+}
+
 /// z-scores the finite values of `step` (unbiased std, ε = 1e-8 on the std) from their count, sum
 /// and sum of squares, in f32 (one pass that vectorizes); non-finite values stay as they are.
-fn normalize_batch(step: &mut [f32], moments: &crate::credit::engine::moments::Moments) {
-    let Some((n, mean, sum_sq)) = moments.count_mean_sum_sq().filter(|m| m.0 >= 2.0) else { return };
+fn normalize_batch(step: &mut [f32], moments: &crate::credit::engine::moments::Moments) -> Option<(f64, f64)> {
+    let (n, mean, sum_sq) = moments.count_mean_sum_sq().filter(|m| m.0 >= 2.0)?;
     let std = ((sum_sq - n * mean * mean).max(0.0) / (n - 1.0)).sqrt();
     let (mean, scale) = (mean as f32, (1.0 / (std + 1e-8)) as f32);
     // Parts of the output on their own threads (`par::chunks_mut`).
@@ -242,6 +265,7 @@ fn normalize_batch(step: &mut [f32], moments: &crate::credit::engine::moments::M
             *v = (*v - mean) * scale;
         }
     });
+    Some((f64::from(mean), 1.0 / f64::from(scale)))
 }
 
 /// PURE's token baseline, subtracted from each member's weighted step rewards in `group` (member
@@ -281,7 +305,7 @@ fn subtract_token_baseline(
 /// variance sums over every token (separators and zero returns as (0 − mean)²); the std is
 /// √max(var, 1e-8). A step whose return is exactly 0 keeps 0 when the separators are masked, as
 /// the code's buffer keeps every token it took for a separator. Steps without a value stay so.
-fn normalize_over_tokens(step: &mut [f32], tokens: Option<&[f32]>, mask_separators: bool) {
+fn normalize_over_tokens(step: &mut [f32], tokens: Option<&[f32]>, mask_separators: bool) -> Option<(f64, f64)> {
     let share = |k: usize| -> (f64, f64) {
         match tokens {
             Some(w) if mask_separators => ((f64::from(w[k]) - 1.0).max(0.0), f64::from(w[k].min(1.0))),
@@ -302,7 +326,7 @@ fn normalize_over_tokens(step: &mut [f32], tokens: Option<&[f32]>, mask_separato
         }
     }
     if count == 0.0 {
-        return;
+        return None;
     }
     let mean = sum / count;
     let mut sq = 0.0f64;
@@ -316,6 +340,7 @@ fn normalize_over_tokens(step: &mut [f32], tokens: Option<&[f32]>, mask_separato
     for v in step.iter_mut().filter(|v| v.is_finite() && !skipped(**v)) {
         *v = ((f64::from(*v) - mean) / std) as f32;
     }
+    Some((mean, std))
 }
 
 impl Scheme for Pure {
@@ -337,120 +362,142 @@ impl Scheme for Pure {
         Support::Yes
     }
     fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
-        let column = score_column(run, knobs.score_param.score, "pure")?;
-        let tr = &run.trajectories;
-        let two_p = knobs.transform == TransformChoice::TwoPMinusOne;
-        let inverse_t = (1.0 / knobs.temperature) as f32;
-        let uniform = knobs.weighting == Weighting::Uniform;
-        let score = crate::credit::engine::inputs::path_column(run, column);
-        let mut terms = Terms::for_rows(
-            "Σ_{j≥k} (w_j r_j − baseline) + VR at the last step, then normalized",
-            &["Σ w·r", "baseline", "VR"],
-            tr.len(),
-        );
-        let solved = |t: TrajectoryId| -> f64 {
-            match tr.success[t.index()] {
-                Some(s) => f64::from(u8::from(s)),
-                None => f64::from(u8::from(tr.reward[t.index()] > 0.5)),
-            }
-        };
-        let step_baseline = knobs.baseline == Baseline::Step;
-        let token_baseline = knobs.baseline == Baseline::Token;
-        let over_tokens = knobs.normalize_over == NormalizeOver::Tokens;
-        // Policy tokens of each path step, when the run logs tokens.
-        let token_counts = crate::credit::engine::inputs::step_token_weights(run);
-        let step_tokens = token_counts.as_deref();
-        let transform = Transform { two_p, uniform, inverse_t };
-        // Group by group, in cache: each member's weighted step rewards r' = w·r (softmax-min
-        // weights over its steps; a missing score counts 0), the RLOO baselines, then the
-        // reward-to-go in place, four members at a time (`returns_in_place`), with the batch
-        // moments for the normalization gathered on the way, per group. A group whose members'
-        // steps follow each other in the output is computed where it is written; any other in a
-        // buffer of its own, then copied. Runs of consecutive groups on their own threads
-        // (`par::by_groups`).
-        let (mut step, moments) = crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {
-            let (mut buffer, mut local, mut exp, mut rows, mut totals) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-            // Per group: count, sum and sum of squares of its finite credit (summed in group order
-            // below, the same whatever the number of threads).
-            let mut moments: Vec<crate::credit::engine::moments::Moments> = Vec::new();
-            for g in groups.map(crate::model::GroupId::from_index) {
-                let members = run.groups.members(g);
-                if members.is_empty() {
-                    continue;
-                }
-                let k = members.len() as f64;
-                // Where each member's steps are in the group's values, and whether they follow each
-                // other in the output as they do there.
-                local.clear();
-                local.push(0);
-                let first = tr.path_range(members[0]).start;
-                let mut in_place = true;
-                for &t in members {
-                    let range = tr.path_range(t);
-                    let end = local[local.len() - 1];
-                    in_place &= range.start == first + end;
-                    local.push(end + range.len());
-                }
-                let len = local[local.len() - 1];
-                let group: &mut [f32] = if in_place {
-                    step.slots(first..first + len)
-                } else {
-                    buffer.clear();
-                    buffer.resize(len, 0.0);
-                    &mut buffer
-                };
-                weigh_group(group, &local, |i| &score[tr.path_range(members[i])], transform, &mut exp, &mut totals);
-                // Per rollout: Σ r', its mean per step (the step baseline's unit), the baseline and VR.
-                let per_step = |i: usize| totals[i] / (local[i + 1] - local[i]).max(1) as f64;
-                let per_step_total: f64 = (0..members.len()).map(per_step).sum();
-                let vr_total: f64 = members.iter().map(|&t| solved(t) - 1.0).sum();
-                rows.clear();
-                rows.extend(members.iter().enumerate().map(|(i, &t)| {
-                    let baseline =
-                        if step_baseline && k > 1.0 { (per_step_total - per_step(i)) / (k - 1.0) } else { 0.0 };
-                    let vr = solved(t) - 1.0;
-                    let verifiable = if knobs.verifiable {
-                        let loo = if k > 1.0 { vr - (vr_total - vr) / (k - 1.0) } else { vr };
-                        knobs.verifiable_coef * loo
-                    } else {
-                        0.0
-                    };
-                    terms.set(t.index(), &[totals[i], baseline, verifiable]);
-                    (baseline, verifiable)
-                }));
-                // The token baseline: each step less its tokens (separator not counted) times the
-                // other rollouts' reward per token.
-                if token_baseline && k > 1.0 {
-                    subtract_token_baseline(group, &local, |i| tr.path_range(members[i]), step_tokens, &totals);
-                }
-                // The running return starts with VR at the last step.
-                returns_in_place(group, &local, |i| rows[i].1, |i| rows[i].0);
-                // The batch moments from the group's credit while it is in cache.
-                if knobs.normalize && !over_tokens {
-                    let mut moments_here = crate::credit::engine::moments::Moments::default();
-                    moments_here.add_slice(group);
-                    moments.push(moments_here);
-                }
-                if !in_place {
-                    for (i, &t) in members.iter().enumerate() {
-                        step.slots(tr.path_range(t)).copy_from_slice(&buffer[local[i]..local[i + 1]]);
-                    }
-                }
-            }
-            moments
-        });
-        crate::credit::engine::inputs::give_path_column(score);
-        if knobs.normalize && over_tokens {
-            normalize_over_tokens(&mut step, step_tokens, knobs.mask_separators);
-        } else if knobs.normalize {
-            let moments = moments
-                .iter()
-                .flatten()
-                .fold(crate::credit::engine::moments::Moments::default(), |all, g| all.merge(g));
-            normalize_batch(&mut step, &moments);
-        }
-        Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
+        credit(run, params, false)
     }
+
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        credit(run, params, true)
+    }
+}
+
+/// The credit `compute` gives; with `explain`, also each step's weighted reward and return
+/// (`compute_explained`).
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pass per group while its buffers are in cache: weights, baselines, returns, moments, in order"
+)]
+fn credit(run: &Run, params: &Params, explain: bool) -> Result<Credit, CreditError> {
+    let knobs = Knobs::of(params);
+    let column = score_column(run, knobs.score_param.score, "pure")?;
+    let tr = &run.trajectories;
+    let two_p = knobs.transform == TransformChoice::TwoPMinusOne;
+    let inverse_t = (1.0 / knobs.temperature) as f32;
+    let uniform = knobs.weighting == Weighting::Uniform;
+    let score = crate::credit::engine::inputs::path_column(run, column);
+    // With `explain`, each step's x = w·r (less its token baseline) and its return G; the
+    // normalization's mean and denominator in every row (0 and 1 when not normalized).
+    let mut terms = Terms::for_rows(
+        "(G − batch mean) / batch denominator, G_k = x_k − baseline + G_(k+1), G after the last step = VR",
+        &["Σ w·r", "baseline", "VR", "batch mean", "batch denominator"],
+        tr.len(),
+    )
+    .with_step_values(&["x", "G"], if explain { tr.path_nodes.len() } else { 0 });
+    let solved = |t: TrajectoryId| -> f64 {
+        match tr.success[t.index()] {
+            Some(s) => f64::from(u8::from(s)),
+            None => f64::from(u8::from(tr.reward[t.index()] > 0.5)),
+        }
+    };
+    let step_baseline = knobs.baseline == Baseline::Step;
+    let token_baseline = knobs.baseline == Baseline::Token;
+    let over_tokens = knobs.normalize_over == NormalizeOver::Tokens;
+    // Policy tokens of each path step, when the run logs tokens.
+    let token_counts = crate::credit::engine::inputs::step_token_weights(run);
+    let step_tokens = token_counts.as_deref();
+    let transform = Transform { two_p, uniform, inverse_t };
+    // Group by group, in cache: each member's weighted step rewards r' = w·r (softmax-min
+    // weights over its steps; a missing score counts 0), the RLOO baselines, then the
+    // reward-to-go in place, four members at a time (`returns_in_place`), with the batch
+    // moments for the normalization gathered on the way, per group. A group whose members'
+    // steps follow each other in the output is computed where it is written; any other in a
+    // buffer of its own, then copied. Runs of consecutive groups on their own threads
+    // (`par::by_groups`).
+    let (mut step, moments) = crate::credit::engine::par::by_groups(run, &mut terms, |groups, step, terms| {
+        let (mut buffer, mut local, mut exp, mut rows, mut totals) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // Per group: count, sum and sum of squares of its finite credit (summed in group order
+        // below, the same whatever the number of threads).
+        let mut moments: Vec<crate::credit::engine::moments::Moments> = Vec::new();
+        for g in groups.map(crate::model::GroupId::from_index) {
+            let members = run.groups.members(g);
+            if members.is_empty() {
+                continue;
+            }
+            let k = members.len() as f64;
+            // Where each member's steps are in the group's values, and whether they follow each
+            // other in the output as they do there.
+            local.clear();
+            local.push(0);
+            let first = tr.path_range(members[0]).start;
+            let mut in_place = true;
+            for &t in members {
+                let range = tr.path_range(t);
+                let end = local[local.len() - 1];
+                in_place &= range.start == first + end;
+                local.push(end + range.len());
+            }
+            let len = local[local.len() - 1];
+            let group: &mut [f32] = if in_place {
+                step.slots(first..first + len)
+            } else {
+                buffer.clear();
+                buffer.resize(len, 0.0);
+                &mut buffer
+            };
+            weigh_group(group, &local, |i| &score[tr.path_range(members[i])], transform, &mut exp, &mut totals);
+            // Per rollout: Σ r', its mean per step (the step baseline's unit), the baseline and VR.
+            let per_step = |i: usize| totals[i] / (local[i + 1] - local[i]).max(1) as f64;
+            let per_step_total: f64 = (0..members.len()).map(per_step).sum();
+            let vr_total: f64 = members.iter().map(|&t| solved(t) - 1.0).sum();
+            rows.clear();
+            rows.extend(members.iter().enumerate().map(|(i, &t)| {
+                let baseline = if step_baseline && k > 1.0 { (per_step_total - per_step(i)) / (k - 1.0) } else { 0.0 };
+                let vr = solved(t) - 1.0;
+                let verifiable = if knobs.verifiable {
+                    let loo = if k > 1.0 { vr - (vr_total - vr) / (k - 1.0) } else { vr };
+                    knobs.verifiable_coef * loo
+                } else {
+                    0.0
+                };
+                terms.set(t.index(), &[totals[i], baseline, verifiable, 0.0, 1.0]);
+                (baseline, verifiable)
+            }));
+            // The token baseline: each step less its tokens (separator not counted) times the
+            // other rollouts' reward per token.
+            if token_baseline && k > 1.0 {
+                subtract_token_baseline(group, &local, |i| tr.path_range(members[i]), step_tokens, &totals);
+            }
+            // The running return starts with VR at the last step.
+            keep_steps(explain, terms, run, members, &local, group, 0);
+            returns_in_place(group, &local, |i| rows[i].1, |i| rows[i].0);
+            keep_steps(explain, terms, run, members, &local, group, 1);
+            // The batch moments from the group's credit while it is in cache.
+            if knobs.normalize && !over_tokens {
+                let mut moments_here = crate::credit::engine::moments::Moments::default();
+                moments_here.add_slice(group);
+                moments.push(moments_here);
+            }
+            if !in_place {
+                for (i, &t) in members.iter().enumerate() {
+                    step.slots(tr.path_range(t)).copy_from_slice(&buffer[local[i]..local[i + 1]]);
+                }
+            }
+        }
+        moments
+    });
+    crate::credit::engine::inputs::give_path_column(score);
+    let normalized = if knobs.normalize && over_tokens {
+        normalize_over_tokens(&mut step, step_tokens, knobs.mask_separators)
+    } else if knobs.normalize {
+        let moments =
+            moments.iter().flatten().fold(crate::credit::engine::moments::Moments::default(), |all, g| all.merge(g));
+        normalize_batch(&mut step, &moments)
+    } else {
+        None
+    };
+    if let Some((mean, denominator)) = normalized {
+        terms.fill("batch mean", mean);
+        terms.fill("batch denominator", denominator);
+    }
+    Ok(Credit { step, token: None, token_returns: None, terms, level: Some(crate::credit::Level::Step) })
 }
