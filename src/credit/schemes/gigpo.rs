@@ -266,8 +266,10 @@ fn compute(run: &Run, params: &Params, slots: &StateSlots, explain: bool) -> Cre
                 let rule = Rule { a_episode, std_mode };
                 let bad_rows = flags(i).filter(|f| penalised && f.contains(&true));
                 // A group not coded has its key table (made above); a coded one reads the codes.
-                // An invalid row's episode term is that of R − κ: the written one less κ/F.
-                let shift = norm(r - kappa, mean_e, std_e, std_mode, eps) - a_episode;
+                // An invalid row's episode term is that of R − κ: the written one less κ/F
+                // (worked out only for a row with invalid actions).
+                let shift =
+                    if bad_rows.is_some() { norm(r - kappa, mean_e, std_e, std_mode, eps) - a_episode } else { 0.0 };
                 let own = Own { start: range.start, values, a_episode, bad: bad_rows, shift };
                 if let Some(anchors) = uncoded.as_ref().filter(|_| !coded) {
                     let index = &anchors.slots[part];

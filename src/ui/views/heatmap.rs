@@ -217,12 +217,15 @@ fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_hei
     let col_width = ((size.x - gutter) / grid.num_cols as f32).min(80.0);
     let desired = egui::vec2(gutter + col_width * grid.num_cols as f32, row_height * grid.rows.len() as f32);
     let (whole, response) = ui.allocate_exact_size(desired, egui::Sense::click());
-    let selected = match (ctx.open.selection.trajectory, ctx.open.selected_step_index()) {
-        (Some(t), Some(k)) if grid.rows.contains(&t) => {
-            format!(" · selected {} step {} (outlined)", ctx.open.run.trajectory_key(t), k + 1)
-        }
-        _ => String::new(),
+    // The selected step's row and step index, when its rollout is one of the rows: outlined
+    // below and named in the canvas's accessible label.
+    let selected_cell = match (ctx.open.selection.trajectory, ctx.open.selected_step_index()) {
+        (Some(t), Some(k)) => grid.rows.iter().position(|&r| r == t).map(|row| (t, row, k)),
+        _ => None,
     };
+    let selected = selected_cell.map_or_else(String::new, |(t, _, k)| {
+        format!(" · selected {} step {} (outlined)", ctx.open.run.trajectory_key(t), k + 1)
+    });
     let rows = grid.rows.len();
     response.widget_info(|| {
         egui::WidgetInfo::labeled(egui::Role::Canvas, true, format!("heatmap · {rows} rows{selected}"))
@@ -266,9 +269,7 @@ fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_hei
     };
     // The selected step.
     let run = &ctx.open.run;
-    if let (Some(t), Some(k)) = (ctx.open.selection.trajectory, ctx.open.selected_step_index())
-        && let Some(row) = grid.rows.iter().position(|&r| r == t)
-    {
+    if let Some((_, row, k)) = selected_cell {
         painter.rect_stroke(cell_rect(row, k), 0.0, egui::Stroke::new(2.0, theme::SELECTED), egui::StrokeKind::Inside);
     }
     let Some(pointer) = response.hover_pos().filter(|p| rect.contains(*p)) else { return };

@@ -241,7 +241,7 @@ fn step_terms(
     // per recomputation of the slot, and kept.
     if !credit.terms.step_names.is_empty() && credit.terms.step_values.is_empty() {
         if open.run.num_path_steps() > LARGE_RUN_STEPS {
-            terms.push(("(each step's own values are kept on runs of up to 200000 steps)".to_owned(), None));
+            terms.push((format!("(each step's own values are kept on runs of up to {LARGE_RUN_STEPS} steps)"), None));
         } else {
             let id = egui::Id::unique(("explained credit", index));
             let key = (slot.key.clone(), slot.generation, open.cache_key());
