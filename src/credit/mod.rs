@@ -89,6 +89,15 @@ pub enum Support {
 /// Parameter values by name, as text (the CLI's `--set`).
 pub type ParamValues = Vec<(String, String)>;
 
+/// Writes `values` (as `f32`, as many as fit) into `slot` when there is one: one row or one path
+/// step of explanation terms.
+#[inline]
+pub(crate) fn store(slot: Option<&mut [f32]>, values: &[f64]) {
+    for (s, &v) in slot.into_iter().flatten().zip(values) {
+        *s = v as f32;
+    }
+}
+
 /// The most path steps a scheme keeps values per step for ([`Terms::with_step_values`]): at four
 /// values a step, 64 MiB.
 pub const STEP_VALUES_LIMIT: usize = 1 << 22;
@@ -157,11 +166,7 @@ impl Terms {
     /// Sets the values of path step `p` (as many as `step_names`).
     pub fn set_step(&mut self, p: usize, values: &[f64]) {
         let n = self.step_names.len();
-        if let Some(slot) = self.step_values.get_mut(p * n..(p + 1) * n) {
-            for (s, &v) in slot.iter_mut().zip(values) {
-                *s = v as f32;
-            }
-        }
+        store(self.step_values.get_mut(p * n..(p + 1) * n), values);
     }
 
     /// Appends one row's values (as many as names).
@@ -172,11 +177,7 @@ impl Terms {
     /// Sets row `i` (as many values as names) of terms made with [`Self::for_rows`].
     pub fn set(&mut self, i: usize, values: &[f64]) {
         let n = self.names.len();
-        if let Some(slot) = self.values.get_mut(i * n..(i + 1) * n) {
-            for (s, &v) in slot.iter_mut().zip(values) {
-                *s = v as f32;
-            }
-        }
+        store(self.values.get_mut(i * n..(i + 1) * n), values);
     }
 
     /// The named values of row `i`.

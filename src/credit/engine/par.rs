@@ -177,22 +177,14 @@ impl<'a> TermRows<'a> {
     #[inline]
     pub fn set_step(&mut self, p: usize, values: &[f64]) {
         let start = (p - self.base) * self.step_width;
-        if let Some(slot) = self.steps.get_mut(start..start + self.step_width) {
-            for (s, &v) in slot.iter_mut().zip(values) {
-                *s = v as f32;
-            }
-        }
+        crate::credit::store(self.steps.get_mut(start..start + self.step_width), values);
     }
 
     /// Sets row `i` (a trajectory index within this part), as [`Terms::set`].
     #[inline]
     pub fn set(&mut self, i: usize, values: &[f64]) {
         let start = (i - self.first) * self.width;
-        if let Some(slot) = self.values.get_mut(start..start + self.width) {
-            for (s, &v) in slot.iter_mut().zip(values) {
-                *s = v as f32;
-            }
-        }
+        crate::credit::store(self.values.get_mut(start..start + self.width), values);
     }
 }
 
