@@ -63,7 +63,7 @@ fn main() {
         path.display(),
         opened.elapsed().as_secs_f64()
     );
-    let mut follower = Follower::start(live, || {}).unwrap();
+    let mut follower = Follower::start(live, &path, &vantage::source::OpenOptions::default(), || {}).unwrap();
     let mut latencies = Vec::new();
     let mut expected = trajectories;
     for _ in 0..10 {

@@ -30,7 +30,6 @@ struct Pending {
 }
 
 /// Loads in flight, and how paths are opened.
-#[derive(Default)]
 pub struct LoadQueue {
     pending: Vec<Pending>,
     next_id: u64,
@@ -39,6 +38,18 @@ pub struct LoadQueue {
     pub options: OpenOptions,
     /// Faults tests inject (see [`super::faults`]).
     pub faults: super::faults::Faults,
+}
+
+impl Default for LoadQueue {
+    /// No load in flight; paths opened with the default options, an Inspect `.eval` lazily.
+    fn default() -> Self {
+        Self {
+            pending: Vec::new(),
+            next_id: 0,
+            options: OpenOptions { lazy: true, ..OpenOptions::default() },
+            faults: super::faults::Faults::default(),
+        }
+    }
 }
 
 impl LoadQueue {
@@ -163,7 +174,7 @@ impl LoadQueue {
                     rfd::FileDialog::new().pick_folder().into_iter().collect()
                 } else {
                     rfd::FileDialog::new()
-                        .add_filter("rollout logs", &crate::source::path::LOG_EXTENSIONS)
+                        .add_filter("rollout logs", &crate::source::listing::LOG_EXTENSIONS)
                         .add_filter("all files", &["*"])
                         .pick_files()
                         .unwrap_or_default()

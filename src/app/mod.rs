@@ -95,7 +95,8 @@ impl VantageApp {
         options: crate::source::OpenOptions,
     ) -> Self {
         let mut app = Self::restored(cc);
-        app.loads.options = options;
+        // The app reads an Inspect `.eval`'s samples as they are shown.
+        app.loads.options = crate::source::OpenOptions { lazy: true, ..options };
         // The formulas saved in the formulas folder (by this app or by hand) join the remembered ones.
         #[cfg(not(target_arch = "wasm32"))]
         {
@@ -260,7 +261,14 @@ impl VantageApp {
                         self.push_run(open);
                     }
                 }
-                LoadMessage::Done(outcome) => self.accept_outcome(id, *outcome, repaint.clone()),
+                LoadMessage::Done(mut outcome) => {
+                    // The other logs of an opened folder open beside the first, each a run.
+                    let more = std::mem::take(&mut outcome.more);
+                    self.accept_outcome(id, *outcome, repaint.clone());
+                    for other in more {
+                        self.accept_outcome(0, other, repaint.clone());
+                    }
+                }
                 LoadMessage::Picked(sources) if !sources.is_empty() => self.open_all(sources, repaint.clone()),
                 LoadMessage::Picked(_) => {}
             }

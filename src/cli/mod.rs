@@ -221,6 +221,7 @@ pub fn main() -> ExitCode {
         outcomes: outcomes.into(),
         memory_budget: crate::source::disk::memory_budget(),
         follow: false,
+        lazy: false,
     };
     match cli.command {
         None => {
@@ -247,11 +248,9 @@ pub fn main() -> ExitCode {
                 link: cli.link,
                 exit_after_first_view: cli.exit_after_first_view.then(|| *crate::cli::desktop::STARTED),
             };
-            desktop::run_app(crate::source::path::expand_paths(files), cli.follow, options, start, cli.window_size)
+            desktop::run_app(files, cli.follow, options, start, cli.window_size)
         }
-        Some(Command::Check { format, .. }) => {
-            check(&crate::source::path::expand_paths(check_files), &options, format.as_deref())
-        }
+        Some(Command::Check { format, .. }) => check(&check_files, &options, format.as_deref()),
         Some(Command::Schemes { markdown }) => {
             print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });
             if !markdown {
@@ -398,7 +397,7 @@ fn convert_to_dataset(
 ) -> anyhow::Result<String> {
     let mut report = LoadReport::new(&file.display().to_string());
     let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
-    let converted = crate::source::dataset::convert(file, out, options, format, piece, &mut report);
+    let converted = crate::source::convert::convert(file, out, options, format, piece, &mut report);
     let converted = reported(converted, &report)?;
     let m = &converted.manifest;
     Ok(format!(
@@ -428,7 +427,7 @@ fn follow_convert(
     let mut report = LoadReport::new(&file.display().to_string());
     let idle = until_idle.map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
     let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
-    let manifest = crate::source::dataset::follow(file, out, options, format, piece, idle, &mut report);
+    let manifest = crate::source::convert::follow(file, out, options, format, piece, idle, &mut report);
     let m = reported(manifest, &report)?;
     Ok(format!(
         "{}: followed until idle; {} training-step partitions, {} trajectories -> {}/",
@@ -476,36 +475,44 @@ fn parquet_bytes(run: &Run) -> anyhow::Result<Vec<u8>> {
     }
 }
 
-/// Loads and reports each file; the exit code is the worst over all files.
+/// Loads and reports each path (each log of a folder: `source::path::open_all`). The exit code
+/// is the worst over the paths: 0 when every run loaded without a warning, 1 with warnings, 2 when
+/// nothing loaded from a path. A folder in which some logs loaded and others failed is 1: what
+/// loaded is there, and the failures are named.
 fn check(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> ExitCode {
     let mut worst = 0u8;
     let mut stdout = std::io::stdout().lock();
     for path in files {
-        let mut report = LoadReport::new(&path.display().to_string());
-        let code = match load_path(path, options, format, &mut report) {
-            Ok(run) => {
-                let _ = writeln!(stdout, "{}: {}", path.display(), run.meta.format);
-                for line in RunSummary::of(&run).lines() {
-                    let _ = writeln!(stdout, "  {line}");
+        let template = options.report(&path.display().to_string());
+        let opened = crate::source::path::open_all(path, options, format, &template, None);
+        let any_loaded = opened.iter().any(|o| o.result.is_ok());
+        for one in opened {
+            let shown = one.path.display();
+            let code = match &one.result {
+                Ok(run) => {
+                    let _ = writeln!(stdout, "{shown}: {}", run.meta.format);
+                    for line in RunSummary::of(run).lines() {
+                        let _ = writeln!(stdout, "  {line}");
+                    }
+                    for note in &run.meta.notes {
+                        let _ = writeln!(stdout, "  note: {note}");
+                    }
+                    print_schemes_support(&mut stdout, run);
+                    u8::from(!one.report.warnings.is_empty())
                 }
-                for note in &run.meta.notes {
-                    let _ = writeln!(stdout, "  note: {note}");
+                Err(err) => {
+                    let _ = writeln!(stdout, "{shown}: nothing loaded");
+                    let _ = writeln!(stdout, "  {}", err.located());
+                    if any_loaded { 1 } else { 2 }
                 }
-                print_schemes_support(&mut stdout, &run);
-                u8::from(!report.warnings.is_empty())
+            };
+            let skipped = one.report.num_skipped();
+            let _ = writeln!(stdout, "  warnings: {} ({skipped} skipped)", one.report.num_warnings());
+            for line in one.report.located() {
+                let _ = writeln!(stdout, "  {line}");
             }
-            Err(err) => {
-                let _ = writeln!(stdout, "{}: nothing loaded", path.display());
-                let _ = writeln!(stdout, "  {}", err.located());
-                2
-            }
-        };
-        let skipped = report.num_skipped();
-        let _ = writeln!(stdout, "  warnings: {} ({skipped} skipped)", report.num_warnings());
-        for line in report.located() {
-            let _ = writeln!(stdout, "  {line}");
+            worst = worst.max(code);
         }
-        worst = worst.max(code);
     }
     ExitCode::from(worst)
 }
@@ -575,7 +582,7 @@ fn credit_command(
         refuse_input(file, out)?;
     }
     #[cfg(feature = "parquet")]
-    if let Some(out) = out.filter(|o| o.extension().is_none() && crate::source::path::is_v2_dataset(file)) {
+    if let Some(out) = out.filter(|o| o.extension().is_none() && crate::source::listing::is_v2_dataset(file)) {
         return partitions::run(file, &computation, request, options, out);
     }
     if request.partition.is_some() || request.batch_scope.is_some() {

@@ -64,8 +64,16 @@ pub struct Follower {
 }
 
 impl Follower {
-    /// Follows `live`, which has been read up to now; `repaint` is called when an update is sent.
-    pub fn start(mut live: Live, repaint: impl Fn() + Send + 'static) -> Option<Self> {
+    /// Follows `live` (the run at `path`, read up to now), giving each update what the door gives
+    /// a run (`options`' outcomes joined, the notes about files beside it); `repaint` is called
+    /// when an update is sent.
+    pub fn start(
+        mut live: Live,
+        path: &std::path::Path,
+        options: &super::OpenOptions,
+        repaint: impl Fn() + Send + 'static,
+    ) -> Option<Self> {
+        let (path, outcomes) = (path.to_owned(), std::sync::Arc::clone(&options.outcomes));
         let (sender, receiver) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
@@ -75,7 +83,11 @@ impl Follower {
             while !stopping.load(Ordering::Relaxed) {
                 std::thread::sleep(POLL_EVERY);
                 let update = match live.poll() {
-                    Ok(true) => Update::Run(Box::new(live.snapshot()), live.report().clone()),
+                    Ok(true) => {
+                        let (mut run, mut report) = (live.snapshot(), live.report().clone());
+                        super::joined::finish(&path, &outcomes, &mut run, &mut report);
+                        Update::Run(Box::new(run), report)
+                    }
                     Ok(false) => continue,
                     Err(err) => Update::Stopped(format!("{err:#}")),
                 };

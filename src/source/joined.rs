@@ -5,7 +5,7 @@ use crate::load::formats::outcomes::Outcomes;
 use crate::load::{LoadError, LoadReport};
 use crate::model::Run;
 
-use super::path::{LOG_EXTENSIONS, load_path};
+use super::listing::LOG_EXTENSIONS;
 
 /// The files below `dir` that hold outcomes to join to trajectories (`load::formats::outcomes`): JSON files
 /// that are not trajectories themselves (`.traj.json`), up to 16 MiB, whose start names a
@@ -15,7 +15,10 @@ pub fn results_files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, crate::l
 }
 
 /// The outcomes in `path` if it is a results file (see [`results_files`]), named relative to `dir`.
-fn results_file(dir: &std::path::Path, path: &std::path::Path) -> Option<crate::load::formats::outcomes::Outcomes> {
+pub(crate) fn results_file(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+) -> Option<crate::load::formats::outcomes::Outcomes> {
     use std::io::Read as _;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= 16 << 20);
@@ -25,7 +28,8 @@ fn results_file(dir: &std::path::Path, path: &std::path::Path) -> Option<crate::
     let mut head = Vec::new();
     std::fs::File::open(path).ok()?.take(1 << 16).read_to_end(&mut head).ok()?;
     let head = String::from_utf8_lossy(&head);
-    if !head.contains("\"resolved") && !head.contains("\"is_solved\"") && !head.contains("\"trial_name\"") {
+    let markers = ["\"resolved", "\"is_solved\"", "\"trial_name\"", "\"instances\""];
+    if !markers.iter().any(|m| head.contains(m)) {
         return None;
     }
     let bytes = std::fs::read(path).ok()?;
@@ -65,7 +69,7 @@ pub fn is_joined_run(dir: &std::path::Path) -> bool {
 }
 
 /// The log files below `dir` (by extension), sorted.
-fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut stack = vec![dir.to_path_buf()];
     let mut found = Vec::new();
     while let Some(dir) = stack.pop() {
@@ -81,87 +85,6 @@ fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     found.sort();
     found
-}
-
-/// A directory of trajectory files and the results files that hold their outcomes, as one run:
-/// every file that loads, its trajectories given the outcomes of the results file nearest to it
-/// (the one whose directories it shares most of), the others named in the notes.
-pub(crate) fn load_joined(
-    dir: &std::path::Path,
-    results: &[(std::path::PathBuf, crate::load::formats::outcomes::Outcomes)],
-    report: &mut LoadReport,
-) -> Result<Run, LoadError> {
-    use std::collections::BTreeMap;
-    let name = dir.display().to_string();
-    let components = |p: &std::path::Path| -> Vec<String> {
-        p.strip_prefix(dir)
-            .unwrap_or(p)
-            .parent()
-            .into_iter()
-            .flat_map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()))
-            .collect()
-    };
-    let result_paths: Vec<&std::path::PathBuf> = results.iter().map(|(p, _)| p).collect();
-    let mut merged = String::from("{\"vantage\": 1}\n");
-    let (mut formats, mut notes, mut skipped) = (Vec::<String>::new(), Vec::<String>::new(), Vec::<String>::new());
-    let mut source_of: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
-    for path in log_files(dir) {
-        if result_paths.contains(&&path) {
-            continue;
-        }
-        let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
-        let mut file_report = LoadReport::with_budget(&shown, report.budget);
-        match load_path(&path, None, &mut file_report) {
-            Ok(run) => {
-                for t in run.trajectories.ids() {
-                    source_of.insert(run.label(run.trajectories.key[t.index()]).to_owned(), path.clone());
-                }
-                if !formats.contains(&run.meta.format) {
-                    formats.push(run.meta.format.clone());
-                }
-                notes.extend(run.meta.notes.iter().filter(|n| !notes.contains(n)).cloned().collect::<Vec<_>>());
-                let jsonl = crate::load::formats::vantage_jsonl::write::to_jsonl(&run);
-                merged.extend(jsonl.split_inclusive('\n').skip(1));
-                for mut warning in file_report.warnings {
-                    warning.field = format!("{shown}: {}", warning.field);
-                    report.warn(warning);
-                }
-            }
-            Err(err) => {
-                let reason =
-                    if err.is_unrecognised() { "not a recognised log format".to_owned() } else { err.to_string() };
-                skipped.push(format!("{shown} ({reason})"));
-            }
-        }
-    }
-    let mut run = crate::load::formats::vantage_jsonl::load(
-        &name,
-        merged.as_bytes(),
-        &mut LoadReport::with_budget(&name, report.budget),
-    )?;
-    run.meta.format = formats.join(" + ");
-    run.meta.notes = notes;
-    if !skipped.is_empty() {
-        run.meta.notes.push(format!("files that are not trajectories, skipped: {}", skipped.join("; ")));
-    }
-    // Each trajectory's results files, nearest first: those sharing the most directories with its file.
-    let outcomes: Vec<&crate::load::formats::outcomes::Outcomes> = results.iter().map(|(_, o)| o).collect();
-    let files_for = |t: crate::model::TrajectoryId| -> Vec<usize> {
-        let Some(source) = source_of.get(run.label(run.trajectories.key[t.index()])) else {
-            return (0..results.len()).collect();
-        };
-        let mine = components(source);
-        let shared = |p: &std::path::Path| components(p).iter().filter(|c| mine.contains(c)).count();
-        let best = results.iter().map(|(p, _)| shared(p)).max().unwrap_or(0);
-        (0..results.len()).filter(|&i| shared(&results[i].0) == best).collect()
-    };
-    let chosen: Vec<Vec<usize>> = run.trajectories.ids().map(files_for).collect();
-    let joined = crate::load::formats::outcomes::join_with(&mut run, &outcomes, |t| chosen[t.index()].clone());
-    for warning in crate::load::formats::outcomes::warnings(&joined, &outcomes) {
-        report.warn(warning);
-    }
-    run.meta.warnings.clone_from(&report.warnings);
-    Ok(run)
 }
 
 /// Reads the results files of `--outcomes`; an error naming a file that is not one.
@@ -209,6 +132,35 @@ pub fn mark_converted(run: &mut Run) {
     if !meta.notes.is_empty() {
         let notes = meta.notes.iter().cloned().map(serde_json::Value::String).collect();
         meta.metadata.entry("notes".to_owned()).or_insert(serde_json::Value::Array(notes));
+    }
+}
+
+/// What every run opened from `path` gets (the door's last step, and each update of a followed
+/// run): the notes about files beside it, and `outcomes` joined to it.
+pub(crate) fn finish(path: &std::path::Path, outcomes: &[Outcomes], run: &mut Run, report: &mut LoadReport) {
+    note_failures_sidecar(path, run);
+    join_outcomes(run, outcomes, report);
+}
+
+/// NeMo Gym writes failed rollouts to `<stem>_failures.jsonl` beside the rollouts: when that file
+/// is there, the run's notes say so (and how many lines it has), as its rollouts are not in the run.
+fn note_failures_sidecar(path: &std::path::Path, run: &mut Run) {
+    if !run.meta.format.starts_with("NeMo Gym") {
+        return;
+    }
+    let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { return };
+    let sidecar = path.with_file_name(format!("{stem}_failures.jsonl"));
+    let Ok(file) = std::fs::File::open(&sidecar) else { return };
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(file))
+        .map_while(Result::ok)
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    let note = format!(
+        "{lines} failed rollout(s) in {} (NeMo Gym's failures sidecar), not in this run: open it to see them",
+        sidecar.display()
+    );
+    if !run.meta.notes.contains(&note) {
+        run.meta.notes.push(note);
     }
 }
 

@@ -4,6 +4,14 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+/// File extensions of logs, for directories and the file dialog.
+pub const LOG_EXTENSIONS: [&str; 8] = ["json", "jsonl", "eval", "traj", "parquet", "gz", "zst", "db"];
+
+/// Whether `path` is a vantage Parquet v2 dataset: a directory with a `manifest.json`.
+pub fn is_v2_dataset(path: &Path) -> bool {
+    path.is_dir() && path.join(crate::load::formats::vantage_v2::MANIFEST).is_file()
+}
+
 /// The files of a directory that `step` gives a step number, in step order, and the names of the
 /// others, sorted.
 pub(crate) fn list_dir(dir: &Path, step: impl Fn(&Path) -> Option<u64>) -> (Vec<(u64, PathBuf)>, Vec<String>) {

@@ -9,9 +9,13 @@ pub mod open;
 // Native: files and directories on disk.
 
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
+pub mod convert;
+#[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
 pub mod dataset;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod disk;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod folder;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod follow;
 #[cfg(not(target_arch = "wasm32"))]
@@ -54,6 +58,10 @@ pub struct OpenOptions {
     pub memory_budget: u64,
     /// Follow the run while it grows (a JSON-lines log, a verl, NeMo-RL, prime-rl or TRL directory).
     pub follow: bool,
+    /// Open an Inspect `.eval` from its header and summaries and read its samples later, as the
+    /// app does (the command line reads every sample at once). Not when outcomes are to be
+    /// joined: they need every sample.
+    pub lazy: bool,
 }
 
 impl Default for OpenOptions {
@@ -63,6 +71,7 @@ impl Default for OpenOptions {
             outcomes: std::sync::Arc::from(Vec::new()),
             memory_budget: crate::load::budget::DEFAULT_BUDGET,
             follow: false,
+            lazy: false,
         }
     }
 }

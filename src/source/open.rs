@@ -55,26 +55,37 @@ impl LoadSource {
 
     /// Loads to the end on this thread (native loader threads) as `options` say, handing
     /// `partial` the run so far while a large log is read (`partial` returns `false` when the load
-    /// was cancelled). A followed path goes on being followed by a `Follower` in the outcome.
+    /// was cancelled). A path goes through the one door (`source::path::open_all`): a folder of
+    /// several logs gives an outcome for each (the first, the others in its `more`); a followed
+    /// path goes on being followed by a `Follower` in the outcome.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn load(
         self,
         options: &OpenOptions,
         progress: Progress,
         partial: &mut dyn FnMut(Run, &LoadReport) -> bool,
-        repaint: impl Fn() + Send + 'static,
+        repaint: impl Fn() + Send + Clone + 'static,
     ) -> LoadOutcome {
         match self {
-            Self::Path(path) if options.follow => follow(&path, options, progress, partial, repaint),
             Self::Path(path) => {
                 let name = path.display().to_string();
-                let mut report = options.report(&name);
-                report.progress = progress;
-                if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval")) {
-                    return crate::load::pace::block_on(Self::Path(path).load_paced(report.progress));
-                }
-                let result = crate::source::path::open(&path, options, None, &mut report, Some(partial));
-                LoadOutcome { path: Some(path), ..LoadOutcome::new(name, result, report) }
+                let mut template = options.report(&name);
+                template.progress = progress;
+                let opened = crate::source::path::open_all(&path, options, None, &template, Some(partial));
+                let mut outcomes = opened.into_iter().map(|one| {
+                    let name = one.path.display().to_string();
+                    let follower = one.live.and_then(|live| {
+                        crate::source::follow::Follower::start(live, &one.path, options, repaint.clone())
+                    });
+                    LoadOutcome {
+                        lazy: one.lazy,
+                        follower,
+                        path: Some(one.path),
+                        ..LoadOutcome::new(name, one.result, one.report)
+                    }
+                });
+                let first = outcomes.next().unwrap_or_else(|| failed(name, "nothing to open"));
+                LoadOutcome { more: outcomes.collect(), ..first }
             }
             bytes @ Self::Bytes { .. } => crate::load::pace::block_on(bytes.load_paced(progress)),
         }
@@ -107,19 +118,9 @@ impl LoadSource {
             }
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) => {
-                // An `.eval` is read whole and opened lazily (`LoadSource::load` sends nothing else
-                // here).
-                if !(path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval"))) {
-                    let result = crate::source::path::load_path(&path, None, &mut report);
-                    return LoadOutcome::new(name, result, report);
-                }
-                match std::fs::read(&path) {
-                    Ok(bytes) => bytes.into(),
-                    Err(err) => {
-                        let result = Err(LoadError::from(err).with_path(&name));
-                        return LoadOutcome::new(name, result, report);
-                    }
-                }
+                // Paths go through the door (`Self::load`), which reads on this thread.
+                let result = crate::source::path::open(&path, &OpenOptions::default(), None, &mut report, None);
+                return LoadOutcome::new(name, result, report);
             }
         };
         if let Some(outcome) = open_lazily(&name, Arc::clone(&bytes), &mut report) {
@@ -148,29 +149,6 @@ fn open_lazily(name: &str, bytes: Arc<[u8]>, report: &mut LoadReport) -> Option<
     Some(LoadOutcome { lazy, ..LoadOutcome::new(name.to_owned(), result, report.clone()) })
 }
 
-/// Opens `path` to follow it: reads what is there (showing the run so far with `partial`), then
-/// hands the reader to a [`Follower`] thread.
-#[cfg(not(target_arch = "wasm32"))]
-fn follow(
-    path: &std::path::Path,
-    options: &OpenOptions,
-    progress: Progress,
-    partial: &mut dyn FnMut(Run, &LoadReport) -> bool,
-    repaint: impl Fn() + Send + 'static,
-) -> LoadOutcome {
-    let name = path.display().to_string();
-    let mut report = options.report(&name);
-    report.progress = progress;
-    match crate::source::follow::open(path, &mut report, partial) {
-        Ok((run, live)) => {
-            let report = live.report().clone();
-            let follower = crate::source::follow::Follower::start(live, repaint);
-            LoadOutcome { follower, path: Some(path.to_owned()), ..LoadOutcome::new(name, Ok(run), report) }
-        }
-        Err(err) => LoadOutcome::new(name, Err(err), report),
-    }
-}
-
 /// The result of one load.
 #[derive(Debug)]
 pub struct LoadOutcome {
@@ -190,6 +168,8 @@ pub struct LoadOutcome {
     /// The path the run was read from (native), for the Follow toggle.
     #[cfg(not(target_arch = "wasm32"))]
     pub path: Option<std::path::PathBuf>,
+    /// The other runs of the same load: the other logs of a folder (`source::path::open_all`).
+    pub more: Vec<Self>,
     /// The URL the run was fetched from (web), for the Follow toggle.
     #[cfg(target_arch = "wasm32")]
     pub url: Option<String>,
@@ -216,6 +196,7 @@ impl LoadOutcome {
             report,
             lazy: None,
             bytes: None,
+            more: Vec::new(),
             #[cfg(not(target_arch = "wasm32"))]
             follower: None,
             #[cfg(not(target_arch = "wasm32"))]

@@ -1,58 +1,23 @@
-//! Opening a path on disk (native): which reader a file or directory goes to, decided here once.
-//! A v2 dataset, a slime dump, a JSON-lines log or a directory read piece by piece ([`super::live`]),
-//! a directory of trajectories joined with its results files ([`super::joined`]), a Trackio
-//! database, or any other file read whole and detected by content.
+//! The one door (native): every path the command line and the app open (a file, a run
+//! directory, any folder; opened, dropped, recent or followed) comes through [`open_all`] with its
+//! `OpenOptions`, which decides here once which reader it goes to. A v2 dataset, a slime dump, a
+//! JSON-lines log or a directory read piece by piece ([`super::live`]), a directory of
+//! trajectories joined with its results files (`load_joined`), a Trackio database, an Inspect
+//! `.eval` opened lazily, any other file read whole and detected by content, and a folder that is
+//! none of these by the folder rule ([`super::folder`]).
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::load::formats::inspect::EvalFile;
 use crate::load::{LoadError, LoadReport, load_bytes, load_bytes_as};
 use crate::model::Run;
 
-use super::joined::{is_joined_run, join_outcomes, load_joined, results_files};
+use super::disk::WHOLE_READ_FACTOR;
+use super::joined::{is_joined_run, results_files};
+use super::listing::is_v2_dataset;
+use super::live::{Live, ShowRun};
 use super::slime::{is_slime_dump, load_slime_dir};
-
-/// Whether `path` is a vantage Parquet v2 dataset: a directory with a `manifest.json`.
-pub fn is_v2_dataset(path: &std::path::Path) -> bool {
-    path.is_dir() && path.join(crate::load::formats::vantage_v2::MANIFEST).is_file()
-}
-
-/// Command-line paths with directories opened up: a directory that holds one run (verl
-/// `<step>.jsonl` dumps, TRL completions parquet files) stays one path; any other directory
-/// becomes the log files below it (json, jsonl, eval, traj, parquet, gz, zst), sorted.
-pub fn expand_paths(paths: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for path in paths {
-        if !path.is_dir()
-            || crate::source::listing::directory_kind(&path).is_some()
-            || is_joined_run(&path)
-            || is_v2_dataset(&path)
-            || is_slime_dump(&path)
-        {
-            out.push(path);
-            continue;
-        }
-        let mut stack = vec![path.clone()];
-        let mut found = Vec::new();
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries.flatten() {
-                let p = entry.path();
-                if p.is_dir() && (is_joined_run(&p) || is_v2_dataset(&p) || is_slime_dump(&p)) {
-                    found.push(p);
-                } else if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| LOG_EXTENSIONS.contains(&e)) {
-                    found.push(p);
-                }
-            }
-        }
-        found.sort();
-        // A directory without a log below it stays itself, so opening it says what it is.
-        if found.is_empty() {
-            out.push(path);
-        }
-        out.extend(found);
-    }
-    out
-}
 
 /// Whether the file at `path` begins with `magic`.
 #[cfg(feature = "sqlite")]
@@ -62,68 +27,283 @@ fn starts_with(path: &std::path::Path, magic: &[u8]) -> bool {
     std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == magic
 }
 
-/// File extensions of logs, for directories and the file dialog.
-pub const LOG_EXTENSIONS: [&str; 8] = ["json", "jsonl", "eval", "traj", "parquet", "gz", "zst", "db"];
+/// One run opened from a path, or why it did not open, with what goes on reading it.
+pub struct Opened {
+    /// The path the run was read from (a log of a folder: the log's own path).
+    pub path: PathBuf,
+    /// The run, or why nothing loaded.
+    pub result: Result<Run, LoadError>,
+    /// Its warnings.
+    pub report: LoadReport,
+    /// An Inspect `.eval` opened from its header and summaries (`OpenOptions::lazy`), whose
+    /// samples are still to be read.
+    pub lazy: Option<EvalFile<Arc<[u8]>>>,
+    /// The reader that goes on following the run (`OpenOptions::follow`), read up to now.
+    pub live: Option<Live>,
+}
 
-/// How many bytes of memory a file read whole takes per byte of file while it loads (the bytes
-/// themselves and the run with its texts copied; measured at about 2 for vantage JSONL).
-pub(crate) const WHOLE_READ_FACTOR: u64 = 3;
+impl Opened {
+    fn new(path: &Path, result: Result<Run, LoadError>, report: LoadReport) -> Self {
+        Self { path: path.to_owned(), result, report, lazy: None, live: None }
+    }
+}
 
-/// Opens `path` as `options` say, the one place a run is read from disk (the CLI and the app
-/// call it): `format` overrides detection; the run's training steps (a v2 dataset), the memory
-/// budget (put in `report`) and the outcomes joined to it come from `options`; `shown` is called
-/// with the run so far while a large log is read piece by piece (see `super::live::Live::read`).
-/// A vantage JSONL file, a compressed file, a verl `<step>.jsonl` directory and a TRL completions
-/// directory are read piece by piece (`super::live`); other files whole. Following is the
-/// caller's: `super::live::Live` reads on from where this stopped.
+/// The one door: opens `path` as `options` say, for the command line and the app alike. A file
+/// or a directory that is one run gives one run (or why it did not open); a folder that is not
+/// one run (`super::folder::is_plain`) gives a run for each log in it, the results files in it
+/// joined to them as `--outcomes` are, and one note on the first run naming what was skipped
+/// (sidecars, and logs no loader recognises); when no log in it loads, one error naming what it
+/// holds.
+/// `template` gives each load its progress; `format` overrides detection; `shown` is called with
+/// the run so far while a large log is read piece by piece (for a folder, only when it holds one
+/// log).
+pub fn open_all(
+    path: &Path,
+    options: &super::OpenOptions,
+    format: Option<&str>,
+    template: &LoadReport,
+    shown: Option<ShowRun<'_>>,
+) -> Vec<Opened> {
+    let name = path.display().to_string();
+    let report = || LoadReport { file: name.clone(), ..template.clone() };
+    if !super::folder::is_plain(path) {
+        let mut report = report();
+        return vec![open_one(path, options, format, &mut report, shown)];
+    }
+    let folder = super::folder::read(path, true);
+    let mut options = options.clone();
+    if !folder.results.is_empty() {
+        let outcomes = options.outcomes.iter().cloned().chain(folder.results.iter().map(|(_, o)| o.clone()));
+        options.outcomes = outcomes.collect();
+    }
+    let mut shown = shown.filter(|_| folder.logs.len() == 1);
+    let (mut opened, mut unrecognised) = (Vec::new(), Vec::new());
+    for log in &folder.logs {
+        let mut report = LoadReport { file: log.display().to_string(), ..template.clone() };
+        let one = open_one(log, &options, format, &mut report, shown.take());
+        match &one.result {
+            Err(err) if err.is_unrecognised() => {
+                let shown = log.strip_prefix(path).unwrap_or(log).display();
+                unrecognised.push(format!("{shown} (no loader recognises it)"));
+            }
+            _ => opened.push(one),
+        }
+    }
+    let note = folder.note(&unrecognised);
+    if opened.is_empty() {
+        let reason = match note {
+            Some(note) => format!("a directory in which no log loads ({note})"),
+            None => "an empty directory: no log in it".to_owned(),
+        };
+        let err = LoadError::NothingLoadable { reason }.with_path(&name);
+        return vec![Opened::new(path, Err(err), report())];
+    }
+    // Said once, on the first run: the others opened from the folder come with it.
+    if let (Some(note), Some(run)) = (note, opened.iter_mut().find_map(|o| o.result.as_mut().ok())) {
+        run.meta.notes.push(note);
+    }
+    opened
+}
+
+/// [`open_all`] for one run: a folder must hold exactly one log that loads (else an error naming
+/// the runs in it). `report` takes the run's warnings.
 pub fn open(
-    path: &std::path::Path,
+    path: &Path,
     options: &super::OpenOptions,
     format: Option<&str>,
     report: &mut LoadReport,
-    shown: Option<super::live::ShowRun<'_>>,
+    shown: Option<ShowRun<'_>>,
 ) -> Result<Run, LoadError> {
-    report.budget = options.memory_budget;
-    let mut run = read_path(path, options.steps, format, report, shown)?;
-    note_failures_sidecar(path, &mut run);
-    join_outcomes(&mut run, &options.outcomes, report);
-    Ok(run)
+    let mut opened = open_all(path, options, format, report, shown);
+    if opened.len() > 1 {
+        let loaded: Vec<String> = opened
+            .iter()
+            .filter(|o| o.result.is_ok())
+            .map(|o| o.path.strip_prefix(path).unwrap_or(&o.path).display().to_string())
+            .collect();
+        let reason = format!("a folder of {} runs ({}): name one of them", loaded.len(), loaded.join(", "));
+        return Err(LoadError::NothingLoadable { reason }.with_path(&path.display().to_string()));
+    }
+    let one = opened.pop().expect("open_all gives at least one");
+    *report = one.report;
+    one.result
 }
 
 /// [`open`] with the default options but the budget `report` has: every training step that fits,
 /// no outcomes joined.
-pub fn load_path(path: &std::path::Path, format: Option<&str>, report: &mut LoadReport) -> Result<Run, LoadError> {
-    load_path_showing(path, format, report, None)
+pub fn load_path(path: &Path, format: Option<&str>, report: &mut LoadReport) -> Result<Run, LoadError> {
+    let options = super::OpenOptions { memory_budget: report.budget, ..super::OpenOptions::default() };
+    open(path, &options, format, report, None)
 }
 
-/// [`load_path`], calling `shown` with the run so far while a large log is read piece by piece.
-pub fn load_path_showing(
-    path: &std::path::Path,
+/// Opens a file or a directory that is one run: followed, lazily or read to its end as `options`
+/// say, then given the notes about the files beside it and the outcomes of `options`.
+fn open_one(
+    path: &Path,
+    options: &super::OpenOptions,
     format: Option<&str>,
     report: &mut LoadReport,
-    shown: Option<super::live::ShowRun<'_>>,
-) -> Result<Run, LoadError> {
-    let options = super::OpenOptions { memory_budget: report.budget, ..super::OpenOptions::default() };
-    open(path, &options, format, report, shown)
+    shown: Option<ShowRun<'_>>,
+) -> Opened {
+    report.budget = options.memory_budget;
+    report.file = path.display().to_string();
+    let mut opened = if options.follow {
+        let mut nothing = |_: Run, _: &LoadReport| true;
+        match super::follow::open(path, report, shown.unwrap_or(&mut nothing)) {
+            Ok((run, live)) => Opened { live: Some(live), ..Opened::new(path, Ok(run), report.clone()) },
+            Err(err) => Opened::new(path, Err(err), report.clone()),
+        }
+    } else if let Some(lazy) = open_lazily(path, options, report) {
+        lazy
+    } else {
+        let result = read_path(path, options.steps, format, report, shown);
+        Opened::new(path, result, report.clone())
+    };
+    if let Ok(run) = &mut opened.result {
+        super::joined::finish(path, &options.outcomes, run, &mut opened.report);
+    }
+    opened
 }
 
-/// NeMo Gym writes failed rollouts to `<stem>_failures.jsonl` beside the rollouts: when that file
-/// is there, the run's notes say so (and how many lines it has), as its rollouts are not in the run.
-fn note_failures_sidecar(path: &std::path::Path, run: &mut Run) {
-    if !run.meta.format.starts_with("NeMo Gym") {
-        return;
+/// An Inspect `.eval` opened from its header and summaries, its samples read later
+/// (`OpenRun::read_lazily`), when `options` ask for it and no outcomes are to be joined (those
+/// need every sample: such a file is read whole). `None` when `path` is no such file.
+fn open_lazily(path: &Path, options: &super::OpenOptions, report: &mut LoadReport) -> Option<Opened> {
+    let is_eval = path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("eval"));
+    if !(options.lazy && is_eval && options.outcomes.is_empty()) {
+        return None;
     }
-    let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { return };
-    let sidecar = path.with_file_name(format!("{stem}_failures.jsonl"));
-    let Ok(file) = std::fs::File::open(&sidecar) else { return };
-    let lines = std::io::BufRead::lines(std::io::BufReader::new(file))
-        .map_while(Result::ok)
-        .filter(|l| !l.trim().is_empty())
-        .count();
-    run.meta.notes.push(format!(
-        "{lines} failed rollout(s) in {} (NeMo Gym's failures sidecar), not in this run: open it to see them",
-        sidecar.display()
-    ));
+    let name = path.display().to_string();
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let bytes: Arc<[u8]> = match crate::load::budget::check(report.budget, size * WHOLE_READ_FACTOR, 0, size)
+        .and_then(|()| std::fs::read(path).map_err(LoadError::from))
+    {
+        Ok(bytes) => bytes.into(),
+        Err(err) => return Some(Opened::new(path, Err(err.with_path(&name)), report.clone())),
+    };
+    let file = EvalFile::from_bytes(&name, bytes, report).ok().filter(|f| f.num_unread() > 0)?;
+    let result = file.run(report);
+    let lazy = result.is_ok().then_some(file);
+    Some(Opened { lazy, ..Opened::new(path, result, report.clone()) })
+}
+
+/// A directory of trajectory files and the results files that hold their outcomes, as one run:
+/// every file that loads, its trajectories given the outcomes of the results file nearest to it
+/// (the one whose directories it shares most of); the files that are not trajectories (sidecars,
+/// files no loader recognises or that fail) named in one note.
+pub(crate) fn load_joined(
+    dir: &std::path::Path,
+    results: &[(std::path::PathBuf, crate::load::formats::outcomes::Outcomes)],
+    report: &mut LoadReport,
+) -> Result<Run, LoadError> {
+    use std::collections::BTreeMap;
+    let name = dir.display().to_string();
+    let components = |p: &std::path::Path| -> Vec<String> {
+        p.strip_prefix(dir)
+            .unwrap_or(p)
+            .parent()
+            .into_iter()
+            .flat_map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()))
+            .collect()
+    };
+    let mut folder = super::folder::read(dir, false);
+    let mut merged = String::from("{\"vantage\": 1}\n");
+    let (mut formats, mut notes, mut skipped) = (Vec::<String>::new(), Vec::<String>::new(), Vec::<String>::new());
+    let mut source_of: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
+    for path in std::mem::take(&mut folder.logs).into_iter().filter(|p| !results.iter().any(|(r, _)| r == p)) {
+        let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+        let mut file_report = LoadReport::with_budget(&shown, report.budget);
+        match load_path(&path, None, &mut file_report) {
+            Ok(mut run) => {
+                if let Some((cut, task)) = harbor_task(&path, results) {
+                    regroup(&mut run, &cut, &task);
+                }
+                for t in run.trajectories.ids() {
+                    source_of.insert(run.label(run.trajectories.key[t.index()]).to_owned(), path.clone());
+                }
+                if !formats.contains(&run.meta.format) {
+                    formats.push(run.meta.format.clone());
+                }
+                notes.extend(run.meta.notes.iter().filter(|n| !notes.contains(n)).cloned().collect::<Vec<_>>());
+                let jsonl = crate::load::formats::vantage_jsonl::write::to_jsonl(&run);
+                merged.extend(jsonl.split_inclusive('\n').skip(1));
+                for mut warning in file_report.warnings {
+                    warning.field = format!("{shown}: {}", warning.field);
+                    report.warn(warning);
+                }
+            }
+            Err(err) => {
+                let reason = if err.is_unrecognised() { "no loader recognises it".to_owned() } else { err.to_string() };
+                skipped.push(format!("{shown} ({reason})"));
+            }
+        }
+    }
+    let mut run = crate::load::formats::vantage_jsonl::load(
+        &name,
+        merged.as_bytes(),
+        &mut LoadReport::with_budget(&name, report.budget),
+    )?;
+    run.meta.format = formats.join(" + ");
+    run.meta.notes = notes;
+    run.meta.notes.extend(folder.note(&skipped));
+    // Each trajectory's results files, nearest first: those sharing the most directories with its file.
+    let outcomes: Vec<&crate::load::formats::outcomes::Outcomes> = results.iter().map(|(_, o)| o).collect();
+    let files_for = |t: crate::model::TrajectoryId| -> Vec<usize> {
+        let Some(source) = source_of.get(run.label(run.trajectories.key[t.index()])) else {
+            return (0..results.len()).collect();
+        };
+        let mine = components(source);
+        let shared = |p: &std::path::Path| components(p).iter().filter(|c| mine.contains(c)).count();
+        let best = results.iter().map(|(p, _)| shared(p)).max().unwrap_or(0);
+        (0..results.len()).filter(|&i| shared(&results[i].0) == best).collect()
+    };
+    let chosen: Vec<Vec<usize>> = run.trajectories.ids().map(files_for).collect();
+    let joined = crate::load::formats::outcomes::join_with(&mut run, &outcomes, |t| chosen[t.index()].clone());
+    for warning in crate::load::formats::outcomes::warnings(&joined, &outcomes) {
+        report.warn(warning);
+    }
+    run.meta.warnings.clone_from(&report.warnings);
+    Ok(run)
+}
+
+/// The task of a Harbor trial's trajectory (`<trial>/agent/trajectory*.json`), as the name its
+/// loader cut from the trial folder's name (which Harbor shortens: `…-unkn__AbC123`) and the full
+/// one: the `task_name` of the trial's `result.json`, else the last part of the `task.path` of its
+/// `config.json`. `None` outside a trial, or when neither file names the task.
+fn harbor_task(
+    path: &Path,
+    results: &[(PathBuf, crate::load::formats::outcomes::Outcomes)],
+) -> Option<(String, String)> {
+    let agent = path.parent()?;
+    if agent.file_name()? != "agent" {
+        return None;
+    }
+    let trial_dir = agent.parent()?;
+    let trial = trial_dir.file_name()?.to_str()?;
+    let cut = trial.rsplit_once("__").map_or(trial, |(task, _)| task).to_owned();
+    let from_result =
+        results.iter().filter(|(p, _)| p.parent() == Some(trial_dir)).find_map(|(_, o)| o.tasks.get(trial).cloned());
+    let task = from_result.or_else(|| {
+        let config: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(trial_dir.join("config.json")).ok()?).ok()?;
+        let task_path = config.get("task")?.get("path")?.as_str()?;
+        task_path.rsplit(['/', '\\']).find(|s| !s.is_empty()).map(str::to_owned)
+    })?;
+    Some((cut, task))
+}
+
+/// Renames the groups of `run` keyed `cut` (a task named by its trial folder) to `task`.
+fn regroup(run: &mut Run, cut: &str, task: &str) {
+    for g in 0..run.groups.len() {
+        if run.label(run.groups.key[g]) == cut {
+            let sym = run.labels.intern(task);
+            run.groups.key[g] = sym;
+            let named = run.label(run.groups.task[g]);
+            if named.is_empty() || named == cut {
+                run.groups.task[g] = sym;
+            }
+        }
+    }
 }
 
 /// Reads a path as [`open`] does, before the notes about files beside it and the outcomes.

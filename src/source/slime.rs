@@ -4,7 +4,7 @@
 use crate::load::{LoadError, LoadReport};
 use crate::model::Run;
 
-use super::path::WHOLE_READ_FACTOR;
+use super::disk::WHOLE_READ_FACTOR;
 
 /// Whether `path` is a slime / miles `--dump-details` directory: a `rollout_data/` of `.pt` files.
 pub fn is_slime_dump(path: &std::path::Path) -> bool {

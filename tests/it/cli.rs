@@ -465,5 +465,88 @@ fn a_run_with_trajectories_and_reports_in_sibling_folders_is_one_run() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("groups 2 · trajectories 2"), "{out}");
     assert!(out.contains("success 50.0%"), "{out}");
-    assert!(out.contains("files that are not trajectories, skipped:") && out.contains("results_summary.json"), "{out}");
+    let note = out.lines().find(|l| l.contains("note: skipped")).unwrap_or_default();
+    assert!(note.contains("results_summary.json (summary)") && note.contains("preds.json (predictions)"), "{out}");
+    assert!(note.contains("logs/sympy__sympy-20590/eval_result.json (no loader recognises it)"), "{out}");
+}
+
+/// The folder rule: a run folder with one log and the files trainers write beside it (configs,
+/// metadata, a summary, a README, a checkpoint, an HTML report, a lock file, a text log, and a JSON
+/// file no loader takes) is one run, and `check` exits 0 with one note naming each skipped file.
+#[test]
+fn a_run_folder_with_the_usual_sidecars_is_one_run_and_one_note() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/sidecars");
+    let (code, out, err) = vantage(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.lines().filter(|l| !l.starts_with(' ')).count(), 1, "one run: {out}");
+    assert!(out.contains("rollouts.jsonl: vantage JSONL"), "{out}");
+    let notes: Vec<&str> = out.lines().filter(|l| l.contains("note: skipped")).collect();
+    assert_eq!(notes.len(), 1, "{out}");
+    for named in [
+        "README.md (readme)",
+        "checkpoint-100/ (checkpoints)",
+        "config.json (configuration)",
+        "config.yaml (configuration)",
+        "metadata.json (metadata)",
+        "notes.json (no loader recognises it)",
+        "report.html (report)",
+        "summary.json (summary)",
+        "train.log (text log)",
+        "uv.lock (lock file)",
+    ] {
+        assert!(notes[0].contains(named), "{named} not named: {}", notes[0]);
+    }
+    assert!(notes[0].contains("skipped 10 file(s)"), "{}", notes[0]);
+}
+
+/// A folder in which nothing loads says what it holds (exit 2); one in which some logs load and
+/// another fails names the failure and exits 1, not 2.
+#[test]
+fn a_folder_exits_2_only_when_nothing_in_it_loads() {
+    let dir = common::scratch("folder-exit");
+    std::fs::write(dir.join("config.json"), r#"{"lr": 0.1}"#).unwrap();
+    std::fs::write(dir.join("notes.json"), r#"{"a": 1}"#).unwrap();
+    let (code, out, _) = vantage(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("nothing loaded") && out.contains("config.json (configuration)"), "{out}");
+    assert!(out.contains("notes.json (no loader recognises it)"), "{out}");
+    std::fs::copy("sample_runs/tree_rollouts.jsonl", dir.join("good.jsonl")).unwrap();
+    std::fs::copy("tests/fixtures/future_version.jsonl", dir.join("newer.jsonl")).unwrap();
+    let (code, out, _) = vantage(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("good.jsonl: vantage JSONL"), "{out}");
+    assert!(out.contains("newer.jsonl: nothing loaded"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The ToolBench folder of ../shared/data: its answers load (15 trees) and its query files
+/// (`instruction/G*_query.json`), which no loader takes, are named once, not failures.
+#[test]
+fn the_toolbench_folder_loads_its_answers_and_names_its_query_files() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/toolbench-dfsdt");
+    if !dir.is_dir() {
+        println!("SKIPPED: ../shared/data/toolbench-dfsdt is absent");
+        return;
+    }
+    let (code, out, err) = vantage(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.lines().filter(|l| l.ends_with(": ToolBench DFSDT")).count(), 15, "{out}");
+    let notes: Vec<&str> = out.lines().filter(|l| l.contains("note: skipped")).collect();
+    assert_eq!(notes.len(), 1, "{out}");
+    assert!(notes[0].contains("instruction/G1_query.json (no loader recognises it)"), "{}", notes[0]);
+}
+
+/// sb-cli's report (written as `get-report` writes it): resolved and unresolved ids get their
+/// outcome, the failed and pending ones none.
+#[test]
+fn an_sb_cli_report_gives_outcomes_to_the_judged_ids_only() {
+    let report = "tests/fixtures/runs/sb_cli/swe-bench_lite__dev__run-7.json";
+    let (code, out, err) =
+        vantage(&["check", "tests/fixtures/swe_run/sympy__sympy-20590.traj.json", "--outcomes", report]);
+    // The unresolved django id has no trajectory here (a warning); the failed astropy one is not judged.
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("(sb-cli report): 1 of 1 trajectories matched, 1 of its 2 ids"), "{out}");
+    assert!(out.contains("success 100.0%"), "{out}");
+    assert!(out.contains("\"django__django-11099\" of the results has no trajectory here"), "{out}");
+    assert!(!out.contains("astropy"), "{out}");
 }

@@ -693,7 +693,7 @@ fn processbench_has_521_right_answers_reached_through_a_flawed_step() {
 #[test]
 fn all_fifteen_toolbench_trees_load() {
     let Some(dir) = data_dir() else { return };
-    let files = vantage::source::path::expand_paths(vec![dir.join("toolbench-dfsdt/answer")]);
+    let files = vantage::source::folder::read(&dir.join("toolbench-dfsdt/answer"), true).logs;
     assert_eq!(files.len(), 15);
     let mut wins = 0;
     for file in files {
@@ -864,7 +864,7 @@ fn agent_trajectories_take_their_outcomes_from_the_results_beside_them() {
     assert_round_trips("swe_run", &run);
     // The real mini-SWE-agent 2 run and its SWE-bench harness report: 8 trajectories of 23 ids, 4 resolved.
     let Some(data) = data_dir() else { return };
-    let expanded = vantage::source::path::expand_paths(vec![data.join("mini-swe-agent-v2")]);
+    let expanded = vantage::source::folder::read(&data.join("mini-swe-agent-v2"), true).logs;
     assert_eq!(expanded, [data.join("mini-swe-agent-v2/v2_deepseek_chat_dev_rerun")]);
     let mut report = LoadReport::new("mini");
     let run = vantage::source::path::load_path(&expanded[0], None, &mut report).unwrap();
@@ -1001,4 +1001,159 @@ fn a_trackio_trace_with_broken_messages_is_a_located_warning_and_the_rest_loads(
     assert_eq!(report.warnings.len(), 1);
     assert!(report.warnings[0].field.ends_with(".messages") && report.warnings[0].skipped, "{:?}", report.warnings[0]);
     let _: std::io::Result<()> = std::fs::remove_file(&copy);
+}
+
+/// A SWE-bench submission of mini-swe-agent 1.x as the experiments bucket lays it out
+/// (`tests/fixtures/runs/generate.py`): `trajs/<id>/<id>.traj.json`, the flat per-instance
+/// `logs/<id>/report.json` (the id is the folder's name) and `results_summary.json` with its
+/// `instances`: one run, each trajectory given its report's outcome, the summary's extra id named.
+#[test]
+fn a_mini_swe_agent_v1_submission_folder_is_one_run_with_its_reports_joined() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/mini_swe_agent_v1");
+    let mut report = LoadReport::new("mini");
+    let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
+    assert_eq!((run.trajectories.len(), successes(&run)), (2, 1));
+    let sympy = run.trajectory_by_key("sympy__sympy-20590").unwrap();
+    assert_eq!(run.trajectories.reward[sympy.index()], 1.0);
+    let astropy = run.trajectory_by_key("astropy__astropy-12907").unwrap();
+    assert_eq!(run.trajectories.success[astropy.index()], Some(false));
+    let reasons: Vec<&str> = report.warnings.iter().map(|w| w.reason.as_str()).collect();
+    assert_eq!(reasons, ["\"django__django-11099\" of the results has no trajectory here"]);
+    let notes = run.meta.notes.join("\n");
+    assert!(notes.contains("logs/sympy__sympy-20590/report.json (SWE-bench instance report): 1 of 2"), "{notes}");
+    assert!(notes.contains("README.md (readme)") && notes.contains("metadata.yaml (configuration)"), "{notes}");
+    // Each shape alone, as `--outcomes` reads it.
+    let summary = std::fs::read(dir.join("results_summary.json")).unwrap();
+    let parsed = vantage::load::formats::outcomes::parse("results_summary.json", &summary).unwrap();
+    assert_eq!((parsed.kind, parsed.entries.len()), ("run summary", 3));
+    assert!(parsed.entries["sympy__sympy-20590"].success);
+    let flat = std::fs::read(dir.join("logs/astropy__astropy-12907/report.json")).unwrap();
+    let parsed = vantage::load::formats::outcomes::parse("logs/astropy__astropy-12907/report.json", &flat).unwrap();
+    assert_eq!(parsed.entries.keys().collect::<Vec<_>>(), ["astropy__astropy-12907"]);
+    assert!(vantage::load::formats::outcomes::parse("report.json", &flat).is_none(), "no folder, no id");
+}
+
+/// A Harbor job whose trial folders cut the task's name (`count-dataset-tokens-with-a-toke__…`):
+/// its trials are one group under the `task_name` of their `result.json`, else the task path of
+/// their `config.json`.
+#[test]
+fn harbor_trials_are_grouped_by_their_task_name() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/harbor_job");
+    let task = "count-dataset-tokens-with-a-tokenizer-unknown";
+    let mut report = LoadReport::new("job");
+    let run = vantage::source::path::load_path(&fixture, None, &mut report).unwrap();
+    assert_eq!((run.groups.len(), run.trajectories.len(), successes(&run)), (1, 2, 1));
+    assert_eq!(run.group_key(vantage::model::GroupId(0)), task);
+    // Without result.json (a trial that ended before its verifier), config.json names the task.
+    let dir = crate::common::scratch("harbor-config-only");
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let trial = entry.unwrap().path();
+        if !trial.is_dir() {
+            continue;
+        }
+        let to = dir.join(trial.file_name().unwrap());
+        std::fs::create_dir_all(to.join("agent")).unwrap();
+        std::fs::copy(trial.join("agent/trajectory.json"), to.join("agent/trajectory.json")).unwrap();
+        std::fs::copy(trial.join("config.json"), to.join("config.json")).unwrap();
+    }
+    // Results named with --outcomes make the folder one joined run of both trials.
+    let results: Vec<_> = std::fs::read_dir(&fixture)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("result.json"))
+        .filter(|p| p.is_file())
+        .collect();
+    std::fs::create_dir_all(dir.join("results")).unwrap();
+    for (i, result) in results.iter().enumerate() {
+        let mut value: serde_json::Value = serde_json::from_slice(&std::fs::read(result).unwrap()).unwrap();
+        value.as_object_mut().unwrap().remove("task_name");
+        std::fs::write(dir.join(format!("results/result_{i}.json")), value.to_string()).unwrap();
+    }
+    let mut report = LoadReport::new("job");
+    let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let keys: Vec<&str> = run.groups.key.iter().map(|&k| run.label(k)).collect();
+    assert_eq!(keys, [task], "{keys:?}");
+}
+
+/// NeMo Gym lines that are errors the server returned (`{"detail": …}`, bare JSON strings) are
+/// named in one warning with their count and lines, not called rollout inputs; a file of nothing
+/// else is NeMo Gym's, with nothing loaded.
+#[test]
+fn nemo_gym_server_errors_are_named_as_errors_in_one_warning() {
+    let rows = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/nemo_gym/blackjack.jsonl"),
+    )
+    .unwrap();
+    let mut lines = rows.lines();
+    let (first, second) = (lines.next().unwrap(), lines.next().unwrap());
+    let text = format!(
+        "{first}\n{{\"detail\": \"Internal Server Error\"}}\n\"upstream request timeout\"\n{second}\n{{\"detail\": [{{\"msg\": \"field required\"}}]}}\n"
+    );
+    let mut report = LoadReport::new("rollouts.jsonl");
+    let run = load_bytes("rollouts.jsonl", text.as_bytes(), &mut report).unwrap();
+    assert_eq!(run.meta.format, "NeMo Gym rollouts");
+    assert_eq!(run.trajectories.len(), 2);
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    let warning = &report.warnings[0];
+    assert!(warning.skipped && warning.line == 2, "{warning:?}");
+    assert!(
+        warning.reason.starts_with("3 line(s) are errors the server returned, not rollouts (lines 2, 3, 5)"),
+        "{}",
+        warning.reason
+    );
+    assert!(warning.reason.contains("Internal Server Error") && !warning.reason.contains("rollout input"));
+    let only = "{\"detail\": \"Not Found\"}\n\"Bad Gateway\"\n";
+    let mut report = LoadReport::new("errors.jsonl");
+    let err = load_bytes("errors.jsonl", only.as_bytes(), &mut report).unwrap_err();
+    assert!(err.to_string().contains("errors the server returned"), "{err}");
+}
+
+/// NeMo Gym benchmark rows: no `response`, the Responses object under `trajectory`, the reward in
+/// `verifier_result.rewards` (its other rewards components), the agent and its tokens in one note.
+#[test]
+fn nemo_gym_benchmark_rows_load_from_their_trajectory_and_verifier() {
+    let row = |task: &str, reward: f64, tests: f64, input: u64| {
+        serde_json::json!({
+            "schema_version": 1,
+            "task_name": task,
+            "agent": {"name": "terminus-2", "version": "2.0.1"},
+            "agent_result": {"n_input_tokens": input, "n_output_tokens": 50, "n_cache_tokens": 0},
+            "verifier_result": {"rewards": {"reward": reward, "tests_passed": tests}},
+            "trajectory": {
+                "id": "resp_1",
+                "object": "response",
+                "output": [
+                    {"type": "reasoning", "id": "r1", "summary": [{"type": "summary_text", "text": "look first"}]},
+                    {"type": "function_call", "id": "f1", "call_id": "c1", "name": "bash", "arguments": "{\"cmd\": \"ls\"}"},
+                    {"type": "function_call_output", "call_id": "c1", "output": "data.csv"},
+                    {"type": "message", "id": "m1", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}
+                ]
+            }
+        })
+        .to_string()
+    };
+    let text =
+        [row("count-tokens", 1.0, 3.0, 1000), row("count-tokens", 0.0, 1.0, 2000), row("fix-build", 0.5, 2.0, 500)]
+            .join("\n");
+    let mut report = LoadReport::new("benchmark.jsonl");
+    let run = load_bytes("benchmark.jsonl", text.as_bytes(), &mut report).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(run.meta.format, "NeMo Gym rollouts");
+    assert_eq!((run.groups.len(), run.trajectories.len(), successes(&run)), (2, 3, 1));
+    assert_eq!(run.trajectories.reward, [1.0, 0.0, 0.5]);
+    let t = vantage::model::TrajectoryId(0);
+    let path = run.trajectories.path(t);
+    assert_eq!(path.len(), 2, "the call and the message");
+    assert!(run.text(run.nodes.observation[path[0].index()]).ends_with("data.csv"));
+    let components = RunSummary::of(&run).lines().join("\n");
+    assert!(components.contains("tests_passed"), "{components}");
+    assert!(!components.contains("schema_version"), "{components}");
+    assert!(
+        run.meta
+            .notes
+            .iter()
+            .any(|n| n == "benchmark rows by agent: terminus-2 2.0.1: 3 row(s), 3500 input and 150 output tokens"),
+        "{:?}",
+        run.meta.notes
+    );
 }

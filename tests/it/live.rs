@@ -46,7 +46,7 @@ fn native_logs() -> Vec<(String, Vec<u8>)> {
     let shared = root().join("../shared/data");
     if shared.is_dir() {
         let mut found = 0;
-        for path in vantage::source::path::expand_paths(vec![shared]) {
+        for path in vantage::source::folder::read(&shared, true).logs {
             let mut report = LoadReport::default();
             if let Ok(run) = vantage::source::path::load_path(&path, None, &mut report) {
                 logs.push((format!("{} as vantage JSONL", path.display()), to_jsonl(&run).into_bytes()));
@@ -126,7 +126,7 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
     .collect();
     let shared = root().join("../shared/data");
     if shared.is_dir() {
-        paths.extend(vantage::source::path::expand_paths(vec![shared]));
+        paths.extend(vantage::source::folder::read(&shared, true).logs);
     } else {
         println!("SKIPPED the real logs: ../shared/data is absent");
     }
@@ -404,7 +404,7 @@ fn a_trl_completions_directory_is_one_run_and_gains_its_new_files() {
     let steps: std::collections::BTreeSet<_> = run.groups.train_step.iter().flatten().copied().collect();
     assert_eq!(steps.into_iter().collect::<Vec<_>>(), [1, 2]);
     assert!(run.meta.notes.iter().any(|n| n.contains("notes.txt")), "{:?}", run.meta.notes);
-    assert_eq!(vantage::source::path::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir), "one path, one run");
+    assert!(!vantage::source::folder::is_plain(&dir), "one path, one run");
     let mut live = Live::open(&dir, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
     live.follow();
     assert!(live.read(None).unwrap());
@@ -452,14 +452,19 @@ fn a_large_log_is_shown_while_it_is_read() {
         shown.push(run.trajectories.len());
         true
     };
-    let run = vantage::source::path::load_path_showing(&path, None, &mut report, Some(&mut show)).unwrap();
+    let run = vantage::source::path::open(&path, &Default::default(), None, &mut report, Some(&mut show)).unwrap();
     assert!(!shown.is_empty() && shown[0] > 0 && shown[0] < run.trajectories.len(), "{shown:?}");
     assert_eq!(run.trajectories.len(), g);
     // Cancelled after the first view: the load stops with a clear error.
-    let err =
-        vantage::source::path::load_path_showing(&path, None, &mut LoadReport::default(), Some(&mut |_, _| false))
-            .err()
-            .unwrap();
+    let err = vantage::source::path::open(
+        &path,
+        &Default::default(),
+        None,
+        &mut LoadReport::default(),
+        Some(&mut |_, _| false),
+    )
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("cancelled"), "{err}");
 }
 
@@ -493,7 +498,7 @@ fn a_directory_of_numbered_logs_of_another_format_is_one_log() {
     let dir = scratch("numbered");
     std::fs::write(dir.join("1.jsonl"), format!("{HEADER}{}", trajectory_line(1, 0, 0))).unwrap();
     std::fs::write(dir.join("README.md"), "not a log").unwrap();
-    assert_eq!(vantage::source::path::expand_paths(vec![dir.clone()]), std::slice::from_ref(&dir));
+    assert!(!vantage::source::folder::is_plain(&dir), "one path, one run");
     let run = vantage::source::path::load_path(&dir, None, &mut LoadReport::default()).unwrap();
     assert_eq!(keys(&run), ["s1/g0/r0"]);
 }
@@ -524,7 +529,7 @@ fn a_log_that_shrinks_or_grows_while_it_is_read_loads_what_was_there_and_nothing
             true
         };
         let mut report = LoadReport::new("run.jsonl");
-        let run = vantage::source::path::load_path_showing(&path, None, &mut report, Some(&mut show)).unwrap();
+        let run = vantage::source::path::open(&path, &Default::default(), None, &mut report, Some(&mut show)).unwrap();
         assert!(changed, "{change}");
         let n = run.trajectories.len();
         if change == "shrink" {

@@ -13,6 +13,7 @@ use vantage::credit::{self, Params, SCHEMES, Support};
 use vantage::load::LoadReport;
 use vantage::load::formats::vantage_jsonl::write::to_jsonl;
 use vantage::model::Run;
+use vantage::source::convert;
 use vantage::source::dataset::{self, Dataset};
 
 fn root() -> &'static Path {
@@ -46,9 +47,9 @@ fn math_dataset(what: &str) -> (PathBuf, PathBuf) {
     (dir, out)
 }
 
-fn convert(log: &Path, out: &Path, piece: usize) -> dataset::Converted {
+fn convert(log: &Path, out: &Path, piece: usize) -> convert::Converted {
     let mut report = LoadReport::new("log");
-    dataset::convert(log, out, &Default::default(), None, piece, &mut report)
+    convert::convert(log, out, &Default::default(), None, piece, &mut report)
         .unwrap_or_else(|e| panic!("{}: {e:#}", log.display()))
 }
 

@@ -676,7 +676,7 @@ fn a_v2_dataset_opens_a_range_of_training_steps_and_the_summary_opens_others() {
     let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/math_grpo_prm.jsonl");
     let mut report = LoadReport::new("log");
     let options = vantage::source::OpenOptions::default();
-    vantage::source::dataset::convert(
+    vantage::source::convert::convert(
         &log,
         &run_dir,
         &options,
@@ -1001,4 +1001,92 @@ fn a_run_opened_after_another_was_zoomed_fits_its_own_training_steps() {
     let bounds = memory.bounds();
     assert!(bounds.min()[0] <= 1.0 && bounds.max()[0] >= 30.0, "{bounds:?}");
     assert!(bounds.width() < 40.0, "steps 1–30 squeezed into a chart {} steps wide", bounds.width());
+}
+
+/// The folder rule in the app: a run folder opened (Open folder, drop, recent) is the same run
+/// with the same note naming its sidecars as `vantage check` shows, and its Summary shows the note.
+#[test]
+fn a_run_folder_opens_as_one_run_with_the_note_naming_its_sidecars() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/sidecars");
+    let mut app = VantageApp::default();
+    app.loads.start(vantage::source::open::LoadSource::Path(dir), || {});
+    let messages = app.loads.wait_all();
+    app.accept(messages, || {});
+    assert_eq!(app.runs.len(), 1, "{:?}", app.notifications);
+    let open = app.current().unwrap();
+    assert_eq!(open.run.meta.format, "vantage JSONL v1");
+    let note = open.run.meta.notes.iter().find(|n| n.starts_with("skipped 10 file(s)")).cloned();
+    let note = note.unwrap_or_else(|| panic!("{:?}", open.run.meta.notes));
+    assert!(note.contains("checkpoint-100/ (checkpoints)") && note.contains("notes.json (no loader recognises it)"));
+    assert!(app.notifications.iter().all(|n| !n.contains("nothing loaded")), "{:?}", app.notifications);
+    app.state.tab = Tab::Summary;
+    let h = harness(app);
+    h.get_by_label_contains("skipped 10 file(s) in the folder that are not logs");
+}
+
+/// A folder of several logs opens each as a run, the note on the first.
+#[test]
+fn a_folder_of_logs_opens_each_as_a_run() {
+    let dir = common::scratch("ui-folder-of-logs");
+    for name in ["tree_rollouts.jsonl", "alfworld_roles.jsonl"] {
+        std::fs::copy(std::path::Path::new("sample_runs").join(name), dir.join(name)).unwrap();
+    }
+    std::fs::write(dir.join("README.md"), "two runs\n").unwrap();
+    let mut app = VantageApp::default();
+    app.loads.start(vantage::source::open::LoadSource::Path(dir.clone()), || {});
+    let messages = app.loads.wait_all();
+    app.accept(messages, || {});
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(app.runs.len(), 2, "{:?}", app.notifications);
+    let notes: Vec<usize> =
+        app.runs.iter().map(|r| r.run.meta.notes.iter().filter(|n| n.contains("README.md (readme)")).count()).collect();
+    assert_eq!(notes, [1, 0], "said once, on the first run");
+    assert!(app.runs.iter().all(|r| r.source_path.is_some()), "each run knows its file (Follow, Open steps)");
+}
+
+/// One door: an Inspect `.eval` opened in the app with outcomes to join is read whole and joined
+/// (a lazily opened one would lose them), and a followed path keeps its options' budget and
+/// outcomes.
+#[test]
+fn an_eval_and_a_followed_path_keep_their_open_options() {
+    let dir = common::scratch("ui-one-door");
+    let eval = dir.join("arith.eval");
+    std::fs::write(&eval, common::lazy_eval()).unwrap();
+    // Every sample's id, resolved or not, as a SWE-agent results file names them.
+    let results = br#"{"resolved": ["1", "10"], "applied": ["1", "2", "3", "10"]}"#;
+    let outcomes = vantage::load::formats::outcomes::parse("results.json", results).unwrap();
+    let options = vantage::source::OpenOptions {
+        outcomes: std::sync::Arc::from(vec![outcomes]),
+        lazy: true,
+        ..Default::default()
+    };
+    let mut app = VantageApp::default();
+    app.loads.start_with(vantage::source::open::LoadSource::Path(eval), options.clone(), || {});
+    let messages = app.loads.wait_all();
+    app.accept(messages, || {});
+    let open = app.current().unwrap();
+    assert!(open.lazy.is_none(), "read whole, to join its outcomes");
+    assert!(
+        open.run.meta.notes.iter().any(|n| n.contains("outcomes from results.json (SWE-agent results): 5 of 5")),
+        "{:?}",
+        open.run.meta.notes
+    );
+    // Followed: the outcomes are joined to the run, and the budget is the options' own.
+    let log = dir.join("run.jsonl");
+    std::fs::copy("sample_runs/tree_rollouts.jsonl", &log).unwrap();
+    let follow = vantage::source::OpenOptions { follow: true, ..options.clone() };
+    app.loads.start_with(vantage::source::open::LoadSource::Path(log.clone()), follow, || {});
+    let messages = app.loads.wait_all();
+    app.accept(messages, || {});
+    let open = app.current().unwrap();
+    assert!(open.follower.is_some());
+    assert!(open.run.meta.notes.iter().any(|n| n.contains("outcomes from results.json")), "{:?}", open.run.meta.notes);
+    let tiny = vantage::source::OpenOptions { follow: true, memory_budget: 4096, ..options };
+    app.loads.start_with(vantage::source::open::LoadSource::Path(log), tiny, || {});
+    let messages = app.loads.wait_all();
+    let runs = app.runs.len();
+    app.accept(messages, || {});
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(app.runs.len(), runs, "a 4 kB budget opens nothing");
+    assert!(app.notifications.iter().any(|n| n.contains("memory")), "{:?}", app.notifications);
 }

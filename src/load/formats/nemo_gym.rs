@@ -15,11 +15,19 @@
 //! Top-level numbers and booleans besides the reward (`accuracy`, `is_correct`, …) become outcome
 //! components. A row without a `response` (a materialized input) is skipped with a warning; a
 //! response without output items (an agent that recorded none) loads as one empty step, with a
-//! warning, so its reward is kept.
+//! warning, so its reward is kept. A benchmark row (`schema_version`, `agent`, `agent_result`,
+//! `verifier_result.rewards` and the Responses object under `trajectory`, no `response`) is read
+//! the same way: its steps from the trajectory's output items, its reward
+//! `verifier_result.rewards.reward` (else the top-level `reward`), the verifier's other rewards
+//! components, its task `task_name` / `instance_id` / `task_id`; one note gives each agent, its
+//! version, rows and token usage. Lines that are errors the server returned instead of a rollout
+//! (`FastAPI`'s `{"detail": …}`, or a bare JSON string) are skipped and named in one warning with
+//! their count and line numbers; a file of nothing else is still this format, with nothing loaded.
 
 use serde_json::Value;
 
-use crate::load::lines::{LineFeed, records};
+use crate::load::lenient::FieldError;
+use crate::load::lines::{JsonLines, LineFeed, LineStream, parse_json};
 use crate::load::records::{
     Record, call_text, head_matches, id_text, message_text, object_has, push_observation, text_step,
 };
@@ -75,9 +83,15 @@ impl Loader for NemoGym {
     }
 }
 
-/// Whether one of the first lines of `head` is a NeMo Gym row.
+/// Whether one of the first lines of `head` is a NeMo Gym row (a rollout, or a benchmark row), or
+/// all of them are errors the server returned (at least one a `{"detail": …}` object).
 pub fn accepts(head: &str) -> bool {
-    head_matches(head, |r| object_has(r.text, &["responses_create_params"]))
+    let lines: Vec<Record<'_>> = crate::load::records::line_records(head).take(8).collect();
+    let detail = |r: &Record<'_>| object_has(r.text, &["detail"]) && !object_has(r.text, &["response"]);
+    head_matches(head, |r| {
+        object_has(r.text, &["responses_create_params"])
+            || object_has(r.text, &["schema_version", "verifier_result", "trajectory"])
+    }) || (lines.iter().any(detail) && lines.iter().all(|r| detail(r) || r.text.trim_start().starts_with('"')))
 }
 
 fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
@@ -86,7 +100,119 @@ fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
         "groups are tasks (`agent_ref.name` and `_ng_task_index`); a row without a task index is its own group"
             .to_owned(),
     );
-    records(builder, "rollout", add, report)
+    Box::new(LineStream::new(Lines::default(), builder, report))
+}
+
+/// One line: a rollout row, or an error the server returned (a bare JSON string).
+enum Line {
+    Row(Box<Row>),
+    Error(String),
+}
+
+/// The lines of a rollouts file, the lines that were errors the server returned, and the agents
+/// of its benchmark rows.
+#[derive(Default)]
+struct Lines {
+    errors: Vec<u64>,
+    first: String,
+    /// Per agent (name, version): its benchmark rows and their input and output tokens.
+    agents: std::collections::BTreeMap<(String, String), [u64; 3]>,
+    /// Where the agents' note is in the run's notes.
+    agents_note: Option<usize>,
+}
+
+/// At most this many line numbers of server errors are named.
+const NAMED_ERRORS: usize = 20;
+
+impl Lines {
+    /// Counts line `line` as an error the server returned (`what` it said), and says so in the
+    /// one warning that names them all.
+    fn server_error(&mut self, line: u64, what: &str, report: &mut LoadReport) {
+        const FIELD: &str = "record (server error)";
+        if self.errors.is_empty() {
+            self.first = what.chars().take(200).collect();
+        }
+        self.errors.push(line);
+        report.records_seen += 1;
+        let mut lines: Vec<String> = self.errors.iter().take(NAMED_ERRORS).map(u64::to_string).collect();
+        if self.errors.len() > NAMED_ERRORS {
+            lines.push(format!("… {} more", self.errors.len() - NAMED_ERRORS));
+        }
+        let reason = format!(
+            "{} line(s) are errors the server returned, not rollouts (lines {}); the first said: {}",
+            self.errors.len(),
+            lines.join(", "),
+            self.first
+        );
+        match report.warnings.iter_mut().find(|w| w.field == FIELD) {
+            Some(warning) => warning.reason = reason,
+            None => report.warn(Warning::skipped(line, FIELD, reason)),
+        }
+    }
+}
+
+impl Lines {
+    /// Counts a benchmark row's agent and tokens, and says them in the one note on the agents.
+    fn note_agent(&mut self, b: &mut RunBuilder, row: &Row) {
+        let (name, version) = agent_of(row);
+        let key = (name.unwrap_or("unnamed agent").to_owned(), version.unwrap_or_default().to_owned());
+        let (input, output) = usage_of(row).unwrap_or((0, 0));
+        let counts = self.agents.entry(key).or_default();
+        *counts = [counts[0] + 1, counts[1] + input, counts[2] + output];
+        let each: Vec<String> = self
+            .agents
+            .iter()
+            .map(|((name, version), [rows, input, output])| {
+                let named = if version.is_empty() { name.clone() } else { format!("{name} {version}") };
+                format!("{named}: {rows} row(s), {input} input and {output} output tokens")
+            })
+            .collect();
+        let note = format!("benchmark rows by agent: {}", each.join("; "));
+        let notes = &mut b.meta_mut().notes;
+        if let Some(i) = self.agents_note.filter(|&i| i < notes.len()) {
+            notes[i] = note;
+        } else {
+            self.agents_note = Some(notes.len());
+            notes.push(note);
+        }
+    }
+}
+
+impl JsonLines for Lines {
+    type Item = Line;
+
+    fn what(&self) -> &'static str {
+        "rollout"
+    }
+
+    fn parse(text: &str) -> Result<Line, FieldError> {
+        if text.trim_start().starts_with('"') {
+            return serde_json::from_str::<String>(text)
+                .map(Line::Error)
+                .map_err(|e| FieldError { field: "record".to_owned(), reason: e.to_string() });
+        }
+        parse_json::<Row>(text).map(|row| Line::Row(Box::new(row)))
+    }
+
+    fn add(&mut self, b: &mut RunBuilder, record: Record<'_>, index: usize, item: Line, report: &mut LoadReport) {
+        match item {
+            Line::Error(text) => self.server_error(record.line, &text, report),
+            Line::Row(row) if row.response.is_none() && benchmark_trajectory(&row).is_some() => {
+                add(b, record, index, &row, report);
+                self.note_agent(b, &row);
+            }
+            Line::Row(row) if row.response.is_none() && row.responses_create_params.is_none() => {
+                match row.extra.get("detail") {
+                    Some(detail) => {
+                        let said = detail.as_str().map_or_else(|| detail.to_string(), str::to_owned);
+                        self.server_error(record.line, &said, report);
+                    }
+                    None => add(b, record, index, &row, report),
+                }
+            }
+            Line::Row(row) => add(b, record, index, &row, report),
+        }
+    }
 }
 
 /// Reads the format, giving the event loop back between slices (see `load::pace`).
@@ -324,11 +450,34 @@ fn finish_of(row: &Row, response: &Value) -> Option<String> {
     row.terminated.map(|_| "stop".to_owned())
 }
 
-/// Top-level numbers and booleans besides the reward: outcome components.
+/// A benchmark row's agent: its name and version (`agent`: a name, or `{name, version}`).
+fn agent_of(row: &Row) -> (Option<&str>, Option<&str>) {
+    match row.extra.get("agent") {
+        Some(Value::String(name)) => (Some(name.as_str()), None),
+        Some(agent) => (agent.get("name").and_then(Value::as_str), agent.get("version").and_then(Value::as_str)),
+        None => (None, None),
+    }
+}
+
+/// A benchmark row's token usage, input and output: its `agent_result`'s (`n_input_tokens`,
+/// `n_output_tokens`, else `input_tokens`, `output_tokens`), else the trajectory's `usage`.
+fn usage_of(row: &Row) -> Option<(u64, u64)> {
+    let pair = |v: &Value, input: &str, output: &str| -> Option<(u64, u64)> {
+        let n = |k: &str| v.get(k).and_then(Value::as_u64);
+        (n(input).is_some() || n(output).is_some()).then(|| (n(input).unwrap_or(0), n(output).unwrap_or(0)))
+    };
+    let agent_result = row.extra.get("agent_result").filter(|v| v.is_object());
+    agent_result
+        .and_then(|a| pair(a, "n_input_tokens", "n_output_tokens").or_else(|| pair(a, "input_tokens", "output_tokens")))
+        .or_else(|| pair(benchmark_trajectory(row)?.get("usage")?, "input_tokens", "output_tokens"))
+}
+
+/// Top-level numbers and booleans besides the reward: outcome components (a benchmark row's
+/// `schema_version` is not one).
 fn components_of(row: &Row) -> Vec<(String, f32)> {
     let mut out = Vec::new();
     for (key, value) in &row.extra {
-        if key.starts_with('_') || key.contains('/') {
+        if key.starts_with('_') || key.contains('/') || key == "schema_version" {
             continue;
         }
         let number = match value {
@@ -343,27 +492,38 @@ fn components_of(row: &Row) -> Vec<(String, f32)> {
     out
 }
 
+/// The Responses object of a benchmark row (`trajectory`, in place of `response`).
+fn benchmark_trajectory(row: &Row) -> Option<&Value> {
+    row.extra.get("trajectory").filter(|t| t.get("output").is_some_and(Value::is_array))
+}
+
+/// A benchmark row's verifier rewards (`verifier_result.rewards`).
+fn verifier_rewards(row: &Row) -> Option<&serde_json::Map<String, Value>> {
+    row.extra.get("verifier_result")?.get("rewards")?.as_object()
+}
+
 fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, row: &Row, report: &mut LoadReport) {
-    let Some(response) = row.response.as_ref().filter(|r| !r.is_null()) else {
+    let benchmark = benchmark_trajectory(row);
+    let Some(response) = row.response.as_ref().filter(|r| !r.is_null()).or(benchmark) else {
         report.warn(Warning::skipped(record.line, "response", "no response: a rollout input, not a result"));
         return;
     };
+    let output_field =
+        if benchmark.is_some_and(|t| std::ptr::eq(t, response)) { "trajectory.output" } else { "response.output" };
     let Some(output) = response.get("output").and_then(Value::as_array) else {
-        report.warn(Warning::skipped(record.line, "response.output", "missing or not a list of items"));
+        report.warn(Warning::skipped(record.line, output_field, "missing or not a list of items"));
         return;
     };
     let (mut steps, tokens) = steps_of(output);
     if steps.is_empty() {
         // A result whose agent recorded no output still has its reward: it loads as one empty step.
-        report.warn(Warning::kept(
-            record.line,
-            "response.output",
-            "no message, call or reasoning item: one empty step",
-        ));
+        report.warn(Warning::kept(record.line, output_field, "no message, call or reasoning item: one empty step"));
         steps.push(Step { kind: "message", ..Step::default() });
     }
-    let agent = row.agent_ref.as_ref().and_then(|a| a.get("name")).and_then(Value::as_str);
-    let task = id_text(row.task_index.as_ref());
+    let agent = row.agent_ref.as_ref().and_then(|a| a.get("name")).and_then(Value::as_str).or_else(|| agent_of(row).0);
+    // A benchmark row names its task where a rollout row numbers it.
+    let task = id_text(row.task_index.as_ref())
+        .or_else(|| ["task_name", "instance_id", "task_id"].iter().find_map(|k| id_text(row.extra.get(*k))));
     let group_key = match (&task, agent) {
         (Some(task), Some(agent)) => format!("{agent}/task-{task}"),
         (Some(task), None) => format!("task-{task}"),
@@ -406,8 +566,20 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, row: &Row, report: 
             ..text_step(s.kind, &s.thought, &s.action, &s.observation)
         })
         .collect();
-    let reward = row.reward.map(|r| r.0).filter(|r| !r.is_nan());
-    let components = components_of(row);
+    let verified = verifier_rewards(row);
+    let reward = verified
+        .and_then(|r| r.get("reward"))
+        .and_then(Value::as_f64)
+        .map(|r| r as f32)
+        .or_else(|| row.reward.map(|r| r.0))
+        .filter(|r| !r.is_nan());
+    let mut components = components_of(row);
+    // The verifier's other rewards are components of the outcome.
+    for (key, value) in verified.into_iter().flatten().filter(|(k, _)| k.as_str() != "reward") {
+        if let Some(v) = value.as_f64().filter(|v| v.is_finite()) {
+            components.push((key.clone(), v as f32));
+        }
+    }
     let finish = finish_of(row, response);
     let outcome = Outcome {
         reward,

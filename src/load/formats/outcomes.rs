@@ -1,9 +1,19 @@
-//! Outcomes that live beside the trajectories, joined to them by id: the SWE-bench harness report
-//! (`<model>.<run>.json`: `resolved_ids` and the ids it evaluated), a per-instance `report.json`
-//! (`{id: {resolved}}`), SWE-agent's `results.json` (`{resolved: [ids], …}`), and StableToolBench's
-//! pass-rate votes (`pass_rate_results/*.json`: `{query_id: {is_solved: {"0": "AnswerStatus.Solved", …}}}`,
-//! the reward the fraction of evaluators that said solved, an unsure vote counting a half), and a
-//! Harbor trial's `result.json` (`{trial_name, task_name, verifier_result: {rewards}}`).
+//! Outcomes that live beside the trajectories, joined to them by id:
+//! - the SWE-bench harness report (`<model>.<run>.json`: `resolved_ids`, and `unresolved_ids`,
+//!   `empty_patch_ids` and `error_ids` judged unresolved; `incomplete_ids` were not run and get no
+//!   outcome);
+//! - sb-cli's report (`sb-cli-reports/<subset>__<split>__<run_id>.json`: the harness report's
+//!   lists, and `pending_ids` and `failed_ids`, which were not judged and get no outcome);
+//! - the harness's per-instance `report.json` (`{id: {resolved}}`), and the flat one of a
+//!   submission's `logs/<id>/report.json` (`{resolved, patch_exists, …}`, its id the folder's name);
+//! - a run summary listing its instances (`results_summary.json`: `{instances: [{instance_id,
+//!   resolved}]}`, a reward or a success in place of `resolved` too);
+//! - SWE-agent's `results.json` (`{resolved: [ids], …}`);
+//! - StableToolBench's pass-rate votes (`pass_rate_results/*.json`: `{query_id: {is_solved: {"0":
+//!   "AnswerStatus.Solved", …}}}`, the reward the fraction of evaluators that said solved, an
+//!   unsure vote counting a half);
+//! - a Harbor trial's `result.json` (`{trial_name, task_name, verifier_result: {rewards}}`), which
+//!   also names the trial's task.
 //!
 //! [`parse`] tells such a file by its content; [`join`] gives each trajectory whose id (its key,
 //! its group's key or task, or their first part before `/`, `_` or `@`) is in the file that
@@ -31,6 +41,8 @@ pub struct Outcomes {
     pub kind: &'static str,
     /// Outcome by instance id.
     pub entries: BTreeMap<String, Entry>,
+    /// The task each id belongs to, where the file names it (a Harbor trial's `task_name`).
+    pub tasks: BTreeMap<String, String>,
 }
 
 /// The outcomes in `bytes` when the file is one of the results files above; `None` otherwise.
@@ -50,31 +62,70 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
             .collect()
     };
     let resolved_entry = |resolved: bool| Entry { reward: if resolved { 1.0 } else { 0.0 }, success: resolved };
-    let from_lists = |resolved_key: &str, kind: &'static str| -> Outcomes {
+    let outcomes = |kind: &'static str, entries: BTreeMap<String, Entry>| Outcomes {
+        file: name.to_owned(),
+        kind,
+        entries,
+        tasks: BTreeMap::new(),
+    };
+    // Lists of ids by what happened to them: the ids of the `judged` lists get an outcome
+    // (resolved when in `resolved_key`); every listed id does when `judged` is empty.
+    let from_lists = |resolved_key: &str, judged: &[&str], kind: &'static str| -> Outcomes {
         let mut entries = BTreeMap::new();
         for key in value.keys().filter(|k| k.as_str() != resolved_key) {
-            for id in ids(key) {
-                entries.insert(id, resolved_entry(false));
+            if judged.is_empty() || judged.contains(&key.as_str()) {
+                for id in ids(key) {
+                    entries.insert(id, resolved_entry(false));
+                }
             }
         }
         for id in ids(resolved_key) {
             entries.insert(id, resolved_entry(true));
         }
-        Outcomes { file: name.to_owned(), kind, entries }
+        outcomes(kind, entries)
     };
-    // A Harbor trial's result.json: the verifier's rewards for the trial named `trial_name`.
+    // A Harbor trial's result.json: the verifier's rewards for the trial named `trial_name`, and
+    // the trial's task.
     if let (Some(trial), Some(verifier)) =
         (value.get("trial_name").and_then(serde_json::Value::as_str), value.get("verifier_result"))
     {
-        return Some(harbor_trial(name, trial, verifier));
+        let mut trial_outcomes = harbor_trial(name, trial, verifier);
+        if let Some(task) = value.get("task_name").and_then(serde_json::Value::as_str).filter(|t| !t.is_empty()) {
+            trial_outcomes.tasks.insert(trial.to_owned(), task.to_owned());
+        }
+        return Some(trial_outcomes);
     }
-    // The SWE-bench harness report.
+    // The SWE-bench harness report, or sb-cli's (which also lists the pending and failed ids).
     if value.get("resolved_ids").is_some_and(serde_json::Value::is_array) {
-        return Some(from_lists("resolved_ids", "SWE-bench harness report"));
+        let judged = ["unresolved_ids", "empty_patch_ids", "error_ids"];
+        let sb_cli = ["pending_ids", "failed_ids", "pending_instances"].iter().any(|k| value.contains_key(*k));
+        let kind = if sb_cli { "sb-cli report" } else { "SWE-bench harness report" };
+        return Some(from_lists("resolved_ids", &judged, kind));
     }
     // SWE-agent's results.json: lists of ids by what happened to them.
     if value.get("resolved").is_some_and(|v| v.as_array().is_some_and(|a| a.iter().all(serde_json::Value::is_string))) {
-        return Some(from_lists("resolved", "SWE-agent results"));
+        return Some(from_lists("resolved", &[], "SWE-agent results"));
+    }
+    // A submission's flat `logs/<id>/report.json`: one instance, named by its folder.
+    if let Some(resolved) = value.get("resolved").and_then(serde_json::Value::as_bool) {
+        let folder = name.rsplit(['/', '\\']).nth(1).filter(|f| !f.is_empty() && *f != "." && *f != "..")?;
+        let entries = BTreeMap::from([(folder.to_owned(), resolved_entry(resolved))]);
+        return Some(outcomes("SWE-bench instance report", entries));
+    }
+    // A run summary that lists its instances.
+    if let Some(instances) = value.get("instances").and_then(serde_json::Value::as_array) {
+        let mut entries = BTreeMap::new();
+        for item in instances {
+            let id = ["instance_id", "id", "task_id"].iter().find_map(|k| item.get(*k)?.as_str());
+            let judged = ["resolved", "success", "passed"].iter().find_map(|k| item.get(*k)?.as_bool());
+            let scored = ["reward", "score"].iter().find_map(|k| item.get(*k)?.as_f64());
+            let entry =
+                judged.map(resolved_entry).or_else(|| scored.map(|r| Entry { reward: r as f32, success: r > 0.5 }));
+            if let (Some(id), Some(entry)) = (id, entry) {
+                entries.insert(id.to_owned(), entry);
+            }
+        }
+        return (!entries.is_empty()).then(|| outcomes("run summary", entries));
     }
     if value.is_empty() {
         return None;
@@ -101,7 +152,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
             return None;
         }
     }
-    Some(Outcomes { file: name.to_owned(), kind: kind?, entries })
+    Some(outcomes(kind?, entries))
 }
 
 /// What Harbor's verifier gave a trial (harbor `models/trial/result.py` `TrialResult`,
@@ -119,7 +170,7 @@ fn harbor_trial(name: &str, trial: &str, verifier: &serde_json::Value) -> Outcom
     if let Some(reward) = reward {
         entries.insert(trial.to_owned(), Entry { reward: reward as f32, success: reward > 0.5 });
     }
-    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries }
+    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries, tasks: BTreeMap::new() }
 }
 
 /// The kind of a Harbor trial's `result.json`: one trial's outcome, beside its trajectory.
@@ -219,8 +270,15 @@ pub fn join_with(
     if joined.matched == run.trajectories.len() {
         run.meta.notes.retain(|n| !n.contains("outcomes are missing"));
     }
+    // An id no file gave a trajectory (one that another file gave is matched: a run summary
+    // beside the per-instance reports lists the same ids).
+    let used_anywhere: BTreeSet<&String> = used.iter().flatten().collect();
+    let mut unmatched: BTreeSet<&String> = BTreeSet::new();
+    for o in outcomes {
+        unmatched.extend(o.entries.keys().filter(|id| !used_anywhere.contains(id)));
+    }
+    joined.unmatched_ids.extend(unmatched.into_iter().cloned());
     for (f, o) in outcomes.iter().enumerate() {
-        joined.unmatched_ids.extend(o.entries.keys().filter(|id| !used[f].contains(*id)).cloned());
         run.meta.notes.push(format!(
             "outcomes from {} ({}): {} of {} trajectories matched, {} of its {} ids",
             o.file,
