@@ -174,7 +174,7 @@ impl LoadQueue {
                     rfd::FileDialog::new().pick_folder().into_iter().collect()
                 } else {
                     rfd::FileDialog::new()
-                        .add_filter("rollout logs", &crate::source::listing::LOG_EXTENSIONS)
+                        .add_filter("rollout logs", &crate::source::LOG_EXTENSIONS)
                         .add_filter("all files", &["*"])
                         .pick_files()
                         .unwrap_or_default()
@@ -190,12 +190,10 @@ impl LoadQueue {
         }
         #[cfg(target_arch = "wasm32")]
         if folder {
-            // The browser's directory picker: a v2 dataset's folder, read in slices.
+            // The browser's directory picker: a v2 dataset's folder, read in slices, or any other
+            // folder by the folder rule.
             crate::source::web_dataset::pick_folder(move |files| {
-                let sources = crate::source::web_dataset::WebDataset::from_files(files)
-                    .map(|dataset| LoadSource::Dataset(dataset, None))
-                    .into_iter()
-                    .collect();
+                let sources = LoadSource::of_folder(files).into_iter().collect();
                 let _: Result<(), _> = sender.send(LoadMessage::Picked(sources));
                 repaint();
             });

@@ -510,9 +510,9 @@ impl VantageApp {
         }
         #[cfg(target_arch = "wasm32")]
         for files in self.dropped_folders.as_ref().map(|r| r.try_iter().collect::<Vec<_>>()).unwrap_or_default() {
-            if let Some(dataset) = crate::source::web_dataset::WebDataset::from_files(files) {
+            if let Some(source) = LoadSource::of_folder(files) {
                 let c = ctx.clone();
-                self.loads.start(LoadSource::Dataset(dataset, None), move || c.request_repaint());
+                self.loads.start(source, move || c.request_repaint());
             }
         }
         self.keyboard(ctx);

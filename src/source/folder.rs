@@ -1,5 +1,7 @@
-//! The folder rule (native): what a folder that is not itself one run holds, classified once here
-//! for every opener (the command line, the app's Open folder and drop, and `vantage serve`).
+//! The folder rule: what a folder that is not itself one run holds, classified once here for every
+//! opener (the command line, the app's Open folder, drop and recent list, and the web build's
+//! picked or dropped folder). The names are told apart on both platforms; reading a folder on
+//! disk ([`read`]) is native, the web's picked folder is read by `super::web_folder`.
 //!
 //! - logs are loaded, each as a run: files with a log extension, and the directories below that
 //!   are one run each (a verl, NeMo-RL, prime-rl or TRL directory, a v2 dataset, a slime dump, a
@@ -12,7 +14,9 @@
 //!
 //! Nothing here reads more than a results file's head: what a log holds is the loaders' to say.
 
-use std::path::{Path, PathBuf};
+#[cfg(not(target_arch = "wasm32"))]
+use std::path::Path;
+use std::path::PathBuf;
 
 use crate::load::formats::outcomes::Outcomes;
 
@@ -36,6 +40,7 @@ pub struct Folder {
     pub unvisited: bool,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Whether `path` is a folder the folder rule opens: a directory that is not itself one run
 /// (not a verl, NeMo-RL, prime-rl or TRL directory, a v2 dataset, a slime dump, nor a run of
 /// trajectories and their results files).
@@ -43,6 +48,7 @@ pub fn is_plain(path: &Path) -> bool {
     path.is_dir() && !is_one_run(path)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Whether the directory `dir` is one run by itself (a run of trajectories and results files
 /// only when it holds a log besides its results files: `logs/<instance>/report.json` alone is
 /// part of the run above it).
@@ -54,6 +60,7 @@ pub fn is_one_run(dir: &Path) -> bool {
             && super::joined::log_files(dir).iter().any(|p| super::joined::results_file(dir, p).is_none()))
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Reads what `dir` holds (below it too): see the module documentation. With `runs_below`, a
 /// directory below that is one run is one log; without, its files are classified one by one (the
 /// files of a run of trajectories and their results files).
@@ -124,12 +131,12 @@ impl Folder {
 
 /// Whether a file's name (lower case) has a log's extension.
 pub fn is_log_name(name: &str) -> bool {
-    name.rsplit_once('.').is_some_and(|(_, ext)| super::listing::LOG_EXTENSIONS.contains(&ext))
+    name.rsplit_once('.').is_some_and(|(_, ext)| super::LOG_EXTENSIONS.contains(&ext))
 }
 
 /// What a directory named `name` (lower case) is when it is a known sidecar: checkpoints,
 /// configuration, caches, version control.
-fn sidecar_dir(name: &str) -> Option<&'static str> {
+pub fn sidecar_dir(name: &str) -> Option<&'static str> {
     let checkpoint = ["checkpoint", "ckpt", "global_step", "actor", "critic", "hf_model", "huggingface"];
     if checkpoint.iter().any(|p| name.starts_with(p)) {
         return Some("checkpoints");
@@ -143,17 +150,21 @@ fn sidecar_dir(name: &str) -> Option<&'static str> {
     }
 }
 
-/// What a file named `name` (lower case) at `path` is when it is a known sidecar.
+/// What a file named `name` (lower case) at `path` is when it is a known sidecar: by its name
+/// ([`sidecar_name`]), or NeMo Gym's failed rollouts beside its rollouts (the run's notes count them).
+#[cfg(not(target_arch = "wasm32"))]
 fn sidecar_file(name: &str, path: &Path) -> Option<&'static str> {
-    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-    // NeMo Gym's failed rollouts beside its rollouts (the run's notes count them).
-    if let Some(rollouts) = stem.strip_suffix("_failures")
-        && ext == "jsonl"
-        && path.with_file_name(format!("{rollouts}.jsonl")).is_file()
-    {
+    let failures = name.strip_suffix("_failures.jsonl");
+    if failures.is_some_and(|rollouts| path.with_file_name(format!("{rollouts}.jsonl")).is_file()) {
         return Some("NeMo Gym failures");
     }
+    sidecar_name(name)
+}
+
+/// What a file named `name` (lower case) is when its name says it is a known sidecar.
+pub fn sidecar_name(name: &str) -> Option<&'static str> {
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
     if name.starts_with("readme") || name.starts_with("license") || name.starts_with("changelog") {
         return Some("readme");
     }
@@ -220,7 +231,6 @@ mod tests {
 
     #[test]
     fn sidecars_are_told_by_name_and_logs_by_extension() {
-        let here = Path::new("x");
         for (name, kind) in [
             ("config.json", "configuration"),
             ("run_config.json", "configuration"),
@@ -234,10 +244,10 @@ mod tests {
             ("train.log", "text log"),
             ("preds.json", "predictions"),
         ] {
-            assert_eq!(sidecar_file(name, here), Some(kind), "{name}");
+            assert_eq!(sidecar_name(name), Some(kind), "{name}");
         }
         for name in ["rollouts.jsonl", "g1_answer.json", "run.eval", "step_3.parquet"] {
-            assert_eq!(sidecar_file(name, here), None, "{name}");
+            assert_eq!(sidecar_name(name), None, "{name}");
             assert!(is_log_name(name), "{name}");
         }
         assert_eq!(sidecar_dir("checkpoint-500"), Some("checkpoints"));

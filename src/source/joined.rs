@@ -5,7 +5,7 @@ use crate::load::formats::outcomes::Outcomes;
 use crate::load::{LoadError, LoadReport};
 use crate::model::Run;
 
-use super::listing::LOG_EXTENSIONS;
+use super::LOG_EXTENSIONS;
 
 /// The files below `dir` that hold outcomes to join to trajectories (`load::formats::outcomes`): JSON files
 /// that are not trajectories themselves (`.traj.json`), up to 16 MiB, whose start names a

@@ -4,9 +4,6 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-/// File extensions of logs, for directories and the file dialog.
-pub const LOG_EXTENSIONS: [&str; 8] = ["json", "jsonl", "eval", "traj", "parquet", "gz", "zst", "db"];
-
 /// Whether `path` is a vantage Parquet v2 dataset: a directory with a `manifest.json`.
 pub fn is_v2_dataset(path: &Path) -> bool {
     path.is_dir() && path.join(crate::load::formats::vantage_v2::MANIFEST).is_file()

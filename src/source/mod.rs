@@ -3,6 +3,7 @@
 //! Every opener takes an [`OpenOptions`]; what it has to say comes back in its `LoadReport` or
 //! on the channel it answers on. Nothing here draws: the app above asks, `load` below parses.
 
+pub mod folder;
 pub mod open;
 
 // ----------------------------------------------------------------------------
@@ -14,8 +15,6 @@ pub mod convert;
 pub mod dataset;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod disk;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod folder;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod follow;
 #[cfg(not(target_arch = "wasm32"))]
@@ -39,9 +38,14 @@ pub mod http;
 #[cfg(target_arch = "wasm32")]
 pub mod web_dataset;
 #[cfg(target_arch = "wasm32")]
+pub mod web_folder;
+#[cfg(target_arch = "wasm32")]
 pub mod web_follow;
 
 use crate::load::formats::outcomes::Outcomes;
+
+/// File extensions of logs, for folders (`folder`) and the file dialog.
+pub const LOG_EXTENSIONS: [&str; 8] = ["json", "jsonl", "eval", "traj", "parquet", "gz", "zst", "db"];
 
 /// How runs are opened: chosen once by the CLI (`--steps`, `--outcomes`, `--follow`, the memory
 /// budget) or by the app (its "Open steps"), and passed by value to the opener of each run. Nothing

@@ -28,9 +28,25 @@ pub enum LoadSource {
     /// only), with the training steps to open (`None`: the latest that fit).
     #[cfg(target_arch = "wasm32")]
     Dataset(crate::source::web_dataset::WebDataset, Option<(i64, i64)>),
+    /// A folder picked or dropped on the page that is not a v2 dataset (web only): its name and
+    /// its files, opened by the folder rule (`source::web_folder`).
+    #[cfg(target_arch = "wasm32")]
+    Folder(String, Vec<(String, web_sys::File)>),
 }
 
 impl LoadSource {
+    /// A folder picked or dropped on the page (web): a v2 dataset when it has its manifest, any
+    /// other folder opened by the folder rule; `None` when it holds no file.
+    #[cfg(target_arch = "wasm32")]
+    pub fn of_folder(files: Vec<(String, web_sys::File)>) -> Option<Self> {
+        if crate::source::web_folder::is_v2_dataset(&files) {
+            return crate::source::web_dataset::WebDataset::from_files(files)
+                .map(|dataset| Self::Dataset(dataset, None));
+        }
+        let name = files.first()?.0.split('/').next()?.to_owned();
+        Some(Self::Folder(name, files))
+    }
+
     /// Display name.
     pub fn name(&self) -> String {
         match self {
@@ -39,6 +55,8 @@ impl LoadSource {
             Self::Path(path) => path.display().to_string(),
             #[cfg(target_arch = "wasm32")]
             Self::Dataset(dataset, _) => dataset.name(),
+            #[cfg(target_arch = "wasm32")]
+            Self::Folder(name, _) => format!("{name}/"),
         }
     }
 
@@ -49,7 +67,7 @@ impl LoadSource {
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
             #[cfg(target_arch = "wasm32")]
-            Self::Dataset(..) => 0,
+            Self::Dataset(..) | Self::Folder(..) => 0,
         }
     }
 
@@ -115,6 +133,14 @@ impl LoadSource {
                     }
                     Err(err) => LoadOutcome::new(name, Err(err), report),
                 };
+            }
+            #[cfg(target_arch = "wasm32")]
+            Self::Folder(folder, files) => {
+                let opened = crate::source::web_folder::open(&folder, files, &report.progress).await;
+                let mut outcomes =
+                    opened.into_iter().map(|(name, result, report)| LoadOutcome::new(name, result, report));
+                let first = outcomes.next().unwrap_or_else(|| failed(folder, "nothing to open"));
+                return LoadOutcome { more: outcomes.collect(), ..first };
             }
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) => {

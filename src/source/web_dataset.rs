@@ -136,7 +136,7 @@ async fn fetch(url: &str, range: Option<&str>) -> Result<Answer, PieceError> {
 }
 
 /// The bytes of a `File` or `Blob`.
-async fn blob_bytes(blob: &web_sys::Blob) -> Result<Vec<u8>, PieceError> {
+pub(crate) async fn blob_bytes(blob: &web_sys::Blob) -> Result<Vec<u8>, PieceError> {
     let buffer = wasm_bindgen_futures::JsFuture::from(blob.array_buffer())
         .await
         .map_err(|e| PieceError::Failed(format!("reading the file: {e:?}")))?;

@@ -370,6 +370,41 @@ await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_
   }
   await page.close();
 }
+// A run folder that is not a v2 dataset, picked the same way: the folder rule opens its log and
+// names its sidecars (tests/fixtures/runs/sidecars: one log, ten files that are not logs).
+{
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  await page.goto(base + "/");
+  await page.waitForFunction(() => document.title.startsWith("vantage — "), null, { timeout: 120000 });
+  const sample = await page.title();
+  await page.waitForTimeout(1000);
+  const chooser = page.waitForEvent("filechooser", { timeout: 15000 }).catch(() => null);
+  const button = process.env.VANTAGE_FOLDER_BUTTON || "195,14";
+  const [x, y] = button.split(",").map(Number);
+  await page.mouse.move(x, y);
+  await page.waitForTimeout(300);
+  await page.mouse.click(x, y);
+  const picker = await chooser;
+  if (!picker) {
+    console.log("FAIL run_folder: clicking Open folder… opened no directory picker");
+    failures++;
+  } else {
+    await picker.setFiles(path.join(root, "tests/fixtures/runs/sidecars"));
+    try {
+      await page.waitForFunction((s) => document.title !== s && document.title.startsWith("vantage — "), sample, { timeout: 60000 });
+    } catch (e) {
+      console.log(`FAIL run_folder: the picked run folder did not open (title "${await page.title()}")`);
+      for (const error of errors) console.log(`  [run_folder] console: ${error}`);
+      failures++;
+    }
+    await page.waitForTimeout(2000);
+    await page.screenshot({ path: path.join(shots, "run_folder.png") });
+    console.log(`run_folder: title "${await page.title()}"`);
+  }
+  await page.close();
+}
 await browser.close();
 server.close();
 if (failures > 0) {
