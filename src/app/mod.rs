@@ -265,8 +265,13 @@ impl VantageApp {
                     // The other logs of an opened folder open beside the first, each a run.
                     let more = std::mem::take(&mut outcome.more);
                     self.accept_outcome(id, *outcome, repaint.clone());
+                    let first = self.selected;
                     for other in more {
                         self.accept_outcome(0, other, repaint.clone());
+                    }
+                    // The folder's first run stays shown: it carries the folder's note.
+                    if first < self.runs.len() {
+                        self.selected = first;
                     }
                 }
                 LoadMessage::Picked(sources) if !sources.is_empty() => self.open_all(sources, repaint.clone()),

@@ -108,9 +108,10 @@ pub fn read(dir: &Path, runs_below: bool) -> Folder {
 }
 
 impl Folder {
-    /// The one note line naming what was skipped (`None` when nothing was), with `failed` (logs
-    /// that did not load, as `NAME (why)`, named relative to the folder) among them.
-    pub fn note(&self, failed: &[String]) -> Option<String> {
+    /// The one note line naming what was skipped in the folder `name` (`None` when nothing was),
+    /// with `failed` (logs that did not load, as `NAME (why)`, named relative to the folder) among
+    /// them.
+    pub fn note(&self, name: &str, failed: &[String]) -> Option<String> {
         let mut skipped: Vec<String> = self.skipped.iter().map(|(name, kind)| format!("{name} ({kind})")).collect();
         skipped.extend(failed.iter().cloned());
         skipped.sort();
@@ -125,7 +126,7 @@ impl Folder {
         if self.unvisited {
             named.push_str(&format!("; entries past the first {MAX_ENTRIES} not looked at"));
         }
-        Some(format!("skipped {total} file(s) in the folder that are not logs: {named}"))
+        Some(format!("skipped {total} file(s) in {name}/ that are not logs: {named}"))
     }
 }
 
@@ -260,9 +261,9 @@ mod tests {
             skipped: (0..30).map(|i| (format!("f{i:02}.yaml"), "configuration")).collect(),
             ..Folder::default()
         };
-        let note = folder.note(&["q.json (no loader recognises it)".to_owned()]).unwrap();
-        assert!(note.starts_with("skipped 31 file(s)"), "{note}");
+        let note = folder.note("run", &["q.json (no loader recognises it)".to_owned()]).unwrap();
+        assert!(note.starts_with("skipped 31 file(s) in run/ that are not logs: "), "{note}");
         assert!(note.contains("f00.yaml (configuration)") && note.ends_with("and 7 more"), "{note}");
-        assert_eq!(Folder::default().note(&[]), None);
+        assert_eq!(Folder::default().note("run", &[]), None);
     }
 }

@@ -89,7 +89,7 @@ pub fn open_all(
             _ => opened.push(one),
         }
     }
-    let note = folder.note(&unrecognised);
+    let note = folder.note(&folder_name(path), &unrecognised);
     if opened.is_empty() {
         let reason = match note {
             Some(note) => format!("a directory in which no log loads ({note})"),
@@ -103,6 +103,11 @@ pub fn open_all(
         run.meta.notes.push(note);
     }
     opened
+}
+
+/// The last part of a folder's path, as notes name it.
+fn folder_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 /// [`open_all`] for one run: a folder must hold exactly one log that loads (else an error naming
@@ -245,7 +250,7 @@ pub(crate) fn load_joined(
     )?;
     run.meta.format = formats.join(" + ");
     run.meta.notes = notes;
-    run.meta.notes.extend(folder.note(&skipped));
+    run.meta.notes.extend(folder.note(&folder_name(dir), &skipped));
     // Each trajectory's results files, nearest first: those sharing the most directories with its file.
     let outcomes: Vec<&crate::load::formats::outcomes::Outcomes> = results.iter().map(|(_, o)| o).collect();
     let files_for = |t: crate::model::TrajectoryId| -> Vec<usize> {

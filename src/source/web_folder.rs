@@ -72,7 +72,7 @@ pub async fn open(name: &str, files: Vec<(String, web_sys::File)>, progress: &Pr
             _ => runs.push((shown, result, report)),
         }
     }
-    let note = folder.note(&failed);
+    let note = folder.note(name, &failed);
     if runs.is_empty() {
         let reason = match note {
             Some(note) => format!("a folder in which no log loads ({note})"),

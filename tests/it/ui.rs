@@ -1021,7 +1021,7 @@ fn a_run_folder_opens_as_one_run_with_the_note_naming_its_sidecars() {
     assert!(app.notifications.iter().all(|n| !n.contains("nothing loaded")), "{:?}", app.notifications);
     app.state.tab = Tab::Summary;
     let h = harness(app);
-    h.get_by_label_contains("skipped 10 file(s) in the folder that are not logs");
+    h.get_by_label_contains("skipped 10 file(s) in sidecars/ that are not logs");
 }
 
 /// A folder of several logs opens each as a run, the note on the first.
@@ -1041,6 +1041,7 @@ fn a_folder_of_logs_opens_each_as_a_run() {
     let notes: Vec<usize> =
         app.runs.iter().map(|r| r.run.meta.notes.iter().filter(|n| n.contains("README.md (readme)")).count()).collect();
     assert_eq!(notes, [1, 0], "said once, on the first run");
+    assert_eq!(app.selected, 0, "the first run, with the note, is shown");
     assert!(app.runs.iter().all(|r| r.source_path.is_some()), "each run knows its file (Follow, Open steps)");
 }
 
