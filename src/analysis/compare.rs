@@ -91,8 +91,13 @@ pub struct Comparison {
     pub per_role: BTreeMap<String, (usize, f64, f64)>,
     /// Disagreeing steps by kind, largest |A − B| first.
     pub disagreements: BTreeMap<Disagreement, Vec<DisagreeingStep>>,
-    /// Paired steps whose values differ by more than the larger scheme's tolerance.
+    /// Paired steps whose values differ by more than the larger scheme's tolerance (rounding noise
+    /// of a zero-variance group aside).
     pub num_differing: usize,
+    /// Paired steps whose values differ only by the rounding noise of a zero-variance group: every
+    /// reward of the group equal, and both values within [`zero_variance_noise`] of 0 (a trainer's
+    /// float32 mean missing the reward by an ulp, magnified by ε), not a filter or mask.
+    pub zero_variance_noise: usize,
     /// Per rollout, its step with the largest |A − B| (above the tolerance), largest first, at
     /// most [`MOST_DIFFERENT`]: where a recomputation and the trainer's logged advantage part.
     pub most_different: Vec<DisagreeingStep>,
@@ -132,6 +137,33 @@ pub fn length_correlation(points: &[[f64; 3]], axis: usize) -> f64 {
     spearman(&x, &y)
 }
 
+/// The ε the rounding noise of a zero-variance group is measured with: the smallest the
+/// group-normalizing trainers add to the std (verl, NeMo-RL, slime, miles: 1e-6).
+pub const NOISE_EPSILON: f64 = 1e-6;
+
+/// How far from 0 a group-normalized advantage can land in a group of `n` equal rewards `r` when
+/// the group's float32 mean misses `r`: the float32 rounding of a sum of `n` values, `(n − 1)·u·|r|`
+/// with `u = 2⁻²⁴`, over [`NOISE_EPSILON`] (0.80 for sixteen rewards of 0.9, where one ulp of
+/// miss is 0.06).
+pub fn zero_variance_noise(r: f32, n: usize) -> f64 {
+    let unit_roundoff = f64::from(f32::EPSILON) / 2.0;
+    n.saturating_sub(1) as f64 * unit_roundoff * f64::from(r.abs()) / NOISE_EPSILON
+}
+
+/// Per group: the noise bound of [`zero_variance_noise`] when all its rewards are equal (and there
+/// are two or more), else `None`.
+fn zero_variance_bounds(run: &Run) -> Vec<Option<f64>> {
+    let tr = &run.trajectories;
+    (0..run.groups.len())
+        .map(|g| {
+            let members = run.groups.members(crate::model::GroupId(g as u32));
+            let first = tr.reward.get(members.first()?.index()).copied()?;
+            let equal = members.iter().all(|t| tr.reward[t.index()] == first);
+            (equal && members.len() > 1 && !first.is_nan()).then(|| zero_variance_noise(first, members.len()))
+        })
+        .collect()
+}
+
 /// How many rollouts [`Comparison::most_different`] keeps.
 pub const MOST_DIFFERENT: usize = 50;
 
@@ -164,8 +196,10 @@ impl Comparison {
         // A tree node shared by several paths with the same credit is listed once.
         let mut listed: std::collections::HashSet<(u32, u32, u32)> = std::collections::HashSet::new();
         let tolerance = out.sign_tolerance[0].max(out.sign_tolerance[1]);
+        let noise_bounds = zero_variance_bounds(run);
         for t in tr.ids() {
             let success = is_success(run, t);
+            let noise = noise_bounds.get(tr.group[t.index()].index()).copied().flatten();
             let mut widest: Option<DisagreeingStep> = None;
             for p in tr.path_range(t) {
                 let (Some(&x), Some(&y)) = (a.get(p), b.get(p)) else { continue };
@@ -175,7 +209,10 @@ impl Comparison {
                 xs.push(x);
                 ys.push(y);
                 let gap = (x - y).abs();
-                if gap > tolerance {
+                let is_noise = noise.is_some_and(|bound| f64::from(x.abs()).max(f64::from(y.abs())) <= bound);
+                if gap > tolerance && is_noise {
+                    out.zero_variance_noise += 1;
+                } else if gap > tolerance {
                     out.num_differing += 1;
                     if widest.is_none_or(|w| gap > (w.a - w.b).abs()) {
                         widest = Some(DisagreeingStep { position: p, a: x, b: y });
@@ -255,6 +292,31 @@ pub fn spearman(x: &[f32], y: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounding_noise_of_a_zero_variance_group_is_named_not_counted_as_a_difference() {
+        // slime's own advantage on sixteen rewards of 0.9 is -0.0596, a recomputation's +0.1192:
+        // noise of a group whose rewards are all equal. A group of mixed rewards differing by as
+        // much is a real difference.
+        let mut log = String::from("{\"vantage\": 1}\n");
+        for i in 0..16 {
+            log.push_str(&format!(
+                "{{\"type\": \"trajectory\", \"id\": \"e{i}\", \"group\": \"equal\", \"outcome\": {{\"reward\": 0.9}}, \"steps\": [{{\"action\": \"a\"}}]}}\n"
+            ));
+        }
+        for (i, r) in [0.0, 1.0].iter().enumerate() {
+            log.push_str(&format!(
+                "{{\"type\": \"trajectory\", \"id\": \"m{i}\", \"group\": \"mixed\", \"outcome\": {{\"reward\": {r}}}, \"steps\": [{{\"action\": \"a\"}}]}}\n"
+            ));
+        }
+        let run = crate::load::load_bytes("noise", log.as_bytes(), &mut crate::load::LoadReport::new("noise")).unwrap();
+        let n = run.num_path_steps();
+        let logged: Vec<f32> = (0..n).map(|p| if p < 16 { -0.0596 } else { 0.5 }).collect();
+        let recomputed: Vec<f32> = (0..n).map(|p| if p < 16 { 0.1192 } else { 0.6 }).collect();
+        let c = Comparison::of(&run, &logged, &recomputed);
+        assert_eq!((c.zero_variance_noise, c.num_differing, c.most_different.len()), (16, 2, 2));
+        assert!((zero_variance_noise(0.9, 16) - 0.8047).abs() < 1e-3, "{}", zero_variance_noise(0.9, 16));
+    }
 
     #[test]
     fn spearman_of_monotone_and_reversed_and_tied() {

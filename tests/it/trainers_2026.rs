@@ -340,43 +340,69 @@ fn atif_subagents_are_branches_under_the_calling_step_and_tokens_follow_the_call
 }
 
 /// Each 2026 trainer's own outcome advantage (`tests/golden/trainers_2026`, made by running the
-/// trainers' functions) equals `grpo` under its preset: NeMo-RL with and without its leave-one-out
-/// baseline, prime-rl, slime and miles (both under `slime`).
+/// trainers' functions) equals `grpo` under its preset (NeMo-RL with and without its leave-one-out
+/// baseline, prime-rl, slime, miles) on batches of groups of 1 to 16, mixed sizes, negative
+/// rewards, interleaved prompts and all-equal groups: slime and miles to the bit (their presets sum
+/// as torch does on the CPU), the others within 1e-5. The one gap: NeMo-RL takes its means by a
+/// matrix product (BLAS), whose order vantage does not reproduce, so in a group whose rewards are
+/// all equal and not dyadic (0.3, 0.7) its leave-one-out advantage is rounding noise (3e-4) where
+/// vantage's is 0. There both sides must stay within that noise
+/// (`analysis::compare::zero_variance_noise`: (n − 1)·2⁻²⁴·|r| / ε), as docs/SCHEMES.md says.
 #[test]
 fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/trainers_2026/cases.json");
     let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let cases = golden["cases"].as_array().unwrap();
-    assert!(cases.len() >= 4);
-    let mut compared = 0;
+    assert!(cases.len() >= 11);
+    let (mut compared, mut noise, mut failures, mut inexact) = (0, Vec::new(), Vec::new(), Vec::new());
     for case in cases {
         let name = case["name"].as_str().unwrap();
+        let samples: Vec<(String, f64)> = case["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s[0].as_str().unwrap().to_owned(), s[1].as_f64().unwrap()))
+            .collect();
         let mut log = String::from("{\"vantage\": 1}\n");
-        for (i, sample) in case["samples"].as_array().unwrap().iter().enumerate() {
-            let (prompt, reward) = (sample[0].as_str().unwrap(), sample[1].as_f64().unwrap());
+        for (i, (prompt, reward)) in samples.iter().enumerate() {
             log.push_str(&format!(
                 r#"{{"type": "trajectory", "id": "s{i}", "group": "{prompt}", "outcome": {{"reward": {reward}}}, "steps": [{{"action": "a"}}]}}"#
             ));
             log.push('\n');
         }
         let run = load_bytes(name, log.as_bytes(), &mut LoadReport::new(name)).unwrap();
-        for (trainer, preset) in [
-            ("nemo_rl", "nemo_rl"),
-            ("nemo_rl_no_loo", "nemo_rl_no_loo"),
-            ("prime_rl", "prime_rl"),
-            ("slime", "slime"),
-            ("miles", "slime"),
-        ] {
-            let got = credit(&run, "grpo", Some(preset), &[]);
+        for trainer in ["nemo_rl", "nemo_rl_no_loo", "prime_rl", "slime", "miles"] {
+            let got = credit(&run, "grpo", Some(trainer), &[]);
             for (i, want) in case["advantages"][trainer].as_array().unwrap().iter().enumerate() {
                 let t = run.trajectory_by_key(&format!("s{i}")).unwrap();
                 let (g, w) = (f64::from(got[run.trajectories.path_range(t).start]), want.as_f64().unwrap());
-                assert!((g - w).abs() <= 1e-5 + 1e-5 * w.abs(), "{name} {trainer} s{i}: {g} vs {w}");
                 compared += 1;
+                if g as f32 != w as f32 {
+                    inexact.push(format!("{name} {trainer} s{i}: {g} vs {w}"));
+                }
+                if (g - w).abs() <= 1e-5 + 1e-5 * w.abs() {
+                    continue;
+                }
+                // A group of equal rewards: both within the float32 rounding noise of its mean.
+                let (prompt, reward) = &samples[i];
+                let group: Vec<f64> = samples.iter().filter(|(p, _)| p == prompt).map(|(_, r)| *r).collect();
+                let bound = vantage::analysis::compare::zero_variance_noise(*reward as f32, group.len());
+                if group.iter().all(|r| r == reward) && g.abs() <= bound && w.abs() <= bound {
+                    noise.push(format!("{name} {trainer} s{i}: vantage {g:.4}, trainer {w:.4}"));
+                } else {
+                    failures.push(format!("{name} {trainer} s{i}: {g} vs {w}"));
+                }
             }
         }
     }
-    assert!(compared >= 100, "{compared}");
+    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    assert!(compared >= 400, "{compared}");
+    println!("rounding noise of zero-variance groups ({} rows):\n{}", noise.len(), noise.join("\n"));
+    println!("not equal to the bit ({} rows):\n{}", inexact.len(), inexact.join("\n"));
+    // slime's and miles' presets sum as torch does on the CPU: their numbers are the trainers' bits.
+    let torch_exact: Vec<&String> =
+        inexact.iter().filter(|l| l.split(' ').nth(1).is_some_and(|t| t == "slime" || t == "miles")).collect();
+    assert!(torch_exact.is_empty(), "slime and miles not to the bit:\n{torch_exact:?}");
 }
 
 #[test]

@@ -459,6 +459,32 @@ fn the_token_view_colors_by_either_scheme_or_their_difference() {
 }
 
 #[test]
+fn the_compare_view_names_rounding_noise_of_a_zero_variance_group_as_such() {
+    // slime's own advantage on sixteen rewards of 0.9 is −0.0596 (its float32 mean missed the
+    // reward by an ulp); GRPO's defaults give these rows another noise. A mixed group beside it
+    // differs for real.
+    let mut log = String::from("{\"vantage\": 1}\n");
+    for i in 0..16 {
+        log.push_str(&format!(
+            "{{\"type\": \"trajectory\", \"id\": \"e{i}\", \"group\": \"equal\", \"outcome\": {{\"reward\": 0.9}}, \"steps\": [{{\"thought\": \"t\", \"scores\": {{\"logged_advantage\": -0.0596}}}}]}}\n"
+        ));
+    }
+    for (id, reward, logged) in [("m0", 1, 0.2), ("m1", 0, 0.0)] {
+        log.push_str(&format!(
+            "{{\"type\": \"trajectory\", \"id\": \"{id}\", \"group\": \"mixed\", \"outcome\": {{\"reward\": {reward}}}, \"steps\": [{{\"thought\": \"t\", \"scores\": {{\"logged_advantage\": {logged}}}}}]}}\n"
+        ));
+    }
+    let mut app = app_with("noise.jsonl", log.as_bytes())
+        .with_start(vantage::app::StartOptions { scheme_b: Some("logged".to_owned()), ..Default::default() });
+    app.state.tab = Tab::Compare;
+    let h = harness_sized(app, 2400.0);
+    h.get_by_label("Logged vs recomputed: where they differ");
+    h.get_by_label_contains("16 step(s) differ only by the rounding noise of a zero-variance group");
+    h.get_by_label_contains("2 of 18 steps differ by more than");
+    assert!(h.query_by_label("e3").is_none(), "noise rows are not in the table");
+}
+
+#[test]
 fn the_compare_view_puts_the_logged_advantage_beside_the_recomputed_one() {
     // The trainer's logged advantage for `b` is not what GRPO gives it (say a filter leaked).
     let log = r#"{"vantage": 1}
@@ -498,7 +524,8 @@ fn the_diff_view_aligns_two_rollouts_and_says_where_they_part() {
 {"type": "trajectory", "id": "win", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "read the task"}, {"thought": "search docs"}, {"thought": "open result 2"}, {"thought": "answer 42"}]}
 {"type": "trajectory", "id": "lose", "group": "g", "outcome": {"reward": 0}, "steps": [{"thought": "read the task"}, {"thought": "search docs"}, {"thought": "open result 5"}, {"thought": "answer 41"}, {"thought": "give up"}]}
 "#;
-    let mut h = harness(app_with("diff.jsonl", log.as_bytes()));
+    // Tall enough for the inspector's buttons under both schemes' parameters.
+    let mut h = harness_sized(app_with("diff.jsonl", log.as_bytes()), 1400.0);
     h.get_by_label_contains("win  ·  R 1").click();
     h.run_ok();
     h.get_by_label_contains("Compare with…").click();

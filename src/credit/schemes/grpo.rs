@@ -7,7 +7,7 @@ use crate::credit::engine::batch::{Batch, Output};
 use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::{compute_token_scheme, supports_rewards, token_kernel};
-use crate::credit::engine::moments::mean_std;
+use crate::credit::engine::moments::{mean_std, torch_mean_std, torch_row_mean_std};
 use crate::credit::engine::real::Real;
 use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
 use crate::credit::{
@@ -25,7 +25,7 @@ static INFO: SchemeInfo = SchemeInfo {
     citation: "Shao et al. 2024, DeepSeekMath (arXiv 2402.03300); verl compute_grpo_outcome_advantage; TRL GRPOTrainer; OpenRLHF group_norm / dr_grpo; Dr.GRPO: Liu et al. 2025 (arXiv 2503.20783)",
     needs: "outcome rewards (or env / token rewards); tokens optional",
     source: SourceQuality::FromCode(crate::credit::VERL_AT),
-    checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); TRL 1.16's own outputs (golden/trl, tests/it/golden_trainers.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (group_norm, dr_grpo)",
+    checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); TRL 1.16's own outputs (golden/trl, tests/it/golden_trainers.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (group_norm, dr_grpo); NeMo-RL's, prime-rl's, slime's and miles' own functions run with torch 2.15 on the CPU (tests/golden/trainers_2026, tests/it/trainers_2026.rs: groups of 1 to 16, mixed sizes, negative rewards, interleaved prompts, all-equal groups) under the presets nemo_rl, nemo_rl_no_loo, prime_rl, slime and miles,: slime and miles to the bit (their presets sum as torch 2.15 does on the CPU, reduction = torch_rows / torch_all, checked on rows of 1 to 3000 values), the others within 1e-5. The one gap: NeMo-RL takes its group means by a matrix product (BLAS), whose summation order vantage does not reproduce, so in a group whose rewards are all equal and not dyadic its float32 mean can miss the reward by an ulp that ε = 1e-6 magnifies: measured there, NeMo-RL's leave-one-out advantage up to 0.0003 on octets of 0.3 and 0.7 where vantage gives 0 (torch builds differ too: the PyPI wheel and the CPU-only one part by an ulp on a NeMo-RL row). The compare view names such differences as rounding noise of a zero-variance group (within (n − 1)·2⁻²⁴·|r|/ε), not as a filter or mask",
 };
 
 choice! {
@@ -68,6 +68,21 @@ choice! {
     enum Count { Trajectory = "trajectory", Tree = "tree" }
 }
 
+choice! {
+    /// The `zero_std` parameter's words.
+    enum ZeroStd { Divide = "divide", Skip = "skip" }
+}
+
+choice! {
+    /// The `reduction` parameter's words.
+    enum Reduction { Sequential = "sequential", TorchRows = "torch_rows", TorchAll = "torch_all" }
+}
+
+choice! {
+    /// The `grouping` parameter's words.
+    enum Grouping { Prompt = "prompt", SlimeRows = "slime_rows" }
+}
+
 params! {
     /// The parameters of `grpo`, declared once: its specs and the values it reads.
     struct Knobs {
@@ -81,6 +96,11 @@ params! {
         unscorable: Unscorable = decl("none", "a row without a score (every reward function returned None) is left out of its group's mean and std; it gets no value, or 0 as TRL's nan_to_num gives"),
         baseline: Baseline = decl("group", "the mean subtracted: the group's, or the other members' (NeMo-RL use_leave_one_out_baseline: the std is then the others' unbiased std, and a zero std divides nothing)"),
         count: Count = decl("trajectory", "what the group's mean and std count: every trajectory, or a tree record once (prime-rl scores a trace once, whatever its branches)"),
+        zero_std: ZeroStd = decl("divide", "where a group's std is 0: divide by std + ε all the same (verl, slime), or leave r − mean (NeMo-RL, miles divide only where the std is above 0)"),
+        grouping: Grouping = decl("prompt", "the groups: the log's (its prompts), or slime's rule: consecutive rows of n_samples_per_prompt when the batch holds n_samples_per_prompt × rollout_batch_size rows, else the whole batch as one group (RolloutManager._post_process_rewards)"),
+        n_samples_per_prompt: i64 = range(0.0, 1000000.0, "0", "slime's n_samples_per_prompt, for grouping = slime_rows; 0 = the largest group's size"),
+        rollout_batch_size: i64 = range(0.0, 1000000.0, "0", "slime's rollout_batch_size, for grouping = slime_rows; 0 = the number of groups in the batch"),
+        reduction: Reduction = decl("sequential", "how a group's float32 mean and std are taken: the mean summed in order; or as torch sums on the CPU (ATen's cascade sum: 8-wide vectors, four accumulators), with the std of the centered rewards (torch_rows: slime's rows.mean(dim=-1), then .std(dim=-1)) or about that float32 mean (torch_all: miles' tensor.mean() and .std()); matters only in the last bits, and in a group of equal rewards that are not dyadic, where ε magnifies a mean that misses them by an ulp"),
         reward_clip: f64 = range(0.0, 1000.0, "0", "clamp the advantage to ±this before placement (OpenRLHF clips to ±10); 0 = off"),
         placement_param: PlacementParam = GROUP,
         common: Common = GROUP,
@@ -89,19 +109,7 @@ params! {
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
-/// `(r − mean)/(std + 1e-6)` over the group, unbiased, a group of one 0, no clip, broadcast: what
-/// NeMo-RL without its leave-one-out baseline, slime and miles all run.
-const GROUP_NORM: &[(&str, &str)] = &[
-    ("norm_by_std", "true"),
-    ("epsilon", "0.000001"),
-    ("baseline", "group"),
-    ("singleton", "zero"),
-    ("reward_clip", "0"),
-    ("placement", "broadcast"),
-    ("kl_coef", "0"),
-];
-
-static PRESETS: [Preset; 8] = [
+static PRESETS: [Preset; 9] = [
     Preset {
         name: "verl",
         values: &[
@@ -162,7 +170,16 @@ static PRESETS: [Preset; 8] = [
     },
     Preset {
         name: "nemo_rl_no_loo",
-        values: GROUP_NORM,
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000001"),
+            ("baseline", "group"),
+            ("singleton", "zero"),
+            ("zero_std", "skip"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
         doc: "NeMo-RL GRPO with use_leave_one_out_baseline false (7ea279abf): (r − mean)/(std + 1e-6), unbiased std over the prompt's samples, not divided where the std is 0; one sample alone gets 0",
     },
     Preset {
@@ -180,8 +197,35 @@ static PRESETS: [Preset; 8] = [
     },
     Preset {
         name: "slime",
-        values: GROUP_NORM,
-        doc: "slime / miles --advantage-estimator grpo with rewards and std normalization (THUDM/slime 624b824a8 ray/rollout.py _post_process_rewards; radixark/miles 31f1ca961 train_data_conversion.py): (r − mean)/(std + 1e-6), torch's unbiased std over the prompt's n_samples_per_prompt samples; n_samples_per_prompt = 1 gives r − r = 0. slime normalizes the whole batch as one group when groups differ in size; miles groups by prompt then",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000001"),
+            ("baseline", "group"),
+            ("singleton", "zero"),
+            ("zero_std", "divide"),
+            ("grouping", "slime_rows"),
+            ("reduction", "torch_rows"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "slime --advantage-estimator grpo with rewards and std normalization (THUDM/slime 624b824a8 ray/rollout.py RolloutManager._post_process_rewards): (r − mean)/(std + 1e-6) over consecutive rows of n_samples_per_prompt, torch's unbiased std, when the batch holds n_samples_per_prompt × rollout_batch_size rows; any other batch (groups of unequal size, as dynamic sampling or filtering leaves) is normalized as one group. n_samples_per_prompt = 1 gives r − r = 0",
+    },
+    Preset {
+        name: "miles",
+        values: &[
+            ("norm_by_std", "true"),
+            ("epsilon", "0.000001"),
+            ("baseline", "group"),
+            ("singleton", "zero"),
+            ("zero_std", "skip"),
+            ("grouping", "prompt"),
+            ("reduction", "torch_all"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "miles --advantage-estimator grpo with rewards and std normalization (radixark/miles 31f1ca961 ray/rollout/train_data_conversion.py _normalize_rewards_by_rollout): per prompt (its group_index), r − mean, divided by torch's unbiased std of the rewards + 1e-6 only where that std is above 0; a prompt of one sample gets 0",
     },
 ];
 
@@ -280,6 +324,12 @@ struct Options {
     leave_one_out: bool,
     /// The group's mean and std count each tree record once.
     per_tree: bool,
+    /// Where the std is 0, leave `r − mean` (no division).
+    skip_zero_std: bool,
+    /// slime's grouping: `(n_samples_per_prompt, rollout_batch_size)`, 0 for inferred.
+    slime_rows: Option<(usize, usize)>,
+    /// How a group's float32 mean and std are taken.
+    reduction: Reduction,
 }
 
 impl Options {
@@ -297,6 +347,12 @@ impl Options {
             batch_scale: knobs.scale == Scale::Batch,
             leave_one_out: knobs.baseline == Baseline::LeaveOneOut,
             per_tree: knobs.count == Count::Tree,
+            skip_zero_std: knobs.zero_std == ZeroStd::Skip,
+            slime_rows: (knobs.grouping == Grouping::SlimeRows).then(|| {
+                let size = |v: i64| usize::try_from(v).unwrap_or(0);
+                (size(knobs.n_samples_per_prompt), size(knobs.rollout_batch_size))
+            }),
+            reduction: knobs.reduction,
         }
     }
 }
@@ -338,7 +394,11 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     let mut terms = Terms::for_rows(formula, &["r", "mean", "std", "ε", "group size"], scores.len());
     let mut valid: Vec<F> = Vec::new();
     let mut seen: Vec<u32> = Vec::new();
-    for rows in batch.group_rows().iter() {
+    let groups = match options.slime_rows {
+        Some(layout) => slime_groups(batch, layout),
+        None => batch.group_rows().iter().map(<[usize]>::to_vec).collect(),
+    };
+    for rows in &groups {
         valid.clear();
         seen.clear();
         for &i in rows {
@@ -355,14 +415,19 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
             }
         }
         // verl: a group of one has mean 0 and std = torch.tensor(1.0), a float32 one.
-        let (mean, std) = if valid.len() < 2 { (F::ZERO, F::ONE) } else { mean_std(&valid, unbiased) };
+        let (mean, std) = match options.reduction {
+            _ if valid.len() < 2 => (F::ZERO, F::ONE),
+            Reduction::Sequential => mean_std(&valid, unbiased),
+            Reduction::TorchRows => torch_row_mean_std(&valid, unbiased),
+            Reduction::TorchAll => torch_mean_std(&valid, unbiased),
+        };
         let std = batch_std.unwrap_or(std);
         let mean = batch_mean.unwrap_or(mean);
         for &i in rows {
             let s = scores[i];
             let mut a = if s.is_nan() || (valid.len() == 1 && zero_singleton && batch_mean.is_none()) {
                 if s.is_nan() && !unscorable_zero { s } else { F::ZERO }
-            } else if norm {
+            } else if norm && !(options.skip_zero_std && std == F::ZERO) {
                 let divisor = if valid.len() == 1 && batch_std.is_none() {
                     F::of(f64::from(1.0f32 + 1e-6_f32))
                 } else {
@@ -380,6 +445,23 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         }
     }
     Ok(Output { advantages: placed(batch, &advantage, params), returns: None, terms })
+}
+
+/// slime's groups (`RolloutManager._post_process_rewards`): the rows in batch order cut into
+/// consecutive runs of `n_samples_per_prompt` when the batch holds `n_samples_per_prompt ×
+/// rollout_batch_size` rows (`rewards.reshape(-1, n)`, whatever the prompts), else every row in one
+/// group (`rewards.view(-1, len)`). Zeros in `layout` are the batch's own: its largest group's size
+/// and its number of groups.
+fn slime_groups<F: Real>(batch: &Batch<'_, F>, (n, prompts): (usize, usize)) -> Vec<Vec<usize>> {
+    let rows = batch.num_rows();
+    let groups = batch.group_rows();
+    let n = if n == 0 { groups.iter().map(<[usize]>::len).max().unwrap_or(0) } else { n };
+    let prompts = if prompts == 0 { groups.iter().filter(|g| !g.is_empty()).count() } else { prompts };
+    if n > 0 && n * prompts == rows {
+        (0..rows).collect::<Vec<_>>().chunks(n).map(<[usize]>::to_vec).collect()
+    } else {
+        vec![(0..rows).collect()]
+    }
 }
 
 /// The advantages placed on the tokens: OpenRLHF's placements, else broadcast.

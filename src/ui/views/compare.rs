@@ -322,6 +322,17 @@ fn most_different_ui(
         ))
         .color(theme::MUTED),
     );
+    if c.zero_variance_noise > 0 {
+        ui.label(
+            egui::RichText::new(format!(
+                "{} step(s) differ only by the rounding noise of a zero-variance group (every reward of the group \
+                 equal; a float32 mean that misses the reward by an ulp, divided by ε): not a filter or mask, \
+                 left out of the table",
+                c.zero_variance_noise
+            ))
+            .color(theme::MUTED),
+        );
+    }
     egui::Grid::new("most_different").striped(true).num_columns(5).show(ui, |ui| {
         for h in ["rollout", "step", "A", "B", "A − B"] {
             ui.label(egui::RichText::new(h).color(theme::MUTED));

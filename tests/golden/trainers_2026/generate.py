@@ -19,15 +19,16 @@ import the trainers' workers, Ray and Megatron, which these functions do not use
   penalty; stand-ins for `iter_trainable_traces` (every trace trainable and clean) and
   `assign_advantages` (records the trace's value);
 - slime, slime/ray/rollout.py `RolloutManager._post_process_rewards` with
-  `advantage_estimator = "grpo"`, `rewards_normalization` and `grpo_std_normalization` true, and a
-  batch of `rollout_batch_size` prompts of `n_samples_per_prompt` samples each, in prompt order;
+  `advantage_estimator = "grpo"`, `rewards_normalization` and `grpo_std_normalization` true (false
+  for one sample per prompt, whose torch std is NaN), `n_samples_per_prompt` the largest prompt's
+  sample count and `rollout_batch_size` the number of prompts, the samples in the case's order;
 - miles, miles/ray/rollout/train_data_conversion.py `_post_process_rewards`,
   `_normalize_rewards_by_rollout`, `_reward_group_segments`, samples carrying their prompt as
   `group_index`.
 
 A case gives each sample's prompt and reward, and each trainer's advantage per sample.
 
-Made on 2026-12-03 with Python 3.11.7, torch 2.15.0 (CPU) and numpy, from the commits above.
+Made on 2026-12-05 with Python 3.11, torch 2.15.0 (CPU) and numpy, from the commits above.
 """
 
 import json
@@ -58,6 +59,20 @@ CASES = {
     "signed_eight": [("a", r) for r in (-1.0, 1.0, 0.0, -1.0, 2.5, 0.0, 1.0, -0.5)],
     # One sample per prompt.
     "singletons": [("a", 1.0), ("b", 0.0), ("c", 0.5)],
+    # Sixteen samples of one prompt, rewards in tenths.
+    "sixteen": [("a", r / 10) for r in (3, 7, 0, 10, 5, 5, 2, 9, 1, 8, 4, 6, 10, 0, 7, 3)],
+    # Groups of 1, 2, 4, 8 and 16 in one batch (what dynamic sampling or filtering leaves).
+    "mixed_sizes": [("a", 0.5)] + [("b", r) for r in (1.0, 0.0)] + [("c", r) for r in (0.2, 0.4, 0.4, 0.9)]
+    + [("d", r) for r in (1, 0, 0, 1, 1, 1, 0, 1)] + [("e", r / 16) for r in range(16)],
+    # Negative rewards, groups of four.
+    "negative": [("a", r) for r in (-1.0, -0.5, -0.25, -2.0)] + [("b", r) for r in (-3.0, 1.5, -0.75, 0.0)],
+    # All-equal groups of rewards that are not dyadic: eight of 0.1, sixteen of 0.9, eight of 0.3
+    # and of 0.7 (float32's mean can miss the reward by an ulp).
+    "equal_octet": [("a", 0.1)] * 8,
+    "equal_sixteen": [("a", 0.9)] * 16,
+    "equal_pairs_of_octets": [("a", 0.3)] * 8 + [("b", 0.7)] * 8,
+    # Two prompts of four samples, interleaved (slime's rows of n_samples_per_prompt cut across them).
+    "interleaved": [(p, r) for (p, r) in zip("abababab", (1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0))],
 }
 
 
@@ -117,9 +132,11 @@ def slime(repo):
     run(definitions(f"{repo}/slime/ray/rollout.py", ["_post_process_rewards"], cls="RolloutManager"), ns, repo)
 
     def advantages(samples):
+        # The run's configuration as vantage infers it: n_samples_per_prompt the largest prompt's
+        # samples, rollout_batch_size the number of prompts (a batch of groups of unequal size then
+        # holds fewer rows than their product, and slime normalizes it as one group).
         sizes = {p: sum(1 for q, _ in samples if q == p) for p, _ in samples}
-        n = next(iter(sizes.values()))
-        assert all(s == n for s in sizes.values()), "slime's fixed layout: every prompt the same size"
+        n = max(sizes.values())
         args = types.SimpleNamespace(advantage_estimator="grpo", rewards_normalization=True,
                                      grpo_std_normalization=n > 1, n_samples_per_prompt=n,
                                      rollout_batch_size=len(sizes))
