@@ -64,6 +64,7 @@ fn batch<F: Real>(inputs: &Value) -> Batch<'static, F> {
         components: Vec::new(),
         component_weights: Vec::new(),
         tree: Vec::new(),
+        group_step: Vec::new(),
     }
 }
 

@@ -405,6 +405,35 @@ fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
     assert!(torch_exact.is_empty(), "slime and miles not to the bit:\n{torch_exact:?}");
 }
 
+/// slime normalizes each rollout (training step) by its own rule: a step that holds
+/// `n_samples_per_prompt × rollout_batch_size` rows by prompt-sized runs of rows, a step that
+/// dynamic sampling left short as one group, whatever the other steps hold.
+#[test]
+fn slime_applies_its_batch_rule_per_training_step() {
+    let mut log = String::from("{\"vantage\": 1}\n");
+    let rows = [(0, "a", [1, 0, 1, 0].as_slice()), (0, "b", &[1, 1, 0, 0]), (1, "c", &[1, 0, 0, 0]), (1, "d", &[1, 1])];
+    for (step, prompt, rewards) in rows {
+        for (i, r) in rewards.iter().enumerate() {
+            log.push_str(&format!(
+                r#"{{"type": "trajectory", "id": "{prompt}{i}", "group": "{prompt}", "train_step": {step}, "outcome": {{"reward": {r}}}, "steps": [{{"action": "a"}}]}}"#
+            ));
+            log.push('\n');
+        }
+    }
+    let run = load_bytes("steps", log.as_bytes(), &mut LoadReport::new("steps")).unwrap();
+    let got = credit(&run, "grpo", Some("slime"), &[]);
+    let at = |key: &str| f64::from(got[run.trajectories.path_range(run.trajectory_by_key(key).unwrap()).start]);
+    // Step 0: by prompt, (1 − 0.5)/(std([1, 0, 1, 0]) + 1e-6).
+    assert!((at("a0") - 0.5 / (1.0f64 / 3.0).sqrt()).abs() < 1e-5, "{}", at("a0"));
+    // Step 1: six rows of two prompts of unequal size, one group: mean 0.5, std √0.3.
+    assert!((at("c0") - 0.5 / 0.3f64.sqrt()).abs() < 1e-5, "{}", at("c0"));
+    assert!((at("c1") + 0.5 / 0.3f64.sqrt()).abs() < 1e-5, "{}", at("c1"));
+    // Told the sizes, a step of another size is one group too.
+    let sized = credit(&run, "grpo", Some("slime"), &[("n_samples_per_prompt", "4"), ("rollout_batch_size", "4")]);
+    let a0 = f64::from(sized[run.trajectories.path_range(run.trajectory_by_key("a0").unwrap()).start]);
+    assert!((a0 - 0.5 / (2.0f64 / 7.0).sqrt()).abs() < 1e-5, "step 0 as one group of 8: {a0}");
+}
+
 #[test]
 fn a_slime_dump_directory_joins_rollout_and_sharded_train_dumps_and_reports_a_shard_being_written() {
     let dir = fixture_path("slime/dump");

@@ -50,6 +50,9 @@ pub struct Batch<'a, F: Clone> {
     /// Each row's tree record (`u32::MAX`: none); empty when unknown. A scheme that scores a
     /// tree once (prime-rl scores a trace once, whatever its branches) reads it.
     pub tree: Vec<u32>,
+    /// Each group's training step (`i64::MIN`: none); empty when unknown. A scheme that follows
+    /// a trainer's rule per training batch (slime's grouping) reads it.
+    pub group_step: Vec<i64>,
 }
 
 impl<F: Real> Batch<'_, F> {
@@ -247,6 +250,7 @@ pub fn synthetic_token_batch(rows: usize, max_len: usize, group_size: usize) -> 
         components: Vec::new(),
         component_weights: Vec::new(),
         tree: Vec::new(),
+        group_step: Vec::new(),
     }
 }
 

@@ -199,6 +199,7 @@ pub fn batch_from_run<'a>(
     let mut batch = Batch::<f32> {
         group: tr.group.iter().map(|g| g.0).collect(),
         tree: tr.tree.iter().map(|t| t.0).collect(),
+        group_step: run.groups.train_step.iter().map(|s| s.unwrap_or(i64::MIN)).collect(),
         num_groups: run.groups.len(),
         skip_returns: level == Level::Step,
         ..Batch::default()

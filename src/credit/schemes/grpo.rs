@@ -97,9 +97,9 @@ params! {
         baseline: Baseline = decl("group", "the mean subtracted: the group's, or the other members' (NeMo-RL use_leave_one_out_baseline: the std is then the others' unbiased std, and a zero std divides nothing)"),
         count: Count = decl("trajectory", "what the group's mean and std count: every trajectory, or a tree record once (prime-rl scores a trace once, whatever its branches)"),
         zero_std: ZeroStd = decl("divide", "where a group's std is 0: divide by std + ε all the same (verl, slime), or leave r − mean (NeMo-RL, miles divide only where the std is above 0)"),
-        grouping: Grouping = decl("prompt", "the groups: the log's (its prompts), or slime's rule: consecutive rows of n_samples_per_prompt when the batch holds n_samples_per_prompt × rollout_batch_size rows, else the whole batch as one group (RolloutManager._post_process_rewards)"),
-        n_samples_per_prompt: i64 = range(0.0, 1000000.0, "0", "slime's n_samples_per_prompt, for grouping = slime_rows; 0 = the largest group's size"),
-        rollout_batch_size: i64 = range(0.0, 1000000.0, "0", "slime's rollout_batch_size, for grouping = slime_rows; 0 = the number of groups in the batch"),
+        grouping: Grouping = decl("prompt", "the groups: the log's (its prompts), or slime's rule per training step: consecutive rows of n_samples_per_prompt when the step holds n_samples_per_prompt × rollout_batch_size rows, else the whole step as one group (RolloutManager._post_process_rewards)"),
+        n_samples_per_prompt: i64 = range(0.0, 1000000.0, "0", "slime's n_samples_per_prompt, for grouping = slime_rows; 0 = the step's largest group's size"),
+        rollout_batch_size: i64 = range(0.0, 1000000.0, "0", "slime's rollout_batch_size, for grouping = slime_rows; 0 = the number of groups in the step"),
         reduction: Reduction = decl("sequential", "how a group's float32 mean and std are taken: the mean summed in order; or as torch sums on the CPU (ATen's cascade sum: 8-wide vectors, four accumulators), with the std of the centered rewards (torch_rows: slime's rows.mean(dim=-1), then .std(dim=-1)) or about that float32 mean (torch_all: miles' tensor.mean() and .std()); matters only in the last bits, and in a group of equal rewards that are not dyadic, where ε magnifies a mean that misses them by an ulp"),
         reward_clip: f64 = range(0.0, 1000.0, "0", "clamp the advantage to ±this before placement (OpenRLHF clips to ±10); 0 = off"),
         placement_param: PlacementParam = GROUP,
@@ -209,7 +209,7 @@ static PRESETS: [Preset; 9] = [
             ("placement", "broadcast"),
             ("kl_coef", "0"),
         ],
-        doc: "slime --advantage-estimator grpo with rewards and std normalization (THUDM/slime 624b824a8 ray/rollout.py RolloutManager._post_process_rewards): (r − mean)/(std + 1e-6) over consecutive rows of n_samples_per_prompt, torch's unbiased std, when the batch holds n_samples_per_prompt × rollout_batch_size rows; any other batch (groups of unequal size, as dynamic sampling or filtering leaves) is normalized as one group. n_samples_per_prompt = 1 gives r − r = 0",
+        doc: "slime --advantage-estimator grpo with rewards and std normalization (THUDM/slime 624b824a8 ray/rollout.py RolloutManager._post_process_rewards): per training step, (r − mean)/(std + 1e-6) over consecutive rows of n_samples_per_prompt, torch's unbiased std, when the step holds n_samples_per_prompt × rollout_batch_size rows; any other step (groups of unequal size, as dynamic sampling or filtering leaves) is normalized as one group. n_samples_per_prompt = 1 gives r − r = 0",
     },
     Preset {
         name: "miles",
@@ -447,21 +447,40 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
     Ok(Output { advantages: placed(batch, &advantage, params), returns: None, terms })
 }
 
-/// slime's groups (`RolloutManager._post_process_rewards`): the rows in batch order cut into
-/// consecutive runs of `n_samples_per_prompt` when the batch holds `n_samples_per_prompt ×
-/// rollout_batch_size` rows (`rewards.reshape(-1, n)`, whatever the prompts), else every row in one
-/// group (`rewards.view(-1, len)`). Zeros in `layout` are the batch's own: its largest group's size
-/// and its number of groups.
+/// slime's groups (`RolloutManager._post_process_rewards`, once per rollout, that is per training
+/// step): each training step's rows, in batch order, cut into consecutive runs of
+/// `n_samples_per_prompt` when the step holds `n_samples_per_prompt × rollout_batch_size` rows
+/// (`rewards.reshape(-1, n)`, whatever the prompts), else all in one group
+/// (`rewards.view(-1, len)`). Zeros in `layout` are the step's own: its largest group's size and its
+/// number of groups. Rows of no logged step are one batch.
 fn slime_groups<F: Real>(batch: &Batch<'_, F>, (n, prompts): (usize, usize)) -> Vec<Vec<usize>> {
-    let rows = batch.num_rows();
-    let groups = batch.group_rows();
-    let n = if n == 0 { groups.iter().map(<[usize]>::len).max().unwrap_or(0) } else { n };
-    let prompts = if prompts == 0 { groups.iter().filter(|g| !g.is_empty()).count() } else { prompts };
-    if n > 0 && n * prompts == rows {
-        (0..rows).collect::<Vec<_>>().chunks(n).map(<[usize]>::to_vec).collect()
-    } else {
-        vec![(0..rows).collect()]
+    let step_of = |i: usize| {
+        let g = batch.group.get(i).copied().unwrap_or(u32::MAX) as usize;
+        batch.group_step.get(g).copied().unwrap_or(i64::MIN)
+    };
+    let mut steps: Vec<(i64, Vec<usize>)> = Vec::new();
+    for i in 0..batch.num_rows() {
+        let step = step_of(i);
+        match steps.iter_mut().find(|(s, _)| *s == step) {
+            Some((_, rows)) => rows.push(i),
+            None => steps.push((step, vec![i])),
+        }
     }
+    let mut out = Vec::new();
+    for (_, rows) in steps {
+        let mut sizes: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
+        for &i in &rows {
+            *sizes.entry(batch.group.get(i).copied().unwrap_or(u32::MAX)).or_default() += 1;
+        }
+        let n = if n == 0 { sizes.values().copied().max().unwrap_or(0) } else { n };
+        let prompts = if prompts == 0 { sizes.len() } else { prompts };
+        if n > 0 && n * prompts == rows.len() {
+            out.extend(rows.chunks(n).map(<[usize]>::to_vec));
+        } else {
+            out.push(rows);
+        }
+    }
+    out
 }
 
 /// The advantages placed on the tokens: OpenRLHF's placements, else broadcast.
