@@ -46,6 +46,9 @@ pub struct StartOptions {
     /// Print the seconds from `started` to the first frame that shows a run's group view, and
     /// close (the load benchmark's measure of the time to a first view).
     pub exit_after_first_view: Option<web_time::Instant>,
+    /// `--window-size`: the window's size in points, set on the first frame (it wins over the size
+    /// an earlier session saved, which the window system restores first).
+    pub window_size: Option<[f32; 2]>,
 }
 
 /// The app: open runs, the selected one, loads in flight, state, commands and notifications.
@@ -72,6 +75,8 @@ pub struct VantageApp {
     pub shown_title: String,
     /// `--exit-after-first-view`: when the process started.
     pub exit_after_first_view: Option<web_time::Instant>,
+    /// `--window-size`, still to be given to the window (the first frame does).
+    pub window_size: Option<[f32; 2]>,
     /// Follow the `?url=` log once it has loaded (web, `&follow=1`).
     pub follow_on_load: bool,
     /// Where saved formulas are also written as files (natively, the formulas folder; `None` in
@@ -153,6 +158,7 @@ impl VantageApp {
         }
         self.state.meeting_mode |= start.meeting;
         self.exit_after_first_view = start.exit_after_first_view;
+        self.window_size = start.window_size;
         if let Some(link) = start.link {
             self.set_link(deeplink::DeepLink::parse(&link));
         }
@@ -496,6 +502,11 @@ impl VantageApp {
 
     /// Per-frame work that is not drawing: loads, dropped files, keys, commands, credit.
     pub fn logic(&mut self, ctx: &egui::Context) {
+        // eframe restores the size an earlier session saved whatever size the window was opened
+        // with: `--window-size` is applied again here, once.
+        if let Some([width, height]) = self.window_size.take() {
+            ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(egui::vec2(width, height)));
+        }
         self.notifications.extend(self.saves.take());
         let done = self.loads.poll();
         let c = ctx.clone();

@@ -247,6 +247,7 @@ pub fn main() -> ExitCode {
                 meeting: cli.meeting,
                 link: cli.link,
                 exit_after_first_view: cli.exit_after_first_view.then(|| *crate::cli::desktop::STARTED),
+                window_size: cli.window_size,
             };
             desktop::run_app(files, cli.follow, options, start, cli.window_size)
         }

@@ -1118,3 +1118,22 @@ fn an_eval_and_a_followed_path_keep_their_open_options() {
     assert_eq!(app.runs.len(), runs, "a 4 kB budget opens nothing");
     assert!(app.notifications.iter().any(|n| n.contains("memory")), "{:?}", app.notifications);
 }
+
+/// `--window-size` wins over the size an earlier session saved: eframe opens the window at the
+/// saved size first, and the app's first frame asks for the size given.
+#[test]
+fn the_window_size_given_is_applied_on_the_first_frame() {
+    let app = app_with("tiny.jsonl", TINY.as_bytes())
+        .with_start(vantage::app::StartOptions { window_size: Some([1600.0, 1000.0]), ..Default::default() });
+    // The window as a saved geometry would have opened it.
+    let mut h = Harness::builder().with_size([1280.0, 800.0]).with_max_steps(16).build_ui_state(
+        |ui, app: &mut VantageApp| {
+            app.logic(ui.ctx());
+            vantage::ui::app_ui(app, ui);
+        },
+        app,
+    );
+    h.run_ok();
+    assert_eq!(h.ctx.content_rect().size(), egui::vec2(1600.0, 1000.0));
+    assert!(h.state().window_size.is_none(), "asked for once");
+}

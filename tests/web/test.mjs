@@ -337,10 +337,12 @@ await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_
   }
 }
 
-// The same dataset as a folder picked with the browser's directory picker.
-{
+// Picks `dir` with the browser's directory picker (the Open folder… button) on a fresh page and
+// waits until the title leaves the bundled sample's and passes `opened(title)`; `name` labels the
+// messages and the screenshot.
+async function pickFolder(name, dir, opened) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on("console", (m) => { if (m.type() === "error") console.log(`  [v2_folder] console: ${m.text()}`); });
+  page.on("console", (m) => { if (m.type() === "error") console.log(`  [${name}] console: ${m.text()}`); });
   await page.goto(base + "/");
   await page.waitForFunction(() => document.title.startsWith("vantage — "), null, { timeout: 120000 });
   const sample = await page.title();
@@ -354,57 +356,28 @@ await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_
   await page.mouse.click(x, y);
   const picker = await chooser;
   if (!picker) {
-    console.log("FAIL v2_folder: clicking Open folder… opened no directory picker");
+    console.log(`FAIL ${name}: clicking Open folder… opened no directory picker`);
     failures++;
   } else {
-    await picker.setFiles(v2root);
+    await picker.setFiles(dir);
     try {
-      await page.waitForFunction((s) => document.title !== s && /^vantage — s\d\/g/.test(document.title), sample, { timeout: 60000 });
+      await page.waitForFunction(([s, test]) => document.title !== s && new RegExp(test).test(document.title), [sample, opened.source], { timeout: 60000 });
     } catch (e) {
-      console.log(`FAIL v2_folder: the picked folder did not open (title "${await page.title()}")`);
+      console.log(`FAIL ${name}: the picked folder did not open (title "${await page.title()}")`);
       failures++;
     }
     await page.waitForTimeout(2000);
-    await page.screenshot({ path: path.join(shots, "v2_folder.png") });
-    console.log(`v2_folder: title "${await page.title()}"`);
+    await page.screenshot({ path: path.join(shots, `${name}.png`) });
+    console.log(`${name}: title "${await page.title()}"`);
   }
   await page.close();
 }
+
+// The same dataset as a folder picked with the browser's directory picker.
+await pickFolder("v2_folder", v2root, /^vantage — s\d\/g/);
 // A run folder that is not a v2 dataset, picked the same way: the folder rule opens its log and
 // names its sidecars (tests/fixtures/runs/sidecars: one log, ten files that are not logs).
-{
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const errors = [];
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  await page.goto(base + "/");
-  await page.waitForFunction(() => document.title.startsWith("vantage — "), null, { timeout: 120000 });
-  const sample = await page.title();
-  await page.waitForTimeout(1000);
-  const chooser = page.waitForEvent("filechooser", { timeout: 15000 }).catch(() => null);
-  const button = process.env.VANTAGE_FOLDER_BUTTON || "195,14";
-  const [x, y] = button.split(",").map(Number);
-  await page.mouse.move(x, y);
-  await page.waitForTimeout(300);
-  await page.mouse.click(x, y);
-  const picker = await chooser;
-  if (!picker) {
-    console.log("FAIL run_folder: clicking Open folder… opened no directory picker");
-    failures++;
-  } else {
-    await picker.setFiles(path.join(root, "tests/fixtures/runs/sidecars"));
-    try {
-      await page.waitForFunction((s) => document.title !== s && document.title.startsWith("vantage — "), sample, { timeout: 60000 });
-    } catch (e) {
-      console.log(`FAIL run_folder: the picked run folder did not open (title "${await page.title()}")`);
-      for (const error of errors) console.log(`  [run_folder] console: ${error}`);
-      failures++;
-    }
-    await page.waitForTimeout(2000);
-    await page.screenshot({ path: path.join(shots, "run_folder.png") });
-    console.log(`run_folder: title "${await page.title()}"`);
-  }
-  await page.close();
-}
+await pickFolder("run_folder", path.join(root, "tests/fixtures/runs/sidecars"), /^vantage — s0-task0-r0/);
 await browser.close();
 server.close();
 if (failures > 0) {
