@@ -1,6 +1,7 @@
 //! Commands views push (select, walk, bookmark, export, …), applied in one place each frame.
 
 use super::VantageApp;
+use super::open_run::display_name;
 use super::state::{Bookmark, Tab};
 use crate::model::{GroupId, TrajectoryId};
 
@@ -80,9 +81,11 @@ impl VantageApp {
             Command::ExportCsv => self.export_csv(),
             Command::ExportPng => {
                 let said = self.saves.sender.clone();
+                let run = self.current().map_or("vantage", |open| open.run.meta.name.as_str());
+                let name = export_name(&[run, self.state.tab.label()], "png", unix_now());
                 ctx.request_screenshot(move |image| {
                     match super::png::encode_rgba(image.width() as u32, image.height() as u32, image.as_raw()) {
-                        Ok(bytes) => save_file("vantage_view.png", bytes, &said),
+                        Ok(bytes) => save_file(&name, bytes, &said),
                         Err(err) => log::error!("could not export the view: {err}"),
                     }
                 });
@@ -206,7 +209,9 @@ impl VantageApp {
             open.credit[1].step(),
             (&open.credit[0].key, &open.credit[1].key),
         );
-        save_file("vantage_credit.csv", csv.into_bytes(), &self.saves.sender);
+        let (a, b) = (display_name(&open.credit[0].key), display_name(&open.credit[1].key));
+        let name = export_name(&[&open.run.meta.name, a, "vs", b], "csv", unix_now());
+        save_file(&name, csv.into_bytes(), &self.saves.sender);
     }
 }
 
@@ -277,12 +282,58 @@ fn fallback_dir() -> std::path::PathBuf {
 /// Saves into the fallback directory and says where.
 #[cfg(not(target_arch = "wasm32"))]
 fn save_to_fallback(name: &str, bytes: &[u8], why: &str, said: &std::sync::mpsc::Sender<String>) {
-    let dir = fallback_dir();
-    let path = dir.join(name);
-    match std::fs::create_dir_all(&dir).and_then(|()| crate::source::disk::write_atomically(&path, bytes)) {
+    save_into(&fallback_dir(), name, bytes, why, said);
+}
+
+/// Saves into `dir` as `name`, or beside it when an earlier export has that name, and says where.
+#[cfg(not(target_arch = "wasm32"))]
+fn save_into(dir: &std::path::Path, name: &str, bytes: &[u8], why: &str, said: &std::sync::mpsc::Sender<String>) {
+    // Never over an earlier export: `NAME-2.png`, `NAME-3.png`, … when the name is taken.
+    let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+    let path = (1..10_000)
+        .map(|k| dir.join(if k == 1 { name.to_owned() } else { format!("{stem}-{k}.{ext}") }))
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| dir.join(name));
+    match std::fs::create_dir_all(dir).and_then(|()| crate::source::disk::write_atomically(&path, bytes)) {
         Ok(()) => say(said, format!("{why}; saved to {}", path.display())),
         Err(err) => say(said, format!("{why}, and {} could not be written: {err}", path.display())),
     }
+}
+
+/// The seconds since the Unix epoch now (0 when the clock is before it).
+fn unix_now() -> u64 {
+    web_time::SystemTime::now().duration_since(web_time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// An export's file name: `parts` (the run's file name without its folders and extension, the view
+/// or the schemes), each cut to the letters, digits, `-` and `_` a file name keeps everywhere, then
+/// the UTC time `YYYYMMDD-HHMMSS` of `unix_seconds`, and `.ext`: two exports of the same run and
+/// view a second apart never share a name.
+pub fn export_name(parts: &[&str], ext: &str, unix_seconds: u64) -> String {
+    let clean = |part: &str| -> String {
+        let base = part.rsplit(['/', '\\']).next().unwrap_or(part);
+        let base = base.split_once(" (").map_or(base, |(b, _)| b);
+        let base = [".jsonl", ".json", ".parquet", ".eval", ".gz", ".zst"]
+            .iter()
+            .fold(base, |b, e| b.strip_suffix(e).unwrap_or(b));
+        let kept: String =
+            base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        kept.trim_matches('_').chars().take(48).collect()
+    };
+    let mut name: Vec<String> = parts.iter().map(|p| clean(p)).filter(|p| !p.is_empty()).collect();
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let (days, secs) = ((unix_seconds / 86_400) as i64, unix_seconds % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    name.push(format!("{year:04}{month:02}{day:02}-{:02}{:02}{:02}", secs / 3600, secs / 60 % 60, secs % 60));
+    format!("{}.{ext}", name.join("_"))
 }
 
 /// Saves `bytes` where the user picks: a native dialog on a worker thread, or the browser's save
@@ -332,6 +383,34 @@ pub fn save_file(suggested_name: &str, bytes: Vec<u8>, said: &std::sync::mpsc::S
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
+    #[test]
+    fn exports_are_named_by_run_view_and_time() {
+        // 2026-12-05 17:54:04 UTC.
+        let t = 1_796_493_244;
+        assert_eq!(
+            super::export_name(&["../data/run_folder/alfworld_roles.jsonl", "Group"], "png", t),
+            "alfworld_roles_Group_20261205-175404.png"
+        );
+        assert_eq!(
+            super::export_name(&["demo_run.jsonl (bundled sample)", "grpo", "vs", "formula \"adv\""], "csv", 0),
+            "demo_run_grpo_vs_formula__adv_19700101-000000.csv"
+        );
+        assert_ne!(super::export_name(&["r", "Group"], "png", t), super::export_name(&["r", "Group"], "png", t + 1));
+    }
+
+    #[test]
+    fn a_fallback_export_never_replaces_an_earlier_one() {
+        let dir = std::env::temp_dir().join(format!("vantage-exports-{}", std::process::id()));
+        let (sender, receiver) = std::sync::mpsc::channel();
+        super::save_into(&dir, "view.png", b"one", "exported", &sender);
+        super::save_into(&dir, "view.png", b"two", "exported", &sender);
+        assert_eq!(std::fs::read(dir.join("view.png")).unwrap(), b"one");
+        assert_eq!(std::fs::read(dir.join("view-2.png")).unwrap(), b"two");
+        let said: Vec<String> = receiver.try_iter().collect();
+        assert!(said[1].ends_with("view-2.png"), "{said:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn an_atomic_write_leaves_the_whole_file_and_no_temporary() {
         let dir = std::env::temp_dir().join(format!("vantage-atomic-{}", std::process::id()));
