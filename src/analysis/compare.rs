@@ -152,7 +152,7 @@ pub fn zero_variance_noise(r: f32, n: usize) -> f64 {
 
 /// Per group: the noise bound of [`zero_variance_noise`] when all its rewards are equal (and there
 /// are two or more), else `None`.
-fn zero_variance_bounds(run: &Run) -> Vec<Option<f64>> {
+pub(crate) fn zero_variance_bounds(run: &Run) -> Vec<Option<f64>> {
     let tr = &run.trajectories;
     (0..run.groups.len())
         .map(|g| {

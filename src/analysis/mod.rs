@@ -1,6 +1,7 @@
 //! Analysis: derived, cacheable views of a run: summaries, heatmap grids, tree layout, scheme
 //! comparison and the exported credit table. Pure functions, no egui, no I/O.
 
+pub mod audit;
 pub mod compare;
 pub mod diff;
 pub mod export;

@@ -77,6 +77,9 @@ pub struct VantageApp {
     pub exit_after_first_view: Option<web_time::Instant>,
     /// `--window-size`, still to be given to the window (the first frame does).
     pub window_size: Option<[f32; 2]>,
+    /// Schemes were chosen on the command line: the audit of a run's logged advantages does not
+    /// replace them.
+    pub schemes_given: bool,
     /// Follow the `?url=` log once it has loaded (web, `&follow=1`).
     pub follow_on_load: bool,
     /// Where saved formulas are also written as files (natively, the formulas folder; `None` in
@@ -144,6 +147,7 @@ impl VantageApp {
                 None => self.notifications.push(format!("--view {name}: not a view ({})", state::Tab::names())),
             }
         }
+        self.schemes_given |= start.scheme_a.is_some() || start.scheme_b.is_some();
         for (id, slot) in [(start.scheme_a, 0), (start.scheme_b, 1)] {
             let Some(id) = id else { continue };
             let Some(choice) = state::SchemeChoice::from_name(&id, &self.state.formulas) else {
@@ -343,6 +347,7 @@ impl VantageApp {
                     drop(repaint);
                 }
                 open.lazy = lazy;
+                self.audit_opened(shown.unwrap_or(self.selected));
                 if shown.is_none() {
                     self.fit_schemes();
                 }
@@ -358,6 +363,38 @@ impl VantageApp {
                 }
             }
         }
+    }
+
+    /// Audits the logged advantages of run `i` as it opens (`analysis::audit`): the verdict is
+    /// kept for the compare view and said in a notice, and the first run opens on them, A the
+    /// logged advantages and B the preset that reproduces them (or comes closest), unless the
+    /// command line chose the schemes.
+    fn audit_opened(&mut self, i: usize) {
+        let first = self.runs.len() == 1;
+        let Some(open) = self.runs.get_mut(i) else { return };
+        if open.run.num_path_steps() > open_run::AUDIT_STEPS {
+            return;
+        }
+        open.audit = crate::analysis::audit::audit(&open.run);
+        let Some(audit) = &open.audit else { return };
+        self.notifications.push(format!(
+            "{}: {}",
+            open.run.meta.name,
+            crate::analysis::audit::describe(&open.run, audit)
+        ));
+        if self.schemes_given || !first {
+            return;
+        }
+        let verdict = match audit {
+            crate::analysis::audit::Audit::Reproduced(all) => &all[0],
+            crate::analysis::audit::Audit::Closest(closest) => closest,
+        };
+        self.state.scheme_a = state::SchemeChoice::new("logged");
+        self.state.scheme_b = state::SchemeChoice {
+            scheme_id: verdict.scheme.to_owned(),
+            preset: verdict.preset.map(str::to_owned),
+            values: Vec::new(),
+        };
     }
 
     fn push_run(&mut self, open: OpenRun) {

@@ -28,6 +28,10 @@ pub struct Selection {
 #[cfg(not(target_arch = "wasm32"))]
 pub const BACKGROUND_STEPS: usize = 200_000;
 
+/// The most path steps of a run the app audits as it opens (each of some thirty presets is
+/// computed once); larger runs are audited by `vantage check`.
+pub const AUDIT_STEPS: usize = 200_000;
+
 /// Credit under one scheme choice, with the key it was computed for.
 #[derive(Debug, Default)]
 pub struct CreditSlot {
@@ -271,6 +275,9 @@ pub struct OpenRun {
     pub tree: Option<(GroupId, TreeMerge, GroupTree)>,
     /// Credit under every supported scheme with default parameters (computed on first use).
     pub every_scheme: Option<Vec<SchemeCredit>>,
+    /// What the audit of the run's own logged advantages found (`analysis::audit`), when it logs
+    /// them: set as the run opens, for runs of at most `AUDIT_STEPS` steps.
+    pub audit: Option<crate::analysis::audit::Audit>,
     /// Samples still to be read, for a run opened from its summaries.
     pub lazy: Option<LazyRun>,
     /// The credit worker's copy of this run (web, large runs): credit is computed there.
@@ -360,6 +367,7 @@ impl OpenRun {
             credit: Default::default(),
             tree: None,
             every_scheme: None,
+            audit: None,
             lazy: None,
             remote: None,
             load_id: None,

@@ -499,6 +499,9 @@ fn check(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> Exit
                         let _ = writeln!(stdout, "  note: {note}");
                     }
                     print_schemes_support(&mut stdout, run);
+                    if let Some(audit) = crate::analysis::audit::audit(run) {
+                        let _ = writeln!(stdout, "  audit: {}", crate::analysis::audit::describe(run, &audit));
+                    }
                     u8::from(!one.report.warnings.is_empty())
                 }
                 Err(err) => {

@@ -550,3 +550,24 @@ fn an_sb_cli_report_gives_outcomes_to_the_judged_ids_only() {
     assert!(out.contains("\"django__django-11099\" of the results has no trajectory here"), "{out}");
     assert!(!out.contains("astropy"), "{out}");
 }
+
+/// The audit of a log's own advantages names the trainer preset that reproduces them (the
+/// trainer's own first when several do), or says none does and which comes closest and where.
+#[test]
+fn check_names_the_preset_that_reproduces_the_logged_advantages() {
+    let audit = |path: &str| {
+        let (_, out, _) = vantage(&["check", path]);
+        out.lines().find(|l| l.trim_start().starts_with("audit:")).map(str::to_owned).unwrap_or_else(|| panic!("{out}"))
+    };
+    let nemo = audit("tests/fixtures/trainers/nemo_rl");
+    assert!(nemo.contains("the logged advantages are grpo --preset nemo_rl's: all 11 steps"), "{nemo}");
+    let slime = audit("tests/fixtures/trainers/slime/dump");
+    assert!(slime.contains("are grpo --preset slime's") && slime.contains("so do grpo,"), "{slime}");
+    let prime = audit("tests/fixtures/trainers/verifiers/episodes.jsonl");
+    assert!(prime.contains("are grpo --preset prime_rl's"), "{prime}");
+    let none = audit("sample_runs/verl_token_batch.jsonl");
+    assert!(none.contains("no estimator's preset reproduces the logged advantages; closest:"), "{none}");
+    assert!(none.contains("the largest difference"), "{none}");
+    let (_, out, _) = vantage(&["check", "sample_runs/tree_rollouts.jsonl"]);
+    assert!(!out.contains("audit:"), "no logged advantages, no audit: {out}");
+}

@@ -645,7 +645,7 @@ fn nested_nemo_gym_output_items_are_read_in_order() {
 }
 
 /// Real vf-eval outputs (committed in verifiers' history) load with their counts, one of them an
-/// aborted save whose empty completions each get a warning; a Git LFS pointer in a result's place
+/// aborted save whose empty completions get one warning with their count and lines; a Git LFS pointer in a result's place
 /// is named as such.
 #[test]
 fn real_vf_eval_results_load_and_an_lfs_pointer_says_what_it_is() {
@@ -656,10 +656,19 @@ fn real_vf_eval_results_load_and_an_lfs_pointer_says_what_it_is() {
     ] {
         let (run, report) = fixture(&format!("vf_eval/real/{dir}/results.jsonl"));
         assert_eq!(run.meta.format, "verifiers vf-eval results", "{dir}");
-        // tool_test's save was aborted: every completion is empty, each row says so.
+        // tool_test's save was aborted: every completion is empty, and one warning says so with
+        // the count and the lines (all fifteen counted).
         let empty = if dir == "tool_test" { 15 } else { 0 };
-        assert_eq!(report.warnings.len(), empty, "{dir}: {:?}", report.warnings.first());
+        assert_eq!(report.num_warnings(), empty, "{dir}: {:?}", report.warnings.first());
+        assert_eq!(report.warnings.len(), usize::from(empty > 0), "{dir}");
         assert!(report.warnings.iter().all(|w| !w.skipped && w.field == "completion"));
+        if let Some(w) = report.warnings.first() {
+            assert!(
+                w.reason.ends_with("(15 records: lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)"),
+                "{}",
+                w.reason
+            );
+        }
         assert_eq!(counts(&run), expected, "{dir}");
         assert!(run.trajectories.components.contains_key(component), "{dir}");
     }

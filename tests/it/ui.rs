@@ -12,9 +12,15 @@ use vantage::load::{LoadReport, load_bytes};
 use crate::common;
 
 pub fn app_with(name: &str, bytes: &[u8]) -> VantageApp {
+    app_started(name, bytes, vantage::app::StartOptions::default())
+}
+
+/// The app started with `start` (the command line's options), then given the run, as a run
+/// loads after the window opens.
+fn app_started(name: &str, bytes: &[u8], start: vantage::app::StartOptions) -> VantageApp {
     let mut report = LoadReport::new(name);
     let run = load_bytes(name, bytes, &mut report).unwrap();
-    let mut app = VantageApp::default();
+    let mut app = VantageApp::default().with_start(start);
     app.open_loaded(run, report);
     app
 }
@@ -131,7 +137,12 @@ fn on_every_sample_search_selects_a_group_its_tree_shows_and_a_clicked_node_is_i
 #[test]
 fn on_every_sample_the_epsilon_slider_moves_the_selected_cell_to_the_recomputed_value() {
     for name in sample_names() {
-        let mut h = harness(app_with(&name, &sample(&name)));
+        // A run that logs its trainer's advantages opens on them (the audit); the slider is GRPO's.
+        let mut h = harness(app_started(
+            &name,
+            &sample(&name),
+            vantage::app::StartOptions { scheme_a: Some("grpo".to_owned()), ..Default::default() },
+        ));
         assert_eq!(h.state().state.scheme_a.scheme_id, "grpo", "{name}");
         let sliders = h.get_all_by_label("epsilon").collect::<Vec<_>>();
         sliders[0].set_value_accesskit(0.5);
@@ -474,8 +485,11 @@ fn the_compare_view_names_rounding_noise_of_a_zero_variance_group_as_such() {
             "{{\"type\": \"trajectory\", \"id\": \"{id}\", \"group\": \"mixed\", \"outcome\": {{\"reward\": {reward}}}, \"steps\": [{{\"thought\": \"t\", \"scores\": {{\"logged_advantage\": {logged}}}}}]}}\n"
         ));
     }
-    let mut app = app_with("noise.jsonl", log.as_bytes())
-        .with_start(vantage::app::StartOptions { scheme_b: Some("logged".to_owned()), ..Default::default() });
+    let mut app = app_started(
+        "noise.jsonl",
+        log.as_bytes(),
+        vantage::app::StartOptions { scheme_b: Some("logged".to_owned()), ..Default::default() },
+    );
     app.state.tab = Tab::Compare;
     let h = harness_sized(app, 2400.0);
     h.get_by_label("Logged vs recomputed: where they differ");
@@ -491,8 +505,11 @@ fn the_compare_view_puts_the_logged_advantage_beside_the_recomputed_one() {
 {"type": "trajectory", "id": "a", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "x", "scores": {"logged_advantage": 0.7071}}]}
 {"type": "trajectory", "id": "b", "group": "g", "outcome": {"reward": 0}, "steps": [{"thought": "y", "scores": {"logged_advantage": 0.0}}]}
 "#;
-    let mut app = app_with("logged.jsonl", log.as_bytes())
-        .with_start(vantage::app::StartOptions { scheme_b: Some("logged".to_owned()), ..Default::default() });
+    let mut app = app_started(
+        "logged.jsonl",
+        log.as_bytes(),
+        vantage::app::StartOptions { scheme_b: Some("logged".to_owned()), ..Default::default() },
+    );
     app.state.tab = Tab::Compare;
     let h = harness_sized(app, 2400.0);
     h.get_by_label("Logged vs recomputed: where they differ");
@@ -1136,4 +1153,25 @@ fn the_window_size_given_is_applied_on_the_first_frame() {
     h.run_ok();
     assert_eq!(h.ctx.content_rect().size(), egui::vec2(1600.0, 1000.0));
     assert!(h.state().window_size.is_none(), "asked for once");
+}
+
+/// A log that carries the trainer's advantages opens on them: A the logged advantages, B the
+/// preset the audit found, and the compare view says so.
+#[test]
+fn a_run_with_logged_advantages_opens_on_them_beside_the_preset_that_reproduces_them() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/nemo_rl");
+    let mut app = VantageApp::default();
+    app.loads.start(vantage::source::open::LoadSource::Path(dir), || {});
+    let messages = app.loads.wait_all();
+    app.accept(messages, || {});
+    assert_eq!(app.state.scheme_a.scheme_id, "logged");
+    assert_eq!(
+        (app.state.scheme_b.scheme_id.as_str(), app.state.scheme_b.preset.as_deref()),
+        ("grpo", Some("nemo_rl"))
+    );
+    assert!(app.notifications.iter().any(|n| n.contains("are grpo --preset nemo_rl's")), "{:?}", app.notifications);
+    app.state.tab = Tab::Compare;
+    let h = harness_sized(app, 2400.0);
+    h.get_by_label_contains("Audit: the logged advantages are grpo --preset nemo_rl's");
+    h.get_by_label_contains("0 of 11 steps differ by more than");
 }

@@ -186,7 +186,7 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, row: &Row, report: 
     let key = format!("{group_key}/rollout-{index}");
     let mut steps = steps_of(&row.completion);
     if steps.is_empty() {
-        report.warn(Warning::kept(
+        report.warn_grouped(Warning::kept(
             record.line,
             "completion",
             "empty: an aborted or failed rollout (its reward is not a model's score)",

@@ -305,6 +305,9 @@ fn most_different_ui(
     let logged = schemes.iter().position(|s| *s == "logged");
     let title = if logged.is_some() { "Logged vs recomputed: where they differ" } else { "Where A and B differ most" };
     ui.label(egui::RichText::new(title).strong());
+    if let (Some(_), Some(audit)) = (logged, &open.audit) {
+        ui.label(format!("Audit: {}", crate::analysis::audit::describe(&open.run, audit)));
+    }
     let tolerance = c.sign_tolerance[0].max(c.sign_tolerance[1]);
     ui.label(
         egui::RichText::new(format!(
