@@ -80,6 +80,8 @@ pub struct VantageApp {
     /// Schemes were chosen on the command line: the audit of a run's logged advantages does not
     /// replace them.
     pub schemes_given: bool,
+    /// The first frame has run (it drops the scroll offsets an earlier session saved).
+    pub started: bool,
     /// Follow the `?url=` log once it has loaded (web, `&follow=1`).
     pub follow_on_load: bool,
     /// Where saved formulas are also written as files (natively, the formulas folder; `None` in
@@ -543,6 +545,11 @@ impl VantageApp {
         // with: `--window-size` is applied again here, once.
         if let Some([width, height]) = self.window_size.take() {
             ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(egui::vec2(width, height)));
+        }
+        // Every view opens at its top: the scroll offsets egui's saved memory holds are an earlier
+        // session's, for other content (Compare reopened mid-table, the scheme panel past scheme A).
+        if !std::mem::replace(&mut self.started, true) {
+            ctx.data_mut(|d| d.remove_by_type::<egui::containers::scroll_area::State>());
         }
         self.notifications.extend(self.saves.take());
         let done = self.loads.poll();

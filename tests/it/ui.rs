@@ -1175,3 +1175,25 @@ fn a_run_with_logged_advantages_opens_on_them_beside_the_preset_that_reproduces_
     h.get_by_label_contains("Audit: the logged advantages are grpo --preset nemo_rl's");
     h.get_by_label_contains("0 of 11 steps differ by more than");
 }
+
+/// Views open at their top: the scroll offsets a saved session left in egui's memory are dropped
+/// on the first frame (Compare reopened mid-table, the scheme panel past scheme A).
+#[test]
+fn saved_scroll_offsets_do_not_come_back() {
+    let app = app_with("tiny.jsonl", TINY.as_bytes());
+    let mut h = Harness::builder().with_size([1280.0, 720.0]).build_ui_state(
+        |ui, app: &mut VantageApp| {
+            app.logic(ui.ctx());
+            vantage::ui::app_ui(app, ui);
+        },
+        app,
+    );
+    // As a restored session starts: egui's memory holds a scroll area's state, no frame has run.
+    h.state_mut().started = false;
+    let id = egui::Id::new("a scroll area of an earlier session");
+    egui::containers::scroll_area::State::default().store(&h.ctx, id);
+    assert!(egui::containers::scroll_area::State::load(&h.ctx, id).is_some());
+    h.run_ok();
+    assert!(egui::containers::scroll_area::State::load(&h.ctx, id).is_none(), "dropped on the first frame");
+    assert!(h.state().started);
+}
