@@ -1190,7 +1190,7 @@ fn saved_scroll_offsets_do_not_come_back() {
     );
     // As a restored session starts: egui's memory holds a scroll area's state, no frame has run.
     h.state_mut().started = false;
-    let id = egui::Id::new("a scroll area of an earlier session");
+    let id = egui::Id::NULL.with("a scroll area of an earlier session");
     egui::containers::scroll_area::State::default().store(&h.ctx, id);
     assert!(egui::containers::scroll_area::State::load(&h.ctx, id).is_some());
     h.run_ok();
