@@ -51,6 +51,16 @@ pub struct StartOptions {
     pub window_size: Option<[f32; 2]>,
 }
 
+/// The presets that describe one trainer's own estimator: the preset, the trainer, and what the
+/// format of that trainer's runs names (lower case).
+const TRAINER_PRESETS: [(&str, &str, &str); 5] = [
+    ("nemo_rl", "NeMo-RL", "nemo-rl"),
+    ("nemo_rl_no_loo", "NeMo-RL", "nemo-rl"),
+    ("prime_rl", "prime-rl", "verifiers"),
+    ("slime", "slime", "slime"),
+    ("miles", "miles", "slime"),
+];
+
 /// The app: open runs, the selected one, loads in flight, state, commands and notifications.
 #[derive(Default)]
 pub struct VantageApp {
@@ -496,10 +506,54 @@ impl VantageApp {
         }
     }
 
-    /// When scheme A or B is not supported by the current run, picks a supported one instead.
+    /// When scheme A or B does not apply to the current run (not supported by it, a saved formula
+    /// that is an error on it, another trainer's preset), picks one that does instead.
     fn fit_schemes(&mut self) {
         let Some(open) = self.runs.get(self.selected) else { return };
-        // A formula stays as it is: what it lacks on this run is its error, shown at its editor.
+        let name = open.run.meta.name.clone();
+        // Saved choices that do not apply to this run are not applied, and a notice says so: a
+        // formula that is an error on it, a trainer's preset on another trainer's run (unless the
+        // audit found the run's own advantages are that preset's).
+        let format = open.run.meta.format.to_lowercase();
+        let audited = |scheme: &str, preset: &str| match &open.audit {
+            Some(crate::analysis::audit::Audit::Reproduced(all)) => {
+                all.iter().any(|v| v.scheme == scheme && v.preset == Some(preset))
+            }
+            _ => false,
+        };
+        let defaults = AppState::default();
+        let mut said = Vec::new();
+        for (slot, choice, default) in
+            [("A", &mut self.state.scheme_a, &defaults.scheme_a), ("B", &mut self.state.scheme_b, &defaults.scheme_b)]
+        {
+            if let Some(text) = choice.formula()
+                && let Err(err) = crate::credit::expr::Formula::parse(text).and_then(|f| f.compile(&open.run).map(drop))
+            {
+                said.push(format!(
+                    "{name}: the saved formula of scheme {slot} does not apply to this run ({err}); {slot} is {} \
+                     (the formula stays under Custom formula)",
+                    default.scheme_id
+                ));
+                *choice = default.clone();
+            }
+            let trainer = choice.preset.as_deref().and_then(|p| {
+                TRAINER_PRESETS
+                    .iter()
+                    .find(|(preset, _, _)| *preset == p)
+                    .map(|&(p, trainer, marker)| (p, trainer, marker))
+            });
+            if let Some((preset, trainer, marker)) = trainer
+                && !format.contains(marker)
+                && !audited(&choice.scheme_id, preset)
+            {
+                said.push(format!(
+                    "{name}: the saved preset {preset} is {trainer}'s and this is a {} run: {} ({slot}) opens with its defaults",
+                    open.run.meta.format, choice.scheme_id
+                ));
+                choice.preset = None;
+            }
+        }
+        self.notifications.extend(said);
         let supported = |id: &str| {
             id == state::CUSTOM_ID
                 || open.support.iter().any(|(info, s)| info.id == id && matches!(s, crate::credit::Support::Yes))
@@ -518,7 +572,6 @@ impl VantageApp {
         }
         // A remembered color field the run lacks would draw everything grey: back to credit A.
         let choices = &open.facets.heat_choices;
-        let name = open.run.meta.name.clone();
         let mut reset = Vec::new();
         for (what, value) in [("heatmap", &mut self.state.heat_value), ("tree", &mut self.state.tree_value)] {
             if !choices.contains(value) {

@@ -1197,3 +1197,39 @@ fn saved_scroll_offsets_do_not_come_back() {
     assert!(egui::containers::scroll_area::State::load(&h.ctx, id).is_none(), "dropped on the first frame");
     assert!(h.state().started);
 }
+
+/// Saved state that does not apply to the run opened is not applied, and one line says so: another
+/// trainer's preset, a formula that is an error on the run.
+#[test]
+fn saved_schemes_that_do_not_fit_the_run_are_not_applied() {
+    let mut app = VantageApp::default();
+    app.state.scheme_a = vantage::app::state::SchemeChoice {
+        scheme_id: vantage::app::state::CUSTOM_ID.to_owned(),
+        preset: None,
+        values: vec![(vantage::app::state::FORMULA_KEY.to_owned(), "judge".to_owned())],
+    };
+    app.state.scheme_b = vantage::app::state::SchemeChoice {
+        scheme_id: "grpo".to_owned(),
+        preset: Some("prime_rl".to_owned()),
+        values: Vec::new(),
+    };
+    let mut report = LoadReport::new("tiny.jsonl");
+    let run = load_bytes("tiny.jsonl", TINY.as_bytes(), &mut report).unwrap();
+    app.open_loaded(run, report);
+    assert_eq!(app.state.scheme_a.scheme_id, "grpo", "the run has no `judge` score");
+    assert_eq!((app.state.scheme_b.scheme_id.as_str(), app.state.scheme_b.preset.as_deref()), ("grpo", None));
+    let said = app.notifications.join("\n");
+    assert!(said.contains("the saved formula of scheme A does not apply to this run"), "{said}");
+    assert!(said.contains("the saved preset prime_rl is prime-rl's and this is a vantage JSONL v1 run"), "{said}");
+    // On prime-rl's own run the preset stays.
+    let mut app = VantageApp::default();
+    app.state.scheme_b.scheme_id = "grpo".to_owned();
+    app.state.scheme_b.preset = Some("prime_rl".to_owned());
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/verifiers/episodes.jsonl");
+    let mut report = LoadReport::new("episodes.jsonl");
+    let run = vantage::source::path::load_path(&path, None, &mut report).unwrap();
+    app.schemes_given = true;
+    app.open_loaded(run, report);
+    assert_eq!(app.state.scheme_b.preset.as_deref(), Some("prime_rl"));
+}
