@@ -46,10 +46,12 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
 }
 
 /// A plot over training steps: its x axis marked at whole steps only, its y axis at powers of 5
-/// (0.2 apart where powers of 10 would be 0.1 apart: labelled even on a short plot).
+/// (0.2 apart where powers of 10 would be 0.1 apart: labelled even on a short plot), each y mark
+/// with as many decimals as its spacing needs.
 fn steps_plot(name: &'static str, run: u64) -> egui_plot::Plot<'static> {
     crate::ui::widgets::page_plot(name, run)
         .y_grid_spacer(egui_plot::log_grid_spacer(5))
+        .y_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
         .x_axis_label("training step")
         .x_axis_formatter(
             |mark, _| if mark.value.fract() == 0.0 { format!("{:.0}", mark.value) } else { String::new() },
@@ -271,5 +273,30 @@ mod tests {
         assert_eq!(super::share_color(0, "failed rollouts"), super::theme::FAILURE);
         assert_eq!(super::share_color(1, "successful rollouts"), super::theme::SUCCESS);
         assert_eq!(super::share_color(2, "progress"), super::theme::category(2));
+    }
+}
+
+/// A mark's label with as many decimals as the marks' spacing `step` needs, so that marks 0.04
+/// apart read 0.12, 0.16, 0.20 (not 0.1, 0.2, 0.2).
+pub fn tick_label(value: f64, step: f64) -> String {
+    let decimals = if step > 0.0 && step.is_finite() { (-step.log10().floor()).max(0.0) as usize } else { 2 };
+    let text = format!("{value:.decimals$}");
+    // No "-0.00" at zero.
+    if text.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+        text.trim_start_matches('-').to_owned()
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tick_tests {
+    #[test]
+    fn marks_a_fine_spacing_apart_read_apart() {
+        let labels: Vec<String> = [0.12, 0.16, 0.2, 0.24].iter().map(|&v| super::tick_label(v, 0.04)).collect();
+        assert_eq!(labels, ["0.12", "0.16", "0.20", "0.24"]);
+        assert_eq!(super::tick_label(0.4, 0.2), "0.4");
+        assert_eq!(super::tick_label(25.0, 5.0), "25");
+        assert_eq!(super::tick_label(-0.0000001, 0.008), "0.000");
     }
 }
