@@ -139,7 +139,53 @@ pub fn mark_converted(run: &mut Run) {
 /// run): the notes about files beside it, and `outcomes` joined to it.
 pub(crate) fn finish(path: &std::path::Path, outcomes: &[Outcomes], run: &mut Run, report: &mut LoadReport) {
     note_failures_sidecar(path, run);
+    check_vf_eval_metadata(path, run, report);
     join_outcomes(run, outcomes, report);
+}
+
+/// vf-eval writes `metadata.json` beside `results.jsonl`: its environment, model and sizes go in
+/// the run's notes, and an `avg_reward` that is not the rows' mean reward is a warning (the rows
+/// were saved part-way, or the file belongs to another evaluation).
+fn check_vf_eval_metadata(path: &std::path::Path, run: &mut Run, report: &mut LoadReport) {
+    if !run.meta.format.starts_with("verifiers vf-eval") {
+        return;
+    }
+    let sidecar = path.with_file_name("metadata.json");
+    let Some(meta) = std::fs::read(&sidecar).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return;
+    };
+    let text = |k: &str| meta.get(k).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+    let said: Vec<String> = [
+        ("env", "environment"),
+        ("model", "model"),
+        ("num_examples", "examples"),
+        ("rollouts_per_example", "rollouts each"),
+    ]
+    .iter()
+    .filter_map(|(k, what)| text(k).map(|v| format!("{what} {v}")))
+    .collect();
+    if !said.is_empty() {
+        run.meta.notes.push(format!("metadata.json: {}", said.join(", ")));
+    }
+    let Some(average) = meta.get("avg_reward").and_then(serde_json::Value::as_f64) else { return };
+    let rewards: Vec<f64> = run.trajectories.reward.iter().filter(|r| r.is_finite()).map(|&r| f64::from(r)).collect();
+    if rewards.is_empty() {
+        return;
+    }
+    let mean = rewards.iter().sum::<f64>() / rewards.len() as f64;
+    if (mean - average).abs() > 1e-4 + 1e-4 * average.abs() {
+        let warning = crate::model::Warning::kept(
+            0,
+            "metadata.json: avg_reward",
+            format!(
+                "{average} in metadata.json, but the {} rows' mean reward is {mean:.4}: the rows were saved part-way, or the file is another evaluation's",
+                rewards.len()
+            ),
+        );
+        report.warn(warning.clone());
+        run.meta.warnings.push(warning);
+    }
 }
 
 /// NeMo Gym writes failed rollouts to `<stem>_failures.jsonl` beside the rollouts: when that file

@@ -571,3 +571,18 @@ fn check_names_the_preset_that_reproduces_the_logged_advantages() {
     let (_, out, _) = vantage(&["check", "sample_runs/tree_rollouts.jsonl"]);
     assert!(!out.contains("audit:"), "no logged advantages, no audit: {out}");
 }
+
+/// vf-eval's metadata.json beside its results: its model and sizes are noted, and an avg_reward
+/// that is not the rows' mean is a warning (the real wordle results: 0 there, 1.1165 in the rows).
+#[test]
+fn a_vf_eval_metadata_average_that_disagrees_with_the_rows_is_flagged() {
+    let (code, out, _) = vantage(&["check", "tests/fixtures/trainers/vf_eval/real/wordle/results.jsonl"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("note: metadata.json: model qwen/qwen3-30b-a3b-thinking-2507, examples 5, rollouts each 3"),
+        "{out}"
+    );
+    assert!(out.contains("avg_reward: 0 in metadata.json, but the 15 rows' mean reward is 1.1165"), "{out}");
+    let (code, out, _) = vantage(&["check", "tests/fixtures/trainers/vf_eval/real/math_python/results.jsonl"]);
+    assert_eq!(code, Some(0), "the rows agree with their metadata: {out}");
+}
