@@ -572,7 +572,7 @@ fn check_names_the_preset_that_reproduces_the_logged_advantages() {
     assert!(!out.contains("audit:"), "no logged advantages, no audit: {out}");
 }
 
-/// vf-eval's metadata.json beside its results: its model and sizes are noted, and an avg_reward
+/// vf-eval's `metadata.json` beside its results: its model and sizes are noted, and an `avg_reward`
 /// that is not the rows' mean is a warning (the real wordle results: 0 there, 1.1165 in the rows).
 #[test]
 fn a_vf_eval_metadata_average_that_disagrees_with_the_rows_is_flagged() {
