@@ -27,8 +27,11 @@ pub struct RunSummary {
     pub mean_reward: Option<f64>,
     /// Trajectories with a logged outcome reward.
     pub num_with_reward: usize,
-    /// Share of successes among trajectories with a success flag.
+    /// Share of successes among trajectories with a success flag; `None` too when the reward is
+    /// continuous and every flag only says whether the reward is above 0.5 (no success rate then).
     pub success_rate: Option<f64>,
+    /// The reward is continuous (a value besides 0 and 1) and the success flags only threshold it.
+    pub continuous_reward: bool,
     /// Groups of two or more rewarded trajectories whose rewards are all equal.
     pub num_zero_variance_groups: usize,
     /// Groups with at least two trajectories.
@@ -121,6 +124,13 @@ impl RunSummary {
         let tr = &run.trajectories;
         let rewards: Vec<f64> = tr.reward.iter().filter(|r| !r.is_nan()).map(|&r| f64::from(r)).collect();
         let successes: Vec<bool> = tr.success.iter().flatten().copied().collect();
+        // A loader that knows no success flag thresholds the reward at 0.5: with a continuous
+        // reward that is no success rate.
+        let continuous = rewards.iter().any(|&r| r != 0.0 && r != 1.0)
+            && tr.ids().all(|t| {
+                let (r, s) = (tr.reward[t.index()], tr.success[t.index()]);
+                s.is_none_or(|s| r.is_nan() || s == (r > 0.5))
+            });
         let steps: Vec<i64> = run.groups.train_step.iter().flatten().copied().collect();
         let mut distinct_states: Vec<u32> = nodes.state_key.iter().filter(|s| s.is_some()).map(|s| s.0).collect();
         let num_state_nodes = distinct_states.len();
@@ -139,8 +149,9 @@ impl RunSummary {
             train_steps: steps.iter().min().zip(steps.iter().max()).map(|(a, b)| (*a, *b)),
             mean_reward: (!rewards.is_empty()).then(|| rewards.iter().sum::<f64>() / rewards.len() as f64),
             num_with_reward: rewards.len(),
-            success_rate: (!successes.is_empty())
+            success_rate: (!successes.is_empty() && !continuous)
                 .then(|| successes.iter().filter(|s| **s).count() as f64 / successes.len() as f64),
+            continuous_reward: continuous && !successes.is_empty(),
             num_zero_variance_groups: run.groups.ids().filter(|&g| is_zero_variance(run, g)).count(),
             num_multi_groups: run.groups.ids().filter(|&g| run.groups.members(g).len() >= 2).count(),
             scores: nodes.scores.iter().map(|(k, v)| (k.clone(), v.iter().filter(|x| !x.is_nan()).count())).collect(),
@@ -194,6 +205,8 @@ impl RunSummary {
         }
         if let Some(rate) = self.success_rate {
             outcome.push(format!("success {:.1}%", rate * 100.0));
+        } else if self.continuous_reward {
+            outcome.push("no success rate (the reward is continuous)".to_owned());
         }
         outcome.push(format!("zero-variance groups {} of {}", self.num_zero_variance_groups, self.num_multi_groups));
         lines.push(outcome.join(" · "));
@@ -248,5 +261,29 @@ mod tests {
         assert!(said.iter().any(|c| c.starts_with("1 of 2 trajectories have no outcome")), "{said:?}");
         let fine = singletons.replace("\"g2\"", "\"g1\"");
         assert!(cautions(&fine).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod continuous_tests {
+    #[test]
+    fn a_continuous_reward_has_no_success_rate_but_a_binary_one_and_logged_flags_do() {
+        let summary = |rows: &[(f32, Option<bool>)]| {
+            let mut log = String::from("{\"vantage\": 1}\n");
+            for (i, (r, s)) in rows.iter().enumerate() {
+                let success = s.map_or(String::new(), |s| format!(", \"success\": {s}"));
+                log.push_str(&format!(
+                    "{{\"type\": \"trajectory\", \"id\": \"t{i}\", \"group\": \"g\", \"outcome\": {{\"reward\": {r}{success}}}, \"steps\": [{{\"action\": \"a\"}}]}}\n"
+                ));
+            }
+            let run = crate::load::load_bytes("r", log.as_bytes(), &mut crate::load::LoadReport::new("r")).unwrap();
+            super::RunSummary::of(&run).lines().join("\n")
+        };
+        // Thresholded flags on a continuous reward (what a loader without flags writes).
+        let continuous = summary(&[(1.25, Some(true)), (0.75, Some(true)), (0.3, Some(false))]);
+        assert!(continuous.contains("no success rate (the reward is continuous)"), "{continuous}");
+        assert!(summary(&[(1.0, Some(true)), (0.0, Some(false))]).contains("success 50.0%"));
+        // A logged flag that is not the threshold (a majority vote on a 0.75 reward says no).
+        assert!(summary(&[(0.75, Some(false)), (0.25, Some(false)), (1.0, Some(true))]).contains("success 33.3%"));
     }
 }
