@@ -106,7 +106,8 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         recent_files_ui(app, ui);
         follow_toggle_ui(app, ui);
         if app.runs.len() > 1 {
-            let names: Vec<String> = app.runs.iter().map(|r| r.run.meta.name.clone()).collect();
+            // The runs by the last parts of their paths that tell them apart (no machine paths).
+            let names = widgets::short_run_names(&app.runs.iter().map(|r| r.run.meta.name.clone()).collect::<Vec<_>>());
             let combo = egui::ComboBox::from_id_salt("run_picker")
                 .selected_text(names.get(app.selected).cloned().unwrap_or_default())
                 .show_ui(ui, |ui| {
@@ -271,10 +272,12 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
                 ui.label(format!("Reading samples of {}: {read} of {all}", open.run.meta.name));
             }
         }
+        let full: Vec<String> = app.runs.iter().map(|r| r.run.meta.name.clone()).collect();
+        let short = widgets::short_run_names(&full);
         if let Some(open) = app.current() {
             ui.label(format!(
                 "{} · {} groups · {} trajectories · {} steps",
-                open.run.meta.name,
+                short.get(app.selected).map_or(open.run.meta.name.as_str(), String::as_str),
                 open.run.groups.len(),
                 open.run.trajectories.len(),
                 open.run.num_path_steps()
@@ -297,11 +300,14 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
             }
             // Cut with "…" at the window's edge (whole on hover and in the list of notices).
             if let Some(last) = app.notifications.last() {
+                let last = widgets::with_short_names(last, &full, &short);
                 ui.add(egui::Label::new(egui::RichText::new(last).color(theme::WARNING)).truncate());
             }
         }
     });
     if app.show_notifications {
+        let full: Vec<String> = app.runs.iter().map(|r| r.run.meta.name.clone()).collect();
+        let short = widgets::short_run_names(&full);
         let mut open = true;
         egui::Window::new("Notices").open(&mut open).default_size([640.0, 300.0]).show(ui.ctx(), |ui| {
             if ui.button("Clear").clicked() {
@@ -310,7 +316,7 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
             let row = ui.text_style_height(&egui::TextStyle::Monospace);
             egui::ScrollArea::vertical().show_rows(ui, row, app.notifications.len(), |ui, rows| {
                 for line in &app.notifications[rows] {
-                    ui.label(egui::RichText::new(line).monospace());
+                    ui.label(egui::RichText::new(widgets::with_short_names(line, &full, &short)).monospace());
                 }
             });
         });

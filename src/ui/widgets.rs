@@ -128,6 +128,14 @@ pub fn rollout_name(run: &crate::model::Run, t: crate::model::TrajectoryId) -> &
     }
 }
 
+/// `text` with each run's full name (a path or URL) put as its short name ([`short_run_names`]),
+/// the longest first: notices name runs, not the machine's folders.
+pub fn with_short_names(text: &str, full: &[String], short: &[String]) -> String {
+    let mut pairs: Vec<(&String, &String)> = full.iter().zip(short).filter(|(f, s)| f != s).collect();
+    pairs.sort_by_key(|(f, _)| std::cmp::Reverse(f.len()));
+    pairs.iter().fold(text.to_owned(), |text, (f, s)| text.replace(f.as_str(), s))
+}
+
 /// Names for runs read from paths or URLs, short enough for a room: each name's last path
 /// components, as few as tell it from the others (at least its file name).
 pub fn short_run_names(names: &[String]) -> Vec<String> {
@@ -158,6 +166,17 @@ mod tests {
         assert_eq!(super::format_credit(-0.3536, 2.47), "-0.3536");
         assert_eq!(super::format_credit(2e-4, 1e-3), "2.000e-4", "small values of a small credit stay");
         assert_eq!(super::format_credit(f32::NAN, 1.0), "—");
+    }
+
+    #[test]
+    fn notices_name_runs_by_their_short_names() {
+        let full = ["/home/me/exp/a/rollouts.jsonl", "/home/me/exp/b/rollouts.jsonl"].map(str::to_owned);
+        let short = super::short_run_names(&full);
+        let text = "/home/me/exp/b/rollouts.jsonl:3: reward: missing; /home/me/exp/a/rollouts.jsonl: loaded";
+        assert_eq!(
+            super::with_short_names(text, &full, &short),
+            "b/rollouts.jsonl:3: reward: missing; a/rollouts.jsonl: loaded"
+        );
     }
 
     #[test]
