@@ -972,26 +972,29 @@ fn the_transcript_shows_a_whole_rollout_with_both_credits_and_selects_a_clicked_
     let t = open.selection.trajectory.unwrap();
     let run = &open.run;
     let range = run.trajectories.path_range(t);
-    h.get_by_label(&format!(
-        "Transcript · {} · outcome {} · {} steps",
-        run.trajectory_key(t),
-        vantage::ui::widgets::format_value(run.trajectories.reward[t.index()]),
-        range.len()
-    ));
+    h.get_by_label(&format!("Transcript · {} · {} steps", run.trajectory_key(t), range.len()));
+    // The task and the prompt it started from above, how it ended below, numbers alike.
+    let g = run.trajectories.group[t.index()].index();
+    h.get_by_label(&format!("task: {}", run.label(run.groups.task[g])));
+    h.get_by_label_contains("prompt: You are in the middle of a room.");
+    let finish = run.label(run.trajectories.finish[t.index()]);
+    h.get_by_label_contains(&format!("outcome: reward {:+.4} · ", run.trajectories.reward[t.index()]));
+    h.get_by_label_contains(&format!("finish: {finish}"));
     // Every step is there with its texts and both credits.
     let (a, b) = (open.credit[0].step().unwrap(), open.credit[1].step().unwrap());
     let (la, lb) = (open.credit[0].largest(), open.credit[1].largest());
     let last = range.end - 1;
     let node = run.trajectories.path_nodes[last].index();
     let action = run.text(run.nodes.action[node]).trim().to_owned();
-    let (credit_a, credit_b) = (
-        format!("A {}", vantage::ui::widgets::format_credit(a[last], la)),
-        format!("B {}", vantage::ui::widgets::format_credit(b[last], lb)),
-    );
+    let alike = |v: f32, largest: f32| {
+        let v = if vantage::ui::widgets::format_credit(v, largest) == "0" { 0.0 } else { v };
+        format!("{v:+.4}")
+    };
+    let (credit_a, credit_b) = (format!("A {}", alike(a[last], la)), format!("B {}", alike(b[last], lb)));
     for k in 1..=range.len() {
         assert!(h.query_all_by_label_contains(&format!("step {k} · ")).count() >= 1, "step {k}");
     }
-    h.get_all_by_label(&format!("action: {action}")).next().expect("the last step's action");
+    h.get_all_by_label(&action).next().expect("the last step's action");
     assert!(h.query_all_by_label(&credit_a).count() >= 1 && h.query_all_by_label(&credit_b).count() >= 1);
     // Click the last step's heading: it becomes the selected step.
     let heading = format!("step {} · ", range.len());

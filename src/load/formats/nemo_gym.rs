@@ -356,10 +356,18 @@ fn steps_of(output: &[Value]) -> (Vec<Step>, Tokens) {
             }
             ("message", _) => {
                 let span = merge(pending.take(), tokens.add(item));
+                // A reasoning model's `<think>…</think>` inside the message is its thought.
+                let (reasoned, said) = split_think(&output_message_text(item));
+                if !reasoned.is_empty() {
+                    if !thought.is_empty() {
+                        thought.push('\n');
+                    }
+                    thought.push_str(&reasoned);
+                }
                 steps.push(Step {
                     kind: "message",
                     thought: std::mem::take(&mut thought),
-                    action: output_message_text(item),
+                    action: said,
                     tokens: span,
                     ..Step::default()
                 });
@@ -448,6 +456,17 @@ fn finish_of(row: &Row, response: &Value) -> Option<String> {
         return Some(reason.to_owned());
     }
     row.terminated.map(|_| "stop".to_owned())
+}
+
+/// A message's leading `<think>…</think>` block (what reasoning models write before they answer)
+/// and the rest; an unclosed block is all thought. `("", text)` without one.
+fn split_think(text: &str) -> (String, String) {
+    let trimmed = text.trim_start();
+    let Some(inside) = trimmed.strip_prefix("<think>") else { return (String::new(), text.to_owned()) };
+    match inside.split_once("</think>") {
+        Some((thought, rest)) => (thought.trim().to_owned(), rest.trim().to_owned()),
+        None => (inside.trim().to_owned(), String::new()),
+    }
 }
 
 /// A benchmark row's agent: its name and version (`agent`: a name, or `{name, version}`).
@@ -593,4 +612,17 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, row: &Row, report: 
         NewTokens::default()
     };
     b.add_chain_trajectory(&key, group, &new_steps, &outcome, &new_tokens);
+}
+
+#[cfg(test)]
+mod think_tests {
+    #[test]
+    fn a_leading_think_block_is_the_thought() {
+        assert_eq!(
+            super::split_think("<think>\nplan it</think>\n\nThe answer is 4."),
+            ("plan it".to_owned(), "The answer is 4.".to_owned())
+        );
+        assert_eq!(super::split_think("no block"), (String::new(), "no block".to_owned()));
+        assert_eq!(super::split_think("<think>cut off"), ("cut off".to_owned(), String::new()));
+    }
 }

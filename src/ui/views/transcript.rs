@@ -4,7 +4,7 @@
 //! marked and brought into view when it changes.
 
 use crate::app::Command;
-use crate::ui::widgets::{format_credit, format_value};
+use crate::ui::widgets::format_credit;
 use crate::ui::{ViewCtx, theme};
 
 /// Width of the margin with the two credits, in points.
@@ -20,15 +20,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     };
     let tr = &run.trajectories;
     let range = tr.path_range(t);
-    ui.label(
-        egui::RichText::new(format!(
-            "Transcript · {} · outcome {} · {} steps",
-            run.trajectory_key(t),
-            format_value(tr.reward[t.index()]),
-            range.len()
-        ))
-        .strong(),
-    );
+    ui.label(egui::RichText::new(format!("Transcript · {} · {} steps", run.trajectory_key(t), range.len())).strong());
+    start_ui(ui, run, t);
     let credits: [(Option<&[f32]>, f32, &str); 2] = [
         (open.credit[0].step(), open.credit[0].largest(), open.credit[0].shown_name()),
         (open.credit[1].step(), open.credit[1].largest(), open.credit[1].shown_name()),
@@ -61,7 +54,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                                     credits.iter().zip([("A", theme::category(1)), ("B", theme::category(4))])
                                 {
                                     let value = credit.and_then(|c| c.get(p)).copied().unwrap_or(f32::NAN);
-                                    let text = format!("{name} {}", format_credit(value, *largest));
+                                    let text = format!("{name} {}", fixed(value, *largest));
                                     ui.label(egui::RichText::new(text).monospace().color(color));
                                 }
                             },
@@ -88,7 +81,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                                 let text = run.text(text);
                                 let text = text.trim();
                                 if !text.is_empty() {
-                                    ui.label(format!("{label}: {text}"));
+                                    // What the text is, muted, above it (the step strip's own lines
+                                    // read "action: …"; the transcript's are apart from them).
+                                    ui.label(egui::RichText::new(label).small().color(theme::MUTED));
+                                    ui.label(text);
                                 }
                             }
                         });
@@ -103,5 +99,47 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 ui.data_mut(|d| d.insert_temp(shown_id, p));
             }
         }
+        end_ui(ui, run, t);
     });
+}
+
+/// The task and the prompt the rollout started from.
+fn start_ui(ui: &mut egui::Ui, run: &crate::model::Run, t: crate::model::TrajectoryId) {
+    let g = run.trajectories.group[t.index()].index();
+    let task = run.label(run.groups.task[g]);
+    if !task.is_empty() {
+        ui.label(format!("task: {task}"));
+    }
+    let prompt = run.text(run.groups.prompt[g]);
+    if !prompt.trim().is_empty() {
+        let frame = egui::Frame::new().inner_margin(egui::Margin::symmetric(6, 4));
+        frame.stroke(egui::Stroke::new(0.5, theme::EDGE)).show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.label(format!("prompt: {}", prompt.trim()));
+        });
+    }
+}
+
+/// How the rollout ended: its reward, success and finish reason.
+fn end_ui(ui: &mut egui::Ui, run: &crate::model::Run, t: crate::model::TrajectoryId) {
+    let tr = &run.trajectories;
+    let mut end = vec![format!("outcome: reward {}", fixed(tr.reward[t.index()], f32::INFINITY))];
+    if let Some(success) = tr.success[t.index()] {
+        end.push(if success { "success".to_owned() } else { "failure".to_owned() });
+    }
+    let finish = run.label(tr.finish[t.index()]);
+    if !finish.is_empty() {
+        end.push(format!("finish: {finish}"));
+    }
+    ui.label(egui::RichText::new(end.join(" · ")).strong());
+}
+
+/// Every number of the transcript alike: four decimals, signed ("+1.0000", "-0.3536"), "—" when
+/// missing, rounding noise (within a millionth of `largest`) as "+0.0000".
+fn fixed(v: f32, largest: f32) -> String {
+    if !v.is_finite() {
+        return "—".to_owned();
+    }
+    let v = if format_credit(v, largest) == "0" { 0.0 } else { v };
+    format!("{v:+.4}")
 }
