@@ -963,6 +963,29 @@ fn the_scheme_picker_searches_its_schemes() {
     h.get_by_label("no scheme matches");
 }
 
+/// The scheme picker as a person uses it: the list opens with its search box focused, typing
+/// filters it, clicking the box keeps the list open, a click on a scheme chooses it and closes the
+/// list; "Custom formula" is at the top.
+#[test]
+fn the_scheme_picker_search_takes_clicks_and_keys() {
+    let mut h = harness(app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl")));
+    h.get_by_label("scheme A").click();
+    h.run_ok();
+    // Keys reach the search box at once: no click on it first.
+    h.event(egui::Event::Text("rloo".to_owned()));
+    h.run_ok();
+    assert!(h.query_by_label("GRPO").is_none() && h.query_by_label("RLOO").is_some(), "filtered by the typed words");
+    // Clicking into the box keeps the list open.
+    h.get_by_label("search schemes").click();
+    h.run_ok();
+    assert!(h.query_by_label("search schemes").is_some(), "the list stays open");
+    h.get_by_label("Custom formula");
+    h.get_by_label("RLOO").click();
+    h.run_ok();
+    assert_eq!(h.state().state.scheme_a.scheme_id, "rloo");
+    assert!(h.query_by_label("search schemes").is_none(), "choosing closes the list");
+}
+
 #[test]
 fn the_transcript_shows_a_whole_rollout_with_both_credits_and_selects_a_clicked_step() {
     let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));

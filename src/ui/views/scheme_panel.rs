@@ -101,14 +101,27 @@ fn scheme_combo_ui(
             .map_or(choice.scheme_id.as_str(), |s| s.info().display_name)
             .to_owned(),
     };
-    let combo =
-        egui::ComboBox::from_id_salt(("scheme_combo", slot)).selected_text(current).width(280.0).show_ui(ui, |ui| {
-            // A search over 35 schemes: id, name, family and citation.
+    let focused_id = egui::Id::unique(("scheme_search_focused", slot));
+    // The list stays open while its search box is used; choosing an entry closes it.
+    let combo = egui::ComboBox::from_id_salt(("scheme_combo", slot))
+        .selected_text(current)
+        .width(280.0)
+        .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
+        .show_ui(ui, |ui| {
+            let before = choice.clone();
+            // A search over 35 schemes: id, name, family and citation, focused as the list opens
+            // so typing filters at once.
             let search_id = egui::Id::unique(("scheme_search", slot));
             let mut search: String = ui.data(|d| d.get_temp(search_id)).unwrap_or_default();
             let field = ui.add(egui::TextEdit::singleline(&mut search).hint_text("search schemes"));
             crate::ui::widgets::name(&field, "search schemes");
+            if ui.data(|d| d.get_temp::<bool>(focused_id)).is_none() {
+                field.request_focus();
+                ui.data_mut(|d| d.insert_temp(focused_id, true));
+            }
             ui.data_mut(|d| d.insert_temp(search_id, search.clone()));
+            // Your own formula, first (not under 35 schemes).
+            custom_formula_ui(ui, choice, saved);
             let mut schemes: Vec<&dyn Scheme> =
                 SCHEMES.iter().copied().filter(|s| scheme_matches(s.info(), &search)).collect();
             schemes.sort_by_key(|s| s.info().family);
@@ -136,8 +149,15 @@ fn scheme_combo_ui(
                     *choice = SchemeChoice::new(info.id);
                 }
             }
-            formula_entries_ui(ui, choice, saved);
+            formula_entries_ui(ui, choice, saved, &search);
+            if *choice != before {
+                ui.close();
+            }
         });
+    if combo.inner.is_none() {
+        // Closed: the next opening focuses the search box again.
+        ui.data_mut(|d| d.remove_temp::<bool>(focused_id));
+    }
     crate::ui::widgets::name(&combo.response, if slot == 0 { "scheme A" } else { "scheme B" });
     if let Ok(scheme) = crate::credit::scheme(&choice.scheme_id) {
         let source = match scheme.info().source {
@@ -148,24 +168,37 @@ fn scheme_combo_ui(
     }
 }
 
-/// The formulas in the scheme list: a new one (starting from the one shown, or GRPO), the
-/// built-in schemes written as formulas, and the saved ones.
-fn formula_entries_ui(ui: &mut egui::Ui, choice: &mut SchemeChoice, saved: &[SavedFormula]) {
-    ui.label(egui::RichText::new("formulas (docs/EXPRESSIONS.md)").color(theme::MUTED).small());
+/// "Custom formula": a new formula of your own, starting from the one shown (or GRPO's).
+fn custom_formula_ui(ui: &mut egui::Ui, choice: &mut SchemeChoice, saved: &[SavedFormula]) {
     let current = choice.formula().map(str::to_owned);
     let custom = current.as_deref().is_some_and(|t| formula_label(t, saved) == "Custom formula");
     if ui
         .add(egui::Button::selectable(custom, "Custom formula"))
-        .on_hover_text("write your own credit scheme")
+        .on_hover_text("write your own credit scheme (docs/EXPRESSIONS.md)")
         .clicked()
         && !custom
     {
         *choice = SchemeChoice::custom(current.as_deref().unwrap_or(crate::credit::expr::builtins::GRPO));
     }
-    let entries = BUILTINS
+}
+
+/// The formulas in the scheme list that match `search`: the built-in schemes written as
+/// formulas, and the saved ones.
+fn formula_entries_ui(ui: &mut egui::Ui, choice: &mut SchemeChoice, saved: &[SavedFormula], search: &str) {
+    let current = choice.formula().map(str::to_owned);
+    let matches = |label: &str, hover: &str| {
+        let haystack = format!("{label} {hover}").to_lowercase();
+        search.split_whitespace().all(|word| haystack.contains(&word.to_lowercase()))
+    };
+    let entries: Vec<(String, &str, &str)> = BUILTINS
         .iter()
         .map(|b| (format!("formula: {}", b.name), b.text, b.title))
-        .chain(saved.iter().map(|f| (format!("formula: {}", f.name), f.text.as_str(), "saved")));
+        .chain(saved.iter().map(|f| (format!("formula: {}", f.name), f.text.as_str(), "saved")))
+        .filter(|(label, _, hover)| matches(label, hover))
+        .collect();
+    if !entries.is_empty() {
+        ui.label(egui::RichText::new("formulas (docs/EXPRESSIONS.md)").color(theme::MUTED).small());
+    }
     for (label, text, hover) in entries {
         let selected = current.as_deref() == Some(text);
         if ui.add(egui::Button::selectable(selected, label)).on_hover_text(hover).clicked() && !selected {
