@@ -75,6 +75,62 @@ pub struct DisagreeingStep {
     pub b: f32,
 }
 
+/// How A and B agree within one group: for ranking the groups they disagree on most.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupAgreement {
+    /// The group.
+    pub group: crate::model::GroupId,
+    /// Its steps with both values.
+    pub steps: usize,
+    /// Spearman's ρ over those steps (`NaN` with fewer than 2 or no spread).
+    pub spearman: f64,
+    /// Share of those steps whose signs differ (each value within its tolerance of 0 counting as 0).
+    pub sign_disagreement: f64,
+}
+
+/// The groups ranked by how much A and B disagree on them: most steps of differing sign first,
+/// then the lowest rank correlation; groups with fewer than two paired steps are left out.
+/// `tolerance` is [`Comparison::sign_tolerance`].
+pub fn groups_by_disagreement(run: &Run, a: &[f32], b: &[f32], tolerance: [f32; 2]) -> Vec<GroupAgreement> {
+    let tr = &run.trajectories;
+    let sign = |v: f32, tol: f32| {
+        if v > tol {
+            1
+        } else if v < -tol {
+            -1
+        } else {
+            0
+        }
+    };
+    let mut out: Vec<GroupAgreement> = run
+        .groups
+        .ids()
+        .filter_map(|g| {
+            let (mut xs, mut ys, mut differ) = (Vec::new(), Vec::new(), 0usize);
+            for &t in run.groups.members(g) {
+                for p in tr.path_range(t) {
+                    let (Some(&x), Some(&y)) = (a.get(p), b.get(p)) else { continue };
+                    if !(x.is_finite() && y.is_finite()) {
+                        continue;
+                    }
+                    differ += usize::from(sign(x, tolerance[0]) != sign(y, tolerance[1]));
+                    xs.push(x);
+                    ys.push(y);
+                }
+            }
+            (xs.len() >= 2).then(|| GroupAgreement {
+                group: g,
+                steps: xs.len(),
+                spearman: spearman(&xs, &ys),
+                sign_disagreement: differ as f64 / xs.len() as f64,
+            })
+        })
+        .collect();
+    let rho = |g: &GroupAgreement| if g.spearman.is_nan() { 1.0 } else { g.spearman };
+    out.sort_by(|l, r| r.sign_disagreement.total_cmp(&l.sign_disagreement).then(rho(l).total_cmp(&rho(r))));
+    out
+}
+
 /// The comparison of two credit vectors over the same path positions.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Comparison {
@@ -101,6 +157,8 @@ pub struct Comparison {
     /// Per rollout, its step with the largest |A − B| (above the tolerance), largest first, at
     /// most [`MOST_DIFFERENT`]: where a recomputation and the trainer's logged advantage part.
     pub most_different: Vec<DisagreeingStep>,
+    /// The groups A and B disagree on most, at most [`MOST_DIFFERENT`] ([`groups_by_disagreement`]).
+    pub groups: Vec<GroupAgreement>,
     /// TRIAGE's projection for A and for B: per role, the mean of (credit − GRPO outcome
     /// advantage) and the number of steps (empty when the run has no role labels).
     pub role_fit: [BTreeMap<String, (f64, usize)>; 2],
@@ -237,6 +295,8 @@ impl Comparison {
         for list in out.disagreements.values_mut() {
             list.sort_by(|l, r| (r.a - r.b).abs().total_cmp(&(l.a - l.b).abs()));
         }
+        out.groups = groups_by_disagreement(run, a, b, out.sign_tolerance);
+        out.groups.truncate(MOST_DIFFERENT);
         out.num_paired = xs.len();
         out.spearman = spearman(&xs, &ys);
         out.sign_disagreement = if xs.is_empty() { 0.0 } else { disagree as f64 / xs.len() as f64 };
@@ -292,6 +352,28 @@ pub fn spearman(x: &[f32], y: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_are_ranked_by_sign_disagreement_then_rank_correlation() {
+        let mut log = String::from("{\"vantage\": 1}\n");
+        for (g, rewards) in [("agree", [1, 0]), ("part", [1, 0]), ("flip", [1, 0])] {
+            for (i, r) in rewards.iter().enumerate() {
+                log.push_str(&format!(
+                    "{{\"type\": \"trajectory\", \"id\": \"{g}{i}\", \"group\": \"{g}\", \"outcome\": {{\"reward\": {r}}}, \"steps\": [{{\"action\": \"a\"}}, {{\"action\": \"b\"}}]}}\n"
+                ));
+            }
+        }
+        let run = crate::load::load_bytes("g", log.as_bytes(), &mut crate::load::LoadReport::new("g")).unwrap();
+        // Per group, four steps: A is the same everywhere; B agrees, flips one sign, flips all.
+        let a = [1.0f32, 1.0, -1.0, -1.0];
+        let b: Vec<f32> = [[1.0f32, 1.0, -1.0, -1.0], [1.0, -1.0, -1.0, -1.0], [-1.0, -1.0, 1.0, 1.0]].concat();
+        let a: Vec<f32> = a.repeat(3);
+        let ranked = groups_by_disagreement(&run, &a, &b, [1e-5, 1e-5]);
+        let names: Vec<&str> = ranked.iter().map(|g| run.group_key(g.group)).collect();
+        assert_eq!(names, ["flip", "part", "agree"]);
+        assert_eq!((ranked[0].steps, ranked[0].sign_disagreement), (4, 1.0));
+        assert!((ranked[1].sign_disagreement - 0.25).abs() < 1e-12);
+    }
 
     #[test]
     fn rounding_noise_of_a_zero_variance_group_is_named_not_counted_as_a_difference() {

@@ -10,6 +10,8 @@ use crate::model::{GroupId, TrajectoryId};
 pub enum Command {
     /// Select a group (and its first rollout).
     SelectGroup(GroupId),
+    /// Select a group and show it in the Group view (the compare view's ranking of groups).
+    OpenGroup(GroupId),
     /// Select a trajectory (and its first step).
     SelectTrajectory(TrajectoryId),
     /// Select a step by path position.
@@ -71,6 +73,12 @@ impl VantageApp {
                 if self.state.meeting_mode && self.state.tab == Tab::Summary {
                     self.state.tab = Tab::Compare;
                 }
+            }
+            Command::OpenGroup(g) => {
+                if let Some(open) = self.current_mut() {
+                    open.select_group(g);
+                }
+                self.state.tab = Tab::Group;
             }
             Command::ToggleBookmark => self.toggle_bookmark(),
             Command::BookmarkBy(delta) => self.bookmark_by(delta),

@@ -1259,3 +1259,28 @@ fn saved_schemes_that_do_not_fit_the_run_are_not_applied() {
     app.open_loaded(run, report);
     assert_eq!(app.state.scheme_b.preset.as_deref(), Some("prime_rl"));
 }
+
+/// Compare ranks the groups A and B disagree on most, and one click opens a group.
+#[test]
+fn compare_ranks_groups_by_disagreement_and_opens_one_with_a_click() {
+    let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    app.state.tab = Tab::Compare;
+    let mut h = harness_sized(app, 4000.0);
+    h.get_by_label("Groups where A and B disagree most");
+    let (top, share) = {
+        let open = h.state().current().unwrap();
+        let c = vantage::analysis::compare::Comparison::of(
+            &open.run,
+            open.credit[0].step().unwrap(),
+            open.credit[1].step().unwrap(),
+        );
+        assert!(c.groups.windows(2).all(|w| w[0].sign_disagreement >= w[1].sign_disagreement), "ranked");
+        (open.run.group_key(c.groups[0].group).to_owned(), c.groups[0].sign_disagreement)
+    };
+    assert!(share > 0.0, "GRPO and TRIAGE part on some steps of the top group");
+    h.get_all_by_label(&top).last().unwrap().click();
+    h.run_ok();
+    assert_eq!(h.state().state.tab, Tab::Group);
+    let open = h.state().current().unwrap();
+    assert_eq!(open.run.group_key(open.selection.group.unwrap()), top);
+}

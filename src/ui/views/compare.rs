@@ -88,6 +88,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         triage_fit_ui(ui, &c);
         length_ui(ui, open);
         most_different_ui(ui, ctx.commands, open, &c, [&ctx.state.scheme_a.scheme_id, &ctx.state.scheme_b.scheme_id]);
+        groups_ui(ui, ctx.commands, open, &c);
         ui.separator();
         ui.label(egui::RichText::new("Where A and B disagree in sign").strong());
         for kind in Disagreement::ALL {
@@ -352,6 +353,35 @@ fn most_different_ui(
             ui.label(format_value(row.a));
             ui.label(format_value(row.b));
             ui.label(format_value(row.a - row.b));
+            ui.end_row();
+        }
+    });
+}
+
+/// The groups A and B disagree on most (most steps of differing sign, then the lowest rank
+/// correlation); a click opens the group in the Group view.
+fn groups_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, open: &OpenRun, c: &Comparison) {
+    ui.separator();
+    ui.label(egui::RichText::new("Groups where A and B disagree most").strong());
+    ui.label(
+        egui::RichText::new(
+            "ranked by the share of steps whose signs differ, then by Spearman ρ; click to open a group",
+        )
+        .color(theme::MUTED),
+    );
+    egui::Grid::new("groups_by_disagreement").striped(true).num_columns(4).show(ui, |ui| {
+        for h in ["group", "steps", "signs differ", "ρ"] {
+            ui.label(egui::RichText::new(h).color(theme::MUTED));
+        }
+        ui.end_row();
+        for g in c.groups.iter().take(MAX_ROWS) {
+            let selected = open.selection.group == Some(g.group);
+            if ui.selectable_label(selected, open.run.group_key(g.group)).clicked() {
+                commands.push(Command::OpenGroup(g.group));
+            }
+            ui.label(g.steps.to_string());
+            ui.label(format!("{:.0}%", g.sign_disagreement * 100.0));
+            ui.label(format_value(g.spearman as f32));
             ui.end_row();
         }
     });
