@@ -9,7 +9,7 @@ use egui_plot::{Bar, BarChart, HLine, MarkerShape, Points, VLine};
 
 use crate::analysis::compare::{Comparison, Disagreement, is_success};
 use crate::app::{Command, OpenRun};
-use crate::ui::widgets::{format_value, role_index};
+use crate::ui::widgets::{format_credit, format_value, role_index};
 use crate::ui::{ViewCtx, theme};
 
 /// At most this many points in the scatter (a deterministic stride over the steps beyond it).
@@ -77,11 +77,13 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 ui.label(egui::RichText::new(h).color(theme::MUTED));
             }
             ui.end_row();
+            // Rounding noise of a mean (−2.346e-9 of a credit of ±2) reads 0.
+            let (la, lb) = (open.credit[0].largest(), open.credit[1].largest());
             for (role, (n, a, b)) in &c.per_role {
                 ui.label(if role.is_empty() { "(unlabelled)" } else { role });
                 ui.label(n.to_string());
-                ui.label(format_value(*a as f32));
-                ui.label(format_value(*b as f32));
+                ui.label(format_credit(*a as f32, la));
+                ui.label(format_credit(*b as f32, lb));
                 ui.end_row();
             }
         });
@@ -350,9 +352,10 @@ fn most_different_ui(
                 commands.push(Command::SelectStep(row.position));
             }
             ui.label(format!("{}", step + 1));
-            ui.label(format_value(row.a));
-            ui.label(format_value(row.b));
-            ui.label(format_value(row.a - row.b));
+            let largest = open.credit[0].largest().max(open.credit[1].largest());
+            ui.label(format_credit(row.a, largest));
+            ui.label(format_credit(row.b, largest));
+            ui.label(format_credit(row.a - row.b, largest));
             ui.end_row();
         }
     });
