@@ -1284,3 +1284,18 @@ fn compare_ranks_groups_by_disagreement_and_opens_one_with_a_click() {
     let open = h.state().current().unwrap();
     assert_eq!(open.run.group_key(open.selection.group.unwrap()), top);
 }
+
+/// A credit that is one value everywhere (GRPO on groups whose outcomes are all equal) is drawn
+/// as a line in Compare's scatter, not jittered into a cloud, and the caption says so.
+#[test]
+fn a_constant_credit_is_not_jittered_into_a_cloud() {
+    let log = r#"{"vantage": 1}
+{"type": "trajectory", "id": "w1", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "a", "scores": {"prm": 0.9}}, {"thought": "b", "scores": {"prm": 0.2}}]}
+{"type": "trajectory", "id": "w2", "group": "g", "outcome": {"reward": 1}, "steps": [{"thought": "c", "scores": {"prm": 0.6}}, {"thought": "d", "scores": {"prm": 0.4}}]}
+"#;
+    let mut app = app_with("equal.jsonl", log.as_bytes());
+    app.state.tab = Tab::Compare;
+    let h = harness_sized(app, 2400.0);
+    assert_eq!(h.state().state.scheme_a.scheme_id, "grpo");
+    h.get_by_label_contains("4 steps, jittered by up to 0.6% of the B axis (every A value the same)");
+}

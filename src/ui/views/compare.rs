@@ -163,7 +163,8 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
             hi[axis] = hi[axis].max(point[axis]);
         }
     }
-    let spread = |axis: usize| if hi[axis] > lo[axis] { hi[axis] - lo[axis] } else { 1.0 };
+    // An axis whose credit is one value (0 everywhere) is not jittered: a line, not a cloud.
+    let spread = |axis: usize| if hi[axis] > lo[axis] { hi[axis] - lo[axis] } else { 0.0 };
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut jitter = |axis: usize| {
         seed ^= seed << 13;
@@ -172,7 +173,13 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
         ((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.012 * spread(axis)
     };
     let total: usize = series.values().map(Vec::len).sum();
-    ui.label(egui::RichText::new(format!("{total} steps, jittered by up to 0.6% of each axis")).color(theme::MUTED));
+    let jittered = match (hi[0] > lo[0], hi[1] > lo[1]) {
+        (true, true) => "jittered by up to 0.6% of each axis",
+        (true, false) => "jittered by up to 0.6% of the A axis (every B value the same)",
+        (false, true) => "jittered by up to 0.6% of the B axis (every A value the same)",
+        (false, false) => "not jittered (every value the same)",
+    };
+    ui.label(egui::RichText::new(format!("{total} steps, {jittered}")).color(theme::MUTED));
     let color_of = |index: usize| if index == 99 { theme::MUTED } else { theme::category(index) };
     let key: Vec<(String, egui::Color32)> =
         series.iter().map(|((index, name), points)| (format!("{name} ({})", points.len()), color_of(*index))).collect();
