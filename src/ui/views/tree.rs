@@ -356,6 +356,12 @@ pub fn node_text(text: &str, value: f32, room: usize) -> String {
     format!("{text} · {value}")
 }
 
+/// The left edge of a label `width` wide centered on `center`, moved right to `edge` when it would
+/// start left of it (a label over the tree's root would otherwise lose its first letters).
+pub fn label_left(center: f32, width: f32, edge: f32) -> f32 {
+    (center - width / 2.0).max(edge)
+}
+
 /// The prompt root's place, midway between the first and last top-level node, and the top-level
 /// nodes; `None` for a tree without nodes.
 fn prompt_root(tree: &GroupTree, prompt_pos: &dyn Fn(f32) -> egui::Pos2) -> Option<(egui::Pos2, Vec<usize>)> {
@@ -395,8 +401,11 @@ impl Labels<'_> {
         let color = ui.visuals().text_color();
         let radius = self.radius;
         if let (Some(root), Some(_)) = (root, self.column) {
-            let at = root - egui::vec2(0.0, radius + 4.0);
-            self.painter.text(at, egui::Align2::CENTER_BOTTOM, "prompt", font.clone(), theme::MUTED);
+            // Centered over the root, but never cut by the tree's left edge (the root sits at it).
+            let galley = self.painter.layout_no_wrap("prompt".to_owned(), font.clone(), theme::MUTED);
+            let left = label_left(root.x, galley.size().x, self.painter.clip_rect().left() + 2.0);
+            let top = root.y - radius - 4.0 - galley.size().y;
+            self.painter.galley(egui::pos2(left, top), galley, theme::MUTED);
         }
         for (i, node) in tree.nodes.iter().enumerate() {
             let pos = screen(i);
@@ -510,6 +519,13 @@ pub fn mini_ui(ui: &mut egui::Ui, run: &crate::model::Run, group: crate::model::
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_prompt_label_over_a_root_at_the_edge_keeps_its_first_letters() {
+        // "prompt" 36 wide over a root 4 points from the edge starts at the edge, not 14 left of it.
+        assert_eq!(super::label_left(104.0, 36.0, 100.0), 100.0);
+        assert_eq!(super::label_left(300.0, 36.0, 100.0), 282.0, "centered where there is room");
+    }
+
     #[test]
     fn a_label_sets_its_value_apart_from_its_text() {
         assert_eq!(super::node_text("98", -2.4749, 30), "98 · -2.4749");
