@@ -1278,6 +1278,9 @@ fn compare_ranks_groups_by_disagreement_and_opens_one_with_a_click() {
         (open.run.group_key(c.groups[0].group).to_owned(), c.groups[0].sign_disagreement)
     };
     assert!(share > 0.0, "GRPO and TRIAGE part on some steps of the top group");
+    // Each group with its prompt's first words beside it (keys can be hashes).
+    h.get_by_label("prompt");
+    assert!(h.query_all_by_label_contains("You are in the middle of a room.").count() >= 1);
     h.get_all_by_label(&top).last().unwrap().click();
     h.run_ok();
     assert_eq!(h.state().state.tab, Tab::Group);

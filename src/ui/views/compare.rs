@@ -379,8 +379,8 @@ fn groups_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, open: &OpenRun, c: 
         )
         .color(theme::MUTED),
     );
-    egui::Grid::new("groups_by_disagreement").striped(true).num_columns(4).show(ui, |ui| {
-        for h in ["group", "steps", "signs differ", "ρ"] {
+    egui::Grid::new("groups_by_disagreement").striped(true).num_columns(5).show(ui, |ui| {
+        for h in ["group", "steps", "signs differ", "ρ", "prompt"] {
             ui.label(egui::RichText::new(h).color(theme::MUTED));
         }
         ui.end_row();
@@ -392,6 +392,9 @@ fn groups_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, open: &OpenRun, c: 
             ui.label(g.steps.to_string());
             ui.label(format!("{:.0}%", g.sign_disagreement * 100.0));
             ui.label(format_value(g.spearman as f32));
+            // Something readable beside a group key that is a hash (`prompt-94a41ed12d627c37`).
+            let prompt = open.run.text(open.run.groups.prompt[g.group.index()]);
+            ui.label(super::run_browser::truncate(crate::analysis::runs::headline(&prompt), 60));
             ui.end_row();
         }
     });
