@@ -212,12 +212,14 @@ pub fn zero_variance_noise(r: f32, n: usize) -> f64 {
 /// are two or more), else `None`.
 pub(crate) fn zero_variance_bounds(run: &Run) -> Vec<Option<f64>> {
     let tr = &run.trajectories;
-    (0..run.groups.len())
+    run.groups
+        .ids()
         .map(|g| {
-            let members = run.groups.members(crate::model::GroupId(g as u32));
-            let first = tr.reward.get(members.first()?.index()).copied()?;
-            let equal = members.iter().all(|t| tr.reward[t.index()] == first);
-            (equal && members.len() > 1 && !first.is_nan()).then(|| zero_variance_noise(first, members.len()))
+            let members = run.groups.members(g);
+            // `summary::is_zero_variance` passes over rows without a reward; here every row has one.
+            let all_rewarded = members.iter().all(|t| !tr.reward[t.index()].is_nan());
+            (all_rewarded && super::summary::is_zero_variance(run, g))
+                .then(|| zero_variance_noise(tr.reward[members[0].index()], members.len()))
         })
         .collect()
 }

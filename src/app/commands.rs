@@ -329,7 +329,9 @@ pub fn export_name(parts: &[&str], ext: &str, unix_seconds: u64) -> String {
         kept.trim_matches('_').chars().take(48).collect()
     };
     let mut name: Vec<String> = parts.iter().map(|p| clean(p)).filter(|p| !p.is_empty()).collect();
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm), written here: the date
+    // crates in the tree (chrono through polars, jiff through env_logger) are native-only, and
+    // exports are named on the web too.
     let (days, secs) = ((unix_seconds / 86_400) as i64, unix_seconds % 86_400);
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

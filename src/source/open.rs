@@ -144,9 +144,9 @@ impl LoadSource {
             }
             #[cfg(not(target_arch = "wasm32"))]
             Self::Path(path) => {
-                // Paths go through the door (`Self::load`), which reads on this thread.
-                let result = crate::source::path::open(&path, &OpenOptions::default(), None, &mut report, None);
-                return LoadOutcome::new(name, result, report);
+                // A path is read on this thread, through the door, as `Self::load` reads it.
+                let progress = report.progress.clone();
+                return Self::Path(path).load(&OpenOptions::default(), progress, &mut |_, _| true, || {});
             }
         };
         if let Some(outcome) = open_lazily(&name, Arc::clone(&bytes), &mut report) {

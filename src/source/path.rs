@@ -79,7 +79,8 @@ pub fn open_all(
     let mut shown = shown.filter(|_| folder.logs.len() == 1);
     let (mut opened, mut unrecognised) = (Vec::new(), Vec::new());
     for log in &folder.logs {
-        let mut report = LoadReport { file: log.display().to_string(), ..template.clone() };
+        // `open_one` names the report after the log.
+        let mut report = template.clone();
         let one = open_one(log, &options, format, &mut report, shown.take());
         match &one.result {
             Err(err) if err.is_unrecognised() => {
