@@ -34,6 +34,9 @@ pub const DEMO_RUN_NAME: &str = "demo_run.jsonl (bundled sample)";
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod serve;
+
 // ----------------------------------------------------------------------------
 // When compiling for web:
 

@@ -46,16 +46,32 @@ fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::app::VantageApp {
     let query = crate::app::deeplink::DeepLink::parse(&search);
     let link = crate::app::deeplink::DeepLink::parse(&hash);
     let url = query.run_url.clone().or_else(|| link.run_url.clone());
+    // A page sent by `vantage serve` opens on its run list, not on the bundled sample.
+    let served = location
+        .as_ref()
+        .and_then(|_| web_sys::window()?.document()?.query_selector("meta[name=vantage-serve]").ok()?)
+        .is_some();
     let mut app = if let Some(url) = url {
         let mut app = crate::app::VantageApp::restored(cc);
         // `?url=…&follow=1`: follow the log once it is in (as the Follow toggle does).
         app.follow_on_load = search.trim_start_matches('?').split('&').any(|p| p == "follow=1" || p == "follow");
+        if served {
+            // A deep link to a served run: followed when the server's list says it can be.
+            let mut list = crate::app::server::ServerRuns::default();
+            list.follow_when_listed = Some(url.clone());
+            app.server = Some(list);
+        }
         let ctx = cc.egui_ctx.clone();
         app.loads.start_url(url, move || ctx.request_repaint());
         app
+    } else if served {
+        crate::app::VantageApp::restored(cc)
     } else {
         crate::app::VantageApp::new(cc, Vec::new(), crate::source::OpenOptions::default())
     };
+    if served && app.server.is_none() {
+        app.server = Some(crate::app::server::ServerRuns::default());
+    }
     if !hash.is_empty() {
         app.set_link(link);
     }

@@ -41,6 +41,14 @@ pub enum Command {
     /// Open other training steps of the current run, a partitioned run (a vantage Parquet v2
     /// dataset), as another run.
     OpenSteps((i64, i64)),
+    /// Open a run `vantage serve` lists (web), by its URL relative to the page; follow it once in
+    /// when `follow`.
+    OpenServerRun {
+        /// Its URL (`runs/…`).
+        url: String,
+        /// Whether to follow it.
+        follow: bool,
+    },
     /// Save a credit formula under a name (replacing one of that name): in the app's state, and
     /// natively also as `NAME.vx` in the formulas folder.
     SaveFormula {
@@ -116,6 +124,7 @@ impl VantageApp {
                 #[cfg(all(not(target_arch = "wasm32"), not(feature = "parquet")))]
                 let _: (i64, i64) = range;
             }
+            Command::OpenServerRun { url, follow } => self.open_server_run(&url, follow, ctx),
             Command::SaveFormula { name, text } => {
                 #[cfg(not(target_arch = "wasm32"))]
                 if let Some(dir) = &self.formulas_dir {
@@ -308,6 +317,26 @@ fn save_into(dir: &std::path::Path, name: &str, bytes: &[u8], why: &str, said: &
     }
 }
 
+impl VantageApp {
+    /// Opens a run the server lists (web); natively the app opens paths, and says so.
+    fn open_server_run(&mut self, url: &str, follow: bool, ctx: &egui::Context) {
+        if let Some(list) = &mut self.server {
+            list.window_open = false;
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            self.follow_on_load = follow;
+            let c = ctx.clone();
+            self.loads.start_url(url.to_owned(), move || c.request_repaint());
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _: &egui::Context = ctx;
+            self.notifications.push(format!("{url}: open it in the page vantage serve sends (follow: {follow})"));
+        }
+    }
+}
+
 /// The seconds since the Unix epoch now (0 when the clock is before it).
 fn unix_now() -> u64 {
     web_time::SystemTime::now().duration_since(web_time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
@@ -329,10 +358,16 @@ pub fn export_name(parts: &[&str], ext: &str, unix_seconds: u64) -> String {
         kept.trim_matches('_').chars().take(48).collect()
     };
     let mut name: Vec<String> = parts.iter().map(|p| clean(p)).filter(|p| !p.is_empty()).collect();
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm), written here: the date
-    // crates in the tree (chrono through polars, jiff through env_logger) are native-only, and
-    // exports are named on the web too.
-    let (days, secs) = ((unix_seconds / 86_400) as i64, unix_seconds % 86_400);
+    let [year, month, day, hour, minute, second] = utc(unix_seconds);
+    name.push(format!("{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}"));
+    format!("{}.{ext}", name.join("_"))
+}
+
+/// The UTC year, month, day, hour, minute and second of `unix_seconds`: the civil date from the days
+/// since 1970-01-01 (Howard Hinnant's algorithm), written here: the date crates in the tree (chrono
+/// through polars, jiff through `env_logger`) are native-only, and exports are named on the web too.
+pub fn utc(unix_seconds: u64) -> [i64; 6] {
+    let (days, secs) = ((unix_seconds / 86_400) as i64, (unix_seconds % 86_400) as i64);
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -342,8 +377,7 @@ pub fn export_name(parts: &[&str], ext: &str, unix_seconds: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    name.push(format!("{year:04}{month:02}{day:02}-{:02}{:02}{:02}", secs / 3600, secs / 60 % 60, secs % 60));
-    format!("{}.{ext}", name.join("_"))
+    [year, month, day, secs / 3600, secs / 60 % 60, secs % 60]
 }
 
 /// Saves `bytes` where the user picks: a native dialog on a worker thread, or the browser's save

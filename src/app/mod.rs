@@ -9,6 +9,7 @@ pub mod faults;
 mod loading;
 mod open_run;
 pub mod png;
+pub mod server;
 pub mod state;
 
 use crate::source::open::{LoadOutcome, LoadSource};
@@ -94,6 +95,8 @@ pub struct VantageApp {
     pub started: bool,
     /// Follow the `?url=` log once it has loaded (web, `&follow=1`).
     pub follow_on_load: bool,
+    /// The run list of the `vantage serve` that sent the page (web; `None` elsewhere).
+    pub server: Option<server::ServerRuns>,
     /// Where saved formulas are also written as files (natively, the formulas folder; `None` in
     /// tests and on the web, where they live in the app's state only).
     pub formulas_dir: Option<std::path::PathBuf>,
@@ -235,7 +238,11 @@ impl VantageApp {
                 (Some(t), Some(k)) => format!("vantage — {} · step {}", open.run.trajectory_key(t), k + 1),
                 _ => format!("vantage — {}", open.run.meta.name),
             },
-            None => "vantage".to_owned(),
+            // The page of `vantage serve` before a run is opened: its list.
+            None => match &self.server {
+                Some(list) if list.loaded => format!("vantage — {} runs on this server", list.runs.len()),
+                _ => "vantage".to_owned(),
+            },
         }
     }
 
@@ -612,6 +619,20 @@ impl VantageApp {
         self.take_followed(ctx);
         #[cfg(target_arch = "wasm32")]
         self.take_web_followed(ctx);
+        #[cfg(target_arch = "wasm32")]
+        if let Some(list) = &mut self.server {
+            let shown = self.runs.is_empty() || list.window_open;
+            let c = ctx.clone();
+            list.tick(ctx.input(|i| i.time), shown, move || c.request_repaint());
+            if list.loaded
+                && let Some(url) = list.follow_when_listed.take()
+            {
+                self.follow_on_load = list.by_url(&url).is_some_and(|r| r.follow);
+            }
+            if shown {
+                ctx.request_repaint_after(std::time::Duration::from_secs(3));
+            }
+        }
         if self.loads.pending_names().next().is_some() {
             // Keep the progress bars moving.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));

@@ -119,6 +119,43 @@ enum Command {
     Formats,
     /// Compute credit under one scheme and write it per step (or per token) as JSONL or CSV.
     Credit(CreditArgs),
+    /// Serve the web app and the runs under PATHs to a browser, read-only (docs/SERVE.md): open the
+    /// printed link, through an SSH tunnel from a laptop.
+    Serve(ServeArgs),
+}
+
+/// `vantage serve`'s arguments.
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Logs, folders of runs and v2 datasets to serve.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// The address to listen on; anything but a loopback address requires the token.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The port (0: any free one, printed).
+    #[arg(long, default_value_t = 8765)]
+    port: u16,
+    /// Read the token clients must present from this file (one line, 16 characters or more);
+    /// without it a token is made up when the address is not loopback.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Logs larger than this are converted once to a v2 dataset, read by the page in byte ranges.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64M")]
+    convert_above: u64,
+    /// Where converted copies go (default: `.vantage/` beside each run when its folder can be
+    /// written, else the user's cache directory).
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// Serve this web app (a `trunk build` output) instead of the binary's own.
+    #[arg(long, value_name = "DIR")]
+    web_dir: Option<PathBuf>,
+    /// Connections open at once (past it: 503).
+    #[arg(long, default_value_t = 512)]
+    max_connections: usize,
+    /// Seconds a client has to send a request's head (past it: 408 and the connection closed).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    request_timeout: f64,
 }
 
 /// `vantage credit`'s arguments.
@@ -179,6 +216,11 @@ fn parse_piece(text: &str) -> Result<usize, String> {
         Some(bytes) if bytes >= 4096 => usize::try_from(bytes).map_err(|e| e.to_string()),
         _ => Err(format!("{text:?} is not a size of at least 4k (e.g. 256M)")),
     }
+}
+
+/// A size in bytes (`64M`, `4k`, `1.5G`).
+fn parse_size(text: &str) -> Result<u64, String> {
+    crate::load::budget::parse_size(text).ok_or_else(|| format!("{text:?} is not a size (e.g. 64M)"))
 }
 
 /// `1280x720` as `[1280.0, 720.0]`; each side from 200 to 16384.
@@ -285,7 +327,49 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Credit(args)) => credit_main(args, &options),
+        Some(Command::Serve(args)) => match serve_config(args).and_then(crate::serve::run) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("vantage serve: {err:#}");
+                ExitCode::from(2)
+            }
+        },
     }
+}
+
+/// The server's configuration from its arguments.
+fn serve_config(args: ServeArgs) -> anyhow::Result<crate::serve::Config> {
+    let token = match &args.token_file {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("--token-file {}: {e}", path.display()))?;
+            let token = text.trim().to_owned();
+            if token.len() < 16 || token.contains(char::is_whitespace) {
+                anyhow::bail!("--token-file {}: the token must be one word of 16 characters or more", path.display());
+            }
+            Some(token)
+        }
+        None => None,
+    };
+    let cache = args.cache.clone().unwrap_or_else(crate::source::disk::cache_dir);
+    Ok(crate::serve::Config {
+        paths: args.paths,
+        host: args.host,
+        port: args.port,
+        token,
+        catalog: crate::serve::runs::CatalogOptions {
+            convert_above: args.convert_above,
+            cache,
+            beside: args.cache.is_none(),
+            max_runs: 10_000,
+        },
+        limits: crate::serve::http::Limits {
+            connections: args.max_connections.max(1),
+            head_deadline: std::time::Duration::from_secs_f64(args.request_timeout.clamp(0.1, 3600.0)),
+            ..Default::default()
+        },
+        web_dir: args.web_dir,
+    })
 }
 
 /// `vantage credit`: the scheme named or read from `--scheme-file`, computed and written.

@@ -80,6 +80,20 @@ pub trait Loader: Sync {
     }
 }
 
+/// The name of the first loader, in detection order, that reads a log of `head`'s format as JSON
+/// lines (what [`line_feed`] would stream it with), `None` when none does.
+pub fn lines_format(name: &str, head: &[u8]) -> Option<&'static str> {
+    let text = lines::head_text(head);
+    LOADERS.iter().find_map(|candidate| {
+        let reads = if candidate.name() == formats::vantage_jsonl::VantageJsonl.name() {
+            formats::vantage_jsonl::VantageStream::start(name, head, LoadReport::default()).is_ok()
+        } else {
+            candidate.lines(name, &text, LoadReport::default()).is_some()
+        };
+        reads.then(|| candidate.name())
+    })
+}
+
 /// The stream of the first loader, in detection order, that reads a log of `head`'s format
 /// piece by piece (or of `format`'s, when given); `None` when the log is read whole. An error
 /// when the log is of such a format but cannot be read (a vantage header of another version).

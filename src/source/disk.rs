@@ -90,3 +90,15 @@ fn available_memory() -> Option<u64> {
     }
     Some(available)
 }
+
+/// The user's cache folder for vantage (`$XDG_CACHE_HOME/vantage`, `~/.cache/vantage`, or
+/// `%LOCALAPPDATA%\vantage`; the system's temporary folder when none is set): where `vantage serve`
+/// converts runs whose own folder cannot be written.
+pub fn cache_dir() -> std::path::PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
+        .or_else(|| std::env::var_os("LOCALAPPDATA").map(std::path::PathBuf::from))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("vantage")
+}

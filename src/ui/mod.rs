@@ -26,12 +26,27 @@ pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     egui::Panel::top("top_bar").show(ui, |ui| top_bar_ui(app, ui));
     egui::Panel::bottom("status_bar").show(ui, |ui| status_bar_ui(app, ui));
     let meeting = app.state.meeting_mode;
-    let VantageApp { runs, selected, state, commands, loads, .. } = app;
+    let VantageApp { runs, selected, state, commands, loads, server, .. } = app;
+    if let Some(list) = server.as_mut().filter(|l| l.window_open && !runs.is_empty()) {
+        let mut open = true;
+        egui::Window::new("Server runs").open(&mut open).default_size([760.0, 420.0]).show(ui.ctx(), |ui| {
+            views::server_runs::ui(ui, list, commands);
+        });
+        list.window_open &= open;
+    }
     let at = (*selected).min(runs.len());
     let (before, rest) = runs.split_at_mut(at);
     let Some((open, after)) = rest.split_first_mut() else {
         egui::CentralPanel::default().show(ui, |ui| {
-            if loads.pending_names().next().is_some() {
+            if let Some(list) = server.as_mut() {
+                if loads.pending_names().next().is_some() {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        ui.label("Loading…");
+                    });
+                }
+                views::server_runs::ui(ui, list, commands);
+            } else if loads.pending_names().next().is_some() {
                 ui.horizontal(|ui| {
                     ui.spinner();
                     ui.label("Loading…");
@@ -89,6 +104,9 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     ui.horizontal_wrapped(|ui| {
         ui.strong("vantage");
         ui.separator();
+        if let Some(list) = app.server.as_mut().filter(|_| !app.runs.is_empty()) {
+            ui.toggle_value(&mut list.window_open, "Server runs").on_hover_text("the runs vantage serve offers");
+        }
         if ui.button("Open…").clicked() {
             let ctx = ui.ctx().clone();
             app.loads.start_picker(false, move || ctx.request_repaint());
@@ -141,7 +159,12 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         });
         bookmarks_menu_ui(app, ui);
         if ui.button("Copy link").on_hover_text("a link to this view and step, for a meeting chat").clicked() {
-            let run_url = app.current().map(|o| o.run.meta.name.clone()).filter(|n| n.starts_with("http"));
+            // A run fetched by URL is named by it (relative to the page when vantage serve sent it).
+            let served = app.server.is_some();
+            let run_url = app
+                .current()
+                .map(|o| o.run.meta.name.clone())
+                .filter(|n| n.starts_with("http") || (served && n.starts_with("runs/")));
             let fragment = app.link_here(run_url).to_fragment();
             let text = match crate::app::page_base_url() {
                 Some(base) => format!("{base}#{fragment}"),

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cli, web, fuzzing        launchers: the command line and desktop window, the page
+//! serve                    `vantage serve`: the web app and the runs over HTTP (native)
 //! ui                       everything that draws (with the eframe shell)
 //! app                      state, commands, loads and credit on workers
 //! source                   where runs come from: paths, directories, datasets, following, HTTP
@@ -81,11 +82,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("source", &["model", "par", "load"]),
     ("app", &["model", "par", "load", "credit", "analysis", "source"]),
     ("ui", &["model", "load", "credit", "analysis", "source", "app"]),
-    ("cli", &["model", "par", "load", "credit", "analysis", "source", "app", "ui"]),
+    ("serve", &["load", "source"]),
+    ("cli", &["model", "par", "load", "credit", "analysis", "source", "app", "ui", "serve"]),
     ("web", &["model", "load", "credit", "analysis", "source", "app", "ui"]),
     ("fuzzing", &["model", "load", "credit", "analysis", "app"]),
     // lib.rs and main.rs: the crate's root declares every module.
-    ("lib", &["model", "par", "load", "credit", "analysis", "source", "app", "ui", "cli", "web", "fuzzing"]),
+    ("lib", &["model", "par", "load", "credit", "analysis", "source", "app", "ui", "serve", "cli", "web", "fuzzing"]),
     ("main", &["cli", "web", "app"]),
 ];
 

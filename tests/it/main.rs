@@ -23,5 +23,6 @@ mod partitions;
 mod process_credit;
 mod room;
 mod sample_runs;
+mod serve;
 mod trainers_2026;
 mod ui;

@@ -11,6 +11,7 @@ pub mod run_browser;
 pub mod run_summary;
 pub mod runs;
 pub mod scheme_panel;
+pub mod server_runs;
 pub mod tokens;
 pub mod transcript;
 pub mod tree;

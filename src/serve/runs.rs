@@ -1,0 +1,386 @@
+//! The runs `vantage serve` offers: found under the paths given by the folder rule
+//! (`source::folder`), each served as it is (a v2 dataset, or a log the web build reads whole and
+//! follows) or converted once into a v2 dataset that the page reads in byte ranges, kept current
+//! while the log grows.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How a run reaches the page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Served {
+    /// The file itself, fetched whole (and followed by Range requests when it is vantage JSONL).
+    Raw,
+    /// A v2 dataset: its directory on disk (the run itself, or its converted copy).
+    Dataset(PathBuf),
+    /// Being converted into the dataset at this directory.
+    Converting(PathBuf),
+    /// Conversion failed, why.
+    Failed(String),
+}
+
+/// One run found.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Its id: the root's name and its path below the root, `/`-separated (`sample_runs/a.jsonl`).
+    pub id: String,
+    /// Where it is (canonical).
+    pub path: PathBuf,
+    /// Its format, as far as its name and first lines tell.
+    pub format: String,
+    /// Bytes (a directory's files together).
+    pub size: u64,
+    /// When it last changed (its newest file, for a directory).
+    pub modified: SystemTime,
+    /// How it is served.
+    pub served: Served,
+}
+
+impl Entry {
+    /// The URL path the page fetches the run from (relative to the page: `runs/…`, ending in `/`
+    /// for a dataset).
+    pub fn url(&self) -> Option<String> {
+        let encoded: Vec<String> =
+            self.id.split('/').map(|s| percent_encoding::utf8_percent_encode(s, SEGMENT).to_string()).collect();
+        let base = format!("runs/{}", encoded.join("/"));
+        match &self.served {
+            Served::Raw => Some(base),
+            Served::Dataset(_) => Some(format!("{base}/")),
+            Served::Converting(_) | Served::Failed(_) => None,
+        }
+    }
+
+    /// Whether the page should follow it (a vantage JSONL log served raw; a converted dataset is
+    /// kept current here and re-read by the page).
+    pub fn follow(&self) -> bool {
+        matches!(self.served, Served::Raw) && self.format == "vantage"
+    }
+
+    /// The entry as the run list's JSON (`/api/runs`; docs/SERVE.md).
+    pub fn to_json(&self) -> serde_json::Value {
+        let modified = self.modified.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let (status, detail) = match &self.served {
+            Served::Raw | Served::Dataset(_) => ("ready", String::new()),
+            Served::Converting(_) => ("converting", String::new()),
+            Served::Failed(why) => ("failed", why.clone()),
+        };
+        serde_json::json!({
+            "id": self.id,
+            "url": self.url(),
+            "format": self.format,
+            "size": self.size,
+            "modified": modified,
+            "status": status,
+            "detail": detail,
+            "follow": self.follow(),
+        })
+    }
+}
+
+/// Characters escaped in a URL path segment.
+const SEGMENT: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// The options of the catalog.
+#[derive(Clone, Debug)]
+pub struct CatalogOptions {
+    /// Logs larger than this are converted to v2 (the page reads them in ranges); smaller ones of
+    /// a format the web build reads are served as they are.
+    pub convert_above: u64,
+    /// Where converted datasets go when the run's folder cannot be written (and always, when
+    /// `beside` is false).
+    pub cache: PathBuf,
+    /// Convert beside the run (`<folder>/.vantage/<name>.v2/`) when its folder can be written.
+    pub beside: bool,
+    /// Runs found at most (the rest are named as left out).
+    pub max_runs: usize,
+}
+
+/// The runs under the served paths, found again at most once a second.
+pub struct Catalog {
+    roots: Vec<PathBuf>,
+    options: CatalogOptions,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    entries: BTreeMap<String, Entry>,
+    scanned: Option<Instant>,
+    /// Conversions started, by run id: the job's shared status and what it converted.
+    jobs: BTreeMap<String, Arc<Job>>,
+    /// What the last scan could not offer (more runs than `max_runs`).
+    left_out: usize,
+}
+
+/// A conversion, running on its own thread.
+struct Job {
+    /// The dataset written.
+    out: PathBuf,
+    /// The size and time of the log when it was converted (a log read whole is converted again
+    /// when they change; a followed one is kept current by its thread).
+    source: (u64, SystemTime),
+    followed: bool,
+    failed: Mutex<Option<String>>,
+}
+
+impl Catalog {
+    /// A catalog of the runs under `roots` (canonical paths that exist).
+    pub fn new(roots: Vec<PathBuf>, options: CatalogOptions) -> Self {
+        Self { roots, options, state: Mutex::new(State::default()) }
+    }
+
+    /// The runs found (found again when the last look is older than a second), and how many were
+    /// left out past the limit.
+    pub fn list(&self) -> (Vec<Entry>, usize) {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if state.scanned.is_none_or(|t| t.elapsed() > Duration::from_secs(1)) {
+            self.scan(&mut state);
+        }
+        (state.entries.values().cloned().collect(), state.left_out)
+    }
+
+    /// The run of `id`, as last found.
+    pub fn get(&self, id: &str) -> Option<Entry> {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if state.scanned.is_none() {
+            self.scan(&mut state);
+        }
+        state.entries.get(id).cloned()
+    }
+
+    /// The run whose id is the longest prefix of `segments`, and the segments after it.
+    pub fn resolve(&self, segments: &[String]) -> Option<(Entry, Vec<String>)> {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if state.scanned.is_none() {
+            self.scan(&mut state);
+        }
+        for cut in (1..=segments.len()).rev() {
+            let id = segments[..cut].join("/");
+            if let Some(entry) = state.entries.get(&id) {
+                return Some((entry.clone(), segments[cut..].to_vec()));
+            }
+        }
+        // A run found since the last look (a page opening a link to a new run).
+        if state.scanned.is_some_and(|t| t.elapsed() > Duration::from_millis(200)) {
+            self.scan(&mut state);
+            for cut in (1..=segments.len()).rev() {
+                if let Some(entry) = state.entries.get(&segments[..cut].join("/")) {
+                    return Some((entry.clone(), segments[cut..].to_vec()));
+                }
+            }
+        }
+        None
+    }
+
+    fn scan(&self, state: &mut State) {
+        let mut found: Vec<(String, PathBuf)> = Vec::new();
+        let mut names: BTreeMap<String, usize> = BTreeMap::new();
+        for root in &self.roots {
+            // Two roots of the same name are told apart by a number.
+            let base = root.file_name().map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned());
+            let seen = names.entry(base.clone()).or_default();
+            *seen += 1;
+            let name = if *seen > 1 { format!("{base}-{seen}") } else { base };
+            if !crate::source::folder::is_plain(root) {
+                found.push((name, root.clone()));
+                continue;
+            }
+            for log in crate::source::folder::read(root, true).logs {
+                // A log reached through a link out of the root is not served.
+                let Ok(real) = log.canonicalize() else { continue };
+                if !real.starts_with(root) {
+                    continue;
+                }
+                let below = log.strip_prefix(root).unwrap_or(&log);
+                let rel: Vec<String> =
+                    below.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                // An id must survive the request path's checks (no hidden or odd segments).
+                if rel.iter().any(|s| s.starts_with('.') || s.contains(['\\', ':'])) {
+                    continue;
+                }
+                found.push((format!("{name}/{}", rel.join("/")), real));
+            }
+        }
+        state.left_out = found.len().saturating_sub(self.options.max_runs);
+        found.truncate(self.options.max_runs);
+        let mut entries = BTreeMap::new();
+        for (id, path) in found {
+            let (size, modified) = size_and_time(&path);
+            let format = format_of(&path);
+            let served = self.served(state, &id, &path, &format, size, modified);
+            entries.insert(id.clone(), Entry { id, path, format, size, modified, served });
+        }
+        state.entries = entries;
+        state.scanned = Some(Instant::now());
+    }
+
+    /// How the run at `path` is served, starting its conversion when it needs one.
+    fn served(
+        &self,
+        state: &mut State,
+        id: &str,
+        path: &Path,
+        format: &str,
+        size: u64,
+        modified: SystemTime,
+    ) -> Served {
+        if crate::source::listing::is_v2_dataset(path) {
+            return Served::Dataset(path.to_path_buf());
+        }
+        let web_reads = path.is_file() && !matches!(format, "parquet" | "trackio");
+        if web_reads && size <= self.options.convert_above {
+            return Served::Raw;
+        }
+        self.converted(state, id, path, size, modified)
+    }
+
+    #[cfg(not(feature = "parquet"))]
+    fn converted(&self, _state: &mut State, _id: &str, _path: &Path, _size: u64, _modified: SystemTime) -> Served {
+        Served::Failed("this build has no Parquet writer (built without the `parquet` feature)".to_owned())
+    }
+
+    #[cfg(feature = "parquet")]
+    fn converted(&self, state: &mut State, id: &str, path: &Path, size: u64, modified: SystemTime) -> Served {
+        if let Some(job) = state.jobs.get(id) {
+            let stale = !job.followed && job.source != (size, modified);
+            if !stale {
+                if let Some(why) = job.failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone() {
+                    return Served::Failed(why);
+                }
+                return if job.out.join(crate::load::formats::vantage_v2::MANIFEST).is_file() {
+                    Served::Dataset(job.out.clone())
+                } else {
+                    Served::Converting(job.out.clone())
+                };
+            }
+        }
+        let out = self.out_dir(path);
+        let followed = crate::source::listing::reads_as_stream(path, None)
+            && !path.extension().is_some_and(|e| e == "gz" || e == "zst");
+        let job = Arc::new(Job { out: out.clone(), source: (size, modified), followed, failed: Mutex::new(None) });
+        state.jobs.insert(id.to_owned(), Arc::clone(&job));
+        let input = path.to_path_buf();
+        let spawned = std::thread::Builder::new().name(format!("convert {id}")).spawn(move || {
+            let result = convert_job(&input, &job);
+            if let Err(err) = result {
+                log::warn!("{}: conversion failed: {err:#}", input.display());
+                *job.failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(format!("{err:#}"));
+            }
+        });
+        match spawned {
+            Ok(_) => Served::Converting(out),
+            Err(err) => Served::Failed(format!("could not start its conversion: {err}")),
+        }
+    }
+
+    /// Where the converted copy of `path` goes: beside it (`.vantage/<name>.v2/` in its folder)
+    /// when that folder can be written, else under the cache directory.
+    #[cfg(feature = "parquet")]
+    fn out_dir(&self, path: &Path) -> PathBuf {
+        let name = path.file_name().map_or_else(|| "run".to_owned(), |n| n.to_string_lossy().into_owned());
+        if self.options.beside
+            && let Some(parent) = path.parent()
+        {
+            let dir = parent.join(crate::source::folder::CONVERTED_DIR);
+            if std::fs::create_dir_all(&dir).is_ok() && writable(&dir) {
+                return dir.join(format!("{name}.v2"));
+            }
+        }
+        // The cache keeps one copy per source path (its hash tells same-named runs apart).
+        let mut hash = crc32fast::Hasher::new();
+        hash.update(path.as_os_str().as_encoded_bytes());
+        self.options.cache.join(format!("{:08x}", hash.finalize())).join(format!("{name}.v2"))
+    }
+}
+
+/// Whether a file can be created in `dir`.
+#[cfg(feature = "parquet")]
+fn writable(dir: &Path) -> bool {
+    let probe = dir.join(format!(".probe-{}", std::process::id()));
+    let ok = std::fs::write(&probe, b"").is_ok();
+    let _: std::io::Result<()> = std::fs::remove_file(&probe);
+    ok
+}
+
+/// Converts the log at `input` into the job's dataset (following it when it is read as a stream).
+#[cfg(feature = "parquet")]
+fn convert_job(input: &Path, job: &Job) -> anyhow::Result<()> {
+    let out = &job.out;
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if out.exists() {
+        std::fs::remove_dir_all(out)?;
+    }
+    let options = crate::source::OpenOptions {
+        memory_budget: crate::source::disk::memory_budget(),
+        ..crate::source::OpenOptions::default()
+    };
+    let mut report = options.report(&input.display().to_string());
+    let piece = 256 << 20;
+    if job.followed {
+        crate::source::convert::follow(input, out, &options, None, piece, None, &mut report)?;
+    } else {
+        crate::source::convert::convert(input, out, &options, None, piece, &mut report)?;
+    }
+    Ok(())
+}
+
+/// A file's size and time, or a directory's files' total and the newest time.
+fn size_and_time(path: &Path) -> (u64, SystemTime) {
+    let Ok(meta) = std::fs::metadata(path) else { return (0, SystemTime::UNIX_EPOCH) };
+    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    if !meta.is_dir() {
+        return (meta.len(), modified);
+    }
+    let (mut size, mut newest) = (0u64, modified);
+    let mut stack = vec![path.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > 100_000 {
+                return (size, newest);
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                size += meta.len();
+                newest = newest.max(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH));
+            }
+        }
+    }
+    (size, newest)
+}
+
+/// A run's format, as its name and first lines tell (the loader's name for JSON lines).
+pub fn format_of(path: &Path) -> String {
+    if path.is_dir() {
+        if crate::source::listing::is_v2_dataset(path) {
+            return "vantage_v2".to_owned();
+        }
+        if let Some(kind) = crate::source::listing::directory_kind(path) {
+            return kind.to_owned();
+        }
+        if crate::source::slime::is_slime_dump(path) {
+            return "slime".to_owned();
+        }
+        return "run folder".to_owned();
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
+        "eval" => return "inspect".to_owned(),
+        "parquet" => return "parquet".to_owned(),
+        "db" => return "trackio".to_owned(),
+        "gz" | "zst" => return format!("compressed ({ext})"),
+        _ => {}
+    }
+    let head = crate::source::listing::head(path);
+    crate::load::lines_format(&name, &head).unwrap_or("json").to_owned()
+}
