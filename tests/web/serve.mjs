@@ -1,0 +1,153 @@
+// `vantage serve` in headless Chromium: starts the binary (whose web app is the one build.rs put
+// in it: run.sh builds it with VANTAGE_WEB_DIST=dist) on a folder with a growing vantage JSONL log
+// and a sample, and on a v2 dataset; opens the page on the run list, opens a run from it with a
+// click and sees it drawn, opens a deep link to a step with schemes A and B, and appends a group to
+// the followed log and sees it arrive. Screenshots go to tests/web/screenshots/serve_*.png.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { PNG } from "pngjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const shots = path.join(here, "screenshots");
+const bin = process.env.VANTAGE_BIN || path.join(root, "target/debug/vantage");
+const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
+
+const served = path.join(root, "target/web-serve");
+fs.rmSync(served, { recursive: true, force: true });
+fs.mkdirSync(served, { recursive: true });
+fs.copyFileSync(path.join(root, "sample_runs/tree_rollouts.jsonl"), path.join(served, "tree_rollouts.jsonl"));
+fs.writeFileSync(path.join(served, "config.json"), '{"lr": 1e-6}');
+const line = (step, r) => JSON.stringify({
+  type: "trajectory", id: `s${step}/r${r}`, group: `s${step}/g${r >> 3}`, train_step: step,
+  outcome: { reward: r % 2 }, steps: [{ kind: "think", thought: `step ${step}\nrollout ${r}` }, { action: `answer ${r}` }],
+}) + "\n";
+const growing = path.join(served, "growing.jsonl");
+fs.writeFileSync(growing, '{"vantage": 1, "name": "growing"}\n' + Array.from({ length: 16 }, (_, r) => line(0, r)).join(""));
+
+// The server, on any free port; its request log is kept.
+const server = spawn(bin, ["serve", served, path.join(root, "target/web-v2/run"), "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+const requests = [];
+server.stderr.on("data", (d) => requests.push(...d.toString().split("\n").filter(Boolean)));
+const base = await new Promise((resolve, reject) => {
+  let out = "";
+  server.stdout.on("data", (d) => {
+    out += d.toString();
+    const m = /open (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
+    if (m) resolve(m[1]);
+  });
+  server.on("exit", (code) => reject(new Error(`vantage serve exited (${code}): ${out}`)));
+});
+console.log(`vantage serve at ${base}`);
+
+function distinctColours(png) {
+  const image = PNG.sync.read(png);
+  const seen = new Set();
+  for (let i = 0; i < image.data.length; i += 4 * 7) seen.add((image.data[i] << 16) | (image.data[i + 1] << 8) | image.data[i + 2]);
+  return seen.size;
+}
+
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  headless: true,
+  args: [
+    "--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+    "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
+    "--disable-sync", "--no-first-run",
+  ],
+});
+fs.mkdirSync(shots, { recursive: true });
+let failures = 0;
+const fail = (why) => { console.log(`FAIL ${why}`); failures++; };
+async function newPage(name, followed) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  page.on("console", (m) => {
+    if (m.type() === "error") console.log(`  [${name}] console: ${m.text()}`);
+    const grown = /followed: (\d+) trajectories/.exec(m.text());
+    if (grown && followed) followed.push(Number(grown[1]));
+  });
+  page.on("pageerror", (e) => console.log(`  [${name}] page error: ${e}`));
+  return page;
+}
+// Polls the title from here: the page's Content-Security-Policy forbids the string evaluation
+// that page.waitForFunction would need (which is as it should be).
+async function waitTitle(page, name, test, timeout = 120000) {
+  const until = Date.now() + timeout;
+  while (Date.now() < until) {
+    if (new RegExp(test).test(await page.title())) return true;
+    await page.waitForTimeout(100);
+  }
+  fail(`${name}: the title never matched /${test}/ (it is "${await page.title()}")`);
+  return false;
+}
+
+// 1. The page opens on the run list; a click on a run opens it.
+{
+  const page = await newPage("serve_list");
+  await page.goto(base + "/");
+  if (await waitTitle(page, "serve_list", "^vantage — 3 runs on this server$")) {
+    await page.waitForTimeout(1000);
+    await page.screenshot({ path: path.join(shots, "serve_list.png") });
+    // The list's first row (the v2 dataset `run`, first by id): under the top bar and the heading.
+    const [x, y] = (process.env.VANTAGE_SERVE_ROW || "30,100").split(",").map(Number);
+    await page.mouse.move(x, y);
+    await page.waitForTimeout(300);
+    await page.mouse.click(x, y);
+    if (await waitTitle(page, "serve_open", "^vantage — (?!3 runs).+", 60000)) {
+      await page.waitForTimeout(3000);
+      const png = await page.screenshot({ path: path.join(shots, "serve_open.png") });
+      const colours = distinctColours(png);
+      console.log(`serve_open: title "${await page.title()}", ${colours} distinct colours`);
+      if (colours < 50) fail(`serve_open: the run looks undrawn (${colours} colours)`);
+      const ranges = requests.filter((r) => /"GET \/runs\/run\/train_step=\d+\/\S+\.parquet" 206/.test(r)).length;
+      console.log(`serve_open: ${ranges} Range requests for the dataset's Parquet files`);
+      if (ranges === 0) fail("serve_open: the dataset was not read in ranges");
+    }
+  }
+  await page.close();
+}
+
+// 2. A deep link against the server: the run, the step and schemes A and B.
+{
+  const page = await newPage("serve_deep_link");
+  await page.goto(base + "/#run=runs/web-serve/tree_rollouts.jsonl&traj=tree-s0-p0/n9&step=2&a=grpo&b=treeps_rag");
+  if (await waitTitle(page, "serve_deep_link", "^vantage — tree-s0-p0/n9 · step 3$")) {
+    await page.waitForTimeout(2000);
+    const png = await page.screenshot({ path: path.join(shots, "serve_deep_link.png") });
+    const colours = distinctColours(png);
+    console.log(`serve_deep_link: ${colours} distinct colours`);
+    if (colours < 50) fail(`serve_deep_link: the run looks undrawn (${colours} colours)`);
+  }
+  await page.close();
+}
+
+// 3. A followed log: a group appended on disk appears on the page.
+{
+  const followed = [];
+  const page = await newPage("serve_follow", followed);
+  await page.goto(base + "/#run=runs/web-serve/growing.jsonl&traj=s0/r3&step=1");
+  if (await waitTitle(page, "serve_follow", "^vantage — s0/r3")) {
+    await page.waitForTimeout(2500);
+    fs.appendFileSync(growing, Array.from({ length: 16 }, (_, r) => line(1, r)).join(""));
+    const appended = Date.now();
+    while (!followed.includes(32) && Date.now() - appended < 15000) await page.waitForTimeout(100);
+    const latency = Date.now() - appended;
+    await page.screenshot({ path: path.join(shots, "serve_follow.png") });
+    console.log(`serve_follow: trajectories as they arrived ${JSON.stringify(followed)}; the new groups after ${latency} ms`);
+    if (!followed.includes(32)) fail("serve_follow: the appended groups never arrived");
+    else if (latency > 2000) fail(`serve_follow: the appended groups took ${latency} ms (the aim is 2 s)`);
+  }
+  await page.close();
+}
+
+await browser.close();
+server.kill();
+console.log(`serve: ${requests.length} requests logged, e.g. ${requests.slice(0, 2).join(" | ")}`);
+if (failures > 0) {
+  console.log(`${failures} failure(s)`);
+  process.exit(1);
+}
+console.log("serve web test passed");
