@@ -446,7 +446,13 @@ impl VantageApp {
     #[cfg(target_arch = "wasm32")]
     pub fn toggle_web_follow(&mut self, now: f64) {
         let Some(open) = self.runs.get_mut(self.selected) else { return };
-        if open.web_follower.take().is_some() {
+        if open.web_follower.take().is_some() || open.web_dataset_follower.take().is_some() {
+            return;
+        }
+        // A v2 dataset by URL: its manifest is looked at every second.
+        if let Some(dataset @ crate::source::web_dataset::WebDataset::Url(_)) = open.web_dataset.clone() {
+            open.web_dataset_follower =
+                Some(crate::source::web_dataset_follow::DatasetFollower::start(dataset, None, now));
             return;
         }
         let Some((url, bytes)) = open.web_source.clone() else { return };
@@ -467,18 +473,31 @@ impl VantageApp {
     #[cfg(target_arch = "wasm32")]
     fn take_web_followed(&mut self, ctx: &egui::Context) {
         let now = ctx.input(|i| i.time);
-        if self.follow_on_load && self.current().is_some_and(|o| o.web_source.is_some()) {
+        if self.follow_on_load && self.current().is_some_and(|o| o.web_source.is_some() || o.web_dataset.is_some()) {
             self.follow_on_load = false;
             self.toggle_web_follow(now);
         }
         let mut following = false;
         for open in &mut self.runs {
-            let Some(follower) = &mut open.web_follower else { continue };
-            following = true;
-            let c = ctx.clone();
-            if let Some((run, report)) = follower.tick(now, move || c.request_repaint()) {
-                log::info!("{}: followed: {} trajectories", run.meta.name, run.trajectories.len());
-                open.replace_run(run, report);
+            if let Some(follower) = &mut open.web_follower {
+                following = true;
+                let c = ctx.clone();
+                if let Some((run, report)) = follower.tick(now, move || c.request_repaint()) {
+                    log::info!("{}: followed: {} trajectories", run.meta.name, run.trajectories.len());
+                    open.replace_run(run, report);
+                }
+            }
+            if let Some(follower) = &mut open.web_dataset_follower {
+                following = true;
+                let c = ctx.clone();
+                if let Some((run, texts, report)) = follower.tick(now, move || c.request_repaint()) {
+                    log::info!("{}: followed: {} trajectories", run.meta.name, run.trajectories.len());
+                    open.replace_run(run, report);
+                    if let Some(dataset) = open.web_dataset.clone() {
+                        let c = ctx.clone();
+                        crate::source::web_dataset::fetch_texts(dataset, texts, move || c.request_repaint());
+                    }
+                }
             }
         }
         if following {

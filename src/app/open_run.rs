@@ -299,6 +299,9 @@ pub struct OpenRun {
     /// The v2 dataset the run was opened from (web), for opening other training steps.
     #[cfg(target_arch = "wasm32")]
     pub web_dataset: Option<crate::source::web_dataset::WebDataset>,
+    /// The v2 dataset being followed (web).
+    #[cfg(target_arch = "wasm32")]
+    pub web_dataset_follower: Option<crate::source::web_dataset_follow::DatasetFollower>,
 }
 
 /// A run opened from its summaries (an Inspect `.eval`) whose samples are read a few at a time,
@@ -381,6 +384,8 @@ impl OpenRun {
             web_follower: None,
             #[cfg(target_arch = "wasm32")]
             web_dataset: None,
+            #[cfg(target_arch = "wasm32")]
+            web_dataset_follower: None,
         };
         // Start on the first group whose rollouts differ (a zero-variance group has no outcome credit).
         let run = &open.run;

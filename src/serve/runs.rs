@@ -52,10 +52,15 @@ impl Entry {
         }
     }
 
-    /// Whether the page should follow it (a vantage JSONL log served raw; a converted dataset is
-    /// kept current here and re-read by the page).
+    /// Whether the page should follow it: a vantage JSONL log served raw (by its new bytes), a
+    /// dataset (by its manifest: a converted one is kept current here, and a dataset on disk may
+    /// be written by `vantage convert --follow`).
     pub fn follow(&self) -> bool {
-        matches!(self.served, Served::Raw) && self.format == "vantage"
+        match self.served {
+            Served::Raw => self.format == "vantage",
+            Served::Dataset(_) => true,
+            Served::Converting(_) | Served::Failed(_) => false,
+        }
     }
 
     /// The entry as the run list's JSON (`/api/runs`; docs/SERVE.md).

@@ -38,6 +38,8 @@ pub mod http;
 #[cfg(target_arch = "wasm32")]
 pub mod web_dataset;
 #[cfg(target_arch = "wasm32")]
+pub mod web_dataset_follow;
+#[cfg(target_arch = "wasm32")]
 pub mod web_folder;
 #[cfg(target_arch = "wasm32")]
 pub mod web_follow;

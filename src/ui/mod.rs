@@ -208,9 +208,9 @@ fn follow_toggle_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     );
     #[cfg(target_arch = "wasm32")]
     let (followable, mut following, hover) = (
-        open.web_source.is_some(),
-        open.web_follower.is_some(),
-        "ask the server for the log's new bytes every second, while the run trains",
+        open.web_source.is_some() || matches!(open.web_dataset, Some(crate::source::web_dataset::WebDataset::Url(_))),
+        open.web_follower.is_some() || open.web_dataset_follower.is_some(),
+        "ask the server every second for what the run gained (a log's new bytes, a dataset's new manifest)",
     );
     if !followable || !ui.checkbox(&mut following, "Follow").on_hover_text(hover).changed() {
         return;

@@ -27,9 +27,14 @@ const line = (step, r) => JSON.stringify({
 }) + "\n";
 const growing = path.join(served, "growing.jsonl");
 fs.writeFileSync(growing, '{"vantage": 1, "name": "growing"}\n' + Array.from({ length: 16 }, (_, r) => line(0, r)).join(""));
+// A log over the conversion size: served as a v2 dataset the server keeps current.
+const big = path.join(served, "big.jsonl");
+fs.writeFileSync(big, '{"vantage": 1, "name": "big"}\n' + Array.from({ length: 200 }, (_, r) => line(0, r)).join(""));
 
 // The server, on any free port; its request log is kept.
-const server = spawn(bin, ["serve", served, path.join(root, "target/web-v2/run"), "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+const server = spawn(bin, ["serve", served, path.join(root, "target/web-v2/run"), "--port", "0", "--convert-above", "20k"], {
+  stdio: ["ignore", "pipe", "pipe"],
+});
 const requests = [];
 server.stderr.on("data", (d) => requests.push(...d.toString().split("\n").filter(Boolean)));
 const base = await new Promise((resolve, reject) => {
@@ -42,6 +47,15 @@ const base = await new Promise((resolve, reject) => {
   server.on("exit", (code) => reject(new Error(`vantage serve exited (${code}): ${out}`)));
 });
 console.log(`vantage serve at ${base}`);
+// Until every conversion is done.
+for (let i = 0; i < 300; i++) {
+  const list = await (await fetch(base + "/api/runs")).json();
+  if (list.runs.every((r) => r.status === "ready")) {
+    console.log(`serve: ${list.runs.map((r) => `${r.id} (${r.format}, ${r.status}${r.url.endsWith("/") ? ", v2" : ""})`).join(", ")}`);
+    break;
+  }
+  await new Promise((r) => setTimeout(r, 100));
+}
 
 function distinctColours(png) {
   const image = PNG.sync.read(png);
@@ -88,7 +102,7 @@ async function waitTitle(page, name, test, timeout = 120000) {
 {
   const page = await newPage("serve_list");
   await page.goto(base + "/");
-  if (await waitTitle(page, "serve_list", "^vantage — 3 runs on this server$")) {
+  if (await waitTitle(page, "serve_list", "^vantage — 4 runs on this server$")) {
     await page.waitForTimeout(1000);
     await page.screenshot({ path: path.join(shots, "serve_list.png") });
     // The list's first row (the v2 dataset `run`, first by id): under the top bar and the heading.
@@ -96,7 +110,7 @@ async function waitTitle(page, name, test, timeout = 120000) {
     await page.mouse.move(x, y);
     await page.waitForTimeout(300);
     await page.mouse.click(x, y);
-    if (await waitTitle(page, "serve_open", "^vantage — (?!3 runs).+", 60000)) {
+    if (await waitTitle(page, "serve_open", "^vantage — (?!4 runs).+", 60000)) {
       await page.waitForTimeout(3000);
       const png = await page.screenshot({ path: path.join(shots, "serve_open.png") });
       const colours = distinctColours(png);
@@ -110,10 +124,10 @@ async function waitTitle(page, name, test, timeout = 120000) {
   await page.close();
 }
 
-// 2. A deep link against the server: the run, the step and schemes A and B.
+// 2. A deep link against the server (to a log it converted): the run, the step and schemes A and B.
 {
   const page = await newPage("serve_deep_link");
-  await page.goto(base + "/#run=runs/web-serve/tree_rollouts.jsonl&traj=tree-s0-p0/n9&step=2&a=grpo&b=treeps_rag");
+  await page.goto(base + "/#run=runs/web-serve/tree_rollouts.jsonl/&traj=tree-s0-p0/n9&step=2&a=grpo&b=treeps_rag");
   if (await waitTitle(page, "serve_deep_link", "^vantage — tree-s0-p0/n9 · step 3$")) {
     await page.waitForTimeout(2000);
     const png = await page.screenshot({ path: path.join(shots, "serve_deep_link.png") });
@@ -139,6 +153,27 @@ async function waitTitle(page, name, test, timeout = 120000) {
     console.log(`serve_follow: trajectories as they arrived ${JSON.stringify(followed)}; the new groups after ${latency} ms`);
     if (!followed.includes(32)) fail("serve_follow: the appended groups never arrived");
     else if (latency > 2000) fail(`serve_follow: the appended groups took ${latency} ms (the aim is 2 s)`);
+  }
+  await page.close();
+}
+
+// 4. A converted log that grows: the server writes what it gained into the dataset, and the page,
+// which looks at the manifest every second, opens it again.
+{
+  const followed = [];
+  const page = await newPage("serve_follow_converted", followed);
+  await page.goto(base + "/#run=runs/web-serve/big.jsonl/&traj=s0/r3&step=1");
+  if (await waitTitle(page, "serve_follow_converted", "^vantage — s0/r3")) {
+    await page.waitForTimeout(2500);
+    fs.appendFileSync(big, Array.from({ length: 16 }, (_, r) => line(1, r)).join(""));
+    const appended = Date.now();
+    while (!followed.includes(216) && Date.now() - appended < 15000) await page.waitForTimeout(100);
+    const latency = Date.now() - appended;
+    await page.screenshot({ path: path.join(shots, "serve_follow_converted.png") });
+    console.log(`serve_follow_converted: trajectories ${JSON.stringify(followed)}; the new groups after ${latency} ms`);
+    if (!followed.includes(216)) fail("serve_follow_converted: the appended groups never arrived");
+    else if (latency > 3000) fail(`serve_follow_converted: the appended groups took ${latency} ms`);
+    if (!(await page.title()).startsWith("vantage — s0/r3")) fail(`serve_follow_converted: the selection moved (${await page.title()})`);
   }
   await page.close();
 }
