@@ -97,6 +97,9 @@ pub struct VantageApp {
     pub follow_on_load: bool,
     /// The run list of the `vantage serve` that sent the page (web; `None` elsewhere).
     pub server: Option<server::ServerRuns>,
+    /// The side panels (rollout list, scheme panel) as the user opened or closed them this
+    /// session; `None`: as the window's width says (`ui::COMPACT_WIDTH`).
+    pub panels: [Option<bool>; 2],
     /// Where saved formulas are also written as files (natively, the formulas folder; `None` in
     /// tests and on the web, where they live in the app's state only).
     pub formulas_dir: Option<std::path::PathBuf>,

@@ -26,7 +26,7 @@ pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     egui::Panel::top("top_bar").show(ui, |ui| top_bar_ui(app, ui));
     egui::Panel::bottom("status_bar").show(ui, |ui| status_bar_ui(app, ui));
     let meeting = app.state.meeting_mode;
-    let VantageApp { runs, selected, state, commands, loads, server, .. } = app;
+    let VantageApp { runs, selected, state, commands, loads, server, panels, .. } = app;
     if let Some(list) = server.as_mut().filter(|l| l.window_open && !runs.is_empty()) {
         let mut open = true;
         egui::Window::new("Server runs").open(&mut open).default_size([760.0, 420.0]).show(ui.ctx(), |ui| {
@@ -75,18 +75,9 @@ pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         });
     }
     if !meeting {
-        egui::Panel::left("run_browser").resizable(true).default_size(300.0).show(ui, |ui| {
-            views::run_browser::ui(ui, &mut ctx);
-        });
-        egui::Panel::right("side_panel").resizable(true).default_size(360.0).show(ui, |ui| {
-            egui::ScrollArea::vertical().id_salt("side_scroll").show(ui, |ui| {
-                views::scheme_panel::ui(ui, &mut ctx);
-                ui.separator();
-                views::inspector::ui(ui, &mut ctx);
-            });
-        });
+        side_panels_ui(ui, &mut ctx, panels);
     }
-    egui::CentralPanel::default().show(ui, |ui| match ctx.state.tab {
+    let central = egui::CentralPanel::default().show(ui, |ui| match ctx.state.tab {
         Tab::Group => views::group::ui(ui, &mut ctx),
         Tab::Compare => views::compare::ui(ui, &mut ctx),
         Tab::Overview => views::overview::ui(ui, &mut ctx),
@@ -98,6 +89,81 @@ pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
             egui::ScrollArea::vertical().show(ui, |ui| views::run_summary::ui(ui, &mut ctx));
         }
     });
+    ui.data_mut(|d| d.insert_temp(central_rect_id(), central.response.rect));
+}
+
+/// Below this window width (points) the rollout list starts as a strip and the scheme panel
+/// narrows: a 1280-pixel laptop or projector gives the view the room.
+pub const COMPACT_WIDTH: f32 = 1500.0;
+
+/// Below this width the scheme panel starts as a strip too.
+pub const NARROW_WIDTH: f32 = 1100.0;
+
+/// Width of a collapsed side panel (its strip).
+const STRIP_WIDTH: f32 = 30.0;
+
+fn central_rect_id() -> egui::Id {
+    egui::Id::unique("central_panel_rect")
+}
+
+/// The central view's rectangle as last drawn (tests check that plots and text stay inside it).
+pub fn central_rect(ctx: &egui::Context) -> Option<egui::Rect> {
+    ctx.data(|d| d.get_temp(central_rect_id()))
+}
+
+/// The rollout list (left) and the scheme panel with the inspector (right), each open or a strip
+/// as the window's width says (`COMPACT_WIDTH`, `NARROW_WIDTH`) until the user opens or closes it
+/// (`panels`: the user's choice for this session, left and right); the rollout list stays open
+/// while its filters hide rollouts. No slide animation: the layout
+/// a room sees is the one the width gives, on the first frame.
+fn side_panels_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, panels: &mut [Option<bool>; 2]) {
+    let width = ui.ctx().content_rect().width();
+    let compact = width < COMPACT_WIDTH;
+    // A filter kept from an earlier session hides rollouts: the list stays open to say so.
+    if panels[0].unwrap_or(!compact || ctx.state.browser.filters_on()) {
+        egui::Panel::left("run_browser").resizable(true).default_size(if compact { 250.0 } else { 300.0 }).show(
+            ui,
+            |ui| {
+                if compact && strip_button(ui, "«", "hide the rollout list") {
+                    panels[0] = Some(false);
+                }
+                views::run_browser::ui(ui, ctx);
+            },
+        );
+    } else {
+        egui::Panel::left("run_browser_strip").exact_size(STRIP_WIDTH).resizable(false).show(ui, |ui| {
+            if strip_button(ui, "»", "show the rollout list") {
+                panels[0] = Some(true);
+            }
+        });
+    }
+    if panels[1].unwrap_or(width >= NARROW_WIDTH) {
+        egui::Panel::right("side_panel").resizable(true).default_size(360.0).show(ui, |ui| {
+            if width < NARROW_WIDTH && strip_button(ui, "»", "hide the scheme panel and the step inspector") {
+                panels[1] = Some(false);
+            }
+            egui::ScrollArea::vertical().id_salt("side_scroll").show(ui, |ui| {
+                views::scheme_panel::ui(ui, ctx);
+                ui.separator();
+                views::inspector::ui(ui, ctx);
+            });
+        });
+    } else {
+        egui::Panel::right("side_panel_strip").exact_size(STRIP_WIDTH).resizable(false).show(ui, |ui| {
+            if strip_button(ui, "«", "show the scheme panel and the step inspector") {
+                panels[1] = Some(true);
+            }
+        });
+    }
+}
+
+/// A small button of a side panel's strip (or to fold the panel into one), named for the tests and
+/// screen readers by `what`; whether it was clicked.
+fn strip_button(ui: &mut egui::Ui, arrow: &str, what: &str) -> bool {
+    let response = ui.small_button(arrow).on_hover_text(what);
+    let (name, enabled) = (what.to_owned(), response.enabled());
+    response.widget_info(move || egui::WidgetInfo::labeled(egui::Role::Button, enabled, name.clone()));
+    response.clicked()
 }
 
 fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {

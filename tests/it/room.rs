@@ -61,6 +61,8 @@ struct Room<'a> {
     what: String,
     /// The window in points.
     window: egui::Rect,
+    /// The central view's rectangle (the side panels are outside it).
+    central: egui::Rect,
     /// The top of the status bar, and of the step strip in meeting mode.
     status: f32,
     strip: Option<f32>,
@@ -88,11 +90,13 @@ impl Room<'_> {
                 continue;
             };
             let frame = *memory.transform().frame();
-            let window = self.window;
-            self.check(frame.left() >= window.left() + 20.0, || {
-                format!("{plot}'s y axis is off the window ({frame:?})")
+            let central = self.central;
+            self.check(frame.left() >= central.left() + 20.0, || {
+                format!("{plot}'s y axis is off the central view {central:?} ({frame:?})")
             });
-            self.check(frame.right() <= window.right(), || format!("{plot} runs off the window ({frame:?})"));
+            self.check(frame.right() <= central.right(), || {
+                format!("{plot} runs out of the central view {central:?} ({frame:?})")
+            });
             self.check(frame.height() >= 60.0, || format!("{plot} is {} points high", frame.height()));
             if i == 0 || self.meeting && self.tab == Tab::Compare {
                 // The x axis and its label lie below the frame: about 30 points.
@@ -114,8 +118,15 @@ impl Room<'_> {
                 found.push((role, text, node.rect()));
             }
         }
+        let central = self.central;
         for (role, text, rect) in found {
             self.check(rect.right() <= window.right() + 1.0, || format!("{text:?} runs off the window ({rect:?})"));
+            // A text column of the view ends inside it, not under the scheme panel.
+            if central.x_range().contains(rect.left()) && rect.top() >= central.top() && rect.top() < central.bottom() {
+                self.check(rect.right() <= central.right() + 1.0, || {
+                    format!("{text:?} runs out of the central view {central:?} ({rect:?})")
+                });
+            }
             // The strip's own lines (the view's scrolled text behind it is clipped, not cut).
             let in_strip = ["Step strip", "thought:", "action:", "observation:", "A: ", "B: ", "    "]
                 .iter()
@@ -157,7 +168,7 @@ impl Room<'_> {
         }
         if self.meeting {
             wanted.push(format!("{key} · step {}", k + 1));
-        } else {
+        } else if self.tab == Tab::Group {
             wanted.extend(["Filters on: 0 of".to_owned(), "Clear filters".to_owned()]);
         }
         for text in wanted {
@@ -192,8 +203,12 @@ fn check_view(
     failures: &mut Vec<String>,
 ) {
     let mut app = app_with(name, bytes);
-    // As a saved state brings it back: a search typed for another run.
-    app.state.browser.search = "a prompt of another run".to_owned();
+    // As a saved state brings it back, in the Group view: a search typed for another run (the
+    // rollout list then stays open to announce it; elsewhere, with no filter, a 1280-point window
+    // folds the list into a strip and the view gets the room).
+    if tab == Tab::Group {
+        app.state.browser.search = "a prompt of another run".to_owned();
+    }
     let mut h = room_harness(app, tab, meeting);
     // The snapshot first: a failed check below still leaves the picture to look at.
     let stem = name.split('.').next().unwrap();
@@ -205,7 +220,12 @@ fn check_view(
         h.query_all_by_label_contains(" trajectories · ").map(|n| n.rect().top()).fold(window.bottom(), f32::min);
     let strip = meeting.then(|| h.get_by_label_contains("Step strip ·").rect().top());
     let what = format!("{name} · {} · {}", tab.label(), if meeting { "meeting" } else { "desk" });
-    let mut room = Room { h, tab, meeting, what, window, status, strip, failures };
+    let central = vantage::ui::central_rect(&h.ctx).unwrap();
+    // At 1280 points the rollout list is a strip: the view gets 850 points or more (twice what it had).
+    if !meeting && tab != Tab::Group && central.width() < 850.0 {
+        failures.push(format!("{what}: the central view is {} points wide", central.width()));
+    }
+    let mut room = Room { h, tab, meeting, what, window, central, status, strip, failures };
     room.plots();
     room.texts();
     room.marks();
@@ -253,4 +273,33 @@ fn every_view_of_a_real_toolbench_log_fits_a_room() {
         return;
     };
     check_run("toolbench_69_dfs.json", &bytes);
+}
+
+/// The layout is chosen by the window's width: at 1280 points the rollout list is a strip and the
+/// view gets the room, a click on the strip opens the list (for the session); at 1700 both side
+/// panels are open; at 1024 the scheme panel is a strip too.
+#[test]
+fn the_window_width_chooses_the_layout_and_a_strip_opens_its_panel() {
+    let app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    let mut h = room_harness(app, Tab::Overview, false);
+    assert!(h.query_by_label("show the rollout list").is_some());
+    assert!(h.query_by_label_contains("Credit schemes").is_some());
+    assert!(h.query_by_label_contains(" of 96 rollouts").is_none());
+    h.get_by_label("show the rollout list").click();
+    h.run_ok();
+    assert!(h.query_by_label_contains(" of 96 rollouts").is_some());
+    h.get_by_label("hide the rollout list").click();
+    h.run_ok();
+    assert!(h.query_by_label_contains(" of 96 rollouts").is_none());
+    h.state_mut().panels = [None, None];
+    h.set_size(egui::vec2(1700.0, 1000.0));
+    h.run_ok();
+    assert!(h.query_by_label("show the rollout list").is_none());
+    assert!(h.query_by_label_contains(" of 96 rollouts").is_some());
+    h.set_size(egui::vec2(1024.0, 700.0));
+    h.run_ok();
+    assert!(h.query_by_label("show the scheme panel and the step inspector").is_some());
+    assert!(h.query_by_label_contains("Credit schemes").is_none());
+    let central = vantage::ui::central_rect(&h.ctx).unwrap();
+    assert!(central.width() > 900.0, "{central:?}");
 }

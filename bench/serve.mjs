@@ -1,0 +1,149 @@
+// The first view of a large run through `vantage serve`, side by side with static serving of the
+// same files, as `tensorboard --logdir` or `inspect view` serve them (docs/PERFORMANCE.md):
+//
+//     cargo build --release && (cd tests/web && npm install) && node bench/serve.mjs LOG [RUNS]
+//
+// LOG is a vantage JSONL log (`python3 bench/load.py gen 1GiB DIR`). Three ways to the same run,
+// each opened RUNS times (default 3) in a fresh headless Chromium page, timed from navigation to
+// the run's first view (the page's title names a step):
+//
+// 1. `vantage serve DIR` (target/release/vantage, its web app inside): the log is converted once
+//    into a v2 dataset beside it (timed separately: the server's start), then the page reads the
+//    manifest and the latest steps' columns in byte ranges;
+// 2. a static file server (Node's http, answering Range requests) serving dist/ and that same
+//    converted dataset: the page opens it by URL (`?url=/run/`), as it would from any static host;
+// 3. a static file server serving dist/ and the log itself: the page downloads it whole and parses
+//    it (`?url=/run.jsonl`), what a viewer that serves files as they are does.
+//
+// It prints each time, the medians and their ratios to vantage serve's.
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const { chromium } = createRequire(path.join(root, "tests/web/package.json"))("playwright-core");
+const [logArg, runsArg] = process.argv.slice(2);
+if (!logArg) {
+  console.error("usage: node bench/serve.mjs LOG [RUNS]");
+  process.exit(2);
+}
+const log = path.resolve(logArg);
+const runs = Number(runsArg || 3);
+const bin = process.env.VANTAGE_BIN || path.join(root, "target/release/vantage");
+const dist = path.join(root, "dist");
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// 1. vantage serve, on the log's folder.
+const converted = path.join(path.dirname(log), ".vantage", `${path.basename(log)}.v2`);
+fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
+const startedServe = Date.now();
+const server = spawn(bin, ["serve", path.dirname(log), "--port", "0"], { stdio: ["ignore", "pipe", "ignore"] });
+const base = await new Promise((resolve, reject) => {
+  let out = "";
+  server.stdout.on("data", (d) => {
+    out += d.toString();
+    const m = /open (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
+    if (m) resolve(m[1]);
+  });
+  server.on("exit", (code) => reject(new Error(`vantage serve exited (${code}): ${out}`)));
+});
+let entry;
+for (;;) {
+  const list = await (await fetch(base + "/api/runs")).json();
+  entry = list.runs.find((r) => r.id.endsWith(path.basename(log)));
+  if (entry && entry.status !== "converting") break;
+  await new Promise((r) => setTimeout(r, 250));
+}
+const conversion = (Date.now() - startedServe) / 1000;
+console.log(`vantage serve: ${entry.id} ${entry.status} after ${conversion.toFixed(1)} s (its one conversion to v2, at start)`);
+
+// 2 and 3: a static server of dist/, the converted dataset (/run/) and the log (/run.jsonl).
+const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".json": "application/json" };
+const statics = http.createServer((req, res) => {
+  const url = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  const file = url === "/run.jsonl" ? log
+    : url.startsWith("/run/") ? path.join(converted, url.slice("/run/".length))
+    : path.join(dist, url === "/" ? "index.html" : url);
+  if (!fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+    res.writeHead(404);
+    res.end();
+    return;
+  }
+  const size = fs.statSync(file).size;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range || "");
+  const headers = { "Content-Type": types[path.extname(file)] || "application/octet-stream", "Accept-Ranges": "bytes" };
+  if (!m) {
+    res.writeHead(200, { ...headers, "Content-Length": size });
+    fs.createReadStream(file).pipe(res);
+    return;
+  }
+  let start, end;
+  if (m[1] === "") { start = Math.max(0, size - Number(m[2])); end = size - 1; }
+  else { start = Number(m[1]); end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1); }
+  res.writeHead(206, { ...headers, "Content-Length": end - start + 1, "Content-Range": `bytes ${start}-${end}/${size}` });
+  fs.createReadStream(file, { start, end }).pipe(res);
+});
+await new Promise((resolve) => statics.listen(0, "127.0.0.1", resolve));
+const staticBase = `http://127.0.0.1:${statics.address().port}`;
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: [
+    "--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+    "--disable-background-networking", "--disable-component-update", "--no-first-run",
+  ],
+});
+
+// Milliseconds from navigation to a title naming a step (null past the time limit).
+async function firstView(url) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  const started = Date.now();
+  await page.goto(url);
+  const until = started + 600_000;
+  let ms = null;
+  while (Date.now() < until) {
+    const title = await page.title();
+    if (/· step \d+$/.test(title)) {
+      ms = Date.now() - started;
+      break;
+    }
+    if (page.isClosed()) break;
+    await page.waitForTimeout(50);
+  }
+  await page.close().catch(() => {});
+  return ms;
+}
+
+const ways = [
+  ["vantage serve", `${base}/#run=${entry.url}`],
+  ["static server, the converted v2 dataset", `${staticBase}/?url=/run/`],
+  ["static server, the log itself", `${staticBase}/?url=/run.jsonl`],
+];
+const results = [];
+for (const [name, url] of ways) {
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const ms = await firstView(url);
+    times.push(ms);
+    console.log(`${name}: first view after ${ms === null ? "more than 600 s" : `${(ms / 1000).toFixed(2)} s`}`);
+    // A way that takes minutes is timed once.
+    if (ms === null || ms > 120_000) break;
+  }
+  results.push([name, times]);
+}
+await browser.close();
+server.kill();
+statics.close();
+
+const serveMedian = median(results[0][1]);
+console.log(`\nlog ${(fs.statSync(log).size / 2 ** 30).toFixed(2)} GiB; conversion at the server's start ${conversion.toFixed(1)} s`);
+for (const [name, times] of results) {
+  const done = times.filter((t) => t !== null);
+  const m = done.length > 0 && done.length === times.length ? median(done) : null;
+  const ratio = m === null ? "did not open" : `${(m / serveMedian).toFixed(2)}× vantage serve's`;
+  console.log(`${name}: median ${m === null ? "-" : (m / 1000).toFixed(2) + " s"} (${times.map((t) => (t === null ? "-" : (t / 1000).toFixed(2))).join(", ")}); ${ratio}`);
+}
