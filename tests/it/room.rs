@@ -197,12 +197,12 @@ impl Room<'_> {
 /// result added to `results`, what failed to `failures`).
 fn check_view(
     name: &str,
-    bytes: &[u8],
+    open: &dyn Fn() -> VantageApp,
     (tab, meeting): (Tab, bool),
     results: &mut SnapshotResults,
     failures: &mut Vec<String>,
 ) {
-    let mut app = app_with(name, bytes);
+    let mut app = open();
     // As a saved state brings it back, in the Group view: a search typed for another run (the
     // rollout list then stays open to announce it; elsewhere, with no filter, a 1280-point window
     // folds the list into a strip and the view gets the room).
@@ -247,12 +247,17 @@ fn has_train_steps(h: &Harness<'_, VantageApp>) -> bool {
 }
 
 fn check_run(name: &str, bytes: &[u8]) {
+    check_app(name, &|| app_with(name, bytes));
+}
+
+/// Every view of the run `open` gives, in and out of meeting mode.
+fn check_app(name: &str, open: &dyn Fn() -> VantageApp) {
     // Every snapshot is compared (and, with UPDATE_SNAPSHOTS, written) before any failure is told.
     let mut results = SnapshotResults::new();
     let mut failures = Vec::new();
     for meeting in [false, true] {
         for tab in Tab::ALL {
-            check_view(name, bytes, (tab, meeting), &mut results, &mut failures);
+            check_view(name, open, (tab, meeting), &mut results, &mut failures);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -273,6 +278,26 @@ fn every_view_of_a_real_toolbench_log_fits_a_room() {
         return;
     };
     check_run("toolbench_69_dfs.json", &bytes);
+}
+
+#[test]
+fn every_view_of_a_trl_completions_directory_fits_a_room() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/trl_completions/completions");
+    check_app("trl_completions", &|| {
+        let mut report = vantage::load::LoadReport::new("completions");
+        let run = vantage::source::path::open(&dir, &vantage::source::OpenOptions::default(), None, &mut report, None)
+            .unwrap();
+        let mut app = VantageApp::default();
+        app.open_loaded(run, report);
+        app
+    });
+}
+
+#[test]
+fn every_view_of_a_2026_nemo_gym_log_fits_a_room() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/nemo_gym/blackjack.jsonl");
+    check_run("nemo_gym_blackjack.jsonl", &std::fs::read(path).unwrap());
 }
 
 /// The layout is chosen by the window's width: at 1280 points the rollout list is a strip and the

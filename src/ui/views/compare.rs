@@ -379,6 +379,9 @@ fn groups_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, open: &OpenRun, c: 
         )
         .color(theme::MUTED),
     );
+    // The prompts are cut to the view's right edge (a long prompt would widen the view under the
+    // scheme panel).
+    let right = ui.max_rect().right();
     egui::Grid::new("groups_by_disagreement").striped(true).num_columns(5).show(ui, |ui| {
         for h in ["group", "steps", "signs differ", "ρ", "prompt"] {
             ui.label(egui::RichText::new(h).color(theme::MUTED));
@@ -394,7 +397,12 @@ fn groups_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, open: &OpenRun, c: 
             ui.label(format_value(g.spearman as f32));
             // Something readable beside a group key that is a hash (`prompt-94a41ed12d627c37`).
             let prompt = open.run.text(open.run.groups.prompt[g.group.index()]);
-            ui.label(super::run_browser::truncate(crate::analysis::runs::headline(&prompt), 60));
+            let width = (right - ui.cursor().left() - 8.0).max(60.0);
+            let text = super::run_browser::truncate(crate::analysis::runs::headline(&prompt), 60);
+            ui.scope(|ui| {
+                ui.set_max_width(width);
+                ui.add(egui::Label::new(text).truncate());
+            });
             ui.end_row();
         }
     });

@@ -16,7 +16,12 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         };
         ui.label(egui::RichText::new(format!("Group {}{task}", run.group_key(g))).strong());
         let headline = crate::analysis::runs::headline(&prompt);
-        if !headline.is_empty() {
+        if headline.is_empty() {
+        } else if ctx.state.meeting_mode {
+            // One line in meeting mode (the tree and heatmap need the height); the whole on hover.
+            let line = headline.split_whitespace().collect::<Vec<_>>().join(" ");
+            ui.add(egui::Label::new(line).truncate()).on_hover_text(headline);
+        } else {
             ui.label(super::run_browser::truncate(headline, 400));
         }
     }

@@ -26,8 +26,11 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         stats
     };
     ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
-    // Above the plots, where the page's scrolling cannot hide it.
-    same_prompt_ui(ui, ctx);
+    // Above the plots, where the page's scrolling cannot hide it (with one training step nothing
+    // can recur).
+    if stats.len() > 1 {
+        same_prompt_ui(ui, ctx);
+    }
     let open = &*ctx.open;
     if !open.run.meta.all_steps.is_empty() {
         whole_run_ui(ui, open.instance, &open.run.meta);
@@ -35,7 +38,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     // Two plots to a screen at the desk; one to a screen, with its title and key, in meeting
     // mode's larger type (the page scrolls to the others).
     let height = if ctx.state.meeting_mode {
-        (ui.available_height() - 64.0).max(110.0)
+        // Its label, key and x axis take about 84 points.
+        (ui.available_height() - 84.0).max(64.0)
     } else {
         (ui.available_height() / 2.0 - 60.0).max(160.0)
     };
