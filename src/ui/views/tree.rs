@@ -335,17 +335,44 @@ fn elbow(mesh: &mut egui::Mesh, from: egui::Pos2, to: egui::Pos2, color: egui::C
     mesh.add_colored_rect(h(mid, to.x, to.y), color);
 }
 
-/// The least column width, in points, at which nodes are labelled.
-const LABEL_COLUMN: f32 = 110.0;
+/// The least column width, in points, at which nodes are labelled (a short label above each node:
+/// its kind or the tool it called; its value too from about twice that).
+const LABEL_COLUMN: f32 = 48.0;
+
+/// The least row spacing, in points, at which a label fits above each node.
+const LABEL_ROW: f32 = 24.0;
 
 /// Whether nodes are drawn one by one (rows and columns far enough apart), not one per pixel.
 fn is_detailed(scale: egui::Vec2) -> bool {
     scale.y * DY >= 14.0 && scale.x * DX >= 50.0
 }
 
-/// Whether nodes are labelled at `scale` (their labels fit between columns).
+/// Whether nodes are labelled at `scale` (their labels fit between columns, above the nodes).
 pub fn labels_shown(scale: egui::Vec2) -> bool {
-    is_detailed(scale) && scale.x * DX >= LABEL_COLUMN
+    is_detailed(scale) && scale.x * DX >= LABEL_COLUMN && scale.y * DY >= LABEL_ROW
+}
+
+/// A label of about `room` characters for a node: its kind or action alone when the room is short,
+/// with its value set apart when there is room for both.
+pub fn short_node_text(text: &str, value: f32, room: usize) -> String {
+    if room >= 16 {
+        node_text(text, value, room)
+    } else {
+        // The tool called (or the kind) says more than its `Action: ` prefix.
+        let text = text.split_once(": ").map_or(text, |(_, rest)| rest);
+        super::run_browser::truncate(text, room.max(3))
+    }
+}
+
+/// A leaf's name in at most `room` characters, its end kept (names in a group share their start:
+/// `…/prompt-94a4…/r3` and `…/r7` must not look the same).
+pub fn leaf_name(name: &str, room: usize) -> String {
+    let count = name.chars().count();
+    if count <= room {
+        return name.to_owned();
+    }
+    let tail: String = name.chars().skip(count - room.saturating_sub(1).max(1)).collect();
+    format!("…{tail}")
 }
 
 /// A node's label in at most about `room` characters: its text, then its value set apart (the
@@ -412,28 +439,30 @@ impl Labels<'_> {
             if hidden[i] || !self.visible.contains(pos) || (self.column.is_none() && node.leaf_of.is_none()) {
                 continue;
             }
-            let mut label = match self.column {
-                // As many characters as fit before the next column (about 6 px each at 11 px).
-                Some(column) => {
-                    let room = ((column - 2.0 * radius - 14.0) / 6.0).max(6.0) as usize;
-                    node_text(&node_label(self.run, node.node), self.values[i], room)
-                }
-                None => String::new(),
-            };
+            // Above the node, centered, as wide as its column: never on the edge that leaves it.
+            if let Some(column) = self.column {
+                let room = ((column - 8.0) / 6.0).max(3.0) as usize;
+                let text = short_node_text(&node_label(self.run, node.node), self.values[i], room);
+                self.painter.text(
+                    pos - egui::vec2(0.0, radius + 2.0),
+                    egui::Align2::CENTER_BOTTOM,
+                    text,
+                    font.clone(),
+                    theme::MUTED,
+                );
+            }
+            // A leaf's rollout and outcome on its own row, right of it and its outcome badge.
             if let Some(t) = node.leaf_of {
                 let reward = format_value(self.run.trajectories.reward[t.index()]);
                 let name = crate::ui::widgets::rollout_name(self.run, t);
-                let leaf = format!("{} · R {reward}", super::run_browser::truncate(name, 14));
-                label = if label.is_empty() { leaf } else { format!("{label} | {leaf}") };
+                self.painter.text(
+                    pos + egui::vec2(2.0 * radius + 6.0, 0.0),
+                    egui::Align2::LEFT_CENTER,
+                    format!("{} · R {reward}", leaf_name(name, 16)),
+                    font.clone(),
+                    color,
+                );
             }
-            // On the node's own row, right of it and its outcome badge.
-            self.painter.text(
-                pos + egui::vec2(2.0 * radius + 6.0, 0.0),
-                egui::Align2::LEFT_CENTER,
-                label,
-                font.clone(),
-                color,
-            );
             if collapsed.contains(&(i as u32)) {
                 self.painter.text(
                     pos - egui::vec2(radius + 3.0, 0.0),
@@ -531,5 +560,27 @@ mod tests {
         assert_eq!(super::node_text("98", -2.4749, 30), "98 · -2.4749");
         let short = super::node_text("think: the capital of Norway is Oslo", 0.5, 16);
         assert!(short.ends_with(" · 0.5000") && short.chars().count() <= 17, "{short}");
+    }
+
+    #[test]
+    fn a_short_label_names_the_tool_and_a_leaf_keeps_its_end() {
+        assert_eq!(super::short_node_text("Action: latest_news_for_currents", 0.5, 8), "latest_n…");
+        assert_eq!(super::short_node_text("think", 0.5, 8), "think");
+        assert_eq!(super::leaf_name("train/step-1/prompt-94a41ed12d627c37/r3", 16), "…1ed12d627c37/r3");
+        assert_ne!(
+            super::leaf_name("prompt-94a41ed12d627c37/r3", 12),
+            super::leaf_name("prompt-94a41ed12d627c37/r7", 12)
+        );
+        assert_eq!(super::leaf_name("leaf3", 16), "leaf3");
+    }
+
+    #[test]
+    fn a_toolbench_tree_fitted_to_a_laptop_view_is_labelled() {
+        // 14 steps deep, 9 leaves, in the Group view's tree at 1280×720 (about 840 × 300 points).
+        let rect = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(840.0, 300.0));
+        let width = 14.0 * super::DX;
+        let sx = (840.0 - 120.0) / width;
+        let sy = (300.0 / (9.0 * super::DY)).min(2.0);
+        assert!(super::labels_shown(egui::vec2(sx, sy)), "{sx} {sy} in {rect:?}");
     }
 }
