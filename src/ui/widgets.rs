@@ -128,6 +128,33 @@ pub fn rollout_name(run: &crate::model::Run, t: crate::model::TrajectoryId) -> &
     }
 }
 
+/// A group's name for a heading: its key, and when the key is a hash (`prompt-94a41ed12d627c37`,
+/// nothing a room can read) the start of its prompt beside it, in quotes.
+pub fn group_title(run: &crate::model::Run, g: crate::model::GroupId) -> String {
+    let key = run.group_key(g);
+    if !is_hash_key(key) {
+        return key.to_owned();
+    }
+    let prompt = run.text(run.groups.prompt[g.index()]);
+    let headline = crate::analysis::runs::headline(&prompt);
+    let line = headline.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{key} \u{201c}{}\u{201d}", crate::ui::views::run_browser::truncate(&line, 48))
+    }
+}
+
+/// Whether a key holds a hash: a part of 12 or more hexadecimal digits with letters and digits both.
+pub fn is_hash_key(key: &str) -> bool {
+    key.split(|c: char| !c.is_ascii_alphanumeric()).any(|part| {
+        part.len() >= 12
+            && part.bytes().all(|b| b.is_ascii_hexdigit())
+            && part.bytes().any(|b| b.is_ascii_digit())
+            && part.bytes().any(|b| b.is_ascii_alphabetic())
+    })
+}
+
 /// `text` with each run's full name (a path or URL) put as its short name ([`short_run_names`]),
 /// the longest first: notices name runs, not the machine's folders.
 pub fn with_short_names(text: &str, full: &[String], short: &[String]) -> String {
@@ -160,6 +187,15 @@ pub fn short_run_names(names: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_hash_group_key_is_told_by_its_hex_part() {
+        assert!(super::is_hash_key("train/step-1/prompt-94a41ed12d627c37"));
+        assert!(!super::is_hash_key("s0-task0"));
+        assert!(!super::is_hash_key("blackjack_gymnasium_agent/task-0"));
+        assert!(!super::is_hash_key("run-123456789012"), "digits alone are a number");
+        assert!(!super::is_hash_key("abcdefabcdefab"), "letters alone are a word");
+    }
+
     #[test]
     fn rounding_noise_reads_as_zero_against_the_largest_credit() {
         assert_eq!(super::format_credit(-2.346e-9, 2.47), "0");

@@ -1302,3 +1302,21 @@ fn a_constant_credit_is_not_jittered_into_a_cloud() {
     assert_eq!(h.state().state.scheme_a.scheme_id, "grpo");
     h.get_by_label_contains("4 steps, jittered by up to 0.6% of the B axis (every A value the same)");
 }
+
+/// A group whose key is a hash is named with its prompt's first words beside it, in the step
+/// inspector and in the Runs view's group headings.
+#[test]
+fn a_hash_group_key_gets_its_prompt_beside_it() {
+    let log = r#"{"vantage": 1}
+{"type": "group", "id": "train/step-1/prompt-94a41ed12d627c37", "train_step": 1, "prompt": "What is six times seven?\nAnswer in a box."}
+{"type": "trajectory", "id": "r0", "group": "train/step-1/prompt-94a41ed12d627c37", "outcome": {"reward": 1}, "steps": [{"thought": "6 x 7 = 42"}]}
+{"type": "trajectory", "id": "r1", "group": "train/step-1/prompt-94a41ed12d627c37", "outcome": {"reward": 0}, "steps": [{"thought": "6 x 7 = 36"}]}
+"#;
+    let app = app_with("hash.jsonl", log.as_bytes());
+    let h = harness(app);
+    h.get_by_label_contains("group train/step-1/prompt-94a41ed12d627c37 \u{201c}What is six times seven? Answer in a box.\u{201d} · outcome");
+    let mut app = app_with("hash.jsonl", log.as_bytes());
+    app.state.tab = Tab::Runs;
+    let h = harness(app);
+    h.get_by_label_contains("group train/step-1/prompt-94a41ed12d627c37 \u{201c}What is six times seven?");
+}

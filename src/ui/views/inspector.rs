@@ -31,7 +31,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.label(
         egui::RichText::new(format!(
             "group {} · outcome {}{}",
-            run.group_key(g),
+            crate::ui::widgets::group_title(run, g),
             format_value(tr.reward[t.index()]),
             match tr.success[t.index()] {
                 Some(true) => " · success",

@@ -198,7 +198,7 @@ fn side_by_side_ui(
 /// A group's small tree and its rollouts, one line each; those of the run shown open the group view when clicked.
 fn group_rollouts_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, run: &Run, g: GroupId, this_run: bool) {
     let step = run.groups.train_step[g.index()].map_or_else(String::new, |s| format!(" · step {s}"));
-    let header = format!("group {}{step}", run.group_key(g));
+    let header = format!("group {}{step}", crate::ui::widgets::group_title(run, g));
     if this_run {
         if ui.link(header).clicked() {
             commands.push(Command::SelectGroup(g));
