@@ -1320,3 +1320,48 @@ fn a_hash_group_key_gets_its_prompt_beside_it() {
     let h = harness(app);
     h.get_by_label_contains("group train/step-1/prompt-94a41ed12d627c37 \u{201c}What is six times seven?");
 }
+
+/// The state file a real session wrote (tests/fixtures/state/SOURCE.md: the window's geometry,
+/// egui's memory with its scroll offsets, scheme A a formula of a `judge` score, scheme B GRPO
+/// with prime-rl's preset), brought back on another run: the scroll offsets are dropped on the
+/// first frame, and neither the formula (no `judge` score here) nor the preset (not prime-rl's run)
+/// is applied, each said in one line.
+#[test]
+fn a_state_file_an_earlier_run_wrote_brings_back_only_what_fits() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/state/app.ron");
+    let saved: std::collections::HashMap<String, String> =
+        ron::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(saved["window"].contains("inner_size_points"), "the file holds a window geometry");
+    let (state, notice) = vantage::app::AppState::restore(saved.get(vantage::app::AppState::KEY).map(String::as_str));
+    assert!(notice.is_none(), "{notice:?}");
+    assert_eq!(state.scheme_a.scheme_id, vantage::app::state::CUSTOM_ID);
+    assert_eq!(state.scheme_b.preset.as_deref(), Some("prime_rl"));
+    let mut app = VantageApp { state, ..VantageApp::default() };
+    let mut report = LoadReport::new("tiny.jsonl");
+    let run = load_bytes("tiny.jsonl", TINY.as_bytes(), &mut report).unwrap();
+    app.open_loaded(run, report);
+    let mut h = Harness::builder().with_size([1280.0, 720.0]).build_ui_state(
+        |ui, app: &mut VantageApp| {
+            app.logic(ui.ctx());
+            vantage::ui::app_ui(app, ui);
+        },
+        app,
+    );
+    // egui's memory as the session left it, before the first frame.
+    let memory: egui::Memory = ron::from_str(&saved["egui"]).unwrap();
+    h.ctx.memory_mut(|m| *m = memory);
+    h.state_mut().started = false;
+    let scrolls = || h.ctx.data(|d| d.count::<egui::containers::scroll_area::State>());
+    assert!(scrolls() > 0, "the session saved scroll offsets");
+    // The first frame's logic drops them before any view draws.
+    let ctx = h.ctx.clone();
+    h.state_mut().logic(&ctx);
+    assert_eq!(ctx.data(|d| d.count::<egui::containers::scroll_area::State>()), 0, "dropped on the first frame");
+    h.run_ok();
+    let app = h.state();
+    assert_eq!(app.state.scheme_a.scheme_id, "grpo", "the formula needs a `judge` score this run lacks");
+    assert_eq!(app.state.scheme_b.preset, None);
+    let said = app.notifications.join("\n");
+    assert!(said.contains("the saved formula of scheme A does not apply to this run"), "{said}");
+    assert!(said.contains("the saved preset prime_rl is prime-rl's"), "{said}");
+}
