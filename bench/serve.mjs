@@ -101,6 +101,8 @@ const browser = await chromium.launch({
 // Milliseconds from navigation to a title naming a step (null past the time limit).
 async function firstView(url) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  const said = [];
+  page.on("console", (m) => { const t = m.text(); if (!/Software rasterizer/.test(t) && /error|could not|failed|budget|memory/i.test(t)) said.push(t.slice(0, 300)); });
   const started = Date.now();
   await page.goto(url);
   const until = started + 600_000;
@@ -112,19 +114,25 @@ async function firstView(url) {
       break;
     }
     if (page.isClosed()) break;
+    // A load that failed says so and stops: no use waiting for it.
+    if (said.length > 0 && Date.now() - started > 5000 && !/· step/.test(title)) {
+      console.log(`  the page said: ${said.join(" | ")}`);
+      break;
+    }
     await page.waitForTimeout(50);
   }
   await page.close().catch(() => {});
   return ms;
 }
 
+const only = process.env.WAYS ? process.env.WAYS.split(",").map(Number) : [0, 1, 2];
 const ways = [
   ["vantage serve", `${base}/#run=${entry.url}`],
   ["static server, the converted v2 dataset", `${staticBase}/?url=/run/`],
   ["static server, the log itself", `${staticBase}/?url=/run.jsonl`],
 ];
 const results = [];
-for (const [name, url] of ways) {
+for (const [name, url] of ways.filter((_, i) => only.includes(i))) {
   const times = [];
   for (let i = 0; i < runs; i++) {
     const ms = await firstView(url);

@@ -235,8 +235,13 @@ impl LoadOutcome {
     }
 }
 
+/// The most a page fetches whole: 1 GiB (wasm32's memory is 4 GiB, and one allocation at most
+/// 2 GiB; the run read from the bytes needs room beside them).
+#[cfg(target_arch = "wasm32")]
+pub const MAX_FETCH: u64 = 1 << 30;
+
 /// The body of `url` (web), read chunk by chunk into `progress` (with the `Content-Length` as its
-/// total when the server sends one).
+/// total when the server sends one); an error past [`MAX_FETCH`] bytes.
 #[cfg(target_arch = "wasm32")]
 pub async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, String> {
     use eframe::wasm_bindgen::JsCast as _;
@@ -251,7 +256,18 @@ pub async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, Stri
     if !response.ok() {
         return Err(format!("HTTP {} {}", response.status(), response.status_text()));
     }
-    let length = response.headers().get("content-length").ok().flatten().and_then(|l| l.trim().parse().ok());
+    let length: Option<u64> =
+        response.headers().get("content-length").ok().flatten().and_then(|l| l.trim().parse().ok());
+    let too_large = |size: u64| {
+        format!(
+            "{size} bytes: more than a web page reads whole ({MAX_FETCH} bytes; the page's memory holds the file and \
+             its run); convert it to a vantage Parquet v2 dataset (`vantage convert`, or `vantage serve`, which \
+             converts large logs) and open the dataset, which is read in byte ranges"
+        )
+    };
+    if let Some(size) = length.filter(|&n| n > MAX_FETCH) {
+        return Err(too_large(size));
+    }
     progress.set_total(length.unwrap_or(0));
     let Some(body) = response.body() else {
         // No stream (an old browser): the whole body at once.
@@ -259,7 +275,11 @@ pub async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, Stri
     };
     let reader: web_sys::ReadableStreamDefaultReader =
         body.get_reader().dyn_into().map_err(|_err| "the body is not a readable stream".to_owned())?;
-    let mut bytes = Vec::with_capacity(length.unwrap_or(0).min(1 << 30) as usize);
+    let mut bytes = Vec::new();
+    let reserve = |bytes: &mut Vec<u8>, more: usize| {
+        bytes.try_reserve(more).map_err(|_err| format!("the page could not hold {} bytes", bytes.len() + more))
+    };
+    reserve(&mut bytes, length.unwrap_or(0) as usize)?;
     loop {
         let chunk = wasm_bindgen_futures::JsFuture::from(reader.read())
             .await
@@ -269,7 +289,13 @@ pub async fn fetch_bytes(url: &str, progress: &Progress) -> Result<Vec<u8>, Stri
             break;
         }
         let value = js_sys::Reflect::get(&chunk, &"value".into()).map_err(|e| format!("{e:?}"))?;
-        bytes.extend_from_slice(&js_sys::Uint8Array::new(&value).to_vec());
+        let piece = js_sys::Uint8Array::new(&value).to_vec();
+        // A server that sent no length (or a wrong one) is stopped at the same bound.
+        if (bytes.len() + piece.len()) as u64 > MAX_FETCH {
+            return Err(too_large((bytes.len() + piece.len()) as u64));
+        }
+        reserve(&mut bytes, piece.len())?;
+        bytes.extend_from_slice(&piece);
         progress.set(bytes.len() as u64);
     }
     Ok(bytes)
