@@ -376,6 +376,8 @@ impl VantageApp {
                 self.apply_pending_link();
             }
             Err(err) => {
+                // In the log too (the browser's console, where page tests and benchmarks read it).
+                log::warn!("{err:#}");
                 if let Some(i) = shown {
                     // Cancelled or stopped part-way: what was read stays open.
                     self.runs[i].load_id = None;
