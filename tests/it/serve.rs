@@ -406,3 +406,53 @@ fn a_large_log_is_converted_and_kept_current() {
     let list: serde_json::Value = serde_json::from_slice(&get(server.port, "/api/runs", "").body).unwrap();
     assert_eq!(list["runs"].as_array().unwrap().len(), 2, "{list}");
 }
+
+/// A run whose folder cannot be written (a read-only mount, in a mount namespace this test makes)
+/// is converted into the cache folder instead, and nothing is written beside it.
+#[cfg(all(target_os = "linux", feature = "parquet"))]
+#[test]
+fn a_read_only_run_folder_is_converted_into_the_cache() {
+    let (base, served) = tree("serve-readonly");
+    let cache = base.join("cache");
+    let script = format!(
+        r#"set -e
+mount --bind -o ro {served} {served}
+if touch {served}/probe 2>/dev/null; then echo "the mount is writable"; exit 1; fi
+XDG_CACHE_HOME={cache} {bin} serve {served} --port 0 --convert-above 4k > {base}/out 2>/dev/null &
+for i in $(seq 100); do grep -q "^open" {base}/out 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's|^open http://127.0.0.1:\([0-9]*\)/.*|\1|p' {base}/out)
+for i in $(seq 300); do
+  exec 3<>/dev/tcp/127.0.0.1/$port
+  printf "GET /api/runs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" >&3
+  list=$(cat <&3); exec 3>&-
+  case "$list" in *converting*) sleep 0.1 ;; *) break ;; esac
+done
+echo "$list" | tail -1
+kill %1
+"#,
+        bin = env!("CARGO_BIN_EXE_vantage"),
+        served = served.display(),
+        cache = cache.display(),
+        base = base.display(),
+    );
+    let output = Command::new("unshare").args(["-rm", "bash", "-c", &script]).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}{}", String::from_utf8_lossy(&output.stderr));
+    let list: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let tree = list["runs"].as_array().unwrap().iter().find(|r| r["id"] == "served/tree.jsonl").unwrap();
+    assert_eq!(tree["status"], "ready", "{list}");
+    assert!(tree["url"].as_str().unwrap().ends_with('/'), "served as a dataset: {list}");
+    assert!(!served.join(".vantage").exists(), "nothing written beside a read-only run");
+    let converted: Vec<PathBuf> = std::fs::read_dir(cache.join("vantage"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("tree.jsonl.v2/manifest.json"))
+        .filter(|p| p.is_file())
+        .collect();
+    assert_eq!(
+        converted.len(),
+        1,
+        "converted into the cache: {:?}",
+        std::fs::read_dir(cache.join("vantage")).unwrap().count()
+    );
+}
