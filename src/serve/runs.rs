@@ -250,9 +250,12 @@ impl Catalog {
     #[cfg(feature = "parquet")]
     fn converted(&self, state: &mut State, id: &str, path: &Path, size: u64, modified: SystemTime) -> Served {
         if let Some(job) = state.jobs.get(id) {
-            let stale = !job.followed && job.source != (size, modified);
+            let failed = job.failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+            // A log read whole is converted again when it changed; a followed one is kept current
+            // by its thread, unless that stopped (the log was truncated or replaced): then again.
+            let stale = (!job.followed || failed.is_some()) && job.source != (size, modified);
             if !stale {
-                if let Some(why) = job.failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone() {
+                if let Some(why) = failed {
                     return Served::Failed(why);
                 }
                 return if job.out.join(crate::load::formats::vantage_v2::MANIFEST).is_file() {
