@@ -214,21 +214,24 @@ impl Catalog {
         let mut entries = BTreeMap::new();
         for (id, path) in found {
             let (size, modified) = size_and_time(&path);
-            let format = format_of(&path);
-            let served = self.served(state, &id, &path, &format, size, modified);
+            let (format, lines) = format_of(&path);
+            let served = self.served(state, &id, &path, (&format, lines), size, modified);
             entries.insert(id.clone(), Entry { id, path, format, size, modified, served });
         }
         state.entries = entries;
         state.scanned = Some(Instant::now());
     }
 
-    /// How the run at `path` is served, starting its conversion when it needs one.
+    /// How the run at `path` (of `format`, JSON lines or not) is served, starting its conversion
+    /// when it needs one: a log the page can read and follow as it is (vantage JSONL, or a format
+    /// that does not grow by lines) up to the size limit is served raw; a JSON-lines log of another
+    /// format is converted at any size, so that what it gains reaches the page.
     fn served(
         &self,
         state: &mut State,
         id: &str,
         path: &Path,
-        format: &str,
+        (format, lines): (&str, bool),
         size: u64,
         modified: SystemTime,
     ) -> Served {
@@ -236,7 +239,8 @@ impl Catalog {
             return Served::Dataset(path.to_path_buf());
         }
         let web_reads = path.is_file() && !matches!(format, "parquet" | "trackio");
-        if web_reads && size <= self.options.convert_above {
+        let followed_raw = !lines || format == "vantage";
+        if web_reads && followed_raw && size <= self.options.convert_above {
             return Served::Raw;
         }
         self.converted(state, id, path, size, modified)
@@ -366,29 +370,34 @@ fn size_and_time(path: &Path) -> (u64, SystemTime) {
     (size, newest)
 }
 
-/// A run's format, as its name and first lines tell (the loader's name for JSON lines).
-pub fn format_of(path: &Path) -> String {
+/// A run's format, as its name and first lines tell (the loader's name for JSON lines), and
+/// whether a loader reads it as JSON lines.
+pub fn format_of(path: &Path) -> (String, bool) {
+    let named = |name: &str| (name.to_owned(), false);
     if path.is_dir() {
         if crate::source::listing::is_v2_dataset(path) {
-            return "vantage_v2".to_owned();
+            return named("vantage_v2");
         }
         if let Some(kind) = crate::source::listing::directory_kind(path) {
-            return kind.to_owned();
+            return named(kind);
         }
         if crate::source::slime::is_slime_dump(path) {
-            return "slime".to_owned();
+            return named("slime");
         }
-        return "run folder".to_owned();
+        return named("run folder");
     }
     let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
     match ext {
-        "eval" => return "inspect".to_owned(),
-        "parquet" => return "parquet".to_owned(),
-        "db" => return "trackio".to_owned(),
-        "gz" | "zst" => return format!("compressed ({ext})"),
+        "eval" => return named("inspect"),
+        "parquet" => return named("parquet"),
+        "db" => return named("trackio"),
+        "gz" | "zst" => return named(&format!("compressed ({ext})")),
         _ => {}
     }
     let head = crate::source::listing::head(path);
-    crate::load::lines_format(&name, &head).unwrap_or("json").to_owned()
+    match crate::load::lines_format(&name, &head) {
+        Some(loader) => (loader.to_owned(), true),
+        None => named("json"),
+    }
 }

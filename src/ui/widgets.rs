@@ -141,7 +141,12 @@ pub fn group_title(run: &crate::model::Run, g: crate::model::GroupId) -> String 
     if line.is_empty() {
         key.to_owned()
     } else {
-        format!("{key} \u{201c}{}\u{201d}", crate::ui::views::run_browser::truncate(&line, 48))
+        // The first 48 characters (views' own `truncate` is above this module).
+        let mut shown: String = line.chars().take(48).collect();
+        if line.chars().count() > 48 {
+            shown.push('…');
+        }
+        format!("{key} \u{201c}{shown}\u{201d}")
     }
 }
 

@@ -87,6 +87,10 @@ fn tree(name: &str) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(&secret).unwrap();
     let sample = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/tree_rollouts.jsonl")).unwrap();
     std::fs::write(served.join("tree.jsonl"), &sample).unwrap();
+    // A verl rollout dump (JSON lines of another format): converted at any size, to be followed.
+    let dump = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verl_dump/3.jsonl")).unwrap();
+    std::fs::create_dir_all(served.join("verl")).unwrap();
+    std::fs::write(served.join("verl/dump_3.jsonl"), &dump).unwrap();
     std::fs::write(served.join("job/logs/rollouts.jsonl"), &sample).unwrap();
     std::fs::write(served.join("job/config.json"), b"{\"lr\": 1e-6}").unwrap();
     std::fs::write(secret.join("secret.jsonl"), b"TOPSECRET\n").unwrap();
@@ -109,7 +113,11 @@ fn the_run_list_and_a_run_by_range() {
     let runs = json["runs"].as_array().unwrap();
     let ids: Vec<&str> = runs.iter().map(|r| r["id"].as_str().unwrap()).collect();
     // The config beside the log is not a run, and nothing reached through a link out of the tree is.
-    assert_eq!(ids, ["served/job/logs/rollouts.jsonl", "served/tree.jsonl"], "{json}");
+    assert_eq!(ids, ["served/job/logs/rollouts.jsonl", "served/tree.jsonl", "served/verl/dump_3.jsonl"], "{json}");
+    let dump = &runs[2];
+    assert_eq!(dump["format"], "verl");
+    assert_eq!(dump["follow"].as_bool(), Some(dump["status"] == "ready"), "converted to be followed: {dump}");
+    assert_ne!(dump["status"], "failed", "{dump}");
     let tree = &runs[1];
     assert_eq!(tree["format"], "vantage");
     assert_eq!(tree["status"], "ready");
@@ -404,7 +412,7 @@ fn a_large_log_is_converted_and_kept_current() {
     ready(before + 1);
     // The converted copy is not a run of its own.
     let list: serde_json::Value = serde_json::from_slice(&get(server.port, "/api/runs", "").body).unwrap();
-    assert_eq!(list["runs"].as_array().unwrap().len(), 2, "{list}");
+    assert_eq!(list["runs"].as_array().unwrap().len(), 3, "{list}");
 }
 
 /// A run whose folder cannot be written (a read-only mount, in a mount namespace this test makes)
