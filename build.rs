@@ -14,6 +14,10 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "src/serve/content_type.rs"]
+mod content_type;
+use content_type::content_type;
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=VANTAGE_WEB_DIST");
@@ -93,21 +97,6 @@ fn write_list(out: &Path, files: &[(String, PathBuf)]) {
     }
     list.push_str("];\n");
     write_file(&out.join("web_assets.rs"), list.as_bytes()).expect("OUT_DIR is writable");
-}
-
-/// The content type of a web app file (src/serve/assets.rs has the same table).
-fn content_type(name: &str) -> &'static str {
-    match name.rsplit_once('.').map_or("", |(_, e)| e) {
-        "html" => "text/html; charset=utf-8",
-        "js" => "text/javascript",
-        "wasm" => "application/wasm",
-        "css" => "text/css",
-        "json" => "application/json",
-        "png" => "image/png",
-        "svg" => "image/svg+xml",
-        "ico" => "image/x-icon",
-        _ => "application/octet-stream",
-    }
 }
 
 /// Compiles the web app for wasm32 and writes its page, glue and wasm into `out/web-app/`.

@@ -113,7 +113,7 @@ impl WebApp {
                 match path.canonicalize() {
                     Ok(real) if real.starts_with(dir) && real.is_file() => match std::fs::read(&real) {
                         Ok(bytes) => Response { status: 200, headers: Vec::new(), body: Body::Bytes(bytes) }
-                            .with("Content-Type", content_type(name))
+                            .with("Content-Type", super::content_type::content_type(name))
                             .with("Cache-Control", "no-cache"),
                         Err(_) => Response::text(404, "not found"),
                     },
@@ -122,21 +122,6 @@ impl WebApp {
             }
             Self::Missing => Response::text(404, "not found"),
         }
-    }
-}
-
-/// The content type of a web app file, by its name (build.rs has the same table).
-pub fn content_type(name: &str) -> &'static str {
-    match name.rsplit_once('.').map_or("", |(_, e)| e) {
-        "html" => "text/html; charset=utf-8",
-        "js" => "text/javascript",
-        "wasm" => "application/wasm",
-        "css" => "text/css",
-        "json" => "application/json",
-        "png" => "image/png",
-        "svg" => "image/svg+xml",
-        "ico" => "image/x-icon",
-        _ => "application/octet-stream",
     }
 }
 

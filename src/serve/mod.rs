@@ -11,6 +11,7 @@
 //! site cannot reach it by DNS rebinding); bound elsewhere it needs its token, printed at start.
 
 pub mod assets;
+pub mod content_type;
 pub mod http;
 pub mod runs;
 
