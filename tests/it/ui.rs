@@ -1365,3 +1365,36 @@ fn a_state_file_an_earlier_run_wrote_brings_back_only_what_fits() {
     assert!(said.contains("the saved formula of scheme A does not apply to this run"), "{said}");
     assert!(said.contains("the saved preset prime_rl is prime-rl's"), "{said}");
 }
+
+/// The run list a page of `vantage serve` opens on: each run with its format, size, last change
+/// and status; a click on a ready one opens it (natively the app says the page does), one still
+/// converting is not a link.
+#[test]
+fn the_server_run_list_lists_the_runs_and_a_click_opens_one() {
+    let mut list = vantage::app::server::ServerRuns::default();
+    list.take(
+        r#"{"vantage_serve": 1, "left_out": 0, "runs": [
+            {"id": "grpo-7b/step_0042.jsonl", "url": "runs/grpo-7b/step_0042.jsonl", "format": "vantage", "size": 48213,
+             "modified": 1796489420, "status": "ready", "detail": "", "follow": true},
+            {"id": "grpo-7b/big.jsonl", "url": null, "format": "verl", "size": 3221225472,
+             "modified": 1796489420, "status": "converting", "detail": "", "follow": false}]}"#,
+    )
+    .unwrap();
+    let app = VantageApp { server: Some(list), ..VantageApp::default() };
+    let mut h = harness(app);
+    assert_eq!(h.state().title(), "vantage — 2 runs on this server");
+    h.get_by_label("Runs on this server (2)");
+    h.get_by_label("47.1 KiB");
+    h.get_by_label("3.0 GiB");
+    h.get_by_label("ready · followed");
+    h.get_by_label("converting to v2…");
+    assert_eq!(h.get_all_by_label("2026-12-05 16:50 UTC").count(), 2);
+    assert!(h.query_by_label("grpo-7b/big.jsonl").is_some());
+    h.get_by_label("grpo-7b/step_0042.jsonl").click();
+    h.run_ok();
+    let said = h.state().notifications.join("\n");
+    assert!(
+        said.contains("runs/grpo-7b/step_0042.jsonl: open it in the page vantage serve sends (follow: true)"),
+        "{said}"
+    );
+}
