@@ -101,23 +101,27 @@ impl WebFollower {
     }
 }
 
-/// The bytes of `url` from byte `from` on.
+/// The bytes of `url` from byte `from` on. The request starts one byte early (a byte the page has),
+/// so that a log that has not grown still answers 206 with that byte, not 416 (which the browser's
+/// console reports as a failed request, every second); the byte is dropped here.
 async fn fetch_from(url: &str, from: u64) -> Result<Answer, String> {
+    let start = from.saturating_sub(1);
     // Not from the browser's cache: the log changes under the same address.
-    let response = super::http::get(url, Some(&format!("bytes={from}-")), Some(web_sys::RequestCache::NoStore))
+    let response = super::http::get(url, Some(&format!("bytes={start}-")), Some(web_sys::RequestCache::NoStore))
         .await
         .map_err(|e| match e {
-        super::http::GetError::Unreachable => "the server is unreachable".to_owned(),
-        super::http::GetError::Failed(why) => why,
-    })?;
+            super::http::GetError::Unreachable => "the server is unreachable".to_owned(),
+            super::http::GetError::Failed(why) => why,
+        })?;
     let status = response.status();
     if status == 416 {
-        // Nothing past the end yet.
+        // Nothing there (the log is shorter than the page has: replaced or truncated).
         return Ok(Answer::From(Vec::new()));
     }
     if !response.ok() {
         return Err(format!("HTTP {status} {}", response.status_text()));
     }
     let bytes = super::http::body(&response).await?;
-    Ok(if status == 206 { Answer::From(bytes) } else { Answer::Whole(bytes) })
+    let skip = usize::try_from(from - start).unwrap_or(0);
+    Ok(if status == 206 { Answer::From(bytes.get(skip..).unwrap_or_default().to_vec()) } else { Answer::Whole(bytes) })
 }
