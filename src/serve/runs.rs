@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+#[cfg(feature = "parquet")]
+use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How a run reaches the page.
@@ -115,12 +117,14 @@ struct State {
     entries: BTreeMap<String, Entry>,
     scanned: Option<Instant>,
     /// Conversions started, by run id: the job's shared status and what it converted.
+    #[cfg(feature = "parquet")]
     jobs: BTreeMap<String, Arc<Job>>,
     /// What the last scan could not offer (more runs than `max_runs`).
     left_out: usize,
 }
 
 /// A conversion, running on its own thread.
+#[cfg(feature = "parquet")]
 struct Job {
     /// The dataset written.
     out: PathBuf,
@@ -248,6 +252,7 @@ impl Catalog {
 
     #[cfg(not(feature = "parquet"))]
     fn converted(&self, _state: &mut State, _id: &str, _path: &Path, _size: u64, _modified: SystemTime) -> Served {
+        let _: &Self = self;
         Served::Failed("this build has no Parquet writer (built without the `parquet` feature)".to_owned())
     }
 

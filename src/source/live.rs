@@ -27,7 +27,9 @@ use crate::load::lines::{LineFeed, MAX_LINE};
 use crate::load::{LoadError, LoadReport, budget};
 use crate::model::{Run, TextSource};
 
-use super::listing::{directory_kind, head, nemo_rl_files, trl_files, verifiers_files, verl_files};
+#[cfg(feature = "parquet")]
+use super::listing::trl_files;
+use super::listing::{directory_kind, head, nemo_rl_files, verifiers_files, verl_files};
 use super::text_files::{FileSource, FilesSource};
 
 /// Where a load shows the run so far: called with it, returns `false` when the load was cancelled.

@@ -326,6 +326,8 @@ fn read_path(
         #[cfg(feature = "parquet")]
         return super::dataset::open_default(path, steps, report);
         #[cfg(not(feature = "parquet"))]
+        let _: Option<(i64, i64)> = steps; // for the Parquet reader, which this build lacks
+        #[cfg(not(feature = "parquet"))]
         return Err(LoadError::Incompatible {
             format: "vantage Parquet v2",
             reason: "this build has no Parquet support (build with the `parquet` feature)".to_owned(),
