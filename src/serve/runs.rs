@@ -337,7 +337,9 @@ fn convert_job(input: &Path, job: &Job) -> anyhow::Result<()> {
         ..crate::source::OpenOptions::default()
     };
     let mut report = options.report(&input.display().to_string());
-    let piece = 256 << 20;
+    // Each conversion holds about one piece of the log at a time; a folder of many large runs
+    // converts them side by side, so the pieces are kept small.
+    let piece = 64 << 20;
     if job.followed {
         crate::source::convert::follow(input, out, &options, None, piece, None, &mut report)?;
     } else {
