@@ -121,6 +121,8 @@ struct State {
     jobs: BTreeMap<String, Arc<Job>>,
     /// What the last scan could not offer (more runs than `max_runs`).
     left_out: usize,
+    /// Each run's format, told once from its first lines (a scan a second would read them again).
+    formats: BTreeMap<PathBuf, (String, bool)>,
 }
 
 /// A conversion, running on its own thread.
@@ -218,7 +220,16 @@ impl Catalog {
         let mut entries = BTreeMap::new();
         for (id, path) in found {
             let (size, modified) = size_and_time(&path);
-            let (format, lines) = format_of(&path);
+            let (format, lines) = if let Some(known) = state.formats.get(&path) {
+                known.clone()
+            } else {
+                let told = format_of(&path);
+                // Not told yet (a log just created, still empty) is asked again next time.
+                if told.0 != "json" {
+                    state.formats.insert(path.clone(), told.clone());
+                }
+                told
+            };
             let served = self.served(state, &id, &path, (&format, lines), size, modified);
             entries.insert(id.clone(), Entry { id, path, format, size, modified, served });
         }
