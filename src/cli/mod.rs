@@ -119,6 +119,19 @@ enum Command {
     Formats,
     /// Compute credit under one scheme and write it per step (or per token) as JSONL or CSV.
     Credit(CreditArgs),
+    /// Run-health alarms (docs/HEALTH.md): print those that fire; exit 0 when none does, 1 when one
+    /// does, 2 when a run cannot be read.
+    Health {
+        /// The runs.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print JSON (`{"vantage_health": 1, "runs": [...]}`).
+        #[arg(long)]
+        json: bool,
+        /// A threshold, repeatable: `--set zero_variance=0.8` (docs/HEALTH.md names them).
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
+    },
     /// Serve the web app and the runs under PATHs to a browser, read-only (docs/SERVE.md): open the
     /// printed link, through an SSH tunnel from a laptop.
     Serve(ServeArgs),
@@ -327,6 +340,7 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Credit(args)) => credit_main(args, &options),
+        Some(Command::Health { files, json, set }) => health(&files, json, &set, &options),
         Some(Command::Serve(args)) => match serve_config(args).and_then(crate::serve::run) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
@@ -334,6 +348,77 @@ pub fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+    }
+}
+
+/// `vantage health`: the alarms of each run; 1 when one fires, 2 when a run cannot be read.
+fn health(files: &[PathBuf], json: bool, sets: &[String], options: &OpenOptions) -> ExitCode {
+    let mut thresholds = crate::analysis::health::Thresholds::default();
+    for set in sets {
+        let parsed = set.split_once('=').ok_or_else(|| format!("--set {set}: say NAME=VALUE")).and_then(|(n, v)| {
+            let value = v.trim().parse::<f64>().map_err(|e| format!("--set {set}: {e}"))?;
+            thresholds.set(n.trim(), value)
+        });
+        if let Err(err) = parsed {
+            eprintln!("vantage health: {err}");
+            return ExitCode::from(2);
+        }
+    }
+    let (mut fired, mut failed, mut runs) = (false, false, Vec::new());
+    // Each log of a folder is a run of its own (the one door, as `check` opens them).
+    let opened = files.iter().flat_map(|path| {
+        let template = options.report(&path.display().to_string());
+        crate::source::path::open_all(path, options, None, &template, None)
+    });
+    for one in opened {
+        let file = &one.path;
+        let run = match one.result {
+            Ok(run) => run,
+            Err(err) => {
+                eprintln!("vantage health: {}", err.located());
+                failed = true;
+                continue;
+            }
+        };
+        let alarms = crate::analysis::health::alarms(&run, &thresholds);
+        fired |= !alarms.is_empty();
+        if json {
+            let alarms: Vec<serde_json::Value> = alarms
+                .iter()
+                .map(|a| {
+                    serde_json::json!({
+                        "name": a.name,
+                        "train_step": a.train_step,
+                        "value": a.value,
+                        "threshold": a.threshold,
+                        "groups": a.groups.iter().map(|&g| run.group_key(g)).collect::<Vec<_>>(),
+                        "message": a.message,
+                    })
+                })
+                .collect();
+            runs.push(serde_json::json!({ "run": file.display().to_string(), "alarms": alarms }));
+        } else if alarms.is_empty() {
+            println!("{}: no alarm", file.display());
+        } else {
+            println!("{}: {} alarm(s)", file.display(), alarms.len());
+            for alarm in &alarms {
+                let groups: Vec<&str> = alarm.groups.iter().take(5).map(|&g| run.group_key(g)).collect();
+                let more = if alarm.groups.len() > 5 { ", …" } else { "" };
+                let behind =
+                    if groups.is_empty() { String::new() } else { format!(" (groups {}{more})", groups.join(", ")) };
+                println!("  [{}] {}{behind}", alarm.name, alarm.message);
+            }
+        }
+    }
+    if json {
+        println!("{}", serde_json::json!({ "vantage_health": 1, "runs": runs }));
+    }
+    if failed {
+        ExitCode::from(2)
+    } else if fired {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

@@ -14,6 +14,7 @@ mod format_roundtrip;
 mod formulas;
 mod golden_trainers;
 mod golden_verl;
+mod health;
 mod importers;
 mod invariants;
 mod live;

@@ -1,0 +1,202 @@
+//! Run-health alarms (docs/HEALTH.md): for each alarm a run built to trip it and nothing else,
+//! and a healthy run that trips none; `vantage health` exits 1 on an alarm, 0 without, and prints
+//! JSON with `--json`.
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use vantage::analysis::health::{Thresholds, alarms};
+use vantage::load::{LoadReport, load_bytes};
+
+/// One rollout: group, training step, reward, finish, its steps' thoughts, optional tokens' entropy
+/// and the last step's `prm` score.
+struct R<'a> {
+    group: &'a str,
+    step: i64,
+    reward: f32,
+    finish: &'a str,
+    thoughts: Vec<String>,
+    entropy: Option<f32>,
+    prm: Option<f32>,
+}
+
+impl<'a> R<'a> {
+    fn new(group: &'a str, step: i64, reward: f32, text: &str) -> Self {
+        Self { group, step, reward, finish: "stop", thoughts: vec![text.to_owned()], entropy: None, prm: None }
+    }
+}
+
+/// A vantage JSONL log of `rollouts`.
+fn log(rollouts: &[R<'_>]) -> String {
+    let mut out = String::from("{\"vantage\": 1}\n");
+    let mut groups = std::collections::BTreeMap::new();
+    for r in rollouts {
+        groups.insert(r.group, r.step);
+    }
+    for (g, step) in &groups {
+        out.push_str(&serde_json::json!({"type": "group", "id": g, "train_step": step}).to_string());
+        out.push('\n');
+    }
+    for (i, r) in rollouts.iter().enumerate() {
+        let n = r.thoughts.len();
+        let steps: Vec<serde_json::Value> = r
+            .thoughts
+            .iter()
+            .enumerate()
+            .map(|(k, text)| {
+                let mut step = serde_json::json!({"thought": text});
+                if let (Some(prm), true) = (r.prm, k + 1 == n) {
+                    step["scores"] = serde_json::json!({"prm": prm});
+                }
+                step
+            })
+            .collect();
+        let mut line = serde_json::json!({
+            "type": "trajectory", "id": format!("t{i}"), "group": r.group,
+            "outcome": {"reward": r.reward, "finish": r.finish}, "steps": steps,
+        });
+        if let Some(e) = r.entropy {
+            line["tokens"] = serde_json::json!({"mask": [1, 1], "entropy": [e, e]});
+        }
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// The names of the alarms that fire on `rollouts`.
+fn fired(rollouts: &[R<'_>]) -> Vec<&'static str> {
+    let text = log(rollouts);
+    let mut report = LoadReport::new("health.jsonl");
+    let run = load_bytes("health.jsonl", text.as_bytes(), &mut report).unwrap();
+    let mut names: Vec<&'static str> = alarms(&run, &Thresholds::default()).iter().map(|a| a.name).collect();
+    names.dedup();
+    names
+}
+
+/// Two groups of two at step 0, one rollout of each passing: healthy.
+fn healthy() -> Vec<R<'static>> {
+    vec![
+        R::new("g0", 0, 1.0, "I add two and two and get four, which I check once."),
+        R::new("g0", 0, 0.0, "I multiply three by three and get ten, a slip."),
+        R::new("g1", 0, 1.0, "The capital of Norway is Oslo, as the atlas says."),
+        R::new("g1", 0, 0.0, "The capital of Norway is Bergen, I think."),
+    ]
+}
+
+#[test]
+fn a_healthy_run_trips_no_alarm() {
+    assert_eq!(fired(&healthy()), Vec::<&str>::new());
+}
+
+#[test]
+fn each_alarm_fires_on_a_run_built_to_trip_it() {
+    // Every group's rewards equal, all passing.
+    let mut run = healthy();
+    for r in &mut run {
+        r.reward = 1.0;
+    }
+    assert_eq!(fired(&run), ["zero_variance"]);
+    // Every rollout of one group of two fails: 50% of groups.
+    let mut run = healthy();
+    run[0].reward = 0.0;
+    assert_eq!(fired(&run), ["all_failed"]);
+    // Cut off by the length limit; errors.
+    let mut run = healthy();
+    run[0].finish = "length";
+    assert_eq!(fired(&run), ["truncated"]);
+    let mut run = healthy();
+    run[0].finish = "error";
+    assert_eq!(fired(&run), ["errors"]);
+    // No text; text repeating itself; undecodable text.
+    let mut run = healthy();
+    run[1].thoughts = vec![String::new()];
+    assert_eq!(fired(&run), ["empty"]);
+    let mut run = healthy();
+    run[1].thoughts = vec!["the answer is the answer is ".repeat(6)];
+    assert_eq!(fired(&run), ["repetitive"]);
+    let mut run = healthy();
+    run[1].thoughts = vec!["caf\u{FFFD} au lait".to_owned()];
+    assert_eq!(fired(&run), ["undecodable"]);
+    // A PRM sure of the final step of failed rollouts.
+    let mut run = healthy();
+    for r in &mut run {
+        r.prm = Some(if r.reward > 0.5 { 0.2 } else { 0.9 });
+    }
+    assert_eq!(fired(&run), ["score_disagreement"]);
+    // Over three steps, longer rollouts and more reward.
+    let mut run = Vec::new();
+    for (step, group, words, reward) in [(0, "a", 4, 0.0), (1, "b", 12, 0.5), (2, "c", 30, 1.0)] {
+        let text: Vec<String> = (0..words).map(|w| format!("w{w}")).collect();
+        let mut r = R::new(group, step, reward, &text.join(" "));
+        r.thoughts.push(format!("step {step} ends"));
+        run.push(r);
+        let mut other = R::new(group, step, 1.0 - reward, &format!("other {step} short"));
+        other.reward = if step == 1 { 0.5 } else { reward };
+        run.push(other);
+    }
+    let names = fired(&run);
+    assert!(names.contains(&"length_hacking"), "{names:?}");
+    // Token entropy falling from 2.0 to 0.4.
+    let mut run = healthy();
+    for r in &mut run {
+        r.entropy = Some(2.0);
+    }
+    let mut later: Vec<R<'_>> = healthy()
+        .into_iter()
+        .map(|mut r| {
+            r.group = if r.group == "g0" { "h0" } else { "h1" };
+            r.step = 1;
+            r.entropy = Some(0.4);
+            r
+        })
+        .collect();
+    run.append(&mut later);
+    assert_eq!(fired(&run), ["entropy_collapse"]);
+}
+
+#[test]
+fn thresholds_are_set_by_name_and_an_unknown_name_is_an_error() {
+    let mut t = Thresholds::default();
+    t.set("truncated", 0.9).unwrap();
+    assert!((t.truncated - 0.9).abs() < 1e-12);
+    let err = t.set("truncation", 0.9).unwrap_err();
+    assert!(err.contains("zero_variance"), "{err}");
+    assert!(t.set("errors", f64::NAN).is_err());
+}
+
+#[test]
+fn vantage_health_exits_one_on_an_alarm_and_prints_json() {
+    let dir = crate::common::scratch("health-cli");
+    let mut bad = healthy();
+    bad[0].finish = "length";
+    std::fs::write(dir.join("bad.jsonl"), log(&bad)).unwrap();
+    std::fs::write(dir.join("good.jsonl"), log(&healthy())).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vantage")).arg("health").args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let good = dir.join("good.jsonl").display().to_string();
+    let bad = dir.join("bad.jsonl").display().to_string();
+    let (code, text) = run(&[&good]);
+    assert_eq!((code, text.trim().ends_with("no alarm")), (Some(0), true), "{text}");
+    let (code, text) = run(&[&bad]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains(
+            "[truncated] training step 0: 25% of rollouts cut off by the length limit (above 20%) (groups g0)"
+        ),
+        "{text}"
+    );
+    let (code, text) = run(&[&bad, "--set", "truncated=0.3"]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = run(&[&bad, "--json"]);
+    assert_eq!(code, Some(1));
+    let json: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(json["vantage_health"], 1);
+    let alarm = &json["runs"][0]["alarms"][0];
+    assert_eq!((alarm["name"].as_str(), alarm["train_step"].as_i64()), (Some("truncated"), Some(0)));
+    assert_eq!(alarm["groups"], serde_json::json!(["g0"]));
+    let (code, _) = run(&[&bad, "--set", "nonsense=1"]);
+    assert_eq!(code, Some(2));
+    let (code, _) = run(&[dir.join("missing.jsonl").to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+}
