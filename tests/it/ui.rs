@@ -1398,3 +1398,24 @@ fn the_server_run_list_lists_the_runs_and_a_click_opens_one() {
         "{said}"
     );
 }
+
+/// The Overview shows the run-health alarms in one strip; a click on one opens the first group
+/// behind it in the Group view.
+#[test]
+fn the_overview_shows_the_health_alarms_and_a_click_opens_a_group() {
+    let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    app.state.tab = Tab::Overview;
+    let mut h = harness(app);
+    h.get_by_label("Health: 2 alarm(s)");
+    let first = {
+        let open = h.state().current().unwrap();
+        let alarms = vantage::analysis::health::alarms(&open.run, &vantage::analysis::health::Thresholds::default());
+        assert_eq!(alarms[0].name, "truncated");
+        open.run.group_key(alarms[0].groups[0]).to_owned()
+    };
+    h.get_by_label("truncated · step 0 · 40%").click();
+    h.run_ok();
+    assert_eq!(h.state().state.tab, Tab::Group);
+    let open = h.state().current().unwrap();
+    assert_eq!(open.run.group_key(open.selection.group.unwrap()), first);
+}

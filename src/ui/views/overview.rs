@@ -25,7 +25,12 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&stats))));
         stats
     };
-    ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
+    // The heading and the health alarms share a line (meeting mode has little height to spare).
+    ui.horizontal_wrapped(|ui| {
+        ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
+        ui.separator();
+        alarms_ui(ui, ctx);
+    });
     // Above the plots, where the page's scrolling cannot hide it (with one training step nothing
     // can recur).
     if stats.len() > 1 {
@@ -302,5 +307,47 @@ mod tick_tests {
         assert_eq!(super::tick_label(0.4, 0.2), "0.4");
         assert_eq!(super::tick_label(25.0, 5.0), "25");
         assert_eq!(super::tick_label(-0.0000001, 0.008), "0.000");
+    }
+}
+
+/// The run-health alarms (`analysis::health`, as `vantage health` prints them) in one strip: each a
+/// button naming the alarm, its training step and value, its message on hover; a click opens the
+/// first group behind it in the Group view.
+fn alarms_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    let open = &*ctx.open;
+    let key = open.cache_key();
+    let id = egui::Id::unique("overview_alarms");
+    type Cached = ((u64, u64), Arc<Vec<crate::analysis::health::Alarm>>);
+    let cached = ui.data(|d| d.get_temp::<Cached>(id)).filter(|(k, _)| *k == key);
+    let alarms = if let Some((_, alarms)) = cached {
+        alarms
+    } else {
+        let alarms =
+            Arc::new(crate::analysis::health::alarms(&open.run, &crate::analysis::health::Thresholds::default()));
+        ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&alarms))));
+        alarms
+    };
+    {
+        if alarms.is_empty() {
+            ui.label(egui::RichText::new("Health: no alarm").color(theme::MUTED))
+                .on_hover_text("the run-health alarms of docs/HEALTH.md, as `vantage health` prints them");
+            return;
+        }
+        ui.label(egui::RichText::new(format!("Health: {} alarm(s)", alarms.len())).color(theme::WARNING).strong());
+        for alarm in alarms.iter() {
+            let step = alarm.train_step.map_or_else(|| "run".to_owned(), |s| format!("step {s}"));
+            let value = if alarm.name == "length_hacking" {
+                format!("ρ {:.2}", alarm.value)
+            } else {
+                format!("{:.0}%", alarm.value * 100.0)
+            };
+            let text = format!("{} · {step} · {value}", alarm.name.replace('_', " "));
+            let button = ui.small_button(egui::RichText::new(text).color(theme::WARNING)).on_hover_text(&alarm.message);
+            if button.clicked()
+                && let Some(&g) = alarm.groups.first()
+            {
+                ctx.commands.push(Command::OpenGroup(g));
+            }
+        }
     }
 }
