@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod compare;
 pub mod desktop;
 mod formulas;
 #[cfg(feature = "parquet")]
@@ -119,6 +120,9 @@ enum Command {
     Formats,
     /// Compute credit under one scheme and write it per step (or per token) as JSONL or CSV.
     Credit(CreditArgs),
+    /// Compare two schemes on a run (docs/JSON.md): Spearman ρ, sign disagreements by name, the
+    /// steps where they differ most with their text, the groups they disagree on most.
+    Compare(compare::Args),
     /// Run-health alarms (docs/HEALTH.md): print those that fire; exit 0 when none does, 1 when one
     /// does, 2 when a run cannot be read.
     Health {
@@ -340,6 +344,7 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Credit(args)) => credit_main(args, &options),
+        Some(Command::Compare(args)) => compare::main(&args, &options),
         Some(Command::Health { files, json, set }) => health(&files, json, &set, &options),
         Some(Command::Serve(args)) => match serve_config(args).and_then(crate::serve::run) {
             Ok(()) => ExitCode::SUCCESS,

@@ -17,6 +17,7 @@ mod golden_verl;
 mod health;
 mod importers;
 mod invariants;
+mod json_docs;
 mod live;
 mod parquet_decode;
 #[cfg(feature = "parquet")]
