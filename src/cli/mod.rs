@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod check_json;
 mod compare;
 pub mod desktop;
 mod formulas;
@@ -86,6 +87,9 @@ enum Command {
         /// Read as this format instead of detecting it.
         #[arg(long)]
         format: Option<String>,
+        /// Print JSON (docs/JSON.md); at most the first 100 warnings of each run are listed.
+        #[arg(long)]
+        json: bool,
     },
     /// List every credit scheme with its parameters, requirements and citation.
     Schemes {
@@ -310,6 +314,7 @@ pub fn main() -> ExitCode {
             };
             desktop::run_app(files, cli.follow, options, start, cli.window_size)
         }
+        Some(Command::Check { format, json: true, .. }) => check_json::main(&check_files, &options, format.as_deref()),
         Some(Command::Check { format, .. }) => check(&check_files, &options, format.as_deref()),
         Some(Command::Schemes { markdown }) => {
             print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });

@@ -1,0 +1,101 @@
+//! `vantage check FILES… --json`: what `check` prints, as one JSON object (docs/JSON.md), with the
+//! same exit codes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use crate::analysis::RunSummary;
+use crate::credit::{self, Support};
+use crate::source::OpenOptions;
+
+/// The most warnings listed per run (`warnings.count` says how many there were).
+const MAX_WARNINGS: usize = 100;
+
+/// Loads each path (each log of a folder) and prints them as JSON; the exit code as `check`'s.
+pub fn main(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> ExitCode {
+    let mut worst = 0u8;
+    let mut runs = Vec::new();
+    for path in files {
+        let template = options.report(&path.display().to_string());
+        let opened = crate::source::path::open_all(path, options, format, &template, None);
+        let any_loaded = opened.iter().any(|o| o.result.is_ok());
+        for one in opened {
+            let located: Vec<String> = one.report.located().take(MAX_WARNINGS).collect();
+            let warnings = json!({
+                "count": one.report.num_warnings(),
+                "skipped": one.report.num_skipped(),
+                "located": located,
+            });
+            let (entry, code) = match &one.result {
+                Ok(run) => (
+                    json!({
+                        "path": one.path.display().to_string(),
+                        "format": run.meta.format,
+                        "summary": summary(&RunSummary::of(run)),
+                        "schemes": schemes(run),
+                        "audit": crate::analysis::audit::audit(run).map(|a| crate::analysis::audit::describe(run, &a)),
+                        "notes": run.meta.notes,
+                        "warnings": warnings,
+                        "error": null,
+                    }),
+                    u8::from(!one.report.warnings.is_empty()),
+                ),
+                Err(err) => (
+                    json!({
+                        "path": one.path.display().to_string(),
+                        "format": null,
+                        "summary": null,
+                        "schemes": null,
+                        "audit": null,
+                        "notes": [],
+                        "warnings": warnings,
+                        "error": err.located(),
+                    }),
+                    if any_loaded { 1 } else { 2 },
+                ),
+            };
+            runs.push(entry);
+            worst = worst.max(code);
+        }
+    }
+    println!("{}", json!({ "vantage_check": 1, "runs": runs }));
+    ExitCode::from(worst)
+}
+
+/// A run's counts and the fields it holds.
+fn summary(s: &RunSummary) -> Value {
+    json!({
+        "groups": s.num_groups,
+        "trajectories": s.num_trajectories,
+        "steps": s.num_path_steps,
+        "nodes": s.num_nodes,
+        "tokens": s.num_tokens,
+        "train_steps": s.train_steps.map(<[i64; 2]>::from),
+        "mean_reward": s.mean_reward,
+        "rewarded": s.num_with_reward,
+        "success_rate": s.success_rate,
+        "zero_variance_groups": s.num_zero_variance_groups,
+        "groups_of_two_or_more": s.num_multi_groups,
+        "step_scores": s.scores,
+        "outcome_components": s.components,
+        "roles": s.roles,
+        "kinds": s.kinds,
+        "finish_reasons": s.finish,
+    })
+}
+
+/// The schemes the run supports, and why the others are not.
+fn schemes(run: &crate::model::Run) -> Value {
+    let table = credit::support_table(run);
+    let supported: Vec<&str> = table.iter().filter(|(_, s)| *s == Support::Yes).map(|(i, _)| i.id).collect();
+    let unavailable: serde_json::Map<String, Value> = table
+        .iter()
+        .filter_map(|(info, support)| match support {
+            Support::No(reason) => Some((info.id.to_owned(), json!(reason))),
+            Support::Yes => None,
+        })
+        .collect();
+    json!({ "supported": supported, "unavailable": unavailable })
+}
