@@ -15,6 +15,13 @@ const MAX_WARNINGS: usize = 100;
 
 /// Loads each path (each log of a folder) and prints them as JSON; the exit code as `check`'s.
 pub fn main(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> ExitCode {
+    let (json, worst) = report(files, options, format);
+    println!("{json}");
+    ExitCode::from(worst)
+}
+
+/// docs/JSON.md's object for `files`, and `check`'s exit code (also `vantage mcp`'s `check` tool).
+pub fn report(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> (Value, u8) {
     let mut worst = 0u8;
     let mut runs = Vec::new();
     for path in files {
@@ -60,8 +67,7 @@ pub fn main(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> E
             worst = worst.max(code);
         }
     }
-    println!("{}", json!({ "vantage_check": 1, "runs": runs }));
-    ExitCode::from(worst)
+    (json!({ "vantage_check": 1, "runs": runs }), worst)
 }
 
 /// A run's counts and the fields it holds.

@@ -56,6 +56,16 @@ const MAX_LIMIT: usize = 1000;
 
 /// `vantage compare`: schemes A and B on one run, as text or JSON (docs/JSON.md).
 fn compare(args: &Args, options: &OpenOptions) -> anyhow::Result<String> {
+    let json = json(args, options)?;
+    if args.json {
+        return Ok(json.to_string());
+    }
+    let kinds = json["disagreements"].as_object().cloned().unwrap_or_default();
+    Ok(text(args, &json, &kinds))
+}
+
+/// The comparison as docs/JSON.md's object (also `vantage mcp`'s `compare` tool).
+pub fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value> {
     if args.limit == 0 || args.limit > MAX_LIMIT {
         anyhow::bail!("--limit {}: from 1 to {MAX_LIMIT}", args.limit);
     }
@@ -140,10 +150,7 @@ fn compare(args: &Args, options: &OpenOptions) -> anyhow::Result<String> {
         "groups_total": c.groups.len(),
         "groups": groups,
     });
-    if args.json {
-        return Ok(json.to_string());
-    }
-    Ok(text(args, &json, &kinds))
+    Ok(json)
 }
 
 /// The comparison in words, one line a row.

@@ -10,6 +10,7 @@ mod check_json;
 mod compare;
 pub mod desktop;
 mod formulas;
+mod mcp;
 #[cfg(feature = "parquet")]
 mod partitions;
 mod table;
@@ -127,6 +128,9 @@ enum Command {
     /// Compare two schemes on a run (docs/JSON.md): Spearman ρ, sign disagreements by name, the
     /// steps where they differ most with their text, the groups they disagree on most.
     Compare(compare::Args),
+    /// A Model Context Protocol server over stdio for coding agents (docs/JSON.md): the tools `check`,
+    /// `compare`, `health` and `open_app` on runs opened by path.
+    Mcp,
     /// Run-health alarms (docs/HEALTH.md): print those that fire; exit 0 when none does, 1 when one
     /// does, 2 when a run cannot be read.
     Health {
@@ -350,6 +354,7 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Credit(args)) => credit_main(args, &options),
         Some(Command::Compare(args)) => compare::main(&args, &options),
+        Some(Command::Mcp) => mcp::main(&options),
         Some(Command::Health { files, json, set }) => health(&files, json, &set, &options),
         Some(Command::Serve(args)) => match serve_config(args).and_then(crate::serve::run) {
             Ok(()) => ExitCode::SUCCESS,
@@ -374,54 +379,31 @@ fn health(files: &[PathBuf], json: bool, sets: &[String], options: &OpenOptions)
             return ExitCode::from(2);
         }
     }
-    let (mut fired, mut failed, mut runs) = (false, false, Vec::new());
-    // Each log of a folder is a run of its own (the one door, as `check` opens them).
-    let opened = files.iter().flat_map(|path| {
-        let template = options.report(&path.display().to_string());
-        crate::source::path::open_all(path, options, None, &template, None)
-    });
-    for one in opened {
-        let file = &one.path;
-        let run = match one.result {
-            Ok(run) => run,
-            Err(err) => {
-                eprintln!("vantage health: {}", err.located());
-                failed = true;
+    let (report, fired, failed) = health_report(files, &thresholds, options);
+    if json {
+        println!("{report}");
+    } else {
+        for run in report["runs"].as_array().into_iter().flatten() {
+            let name = run["run"].as_str().unwrap_or_default();
+            let alarms = run["alarms"].as_array().cloned().unwrap_or_default();
+            if alarms.is_empty() {
+                println!("{name}: no alarm");
                 continue;
             }
-        };
-        let alarms = crate::analysis::health::alarms(&run, &thresholds);
-        fired |= !alarms.is_empty();
-        if json {
-            let alarms: Vec<serde_json::Value> = alarms
-                .iter()
-                .map(|a| {
-                    serde_json::json!({
-                        "name": a.name,
-                        "train_step": a.train_step,
-                        "value": a.value,
-                        "threshold": a.threshold,
-                        "groups": a.groups.iter().map(|&g| run.group_key(g)).collect::<Vec<_>>(),
-                        "message": a.message,
-                    })
-                })
-                .collect();
-            runs.push(serde_json::json!({ "run": file.display().to_string(), "alarms": alarms }));
-        } else if alarms.is_empty() {
-            println!("{}: no alarm", file.display());
-        } else {
-            println!("{}: {} alarm(s)", file.display(), alarms.len());
+            println!("{name}: {} alarm(s)", alarms.len());
             for alarm in &alarms {
-                let groups: Vec<&str> = alarm.groups.iter().take(5).map(|&g| run.group_key(g)).collect();
-                let more = if alarm.groups.len() > 5 { ", …" } else { "" };
-                let behind =
-                    if groups.is_empty() { String::new() } else { format!(" (groups {}{more})", groups.join(", ")) };
-                println!("  [{}] {}{behind}", alarm.name, alarm.message);
+                let groups: Vec<&str> =
+                    alarm["groups"].as_array().into_iter().flatten().filter_map(|g| g.as_str()).collect();
+                let more = if groups.len() > 5 { ", …" } else { "" };
+                let shown = groups.iter().take(5).copied().collect::<Vec<_>>().join(", ");
+                let behind = if groups.is_empty() { String::new() } else { format!(" (groups {shown}{more})") };
+                println!(
+                    "  [{}] {}{behind}",
+                    alarm["name"].as_str().unwrap_or_default(),
+                    alarm["message"].as_str().unwrap_or_default()
+                );
             }
         }
-    }
-    if json {
-        println!("{}", serde_json::json!({ "vantage_health": 1, "runs": runs }));
     }
     if failed {
         ExitCode::from(2)
@@ -430,6 +412,47 @@ fn health(files: &[PathBuf], json: bool, sets: &[String], options: &OpenOptions)
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// docs/JSON.md's health object for `files` (each log of a folder a run), whether an alarm fired,
+/// and whether a run could not be read (errors go to stderr); also `vantage mcp`'s `health` tool.
+pub(crate) fn health_report(
+    files: &[PathBuf],
+    thresholds: &crate::analysis::health::Thresholds,
+    options: &OpenOptions,
+) -> (serde_json::Value, bool, bool) {
+    let (mut fired, mut failed, mut runs) = (false, false, Vec::new());
+    let opened = files.iter().flat_map(|path| {
+        let template = options.report(&path.display().to_string());
+        crate::source::path::open_all(path, options, None, &template, None)
+    });
+    for one in opened {
+        let run = match one.result {
+            Ok(run) => run,
+            Err(err) => {
+                eprintln!("vantage health: {}", err.located());
+                failed = true;
+                continue;
+            }
+        };
+        let alarms = crate::analysis::health::alarms(&run, thresholds);
+        fired |= !alarms.is_empty();
+        let alarms: Vec<serde_json::Value> = alarms
+            .iter()
+            .map(|a| {
+                serde_json::json!({
+                    "name": a.name,
+                    "train_step": a.train_step,
+                    "value": a.value,
+                    "threshold": a.threshold,
+                    "groups": a.groups.iter().map(|&g| run.group_key(g)).collect::<Vec<_>>(),
+                    "message": a.message,
+                })
+            })
+            .collect();
+        runs.push(serde_json::json!({ "run": one.path.display().to_string(), "alarms": alarms }));
+    }
+    (serde_json::json!({ "vantage_health": 1, "runs": runs }), fired, failed)
 }
 
 /// The server's configuration from its arguments.
