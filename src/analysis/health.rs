@@ -28,6 +28,8 @@ pub struct Thresholds {
     pub length_hacking: f64,
     /// The last step's mean token entropy as a share of the first's (below it: collapse).
     pub entropy_collapse: f64,
+    /// Share of steps whose logged advantage no trainer preset reproduces (the audit's closest).
+    pub advantage_mismatch: f64,
 }
 
 impl Default for Thresholds {
@@ -43,6 +45,7 @@ impl Default for Thresholds {
             score_disagreement: 0.3,
             length_hacking: 0.9,
             entropy_collapse: 0.5,
+            advantage_mismatch: 0.01,
         }
     }
 }
@@ -61,6 +64,7 @@ impl Thresholds {
             ("score_disagreement", self.score_disagreement),
             ("length_hacking", self.length_hacking),
             ("entropy_collapse", self.entropy_collapse),
+            ("advantage_mismatch", self.advantage_mismatch),
         ]
     }
 
@@ -77,6 +81,7 @@ impl Thresholds {
             "score_disagreement" => &mut self.score_disagreement,
             "length_hacking" => &mut self.length_hacking,
             "entropy_collapse" => &mut self.entropy_collapse,
+            "advantage_mismatch" => &mut self.advantage_mismatch,
             _ => {
                 let known: Vec<&str> = self.named().into_iter().map(|(n, _)| n).collect();
                 return Err(format!("no threshold {name:?}; one of {}", known.join(", ")));
@@ -136,7 +141,35 @@ pub fn alarms(run: &Run, thresholds: &Thresholds) -> Vec<Alarm> {
     out.extend(score_disagreement(run, thresholds.score_disagreement));
     out.extend(length_hacking(&steps, thresholds.length_hacking));
     out.extend(entropy_collapse(run, thresholds.entropy_collapse));
+    out.extend(advantage_mismatch(run, thresholds.advantage_mismatch));
     out
+}
+
+/// The trainer's logged advantages that no estimator and preset reproduces (`super::audit`): the
+/// closest one's share of differing steps (a leaked filter or mask, or a scheme vantage lacks).
+fn advantage_mismatch(run: &Run, threshold: f64) -> Option<Alarm> {
+    let super::audit::Audit::Closest(closest) = super::audit::audit(run)? else { return None };
+    let value = closest.differing as f64 / closest.compared.max(1) as f64;
+    (value > threshold).then(|| Alarm {
+        name: "advantage_mismatch",
+        train_step: None,
+        value,
+        threshold,
+        groups: closest
+            .largest
+            .map(|(_, position)| {
+                let offsets = &run.trajectories.path_offsets;
+                let t = offsets.partition_point(|&o| o as usize <= position).saturating_sub(1);
+                vec![run.trajectories.group[t]]
+            })
+            .unwrap_or_default(),
+        message: format!(
+            "the logged advantages: no preset reproduces them; the closest, {}, differs on {:.0}% of steps (above {:.0}%)",
+            closest.name(),
+            value * 100.0,
+            threshold * 100.0
+        ),
+    })
 }
 
 /// What each training step's groups and rollouts hold.
@@ -270,10 +303,15 @@ pub fn is_repetitive(text: &str) -> bool {
 }
 
 /// The final steps whose step score disagrees with the rollout's outcome (a score of 0.5 or more on
-/// a failed rollout, or under 0.5 on a passed one), per score name.
+/// a failed rollout, or under 0.5 on a passed one), per score name; only scores whose every value
+/// lies in [0, 1] (judgments, not advantages or values) are read.
 fn score_disagreement(run: &Run, threshold: f64) -> Vec<Alarm> {
     let mut out = Vec::new();
     for (name, scores) in &run.nodes.scores {
+        // Judgments in [0, 1] only: a score outside it (an advantage, a value) is not a verdict.
+        if scores.iter().any(|v| !v.is_nan() && !(0.0..=1.0).contains(v)) {
+            continue;
+        }
         let (mut compared, mut differing, mut groups) = (0usize, 0usize, Vec::new());
         for t in run.trajectories.ids() {
             let Some(passed) = super::compare::outcome(run, t) else { continue };

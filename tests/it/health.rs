@@ -200,3 +200,22 @@ fn vantage_health_exits_one_on_an_alarm_and_prints_json() {
     let (code, _) = run(&[dir.join("missing.jsonl").to_str().unwrap()]);
     assert_eq!(code, Some(2));
 }
+
+/// Logged advantages that no trainer preset reproduces trip `advantage_mismatch`; GRPO's own do not.
+#[test]
+fn logged_advantages_no_preset_reproduces_trip_an_alarm() {
+    let with = |a: f32, b: f32| {
+        format!(
+            "{{\"vantage\": 1}}\n{{\"type\": \"group\", \"id\": \"g0\", \"train_step\": 0}}\n\
+             {{\"type\": \"trajectory\", \"id\": \"t0\", \"group\": \"g0\", \"outcome\": {{\"reward\": 1}}, \"steps\": [{{\"thought\": \"I add two and two and get four.\", \"scores\": {{\"logged_advantage\": {a}}}}}]}}\n\
+             {{\"type\": \"trajectory\", \"id\": \"t1\", \"group\": \"g0\", \"outcome\": {{\"reward\": 0}}, \"steps\": [{{\"thought\": \"I add two and two and get five.\", \"scores\": {{\"logged_advantage\": {b}}}}}]}}\n"
+        )
+    };
+    let names = |text: String| {
+        let mut report = LoadReport::new("logged.jsonl");
+        let run = load_bytes("logged.jsonl", text.as_bytes(), &mut report).unwrap();
+        alarms(&run, &Thresholds::default()).iter().map(|a| a.name).collect::<Vec<_>>()
+    };
+    assert_eq!(names(with(0.707_106_77, -0.707_106_77)), Vec::<&str>::new(), "GRPO's own advantages");
+    assert_eq!(names(with(5.0, 5.0)), ["advantage_mismatch"]);
+}
