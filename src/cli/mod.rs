@@ -143,6 +143,13 @@ enum Command {
         /// A threshold, repeatable: `--set zero_variance=0.8` (docs/HEALTH.md names them).
         #[arg(long, value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// Watch a run that is still training: read it again every `--interval` seconds until an
+        /// alarm fires (then exit 1).
+        #[arg(long)]
+        follow: bool,
+        /// With --follow: seconds between two reads.
+        #[arg(long, value_name = "SECS", default_value_t = 30.0, requires = "follow")]
+        interval: f64,
     },
     /// Serve the web app and the runs under PATHs to a browser, read-only (docs/SERVE.md): open the
     /// printed link, through an SSH tunnel from a laptop.
@@ -355,19 +362,26 @@ pub fn main() -> ExitCode {
         Some(Command::Credit(args)) => credit_main(args, &options),
         Some(Command::Compare(args)) => compare::main(&args, &options),
         Some(Command::Mcp) => mcp::main(&options),
-        Some(Command::Health { files, json, set }) => health(&files, json, &set, &options),
-        Some(Command::Serve(args)) => match serve_config(args).and_then(crate::serve::run) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => {
-                eprintln!("vantage serve: {err:#}");
-                ExitCode::from(2)
-            }
-        },
+        Some(Command::Health { files, json, set, follow, interval }) => {
+            health(&files, json, &set, follow.then_some(interval), &options)
+        }
+        Some(Command::Serve(args)) => serve_main(args),
+    }
+}
+
+/// `vantage serve`: serves until stopped; 2 when it cannot start.
+fn serve_main(args: ServeArgs) -> ExitCode {
+    match serve_config(args).and_then(crate::serve::run) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("vantage serve: {err:#}");
+            ExitCode::from(2)
+        }
     }
 }
 
 /// `vantage health`: the alarms of each run; 1 when one fires, 2 when a run cannot be read.
-fn health(files: &[PathBuf], json: bool, sets: &[String], options: &OpenOptions) -> ExitCode {
+fn health(files: &[PathBuf], json: bool, sets: &[String], follow: Option<f64>, options: &OpenOptions) -> ExitCode {
     let mut thresholds = crate::analysis::health::Thresholds::default();
     for set in sets {
         let parsed = set.split_once('=').ok_or_else(|| format!("--set {set}: say NAME=VALUE")).and_then(|(n, v)| {
@@ -379,7 +393,19 @@ fn health(files: &[PathBuf], json: bool, sets: &[String], options: &OpenOptions)
             return ExitCode::from(2);
         }
     }
-    let (report, fired, failed) = health_report(files, &thresholds, options);
+    let (mut report, mut fired, mut failed) = health_report(files, &thresholds, options);
+    // Following a run: read it again until an alarm fires (a run that cannot be read yet, such as
+    // a log not written so far, is tried again too).
+    if let Some(interval) = follow {
+        let pause = std::time::Duration::from_secs_f64(interval.clamp(0.1, 86_400.0));
+        while !fired {
+            eprintln!("vantage health: no alarm yet; looking again in {:.1} s", pause.as_secs_f64());
+            std::thread::sleep(pause);
+            (report, fired, _) = health_report(files, &thresholds, options);
+        }
+        // It ends on an alarm: that is the answer, whatever else could not be read.
+        failed = false;
+    }
     if json {
         println!("{report}");
     } else {

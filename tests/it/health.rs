@@ -219,3 +219,42 @@ fn logged_advantages_no_preset_reproduces_trip_an_alarm() {
     assert_eq!(names(with(0.707_106_77, -0.707_106_77)), Vec::<&str>::new(), "GRPO's own advantages");
     assert_eq!(names(with(5.0, 5.0)), ["advantage_mismatch"]);
 }
+
+/// `vantage health --follow` watches a run that is still training and exits 1 once an alarm fires.
+#[test]
+fn health_follow_exits_one_when_the_growing_run_trips_an_alarm() {
+    let dir = crate::common::scratch("health-follow");
+    let path = dir.join("growing.jsonl");
+    std::fs::write(&path, log(&healthy())).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["health", "--follow", "--interval", "0.3"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    assert!(child.try_wait().unwrap().is_none(), "a healthy run is watched on");
+    // The trainer writes a step of truncated rollouts.
+    let mut more = healthy();
+    for r in &mut more {
+        r.group = if r.group == "g0" { "k0" } else { "k1" };
+        r.step = 1;
+        r.finish = "length";
+    }
+    // Its rollouts' ids are new (the log's own are t0…t3).
+    let text = log(&more).replace("\"id\":\"t", "\"id\":\"u");
+    crate::common::append(&path, text.split_once('\n').unwrap().1);
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "no alarm after the log grew");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(1));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(out.contains("[truncated] training step 1: 100% of rollouts cut off"), "{out}");
+}
