@@ -258,3 +258,38 @@ fn health_follow_exits_one_when_the_growing_run_trips_an_alarm() {
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
     assert!(out.contains("[truncated] training step 1: 100% of rollouts cut off"), "{out}");
 }
+
+/// On real logs from ../shared/data the alarms are the ones their definitions give, counted here
+/// independently of vantage where it is short: tau-bench's airline run has 50 tasks of 4 trials, 14
+/// of them failed in every trial (28% > 25%) and 24 with equal rewards (48% < 50%); the ToolBench
+/// DFSDT answer is one group of 9 rollouts, all rewarded 0; ProcessBench's GSM8K has no outcome
+/// groups to fault.
+/// An alarm as the test expects it: name, training step, value (to 3 decimals).
+type Expected = (&'static str, Option<i64>, f64);
+
+#[test]
+fn real_logs_trip_the_alarms_their_definitions_give() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let cases: [(&str, &[Expected]); 3] = [
+        ("tau-bench-airline-gpt4o/gpt-4o-airline.json", &[("all_failed", Some(0), 0.28)]),
+        (
+            "toolbench-dfsdt/answer/G1_answer/69_ChatGPT_DFS_woFilter_w2.json",
+            &[("zero_variance", Some(0), 1.0), ("all_failed", Some(0), 1.0)],
+        ),
+        ("processbench/gsm8k.json", &[]),
+    ];
+    for (file, want) in cases {
+        let path = data.join(file);
+        let Ok(bytes) = std::fs::read(&path) else {
+            println!("SKIPPED: {} is absent", path.display());
+            continue;
+        };
+        let mut report = LoadReport::new(file);
+        let run = load_bytes(file, &bytes, &mut report).unwrap();
+        let got: Vec<Expected> = alarms(&run, &Thresholds::default())
+            .iter()
+            .map(|a| (a.name, a.train_step, (a.value * 1000.0).round() / 1000.0))
+            .collect();
+        assert_eq!(got, want, "{file}");
+    }
+}
