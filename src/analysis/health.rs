@@ -133,13 +133,26 @@ const ERROR_FINISH: [&str; 6] = ["error", "errored", "abort", "aborted", "failed
 
 /// The alarms of `run` under `thresholds`, by training step, then the run-wide ones.
 pub fn alarms(run: &Run, thresholds: &Thresholds) -> Vec<Alarm> {
-    let steps = count_steps(run);
+    alarms_of(run, thresholds, true)
+}
+
+/// The alarms that need no rollout text (all but `empty`, `repetitive`, `undecodable` and
+/// `length_hacking`): for a view of a run whose texts stay in its log or dataset, where reading
+/// every one would read the whole log again (or, on the web, fetch every text column).
+pub fn alarms_without_texts(run: &Run, thresholds: &Thresholds) -> Vec<Alarm> {
+    alarms_of(run, thresholds, false)
+}
+
+fn alarms_of(run: &Run, thresholds: &Thresholds, texts: bool) -> Vec<Alarm> {
+    let steps = count_steps(run, texts);
     let mut out = Vec::new();
     for (&step, counts) in &steps {
         step_alarms(step, counts, thresholds, &mut out);
     }
     out.extend(score_disagreement(run, thresholds.score_disagreement));
-    out.extend(length_hacking(&steps, thresholds.length_hacking));
+    if texts {
+        out.extend(length_hacking(&steps, thresholds.length_hacking));
+    }
     out.extend(entropy_collapse(run, thresholds.entropy_collapse));
     out.extend(advantage_mismatch(run, thresholds.advantage_mismatch));
     out
@@ -172,8 +185,8 @@ fn advantage_mismatch(run: &Run, threshold: f64) -> Option<Alarm> {
     })
 }
 
-/// What each training step's groups and rollouts hold.
-fn count_steps(run: &Run) -> std::collections::BTreeMap<i64, StepCounts> {
+/// What each training step's groups and rollouts hold (their texts only when `texts`).
+fn count_steps(run: &Run, texts: bool) -> std::collections::BTreeMap<i64, StepCounts> {
     let mut steps: std::collections::BTreeMap<i64, StepCounts> = std::collections::BTreeMap::new();
     for g in run.groups.ids() {
         let step = run.groups.train_step[g.index()].unwrap_or(0);
@@ -197,16 +210,18 @@ fn count_steps(run: &Run) -> std::collections::BTreeMap<i64, StepCounts> {
             if ERROR_FINISH.contains(&finish) {
                 counts.errors.push(g);
             }
-            let text = rollout_text(run, t);
-            if text.trim().is_empty() {
-                counts.empty.push(g);
-            } else if is_repetitive(&text) {
-                counts.repetitive.push(g);
+            if texts {
+                let text = rollout_text(run, t);
+                if text.trim().is_empty() {
+                    counts.empty.push(g);
+                } else if is_repetitive(&text) {
+                    counts.repetitive.push(g);
+                }
+                if text.contains('\u{FFFD}') {
+                    counts.undecodable.push(g);
+                }
+                counts.length += text.chars().count() as f64;
             }
-            if text.contains('\u{FFFD}') {
-                counts.undecodable.push(g);
-            }
-            counts.length += text.chars().count() as f64;
             let reward = run.trajectories.reward[t.index()];
             if !reward.is_nan() {
                 counts.reward.0 += f64::from(reward);
@@ -275,7 +290,8 @@ fn step_alarms(step: i64, counts: &StepCounts, thresholds: &Thresholds, out: &mu
     }
 }
 
-/// A rollout's text: its steps' thoughts, actions and observations, joined.
+/// A rollout's own text: its steps' thoughts and actions, joined (observations are the
+/// environment's).
 fn rollout_text(run: &Run, t: TrajectoryId) -> String {
     let mut text = String::new();
     for node in run.trajectories.path(t) {

@@ -104,6 +104,12 @@ pub struct TextArena {
 }
 
 impl TextArena {
+    /// Whether every text is held in memory (none is left in the log or a dataset, to be read
+    /// when asked for).
+    pub fn holds_every_text(&self) -> bool {
+        self.span_start.is_empty()
+    }
+
     /// Stores `text`; the empty string is not stored and gets [`TextId::NONE`]. While a
     /// [`RawWindow`] is set and `text` lies in it, `text` is raw JSON (a literal with its quotes,
     /// or a piece of one's inside) and only its place is kept.

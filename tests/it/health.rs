@@ -293,3 +293,25 @@ fn real_logs_trip_the_alarms_their_definitions_give() {
         assert_eq!(got, want, "{file}");
     }
 }
+
+/// The alarms a view computes without reading texts (a run whose texts stay in its log) leave out
+/// exactly the text alarms, and keep the others.
+#[test]
+fn the_alarms_without_texts_leave_out_only_the_text_alarms() {
+    let mut run = healthy();
+    run[1].thoughts = vec![String::new()];
+    run[0].finish = "length";
+    let text = log(&run);
+    let mut report = LoadReport::new("health.jsonl");
+    let loaded = load_bytes("health.jsonl", text.as_bytes(), &mut report).unwrap();
+    assert!(loaded.text.holds_every_text());
+    let names = |alarms: Vec<vantage::analysis::health::Alarm>| alarms.iter().map(|a| a.name).collect::<Vec<_>>();
+    assert_eq!(names(alarms(&loaded, &Thresholds::default())), ["truncated", "empty"]);
+    assert_eq!(names(vantage::analysis::health::alarms_without_texts(&loaded, &Thresholds::default())), ["truncated"]);
+    // A vantage JSONL log read from its file keeps its texts there.
+    let dir = crate::common::scratch("health-texts");
+    std::fs::write(dir.join("run.jsonl"), &text).unwrap();
+    let mut report = LoadReport::new("run.jsonl");
+    let from_file = vantage::source::path::load_path(&dir.join("run.jsonl"), None, &mut report).unwrap();
+    assert!(!from_file.text.holds_every_text());
+}

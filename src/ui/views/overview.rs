@@ -322,32 +322,42 @@ fn alarms_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let alarms = if let Some((_, alarms)) = cached {
         alarms
     } else {
-        let alarms =
-            Arc::new(crate::analysis::health::alarms(&open.run, &crate::analysis::health::Thresholds::default()));
+        let thresholds = crate::analysis::health::Thresholds::default();
+        // A run whose texts stay in its log or dataset is not read whole here (the UI's thread;
+        // on the web every text column would be fetched): its text alarms are `vantage health`'s.
+        let alarms = Arc::new(if open.run.text.holds_every_text() {
+            crate::analysis::health::alarms(&open.run, &thresholds)
+        } else {
+            crate::analysis::health::alarms_without_texts(&open.run, &thresholds)
+        });
         ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&alarms))));
         alarms
     };
-    {
-        if alarms.is_empty() {
-            ui.label(egui::RichText::new("Health: no alarm").color(theme::MUTED))
-                .on_hover_text("the run-health alarms of docs/HEALTH.md, as `vantage health` prints them");
-            return;
-        }
+    if alarms.is_empty() {
+        ui.label(egui::RichText::new("Health: no alarm").color(theme::MUTED))
+            .on_hover_text("the run-health alarms of docs/HEALTH.md, as `vantage health` prints them");
+    } else {
         ui.label(egui::RichText::new(format!("Health: {} alarm(s)", alarms.len())).color(theme::WARNING).strong());
-        for alarm in alarms.iter() {
-            let step = alarm.train_step.map_or_else(|| "run".to_owned(), |s| format!("step {s}"));
-            let value = if alarm.name == "length_hacking" {
-                format!("ρ {:.2}", alarm.value)
-            } else {
-                format!("{:.0}%", alarm.value * 100.0)
-            };
-            let text = format!("{} · {step} · {value}", alarm.name.replace('_', " "));
-            let button = ui.small_button(egui::RichText::new(text).color(theme::WARNING)).on_hover_text(&alarm.message);
-            if button.clicked()
-                && let Some(&g) = alarm.groups.first()
-            {
-                ctx.commands.push(Command::OpenGroup(g));
-            }
+    }
+    for alarm in alarms.iter() {
+        let step = alarm.train_step.map_or_else(|| "run".to_owned(), |s| format!("step {s}"));
+        let value = if alarm.name == "length_hacking" {
+            format!("ρ {:.2}", alarm.value)
+        } else {
+            format!("{:.0}%", alarm.value * 100.0)
+        };
+        let text = format!("{} · {step} · {value}", alarm.name.replace('_', " "));
+        let button = ui.small_button(egui::RichText::new(text).color(theme::WARNING)).on_hover_text(&alarm.message);
+        if button.clicked()
+            && let Some(&g) = alarm.groups.first()
+        {
+            ctx.commands.push(Command::OpenGroup(g));
         }
+    }
+    if !open.run.text.holds_every_text() {
+        ui.label(egui::RichText::new("(text alarms: vantage health)").color(theme::MUTED)).on_hover_text(
+            "empty, repetitive and undecodable rollouts and length hacking read every rollout's text, \
+             which this run keeps in its log or dataset: `vantage health` computes them",
+        );
     }
 }
