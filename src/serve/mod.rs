@@ -146,14 +146,12 @@ fn accept(shared: &Arc<Shared>, mut stream: TcpStream) {
         log_line(shared, &peer, "-", 503, 0, Instant::now());
         return;
     }
-    let shared = Arc::clone(shared);
-    let spawned = std::thread::Builder::new().name("serve connection".to_owned()).stack_size(256 * 1024).spawn({
-        let shared = Arc::clone(&shared);
-        move || {
-            connection(&shared, stream, &peer);
-            shared.active.fetch_sub(1, Ordering::SeqCst);
-        }
-    });
+    let worker = Arc::clone(shared);
+    let spawned =
+        std::thread::Builder::new().name("serve connection".to_owned()).stack_size(256 * 1024).spawn(move || {
+            connection(&worker, stream, &peer);
+            worker.active.fetch_sub(1, Ordering::SeqCst);
+        });
     if spawned.is_err() {
         shared.active.fetch_sub(1, Ordering::SeqCst);
     }

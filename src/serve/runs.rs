@@ -153,35 +153,25 @@ impl Catalog {
         (state.entries.values().cloned().collect(), state.left_out)
     }
 
-    /// The run of `id`, as last found.
-    pub fn get(&self, id: &str) -> Option<Entry> {
-        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if state.scanned.is_none() {
-            self.scan(&mut state);
-        }
-        state.entries.get(id).cloned()
-    }
-
     /// The run whose id is the longest prefix of `segments`, and the segments after it.
     pub fn resolve(&self, segments: &[String]) -> Option<(Entry, Vec<String>)> {
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if state.scanned.is_none() {
             self.scan(&mut state);
         }
-        for cut in (1..=segments.len()).rev() {
-            let id = segments[..cut].join("/");
-            if let Some(entry) = state.entries.get(&id) {
-                return Some((entry.clone(), segments[cut..].to_vec()));
-            }
+        let longest = |state: &State| {
+            (1..=segments.len()).rev().find_map(|cut| {
+                let entry = state.entries.get(&segments[..cut].join("/"))?;
+                Some((entry.clone(), segments[cut..].to_vec()))
+            })
+        };
+        if let Some(found) = longest(&state) {
+            return Some(found);
         }
         // A run found since the last look (a page opening a link to a new run).
         if state.scanned.is_some_and(|t| t.elapsed() > Duration::from_millis(200)) {
             self.scan(&mut state);
-            for cut in (1..=segments.len()).rev() {
-                if let Some(entry) = state.entries.get(&segments[..cut].join("/")) {
-                    return Some((entry.clone(), segments[cut..].to_vec()));
-                }
-            }
+            return longest(&state);
         }
         None
     }
