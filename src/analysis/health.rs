@@ -170,11 +170,8 @@ fn advantage_mismatch(run: &Run, threshold: f64) -> Option<Alarm> {
         threshold,
         groups: closest
             .largest
-            .map(|(_, position)| {
-                let offsets = &run.trajectories.path_offsets;
-                let t = offsets.partition_point(|&o| o as usize <= position).saturating_sub(1);
-                vec![run.trajectories.group[t]]
-            })
+            .and_then(|(_, position)| run.trajectories.at_position(position))
+            .map(|t| vec![run.trajectories.group[t.index()]])
             .unwrap_or_default(),
         message: format!(
             "the logged advantages: no preset reproduces them; the closest, {}, differs on {:.0}% of steps (above {:.0}%)",

@@ -81,9 +81,8 @@ pub fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Va
     let c = crate::analysis::compare::Comparison::of(&run, &a, &b);
     let tr = &run.trajectories;
     let step_of = |position: usize| {
-        let t = tr.path_offsets.partition_point(|&o| o as usize <= position).saturating_sub(1);
-        let t = crate::model::TrajectoryId(t as u32);
-        (t, position - tr.path_offsets[t.index()] as usize)
+        let t = tr.at_position(position)?;
+        Some((t, position - tr.path_range(t).start))
     };
     let text_of = |position: usize| {
         let n = tr.path_nodes[position].index();
@@ -99,9 +98,9 @@ pub fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Va
         .iter()
         .skip(args.offset)
         .take(args.limit)
-        .map(|d| {
-            let (t, k) = step_of(d.position);
-            serde_json::json!({
+        .filter_map(|d| {
+            let (t, k) = step_of(d.position)?;
+            Some(serde_json::json!({
                 "trajectory": run.trajectory_key(t),
                 "group": run.group_key(tr.group[t.index()]),
                 "step": k,
@@ -109,7 +108,7 @@ pub fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Va
                 "a": d.a,
                 "b": d.b,
                 "text": text_of(d.position),
-            })
+            }))
         })
         .collect();
     let groups: Vec<serde_json::Value> = c
