@@ -35,16 +35,9 @@ impl ServerRun {
         format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02} UTC")
     }
 
-    /// `1.2 GiB`, `340 KiB`, `12 B`.
+    /// Its size for people, as the app writes sizes (`48.2 kB`, `3.22 GB`).
     pub fn size_text(&self) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-        let mut value = self.size as f64;
-        let mut unit = 0;
-        while value >= 1024.0 && unit + 1 < units.len() {
-            value /= 1024.0;
-            unit += 1;
-        }
-        if unit == 0 { format!("{} B", self.size) } else { format!("{value:.1} {}", units[unit]) }
+        crate::load::budget::size(self.size)
     }
 }
 
@@ -152,9 +145,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(list.runs.len(), 2);
-        assert_eq!(list.runs[0].size_text(), "1.5 KiB");
+        assert_eq!(list.runs[0].size_text(), "1.5 kB");
         assert_eq!(list.runs[0].modified_text(), "2025-12-05 19:20 UTC");
-        assert_eq!(list.runs[1].size_text(), "3.0 GiB");
+        assert_eq!(list.runs[1].size_text(), "3.22 GB");
         assert!(list.by_url("runs/runs/a.jsonl").is_some_and(|r| r.follow));
         assert!(list.take(r#"{"vantage_serve":2,"runs":[]}"#).is_err());
         assert!(list.take("<html>").is_err());

@@ -1384,8 +1384,8 @@ fn the_server_run_list_lists_the_runs_and_a_click_opens_one() {
     let mut h = harness(app);
     assert_eq!(h.state().title(), "vantage — 2 runs on this server");
     h.get_by_label("Runs on this server (2)");
-    h.get_by_label("47.1 KiB");
-    h.get_by_label("3.0 GiB");
+    h.get_by_label("48.2 kB");
+    h.get_by_label("3.22 GB");
     h.get_by_label("ready · followed");
     h.get_by_label("converting to v2…");
     assert_eq!(h.get_all_by_label("2026-12-05 16:50 UTC").count(), 2);
