@@ -20,11 +20,10 @@ import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { launchChromium } from "../tests/web/browser.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { chromium } = createRequire(path.join(root, "tests/web/package.json"))("playwright-core");
 const [logArg, runsArg] = process.argv.slice(2);
 if (!logArg) {
   console.error("usage: node bench/serve.mjs LOG [RUNS]");
@@ -89,14 +88,7 @@ const statics = http.createServer((req, res) => {
 await new Promise((resolve) => statics.listen(0, "127.0.0.1", resolve));
 const staticBase = `http://127.0.0.1:${statics.address().port}`;
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: [
-    "--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-    "--disable-background-networking", "--disable-component-update", "--no-first-run",
-  ],
-});
+const browser = await launchChromium();
 
 // Milliseconds from navigation to a title naming a step (null past the time limit).
 async function firstView(url) {

@@ -9,11 +9,10 @@
 import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
-import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { launchChromium } from "../tests/web/browser.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { chromium } = createRequire(path.join(root, "tests/web/package.json"))("playwright-core");
 const [runDir, runsArg] = process.argv.slice(2);
 if (!runDir) {
   console.error("usage: node bench/web_v2.mjs RUN_DIR [RUNS]");
@@ -50,11 +49,7 @@ const server = http.createServer((req, res) => {
 });
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 const base = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--no-first-run"],
-});
+const browser = await launchChromium();
 for (let run = 0; run < Number(runsArg || 3); run++) {
   requests = [];
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

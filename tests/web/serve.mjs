@@ -7,14 +7,12 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { PNG } from "pngjs";
+import { distinctColours, launchChromium } from "./browser.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
 const shots = path.join(here, "screenshots");
 const bin = process.env.VANTAGE_BIN || path.join(root, "target/debug/vantage");
-const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 
 const served = path.join(root, "target/web-serve");
 fs.rmSync(served, { recursive: true, force: true });
@@ -57,22 +55,8 @@ for (let i = 0; i < 300; i++) {
   await new Promise((r) => setTimeout(r, 100));
 }
 
-function distinctColours(png) {
-  const image = PNG.sync.read(png);
-  const seen = new Set();
-  for (let i = 0; i < image.data.length; i += 4 * 7) seen.add((image.data[i] << 16) | (image.data[i + 1] << 8) | image.data[i + 2]);
-  return seen.size;
-}
 
-const browser = await chromium.launch({
-  executablePath: chromiumPath,
-  headless: true,
-  args: [
-    "--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-    "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
-    "--disable-sync", "--no-first-run",
-  ],
-});
+const browser = await launchChromium();
 fs.mkdirSync(shots, { recursive: true });
 let failures = 0;
 const fail = (why) => { console.log(`FAIL ${why}`); failures++; };

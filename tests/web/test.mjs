@@ -14,14 +14,12 @@ import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { PNG } from "pngjs";
+import { distinctColours, launchChromium } from "./browser.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
 const dist = path.join(root, "dist");
 const shots = path.join(here, "screenshots");
-const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 
 const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".jsonl": "text/plain" };
 // A ZIP of stored entries (what the app's reader takes besides deflate and zstd).
@@ -168,24 +166,8 @@ const server = http.createServer((req, res) => {
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 const base = `http://127.0.0.1:${server.address().port}`;
 
-function distinctColours(png) {
-  const image = PNG.sync.read(png);
-  const seen = new Set();
-  for (let i = 0; i < image.data.length; i += 4 * 7) {
-    seen.add((image.data[i] << 16) | (image.data[i + 1] << 8) | image.data[i + 2]);
-  }
-  return seen.size;
-}
 
-const browser = await chromium.launch({
-  executablePath: chromiumPath,
-  headless: true,
-  args: [
-    "--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-    "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
-    "--disable-sync", "--no-first-run",
-  ],
-});
+const browser = await launchChromium();
 fs.mkdirSync(shots, { recursive: true });
 let failures = 0;
 async function visit(name, url, titlePrefix) {

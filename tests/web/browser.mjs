@@ -1,0 +1,28 @@
+// What the browser tests and benchmarks share: headless Chromium as this machine runs it, and a
+// count of a screenshot's colours (a blank canvas has few).
+import { chromium } from "playwright-core";
+import { PNG } from "pngjs";
+
+/// Debian's Chromium (or $CHROMIUM), headless, drawing WebGL2 with SwiftShader; the background
+/// networking flags keep it from trying hosts a closed network refuses.
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+      "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
+      "--disable-sync", "--no-first-run",
+    ],
+  });
+}
+
+/// How many distinct colours a PNG screenshot has (every 7th pixel).
+export function distinctColours(png) {
+  const image = PNG.sync.read(png);
+  const seen = new Set();
+  for (let i = 0; i < image.data.length; i += 4 * 7) {
+    seen.add((image.data[i] << 16) | (image.data[i + 1] << 8) | image.data[i + 2]);
+  }
+  return seen.size;
+}
