@@ -21,7 +21,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { launchChromium } from "../tests/web/browser.mjs";
+import { launchChromium, startServe } from "../tests/web/browser.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const [logArg, runsArg] = process.argv.slice(2);
@@ -39,16 +39,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const converted = path.join(path.dirname(log), ".vantage", `${path.basename(log)}.v2`);
 fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
 const startedServe = Date.now();
-const server = spawn(bin, ["serve", path.dirname(log), "--port", "0"], { stdio: ["ignore", "pipe", "ignore"] });
-const base = await new Promise((resolve, reject) => {
-  let out = "";
-  server.stdout.on("data", (d) => {
-    out += d.toString();
-    const m = /open (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
-    if (m) resolve(m[1]);
-  });
-  server.on("exit", (code) => reject(new Error(`vantage serve exited (${code}): ${out}`)));
-});
+const { server, base } = await startServe(spawn, bin, [path.dirname(log), "--port", "0"]);
 let entry;
 for (;;) {
   const list = await (await fetch(base + "/api/runs")).json();

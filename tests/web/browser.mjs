@@ -26,3 +26,20 @@ export function distinctColours(png) {
   }
   return seen.size;
 }
+
+/// Starts `vantage serve ARGS…` (`bin`, with `--port 0` among ARGS) and waits for the address it
+/// prints; its stderr (the request log) goes to `onLog` line by line when given.
+export async function startServe(spawn, bin, args, onLog) {
+  const server = spawn(bin, ["serve", ...args], { stdio: ["ignore", "pipe", onLog ? "pipe" : "ignore"] });
+  if (onLog) server.stderr.on("data", (d) => d.toString().split("\n").filter(Boolean).forEach(onLog));
+  const base = await new Promise((resolve, reject) => {
+    let out = "";
+    server.stdout.on("data", (d) => {
+      out += d.toString();
+      const m = /open (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
+      if (m) resolve(m[1]);
+    });
+    server.on("exit", (code) => reject(new Error(`vantage serve exited (${code}): ${out}`)));
+  });
+  return { server, base };
+}

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { distinctColours, launchChromium } from "./browser.mjs";
+import { distinctColours, launchChromium, startServe } from "./browser.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -30,20 +30,10 @@ const big = path.join(served, "big.jsonl");
 fs.writeFileSync(big, '{"vantage": 1, "name": "big"}\n' + Array.from({ length: 200 }, (_, r) => line(0, r)).join(""));
 
 // The server, on any free port; its request log is kept.
-const server = spawn(bin, ["serve", served, path.join(root, "target/web-v2/run"), "--port", "0", "--convert-above", "20k"], {
-  stdio: ["ignore", "pipe", "pipe"],
-});
 const requests = [];
-server.stderr.on("data", (d) => requests.push(...d.toString().split("\n").filter(Boolean)));
-const base = await new Promise((resolve, reject) => {
-  let out = "";
-  server.stdout.on("data", (d) => {
-    out += d.toString();
-    const m = /open (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
-    if (m) resolve(m[1]);
-  });
-  server.on("exit", (code) => reject(new Error(`vantage serve exited (${code}): ${out}`)));
-});
+const { server, base } = await startServe(
+  spawn, bin, [served, path.join(root, "target/web-v2/run"), "--port", "0", "--convert-above", "20k"], (l) => requests.push(l),
+);
 console.log(`vantage serve at ${base}`);
 // Until every conversion is done.
 for (let i = 0; i < 300; i++) {
@@ -122,45 +112,32 @@ async function waitTitle(page, name, test, timeout = 120000) {
   await page.close();
 }
 
-// 3. A followed log: a group appended on disk appears on the page.
-{
+// Opens `url` at rollout s0/r3, appends 16 rollouts of step 1 to `file` once the page is in, and
+// waits for the page to hold `total` trajectories, within `aim` ms; `stays`: the selection must not move.
+async function followCase(name, url, file, total, aim, stays) {
   const followed = [];
-  const page = await newPage("serve_follow", followed);
-  await page.goto(base + "/#run=runs/web-serve/growing.jsonl&traj=s0/r3&step=1");
-  if (await waitTitle(page, "serve_follow", "^vantage — s0/r3")) {
+  const page = await newPage(name, followed);
+  await page.goto(base + url);
+  if (await waitTitle(page, name, "^vantage — s0/r3")) {
     await page.waitForTimeout(2500);
-    fs.appendFileSync(growing, Array.from({ length: 16 }, (_, r) => line(1, r)).join(""));
+    fs.appendFileSync(file, Array.from({ length: 16 }, (_, r) => line(1, r)).join(""));
     const appended = Date.now();
-    while (!followed.includes(32) && Date.now() - appended < 15000) await page.waitForTimeout(100);
+    while (!followed.includes(total) && Date.now() - appended < 15000) await page.waitForTimeout(100);
     const latency = Date.now() - appended;
-    await page.screenshot({ path: path.join(shots, "serve_follow.png") });
-    console.log(`serve_follow: trajectories as they arrived ${JSON.stringify(followed)}; the new groups after ${latency} ms`);
-    if (!followed.includes(32)) fail("serve_follow: the appended groups never arrived");
-    else if (latency > 2000) fail(`serve_follow: the appended groups took ${latency} ms (the aim is 2 s)`);
+    await page.screenshot({ path: path.join(shots, `${name}.png`) });
+    console.log(`${name}: trajectories as they arrived ${JSON.stringify(followed)}; the new groups after ${latency} ms`);
+    if (!followed.includes(total)) fail(`${name}: the appended groups never arrived`);
+    else if (latency > aim) fail(`${name}: the appended groups took ${latency} ms (the aim is ${aim} ms)`);
+    if (stays && !(await page.title()).startsWith("vantage — s0/r3")) fail(`${name}: the selection moved (${await page.title()})`);
   }
   await page.close();
 }
 
+// 3. A followed log: a group appended on disk appears on the page.
+await followCase("serve_follow", "/#run=runs/web-serve/growing.jsonl&traj=s0/r3&step=1", growing, 32, 2000, false);
 // 4. A converted log that grows: the server writes what it gained into the dataset, and the page,
 // which looks at the manifest every second, opens it again.
-{
-  const followed = [];
-  const page = await newPage("serve_follow_converted", followed);
-  await page.goto(base + "/#run=runs/web-serve/big.jsonl/&traj=s0/r3&step=1");
-  if (await waitTitle(page, "serve_follow_converted", "^vantage — s0/r3")) {
-    await page.waitForTimeout(2500);
-    fs.appendFileSync(big, Array.from({ length: 16 }, (_, r) => line(1, r)).join(""));
-    const appended = Date.now();
-    while (!followed.includes(216) && Date.now() - appended < 15000) await page.waitForTimeout(100);
-    const latency = Date.now() - appended;
-    await page.screenshot({ path: path.join(shots, "serve_follow_converted.png") });
-    console.log(`serve_follow_converted: trajectories ${JSON.stringify(followed)}; the new groups after ${latency} ms`);
-    if (!followed.includes(216)) fail("serve_follow_converted: the appended groups never arrived");
-    else if (latency > 3000) fail(`serve_follow_converted: the appended groups took ${latency} ms`);
-    if (!(await page.title()).startsWith("vantage — s0/r3")) fail(`serve_follow_converted: the selection moved (${await page.title()})`);
-  }
-  await page.close();
-}
+await followCase("serve_follow_converted", "/#run=runs/web-serve/big.jsonl/&traj=s0/r3&step=1", big, 216, 3000, true);
 
 await browser.close();
 server.kill();
