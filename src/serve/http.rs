@@ -20,10 +20,11 @@ pub struct Limits {
     pub headers: usize,
     /// The request target (414 past it).
     pub target_bytes: usize,
-    /// The time a client has to send a request's head once it started or the connection opened
-    /// (408 past it): a client sending a byte a second cannot hold a connection for longer.
+    /// The time a client has to send a request's head once its first byte is in (408 past it): a
+    /// client sending a byte a second cannot hold a connection for longer.
     pub head_deadline: Duration,
-    /// How long a kept-alive connection may wait for its next request.
+    /// How long a connection may wait for a request to start (the first, or the next one on a
+    /// kept-alive connection).
     pub idle: Duration,
     /// How long one write may wait for a client that does not read.
     pub write: Duration,
@@ -191,8 +192,8 @@ pub enum ReadError {
 }
 
 /// Reads one request's head from `stream` (what follows it of a pipelined request stays in
-/// `buffer`). `first`: whether this is the connection's first request (the head deadline runs
-/// from the connection's opening; later ones get the idle limit to start).
+/// `buffer`). A client has the idle limit to start a request and, once its first byte is in, the
+/// head deadline to finish the head.
 pub fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>, limits: &Limits) -> Result<Request, ReadError> {
     let mut deadline: Option<Instant> = None;
     let idle_until = Instant::now() + limits.idle;
