@@ -9,6 +9,7 @@ pub mod health;
 pub mod heatmap;
 pub mod overview;
 pub mod runs;
+pub mod step_credit;
 pub mod summary;
 pub mod tree_layout;
 

@@ -2,102 +2,68 @@
 //! Compare view sets them side by side (docs/JSON.md has the JSON).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
+use super::json_command::{self, JsonCommand};
 use crate::source::OpenOptions;
 
 /// `vantage compare`'s arguments.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, clap::Args, serde::Deserialize)]
 pub struct Args {
     /// The run.
+    #[serde(rename = "path")]
     pub file: PathBuf,
     /// Scheme A (an id, `expr:FORMULA` or `formula:NAME`).
     #[arg(long)]
     pub a: String,
     /// Scheme A's trainer preset.
     #[arg(long)]
+    #[serde(default)]
     pub a_preset: Option<String>,
     /// Scheme B.
     #[arg(long)]
     pub b: String,
     /// Scheme B's trainer preset.
     #[arg(long)]
+    #[serde(default)]
     pub b_preset: Option<String>,
-    /// Print JSON (docs/JSON.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The steps and groups listed, at most (1 to 1000).
-    #[arg(long, default_value_t = 20)]
-    pub limit: usize,
-    /// Skip this many of them first (paging).
-    #[arg(long, default_value_t = 0)]
-    pub offset: usize,
+    /// `--json`, `--limit`, `--offset`.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub page: json_command::Page,
 }
 
-/// Runs the command: the comparison printed, or an error (as JSON too with `--json`) and exit 2.
-pub fn main(args: &Args, options: &OpenOptions) -> ExitCode {
-    match compare(args, options) {
-        Ok(text) => {
-            println!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            if args.json {
-                println!("{}", serde_json::json!({ "vantage_compare": 1, "error": format!("{err:#}") }));
-            }
-            eprintln!("vantage compare: {err:#}");
-            ExitCode::from(2)
-        }
+impl JsonCommand for Args {
+    const NAME: &'static str = "compare";
+
+    fn page(&self) -> Option<&json_command::Page> {
+        Some(&self.page)
+    }
+
+    fn json(&self, options: &OpenOptions) -> anyhow::Result<serde_json::Value> {
+        json(self, options)
+    }
+
+    fn text(&self, json: &serde_json::Value) -> String {
+        let kinds = json["disagreements"].as_object().cloned().unwrap_or_default();
+        text(self, json, &kinds)
     }
 }
 
-/// The most rows `vantage compare` lists at once.
-const MAX_LIMIT: usize = 1000;
-
-/// `vantage compare`: schemes A and B on one run, as text or JSON (docs/JSON.md).
-fn compare(args: &Args, options: &OpenOptions) -> anyhow::Result<String> {
-    let json = json(args, options)?;
-    if args.json {
-        return Ok(json.to_string());
-    }
-    let kinds = json["disagreements"].as_object().cloned().unwrap_or_default();
-    Ok(text(args, &json, &kinds))
-}
-
-/// The comparison as docs/JSON.md's object (also `vantage mcp`'s `compare` tool).
-pub fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value> {
-    if args.limit == 0 || args.limit > MAX_LIMIT {
-        anyhow::bail!("--limit {}: from 1 to {MAX_LIMIT}", args.limit);
-    }
-    let mut report = options.report(&args.file.display().to_string());
-    let run =
-        super::load_path(&args.file, options, None, &mut report).map_err(|e| anyhow::anyhow!("{}", e.located()))?;
-    let credit = |id: &str, preset: Option<&str>| -> anyhow::Result<Vec<f32>> {
-        let computation = super::formulas::Computation::resolve(id, preset, Vec::new())?;
-        Ok(std::mem::take(&mut computation.compute(&run)?.step))
-    };
-    let a = credit(&args.a, args.a_preset.as_deref()).map_err(|e| e.context(format!("--a {}", args.a)))?;
-    let b = credit(&args.b, args.b_preset.as_deref()).map_err(|e| e.context(format!("--b {}", args.b)))?;
+/// The comparison as docs/JSON.md's object.
+fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value> {
+    let run = json_command::open(&args.file, options)?;
+    let credit = |flag: &str, id: &str, preset: Option<&str>| json_command::step_credit(&run, flag, id, preset);
+    let a = credit("--a", &args.a, args.a_preset.as_deref())?;
+    let b = credit("--b", &args.b, args.b_preset.as_deref())?;
     let c = crate::analysis::compare::Comparison::of(&run, &a, &b);
     let tr = &run.trajectories;
     let step_of = |position: usize| {
         let t = tr.at_position(position)?;
         Some((t, position - tr.path_range(t).start))
     };
-    let text_of = |position: usize| {
-        let n = tr.path_nodes[position].index();
-        let mut text = run.text(run.nodes.action[n]).trim().to_owned();
-        if text.is_empty() {
-            text = run.text(run.nodes.thought[n]).trim().to_owned();
-        }
-        let cut: String = text.chars().take(200).collect();
-        if cut.len() < text.len() { format!("{cut}…") } else { cut }
-    };
-    let rows: Vec<serde_json::Value> = c
-        .most_different
-        .iter()
-        .skip(args.offset)
-        .take(args.limit)
+    let rows: Vec<serde_json::Value> = args
+        .page
+        .of(c.most_different.iter())
         .filter_map(|d| {
             let (t, k) = step_of(d.position)?;
             Some(serde_json::json!({
@@ -105,17 +71,15 @@ pub fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Va
                 "group": run.group_key(tr.group[t.index()]),
                 "step": k,
                 "kind": run.label(run.nodes.kind[tr.path_nodes[d.position].index()]),
-                "a": d.a,
-                "b": d.b,
-                "text": text_of(d.position),
+                "a": json_command::number32(d.a),
+                "b": json_command::number32(d.b),
+                "text": json_command::step_text(&run, tr.path_nodes[d.position], 200),
             }))
         })
         .collect();
-    let groups: Vec<serde_json::Value> = c
-        .groups
-        .iter()
-        .skip(args.offset)
-        .take(args.limit)
+    let groups: Vec<serde_json::Value> = args
+        .page
+        .of(c.groups.iter())
         .map(|g| {
             serde_json::json!({
                 "group": run.group_key(g.group),
@@ -142,8 +106,8 @@ pub fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Va
         "sign_disagreement": c.sign_disagreement,
         "differing": c.num_differing,
         "disagreements": kinds,
-        "offset": args.offset,
-        "limit": args.limit,
+        "offset": args.page.offset,
+        "limit": args.page.limit,
         "rows_total": c.most_different.len(),
         "rows": rows,
         "groups_total": c.groups.len(),

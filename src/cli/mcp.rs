@@ -1,6 +1,6 @@
 //! `vantage mcp`: a Model Context Protocol server over stdio, so a coding agent can ask vantage
-//! about a run: its tools are the JSON analyses of docs/JSON.md (`check`, `compare`, `health`) on
-//! runs opened by path, and `open_app`, which opens the desktop app at a deep link so the agent can
+//! about a run: its tools are the JSON analyses of docs/JSON.md (`check`, `compare`, `budget`,
+//! `runs`, `diff`, `step`, `health`) on runs opened by path, and `open_app`, which opens the desktop app at a deep link so the agent can
 //! show a person the step it found.
 //!
 //! The protocol's stdio transport is JSON-RPC 2.0, one message a line; this server answers
@@ -14,7 +14,11 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
+use super::json_command;
 use crate::source::OpenOptions;
+
+/// The tools, in `tools/list`'s order.
+const TOOLS: [&str; 8] = ["check", "compare", "budget", "runs", "diff", "step", "health", "open_app"];
 
 /// The protocol versions this server speaks (it answers with the client's when it is one of them).
 const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -98,16 +102,37 @@ fn error(id: Value, code: i64, message: &str) -> Value {
     reply(id, "error", json!({ "code": code, "message": message }))
 }
 
+/// The properties the tools' input schemas share.
+struct Properties {
+    path: Value,
+    scheme: Value,
+    limit: Value,
+    offset: Value,
+}
+
 /// The tools, with their input schemas.
 fn tools() -> Value {
-    let path = json!({ "type": "string", "description": "a log, a folder of runs or a v2 dataset, on this machine" });
-    json!([
-        {
+    let common = Properties {
+        path: json!({ "type": "string", "description": "a log, a folder of runs or a v2 dataset, on this machine" }),
+        scheme: json!({ "type": "string", "description": "a scheme id (vantage schemes), ID@PRESET (grpo@verl), expr:FORMULA or formula:NAME" }),
+        limit: json!({ "type": "integer", "minimum": 1, "maximum": 1000 }),
+        offset: json!({ "type": "integer", "minimum": 0 }),
+    };
+    let mut tools = run_tools(&common);
+    tools.extend(step_tools(&common));
+    Value::Array(tools)
+}
+
+/// The tools on a whole run: `check`, `compare`, `budget`, `runs`.
+fn run_tools(common: &Properties) -> Vec<Value> {
+    let Properties { path, scheme, limit, offset } = common;
+    vec![
+        json!({
             "name": "check",
             "description": "What a run holds: counts, training steps, rewards, fields present, the credit schemes it supports (and why not the others), the audit of its logged advantages, warnings. docs/JSON.md: vantage check --json.",
             "inputSchema": { "type": "object", "properties": { "path": path }, "required": ["path"] },
-        },
-        {
+        }),
+        json!({
             "name": "compare",
             "description": "Two credit schemes on a run: Spearman rho, the share of steps whose signs differ, named disagreements, the steps where they differ most with their text, the groups they disagree on most. Paged: limit (1 to 1000) and offset.",
             "inputSchema": {
@@ -118,13 +143,85 @@ fn tools() -> Value {
                     "b": { "type": "string", "description": "scheme B" },
                     "a_preset": { "type": "string", "description": "scheme A's trainer preset (verl, trl, nemo_rl, …)" },
                     "b_preset": { "type": "string" },
-                    "limit": { "type": "integer", "minimum": 1, "maximum": 1000 },
-                    "offset": { "type": "integer", "minimum": 0 }
+                    "limit": limit,
+                    "offset": offset
                 },
                 "required": ["path", "a", "b"]
             },
-        },
-        {
+        }),
+        json!({
+            "name": "budget",
+            "description": "The signal budget per training step: mean reward, success rate, the share of rollouts in zero-variance groups (no gradient under GRPO), truncated, and given no credit under schemes a and b, and where each scheme's |credit| goes (successful / failed rollouts, roles, before / after the first error). Paged over training steps.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "a": scheme.clone(),
+                    "b": scheme.clone(),
+                    "limit": limit.clone(),
+                    "offset": offset.clone()
+                },
+                "required": ["path"]
+            },
+        }),
+        json!({
+            "name": "runs",
+            "description": "Run A against run B on the same prompts (or two ranges of training steps of one run): each prompt's pass rate on either side with its 95% Wilson interval, and whether it was learned, forgotten, unclear (too few rollouts), still failing, still solved, or seen by one side only. Paged over prompts.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "other": { "type": "string", "description": "run B (without it, B is later training steps of the same run)" },
+                    "a_steps": { "type": "string", "description": "A's training steps: 10..20 (inclusive), ..99, 17" },
+                    "b_steps": { "type": "string", "description": "B's training steps" },
+                    "change": { "type": "array", "items": { "enum": ["learned", "forgotten", "unclear", "still_failing", "still_solved", "only_in_a", "only_in_b"] }, "description": "list only these prompts" },
+                    "limit": limit.clone(),
+                    "offset": offset.clone()
+                },
+                "required": ["path"]
+            },
+        }),
+    ]
+}
+
+/// The tools on rollouts and steps, and the rest: `diff`, `step`, `health`, `open_app`.
+fn step_tools(common: &Properties) -> Vec<Value> {
+    let Properties { path, scheme, limit, offset } = common;
+    vec![
+        json!({
+            "name": "diff",
+            "description": "Two rollouts of a group aligned step by step (longest common subsequence by text, state key or similar words): where they part, each step's text, and its credit under schemes a and b. Paged over rows.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "left": { "type": "string", "description": "a rollout's id (as compare's rows name it)" },
+                    "right": { "type": "string", "description": "the other rollout (default: one of its group with the other outcome)" },
+                    "by": { "enum": ["text", "state", "similar"] },
+                    "a": scheme.clone(),
+                    "b": scheme.clone(),
+                    "limit": limit.clone(),
+                    "offset": offset.clone()
+                },
+                "required": ["path", "left"]
+            },
+        }),
+        json!({
+            "name": "step",
+            "description": "One step of a rollout: its thought, action and observation, its kind, role, scores and outcome, and its credit under every scheme the run supports (or those named), each with the formula and the values of its terms, so the number can be redone by hand.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "trajectory": { "type": "string", "description": "the rollout's id" },
+                    "step": { "type": "integer", "minimum": 0, "description": "the step along it, from 0 (as compare and diff number them)" },
+                    "schemes": { "type": "array", "items": scheme.clone(), "description": "the schemes to compute (default: every supported one)" },
+                    "chars": { "type": "integer", "minimum": 1, "maximum": 100000, "description": "characters of each text shown (default 2000)" }
+                },
+                "required": ["path", "trajectory", "step"]
+            },
+        }),
+        json!({
             "name": "health",
             "description": "Run-health alarms per training step (zero-variance and all-failed groups, truncated, errored, empty, repetitive or undecodable rollouts) and over the run (step scores against outcomes, length hacking, entropy collapse), each with the groups behind it. docs/HEALTH.md defines them.",
             "inputSchema": {
@@ -135,8 +232,8 @@ fn tools() -> Value {
                 },
                 "required": ["path"]
             },
-        },
-        {
+        }),
+        json!({
             "name": "open_app",
             "description": "Open the vantage desktop app on a run at a deep link (#traj=ID&step=K&a=grpo&b=triage&view=compare) on this machine's display, to show a person a step.",
             "inputSchema": {
@@ -144,36 +241,40 @@ fn tools() -> Value {
                 "properties": { "path": path, "link": { "type": "string", "description": "the deep link, as Copy link writes it" } },
                 "required": ["path"]
             },
-        },
-    ])
+        }),
+    ]
+}
+
+/// That `arguments` is an object of arguments tool `name` takes (its input schema's properties): a
+/// misspelt one is an error, never silently left out.
+fn check_arguments(name: &str, arguments: &Value) -> Result<(), String> {
+    let tools = tools();
+    let Some(tool) = tools.as_array().into_iter().flatten().find(|t| t["name"] == name) else {
+        return Err(format!("no tool {name:?}; the tools are {}", TOOLS.join(", ")));
+    };
+    let Some(given) = arguments.as_object() else { return Err("arguments: not an object".to_owned()) };
+    let known = tool["inputSchema"]["properties"].as_object().cloned().unwrap_or_default();
+    match given.keys().find(|k| !known.contains_key(*k)) {
+        Some(unknown) => Err(format!(
+            "arguments: {name} takes no {unknown:?}; it takes {}",
+            known.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Runs a tool; its JSON, or why it could not.
 fn call(name: &str, arguments: &Value, options: &OpenOptions) -> Result<Value, String> {
+    check_arguments(name, arguments)?;
     let text = |key: &str| arguments.get(key).and_then(Value::as_str).map(str::to_owned);
     let path = || text("path").map(PathBuf::from).ok_or_else(|| "say the run's path (`path`)".to_owned());
     match name {
         "check" => Ok(super::check_json::report(&[path()?], options, None).0),
-        "compare" => {
-            let number = |key: &str, default: usize| match arguments.get(key) {
-                None | Some(Value::Null) => Ok(default),
-                Some(v) => v
-                    .as_u64()
-                    .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| format!("{key}: not a whole number ({v})")),
-            };
-            let args = super::compare::Args {
-                file: path()?,
-                a: text("a").ok_or("say scheme A (`a`)")?,
-                b: text("b").ok_or("say scheme B (`b`)")?,
-                a_preset: text("a_preset"),
-                b_preset: text("b_preset"),
-                json: true,
-                limit: number("limit", 20)?,
-                offset: number("offset", 0)?,
-            };
-            super::compare::json(&args, options).map_err(|e| format!("{e:#}"))
-        }
+        "compare" => json_command::from_mcp::<super::compare::Args>(arguments, options),
+        "budget" => json_command::from_mcp::<super::budget::Args>(arguments, options),
+        "runs" => json_command::from_mcp::<super::runs::Args>(arguments, options),
+        "diff" => json_command::from_mcp::<super::diff::Args>(arguments, options),
+        "step" => json_command::from_mcp::<super::step::Args>(arguments, options),
         "health" => {
             let mut thresholds = crate::analysis::health::Thresholds::default();
             if let Some(given) = arguments.get("thresholds").and_then(Value::as_object) {
@@ -204,7 +305,7 @@ fn call(name: &str, arguments: &Value, options: &OpenOptions) -> Result<Value, S
                 .map_err(|e| format!("could not start the app: {e}"))?;
             Ok(json!({ "opened": path.display().to_string(), "link": text("link"), "pid": child.id() }))
         }
-        other => Err(format!("no tool {other:?}; the tools are check, compare, health, open_app")),
+        other => Err(format!("no tool {other:?}; the tools are {}", TOOLS.join(", "))),
     }
 }
 
@@ -226,7 +327,7 @@ mod tests {
         let list = answer(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, &options).unwrap();
         let names: Vec<&str> =
             list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["check", "compare", "health", "open_app"]);
+        assert_eq!(names, TOOLS);
         let unknown = answer(r#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#, &options).unwrap();
         assert_eq!(unknown["error"]["code"], -32601);
         let garbage = answer("{not json", &options).unwrap();

@@ -6,13 +6,18 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod budget;
 mod check_json;
 mod compare;
 pub mod desktop;
+mod diff;
 mod formulas;
+mod json_command;
 mod mcp;
 #[cfg(feature = "parquet")]
 mod partitions;
+mod runs;
+mod step;
 mod table;
 
 use table::CreditTable;
@@ -128,8 +133,19 @@ enum Command {
     /// Compare two schemes on a run (docs/JSON.md): Spearman ρ, sign disagreements by name, the
     /// steps where they differ most with their text, the groups they disagree on most.
     Compare(compare::Args),
+    /// The signal budget per training step (docs/JSON.md): rollouts that teach nothing (zero-variance
+    /// groups, truncated, uncredited) and where schemes A and B put their |credit|.
+    Budget(budget::Args),
+    /// Run A against run B on the same prompts, or two ranges of training steps of one run
+    /// (docs/JSON.md): prompts learned, forgotten, unclear, still failing, still solved.
+    Runs(runs::Args),
+    /// Two rollouts aligned step by step (docs/JSON.md): where they part, with each step's credit.
+    Diff(diff::Args),
+    /// One step (docs/JSON.md): its text and fields, and its credit under every supported scheme
+    /// (or those named) with the formula and terms behind each number.
+    Step(step::Args),
     /// A Model Context Protocol server over stdio for coding agents (docs/JSON.md): the tools `check`,
-    /// `compare`, `health` and `open_app` on runs opened by path.
+    /// `compare`, `budget`, `runs`, `diff`, `step`, `health` and `open_app` on runs opened by path.
     Mcp,
     /// Run-health alarms (docs/HEALTH.md): print those that fire; exit 0 when none does, 1 when one
     /// does, 2 when a run cannot be read.
@@ -360,7 +376,11 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Credit(args)) => credit_main(args, &options),
-        Some(Command::Compare(args)) => compare::main(&args, &options),
+        Some(Command::Compare(args)) => json_command::main(&args, &options),
+        Some(Command::Budget(args)) => json_command::main(&args, &options),
+        Some(Command::Runs(args)) => json_command::main(&args, &options),
+        Some(Command::Diff(args)) => json_command::main(&args, &options),
+        Some(Command::Step(args)) => json_command::main(&args, &options),
         Some(Command::Mcp) => mcp::main(&options),
         Some(Command::Health { files, json, set, follow, interval }) => {
             health(&files, json, &set, follow.then_some(interval), &options)

@@ -1,6 +1,8 @@
 """`vantage mcp` driven by the reference MCP client (the `mcp` package from PyPI), end to end over
-stdio: list the tools, open a sample run, compare two schemes, read the step they disagree on most,
-get the run-health alarms, and an unknown scheme as a tool error. Run by tests/mcp/run.sh."""
+stdio: list the tools, open a sample run, compare two schemes, read the step they disagree on most
+with every scheme's credit and terms, align its rollout with one of the other outcome, read the
+signal budget and the prompts learned between training steps, get the run-health alarms, and bad
+arguments as tool errors. Run by tests/mcp/run.sh."""
 import asyncio
 import json
 import sys
@@ -27,7 +29,7 @@ async def main(vantage):
             info = await session.initialize()
             assert attr(info, "server_info", "serverInfo").name == "vantage", info
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["check", "compare", "health", "open_app"], tools
+            assert tools == ["budget", "check", "compare", "diff", "health", "open_app", "runs", "step"], tools
 
             run = "sample_runs/alfworld_roles.jsonl"
             check = payload(await session.call_tool("check", {"path": run}))
@@ -40,6 +42,30 @@ async def main(vantage):
             assert top["text"] and top["trajectory"].startswith("s"), top
             print(f"compare: rho {compare['spearman']:.4f}; most different: {top['trajectory']} step {top['step'] + 1}: {top['text']}")
 
+            # The step they disagree on most, under both schemes, with the terms behind each number.
+            step = payload(await session.call_tool("step", {"path": run, "trajectory": top["trajectory"], "step": top["step"]}))
+            by_scheme = {c["scheme"]: c for c in step["credit"]}
+            assert abs(by_scheme["grpo"]["value"] - top["a"]) < 1e-6 and abs(by_scheme["triage"]["value"] - top["b"]) < 1e-6, step
+            assert {t["name"] for t in by_scheme["grpo"]["terms"]} >= {"r", "mean", "std"}, by_scheme["grpo"]
+            assert any(t["name"].startswith("c(") for t in by_scheme["triage"]["terms"]), by_scheme["triage"]
+            assert top["text"] in (step["texts"]["action"]["text"], step["texts"]["thought"]["text"]), step
+            terms = ", ".join(f"{t['name']} = {t['value']}" for t in by_scheme["triage"]["terms"])
+            print(f"step: TRIAGE {by_scheme['triage']['value']:.4f} = {by_scheme['triage']['formula']} with {terms}")
+            two = payload(await session.call_tool("step", {"path": run, "trajectory": top["trajectory"], "step": top["step"], "schemes": ["grpo@verl"]}))
+            assert [c["scheme"] for c in two["credit"]] == ["grpo@verl"], two
+
+            # Its rollout against one of the other outcome, step by step.
+            diff = payload(await session.call_tool("diff", {"path": run, "left": top["trajectory"], "a": "grpo", "b": "triage"}))
+            assert diff["left"]["success"] != diff["right"]["success"] and diff["rows_total"] >= diff["matched"] > 0, diff
+            print(f"diff: {diff['left']['trajectory']} and {diff['right']['trajectory']} part at row {diff['divergence']['row'] + 1}")
+
+            budget = payload(await session.call_tool("budget", {"path": run, "a": "grpo", "b": "triage"}))
+            assert [s["train_step"] for s in budget["steps"]] == [0, 1], budget
+            assert budget["steps"][1]["zero_variance_rollouts"] > 0 and budget["steps"][0]["a"]["uncredited"] == 0, budget
+            runs = payload(await session.call_tool("runs", {"path": run, "change": ["unclear"]}))
+            assert runs["changes"]["still_solved"] == 6 and runs["rows_total"] == 2, runs
+            assert all(r["change"] == "unclear" for r in runs["rows"]), runs
+
             health = payload(await session.call_tool("health", {"path": "sample_runs/tree_rollouts.jsonl"}))
             names = [a["name"] for a in health["runs"][0]["alarms"]]
             assert names == ["truncated"], health
@@ -50,6 +76,15 @@ async def main(vantage):
             assert attr(bad, "is_error", "isError") and "no_such_scheme" in payload(bad)["error"], bad
             huge = await session.call_tool("compare", {"path": run, "a": "grpo", "b": "triage", "limit": 10**9})
             assert attr(huge, "is_error", "isError"), huge
+            for name, args in [
+                ("step", {"path": run, "trajectory": "no-such-rollout", "step": 0}),
+                ("step", {"path": run, "trajectory": top["trajectory"], "step": 10**6}),
+                ("diff", {"path": run, "left": top["trajectory"], "by": "vibes"}),
+                ("runs", {"path": run, "change": ["improved"]}),
+                ("budget", {"path": run, "a": "grpo", "colour": "red"}),
+            ]:
+                refused = await session.call_tool(name, args)
+                assert attr(refused, "is_error", "isError") and payload(refused)["error"], (name, args, refused)
             missing = await session.call_tool("check", {"path": "no/such/run.jsonl"})
             assert "error" in json.dumps(payload(missing)), missing
     print("mcp client test passed")

@@ -2,6 +2,7 @@
 //! statistics and retrieved documents, and its credit under A, B and every supported scheme with
 //! the terms that produced each number.
 
+use crate::analysis::step_credit::{formula_line, own_values, token_terms};
 use crate::credit::Credit;
 use crate::ui::widgets::format_value;
 use crate::ui::{ViewCtx, theme};
@@ -181,40 +182,6 @@ fn shared_note_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, g: crate::model
     }
 }
 
-/// The most token values listed for one step.
-const TOKEN_TERMS: usize = 24;
-
-/// Under a token-level scheme, a step's number is the mean of its policy tokens' values: those
-/// values (the first [`TOKEN_TERMS`]), so that the mean can be taken by hand; none otherwise.
-fn token_terms(
-    run: &crate::model::Run,
-    credit: &Credit,
-    t: crate::model::TrajectoryId,
-    p: usize,
-) -> Vec<(String, Option<f64>)> {
-    let (Some(crate::credit::Level::Token), Some(token)) = (credit.level, credit.token.as_deref()) else {
-        return Vec::new();
-    };
-    let Some(range) =
-        run.trajectories.path_nodes.get(p).and_then(|&node| crate::credit::step_token_range(run, t, node))
-    else {
-        return Vec::new();
-    };
-    let mask = run.tokens.mask.as_deref();
-    let values: Vec<f32> = range
-        .filter(|&i| mask.is_none_or(|m| m.get(i).copied().unwrap_or(true)))
-        .map(|i| token.get(i).copied().unwrap_or(f32::NAN))
-        .collect();
-    let mut terms = vec![(format!("the mean of its {} policy tokens' values", values.len()), None)];
-    terms.extend(
-        values.iter().take(TOKEN_TERMS).enumerate().map(|(i, &v)| (format!("token {}", i + 1), Some(f64::from(v)))),
-    );
-    if values.len() > TOKEN_TERMS {
-        terms.push((format!("and {} more", values.len() - TOKEN_TERMS), None));
-    }
-    terms
-}
-
 /// The terms of slot `slot`'s credit at path step `p` of trajectory `t` that its row does not hold
 /// ([`crate::credit::Scheme::step_terms`]), when the credit shown is `choice`'s own.
 fn step_terms(
@@ -255,9 +222,7 @@ fn step_terms(
                 }
             };
             if let Some(explained) = explained {
-                let row = explained.terms.for_step(t.index(), p);
-                let own = row.iter().skip(explained.terms.names.len()).map(|(k, v)| ((*k).to_owned(), Some(*v)));
-                terms.extend(own);
+                terms.extend(own_values(&explained, t, p));
             }
         }
     }
@@ -318,11 +283,6 @@ fn credit_line_ui(
     }
 }
 
-/// A credit's formula and the values of its terms ("with" only when there are some).
-pub fn formula_line(formula: &str, terms: &[String]) -> String {
-    if terms.is_empty() { formula.to_owned() } else { format!("{formula}  with  {}", terms.join(", ")) }
-}
-
 /// `text` broken into lines of at most `width` characters, at the last space before the limit (a
 /// word longer than a line is cut).
 pub fn wrap_lines(text: &str, width: usize) -> Vec<&str> {
@@ -368,17 +328,7 @@ pub fn long_text_ui(ui: &mut egui::Ui, id: &str, text: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::{formula_line, wrap_lines};
-
-    #[test]
-    fn a_formula_without_terms_has_no_dangling_with() {
-        assert_eq!(
-            formula_line("the trainer's logged advantage (token)", &[]),
-            "the trainer's logged advantage (token)"
-        );
-        let terms = ["r = 1".to_owned(), "mean = 0.5".to_owned()];
-        assert_eq!(formula_line("r − mean", &terms), "r − mean  with  r = 1, mean = 0.5");
-    }
+    use super::wrap_lines;
 
     #[test]
     fn lines_break_between_words() {

@@ -1,0 +1,114 @@
+//! `vantage budget RUN [--a SCHEME] [--b SCHEME] [--json]`: the signal budget per training step,
+//! as the app's Overview draws it: how many rollouts teach nothing (in zero-variance groups, cut
+//! off, given no credit) and where each scheme's |credit| goes (docs/JSON.md has the JSON).
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::json_command::{self, JsonCommand, number};
+use crate::source::OpenOptions;
+
+/// `vantage budget`'s arguments.
+#[derive(Debug, clap::Args, serde::Deserialize)]
+pub struct Args {
+    /// The run.
+    #[serde(rename = "path")]
+    pub file: PathBuf,
+    /// `--a` and `--b`: the schemes whose credit is shown.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub schemes: json_command::TwoSchemes,
+    /// `--json`, `--limit`, `--offset`.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub page: json_command::Page,
+}
+
+impl JsonCommand for Args {
+    const NAME: &'static str = "budget";
+
+    fn page(&self) -> Option<&json_command::Page> {
+        Some(&self.page)
+    }
+
+    fn json(&self, options: &OpenOptions) -> anyhow::Result<Value> {
+        let run = json_command::open(&self.file, options)?;
+        let [a, b] = self.schemes.credit(&run)?;
+        let stats = crate::analysis::overview::per_train_step(&run, [a.as_deref(), b.as_deref()]);
+        let scheme = |slot: usize, s: &crate::analysis::overview::TrainStepStats| {
+            let (mean, std) = s.abs_credit[slot];
+            json!({
+                "mean_abs_credit": number(mean),
+                "std_abs_credit": number(std),
+                "uncredited": number(s.uncredited_share[slot]),
+                "credit_share": s.credit_share[slot],
+            })
+        };
+        let steps: Vec<Value> = self
+            .page
+            .of(stats.iter())
+            .map(|s| {
+                json!({
+                    "train_step": s.train_step,
+                    "groups": s.num_groups,
+                    "mean_reward": number(s.mean_reward),
+                    "success_rate": number(s.success_rate),
+                    "zero_variance_groups": s.zero_variance_share,
+                    "zero_variance_rollouts": s.zero_variance_rollouts,
+                    "truncated": s.truncated_share,
+                    "a": if a.is_some() { scheme(0, s) } else { Value::Null },
+                    "b": if b.is_some() { scheme(1, s) } else { Value::Null },
+                })
+            })
+            .collect();
+        Ok(json!({
+            "vantage_budget": 1,
+            "run": self.file.display().to_string(),
+            "a": self.schemes.a,
+            "b": self.schemes.b,
+            "offset": self.page.offset,
+            "limit": self.page.limit,
+            "steps_total": stats.len(),
+            "steps": steps,
+        }))
+    }
+
+    fn text(&self, json: &Value) -> String {
+        let percent = |v: &Value| v.as_f64().map_or_else(|| "—".to_owned(), |v| format!("{:.0}%", v * 100.0));
+        let mut out = format!(
+            "{}: signal budget of {} training steps ({} listed from {})",
+            self.file.display(),
+            json["steps_total"],
+            json["steps"].as_array().map_or(0, Vec::len),
+            self.page.offset
+        );
+        for s in json["steps"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "\n  step {} · {} groups · mean reward {} · success {} · zero-variance rollouts {} · truncated {}",
+                s["train_step"],
+                s["groups"],
+                json_command::shown(&s["mean_reward"]),
+                percent(&s["success_rate"]),
+                percent(&s["zero_variance_rollouts"]),
+                percent(&s["truncated"]),
+            ));
+            for (slot, spec) in [("a", &self.schemes.a), ("b", &self.schemes.b)] {
+                let (Some(spec), Some(scheme)) = (spec, s[slot].as_object()) else { continue };
+                let shares: Vec<String> = scheme["credit_share"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(kind, share)| format!("{kind} {}", percent(share)))
+                    .collect();
+                out.push_str(&format!(
+                    "\n    {spec}: mean |credit| {} · uncredited {} · |credit| to {}",
+                    json_command::shown(&scheme["mean_abs_credit"]),
+                    percent(&scheme["uncredited"]),
+                    shares.join(", ")
+                ));
+            }
+        }
+        out
+    }
+}
