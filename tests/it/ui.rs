@@ -1041,12 +1041,8 @@ fn steps_log(steps: std::ops::RangeInclusive<i64>) -> String {
     log
 }
 
-#[test]
-fn a_run_opened_after_another_was_zoomed_fits_its_own_training_steps() {
-    let mut app = app_with("long.jsonl", steps_log(0..=900).as_bytes());
-    app.state.tab = Tab::Overview;
-    let mut h = harness_window(app, [1280.0, 720.0]);
-    // Zoom the first run's chart out (Ctrl with the wheel): its bounds are the user's now.
+/// Zooms the open run's Overview outcomes chart out (Ctrl with the wheel): its bounds are the user's.
+fn zoom_out_overview(h: &mut egui_kittest::Harness<'_, VantageApp>) {
     let first = vantage::ui::widgets::plot_id("overview_outcomes", h.state().current().unwrap().instance);
     let frame = *egui_plot::PlotMemory::load(&h.ctx, first).unwrap().transform().frame();
     h.hover_at(frame.center());
@@ -1061,6 +1057,14 @@ fn a_run_opened_after_another_was_zoomed_fits_its_own_training_steps() {
         h.step();
     }
     assert!(!egui_plot::PlotMemory::load(&h.ctx, first).unwrap().auto_bounds.any(), "the chart was zoomed");
+}
+
+#[test]
+fn a_run_opened_after_another_was_zoomed_fits_its_own_training_steps() {
+    let mut app = app_with("long.jsonl", steps_log(0..=900).as_bytes());
+    app.state.tab = Tab::Overview;
+    let mut h = harness_window(app, [1280.0, 720.0]);
+    zoom_out_overview(&mut h);
     // A run of 30 steps opened next spreads them over its chart, not a comb of 30 points.
     let mut report = LoadReport::new("short.jsonl");
     let run = load_bytes("short.jsonl", steps_log(1..=30).as_bytes(), &mut report).unwrap();
@@ -1071,6 +1075,51 @@ fn a_run_opened_after_another_was_zoomed_fits_its_own_training_steps() {
     let bounds = memory.bounds();
     assert!(bounds.min()[0] <= 1.0 && bounds.max()[0] >= 30.0, "{bounds:?}");
     assert!(bounds.width() < 40.0, "steps 1–30 squeezed into a chart {} steps wide", bounds.width());
+}
+
+/// A TRL run (its `completions/` directory as `GRPOTrainer` writes it: steps 10 to 120, 10 apart),
+/// opened fresh and after a longer run's chart was zoomed out: every Overview chart spans its own
+/// training steps, never a comb at the left of a wider axis.
+#[test]
+fn a_trl_run_s_overview_charts_span_its_training_steps() {
+    let dir = std::path::Path::new("tests/fixtures/runs/trl_completions/completions");
+    let open_trl = || {
+        let mut report = LoadReport::new("completions");
+        let options = vantage::source::OpenOptions::default();
+        (vantage::source::path::open(dir, &options, None, &mut report, None).unwrap(), report)
+    };
+    let charts = ["overview_outcomes", "overview_credit", "overview_budget", "overview_credit_share"];
+    let check = |h: &mut egui_kittest::Harness<'_, VantageApp>, when: &str| {
+        // The page scrolls to the charts below the first two.
+        h.get_by_label_contains("Where each scheme").scroll_to_me();
+        h.run_ok();
+        let instance = h.state().current().unwrap().instance;
+        for chart in charts {
+            let memory = egui_plot::PlotMemory::load(&h.ctx, vantage::ui::widgets::plot_id(chart, instance));
+            let memory = memory.unwrap_or_else(|| panic!("{when}: {chart} drawn"));
+            let bounds = memory.bounds();
+            // Steps 10..120 with the chart's margins (5 % of the span either side, and the plot's own).
+            assert!(bounds.min()[0] <= 10.0 && bounds.max()[0] >= 120.0, "{when}: {chart}: {bounds:?}");
+            assert!(bounds.width() < 110.0 * 1.3, "{when}: {chart} wider than the run: {bounds:?}");
+        }
+    };
+    let (run, report) = open_trl();
+    let mut app = VantageApp::default();
+    app.open_loaded(run, report);
+    app.state.tab = Tab::Overview;
+    let mut h = harness_window(app, [1280.0, 720.0]);
+    h.run_ok();
+    check(&mut h, "opened first");
+    // A 300-step run, its chart zoomed out, then the TRL run again.
+    let mut report = LoadReport::new("long.jsonl");
+    let long = load_bytes("long.jsonl", steps_log(0..=300).as_bytes(), &mut report).unwrap();
+    h.state_mut().open_loaded(long, report);
+    h.run_ok();
+    zoom_out_overview(&mut h);
+    let (run, report) = open_trl();
+    h.state_mut().open_loaded(run, report);
+    h.run_ok();
+    check(&mut h, "opened after a zoomed 300-step run");
 }
 
 /// The folder rule in the app: a run folder opened (Open folder, drop, recent) is the same run
