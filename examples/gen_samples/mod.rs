@@ -4,6 +4,7 @@ mod agent;
 mod math;
 mod rng;
 mod search;
+mod terminal;
 mod tokens;
 mod tree;
 
@@ -17,6 +18,7 @@ pub fn all() -> Vec<(&'static str, Run)> {
         ("sample_runs/search_qa_rag.jsonl", search::run(0x5eed_0003)),
         ("sample_runs/tree_rollouts.jsonl", tree::run(0x5eed_0004)),
         ("sample_runs/verl_token_batch.jsonl", tokens::run(0x5eed_0005)),
+        ("sample_runs/terminal_turn_scores.jsonl", terminal::run(0x5eed_0007)),
         ("assets/demo_run.jsonl", math::run(0x5eed_0006, 2, 6, 8)),
     ]
 }

@@ -589,8 +589,17 @@ impl VantageApp {
             id == state::CUSTOM_ID
                 || open.support.iter().any(|(info, s)| info.id == id && matches!(s, crate::credit::Support::Yes))
         };
-        const PREFERRED_B: [&str; 8] =
-            ["prm_process", "triage", "prime", "treeps_rag", "gigpo", "vineppo", "first_error", "length_penalty"];
+        const PREFERRED_B: [&str; 9] = [
+            "prm_process",
+            "triage",
+            "turn_credit",
+            "prime",
+            "treeps_rag",
+            "gigpo",
+            "vineppo",
+            "first_error",
+            "length_penalty",
+        ];
         if !supported(&self.state.scheme_a.scheme_id)
             && let Some((info, _)) = open.support.iter().find(|(_, s)| matches!(s, crate::credit::Support::Yes))
         {

@@ -14,7 +14,7 @@ def definitions(path, names, cls=None):
     body = tree.body
     if cls is not None:
         body = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == cls).body
-    found = {n.name: n for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in names}
+    found = {n.name: n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in names}
     missing = [n for n in names if n not in found]
     if missing:
         raise SystemExit(f"{path} lacks {missing}")

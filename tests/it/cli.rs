@@ -28,14 +28,14 @@ fn check_on_every_sample_exits_zero_and_prints_the_summary() {
     let args: Vec<&str> = std::iter::once("check").chain(files.iter().map(String::as_str)).collect();
     let (code, stdout, stderr) = vantage(&args);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
-    assert_eq!(stdout.matches(": vantage JSONL v1").count(), 5, "{stdout}");
+    assert_eq!(stdout.matches(": vantage JSONL v1").count(), 6, "{stdout}");
     assert!(stdout.contains("groups 36 · trajectories 288 · steps 1829 (nodes 1829) · tokens 0"), "{stdout}");
     assert!(stdout.contains(
         "tokens: mask, reward, logprob, ref_logprob, value, entropy, sum_pi_squared, prm_logprob, advantage, text"
     ));
     assert!(stdout.contains("roles: exploration (201), infrastructure (135), progress (681), regression (136)"));
     assert!(stdout.contains("tree links: yes (16 trees"));
-    assert_eq!(stdout.matches("warnings: 0 (0 skipped)").count(), 5);
+    assert_eq!(stdout.matches("warnings: 0 (0 skipped)").count(), 6);
 }
 
 #[test]

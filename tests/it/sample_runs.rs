@@ -39,7 +39,7 @@ fn every_sample_in_the_directory_loads_without_warnings() {
     let mut names: Vec<String> =
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    assert_eq!(names.len(), 5, "{names:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
     for name in names {
         let run = load(&format!("sample_runs/{name}"));
         assert!(!run.trajectories.is_empty());
@@ -53,6 +53,7 @@ const EXPECTED: &[(&str, usize, usize, usize, usize, usize)] = &[
     ("sample_runs/search_qa_rag.jsonl", 20, 100, 500, 500, 0),
     ("sample_runs/tree_rollouts.jsonl", 16, 79, 286, 491, 0),
     ("sample_runs/verl_token_batch.jsonl", 4, 32, 100, 100, 1544),
+    ("sample_runs/terminal_turn_scores.jsonl", 8, 29, 125, 125, 1802),
     ("assets/demo_run.jsonl", 12, 96, 662, 662, 0),
 ];
 

@@ -676,3 +676,37 @@ fn real_vf_eval_results_load_and_an_lfs_pointer_says_what_it_is() {
     let err = load_bytes("results.jsonl", pointer, &mut LoadReport::new("results.jsonl")).unwrap_err();
     assert!(err.to_string().contains("Git LFS pointer"), "{err}");
 }
+
+/// A verifiers trace's `info.turn_rewards` (prime-rl's per-turn state scores, one per sampled node
+/// in node order, `null` for an unscored turn) are its turns' `turn_reward` step scores, shared by
+/// the branches that share a turn; a list of the wrong length is a located warning, and the trace
+/// loads without them.
+#[test]
+fn verifiers_turn_rewards_are_the_turns_state_scores() {
+    // t-a's sampled nodes: 2 (the tool call, shared), 4 and 5 (the two final answers).
+    let scored = edited_episode(|e| e["traces"][0]["info"] = serde_json::json!({"turn_rewards": [0.25, null, 1.0]}));
+    let mut report = LoadReport::new("scored.jsonl");
+    let run = load_bytes("scored.jsonl", scored.as_bytes(), &mut report).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let column = &run.nodes.scores["turn_reward"];
+    let branch = |i: usize| {
+        let t = run.trajectory_by_key(&format!("e-1/t-a/branch-{i}")).unwrap();
+        run.trajectories.path(t).iter().map(|n| column[n.index()]).collect::<Vec<f32>>()
+    };
+    let (first, second) = (branch(0), branch(1));
+    assert_eq!(first[0], 0.25);
+    assert!(first[1].is_nan(), "{first:?}");
+    assert_eq!(second, [0.25, 1.0]);
+    assert_eq!(vantage::credit::scheme("turn_credit").unwrap().supports(&run), vantage::credit::Support::Yes);
+    let short = edited_episode(|e| e["traces"][0]["info"] = serde_json::json!({"turn_rewards": [0.25]}));
+    let mut report = LoadReport::new("short.jsonl");
+    let run = load_bytes("short.jsonl", short.as_bytes(), &mut report).unwrap();
+    let located: Vec<String> = report.warnings.iter().map(|w| w.located("short.jsonl")).collect();
+    assert_eq!(located.len(), 1, "{located:?}");
+    assert!(
+        located[0].starts_with("short.jsonl:1: traces.e-1/t-a.info.turn_rewards")
+            && located[0].contains("1 entries for 3 sampled turns"),
+        "{located:?}"
+    );
+    assert!(!run.nodes.scores.contains_key("turn_reward"));
+}

@@ -38,6 +38,7 @@ mod treeps_rag;
 mod treerl;
 mod treerpo;
 pub mod triage;
+mod turn_credit;
 mod vineppo;
 
 /// Every scheme, listed once. A new scheme is a new file here, its `mod` line and one line in this list.
@@ -76,5 +77,6 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &prime::Prime,
     &lets::Lets,
     &spo_tree::SpoTree,
+    &turn_credit::TurnCredit,
     &logged::Logged,
 ];

@@ -16,6 +16,9 @@
 //! and each metric an outcome component. The group is the episode's `group.id` (eval episodes
 //! apart from training ones); the training step is `run.work.step`.
 //!
+//! A trace's `info.turn_rewards` (the per-turn state scores prime-rl's `turn_credit` reads) become
+//! its turns' `turn_reward` step scores.
+//!
 //! A line of prime-rl's trace updates (`monitors/file/traces/update.py`: `{trace_id, branches:
 //! [{index, advantages, entropies, …}]}`, in `annotations/<producer>.jsonl`, read after the
 //! stream) folds its per-token streams onto the trace's branches read before it.
@@ -94,6 +97,11 @@ struct Trace {
     stop_condition: Option<String>,
     #[serde(default)]
     is_completed: Option<bool>,
+    /// The environment's extra information; `turn_rewards` (one state score or `null` per sampled
+    /// turn, in node order) is read as each turn's `turn_reward` step score, as prime-rl's
+    /// `turn_credit` reads it.
+    #[serde(default)]
+    info: Option<Value>,
 }
 
 #[derive(serde::Deserialize)]
@@ -114,6 +122,9 @@ struct Node {
     #[serde(default)]
     parent: Option<usize>,
     message: Message,
+    /// Whether the policy sampled it (verifiers' `MessageNode.sampled`; absent: an assistant message).
+    #[serde(default)]
+    sampled: Option<bool>,
     #[serde(default)]
     token_ids: Vec<IgnoredAny>,
     #[serde(default)]
@@ -537,6 +548,35 @@ fn turn_step(nodes: &[Node], turn: &[usize]) -> StepTexts {
     }
 }
 
+/// Each node's state score from the trace's `info.turn_rewards` (by its place among the sampled
+/// nodes), `None` for a node without one; a list that does not fit is warned about and left out.
+fn turn_rewards(trace: &Trace, key: &str, line: u64, report: &mut LoadReport) -> Vec<Option<f32>> {
+    let nodes = &trace.nodes;
+    let mut out = vec![None; nodes.len()];
+    let Some(raw) = trace.info.as_ref().and_then(|i| i.get("turn_rewards")).filter(|v| !v.is_null()) else {
+        return out;
+    };
+    let sampled: Vec<usize> =
+        (0..nodes.len()).filter(|&n| nodes[n].sampled.unwrap_or(nodes[n].message.role == "assistant")).collect();
+    let field = format!("traces.{key}.info.turn_rewards");
+    let Some(list) = raw.as_array().filter(|l| l.len() == sampled.len()) else {
+        let got = raw.as_array().map_or_else(|| "not a list".to_owned(), |l| format!("{} entries", l.len()));
+        let why = format!("{got} for {} sampled turns; the turn scores are left out", sampled.len());
+        report.warn(Warning::kept(line, field, why));
+        return out;
+    };
+    for (i, (&n, entry)) in sampled.iter().zip(list).enumerate() {
+        match entry.as_f64().filter(|v| v.is_finite()) {
+            Some(v) => out[n] = Some(v as f32),
+            None if entry.is_null() => {}
+            None => {
+                report.warn(Warning::kept(line, format!("{field}[{i}]"), "not a finite number or null; left out"));
+            }
+        }
+    }
+    out
+}
+
 /// Adds a trace's branches; each branch's trajectory key, `None` where it was skipped.
 fn add_trace(
     b: &mut RunBuilder,
@@ -570,6 +610,7 @@ fn add_trace(
         }
     }
     let finish = finish_of(trace);
+    let turn_scores = turn_rewards(trace, key, record.line, report);
     let reward = has_reward.then_some(reward);
     let outcome = Outcome { reward, success: reward.map(|r| r > 0.5), components, finish: finish.as_deref() };
     // Turns met on earlier branches: (parent step, first and last message) → step.
@@ -612,7 +653,10 @@ fn add_trace(
             let span =
                 (tokens.is_some() && offsets[turn.last + 1] > 0).then(|| [offsets[turn.first], offsets[turn.last + 1]]);
             let texts = turn_step(nodes, &path[turn.first..=turn.last]);
-            let step = texts.step(span);
+            let mut step = texts.step(span);
+            if let Some(score) = turn_scores[first] {
+                step.scores.push(("turn_reward", score));
+            }
             let node = b.add_node(group, parent, &step);
             made.insert((parent, first, last), node);
             parent = node;
