@@ -671,7 +671,24 @@ fn step_credit_does_not_depend_on_the_order_trajectories_are_logged_in() {
         }
         let has_level = scheme.params().iter().any(|p| p.name == "level");
         let sets: Vec<(&str, &str)> = if has_level { vec![("level", "step")] } else { Vec::new() };
-        let (x, y) = (by_step(&a, &credit_of(&a, id, &sets)), by_step(&b, &credit_of(&b, id, &sets)));
+        let params = Params::resolve(
+            *scheme,
+            None,
+            &sets.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let (ca, cb) = (scheme.compute(&a, &params), scheme.compute(&b, &params));
+        let (ca, cb) = match (ca, cb) {
+            (Ok(ca), Ok(cb)) => (ca, cb),
+            // A scheme that refuses the run (turn_return: its turn rewards do not sum to the outcome)
+            // refuses it whatever the order, naming the same trajectory.
+            (Err(ea), Err(eb)) => {
+                assert_eq!(ea, eb, "{id}");
+                continue;
+            }
+            (ea, eb) => panic!("{id}: {:?} in order, {:?} interleaved", ea.err(), eb.err()),
+        };
+        let (x, y) = (by_step(&a, &ca.step), by_step(&b, &cb.step));
         assert_eq!(x.len(), y.len(), "{id}");
         for ((key, k, u), (_, _, v)) in x.iter().zip(&y) {
             let same = (u.is_nan() && v.is_nan()) || (u - v).abs() <= 1e-5 * (1.0 + u.abs());
@@ -1045,6 +1062,49 @@ fn turn_credit_is_prime_rl_s_own_algorithm_on_every_turn() {
             assert_close(&credit[run.trajectories.path_range(t)], want, 1e-5, &what);
         }
     }
+}
+
+/// NeMo-RL's turn-level credit on the terminal sample, as NeMo-RL's own
+/// `TurnLevelGRPOAdvantageEstimator` computed it with torch (`tests/golden/turn_return`): every turn
+/// under immediate and return-to-go credit, two discounts and three weightings (turn weight 0 is
+/// NeMo-RL's GRPO alone).
+#[test]
+fn turn_return_is_nemo_rl_s_own_estimator_on_every_turn() {
+    let run = sample("terminal_turn_scores.jsonl");
+    for case in golden_cases("turn_return", 5) {
+        let sets: Vec<(&str, String)> = ["mode", "discount", "macro_weight", "turn_weight"]
+            .iter()
+            .map(|&k| (k, case[k].as_str().map_or_else(|| case[k].to_string(), str::to_owned)))
+            .collect();
+        let sets: Vec<(&str, &str)> = sets.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let credit = credit_of(&run, "turn_return", &sets);
+        let advantages = case["advantages"].as_object().unwrap();
+        assert_eq!(advantages.len(), run.trajectories.len());
+        for (key, want) in advantages {
+            let t = run.trajectory_by_key(key).unwrap();
+            let got = &credit[run.trajectories.path_range(t)];
+            let want: Vec<f64> = want.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            assert_eq!(got.len(), want.len(), "{key}");
+            // Within 1e-5 and 1e-5 of the value, as NeMo-RL's GRPO is checked (tests/it/trainers_2026.rs):
+            // its float32 group moments come from a matrix product, and a group whose other rewards
+            // are nearly equal (s1-csv-sniffer: 1, 0.9, 0.9 beside 0.2) divides by a small std.
+            for (g, w) in got.iter().zip(&want) {
+                assert!((f64::from(*g) - w).abs() <= 1e-5 + 1e-5 * w.abs(), "{sets:?} {key}: {got:?} vs {want:?}");
+            }
+        }
+    }
+    // NeMo-RL refuses a batch whose turn rewards do not sum to the outcome.
+    let scheme = credit::scheme("turn_return").unwrap();
+    let tight = Params::resolve(scheme, None, &[]).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/terminal_turn_scores.jsonl"),
+    )
+    .unwrap();
+    // The first rollout's outcome 0.875 made 90.875; its turn rewards still sum to 0.875.
+    let off = text.replacen("\"outcome\":{\"reward\":", "\"outcome\":{\"reward\":9", 1);
+    let skewed = load_bytes("skewed.jsonl", off.as_bytes(), &mut LoadReport::new("skewed")).unwrap();
+    let err = scheme.compute(&skewed, &tight).unwrap_err().to_string();
+    assert!(err.contains("s0-slugify-r0") && err.contains("not to its outcome 90.875"), "{err}");
 }
 
 /// A tree record of one group from TreePO-style leaf paths (`root#segment#…` → reward).

@@ -3,7 +3,8 @@
 //! of each group from the run (`engine::inputs::outcome_advantages`).
 
 use crate::credit::engine::declare::{decl, params, range};
-use crate::credit::engine::moments::group_stats;
+use crate::credit::engine::moments::{group_stats, mean_std};
+use crate::credit::engine::real::Real;
 
 params! {
     /// Parameters of the outcome advantage, shared by the schemes built on it.
@@ -70,4 +71,23 @@ pub fn group_advantages(rewards: &[f32], options: OutcomeOptions, valid: &mut Ve
         };
     }
     [mean, std]
+}
+
+/// NeMo-RL's leave-one-out GRPO advantage of one member (`nemo_rl/algorithms/utils.py`
+/// `calculate_baseline_and_std_per_prompt`, `advantage_estimator.py` `GRPOAdvantageEstimator`, with
+/// `use_leave_one_out_baseline`): its baseline is the mean of `others` (the group's other scored
+/// rewards), its std their unbiased std (0 with fewer than two), and the advantage `own − baseline`,
+/// divided by `std + ε` where `norm_by_std` and that std is above 0; a member alone has its own
+/// reward as baseline (advantage 0). Returns (advantage, baseline, std).
+pub fn leave_one_out<F: Real>(own: F, others: &[F], eps: F, norm_by_std: bool) -> (F, F, F) {
+    let (mean, std) = match others.len() {
+        0 => (own, F::ZERO),
+        1 => (others[0], F::ZERO),
+        _ => mean_std(others, true),
+    };
+    let mut advantage = own - mean;
+    if norm_by_std && std > F::ZERO {
+        advantage = advantage / (std + eps);
+    }
+    (advantage, mean, std)
 }

@@ -522,15 +522,8 @@ fn leave_one_out<F: Real>(batch: &Batch<'_, F>, params: &Params, options: &Optio
             }
             others.clear();
             others.extend(rows.iter().filter(|&&j| j != i).map(|&j| scores[j]).filter(|v| !v.is_nan()));
-            let (mean, std) = match others.len() {
-                0 => (s, F::ZERO),
-                1 => (others[0], F::ZERO),
-                _ => mean_std(&others, true),
-            };
-            let mut a = s - mean;
-            if options.norm_by_std && std > F::ZERO {
-                a = a / (std + eps);
-            }
+            let (mut a, mean, std) =
+                crate::credit::kernels::outcome::leave_one_out(s, &others, eps, options.norm_by_std);
             if clip > F::ZERO {
                 a = a.max(-clip).min(clip);
             }

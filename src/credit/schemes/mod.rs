@@ -39,6 +39,7 @@ mod treerl;
 mod treerpo;
 pub mod triage;
 mod turn_credit;
+mod turn_return;
 mod vineppo;
 
 /// Every scheme, listed once. A new scheme is a new file here, its `mod` line and one line in this list.
@@ -78,5 +79,6 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &lets::Lets,
     &spo_tree::SpoTree,
     &turn_credit::TurnCredit,
+    &turn_return::TurnReturn,
     &logged::Logged,
 ];
