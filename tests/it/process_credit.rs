@@ -1107,6 +1107,24 @@ fn turn_return_is_nemo_rl_s_own_estimator_on_every_turn() {
     assert!(err.contains("s0-slugify-r0") && err.contains("not to its outcome 90.875"), "{err}");
 }
 
+/// verifiers' step-reward advantages on the terminal sample (the steps' `env_reward` as their step
+/// rewards), as verifiers' own `apply_step_advantages` computed them (`tests/golden/step_reward`):
+/// every step under four γ.
+#[test]
+fn step_reward_is_verifiers_own_step_advantage_on_every_step() {
+    let run = sample("terminal_turn_scores.jsonl");
+    for case in golden_cases("step_reward", 4) {
+        let gamma = case["gamma"].to_string();
+        let credit = credit_of(&run, "step_reward", &[("gamma", gamma.as_str())]);
+        let advantages = case["advantages"].as_object().unwrap();
+        assert_eq!(advantages.len(), run.trajectories.len());
+        for (key, want) in advantages {
+            let t = run.trajectory_by_key(key).unwrap();
+            assert_close(&credit[run.trajectories.path_range(t)], want, 1e-5, &format!("γ {gamma} {key}"));
+        }
+    }
+}
+
 /// A tree record of one group from TreePO-style leaf paths (`root#segment#…` → reward).
 fn tree_from_paths(leaves: &serde_json::Map<String, serde_json::Value>) -> String {
     let mut nodes: Vec<String> = Vec::new();

@@ -473,6 +473,15 @@ pub fn has_outcomes(run: &Run) -> bool {
     run.trajectories.reward.iter().any(|r| !r.is_nan())
 }
 
+/// `Yes` when some step has a reward of its own (`env_reward`), else why not.
+pub fn supports_step_rewards(run: &Run) -> Support {
+    if run.nodes.env_reward.iter().any(|r| r.is_finite()) {
+        Support::Yes
+    } else {
+        Support::No("needs the environment's reward on steps (`env_reward`)".to_owned())
+    }
+}
+
 /// `Yes` when the run has outcome rewards, else why not.
 pub fn supports_outcomes(run: &Run) -> Support {
     if has_outcomes(run) { Support::Yes } else { Support::No("needs outcome rewards".to_owned()) }

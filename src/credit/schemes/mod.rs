@@ -31,6 +31,7 @@ mod remax;
 mod rloo;
 mod rloo_vectorized;
 mod spo_tree;
+mod step_reward;
 mod tir_optimal_token_baseline;
 mod tree_grpo;
 mod treepo;
@@ -80,5 +81,6 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &spo_tree::SpoTree,
     &turn_credit::TurnCredit,
     &turn_return::TurnReturn,
+    &step_reward::StepReward,
     &logged::Logged,
 ];

@@ -82,13 +82,10 @@ impl Scheme for TurnReturn {
         &PARAMS
     }
     fn supports(&self, run: &Run) -> Support {
-        if !run.nodes.env_reward.iter().any(|v| v.is_finite()) {
-            return Support::No("needs the environment's reward on each step (`env_reward`)".to_owned());
+        match crate::credit::engine::inputs::supports_step_rewards(run) {
+            Support::Yes => crate::credit::engine::inputs::supports_outcomes(run),
+            no => no,
         }
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        Support::Yes
     }
 
     fn step_terms(
