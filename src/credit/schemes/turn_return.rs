@@ -84,7 +84,7 @@ impl Scheme for TurnReturn {
     fn supports(&self, run: &Run) -> Support {
         match crate::credit::engine::inputs::supports_step_rewards(run) {
             Support::Yes => crate::credit::engine::inputs::supports_outcomes(run),
-            no => no,
+            no @ Support::No(_) => no,
         }
     }
 
