@@ -114,6 +114,34 @@ pub fn verifiers_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     (files, others)
 }
 
+/// Which files of a directory are a tinker-cookbook RL run: the training batches' rollout summaries,
+/// `iteration_NNNNNN/train_rollout_summaries.jsonl`, by iteration; the others are named (an
+/// evaluator's `eval_<name>_rollout_summaries.jsonl` is a run of its own, the logtrees, the
+/// config and the metrics are not rollouts).
+pub fn tinker_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let (mut files, mut others) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let iteration = name.strip_prefix("iteration_").and_then(|n| n.parse::<u64>().ok());
+        let (Some(iteration), true) = (iteration, entry.path().is_dir()) else {
+            others.push(name);
+            continue;
+        };
+        let train = entry.path().join("train_rollout_summaries.jsonl");
+        for inner in std::fs::read_dir(entry.path()).into_iter().flatten().flatten() {
+            if inner.path() != train {
+                others.push(format!("{name}/{}", inner.file_name().to_string_lossy()));
+            }
+        }
+        if train.is_file() {
+            files.push((iteration, train));
+        }
+    }
+    files.sort();
+    others.sort();
+    (files, others)
+}
+
 /// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
 pub(crate) fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     list_dir(dir, |path| {
@@ -139,8 +167,8 @@ pub(crate) fn head(path: &Path) -> Vec<u8> {
     head
 }
 
-/// What kind of run a directory holds: a verl dump, a NeMo-RL log directory, TRL completions,
-/// or none of them.
+/// What kind of run a directory holds: a verl dump, a NeMo-RL log directory, a prime-rl or
+/// verifiers run, a tinker-cookbook log directory, TRL completions, or none of them.
 pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !dir.is_dir() {
         return None;
@@ -158,6 +186,9 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     {
         return Some("verifiers");
     }
+    if !tinker_files(dir).0.is_empty() {
+        return Some("tinker");
+    }
     let trl = trl_files(dir).0;
     let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
     let is_completions_dir = dir.file_name().is_some_and(|n| n == "completions");
@@ -167,5 +198,7 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
 /// Whether `path` is read piece by piece through [`super::live::Live`] when read as `format` (detected when
 /// `None`): a JSON-lines log, a verl or TRL directory; any other format given is read whole.
 pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
-    format.is_none_or(|f| f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "trl") && path.is_dir()))
+    format.is_none_or(|f| {
+        f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "tinker" | "trl") && path.is_dir())
+    })
 }

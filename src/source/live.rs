@@ -29,7 +29,7 @@ use crate::model::{Run, TextSource};
 
 #[cfg(feature = "parquet")]
 use super::listing::trl_files;
-use super::listing::{directory_kind, head, nemo_rl_files, verifiers_files, verl_files};
+use super::listing::{directory_kind, head, nemo_rl_files, tinker_files, verifiers_files, verl_files};
 use super::text_files::{FileSource, FilesSource};
 
 /// Where a load shows the run so far: called with it, returns `false` when the load was cancelled.
@@ -333,6 +333,11 @@ impl Live {
                     let (_, skipped) = nemo_rl_files(path);
                     let stream = crate::load::formats::nemo_rl::stream(&name, std::mem::take(&mut report));
                     State::numbered(path, nemo_rl_files, Box::new(stream), skipped)
+                }
+                Some("tinker") => {
+                    let (_, skipped) = tinker_files(path);
+                    let stream = crate::load::formats::tinker::stream(&name, std::mem::take(&mut report));
+                    State::numbered(path, tinker_files, stream, skipped)
                 }
                 Some("verifiers") => {
                     let (_, skipped) = verifiers_files(path);

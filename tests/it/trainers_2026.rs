@@ -710,3 +710,59 @@ fn verifiers_turn_rewards_are_the_turns_state_scores() {
     );
     assert!(!run.nodes.scores.contains_key("turn_reward"));
 }
+
+/// A tinker-cookbook RL log directory (written by the cookbook's own `serialize_rollout_summaries`,
+/// `tests/fixtures/trainers/tinker/make_run.py`): the training batches' summaries of every iteration
+/// are one run, its evaluator's file a run of its own, the logtrees and the config named as
+/// skipped; each transition is a step with its own reward, metrics and logs.
+#[test]
+fn a_tinker_cookbook_run_directory_is_its_iterations_rollout_summaries() {
+    let dir = fixture_path("tinker/run");
+    let options = vantage::source::OpenOptions::default();
+    let mut report = LoadReport::new("run");
+    let run = vantage::source::path::open(&dir, &options, None, &mut report, None).unwrap();
+    assert_eq!(run.meta.format, "tinker-cookbook rollout summaries");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    // Two iterations of two problems of four trajectories; 63 transitions.
+    assert_eq!(counts(&run), (4, 16, 63));
+    assert_eq!(run.groups.train_step, [Some(0), Some(0), Some(1), Some(1)]);
+    let note = run.meta.notes.iter().find(|n| n.contains("skipped")).unwrap();
+    for skipped in ["iteration_000001/eval_guess_rollout_summaries.jsonl", "train_logtree.json", "config.json"] {
+        assert!(note.contains(skipped), "{note}");
+    }
+    // The first trajectory: four wrong guesses and a last one, each −0.1, total −0.5; its texts
+    // are the environment's logs.
+    let t = run.trajectory_by_key("train/iteration-0/group-0/traj-0").unwrap();
+    let path = run.trajectories.path(t);
+    assert_eq!(path.len(), 5);
+    assert!((run.trajectories.reward[t.index()] + 0.5).abs() < 1e-6);
+    assert!(path.iter().all(|n| (run.nodes.env_reward[n.index()] + 0.1).abs() < 1e-6));
+    assert_eq!(run.text(run.nodes.action[path[0].index()]), "feedback: lower\nguess: 15");
+    assert_eq!(run.nodes.scores["distance"][path[2].index()], 1.0);
+    // The one cut off at the turn limit.
+    assert_eq!(kinds(&run).len(), 63);
+    let truncated: Vec<&str> = run
+        .trajectories
+        .ids()
+        .filter(|&t| run.label(run.trajectories.finish[t.index()]) == "truncated")
+        .map(|t| run.trajectory_key(t))
+        .collect();
+    assert_eq!(truncated.len(), 1, "{truncated:?}");
+    // tinker's advantage is the total reward minus the group's mean: grpo --preset tinker.
+    let credit = credit(&run, "grpo", Some("tinker"), &[]);
+    for g in run.groups.ids() {
+        let members = run.groups.members(g);
+        let mean = members.iter().map(|&m| run.trajectories.reward[m.index()]).sum::<f32>() / members.len() as f32;
+        for &m in members {
+            let want = run.trajectories.reward[m.index()] - mean;
+            for p in run.trajectories.path_range(m) {
+                assert!((credit[p] - want).abs() < 1e-6, "{}: {} vs {want}", run.trajectory_key(m), credit[p]);
+            }
+        }
+    }
+    // The evaluator's summaries open as a run of their own.
+    let (eval, report) = fixture("tinker/run/iteration_000001/eval_guess_rollout_summaries.jsonl");
+    assert!(report.warnings.is_empty());
+    assert_eq!(counts(&eval), (1, 4, 16));
+    assert_eq!(eval.group_key(vantage::model::GroupId::from_index(0)), "eval/guess/iteration-1/group-0");
+}

@@ -109,7 +109,7 @@ params! {
 
 static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
-static PRESETS: [Preset; 9] = [
+static PRESETS: [Preset; 10] = [
     Preset {
         name: "verl",
         values: &[
@@ -194,6 +194,18 @@ static PRESETS: [Preset; 9] = [
             ("kl_coef", "0"),
         ],
         doc: "prime-rl's default GRPO (PrimeIntellect-ai/prime-rl 559b44772, orchestrator/algo/grpo.py GRPOAlgorithm.score_group without length_penalty): reward − the group's mean reward over its traces (a trace with several branches counted once), on every sampled token of the trace; prime-rl leaves traces that failed or whose agent is not trainable out of the mean, and vantage counts them",
+    },
+    Preset {
+        name: "tinker",
+        values: &[
+            ("norm_by_std", "false"),
+            ("baseline", "group"),
+            ("singleton", "zero"),
+            ("reward_clip", "0"),
+            ("placement", "broadcast"),
+            ("kl_coef", "0"),
+        ],
+        doc: "tinker-cookbook's RL advantage (thinking-machines-lab/tinker-cookbook 9dfcc3a2, rl/data_processing.py compute_advantages): each trajectory's total reward (its steps' rewards plus the group reward) minus the group's mean, in float32, not divided by a std; one trajectory alone gets 0",
     },
     Preset {
         name: "slime",

@@ -19,6 +19,7 @@ pub(super) mod processbench;
 pub mod slime_dump;
 pub(super) mod swe_agent;
 pub(super) mod tau2;
+pub mod tinker;
 pub(super) mod toolbench;
 pub(super) mod tot;
 pub mod trackio;
@@ -55,6 +56,7 @@ pub static LOADERS: &[&dyn Loader] = &[
     &slime_dump::SlimeDump,
     &trackio::Trackio,
     &atif::Atif,
+    &tinker::Tinker,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &vantage_parquet::VantageParquet,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
