@@ -118,6 +118,8 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
         "tests/fixtures/trainers/verifiers",
         "tests/fixtures/trainers/nemo_gym",
         "tests/fixtures/trainers/nemo_rl",
+        "tests/fixtures/trainers/tinker/run/iteration_000000",
+        "tests/fixtures/trainers/tinker/run/iteration_000001",
         "tests/fixtures/trainers/vf_eval/current",
         "tests/fixtures/trainers/vf_eval/v0.1.3",
     ]
@@ -162,6 +164,7 @@ fn importers_of_json_lines_read_in_pieces_give_the_run_one_thread_gives() {
         "NeMo Gym rollouts",
         "NeMo-RL training dump",
         "verifiers vf-eval results",
+        "tinker-cookbook rollout summaries",
     ] {
         assert!(formats.contains(format), "no {format} log among {formats:?}");
     }
@@ -368,6 +371,35 @@ fn a_followed_verl_directory_gains_its_new_step_files() {
     assert!(!live.poll().unwrap());
     assert_eq!(live.snapshot().trajectories.len(), 4, "nothing read twice");
     // Read once, as `vantage check` does, the directory is the same run.
+    let mut report = LoadReport::default();
+    let once = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
+    assert_eq!(to_jsonl(&once), to_jsonl(&run));
+}
+
+/// A tinker-cookbook log directory followed while it trains: a new iteration's training summaries
+/// are read as they appear, its evaluator's and its logtree are not.
+#[test]
+fn a_followed_tinker_directory_gains_its_new_iterations() {
+    let fixture = root().join("tests/fixtures/trainers/tinker/run");
+    let dir = scratch("follow-tinker");
+    let copy = |iteration: &str| {
+        std::fs::create_dir_all(dir.join(iteration)).unwrap();
+        for entry in std::fs::read_dir(fixture.join(iteration)).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, dir.join(iteration).join(path.file_name().unwrap())).unwrap();
+        }
+    };
+    copy("iteration_000000");
+    let mut live = Live::open(&dir, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
+    live.follow();
+    assert!(live.read(None).unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 8);
+    copy("iteration_000001");
+    assert!(live.poll().unwrap());
+    let run = live.snapshot();
+    assert_eq!(run.trajectories.len(), 16, "the evaluator's four are a run of their own");
+    assert_eq!(run.groups.train_step, [Some(0), Some(0), Some(1), Some(1)]);
+    assert!(!live.poll().unwrap());
     let mut report = LoadReport::default();
     let once = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
     assert_eq!(to_jsonl(&once), to_jsonl(&run));
