@@ -16,7 +16,7 @@
 //! messages: the texts a run logs to `<base>_logtree.json` beside them are not read.
 
 use crate::load::lenient::Num;
-use crate::load::lines::{LineFeed, head_text, read_all, records};
+use crate::load::lines::{LineFeed, records};
 use crate::load::records::{Record, line_records, object_has};
 use crate::load::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
@@ -77,13 +77,8 @@ impl Loader for Tinker {
 
 /// Reads the format, giving the event loop back between records (see `load::pace`).
 async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
-    if !accepts(&head_text(bytes)) {
-        return Err(LoadError::Incompatible {
-            format: FORMAT,
-            reason: "the first line is not a rollout summary (schema_version, group_idx, traj_idx, steps)".to_owned(),
-        });
-    }
-    read_all(stream(name, std::mem::take(report)), bytes, report).await
+    let reason = "the first line is not a rollout summary (schema_version, group_idx, traj_idx, steps)";
+    crate::load::lines::read_format((FORMAT, reason), accepts, stream, (name, bytes, report)).await
 }
 
 /// Whether the first line of `head` is a rollout summary.
