@@ -766,3 +766,28 @@ fn a_tinker_cookbook_run_directory_is_its_iterations_rollout_summaries() {
     assert_eq!(counts(&eval), (1, 4, 16));
     assert_eq!(eval.group_key(vantage::model::GroupId::from_index(0)), "eval/guess/iteration-1/group-0");
 }
+
+/// A tinker-cookbook summaries file with broken lines: each is a located warning naming its line
+/// and field, and the good lines load.
+#[test]
+fn a_broken_tinker_summary_line_is_a_located_warning_and_the_rest_loads() {
+    let text =
+        std::fs::read_to_string(fixture_path("tinker/run/iteration_000000/train_rollout_summaries.jsonl")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut bad: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    bad["steps"] = serde_json::json!("not a list");
+    lines[1] = bad.to_string();
+    let mut empty: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
+    empty["steps"] = serde_json::json!([]);
+    lines[2] = empty.to_string();
+    lines.insert(3, "{\"schema_version\": 1, \"iteration\": 0".to_owned());
+    let joined = format!("{}\n", lines.join("\n"));
+    let mut report = LoadReport::new("broken.jsonl");
+    let run = load_bytes("broken.jsonl", joined.as_bytes(), &mut report).unwrap();
+    let located: Vec<String> = report.warnings.iter().map(|w| w.located("broken.jsonl")).collect();
+    assert_eq!(located.len(), 3, "{located:?}");
+    assert!(located[0].starts_with("broken.jsonl:2: steps"), "{located:?}");
+    assert!(located[1].starts_with("broken.jsonl:3: steps") && located[1].contains("no transition"), "{located:?}");
+    assert!(located[2].starts_with("broken.jsonl:4:"), "{located:?}");
+    assert_eq!(run.trajectories.len(), 8 - 2);
+}
