@@ -315,3 +315,70 @@ fn the_alarms_without_texts_leave_out_only_the_text_alarms() {
     let from_file = vantage::source::path::load_path(&dir.join("run.jsonl"), None, &mut report).unwrap();
     assert!(!from_file.text.holds_every_text());
 }
+
+/// Every sample run fires exactly these alarms, and the shares of truncated rollouts and of
+/// all-failed groups, counted here from the run itself, are the alarms' values.
+#[test]
+fn every_sample_run_fires_the_alarms_its_rollouts_give() {
+    let expected: &[(&str, &[(&str, Option<i64>)])] = &[
+        ("alfworld_roles.jsonl", &[("truncated", Some(0)), ("truncated", Some(1))]),
+        ("math_grpo_prm.jsonl", &[]),
+        ("search_qa_rag.jsonl", &[("all_failed", Some(0)), ("score_disagreement", None)]),
+        (
+            "terminal_turn_scores.jsonl",
+            &[("all_failed", Some(0)), ("repetitive", Some(0)), ("repetitive", Some(1)), ("score_disagreement", None)],
+        ),
+        ("tree_rollouts.jsonl", &[("truncated", Some(0))]),
+        ("verl_token_batch.jsonl", &[("advantage_mismatch", None)]),
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        expected.iter().map(|(n, _)| (*n).to_owned()).collect::<Vec<_>>(),
+        "a sample without its alarms here"
+    );
+    for (name, alarms) in expected {
+        let path = root.join(name);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vantage"))
+            .args(["health", path.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(if alarms.is_empty() { 0 } else { 1 }), "{name}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let fired = json["runs"][0]["alarms"].as_array().unwrap();
+        let got: Vec<(&str, Option<i64>)> =
+            fired.iter().map(|a| (a["name"].as_str().unwrap(), a["train_step"].as_i64())).collect();
+        assert_eq!(&got, alarms, "{name}");
+        // The two shares counted from the run itself.
+        let bytes = std::fs::read(&path).unwrap();
+        let run = vantage::load::load_bytes(name, &bytes, &mut vantage::load::LoadReport::new(name)).unwrap();
+        let tr = &run.trajectories;
+        for alarm in fired {
+            let step = alarm["train_step"].as_i64();
+            let groups: Vec<_> = run.groups.ids().filter(|&g| run.groups.train_step[g.index()] == step).collect();
+            let value = alarm["value"].as_f64().unwrap();
+            match alarm["name"].as_str().unwrap() {
+                "truncated" => {
+                    let members: Vec<_> = groups.iter().flat_map(|&g| run.groups.members(g).iter().copied()).collect();
+                    let cut = members
+                        .iter()
+                        .filter(|&&t| matches!(run.label(tr.finish[t.index()]), "length" | "truncated"))
+                        .count();
+                    assert!((value - cut as f64 / members.len() as f64).abs() < 1e-9, "{name} {alarm}");
+                }
+                "all_failed" => {
+                    let multi: Vec<_> = groups.iter().filter(|&&g| run.groups.members(g).len() >= 2).collect();
+                    let failed = multi
+                        .iter()
+                        .filter(|&&&g| run.groups.members(g).iter().all(|&t| tr.success[t.index()] == Some(false)))
+                        .count();
+                    assert!((value - failed as f64 / multi.len() as f64).abs() < 1e-9, "{name} {alarm}");
+                }
+                _ => {}
+            }
+        }
+    }
+}
