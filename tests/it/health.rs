@@ -316,11 +316,14 @@ fn the_alarms_without_texts_leave_out_only_the_text_alarms() {
     assert!(!from_file.text.holds_every_text());
 }
 
+/// An alarm's name and training step (`None`: over the run).
+type Fired<'a> = (&'a str, Option<i64>);
+
 /// Every sample run fires exactly these alarms, and the shares of truncated rollouts and of
 /// all-failed groups, counted here from the run itself, are the alarms' values.
 #[test]
 fn every_sample_run_fires_the_alarms_its_rollouts_give() {
-    let expected: &[(&str, &[(&str, Option<i64>)])] = &[
+    let expected: &[(&str, &[Fired<'_>])] = &[
         ("alfworld_roles.jsonl", &[("truncated", Some(0)), ("truncated", Some(1))]),
         ("math_grpo_prm.jsonl", &[]),
         ("search_qa_rag.jsonl", &[("all_failed", Some(0)), ("score_disagreement", None)]),
@@ -346,10 +349,10 @@ fn every_sample_run_fires_the_alarms_its_rollouts_give() {
             .args(["health", path.to_str().unwrap(), "--json"])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(if alarms.is_empty() { 0 } else { 1 }), "{name}");
+        assert_eq!(out.status.code(), Some(i32::from(!alarms.is_empty())), "{name}");
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let fired = json["runs"][0]["alarms"].as_array().unwrap();
-        let got: Vec<(&str, Option<i64>)> =
+        let got: Vec<Fired<'_>> =
             fired.iter().map(|a| (a["name"].as_str().unwrap(), a["train_step"].as_i64())).collect();
         assert_eq!(&got, alarms, "{name}");
         // The two shares counted from the run itself.
