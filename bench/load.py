@@ -2,6 +2,8 @@
 """The load benchmark (docs/PERFORMANCE.md, "Opening a run").
 
     python3 bench/load.py gen SIZE OUT_DIR      # writes OUT_DIR/run_SIZE.jsonl (vantage) and run_SIZE_nested.jsonl
+    python3 bench/load.py gen SIZE OUT_DIR --profile text-heavy   # run_SIZE_text.jsonl and run_SIZE_text_nested.jsonl
+                                                                  # (times them: run OUT_DIR SIZE_text)
     python3 bench/load.py run OUT_DIR [SIZE…]   # times every tool on those files, three runs each
     python3 bench/load.py repeat SRC N OUT      # OUT: SRC's records N times over, ids made distinct (a 10 GiB log from the 1 GiB one)
     python3 bench/load.py repeat SRC N OUT --later-steps   # the same, each copy's training steps after the last's
@@ -80,6 +82,26 @@ def text(rng, low, high):
     return " ".join(out)[:target]
 
 
+# Pieces a tool observation or a long thought is full of in an agent log: escapes (newlines, tabs,
+# quotes, backslashes) and multi-byte characters (accents, CJK, emoji) that JSON keeps or escapes.
+HEAVY = [
+    "\n", "\n\n", "\t", '"quoted"', "C:\\Users\\agent", "path\\to\\file", "'single'",
+    "café", "naïve", "über", "東京", "数据", "✓", "→", "🙂", "€", "ß", "ñ", "{\"k\": [1, 2]}",
+]
+
+
+def heavy_text(rng, low, high):
+    """Like `text`, but about one piece in five an escape or a multi-byte character."""
+    target = rng.randint(low, high)
+    out = []
+    n = 0
+    while n < target:
+        w = rng.choice(HEAVY) if rng.random() < 0.2 else rng.choice(WORDS)
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)
+
+
 def parse_size(text_):
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMG]i?B?)?", text_.strip(), re.I)
     if not m:
@@ -88,15 +110,25 @@ def parse_size(text_):
     return int(float(m.group(1)) * scale)
 
 
-def gen(size_text, out_dir):
+def gen(size_text, out_dir, profile="default"):
+    """`default`: the profile above. `text-heavy`: an agent log as #41 tried it: long thoughts
+    (300–3,000 characters) and tool observations (200–4,000) dense with escapes and multi-byte
+    characters, 12–28 steps per trajectory; its files are `run_SIZE_text.jsonl` and
+    `run_SIZE_text_nested.jsonl`."""
     target = parse_size(size_text)
     os.makedirs(out_dir, exist_ok=True)
     rng = random.Random(20261201)
-    native_path = os.path.join(out_dir, f"run_{size_text}.jsonl")
-    nested_path = os.path.join(out_dir, f"run_{size_text}_nested.jsonl")
+    heavy = profile == "text-heavy"
+    if profile not in ("default", "text-heavy"):
+        raise SystemExit(f"no profile {profile} (default, text-heavy)")
+    stem = f"run_{size_text}_text" if heavy else f"run_{size_text}"
+    native_path = os.path.join(out_dir, f"{stem}.jsonl")
+    nested_path = os.path.join(out_dir, f"{stem}_nested.jsonl")
+    words = heavy_text if heavy else text
+    thought, observation, turns = ((300, 3000), (200, 4000), (12, 28)) if heavy else ((100, 600), (50, 2000), (4, 40))
     written = 0
-    with open(native_path, "w") as native, open(nested_path, "w") as nested:
-        header = {"vantage": 1, "name": f"generated GRPO run ({size_text})", "meta": {"trainer": "bench/load.py gen"}}
+    with open(native_path, "w", encoding="utf-8") as native, open(nested_path, "w", encoding="utf-8") as nested:
+        header = {"vantage": 1, "name": f"generated GRPO run ({size_text}, {profile})", "meta": {"trainer": "bench/load.py gen"}}
         native.write(json.dumps(header) + "\n")
         step = 0
         trajectories = 0
@@ -108,13 +140,13 @@ def gen(size_text, out_dir):
                 prompt = "Solve: " + text(rng, 80, 300)
                 for r in range(8):
                     steps = []
-                    for k in range(rng.randint(4, 40)):
+                    for k in range(rng.randint(*turns)):
                         tool = rng.choice(TOOLS)
                         steps.append({
                             "kind": tool,
-                            "thought": text(rng, 100, 600),
+                            "thought": words(rng, *thought),
                             "action": f"{tool}(" + text(rng, 10, 60) + ")",
-                            "observation": text(rng, 50, 2000),
+                            "observation": words(rng, *observation),
                             "scores": {"prm": round(rng.random(), 4)},
                         })
                     reward = 1.0 if rng.random() < 0.4 else 0.0
@@ -128,11 +160,12 @@ def gen(size_text, out_dir):
                         "outcome": {"reward": reward, "success": reward > 0.5},
                         "steps": steps,
                     }
-                    line = json.dumps(record)
+                    # The text-heavy log keeps its non-ASCII as UTF-8, as most trainers write it.
+                    line = json.dumps(record, ensure_ascii=not heavy)
                     native.write(line + "\n")
                     del record["type"]
-                    nested.write(json.dumps(record) + "\n")
-                    written += len(line) + 1
+                    nested.write(json.dumps(record, ensure_ascii=not heavy) + "\n")
+                    written += len(line.encode()) + 1
                     trajectories += 1
                     steps_total += len(steps)
             step += 1
@@ -317,7 +350,8 @@ def verl(src, out_dir):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "gen":
-        gen(sys.argv[2], sys.argv[3])
+        profile = sys.argv[5] if len(sys.argv) >= 6 and sys.argv[4] == "--profile" else "default"
+        gen(sys.argv[2], sys.argv[3], profile)
     elif len(sys.argv) >= 3 and sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) >= 4 and sys.argv[1] == "verl":
