@@ -259,7 +259,15 @@ impl Comparison {
         let noise_bounds = zero_variance_bounds(run);
         for t in tr.ids() {
             let success = is_success(run, t);
-            let noise = noise_bounds.get(tr.group[t.index()].index()).copied().flatten();
+            // The noise of a zero-variance group is an outcome advantage's, the same on every step
+            // of a rollout: credit that changes along the rollout (a turn's or a step's own) is
+            // not noise, however small.
+            let flat = |c: &[f32]| {
+                let values = tr.path_range(t).filter_map(|p| c.get(p).copied()).filter(|v| v.is_finite());
+                let (lo, hi) = values.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+                hi - lo <= tolerance || lo > hi
+            };
+            let noise = noise_bounds.get(tr.group[t.index()].index()).copied().flatten().filter(|_| flat(a) && flat(b));
             let mut widest: Option<DisagreeingStep> = None;
             for p in tr.path_range(t) {
                 let (Some(&x), Some(&y)) = (a.get(p), b.get(p)) else { continue };
@@ -400,6 +408,28 @@ mod tests {
         let c = Comparison::of(&run, &logged, &recomputed);
         assert_eq!((c.zero_variance_noise, c.num_differing, c.most_different.len()), (16, 2, 2));
         assert!((zero_variance_noise(0.9, 16) - 0.8047).abs() < 1e-3, "{}", zero_variance_noise(0.9, 16));
+    }
+
+    #[test]
+    fn credit_that_changes_along_a_rollout_of_a_zero_variance_group_is_a_difference_not_noise() {
+        // Two rollouts of equal rewards, three steps each: GRPO gives 0; a turn-level scheme gives
+        // each turn a small credit of its own (0.05, 0.02, -0.03), within the noise bound of the
+        // group (0.06) but changing along the rollout: six real differences.
+        let mut log = String::from("{\"vantage\": 1}\n");
+        for i in 0..2 {
+            log.push_str(&format!(
+                "{{\"type\": \"trajectory\", \"id\": \"e{i}\", \"group\": \"equal\", \"outcome\": {{\"reward\": 1}}, \"steps\": [{{\"action\": \"a\"}}, {{\"action\": \"b\"}}, {{\"action\": \"c\"}}]}}\n"
+            ));
+        }
+        let run = crate::load::load_bytes("turns", log.as_bytes(), &mut crate::load::LoadReport::new("turns")).unwrap();
+        assert!(zero_variance_noise(1.0, 2) > 0.05);
+        let grpo = vec![0.0f32; 6];
+        let turns = [0.05f32, 0.02, -0.03, 0.05, 0.02, -0.03];
+        let c = Comparison::of(&run, &grpo, &turns);
+        assert_eq!((c.zero_variance_noise, c.num_differing), (0, 6));
+        // The same credit on every step of a rollout stays noise.
+        let c = Comparison::of(&run, &grpo, &[0.05f32; 6]);
+        assert_eq!((c.zero_variance_noise, c.num_differing), (6, 0));
     }
 
     #[test]
