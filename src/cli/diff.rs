@@ -158,7 +158,7 @@ impl JsonCommand for Args {
                 "{}. [{}] {}",
                 s["step"].as_u64().unwrap_or(0) + 1,
                 s["kind"].as_str().unwrap_or_default(),
-                json_command::cut(s["text"].as_str().unwrap_or_default(), 60)
+                crate::model::truncate(s["text"].as_str().unwrap_or_default(), 60)
             );
             for slot in ["a", "b"] {
                 if !s[slot].is_null() {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use crate::model::{NodeId, Run, TrajectoryId};
+use crate::model::{NodeId, Run, TrajectoryId, truncate};
 use crate::source::OpenOptions;
 
 /// An analysis command.
@@ -151,14 +151,6 @@ pub fn trajectory(run: &Run, key: &str) -> anyhow::Result<TrajectoryId> {
     })
 }
 
-/// `text` cut to `chars` characters, with "…" when it was longer.
-pub fn cut(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
 /// What a step says, in one line: its action, else its thought, cut to `chars` characters.
 pub fn step_text(run: &Run, node: NodeId, chars: usize) -> String {
     let n = node.index();
@@ -166,7 +158,7 @@ pub fn step_text(run: &Run, node: NodeId, chars: usize) -> String {
     if text.is_empty() {
         text = run.text(run.nodes.thought[n]).trim().to_owned();
     }
-    cut(&text, chars)
+    truncate(&text, chars)
 }
 
 /// A number, `null` when it is not finite (JSON has no NaN).
@@ -204,10 +196,9 @@ pub fn scheme_and_preset(spec: &str) -> (&str, Option<&str>) {
 
 /// Credit per path step under `id` (with `preset`), or why not, naming `flag`.
 pub fn step_credit(run: &Run, flag: &str, id: &str, preset: Option<&str>) -> anyhow::Result<Vec<f32>> {
-    let computed = super::formulas::Computation::resolve(id, preset, Vec::new())
+    let mut computed = super::formulas::Computation::resolve(id, preset, Vec::new())
         .and_then(|c| c.compute(run))
         .map_err(|e| e.context(format!("{flag} {id}")))?;
-    let mut computed = computed;
     Ok(std::mem::take(&mut computed.step))
 }
 
@@ -216,9 +207,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cut_keeps_whole_characters_and_says_it_cut() {
-        assert_eq!(cut("héllo", 2), "hé…");
-        assert_eq!(cut("héllo", 5), "héllo");
+    fn schemes_and_numbers_are_read_and_written_as_the_json_says() {
         assert_eq!(scheme_and_preset("grpo@verl"), ("grpo", Some("verl")));
         assert_eq!(scheme_and_preset("expr:r@x"), ("expr:r@x", None));
         assert_eq!(number(f64::NAN), Value::Null);

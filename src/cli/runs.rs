@@ -115,7 +115,7 @@ impl JsonCommand for Args {
             .of(chosen.iter())
             .map(|r| {
                 json!({
-                    "prompt": json_command::cut(&r.key, 200),
+                    "prompt": crate::model::truncate(&r.key, 200),
                     "change": name(r.change),
                     "a": side(&r.a),
                     "b": side(&r.b),
@@ -162,7 +162,7 @@ impl JsonCommand for Args {
                 r["change"].as_str().unwrap_or_default(),
                 rate(&r["a"]),
                 rate(&r["b"]),
-                json_command::cut(r["prompt"].as_str().unwrap_or_default(), 120)
+                crate::model::truncate(r["prompt"].as_str().unwrap_or_default(), 120)
             ));
         }
         out

@@ -88,7 +88,7 @@ impl JsonCommand for Args {
                     let text = run.text(id);
                     (
                         name.to_owned(),
-                        json!({ "text": json_command::cut(&text, self.chars), "chars": text.chars().count() }),
+                        json!({ "text": crate::model::truncate(&text, self.chars), "chars": text.chars().count() }),
                     )
                 })
                 .collect();

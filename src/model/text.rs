@@ -263,6 +263,15 @@ impl TextArena {
     }
 }
 
+/// The first `n` characters of `text`, with "…" when it was longer (whole characters, never a
+/// byte cut).
+pub fn truncate(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
 /// The text of `raw`, the inside of a JSON string literal (escapes as written); `None` when it is
 /// not valid JSON string content.
 pub fn decode_raw(raw: &[u8]) -> Option<Cow<'_, str>> {
@@ -279,6 +288,12 @@ pub fn decode_raw(raw: &[u8]) -> Option<Cow<'_, str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truncate_keeps_whole_characters_and_says_it_cut() {
+        assert_eq!(truncate("héllo", 2), "hé…");
+        assert_eq!(truncate("héllo", 5), "héllo");
+    }
 
     #[test]
     fn texts_in_the_window_are_kept_as_spans_and_decoded_when_read() {

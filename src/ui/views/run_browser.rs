@@ -205,10 +205,4 @@ fn cached_rows(ui: &egui::Ui, run: &Run, key: (u64, u64), options: &BrowserOptio
     rows
 }
 
-/// The first `n` characters of `text`, with "…" when cut.
-pub fn truncate(text: &str, n: usize) -> String {
-    match text.char_indices().nth(n) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
-}
+pub use crate::model::truncate;
