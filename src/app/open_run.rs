@@ -5,7 +5,7 @@
 use crate::analysis::RunSummary;
 use crate::analysis::tree_layout::{GroupTree, TreeMerge};
 use crate::app::state::SchemeChoice;
-use crate::credit::{Credit, Params, Scheme, SchemeInfo, Support};
+use crate::credit::{Credit, SchemeInfo, Support};
 use crate::load::LoadReport;
 use crate::load::formats::inspect::EvalFile;
 use std::sync::Arc;
@@ -527,14 +527,8 @@ impl OpenRun {
     pub fn every_scheme(&mut self) -> &[SchemeCredit] {
         let run = &self.run;
         self.every_scheme.get_or_insert_with(|| {
-            crate::credit::SCHEMES
-                .iter()
-                .filter(|s| matches!(s.supports(run), Support::Yes))
-                .filter_map(|s| {
-                    // With each step's own values: this list is read step by step in the inspector.
-                    let credit = s.compute_explained(run, &Params::defaults(*s as &dyn Scheme)).ok()?;
-                    Some(SchemeCredit { info: s.info(), credit })
-                })
+            crate::credit::explained_under_defaults(run)
+                .filter_map(|(s, credit)| Some(SchemeCredit { info: s.info(), credit: credit.ok()? }))
                 .collect()
         })
     }

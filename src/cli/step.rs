@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::json_command::{self, JsonCommand, number32};
-use crate::credit::{Params, Support};
+use crate::credit::{Credit, Params, Support};
 use crate::model::{Run, TrajectoryId};
 use crate::source::OpenOptions;
 
@@ -171,30 +171,42 @@ impl JsonCommand for Args {
 /// A JSON list of credit entries, and the schemes without one (by id, with why).
 type CreditList = (Vec<Value>, serde_json::Map<String, Value>);
 
-/// Path step `p` of trajectory `t` under every scheme `run` supports, with its defaults.
+/// Path step `p` of trajectory `t` under every scheme `run` supports, with its defaults; the others
+/// with why not.
 fn every_scheme(run: &Run, t: TrajectoryId, p: usize) -> CreditList {
-    let (mut credit, mut unsupported) = (Vec::new(), serde_json::Map::new());
-    for scheme in crate::credit::SCHEMES {
-        let id = scheme.info().id;
-        if let Support::No(why) = scheme.supports(run) {
-            unsupported.insert(id.to_owned(), Value::from(why));
-            continue;
-        }
-        let params = Params::defaults(*scheme);
-        match scheme.compute_explained(run, &params) {
-            Ok(c) => credit.push(json!({
-                "scheme": id,
-                "name": scheme.info().display_name,
-                "value": number32(c.step[p]),
-                "formula": c.terms.formula,
-                "terms": terms_json(&crate::analysis::step_credit::terms(run, Some((*scheme, &params)), &c, t, p)),
-            })),
+    let mut unsupported: serde_json::Map<String, Value> = crate::credit::support_table(run)
+        .into_iter()
+        .filter_map(|(info, support)| match support {
+            Support::No(why) => Some((info.id.to_owned(), Value::from(why))),
+            Support::Yes => None,
+        })
+        .collect();
+    let mut credit = Vec::new();
+    for (scheme, computed) in crate::credit::explained_under_defaults(run) {
+        let info = scheme.info();
+        match computed {
+            Ok(c) => {
+                let terms =
+                    crate::analysis::step_credit::terms(run, Some((scheme, &Params::defaults(scheme))), &c, t, p);
+                credit.push(credit_entry(info.id, info.display_name, &c, &terms, p));
+            }
             Err(err) => {
-                unsupported.insert(id.to_owned(), Value::from(err.to_string()));
+                unsupported.insert(info.id.to_owned(), Value::from(err.to_string()));
             }
         }
     }
     (credit, unsupported)
+}
+
+/// One scheme's entry of `credit`: its name, the step's value, the formula and the terms.
+fn credit_entry(scheme: &str, name: &str, c: &Credit, terms: &[crate::analysis::step_credit::Term], p: usize) -> Value {
+    json!({
+        "scheme": scheme,
+        "name": name,
+        "value": number32(c.step[p]),
+        "formula": c.terms.formula,
+        "terms": terms_json(terms),
+    })
 }
 
 impl Args {
@@ -219,13 +231,7 @@ impl Args {
                 }
             };
             let terms = crate::analysis::step_credit::terms(run, scheme, &c, t, p);
-            credit.push(json!({
-                "scheme": spec,
-                "name": name,
-                "value": number32(c.step[p]),
-                "formula": c.terms.formula,
-                "terms": terms_json(&terms),
-            }));
+            credit.push(credit_entry(spec, &name, &c, &terms, p));
         }
         Ok(credit)
     }

@@ -354,6 +354,19 @@ pub fn support_table(run: &Run) -> Vec<(&'static SchemeInfo, Support)> {
     SCHEMES.iter().map(|s| (s.info(), s.supports(run))).collect()
 }
 
+/// Each scheme `run` supports, with its credit under its defaults and the values per path step its
+/// terms need ([`Scheme::compute_explained`]): the list a step's every credit is read from (the
+/// step inspector, `vantage step`).
+pub fn explained_under_defaults(
+    run: &Run,
+) -> impl Iterator<Item = (&'static dyn Scheme, Result<Credit, CreditError>)> + '_ {
+    SCHEMES
+        .iter()
+        .copied()
+        .filter(|s| matches!(s.supports(run), Support::Yes))
+        .map(|s| (s, s.compute_explained(run, &Params::defaults(s))))
+}
+
 /// Resolves parameters and computes, checking support first: the one entry point the CLI and app use.
 pub fn compute(
     scheme: &dyn Scheme,
