@@ -122,20 +122,22 @@ impl JsonCommand for Args {
                 })
             })
             .collect();
-        let describe = |s: Side<'_>, path: &std::path::Path| {
+        // Each side's prompts are the rows not only the other side has (`compare` read them already).
+        let count = |only_other: Change| rows.iter().filter(|r| r.change != only_other).count();
+        let describe = |s: Side<'_>, path: &std::path::Path, prompts: usize| {
             // An open end (`..99`) as the run's own first or last step.
             let own = crate::analysis::runs::step_range(s.run);
             let steps = s.steps.zip(own).map(|((lo, hi), (first, last))| [lo.max(first), hi.min(last)]);
             json!({
                 "run": path.display().to_string(),
                 "steps": steps,
-                "prompts": crate::analysis::runs::prompts(s).len(),
+                "prompts": prompts,
             })
         };
         Ok(json!({
             "vantage_runs": 1,
-            "a": describe(a, &self.file),
-            "b": describe(b, self.other.as_deref().unwrap_or(&self.file)),
+            "a": describe(a, &self.file, count(Change::OnlyInB)),
+            "b": describe(b, self.other.as_deref().unwrap_or(&self.file), count(Change::OnlyInA)),
             "changes": changes,
             "offset": self.page.offset,
             "limit": self.page.limit,
