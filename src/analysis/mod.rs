@@ -11,6 +11,7 @@ pub mod overview;
 pub mod runs;
 pub mod step_credit;
 pub mod summary;
+pub mod tables;
 pub mod tree_layout;
 
 pub use summary::{RunSummary, is_zero_variance};

@@ -29,45 +29,56 @@ pub fn report(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) ->
         let opened = crate::source::path::open_all(path, options, format, &template, None);
         let any_loaded = opened.iter().any(|o| o.result.is_ok());
         for one in opened {
-            let located: Vec<String> = one.report.located().take(MAX_WARNINGS).collect();
-            let warnings = json!({
-                "count": one.report.num_warnings(),
-                "skipped": one.report.num_skipped(),
-                "located": located,
-            });
-            let (entry, code) = match &one.result {
-                Ok(run) => (
-                    json!({
-                        "path": one.path.display().to_string(),
-                        "format": run.meta.format,
-                        "summary": summary(&RunSummary::of(run)),
-                        "schemes": schemes(run),
-                        "audit": crate::analysis::audit::audit(run).map(|a| crate::analysis::audit::describe(run, &a)),
-                        "notes": run.meta.notes,
-                        "warnings": warnings,
-                        "error": null,
-                    }),
-                    u8::from(!one.report.warnings.is_empty()),
-                ),
-                Err(err) => (
-                    json!({
-                        "path": one.path.display().to_string(),
-                        "format": null,
-                        "summary": null,
-                        "schemes": null,
-                        "audit": null,
-                        "notes": [],
-                        "warnings": warnings,
-                        "error": err.located(),
-                    }),
-                    if any_loaded { 1 } else { 2 },
-                ),
-            };
+            let (entry, code) = entry(&one.path, one.result.as_ref(), &one.report, any_loaded);
             runs.push(entry);
             worst = worst.max(code);
         }
     }
     (json!({ "vantage_check": 1, "runs": runs }), worst)
+}
+
+/// docs/JSON.md's object for one run read from `path` (or why nothing was), and its exit code:
+/// 0 clean, 1 with warnings (or when nothing loaded here but something else did), 2 nothing loaded.
+pub fn entry(
+    path: &std::path::Path,
+    result: Result<&crate::model::Run, &crate::load::LoadError>,
+    report: &crate::load::LoadReport,
+    any_loaded: bool,
+) -> (Value, u8) {
+    let located: Vec<String> = report.located().take(MAX_WARNINGS).collect();
+    let warnings = json!({
+        "count": report.num_warnings(),
+        "skipped": report.num_skipped(),
+        "located": located,
+    });
+    match result {
+        Ok(run) => (
+            json!({
+                "path": path.display().to_string(),
+                "format": run.meta.format,
+                "summary": summary(&RunSummary::of(run)),
+                "schemes": schemes(run),
+                "audit": crate::analysis::audit::audit(run).map(|a| crate::analysis::audit::describe(run, &a)),
+                "notes": run.meta.notes,
+                "warnings": warnings,
+                "error": null,
+            }),
+            u8::from(!report.warnings.is_empty()),
+        ),
+        Err(err) => (
+            json!({
+                "path": path.display().to_string(),
+                "format": null,
+                "summary": null,
+                "schemes": null,
+                "audit": null,
+                "notes": [],
+                "warnings": warnings,
+                "error": err.located(),
+            }),
+            if any_loaded { 1 } else { 2 },
+        ),
+    }
 }
 
 /// A run's counts and the fields it holds.

@@ -55,14 +55,30 @@ fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value>
     let credit = |flag: &str, id: &str, preset: Option<&str>| json_command::step_credit(&run, flag, id, preset);
     let a = credit("--a", &args.a, args.a_preset.as_deref())?;
     let b = credit("--b", &args.b, args.b_preset.as_deref())?;
-    let c = crate::analysis::compare::Comparison::of(&run, &a, &b);
+    let name = |id: &str, preset: &Option<String>| {
+        preset.as_ref().map_or_else(|| id.to_owned(), |p| format!("{id} --preset {p}"))
+    };
+    let names = [name(&args.a, &args.a_preset), name(&args.b, &args.b_preset)];
+    Ok(comparison(&run, &args.file.display().to_string(), &names, [&a, &b], &args.page))
+}
+
+/// docs/JSON.md's comparison object of the step credits `a` and `b` (named `names`) on `run`
+/// (shown as `run_name`), its rows and groups paged by `page`; also the Python package's
+/// `vantage.compare`.
+pub fn comparison(
+    run: &crate::model::Run,
+    run_name: &str,
+    names: &[String; 2],
+    [a, b]: [&[f32]; 2],
+    page: &json_command::Page,
+) -> serde_json::Value {
+    let c = crate::analysis::compare::Comparison::of(run, a, b);
     let tr = &run.trajectories;
     let step_of = |position: usize| {
         let t = tr.at_position(position)?;
         Some((t, position - tr.path_range(t).start))
     };
-    let rows: Vec<serde_json::Value> = args
-        .page
+    let rows: Vec<serde_json::Value> = page
         .of(c.most_different.iter())
         .filter_map(|d| {
             let (t, k) = step_of(d.position)?;
@@ -73,12 +89,11 @@ fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value>
                 "kind": run.label(run.nodes.kind[tr.path_nodes[d.position].index()]),
                 "a": json_command::number32(d.a),
                 "b": json_command::number32(d.b),
-                "text": json_command::step_text(&run, tr.path_nodes[d.position], 200),
+                "text": json_command::step_text(run, tr.path_nodes[d.position], 200),
             }))
         })
         .collect();
-    let groups: Vec<serde_json::Value> = args
-        .page
+    let groups: Vec<serde_json::Value> = page
         .of(c.groups.iter())
         .map(|g| {
             serde_json::json!({
@@ -93,27 +108,23 @@ fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value>
         .iter()
         .map(|k| (k.label().to_owned(), serde_json::json!(c.disagreements.get(k).map_or(0, Vec::len))))
         .collect();
-    let name = |id: &str, preset: &Option<String>| {
-        preset.as_ref().map_or_else(|| id.to_owned(), |p| format!("{id} --preset {p}"))
-    };
-    let json = serde_json::json!({
+    serde_json::json!({
         "vantage_compare": 1,
-        "run": args.file.display().to_string(),
-        "a": name(&args.a, &args.a_preset),
-        "b": name(&args.b, &args.b_preset),
+        "run": run_name,
+        "a": names[0],
+        "b": names[1],
         "paired": c.num_paired,
         "spearman": if c.spearman.is_finite() { Some(c.spearman) } else { None },
         "sign_disagreement": c.sign_disagreement,
         "differing": c.num_differing,
         "disagreements": kinds,
-        "offset": args.page.offset,
-        "limit": args.page.limit,
+        "offset": page.offset,
+        "limit": page.limit,
         "rows_total": c.most_different.len(),
         "rows": rows,
         "groups_total": c.groups.len(),
         "groups": groups,
-    });
-    Ok(json)
+    })
 }
 
 /// The comparison in words, one line a row.

@@ -11,6 +11,7 @@ mod check_json;
 mod compare;
 pub mod desktop;
 mod diff;
+pub mod embed;
 mod formulas;
 mod json_command;
 mod mcp;

@@ -75,6 +75,29 @@ impl CreditTable {
         self.credit.push(credit);
     }
 
+    /// The rows as columns (the Python package's `Credit.table()`): the keys dictionary-encoded,
+    /// the mask as booleans.
+    pub(super) fn into_table(self) -> crate::analysis::tables::Table {
+        use crate::analysis::tables::{Column, Table, Values, labels_of};
+        let names = self.names();
+        let column = |name: &str, values| Column { name: name.to_owned(), values, valid: None };
+        let extra = if names[3] == "mask" {
+            Values::Bool(self.extra.iter().map(|&m| m != 0).collect())
+        } else {
+            Values::U32(self.extra.iter().map(|&n| u32::try_from(n).unwrap_or(u32::MAX)).collect())
+        };
+        Table {
+            rows: self.credit.len(),
+            columns: vec![
+                column(names[0], labels_of(self.trajectory.iter().map(String::as_str))),
+                column(names[1], labels_of(self.group.iter().map(String::as_str))),
+                column(names[2], Values::U32(self.position)),
+                column(names[3], extra),
+                column(names[4], Values::F32(self.credit)),
+            ],
+        }
+    }
+
     fn names(&self) -> [&'static str; 5] {
         ["trajectory", "group", self.position_name, self.extra_name, "credit"]
     }

@@ -23,6 +23,7 @@ mod parquet_decode;
 #[cfg(feature = "parquet")]
 mod partitions;
 mod process_credit;
+mod python;
 mod room;
 mod sample_runs;
 mod serve;

@@ -110,3 +110,57 @@ pub fn markdown() -> String {
     }
     out
 }
+
+/// The registry as JSON (one object per scheme: id, name, family, citation, source, needs,
+/// checked, `batch_wide`, params, presets), for bindings in other languages (docs/PYTHON.md).
+pub fn json() -> serde_json::Value {
+    let schemes: Vec<serde_json::Value> = SCHEMES
+        .iter()
+        .map(|scheme| {
+            let info = scheme.info();
+            let params: Vec<serde_json::Value> = scheme
+                .params()
+                .iter()
+                .map(|p| {
+                    let (kind, range, choices) = match &p.kind {
+                        ParamKind::Float { min, max } => ("float", Some([*min, *max]), None),
+                        ParamKind::Int { min, max } => ("int", Some([*min as f64, *max as f64]), None),
+                        ParamKind::Bool => ("bool", None, None),
+                        ParamKind::Choice(options) => ("choice", None, Some(options.to_vec())),
+                    };
+                    serde_json::json!({
+                        "name": p.name,
+                        "kind": kind,
+                        "range": range,
+                        "choices": choices,
+                        "default": p.default,
+                        "doc": p.doc,
+                    })
+                })
+                .collect();
+            let presets: Vec<serde_json::Value> = scheme
+                .presets()
+                .iter()
+                .map(|preset| {
+                    let sets: serde_json::Map<String, serde_json::Value> =
+                        preset.values.iter().map(|(k, v)| ((*k).to_owned(), serde_json::json!(v))).collect();
+                    serde_json::json!({ "name": preset.name, "sets": sets, "doc": preset.doc })
+                })
+                .collect();
+            serde_json::json!({
+                "id": info.id,
+                "name": info.display_name,
+                "family": format!("{:?}", info.family),
+                "citation": info.citation,
+                "source": source_text(*scheme),
+                "from_code": matches!(info.source, SourceQuality::FromCode(_)),
+                "needs": info.needs,
+                "checked": info.checked,
+                "batch_wide": batch_wide(*scheme),
+                "params": params,
+                "presets": presets,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(schemes)
+}

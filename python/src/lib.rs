@@ -1,0 +1,445 @@
+//! `vantage._native`: the Python package's native module. It only converts: every number, table
+//! and error comes from the Rust core through `vantage::cli::embed`, as the command line computes
+//! it. Columns cross as byte buffers in Arrow's layouts (one write each), on which the Python
+//! layer (`python/vantage/__init__.py`) builds numpy and pyarrow arrays without copying them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyDict, PyList};
+use vantage::analysis::tables::{Strings, Table, Values};
+use vantage::cli::embed;
+use vantage::load::{LoadError, LoadReport};
+use vantage::model::Run;
+
+/// An exception of `vantage._errors` (`kind`), with where it happened when known.
+fn raise(
+    py: Python<'_>,
+    kind: &str,
+    message: String,
+    file: Option<String>,
+    line: Option<u64>,
+    field: Option<String>,
+) -> PyErr {
+    let made = py
+        .import("vantage._errors")
+        .and_then(|m| m.getattr(kind))
+        .and_then(|class| class.call1((message, file, line, field)));
+    match made {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(err) => err,
+    }
+}
+
+/// A load error as `vantage.LoadError` (or `vantage.RunNotFound`), with its file, line and field.
+fn load_error(py: Python<'_>, err: &LoadError) -> PyErr {
+    let located = err.located();
+    let (file, source) = match err {
+        LoadError::File { path, source } => (Some(path.clone()), &**source),
+        other => (None, other),
+    };
+    let (line, field) = match source {
+        LoadError::Unsupported { line, field, .. } => ((*line > 0).then_some(*line), Some(field.clone())),
+        LoadError::Incompatible { .. } | LoadError::Unrecognised { .. } => (Some(1), Some("record".to_owned())),
+        _ => (None, None),
+    };
+    let missing = matches!(source, LoadError::Io { source } if source.kind() == std::io::ErrorKind::NotFound);
+    raise(py, if missing { "RunNotFound" } else { "LoadError" }, located, file, line, field)
+}
+
+fn scheme_error(py: Python<'_>, message: String) -> PyErr {
+    raise(py, "SchemeError", message, None, None, None)
+}
+
+fn vantage_error(py: Python<'_>, message: String) -> PyErr {
+    raise(py, "VantageError", message, None, None, None)
+}
+
+/// A writable buffer of `values`, little-endian, each `N` bytes (numpy and pyarrow read it as it is).
+fn buffer<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    bytes: fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, values.len() * N, |out| {
+        for (chunk, &value) in out.chunks_exact_mut(N).zip(values) {
+            chunk.copy_from_slice(&bytes(value));
+        }
+        Ok(())
+    })
+}
+
+fn strings<'py>(py: Python<'py>, s: &Strings) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    Ok((buffer(py, &s.offsets, i64::to_le_bytes)?, PyByteArray::new(py, &s.data)))
+}
+
+/// A table as a list of `(name, kind, buffers, valid)`: `kind` is `f32`, `u32`, `u64`, `i64`,
+/// `bool`, `text` (offsets, data) or `labels` (keys, dictionary offsets, dictionary data); `valid`
+/// is a buffer of one byte per row, or `None` when every row holds a value.
+fn table<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for column in &table.columns {
+        let (kind, buffers): (&str, Vec<Bound<'py, PyByteArray>>) = match &column.values {
+            Values::F32(v) => ("f32", vec![buffer(py, v, f32::to_le_bytes)?]),
+            Values::U32(v) => ("u32", vec![buffer(py, v, u32::to_le_bytes)?]),
+            Values::U64(v) => ("u64", vec![buffer(py, v, u64::to_le_bytes)?]),
+            Values::I64(v) => ("i64", vec![buffer(py, v, i64::to_le_bytes)?]),
+            Values::Bool(v) => ("bool", vec![buffer(py, v, |b| [u8::from(b)])?]),
+            Values::Text(s) => {
+                let (offsets, data) = strings(py, s)?;
+                ("text", vec![offsets, data])
+            }
+            Values::Labels { keys, dictionary } => {
+                let (offsets, data) = strings(py, dictionary)?;
+                ("labels", vec![buffer(py, keys, u32::to_le_bytes)?, offsets, data])
+            }
+        };
+        let valid = column.valid.as_ref().map(|v| buffer(py, v, |b| [u8::from(b)])).transpose()?;
+        list.append((column.name.as_str(), kind, buffers, valid))?;
+    }
+    Ok(list)
+}
+
+/// A `serde_json::Value` as Python objects (through `json.loads`).
+fn json<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (value.to_string(),))
+}
+
+/// Parameter values from `**params` (`True` as `true`).
+fn sets(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for (name, value) in params.into_iter().flat_map(|d| d.iter()) {
+        let text = if let Ok(flag) = value.cast::<pyo3::types::PyBool>() {
+            flag.is_true().to_string()
+        } else {
+            value.str()?.to_string()
+        };
+        out.push((name.extract::<String>()?, text));
+    }
+    Ok(out)
+}
+
+/// One opened run.
+#[pyclass(frozen, module = "vantage._native")]
+struct NativeRun {
+    run: Arc<Run>,
+    path: PathBuf,
+    report: LoadReport,
+}
+
+#[pymethods]
+impl NativeRun {
+    #[getter]
+    fn path(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.run.meta.name.clone()
+    }
+
+    #[getter]
+    fn format(&self) -> String {
+        self.run.meta.format.clone()
+    }
+
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.run.meta.notes.clone()
+    }
+
+    /// `(file, line, field, message, skipped)` for each warning.
+    fn warnings(&self) -> Vec<(String, u64, String, String, bool)> {
+        let file = &self.report.file;
+        self.report
+            .warnings
+            .iter()
+            .map(|w| (file.clone(), w.line, w.field.clone(), w.reason.clone(), w.skipped))
+            .collect()
+    }
+
+    fn num_trajectories(&self) -> usize {
+        self.run.trajectories.len()
+    }
+
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let (entry, _) = embed::check_entry(&self.path, Ok(&self.run), &self.report, true);
+        json(py, &entry)
+    }
+
+    /// `steps`, `trajectories` or `tokens` as columns.
+    #[pyo3(signature = (which, text = false))]
+    fn table<'py>(&self, py: Python<'py>, which: &str, text: bool) -> PyResult<Bound<'py, PyList>> {
+        let run = Arc::clone(&self.run);
+        let made = py.detach(move || match which {
+            "steps" => Some(vantage::analysis::tables::steps(&run, text)),
+            "trajectories" => Some(vantage::analysis::tables::trajectories(&run)),
+            "tokens" => Some(vantage::analysis::tables::tokens(&run)),
+            _ => None,
+        });
+        let made = made.ok_or_else(|| vantage_error(py, format!("no table {which}")))?;
+        table(py, &made)
+    }
+
+    /// Credit under a scheme, a preset or a formula.
+    #[pyo3(signature = (scheme, preset = None, tokens = false, params = None))]
+    fn credit(
+        &self,
+        py: Python<'_>,
+        scheme: &str,
+        preset: Option<&str>,
+        tokens: bool,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<NativeCredit> {
+        let sets = sets(params)?;
+        let computation = embed::Computation::resolve(scheme, preset, sets.clone())
+            .map_err(|e| scheme_error(py, format!("{e:#}")))?;
+        let run = Arc::clone(&self.run);
+        let credit = py.detach(|| computation.compute(&run)).map_err(|e| vantage_error(py, format!("{e:#}")))?;
+        let name = computation.name().to_owned();
+        if tokens && credit.token.is_none() {
+            return Err(scheme_error(py, format!("scheme {name} gives step-level credit only; ask for step credit")));
+        }
+        Ok(NativeCredit {
+            run: Arc::clone(&self.run),
+            path: self.path.clone(),
+            name,
+            preset: preset.map(str::to_owned),
+            sets,
+            tokens,
+            credit,
+        })
+    }
+}
+
+/// Credit on a run.
+#[pyclass(frozen, module = "vantage._native")]
+struct NativeCredit {
+    run: Arc<Run>,
+    path: PathBuf,
+    name: String,
+    preset: Option<String>,
+    sets: Vec<(String, String)>,
+    tokens: bool,
+    credit: vantage::credit::Credit,
+}
+
+impl NativeCredit {
+    fn values(&self) -> &[f32] {
+        if self.tokens { self.credit.token.as_deref().unwrap_or(&[]) } else { &self.credit.step }
+    }
+
+    /// How `vantage compare` names it (`grpo --preset verl`).
+    fn label(&self) -> String {
+        let mut label = self.name.clone();
+        if let Some(preset) = &self.preset {
+            label.push_str(&format!(" --preset {preset}"));
+        }
+        for (name, value) in &self.sets {
+            label.push_str(&format!(" --set {name}={value}"));
+        }
+        label
+    }
+}
+
+#[pymethods]
+impl NativeCredit {
+    #[getter]
+    fn scheme(&self) -> String {
+        self.name.clone()
+    }
+
+    #[getter]
+    fn preset(&self) -> Option<String> {
+        self.preset.clone()
+    }
+
+    #[getter]
+    fn params(&self) -> Vec<(String, String)> {
+        self.sets.clone()
+    }
+
+    #[getter]
+    fn level(&self) -> &'static str {
+        if self.tokens { "token" } else { "step" }
+    }
+
+    fn __len__(&self) -> usize {
+        self.values().len()
+    }
+
+    /// The values as a float32 buffer.
+    fn buffer<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyByteArray>> {
+        buffer(py, self.values(), f32::to_le_bytes)
+    }
+
+    /// `vantage credit`'s rows as columns.
+    fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let made = embed::credit_table(&self.run, &self.credit, &self.name, self.tokens)
+            .map_err(|e| scheme_error(py, format!("{e:#}")))?;
+        table(py, &made)
+    }
+
+    /// `vantage compare --json`'s object of this credit (A) against `other` (B).
+    fn compare<'py>(
+        &self,
+        py: Python<'py>,
+        other: &NativeCredit,
+        limit: usize,
+        offset: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !Arc::ptr_eq(&self.run, &other.run) {
+            return Err(vantage_error(
+                py,
+                "the two credits are on different runs: compare credits of one Run".to_owned(),
+            ));
+        }
+        if self.tokens || other.tokens {
+            return Err(vantage_error(py, "compare step credit (Run.credit without tokens=True)".to_owned()));
+        }
+        let page = embed::Page { json: true, limit, offset };
+        let names = [self.label(), other.label()];
+        let value = embed::comparison(
+            &self.run,
+            &self.path.display().to_string(),
+            &names,
+            [&self.credit.step, &other.credit.step],
+            &page,
+        );
+        json(py, &value)
+    }
+}
+
+/// Every run at `path`: `(run, None)` for each that loaded, `(None, error)` for each that did not.
+#[pyfunction]
+#[pyo3(signature = (path, format = None, steps = None, outcomes = Vec::new(), memory_budget = None))]
+fn open_all(
+    py: Python<'_>,
+    path: PathBuf,
+    format: Option<&str>,
+    steps: Option<&str>,
+    outcomes: Vec<PathBuf>,
+    memory_budget: Option<&str>,
+) -> PyResult<Vec<(Option<NativeRun>, Option<PyErr>)>> {
+    let options = embed::open_options(steps, &outcomes, memory_budget).map_err(|e| load_error(py, &e))?;
+    let format = format.map(str::to_owned);
+    let opened = py.detach(|| embed::open_all(&path, &options, format.as_deref()));
+    Ok(opened
+        .into_iter()
+        .map(|one| match one.result {
+            Ok(run) => (Some(NativeRun { run: Arc::new(run), path: one.path, report: one.report }), None),
+            Err(err) => (None, Some(load_error(py, &err))),
+        })
+        .collect())
+}
+
+#[pyfunction]
+fn schemes_json(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    json(py, &vantage::credit::engine::listing::json())
+}
+
+#[pyfunction]
+fn formats() -> Vec<(&'static str, &'static str)> {
+    embed::formats()
+}
+
+/// A docstring of `vantage.API` (`None`: no such name).
+#[pyfunction]
+fn docstring(name: &str) -> Option<String> {
+    embed::docstring(name)
+}
+
+#[pyfunction]
+#[pyo3(signature = (path, out, format = None, steps = None, outcomes = Vec::new(), memory_budget = None))]
+fn convert(
+    py: Python<'_>,
+    path: PathBuf,
+    out: PathBuf,
+    format: Option<&str>,
+    steps: Option<&str>,
+    outcomes: Vec<PathBuf>,
+    memory_budget: Option<&str>,
+) -> PyResult<String> {
+    let options = embed::open_options(steps, &outcomes, memory_budget).map_err(|e| load_error(py, &e))?;
+    let format = format.map(str::to_owned);
+    py.detach(|| embed::convert(&path, &out, &options, format.as_deref())).map_err(|e| {
+        match e.downcast_ref::<LoadError>() {
+            Some(load) => load_error(py, load),
+            None => vantage_error(py, format!("{e:#}")),
+        }
+    })
+}
+
+/// Little-endian floats of `bytes` (`width` 4 or 8).
+fn floats<F>(bytes: &[u8], of: fn(&[u8]) -> F, width: usize) -> Vec<F> {
+    bytes.chunks_exact(width).map(of).collect()
+}
+
+fn f32_of(b: &[u8]) -> f32 {
+    f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+fn f64_of(b: &[u8]) -> f64 {
+    f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+/// `vantage.credit_batch`: the arrays as little-endian bytes (float32 or float64 as `float64`
+/// says), `rows × length`, and dense group ids; the advantages as a buffer of the same precision.
+#[pyfunction]
+#[pyo3(signature = (rows, length, rewards, group, scheme, preset, float64, mask = None, values = None, log_probs = None, ref_log_probs = None, params = None))]
+#[expect(clippy::too_many_arguments, reason = "the arrays a trainer hands over, each optional")]
+fn credit_batch<'py>(
+    py: Python<'py>,
+    rows: usize,
+    length: usize,
+    rewards: &[u8],
+    group: Vec<u32>,
+    scheme: &str,
+    preset: Option<&str>,
+    float64: bool,
+    mask: Option<&[u8]>,
+    values: Option<&[u8]>,
+    log_probs: Option<&[u8]>,
+    ref_log_probs: Option<&[u8]>,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyByteArray>> {
+    let sets = sets(params)?;
+    let failed = |e: embed::BatchError| match e {
+        embed::BatchError::Shape(message) => raise(py, "ShapeError", message, None, None, None),
+        embed::BatchError::Scheme(message) => scheme_error(py, message),
+    };
+    macro_rules! run {
+        ($of:expr, $width:expr, $to:expr) => {{
+            let column = |b: Option<&[u8]>| b.map(|b| floats(b, $of, $width));
+            let arrays = embed::BatchArrays {
+                rows,
+                length,
+                rewards: floats(rewards, $of, $width),
+                mask: column(mask),
+                values: column(values),
+                logprob: column(log_probs),
+                ref_logprob: column(ref_log_probs),
+                group,
+            };
+            let advantages = py.detach(|| embed::credit_batch(arrays, scheme, preset, &sets)).map_err(failed)?;
+            buffer(py, &advantages, $to)
+        }};
+    }
+    if float64 { run!(f64_of, 8, f64::to_le_bytes) } else { run!(f32_of, 4, f32::to_le_bytes) }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeRun>()?;
+    m.add_class::<NativeCredit>()?;
+    m.add_function(wrap_pyfunction!(open_all, m)?)?;
+    m.add_function(wrap_pyfunction!(schemes_json, m)?)?;
+    m.add_function(wrap_pyfunction!(formats, m)?)?;
+    m.add_function(wrap_pyfunction!(docstring, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(credit_batch, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,329 @@
+"""The Python package against the command line and the trainers' golden vectors.
+
+Run by python/tests/run.sh (and so by .ci/run): the wheel built from this checkout, installed in a
+fresh virtual environment; VANTAGE_BIN is the `vantage` program of the same checkout.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import vantage
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SAMPLES = sorted((ROOT / "sample_runs").glob("*.jsonl"))
+SHARED = pathlib.Path(os.environ.get("VANTAGE_SHARED", ROOT.parent / "shared"))
+BIN = os.environ.get("VANTAGE_BIN", str(ROOT / "target" / "debug" / "vantage"))
+# As the Rust golden tests compare (tests/it/golden_verl.rs).
+RTOL, ATOL = 1e-5, 1e-6
+
+
+def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run([BIN, *args], capture_output=True, text=True, check=check)
+
+
+def test_the_program_and_the_samples_are_there():
+    assert pathlib.Path(BIN).is_file(), f"no vantage program at {BIN} (build it, or set VANTAGE_BIN)"
+    assert len(SAMPLES) >= 6
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_every_sample_opens_with_the_counts_vantage_check_gives(path):
+    run = vantage.open(path)
+    checked = json.loads(cli("check", "--json", str(path)).stdout)["runs"][0]
+    summary = run.summary()
+    assert summary == checked
+    counts = checked["summary"]
+    assert len(run) == counts["trajectories"]
+    assert run.steps().num_rows == counts["steps"]
+    assert run.trajectories().num_rows == counts["trajectories"]
+    assert run.tokens().num_rows == counts["tokens"]
+    assert run.format == checked["format"]
+    # The step table's rows are the credit's: the same trajectories, in the same order.
+    steps = run.steps(text=True)
+    assert steps.column("trajectory").to_pylist() == run.credit("grpo").table().column("trajectory").to_pylist()
+    assert {"group", "trajectory", "step", "kind", "reward", "thought", "action", "observation"} <= set(
+        steps.column_names
+    )
+
+
+def supported(path):
+    return vantage.open(path).summary()["schemes"]["supported"]
+
+
+CASES = [(path, scheme["id"]) for path in SAMPLES for scheme in vantage.schemes()]
+
+
+@pytest.mark.parametrize("path,scheme", CASES, ids=lambda x: x.name if isinstance(x, pathlib.Path) else x)
+def test_credit_under_every_scheme_equals_vantage_credit_to_the_bit(path, scheme, tmp_path):
+    run = vantage.open(path)
+    out = tmp_path / "credit.parquet"
+    done = cli("credit", str(path), "--scheme", scheme, "--out", str(out), check=False)
+    if scheme not in run.summary()["schemes"]["supported"]:
+        # Both refuse it, and say why.
+        assert done.returncode == 2, done.stderr
+    if done.returncode != 0:
+        # A scheme the run supports can still refuse its data (pass@k on groups of one): the same words.
+        assert done.returncode == 2
+        with pytest.raises(vantage.VantageError) as refused:
+            run.credit(scheme)
+        assert str(refused.value) in done.stderr
+        return
+    want = pq.read_table(out)
+    got = run.credit(scheme).table()
+    assert got.column_names == want.column_names
+    for name in ("trajectory", "group"):
+        assert got.column(name).to_pylist() == want.column(name).to_pylist()
+    assert got.column("step").to_pylist() == want.column("step").to_pylist()
+    g = got.column("credit").to_numpy().view(np.uint32)
+    w = want.column("credit").to_numpy().view(np.uint32)
+    assert np.array_equal(g, w), f"{scheme} on {path.name}: credit differs from vantage credit"
+
+
+def test_presets_formulas_parameters_and_tokens_equal_the_command_line(tmp_path):
+    path = ROOT / "sample_runs" / "verl_token_batch.jsonl"
+    run = vantage.open(path)
+    asks = [
+        (("grpo", "verl", {}), ["--scheme", "grpo", "--preset", "verl"]),
+        (("gae", None, {"gamma": 0.9, "lam": 0.8}), ["--scheme", "gae", "--set", "gamma=0.9", "--set", "lam=0.8"]),
+        (("formula:grpo", None, {}), ["--scheme", "formula:grpo"]),
+        (("expr:R - mean(R, group)", None, {}), ["--scheme", "expr:R - mean(R, group)"]),
+        (("grpo", None, {"norm_by_std": False}), ["--scheme", "grpo", "--set", "norm_by_std=false"]),
+    ]
+    for (scheme, preset, params), flags in asks:
+        out = tmp_path / "c.parquet"
+        cli("credit", str(path), *flags, "--out", str(out))
+        got = run.credit(scheme, preset, **params).to_numpy()
+        assert np.array_equal(got.view(np.uint32), pq.read_table(out).column("credit").to_numpy().view(np.uint32)), flags
+    cli("credit", str(path), "--scheme", "gae", "--tokens", "--out", str(tmp_path / "t.parquet"))
+    tokens = run.credit("gae", tokens=True)
+    assert tokens.level == "token" and len(tokens) == run.tokens().num_rows
+    want = pq.read_table(tmp_path / "t.parquet")
+    assert tokens.table().column_names == want.column_names
+    assert np.array_equal(np.asarray(tokens).view(np.uint32), want.column("credit").to_numpy().view(np.uint32))
+    # pyarrow and numpy take a credit as it is.
+    assert pa.table(tokens).num_rows == len(tokens)
+
+
+def test_compare_equals_vantage_compare():
+    path = ROOT / "sample_runs" / "math_grpo_prm.jsonl"
+    run = vantage.open(path)
+    a, b = run.credit("grpo"), run.credit("prm_process")
+    c = vantage.compare(a, b)
+    want = json.loads(cli("compare", str(path), "--a", "grpo", "--b", "prm_process", "--json", "--limit", "7").stdout)
+    got = c.to_dict(7)
+    assert got == want
+    assert c.spearman == want["spearman"] and c.paired == want["paired"] > 0
+    top = c.top(7)
+    assert top.num_rows == len(want["rows"]) and top.column("a").to_pylist() == [r["a"] for r in want["rows"]]
+    assert c.groups(3).num_rows == min(3, want["groups_total"])
+
+
+def test_schemes_list_parameters_requirements_and_citations():
+    schemes = {s["id"]: s for s in vantage.schemes()}
+    listed = cli("schemes").stdout
+    assert all(f"{id} — " in listed for id in schemes)
+    grpo = schemes["grpo"]
+    assert grpo["citation"] and grpo["needs"] and grpo["from_code"]
+    assert any(p["name"] == "epsilon" and p["kind"] == "float" for p in grpo["params"])
+    assert {"verl", "trl"} <= {p["name"] for p in grpo["presets"]}
+    assert "vantage_jsonl" in vantage.formats() or "vantage" in vantage.formats()
+
+
+def test_the_docstrings_come_from_the_command_lines_help():
+    help_text = cli("credit", "--help").stdout
+    assert "Trainer preset" in help_text and "Trainer preset" in vantage.Run.credit.__doc__
+    assert "training steps" in vantage.open.__doc__
+    stub = (ROOT / "python" / "vantage" / "__init__.pyi").read_text()
+    for name in ("def open(", "def credit_batch(", "class Run:", "def credit(", "class Comparison:"):
+        assert name in stub
+
+
+def verl_case(name):
+    path = SHARED / "golden" / "verl" / name
+    assert path.is_file(), f"{path} is missing: the golden vectors are read from ../shared"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "grpo__binary_two_groups.json",
+        "grpo__drgrpo_no_std_fractional_negative.json",
+        "rloo__groups_4_3_1.json",
+        "reinforce_plus_plus__gamma09_token_rewards.json",
+        "gae__gamma099_lam095_token_rewards.json",
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_credit_batch_equals_verl(name, dtype):
+    case = verl_case(name)
+    inputs, config = case["inputs"], case["params"]["algorithm_config"]
+    scheme = case["estimator"]
+    declared = {p["name"] for s in vantage.schemes() if s["id"] == scheme for p in s["params"]}
+    params = {k: config[k] for k in ("gamma", "lam") if k in declared}
+    if scheme == "grpo":
+        params["norm_by_std"] = config["norm_adv_by_std_in_grpo"]
+    if "epsilon" in case["params"] and "epsilon" in declared:
+        params["epsilon"] = case["params"]["epsilon"]
+    got = vantage.credit_batch(
+        np.array(inputs["token_level_rewards"], dtype=dtype),
+        inputs["index"],
+        scheme,
+        "verl",
+        mask=inputs["response_mask"],
+        values=inputs.get("values"),
+        **params,
+    )
+    want = case["outputs" if dtype == np.float32 else "outputs_float64"]["advantages"]
+    assert got.dtype == dtype and got.shape == np.array(want).shape
+    np.testing.assert_allclose(got, np.array(want), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", ["grpo__binary_two_groups.json", "grpo__scale_rewards_none_dr_grpo.json"])
+def test_credit_batch_equals_trl(name):
+    path = SHARED / "golden" / "trl" / name
+    assert path.is_file(), f"{path} is missing"
+    case = json.loads(path.read_text())
+    config = case["params"]["config"]
+    params = {"epsilon": case["params"]["epsilon"]}
+    if config["scale_rewards"] in ("none", "false"):
+        params["norm_by_std"] = False
+    got = vantage.credit_batch(np.array(case["inputs"]["rewards"], dtype=np.float32), case["inputs"]["index"], "grpo", "trl", **params)
+    np.testing.assert_allclose(got, case["outputs"]["advantages"], rtol=RTOL, atol=ATOL)
+
+
+def test_credit_batch_equals_nemo_rl_prime_rl_slime_and_miles():
+    golden = json.loads((ROOT / "tests" / "golden" / "trainers_2026" / "cases.json").read_text())
+    compared = 0
+    for case in golden["cases"]:
+        prompts = [s[0] for s in case["samples"]]
+        rewards = np.array([s[1] for s in case["samples"]], dtype=np.float32)
+        for trainer in ("nemo_rl", "nemo_rl_no_loo", "prime_rl", "slime", "miles"):
+            got = vantage.credit_batch(rewards, prompts, "grpo", trainer)
+            want = np.array(case["advantages"][trainer])
+            same = np.isclose(got, want, rtol=1e-5, atol=1e-5)
+            # NeMo-RL's BLAS means leave rounding noise in groups of equal, non-dyadic rewards
+            # (tests/it/trainers_2026.rs); everything else agrees.
+            for i in np.flatnonzero(~same):
+                group = rewards[[p == prompts[i] for p in prompts]]
+                assert trainer.startswith("nemo_rl") and np.all(group == rewards[i]), (case["name"], trainer, i)
+                assert abs(got[i]) < 1e-2 and abs(want[i]) < 1e-2
+            compared += len(got)
+    assert compared >= 400
+
+
+def test_bad_input_raises_clear_exceptions(tmp_path):
+    with pytest.raises(vantage.RunNotFound) as missing:
+        vantage.open(tmp_path / "nope.jsonl")
+    assert isinstance(missing.value, FileNotFoundError) and "nope.jsonl" in str(missing.value)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"vantage": 1}\n{"type": "trajectory", "id": "t", "steps": "not a list"}\n')
+    with pytest.raises(vantage.LoadError) as failed:
+        vantage.open(bad)
+    assert failed.value.file == str(bad) and "bad.jsonl" in str(failed.value)
+    too_new = tmp_path / "new.jsonl"
+    too_new.write_text('{"vantage": 99}\n')
+    with pytest.raises(vantage.LoadError) as unsupported:
+        vantage.open(too_new)
+    assert unsupported.value.line == 1 and unsupported.value.field
+    run = vantage.open(ROOT / "sample_runs" / "math_grpo_prm.jsonl")
+    with pytest.raises(vantage.SchemeError, match="no_such_scheme"):
+        run.credit("no_such_scheme")
+    with pytest.raises(vantage.SchemeError, match="gamma"):
+        run.credit("gae", gamma="not a number")
+    with pytest.raises(vantage.SchemeError, match="nope"):
+        run.credit("grpo", nope=1)
+    with pytest.raises(vantage.SchemeError):
+        run.credit("grpo", preset="no_such_trainer")
+    with pytest.raises(vantage.ShapeError):
+        vantage.credit_batch([1.0, 0.0, 1.0], ["a", "a"])
+    with pytest.raises(vantage.ShapeError):
+        vantage.credit_batch([[1.0, 0.0]], ["a"], mask=[[1, 1, 1]])
+    with pytest.raises(vantage.ShapeError):
+        vantage.credit_batch(np.zeros((2, 2, 2)), ["a", "b"])
+    with pytest.raises(vantage.SchemeError, match="treerl"):
+        vantage.credit_batch([1.0, 0.0], ["a", "a"], "treerl")
+    with pytest.raises(TypeError):
+        vantage.credit_batch([1.0, 0.0], [["unhashable"], ["list"]])
+    with pytest.raises(TypeError):
+        vantage.compare(run.credit("grpo"), [0.0])
+    other = vantage.open(ROOT / "sample_runs" / "math_grpo_prm.jsonl")
+    with pytest.raises(vantage.VantageError, match="different runs"):
+        vantage.compare(run.credit("grpo"), other.credit("grpo"))
+    # Empty, NaN and infinite inputs give numbers or NaN, never a crash.
+    assert vantage.credit_batch(np.zeros(0, dtype=np.float32), []).shape == (0,)
+    out = vantage.credit_batch([np.nan, 1.0, np.inf, 0.0], ["a", "a", "b", "b"])
+    assert out.shape == (4,)
+    # The interpreter is still well after the errors.
+    gc.collect()
+    assert run.credit("grpo").to_numpy().shape == (run.steps().num_rows,)
+
+
+def test_warnings_carry_file_line_and_field(tmp_path):
+    log = tmp_path / "some_bad.jsonl"
+    good = '{"type": "trajectory", "id": "t%d", "group": "g", "outcome": {"reward": %d}, "steps": [{"action": "a"}]}'
+    log.write_text("\n".join(['{"vantage": 1}', good % (0, 1), '{"type": "trajectory", "id": 5, "steps": 3}', good % (1, 0)]) + "\n")
+    run = vantage.open(log)
+    assert len(run) == 2
+    (warning,) = [w for w in run.warnings if w["skipped"]]
+    assert warning["file"] == str(log) and warning["line"] == 3 and warning["field"]
+    checked = json.loads(cli("check", "--json", str(log), check=False).stdout)["runs"][0]
+    assert run.summary()["warnings"] == checked["warnings"]
+
+
+def test_a_folder_of_runs_opens_each_and_convert_writes_a_dataset(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for sample in SAMPLES[:2]:
+        (folder / sample.name).write_bytes(sample.read_bytes())
+    (folder / "config.json").write_text('{"lr": 1e-6}')
+    with pytest.raises(vantage.LoadError, match="open_all"):
+        vantage.open(folder)
+    runs = vantage.open_all(folder)
+    assert sorted(pathlib.Path(r.path).name for r in runs) == [s.name for s in SAMPLES[:2]]
+    out = tmp_path / "dataset"
+    line = vantage.convert(SAMPLES[0], out)
+    assert "training-step partitions" in line and (out / "manifest.json").is_file()
+    converted = vantage.open(out)
+    assert converted.steps().num_rows == vantage.open(SAMPLES[0]).steps().num_rows
+    first = SAMPLES[0].read_bytes()
+    with pytest.raises(vantage.VantageError):
+        vantage.convert(SAMPLES[0], SAMPLES[0])
+    assert SAMPLES[0].read_bytes() == first
+
+
+def test_outcomes_join_and_steps_select(tmp_path):
+    log = tmp_path / "swe.jsonl"
+    rows = [
+        {"type": "trajectory", "id": f"{i}", "group": f"g{i}", "task": f"repo__issue-{i}", "steps": [{"action": "edit"}]}
+        for i in range(2)
+    ]
+    log.write_text('{"vantage": 1}\n' + "\n".join(json.dumps(r) for r in rows) + "\n")
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"resolved_ids": ["repo__issue-0"], "unresolved_ids": ["repo__issue-1"]}))
+    plain = vantage.open(log)
+    joined = vantage.open(log, outcomes=[report])
+    checked = json.loads(cli("check", "--json", "--outcomes", str(report), str(log), check=False).stdout)["runs"][0]
+    assert joined.summary()["summary"] == checked["summary"]
+    assert joined.trajectories().column("success").to_pylist() == [True, False]
+    assert plain.trajectories().column("success").to_pylist() == [None, None]
+
+
+def test_show_prints_the_command_when_there_is_no_app(capsys, monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("VANTAGE_BIN", BIN)
+    run = vantage.open(SAMPLES[0])
+    command = vantage.show(run, "grpo", "treerl", view="compare")
+    assert command.endswith(f"{run.path} --scheme-a grpo --scheme-b treerl --view compare")
+    assert command in capsys.readouterr().out

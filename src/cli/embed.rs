@@ -1,0 +1,501 @@
+//! What a binding in another language needs from the commands. The Python package (`python/`,
+//! docs/PYTHON.md) opens, computes, compares and converts through these functions, so its numbers
+//! and errors are the command line's; its type stubs and docstrings are made here from [`API`],
+//! whose parameter help is the command line's own where the two share a parameter.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory as _;
+
+pub use super::check_json::entry as check_entry;
+pub use super::compare::comparison;
+pub use super::formulas::Computation;
+pub use super::json_command::Page;
+use crate::analysis::tables::Table;
+use crate::credit::Credit;
+use crate::load::LoadError;
+use crate::model::Run;
+use crate::source::OpenOptions;
+
+/// The open options of the command line (`--steps`, `--outcomes`, the memory budget; the
+/// machine's own budget when `memory_budget` is `None`).
+pub fn open_options(
+    steps: Option<&str>,
+    outcomes: &[PathBuf],
+    memory_budget: Option<&str>,
+) -> Result<OpenOptions, LoadError> {
+    let bad = |field: &str, reason: String| LoadError::Unsupported { line: 0, field: field.to_owned(), reason };
+    let steps = steps.map(super::parse_steps).transpose().map_err(|e| bad("steps", e))?;
+    let memory_budget = match memory_budget {
+        Some(text) => crate::load::budget::parse_size(text)
+            .ok_or_else(|| bad("memory_budget", format!("{text:?} is not a size (e.g. 8G)")))?,
+        None => crate::source::disk::memory_budget(),
+    };
+    Ok(OpenOptions {
+        steps,
+        outcomes: crate::source::joined::read_outcome_files(outcomes)?.into(),
+        memory_budget,
+        follow: false,
+        lazy: false,
+    })
+}
+
+/// Every run at `path` (each log of a folder), as `vantage check` reads them.
+pub fn open_all(path: &Path, options: &OpenOptions, format: Option<&str>) -> Vec<crate::source::path::Opened> {
+    let template = options.report(&path.display().to_string());
+    crate::source::path::open_all(path, options, format, &template, None)
+}
+
+/// `vantage credit`'s rows of `credit` on `run`: per step (`trajectory`, `group`, `step`, `node`,
+/// `credit`), or with `tokens` per token (`trajectory`, `group`, `token`, `mask`, `credit`).
+pub fn credit_table(run: &Run, credit: &Credit, scheme: &str, tokens: bool) -> anyhow::Result<Table> {
+    let table = if tokens {
+        let Some(token_credit) = credit.token.as_deref() else {
+            anyhow::bail!("scheme {scheme} gives step-level credit only; ask for step credit");
+        };
+        super::table::CreditTable::tokens(run, token_credit, run.trajectories.ids())
+    } else {
+        super::table::CreditTable::steps(run, &credit.step, run.trajectories.ids(), None)
+    };
+    Ok(table.into_table())
+}
+
+/// `vantage formats`: each format's name and what it is.
+pub fn formats() -> Vec<(&'static str, &'static str)> {
+    crate::load::LOADERS.iter().map(|l| (l.name(), l.description())).collect()
+}
+
+/// Where a parameter's help comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Help {
+    /// Its own words.
+    Text(&'static str),
+    /// The help of a command-line argument: the subcommand (`""`: the top level) and the
+    /// argument's id.
+    Cli(&'static str, &'static str),
+}
+
+/// One function or method of the Python package.
+#[derive(Clone, Copy, Debug)]
+pub struct Item {
+    /// `name` for a function, `Class.name` for a method, `Class` for a class.
+    pub name: &'static str,
+    /// Its parameters and return type as Python writes them (`(path: str) -> Run`); for a class,
+    /// its attributes, one `name: type` a line.
+    pub signature: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+    /// Each parameter's help.
+    pub params: &'static [(&'static str, Help)],
+}
+
+const OPEN_PARAMS: &[(&str, Help)] = &[
+    (
+        "path",
+        Help::Text("A log, a run folder, or a vantage Parquet v2 dataset, in any format `vantage formats` lists."),
+    ),
+    ("format", Help::Cli("check", "format")),
+    ("steps", Help::Cli("", "steps")),
+    ("outcomes", Help::Cli("", "outcomes")),
+    (
+        "memory_budget",
+        Help::Text(
+            "The memory a load may hold (`8G`); by default what the machine has free, as the command line \
+             (or VANTAGE_MEMORY_BUDGET).",
+        ),
+    ),
+];
+
+const CREDIT_PARAMS: &[(&str, Help)] = &[
+    ("scheme", Help::Cli("credit", "scheme")),
+    ("preset", Help::Cli("credit", "preset")),
+    ("tokens", Help::Text("Per token instead of per step (for schemes that compute per token).")),
+    ("params", Help::Cli("credit", "set")),
+];
+
+/// The Python package's functions, classes and methods, in the order the stubs list them.
+pub const API: &[Item] = &[
+    Item {
+        name: "open",
+        signature: "(path: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> Run",
+        doc: "Open one run, as `vantage check` reads it. Raises LoadError (with the file, line and field) when nothing loads, and when a folder holds several runs (use open_all).",
+        params: OPEN_PARAMS,
+    },
+    Item {
+        name: "open_all",
+        signature: "(path: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> list[Run]",
+        doc: "Open every run at a path (each log of a run folder). Raises LoadError only when nothing loads; the runs that did not load are in `vantage check PATH`.",
+        params: OPEN_PARAMS,
+    },
+    Item {
+        name: "schemes",
+        signature: "() -> list[dict[str, Any]]",
+        doc: "Every credit scheme, as `vantage schemes` lists it: id, name, family, citation, source, from_code, needs, checked, batch_wide, params (name, kind, range, choices, default, doc) and presets (name, sets, doc).",
+        params: &[],
+    },
+    Item {
+        name: "formats",
+        signature: "() -> dict[str, str]",
+        doc: "The log formats vantage reads: the name `format=` takes, and what it is.",
+        params: &[],
+    },
+    Item {
+        name: "credit_batch",
+        signature: "(rewards: ArrayLike, group_ids: Sequence[Hashable], scheme: str = 'grpo', preset: str | None = None, *, mask: ArrayLike | None = None, values: ArrayLike | None = None, log_probs: ArrayLike | None = None, ref_log_probs: ArrayLike | None = None, **params: float | int | bool | str) -> numpy.ndarray",
+        doc: "A scheme's advantages on plain arrays, as a trainer computes them, with the numbers the app shows. One reward per sequence (a 1-D array, as TRL and NeMo-RL pass scores), or per token (2-D, batch × length, as verl's token_level_rewards with its response mask). The result has the rewards' shape and precision (float32 or float64).",
+        params: &[
+            ("rewards", Help::Text("Per-sequence scores (1-D) or per-token rewards (2-D).")),
+            ("group_ids", Help::Text("Each sequence's prompt (group), any hashable label; one per row of rewards.")),
+            ("scheme", Help::Cli("credit", "scheme")),
+            ("preset", Help::Cli("credit", "preset")),
+            ("mask", Help::Text("2-D only: the response mask (1 where a token counts); all ones when absent.")),
+            ("values", Help::Text("2-D only: the critic's values (GAE).")),
+            ("log_probs", Help::Text("2-D only: the policy's log-probabilities (KL penalties).")),
+            ("ref_log_probs", Help::Text("2-D only: the reference policy's log-probabilities (KL penalties).")),
+            ("params", Help::Cli("credit", "set")),
+        ],
+    },
+    Item {
+        name: "compare",
+        signature: "(a: Credit, b: Credit) -> Comparison",
+        doc: "Two credits on the same run side by side, as the app's Compare view and `vantage compare` set them: Spearman ρ, sign disagreements by kind, the steps where they differ most, the groups they disagree on most.",
+        params: &[
+            ("a", Help::Text("Scheme A's credit (Run.credit).")),
+            ("b", Help::Text("Scheme B's credit on the same run.")),
+        ],
+    },
+    Item {
+        name: "convert",
+        signature: "(path: str | os.PathLike[str], out: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> str",
+        doc: "Read a log in any supported format and write it as `vantage convert` does; returns the line it prints.",
+        params: &[
+            ("path", Help::Cli("convert", "file")),
+            ("out", Help::Cli("convert", "out")),
+            ("format", Help::Cli("convert", "format")),
+            ("steps", Help::Cli("", "steps")),
+            ("outcomes", Help::Cli("", "outcomes")),
+            ("memory_budget", Help::Text("The memory a load may hold (`8G`).")),
+        ],
+    },
+    Item {
+        name: "show",
+        signature: "(run: Run, scheme_a: str | None = None, scheme_b: str | None = None, *, view: str | None = None, app: bool = True) -> str",
+        doc: "Open the desktop app on the run with schemes A and B (the `vantage` program on PATH, or VANTAGE_BIN), or, with app=False or when there is no program or display, print the command that does. Returns that command.",
+        params: &[
+            ("run", Help::Text("The run to show.")),
+            ("scheme_a", Help::Cli("", "scheme_a")),
+            ("scheme_b", Help::Cli("", "scheme_b")),
+            ("view", Help::Cli("", "view")),
+            ("app", Help::Text("Start the app (else only print the command).")),
+        ],
+    },
+    Item {
+        name: "Run",
+        signature: "path: str\nname: str\nformat: str\nnotes: list[str]\nwarnings: list[dict[str, Any]]",
+        doc: "One opened run. `warnings` holds what `vantage check` lists: each with file, line, field, message and whether the record was skipped.",
+        params: &[],
+    },
+    Item {
+        name: "Run.summary",
+        signature: "(self) -> dict[str, Any]",
+        doc: "What `vantage check --json` says of the run (docs/JSON.md): format, summary counts, schemes supported and why others are not, audit, notes, warnings.",
+        params: &[],
+    },
+    Item {
+        name: "Run.steps",
+        signature: "(self, text: bool = False) -> pyarrow.Table",
+        doc: "One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME.",
+        params: &[(
+            "text",
+            Help::Text(
+                "Add each step's thought, action and observation (read from the log where the run left them there).",
+            ),
+        )],
+    },
+    Item {
+        name: "Run.trajectories",
+        signature: "(self) -> pyarrow.Table",
+        doc: "One row per trajectory: trajectory, group, train_step, task, reward, success, finish, steps, tokens, outcome.NAME.",
+        params: &[],
+    },
+    Item {
+        name: "Run.tokens",
+        signature: "(self) -> pyarrow.Table",
+        doc: "One row per token, in the order of token credit: trajectory, position, mask, and each per-token column the run logs.",
+        params: &[],
+    },
+    Item {
+        name: "Run.credit",
+        signature: "(self, scheme: str, preset: str | None = None, *, tokens: bool = False, **params: float | int | bool | str) -> Credit",
+        doc: "Credit under a scheme, a preset or a formula, computed as `vantage credit` computes it (the same bits).",
+        params: CREDIT_PARAMS,
+    },
+    Item {
+        name: "Credit",
+        signature: "run: Run\nscheme: str\npreset: str | None\nparams: dict[str, str]\nlevel: str",
+        doc: "Credit on a run: one float32 per step (aligned with Run.steps()) or per token (aligned with Run.tokens()). numpy.asarray(credit) and pyarrow.table(credit) take it as they are.",
+        params: &[],
+    },
+    Item {
+        name: "Credit.to_numpy",
+        signature: "(self) -> numpy.ndarray",
+        doc: "The values, float32 (NaN where the scheme gives none).",
+        params: &[],
+    },
+    Item {
+        name: "Credit.table",
+        signature: "(self) -> pyarrow.Table",
+        doc: "`vantage credit`'s rows: trajectory, group, step, node, credit (per token: trajectory, group, token, mask, credit).",
+        params: &[],
+    },
+    Item {
+        name: "Comparison",
+        signature: "a: str\nb: str\npaired: int\nspearman: float | None\nsign_disagreement: float\ndiffering: int\ndisagreements: dict[str, int]",
+        doc: "Two credits compared (vantage.compare).",
+        params: &[],
+    },
+    Item {
+        name: "Comparison.top",
+        signature: "(self, n: int = 20, offset: int = 0) -> pyarrow.Table",
+        doc: "The steps where A and B differ most: trajectory, group, step, kind, a, b, text.",
+        params: &[("n", Help::Cli("compare", "limit")), ("offset", Help::Cli("compare", "offset"))],
+    },
+    Item {
+        name: "Comparison.groups",
+        signature: "(self, n: int = 20, offset: int = 0) -> pyarrow.Table",
+        doc: "The groups A and B disagree on most: group, steps, spearman, sign_disagreement.",
+        params: &[("n", Help::Cli("compare", "limit")), ("offset", Help::Cli("compare", "offset"))],
+    },
+    Item {
+        name: "Comparison.to_dict",
+        signature: "(self, n: int = 20, offset: int = 0) -> dict[str, Any]",
+        doc: "`vantage compare --json`'s object (docs/JSON.md).",
+        params: &[("n", Help::Cli("compare", "limit")), ("offset", Help::Cli("compare", "offset"))],
+    },
+];
+
+/// The help of a command-line argument (its first paragraph), from the same declaration
+/// `vantage --help` prints.
+pub fn cli_help(subcommand: &str, id: &str) -> Option<String> {
+    let root = super::Cli::command();
+    let command = if subcommand.is_empty() { Some(&root) } else { root.find_subcommand(subcommand) }?;
+    let arg = command.get_arguments().find(|a| a.get_id().as_str() == id)?;
+    Some(arg.get_help()?.to_string())
+}
+
+fn help_text(help: Help) -> String {
+    match help {
+        Help::Text(text) => text.to_owned(),
+        // A missing argument is a test failure (`tests/it/python.rs`), never an empty docstring.
+        Help::Cli(subcommand, id) => {
+            let text = cli_help(subcommand, id).unwrap_or_else(|| format!("(no help for {subcommand} {id})"));
+            if text.ends_with(['.', ')']) { text } else { format!("{text}.") }
+        }
+    }
+}
+
+/// The docstring of `name` (a function, `Class` or `Class.method`): what it does and each
+/// parameter's help; `None` for a name the package does not have.
+pub fn docstring(name: &str) -> Option<String> {
+    let item = API.iter().find(|i| i.name == name)?;
+    let mut doc = item.doc.to_owned();
+    if !item.params.is_empty() {
+        doc.push_str("\n\nArgs:");
+        for (param, help) in item.params {
+            let _ = write!(doc, "\n    {param}: {}", help_text(*help));
+        }
+    }
+    Some(doc)
+}
+
+fn quoted(doc: &str, indent: &str) -> String {
+    let body: Vec<String> = doc
+        .replace('\\', "\\\\")
+        .lines()
+        .map(|l| if l.is_empty() { String::new() } else { format!("{indent}{l}") })
+        .collect();
+    format!("{indent}\"\"\"{}\n{indent}\"\"\"\n", body.join("\n").trim_start())
+}
+
+/// `python/vantage/__init__.pyi`: the package's type stubs (a test keeps the committed file equal).
+pub fn python_stub() -> String {
+    let mut out = String::from(
+        "# Generated from vantage's declarations (src/cli/embed.rs, the command line's help): do not edit;\n\
+         # tests/it/python.rs fails when it is stale; VANTAGE_BLESS=1 cargo test python_stub writes it anew.\n\
+         import os\nfrom typing import Any, Hashable, Sequence\n\nimport numpy\nimport pyarrow\nfrom numpy.typing import ArrayLike\n\n\
+         __version__: str\n\n\
+         class VantageError(Exception):\n    \"\"\"Any error vantage reports; `file`, `line` and `field` say where, when known.\"\"\"\n\n    file: str | None\n    line: int | None\n    field: str | None\n\n\
+         class LoadError(VantageError):\n    \"\"\"A run that could not be read, with the file, line and field `vantage check` names.\"\"\"\n\n\
+         class RunNotFound(LoadError, FileNotFoundError):\n    \"\"\"A path that does not exist.\"\"\"\n\n\
+         class SchemeError(VantageError, ValueError):\n    \"\"\"An unknown scheme or preset, or a parameter it does not take or a value out of its range.\"\"\"\n\n\
+         class ShapeError(VantageError, ValueError):\n    \"\"\"Arrays whose lengths do not fit together (credit_batch).\"\"\"\n\n",
+    );
+    for item in API {
+        let (class, method) = match item.name.split_once('.') {
+            Some((class, method)) => (Some(class), Some(method)),
+            None if item.name.starts_with(char::is_uppercase) => (Some(item.name), None),
+            None => (None, Some(item.name)),
+        };
+        let doc = docstring(item.name).unwrap_or_default();
+        match (class, method) {
+            (Some(_), None) => {
+                let _ = writeln!(out, "class {}:", item.name);
+                out.push_str(&quoted(&doc, "    "));
+                for attribute in item.signature.lines() {
+                    let _ = writeln!(out, "    {attribute}");
+                }
+            }
+            (Some(_), Some(method)) => {
+                let _ = writeln!(out, "    def {method}{}:", item.signature);
+                out.push_str(&quoted(&doc, "        "));
+            }
+            (None, Some(function)) => {
+                let _ = writeln!(out, "def {function}{}:", item.signature);
+                out.push_str(&quoted(&doc, "    "));
+            }
+            (None, None) => {}
+        }
+        // A blank line after a function or a class's last method.
+        let next_is_method = API
+            .iter()
+            .skip_while(|i| i.name != item.name)
+            .nth(1)
+            .is_some_and(|n| class.is_some_and(|c| n.name.starts_with(&format!("{c}."))));
+        if !next_is_method {
+            out.push('\n');
+        }
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+/// `vantage convert PATH OUT`: the line it prints.
+pub fn convert(path: &Path, out: &Path, options: &OpenOptions, format: Option<&str>) -> anyhow::Result<String> {
+    super::convert(path, out, options, format, None)
+}
+
+/// Plain arrays for [`credit_batch`]: `rows` sequences of `length` positions each (one position
+/// per sequence for per-sequence scores), row-major.
+#[derive(Clone, Debug, Default)]
+pub struct BatchArrays<F> {
+    /// Number of sequences.
+    pub rows: usize,
+    /// Positions per sequence (1 for per-sequence scores).
+    pub length: usize,
+    /// Rewards, `rows × length`.
+    pub rewards: Vec<F>,
+    /// The response mask (1 where a position counts), `rows × length`; all ones when absent.
+    pub mask: Option<Vec<F>>,
+    /// Critic values, `rows × length`.
+    pub values: Option<Vec<F>>,
+    /// Policy log-probabilities, `rows × length`.
+    pub logprob: Option<Vec<F>>,
+    /// Reference log-probabilities, `rows × length`.
+    pub ref_logprob: Option<Vec<F>>,
+    /// Each sequence's group, dense from 0.
+    pub group: Vec<u32>,
+}
+
+/// A float the kernels run in.
+pub trait KernelFloat: crate::credit::Real {
+    /// Runs `kernel` on `batch` in this precision.
+    fn run(
+        kernel: &dyn crate::credit::TokenKernel,
+        batch: &crate::credit::Batch<'_, Self>,
+        params: &crate::credit::Params,
+    ) -> Result<crate::credit::Output<Self>, crate::credit::CreditError>;
+}
+
+impl KernelFloat for f32 {
+    fn run(
+        kernel: &dyn crate::credit::TokenKernel,
+        batch: &crate::credit::Batch<'_, Self>,
+        params: &crate::credit::Params,
+    ) -> Result<crate::credit::Output<Self>, crate::credit::CreditError> {
+        kernel.run32(batch, params)
+    }
+}
+
+impl KernelFloat for f64 {
+    fn run(
+        kernel: &dyn crate::credit::TokenKernel,
+        batch: &crate::credit::Batch<'_, Self>,
+        params: &crate::credit::Params,
+    ) -> Result<crate::credit::Output<Self>, crate::credit::CreditError> {
+        kernel.run64(batch, params)
+    }
+}
+
+/// Why a batch cannot be computed: the arrays disagree, or the scheme or its parameters are wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The arrays' lengths do not fit together.
+    #[error("{0}")]
+    Shape(String),
+    /// An unknown scheme or preset, or a bad parameter.
+    #[error("{0}")]
+    Scheme(String),
+}
+
+/// A scheme's advantages on plain arrays (`rows × length`, row-major), as its kernel computes them
+/// in `vantage credit` and the trainers' golden tests: the KL taken into the reward where the
+/// parameters ask for it, then the kernel.
+pub fn credit_batch<F: KernelFloat>(
+    arrays: BatchArrays<F>,
+    scheme: &str,
+    preset: Option<&str>,
+    sets: &[(String, String)],
+) -> Result<Vec<F>, BatchError> {
+    let BatchArrays { rows, length, rewards, mask, values, logprob, ref_logprob, group } = arrays;
+    let positions = rows.checked_mul(length).ok_or_else(|| BatchError::Shape("the batch is too large".to_owned()))?;
+    if rewards.len() != positions {
+        return Err(BatchError::Shape(format!("rewards hold {} values, not {rows} × {length}", rewards.len())));
+    }
+    for (name, column) in
+        [("mask", &mask), ("values", &values), ("log_probs", &logprob), ("ref_log_probs", &ref_logprob)]
+    {
+        if let Some(column) = column.as_ref().filter(|c| c.len() != positions) {
+            return Err(BatchError::Shape(format!("{name} holds {} values, rewards {positions}", column.len())));
+        }
+    }
+    if group.len() != rows {
+        return Err(BatchError::Shape(format!("{} group ids for {rows} sequences", group.len())));
+    }
+    let scheme = crate::credit::scheme(scheme).map_err(|e| BatchError::Scheme(format!("{e:#}")))?;
+    let Some(kernel) = scheme.token_kernel() else {
+        return Err(BatchError::Scheme(format!(
+            "{} credits steps of a run (it needs {}), not plain arrays: open the run and use Run.credit",
+            scheme.info().id,
+            scheme.info().needs
+        )));
+    };
+    let params =
+        crate::credit::Params::resolve(scheme, preset, sets).map_err(|e| BatchError::Scheme(format!("{e:#}")))?;
+    let num_groups = group.iter().max().map_or(0, |&g| g as usize + 1);
+    let mut batch = crate::credit::Batch {
+        offsets: (0..=rows).map(|r| r * length).collect(),
+        reward: Some(rewards),
+        row_score: None,
+        mask,
+        group,
+        num_groups,
+        values: values.map(Into::into),
+        logprob,
+        ref_logprob,
+        sum_pi_squared: None,
+        reward_baseline: None,
+        rollout_is_weights: None,
+        skip_returns: true,
+        max_length: None,
+        components: Vec::new(),
+        component_weights: Vec::new(),
+        tree: Vec::new(),
+        group_step: Vec::new(),
+    };
+    crate::credit::prepare_batch(&mut batch, &params).map_err(BatchError::Scheme)?;
+    let mut output = F::run(kernel, &batch, &params).map_err(|e| BatchError::Scheme(format!("{e:#}")))?;
+    Ok(std::mem::take(&mut output.advantages))
+}
