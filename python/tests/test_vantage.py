@@ -296,13 +296,19 @@ def test_a_folder_of_runs_opens_each_and_convert_writes_a_dataset(tmp_path):
     assert "training-step partitions" in line and (out / "manifest.json").is_file()
     converted = vantage.open(out)
     assert converted.steps().num_rows == vantage.open(SAMPLES[0]).steps().num_rows
-    first = SAMPLES[0].read_bytes()
+    # `steps` opens some training steps of it, as `--steps` does.
+    first = vantage.open(out, steps=0)
+    assert set(first.trajectories().column("train_step").to_pylist()) == {0}
+    assert 0 < len(first) < len(converted)
+    checked = json.loads(cli("check", "--json", "--steps", "0", str(out)).stdout)["runs"][0]
+    assert first.summary()["summary"] == checked["summary"]
+    before = SAMPLES[0].read_bytes()
     with pytest.raises(vantage.VantageError):
         vantage.convert(SAMPLES[0], SAMPLES[0])
-    assert SAMPLES[0].read_bytes() == first
+    assert SAMPLES[0].read_bytes() == before
 
 
-def test_outcomes_join_and_steps_select(tmp_path):
+def test_outcomes_are_joined(tmp_path):
     log = tmp_path / "swe.jsonl"
     rows = [
         {"type": "trajectory", "id": f"{i}", "group": f"g{i}", "task": f"repo__issue-{i}", "steps": [{"action": "edit"}]}
