@@ -142,6 +142,51 @@ pub fn tinker_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     (files, others)
 }
 
+/// Which files of a directory are SkyRL dumped evals: in `dumped_evals/`, each step folder's
+/// `global_step_{N}_evals/<data_source>.jsonl` by `N` (then `eval_only/`'s), or a step folder's own
+/// files; the others are named (`aggregated_results.jsonl` is the metrics, not samples).
+pub fn skyrl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let step_of = |name: &str| match name {
+        "eval_only" => Some(u64::MAX),
+        _ => name.strip_prefix("global_step_")?.strip_suffix("_evals")?.parse::<u64>().ok(),
+    };
+    let samples =
+        |folder: &Path, step: u64, prefix: &str, files: &mut Vec<(u64, PathBuf)>, others: &mut Vec<String>| {
+            for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".jsonl") && name != "aggregated_results.jsonl" && entry.path().is_file() {
+                    files.push((step, entry.path()));
+                } else {
+                    others.push(format!("{prefix}{name}"));
+                }
+            }
+        };
+    let (mut files, mut others) = (Vec::new(), Vec::new());
+    let own = dir.file_name().and_then(|n| n.to_str()).and_then(step_of);
+    if let Some(step) = own {
+        samples(dir, step, "", &mut files, &mut others);
+    } else {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            match step_of(&name).filter(|_| entry.path().is_dir()) {
+                Some(step) => samples(&entry.path(), step, &format!("{name}/"), &mut files, &mut others),
+                None => others.push(name),
+            }
+        }
+    }
+    // Only when they are SkyRL samples: a folder of other logs in step folders is not this run.
+    if files
+        .first()
+        .is_none_or(|(_, p)| !crate::load::formats::skyrl::accepts(&crate::load::lines::head_text(&head(p))))
+    {
+        let named = files.drain(..).filter_map(|(_, p)| p.strip_prefix(dir).ok().map(|p| p.display().to_string()));
+        others.extend(named.collect::<Vec<_>>());
+    }
+    files.sort();
+    others.sort();
+    (files, others)
+}
+
 /// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
 pub(crate) fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     list_dir(dir, |path| {
@@ -168,7 +213,7 @@ pub(crate) fn head(path: &Path) -> Vec<u8> {
 }
 
 /// What kind of run a directory holds: a verl dump, a NeMo-RL log directory, a prime-rl or
-/// verifiers run, a tinker-cookbook log directory, TRL completions, or none of them.
+/// verifiers run, a tinker-cookbook log directory, SkyRL dumped evals, TRL completions, or none of them.
 pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !dir.is_dir() {
         return None;
@@ -189,6 +234,9 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !tinker_files(dir).0.is_empty() {
         return Some("tinker");
     }
+    if !skyrl_files(dir).0.is_empty() {
+        return Some("skyrl");
+    }
     let trl = trl_files(dir).0;
     let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
     let is_completions_dir = dir.file_name().is_some_and(|n| n == "completions");
@@ -199,6 +247,6 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
 /// `None`): a JSON-lines log, a verl or TRL directory; any other format given is read whole.
 pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
     format.is_none_or(|f| {
-        f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "tinker" | "trl") && path.is_dir())
+        f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "tinker" | "skyrl" | "trl") && path.is_dir())
     })
 }

@@ -29,7 +29,7 @@ use crate::model::{Run, TextSource};
 
 #[cfg(feature = "parquet")]
 use super::listing::trl_files;
-use super::listing::{directory_kind, head, nemo_rl_files, tinker_files, verifiers_files, verl_files};
+use super::listing::{directory_kind, head, nemo_rl_files, skyrl_files, tinker_files, verifiers_files, verl_files};
 use super::text_files::{FileSource, FilesSource};
 
 /// Where a load shows the run so far: called with it, returns `false` when the load was cancelled.
@@ -338,6 +338,11 @@ impl Live {
                     let (_, skipped) = tinker_files(path);
                     let stream = crate::load::formats::tinker::stream(&name, std::mem::take(&mut report));
                     State::numbered(path, tinker_files, stream, skipped)
+                }
+                Some("skyrl") => {
+                    let (_, skipped) = skyrl_files(path);
+                    let stream = crate::load::formats::skyrl::stream(&name, std::mem::take(&mut report));
+                    State::numbered(path, skyrl_files, Box::new(stream), skipped)
                 }
                 Some("verifiers") => {
                     let (_, skipped) = verifiers_files(path);
@@ -767,7 +772,8 @@ fn read_verl(
     at.tails.sort_by_key(|(step, ..)| *step);
     let mut arrived = false;
     for (_, tail, base) in &mut *at.tails {
-        let file_name = tail.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // The file's path within the directory: a format may read its step from a folder's name.
+        let file_name = tail.path.strip_prefix(at.dir).unwrap_or(&tail.path).display().to_string();
         stream.start_file(&file_name);
         loop {
             if let Some((lines, offset)) = tail.next_lines(show.piece_size(PIECE))? {

@@ -120,6 +120,7 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
         "tests/fixtures/trainers/nemo_rl",
         "tests/fixtures/trainers/tinker/run/iteration_000000",
         "tests/fixtures/trainers/tinker/run/iteration_000001",
+        "tests/fixtures/trainers/skyrl/run/dumped_evals/global_step_10_evals",
         "tests/fixtures/trainers/vf_eval/current",
         "tests/fixtures/trainers/vf_eval/v0.1.3",
     ]
@@ -165,6 +166,7 @@ fn importers_of_json_lines_read_in_pieces_give_the_run_one_thread_gives() {
         "NeMo-RL training dump",
         "verifiers vf-eval results",
         "tinker-cookbook rollout summaries",
+        "SkyRL dumped evals",
     ] {
         assert!(formats.contains(format), "no {format} log among {formats:?}");
     }
@@ -403,6 +405,43 @@ fn a_followed_tinker_directory_gains_its_new_iterations() {
     let mut report = LoadReport::default();
     let once = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
     assert_eq!(to_jsonl(&once), to_jsonl(&run));
+}
+
+/// A SkyRL `dumped_evals/` folder followed while the run trains: a new evaluation's folder is read
+/// as it appears, and a data source's file that grows gains its new samples under new keys.
+#[test]
+fn a_followed_skyrl_dumped_evals_folder_gains_its_new_evaluations() {
+    let fixture = root().join("tests/fixtures/trainers/skyrl/run/dumped_evals");
+    let dir = scratch("follow-skyrl").join("dumped_evals");
+    let copy = |step: &str| {
+        std::fs::create_dir_all(dir.join(step)).unwrap();
+        for entry in std::fs::read_dir(fixture.join(step)).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, dir.join(step).join(path.file_name().unwrap())).unwrap();
+        }
+    };
+    copy("global_step_10_evals");
+    let mut live = Live::open(&dir, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
+    live.follow();
+    assert!(live.read(None).unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 9);
+    copy("global_step_20_evals");
+    assert!(live.poll().unwrap());
+    let run = live.snapshot();
+    assert_eq!(run.trajectories.len(), 18);
+    assert!(!live.poll().unwrap());
+    let mut report = LoadReport::default();
+    let once = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
+    assert_eq!(to_jsonl(&once), to_jsonl(&run));
+    // Samples appended to a file take the rows after its earlier ones.
+    let aime = dir.join("global_step_20_evals/aime.jsonl");
+    let first = std::fs::read_to_string(&aime).unwrap().lines().next().unwrap().to_owned();
+    std::fs::OpenOptions::new().append(true).open(&aime).unwrap().write_all(format!("{first}\n").as_bytes()).unwrap();
+    assert!(live.poll().unwrap());
+    let run = live.snapshot();
+    assert_eq!(run.trajectories.len(), 19);
+    assert!(run.trajectory_by_key("step-20/aime/3").is_some());
+    assert!(live.report().warnings.is_empty(), "{:?}", live.report().warnings);
 }
 
 #[cfg(feature = "parquet")]

@@ -767,6 +767,70 @@ fn a_tinker_cookbook_run_directory_is_its_iterations_rollout_summaries() {
     assert_eq!(eval.group_key(vantage::model::GroupId::from_index(0)), "eval/guess/iteration-1/group-0");
 }
 
+/// SkyRL's dumped evals (written by SkyRL's own `dump_per_dataset_eval_results`,
+/// `tests/fixtures/trainers/skyrl/make_run.py`): `dumped_evals/` is one run of every step folder's
+/// data-source files, the metrics named as skipped; a prompt's samples are a group of its step and
+/// data source; token-level scores are summed; one file alone takes its step from its folder.
+#[test]
+fn skyrl_dumped_evals_are_one_run_of_every_step_and_data_source() {
+    let dir = fixture_path("skyrl/run/dumped_evals");
+    let options = vantage::source::OpenOptions::default();
+    let mut report = LoadReport::new("dumped_evals");
+    let run = vantage::source::path::open(&dir, &options, None, &mut report, None).unwrap();
+    assert_eq!(run.meta.format, "SkyRL dumped evals");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    // Two steps × (gsm8k: two prompts, aime: one) × three samples, one step each.
+    assert_eq!(counts(&run), (6, 18, 18));
+    let steps: std::collections::BTreeSet<Option<i64>> = run.groups.train_step.iter().copied().collect();
+    assert_eq!(steps, [Some(10), Some(20)].into_iter().collect());
+    let note = run.meta.notes.iter().find(|n| n.contains("skipped")).unwrap();
+    assert!(note.contains("global_step_10_evals/aggregated_results.jsonl"), "{note}");
+    let tasks: std::collections::BTreeSet<&str> = run.groups.task.iter().map(|&t| run.label(t)).collect();
+    assert_eq!(tasks, ["aime", "openai/gsm8k"].into_iter().collect());
+    // The token-level sample: its scores summed (1.0), passing (its last score positive).
+    let t = run.trajectory_by_key("step-10/openai/gsm8k/1").unwrap();
+    assert_eq!((run.trajectories.reward[t.index()], run.trajectories.success[t.index()]), (1.0, Some(true)));
+    let response = run.text(run.nodes.action[run.trajectories.path(t)[0].index()]);
+    assert!(response.ends_with("The answer is 72."), "{response}");
+    let g = run.trajectories.group[t.index()];
+    assert_eq!(run.groups.members(g).len(), 3);
+    assert!(run.text(run.groups.prompt[g.index()]).starts_with("Natalia sold clips"));
+    let finishes: std::collections::BTreeSet<&str> = run.trajectories.finish.iter().map(|&f| run.label(f)).collect();
+    assert_eq!(finishes, ["length", "stop"].into_iter().collect());
+    // GRPO credits each group of three.
+    assert_eq!(vantage::credit::scheme("grpo").unwrap().supports(&run), vantage::credit::Support::Yes);
+    // One data source's file alone: the step from its folder's name.
+    let (one, report) = fixture("skyrl/run/dumped_evals/global_step_20_evals/aime.jsonl");
+    assert!(report.warnings.is_empty());
+    assert_eq!(counts(&one), (1, 3, 3));
+    assert_eq!(one.groups.train_step, [Some(20)]);
+    // A step folder alone: its data sources.
+    let mut report = LoadReport::new("step");
+    let step =
+        vantage::source::path::open(&dir.join("global_step_20_evals"), &options, None, &mut report, None).unwrap();
+    assert_eq!(counts(&step), (3, 9, 9));
+}
+
+/// A dumped eval with a score that is not a number loads with a located warning and no reward.
+#[test]
+fn a_skyrl_sample_without_a_numeric_score_is_a_located_warning() {
+    let text = std::fs::read_to_string(fixture_path("skyrl/run/dumped_evals/global_step_10_evals/aime.jsonl")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut bad: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    bad["score"] = serde_json::json!("high");
+    lines[1] = bad.to_string();
+    lines.insert(2, "{\"input_prompt\": \"cut".to_owned());
+    let joined = format!("{}\n", lines.join("\n"));
+    let mut report = LoadReport::new("bad.jsonl");
+    let run = load_bytes("bad.jsonl", joined.as_bytes(), &mut report).unwrap();
+    let located: Vec<String> = report.warnings.iter().map(|w| w.located("bad.jsonl")).collect();
+    assert_eq!(located.len(), 2, "{located:?}");
+    assert!(located[0].starts_with("bad.jsonl:2: score"), "{located:?}");
+    assert!(located[1].starts_with("bad.jsonl:3:"), "{located:?}");
+    assert_eq!(run.trajectories.len(), 3);
+    assert!(run.trajectories.reward[1].is_nan());
+}
+
 /// A tinker-cookbook summaries file with broken lines: each is a located warning naming its line
 /// and field, and the good lines load.
 #[test]

@@ -16,6 +16,7 @@ pub mod outcomes;
 pub(super) mod prm800k;
 pub(super) mod prmbench;
 pub(super) mod processbench;
+pub mod skyrl;
 pub mod slime_dump;
 pub(super) mod swe_agent;
 pub(super) mod tau2;
@@ -57,6 +58,7 @@ pub static LOADERS: &[&dyn Loader] = &[
     &trackio::Trackio,
     &atif::Atif,
     &tinker::Tinker,
+    &skyrl::SkyRl,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &vantage_parquet::VantageParquet,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
