@@ -3,7 +3,7 @@
     python3 bench/python.py OUT_DIR [STEPS]
 
 Writes a vantage JSONL run of STEPS steps (default 10⁶: 125 000 trajectories of 8 steps, groups
-of 8), then, on one warm run each, the median of 7 calls of:
+of 8), then, on one warm run each, the median of 15 calls of:
 - `run.credit("grpo")` and `.to_numpy()` in Python, against `Computation::compute` in Rust
   (examples/embed_timing.rs, release build, same file);
 - `run.steps()` in Python, against `tables::steps` in Rust, and against pyarrow reading the same
@@ -50,7 +50,7 @@ def write_run(path: pathlib.Path, steps: int) -> None:
             out.write(json.dumps(row) + "\n")
 
 
-def median(f, repeats: int = 7) -> float:
+def median(f, repeats: int = 15) -> float:
     seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -77,7 +77,7 @@ def main() -> None:
         "pyarrow_parquet_s": median(lambda: pq.read_table(parquet)),
     }
     rust_bin = ROOT / "target" / "release" / "examples" / "embed_timing"
-    rust = json.loads(subprocess.run([str(rust_bin), str(log), "grpo"], capture_output=True, text=True, check=True).stdout)
+    rust = json.loads(subprocess.run([str(rust_bin), str(log), "grpo", "15"], capture_output=True, text=True, check=True).stdout)
     print(
         json.dumps(
             {

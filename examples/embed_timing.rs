@@ -17,7 +17,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let path = std::path::PathBuf::from(args.next().expect("usage: embed_timing RUN SCHEME [REPEATS]"));
     let scheme = args.next().expect("usage: embed_timing RUN SCHEME [REPEATS]");
-    let repeats: usize = args.next().map_or(7, |r| r.parse().unwrap());
+    let repeats: usize = args.next().map_or(15, |r| r.parse().unwrap());
     let options = embed::open_options(None, &[], None).unwrap();
     let run = embed::open_all(&path, &options, None).pop().unwrap().result.unwrap();
     let computation = embed::Computation::resolve(&scheme, None, Vec::new()).unwrap();

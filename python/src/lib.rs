@@ -6,8 +6,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use numpy::{PyArrayMethods as _, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 use vantage::analysis::tables::{Strings, Table, Values};
 use vantage::cli::embed;
 use vantage::load::{LoadError, LoadReport};
@@ -56,47 +57,31 @@ fn vantage_error(py: Python<'_>, message: String) -> PyErr {
     raise(py, "VantageError", message, None, None, None)
 }
 
-/// A writable buffer of `values`, little-endian, each `N` bytes (numpy and pyarrow read it as it is).
-fn buffer<'py, T: Copy, const N: usize>(
-    py: Python<'py>,
-    values: &[T],
-    bytes: fn(T) -> [u8; N],
-) -> PyResult<Bound<'py, PyByteArray>> {
-    PyByteArray::new_with(py, values.len() * N, |out| {
-        for (chunk, &value) in out.chunks_exact_mut(N).zip(values) {
-            chunk.copy_from_slice(&bytes(value));
-        }
-        Ok(())
-    })
+/// A numpy array that owns `values` (no copy: numpy frees the vector with the array).
+fn array<T: numpy::Element>(py: Python<'_>, values: Vec<T>) -> Bound<'_, PyAny> {
+    numpy::PyArray1::from_vec(py, values).into_any()
 }
 
-fn strings<'py>(py: Python<'py>, s: &Strings) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-    Ok((buffer(py, &s.offsets, i64::to_le_bytes)?, PyByteArray::new(py, &s.data)))
-}
-
-/// A table as a list of `(name, kind, buffers, valid)`: `kind` is `f32`, `u32`, `u64`, `i64`,
-/// `bool`, `text` (offsets, data) or `labels` (keys, dictionary offsets, dictionary data); `valid`
-/// is a buffer of one byte per row, or `None` when every row holds a value.
-fn table<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyList>> {
+/// A table as a list of `(name, kind, arrays, valid)`, each array a numpy array that owns the
+/// core's vector: `kind` is `f32`, `u32`, `u64`, `i64`, `bool`, `text` (offsets, data) or
+/// `labels` (keys, dictionary offsets, dictionary data); `valid` a boolean array, or `None` when
+/// every row holds a value.
+fn table(py: Python<'_>, table: Table) -> PyResult<Bound<'_, PyList>> {
     let list = PyList::empty(py);
-    for column in &table.columns {
-        let (kind, buffers): (&str, Vec<Bound<'py, PyByteArray>>) = match &column.values {
-            Values::F32(v) => ("f32", vec![buffer(py, v, f32::to_le_bytes)?]),
-            Values::U32(v) => ("u32", vec![buffer(py, v, u32::to_le_bytes)?]),
-            Values::U64(v) => ("u64", vec![buffer(py, v, u64::to_le_bytes)?]),
-            Values::I64(v) => ("i64", vec![buffer(py, v, i64::to_le_bytes)?]),
-            Values::Bool(v) => ("bool", vec![buffer(py, v, |b| [u8::from(b)])?]),
-            Values::Text(s) => {
-                let (offsets, data) = strings(py, s)?;
-                ("text", vec![offsets, data])
-            }
-            Values::Labels { keys, dictionary } => {
-                let (offsets, data) = strings(py, dictionary)?;
-                ("labels", vec![buffer(py, keys, u32::to_le_bytes)?, offsets, data])
+    for column in table.columns {
+        let (kind, arrays) = match column.values {
+            Values::F32(v) => ("f32", vec![array(py, v)]),
+            Values::U32(v) => ("u32", vec![array(py, v)]),
+            Values::U64(v) => ("u64", vec![array(py, v)]),
+            Values::I64(v) => ("i64", vec![array(py, v)]),
+            Values::Bool(v) => ("bool", vec![array(py, v)]),
+            Values::Text(Strings { offsets, data }) => ("text", vec![array(py, offsets), array(py, data)]),
+            Values::Labels { keys, dictionary: Strings { offsets, data } } => {
+                ("labels", vec![array(py, keys), array(py, offsets), array(py, data)])
             }
         };
-        let valid = column.valid.as_ref().map(|v| buffer(py, v, |b| [u8::from(b)])).transpose()?;
-        list.append((column.name.as_str(), kind, buffers, valid))?;
+        let valid = column.valid.map(|v| array(py, v));
+        list.append((column.name, kind, arrays, valid))?;
     }
     Ok(list)
 }
@@ -180,7 +165,7 @@ impl NativeRun {
             _ => None,
         });
         let made = made.ok_or_else(|| vantage_error(py, format!("no table {which}")))?;
-        table(py, &made)
+        table(py, made)
     }
 
     /// Credit under a scheme, a preset or a formula.
@@ -199,9 +184,21 @@ impl NativeRun {
         let run = Arc::clone(&self.run);
         let credit = py.detach(|| computation.compute(&run)).map_err(|e| vantage_error(py, format!("{e:#}")))?;
         let name = computation.name().to_owned();
-        if tokens && credit.token.is_none() {
-            return Err(scheme_error(py, format!("scheme {name} gives step-level credit only; ask for step credit")));
-        }
+        let mut credit = credit;
+        let values = if tokens {
+            let Some(token) = credit.token.take() else {
+                return Err(scheme_error(
+                    py,
+                    format!("scheme {name} gives step-level credit only; ask for step credit"),
+                ));
+            };
+            token
+        } else {
+            std::mem::take(&mut credit.step)
+        };
+        // numpy owns the values from here (no copy), read-only: the table and comparisons read them.
+        let values = numpy::PyArray1::from_vec(py, values);
+        values.getattr("flags")?.setattr("writeable", false)?;
         Ok(NativeCredit {
             run: Arc::clone(&self.run),
             path: self.path.clone(),
@@ -209,12 +206,12 @@ impl NativeRun {
             preset: preset.map(str::to_owned),
             sets,
             tokens,
-            credit,
+            values: values.unbind(),
         })
     }
 }
 
-/// Credit on a run.
+/// Credit on a run: its values in a read-only numpy array.
 #[pyclass(frozen, module = "vantage._native")]
 struct NativeCredit {
     run: Arc<Run>,
@@ -223,12 +220,14 @@ struct NativeCredit {
     preset: Option<String>,
     sets: Vec<(String, String)>,
     tokens: bool,
-    credit: vantage::credit::Credit,
+    values: Py<numpy::PyArray1<f32>>,
 }
 
 impl NativeCredit {
-    fn values(&self) -> &[f32] {
-        if self.tokens { self.credit.token.as_deref().unwrap_or(&[]) } else { &self.credit.step }
+    /// Calls `f` on the values.
+    fn with_values<R>(&self, py: Python<'_>, f: impl FnOnce(&[f32]) -> R) -> PyResult<R> {
+        let values = self.values.bind(py).readonly();
+        Ok(f(values.as_slice()?))
     }
 
     /// How `vantage compare` names it (`grpo --preset verl`).
@@ -266,20 +265,19 @@ impl NativeCredit {
         if self.tokens { "token" } else { "step" }
     }
 
-    fn __len__(&self) -> usize {
-        self.values().len()
+    fn __len__(&self, py: Python<'_>) -> usize {
+        PyUntypedArrayMethods::len(self.values.bind(py))
     }
 
-    /// The values as a float32 buffer.
-    fn buffer<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyByteArray>> {
-        buffer(py, self.values(), f32::to_le_bytes)
+    /// The values: a read-only float32 numpy array (the same one each time).
+    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<f32>> {
+        self.values.bind(py).clone()
     }
 
     /// `vantage credit`'s rows as columns.
     fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let made = embed::credit_table(&self.run, &self.credit, &self.name, self.tokens)
-            .map_err(|e| scheme_error(py, format!("{e:#}")))?;
-        table(py, &made)
+        let made = self.with_values(py, |v| embed::credit_table(&self.run, v, self.tokens))?;
+        table(py, made)
     }
 
     /// `vantage compare --json`'s object of this credit (A) against `other` (B).
@@ -301,13 +299,11 @@ impl NativeCredit {
         }
         let page = embed::Page { json: true, limit, offset };
         let names = [self.label(), other.label()];
-        let value = embed::comparison(
-            &self.run,
-            &self.path.display().to_string(),
-            &names,
-            [&self.credit.step, &other.credit.step],
-            &page,
-        );
+        let value = self.with_values(py, |a| {
+            other.with_values(py, |b| {
+                embed::comparison(&self.run, &self.path.display().to_string(), &names, [a, b], &page)
+            })
+        })??;
         json(py, &value)
     }
 }
@@ -404,14 +400,14 @@ fn credit_batch<'py>(
     log_probs: Option<&[u8]>,
     ref_log_probs: Option<&[u8]>,
     params: Option<&Bound<'py, PyDict>>,
-) -> PyResult<Bound<'py, PyByteArray>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let sets = sets(params)?;
     let failed = |e: embed::BatchError| match e {
         embed::BatchError::Shape(message) => raise(py, "ShapeError", message, None, None, None),
         embed::BatchError::Scheme(message) => scheme_error(py, message),
     };
     macro_rules! run {
-        ($of:expr, $width:expr, $to:expr) => {{
+        ($of:expr, $width:expr) => {{
             let column = |b: Option<&[u8]>| b.map(|b| floats(b, $of, $width));
             let arrays = embed::BatchArrays {
                 rows,
@@ -424,10 +420,10 @@ fn credit_batch<'py>(
                 group,
             };
             let advantages = py.detach(|| embed::credit_batch(arrays, scheme, preset, &sets)).map_err(failed)?;
-            buffer(py, &advantages, $to)
+            Ok(array(py, advantages))
         }};
     }
-    if float64 { run!(f64_of, 8, f64::to_le_bytes) } else { run!(f32_of, 4, f32::to_le_bytes) }
+    if float64 { run!(f64_of, 8) } else { run!(f32_of, 4) }
 }
 
 #[pymodule]

@@ -110,8 +110,13 @@ def test_presets_formulas_parameters_and_tokens_equal_the_command_line(tmp_path)
     want = pq.read_table(tmp_path / "t.parquet")
     assert tokens.table().column_names == want.column_names
     assert np.array_equal(np.asarray(tokens).view(np.uint32), want.column("credit").to_numpy().view(np.uint32))
-    # pyarrow and numpy take a credit as it is.
+    # pyarrow and numpy take a credit as it is: the core's vector, read-only, not copied.
     assert pa.table(tokens).num_rows == len(tokens)
+    values = tokens.to_numpy()
+    assert values is tokens.to_numpy() and not values.flags.writeable and not values.flags.owndata
+    mine = np.array(tokens)
+    mine[0] = 1e9
+    assert mine.flags.writeable and tokens.to_numpy()[0] != 1e9
 
 
 def test_compare_equals_vantage_compare():

@@ -50,27 +50,22 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-_NUMPY = {"f32": np.float32, "u32": np.uint32, "u64": np.uint64, "i64": np.int64, "bool": np.bool_}
+def _strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    return pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
 
 
-def _strings(offsets: bytearray, data: bytearray) -> pa.Array:
-    count = len(offsets) // 8 - 1
-    return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
-
-
-def _array(kind: str, buffers: List[bytearray], valid: Optional[bytearray]) -> pa.Array:
-    if kind in _NUMPY:
-        values = np.frombuffer(buffers[0], dtype=_NUMPY[kind])
-        if valid is None:
-            return pa.array(values)
-        return pa.array(values, mask=~np.frombuffer(valid, dtype=np.bool_))
+def _array(kind: str, arrays: List[np.ndarray], valid: Optional[np.ndarray]) -> pa.Array:
+    # Each numpy array owns the core's vector; pyarrow wraps numbers and strings without a copy
+    # (booleans are packed into bits, as Arrow stores them).
     if kind == "text":
-        return _strings(buffers[0], buffers[1])
+        return _strings(arrays[0], arrays[1])
     if kind == "labels":
         # Keys below 2³¹: the same bits read as Arrow's preferred signed indices.
-        keys = pa.array(np.frombuffer(buffers[0], dtype=np.int32))
-        return pa.DictionaryArray.from_arrays(keys, _strings(buffers[1], buffers[2]))
-    raise VantageError(f"unknown column kind {kind}")
+        keys = pa.array(arrays[0].view(np.int32))
+        return pa.DictionaryArray.from_arrays(keys, _strings(arrays[1], arrays[2]))
+    if valid is None:
+        return pa.array(arrays[0])
+    return pa.array(arrays[0], mask=~valid)
 
 
 def _table(columns: list) -> pa.Table:
@@ -167,12 +162,14 @@ class Credit:
         return f"<vantage.Credit {self.scheme}{preset} per {self.level}: {len(self)} values on {self.run.path!r}>"
 
     def to_numpy(self) -> np.ndarray:
-        # A writable array on the buffer the core filled: no further copy.
-        return np.frombuffer(self._native.buffer(), dtype=np.float32)
+        # The core's vector itself, read-only (the table and comparisons read it): no copy.
+        return self._native.values()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         values = self.to_numpy()
-        return values if dtype is None else values.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != values.dtype:
+            return values.astype(dtype)
+        return values.copy() if copy else values
 
     def table(self) -> pa.Table:
         return _table(self._native.table())
@@ -351,7 +348,7 @@ def credit_batch(
         column("ref_log_probs", ref_log_probs),
         params,
     )
-    return np.frombuffer(out, dtype=dtype).reshape(r.shape)
+    return out.reshape(r.shape)
 
 
 def show(

@@ -146,7 +146,7 @@ class Credit:
     params: dict[str, str]
     level: str
     def to_numpy(self) -> numpy.ndarray:
-        """The values, float32 (NaN where the scheme gives none).
+        """The values, float32 (NaN where the scheme gives none): the core's own vector, read-only and not copied (numpy.array(credit) makes a copy to write to).
         """
     def table(self) -> pyarrow.Table:
         """`vantage credit`'s rows: trajectory, group, step, node, credit (per token: trajectory, group, token, mask, credit).

@@ -114,14 +114,18 @@ impl Table {
 /// Dictionary-encodes the labels `syms` of `run` (each distinct label once, in order of first
 /// appearance).
 pub fn labels(run: &Run, syms: impl Iterator<Item = Sym>) -> Values {
-    let mut index: HashMap<Sym, u32> = HashMap::new();
+    // Symbols are dense: a table by symbol (the last slot for `Sym::NONE`) finds each one's key.
+    let none = run.labels.len();
+    let mut index = vec![u32::MAX; none + 1];
     let mut dictionary = Strings::default();
     let keys = syms
         .map(|sym| {
-            *index.entry(sym).or_insert_with(|| {
+            let slot = if sym == Sym::NONE { none } else { sym.index().min(none) };
+            if index[slot] == u32::MAX {
                 dictionary.push(run.label(sym));
-                (dictionary.len() - 1) as u32
-            })
+                index[slot] = (dictionary.len() - 1) as u32;
+            }
+            index[slot]
         })
         .collect();
     Values::Labels { keys, dictionary }

@@ -13,7 +13,6 @@ pub use super::compare::comparison;
 pub use super::formulas::Computation;
 pub use super::json_command::Page;
 use crate::analysis::tables::Table;
-use crate::credit::Credit;
 use crate::load::LoadError;
 use crate::model::Run;
 use crate::source::OpenOptions;
@@ -47,18 +46,16 @@ pub fn open_all(path: &Path, options: &OpenOptions, format: Option<&str>) -> Vec
     crate::source::path::open_all(path, options, format, &template, None)
 }
 
-/// `vantage credit`'s rows of `credit` on `run`: per step (`trajectory`, `group`, `step`, `node`,
-/// `credit`), or with `tokens` per token (`trajectory`, `group`, `token`, `mask`, `credit`).
-pub fn credit_table(run: &Run, credit: &Credit, scheme: &str, tokens: bool) -> anyhow::Result<Table> {
+/// `vantage credit`'s rows of the credit `values` on `run`: per step (`trajectory`, `group`,
+/// `step`, `node`, `credit`; `values` aligned with `Credit::step`), or with `tokens` per token
+/// (`trajectory`, `group`, `token`, `mask`, `credit`; aligned with `Credit::token`).
+pub fn credit_table(run: &Run, values: &[f32], tokens: bool) -> Table {
     let table = if tokens {
-        let Some(token_credit) = credit.token.as_deref() else {
-            anyhow::bail!("scheme {scheme} gives step-level credit only; ask for step credit");
-        };
-        super::table::CreditTable::tokens(run, token_credit, run.trajectories.ids())
+        super::table::CreditTable::tokens(run, values, run.trajectories.ids())
     } else {
-        super::table::CreditTable::steps(run, &credit.step, run.trajectories.ids(), None)
+        super::table::CreditTable::steps(run, values, run.trajectories.ids(), None)
     };
-    Ok(table.into_table())
+    table.into_table()
 }
 
 /// `vantage formats`: each format's name and what it is.
@@ -240,7 +237,7 @@ pub const API: &[Item] = &[
     Item {
         name: "Credit.to_numpy",
         signature: "(self) -> numpy.ndarray",
-        doc: "The values, float32 (NaN where the scheme gives none).",
+        doc: "The values, float32 (NaN where the scheme gives none): the core's own vector, read-only and not copied (numpy.array(credit) makes a copy to write to).",
         params: &[],
     },
     Item {
