@@ -26,7 +26,17 @@ pub fn targets() -> Vec<String> {
 }
 
 /// File names a detected load is tried under (a name can steer detection), chosen by the first byte.
-const NAMES: &[&str] = &["fuzz.jsonl", "fuzz.json", "fuzz.eval", "run.traj", "0.jsonl", "fuzz.db", "fuzz.parquet"];
+const NAMES: &[&str] = &[
+    "fuzz.jsonl",
+    "fuzz.json",
+    "fuzz.eval",
+    "run.traj",
+    "0.jsonl",
+    "fuzz.db",
+    "fuzz.parquet",
+    // A ROLL dump is told by its name when its one line is longer than the head.
+    "rollout_dump_data.step_3.jsonl",
+];
 
 /// A small run to compute credit on: the bundled sample's first groups.
 fn tiny_run() -> &'static Run {

@@ -189,6 +189,76 @@ pub fn finish(builder: RunBuilder, report: &LoadReport, what: &str) -> Result<Ru
     Ok(run)
 }
 
+/// An OpenAI-style chat message (`role`, `content`, `tool_calls`, `name`), as tau-bench, ROLL and
+/// other agent logs write them.
+#[derive(serde::Deserialize)]
+pub struct ChatMessage {
+    /// `system`, `user`, `assistant`, `tool`.
+    pub role: String,
+    /// Text, or a list of content parts.
+    #[serde(default)]
+    pub content: Option<serde_json::Value>,
+    /// The tools an assistant message calls.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    /// A tool message's tool.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// A tool call of an assistant message.
+#[derive(serde::Deserialize)]
+pub struct ToolCall {
+    /// What it calls.
+    pub function: Function,
+}
+
+/// The function a tool call names.
+#[derive(serde::Deserialize)]
+pub struct Function {
+    /// The function's name.
+    pub name: String,
+    /// Its arguments (an object, or JSON in a string).
+    #[serde(default)]
+    pub arguments: Option<serde_json::Value>,
+}
+
+/// One step per assistant turn: (kind, thought, action, observation).
+pub fn chat_steps(messages: &[ChatMessage]) -> Vec<(&'static str, String, String, String)> {
+    let mut steps: Vec<(&'static str, String, String, String)> = Vec::new();
+    for m in messages.iter().skip_while(|m| m.role != "assistant") {
+        let text = message_text(m.content.as_ref());
+        if m.role == "assistant" {
+            if m.tool_calls.is_empty() {
+                steps.push(("message", String::new(), text, String::new()));
+            } else {
+                let calls: Vec<String> =
+                    m.tool_calls.iter().map(|c| call_text(&c.function.name, c.function.arguments.as_ref())).collect();
+                steps.push(("tool_call", text, calls.join("\n"), String::new()));
+            }
+        } else if let Some(last) = steps.last_mut() {
+            let who = match (m.role.as_str(), &m.name) {
+                ("tool", Some(name)) => format!("tool {name}"),
+                (role, _) => role.to_owned(),
+            };
+            push_observation(&mut last.3, &who, &text);
+        }
+    }
+    steps
+}
+
+/// The prompt of a chat: its system and user messages before the first assistant turn, one
+/// `[role] text` line each.
+pub fn chat_prompt(messages: &[ChatMessage]) -> String {
+    let lines: Vec<String> = messages
+        .iter()
+        .take_while(|m| m.role != "assistant")
+        .filter(|m| m.role == "user" || m.role == "system")
+        .map(|m| format!("[{}] {}", m.role, message_text(m.content.as_ref())))
+        .collect();
+    lines.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -187,6 +187,14 @@ pub fn skyrl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     (files, others)
 }
 
+/// Which files of a directory are ROLL rollout dumps: `rollout_dump_data.step_{N}.jsonl`, by step.
+pub fn roll_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    list_dir(dir, |path| {
+        let name = path.file_name().and_then(|n| n.to_str())?;
+        u64::try_from(crate::load::formats::roll::step_of_name(name)?).ok()
+    })
+}
+
 /// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
 pub(crate) fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     list_dir(dir, |path| {
@@ -213,7 +221,8 @@ pub(crate) fn head(path: &Path) -> Vec<u8> {
 }
 
 /// What kind of run a directory holds: a verl dump, a NeMo-RL log directory, a prime-rl or
-/// verifiers run, a tinker-cookbook log directory, SkyRL dumped evals, TRL completions, or none of them.
+/// verifiers run, a tinker-cookbook log directory, SkyRL dumped evals, ROLL rollout dumps, TRL
+/// completions, or none of them.
 pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !dir.is_dir() {
         return None;
@@ -237,6 +246,9 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !skyrl_files(dir).0.is_empty() {
         return Some("skyrl");
     }
+    if !roll_files(dir).0.is_empty() {
+        return Some("roll");
+    }
     let trl = trl_files(dir).0;
     let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
     let is_completions_dir = dir.file_name().is_some_and(|n| n == "completions");
@@ -247,6 +259,7 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
 /// `None`): a JSON-lines log, a verl or TRL directory; any other format given is read whole.
 pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
     format.is_none_or(|f| {
-        f == "vantage" || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "tinker" | "skyrl" | "trl") && path.is_dir())
+        f == "vantage"
+            || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "tinker" | "skyrl" | "roll" | "trl") && path.is_dir())
     })
 }

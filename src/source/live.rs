@@ -29,7 +29,9 @@ use crate::model::{Run, TextSource};
 
 #[cfg(feature = "parquet")]
 use super::listing::trl_files;
-use super::listing::{directory_kind, head, nemo_rl_files, skyrl_files, tinker_files, verifiers_files, verl_files};
+use super::listing::{
+    directory_kind, head, nemo_rl_files, roll_files, skyrl_files, tinker_files, verifiers_files, verl_files,
+};
 use super::text_files::{FileSource, FilesSource};
 
 /// Where a load shows the run so far: called with it, returns `false` when the load was cancelled.
@@ -338,6 +340,11 @@ impl Live {
                     let (_, skipped) = tinker_files(path);
                     let stream = crate::load::formats::tinker::stream(&name, std::mem::take(&mut report));
                     State::numbered(path, tinker_files, stream, skipped)
+                }
+                Some("roll") => {
+                    let (_, skipped) = roll_files(path);
+                    let stream = crate::load::formats::roll::stream(&name, std::mem::take(&mut report));
+                    State::numbered(path, roll_files, stream, skipped)
                 }
                 Some("skyrl") => {
                     let (_, skipped) = skyrl_files(path);

@@ -121,6 +121,8 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
         "tests/fixtures/trainers/tinker/run/iteration_000000",
         "tests/fixtures/trainers/tinker/run/iteration_000001",
         "tests/fixtures/trainers/skyrl/run/dumped_evals/global_step_10_evals",
+        "tests/fixtures/trainers/roll/run/rlvr",
+        "tests/fixtures/trainers/roll/run/agentic",
         "tests/fixtures/trainers/vf_eval/current",
         "tests/fixtures/trainers/vf_eval/v0.1.3",
     ]
@@ -167,6 +169,7 @@ fn importers_of_json_lines_read_in_pieces_give_the_run_one_thread_gives() {
         "verifiers vf-eval results",
         "tinker-cookbook rollout summaries",
         "SkyRL dumped evals",
+        "ROLL rollout dump",
     ] {
         assert!(formats.contains(format), "no {format} log among {formats:?}");
     }

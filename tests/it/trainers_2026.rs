@@ -831,6 +831,64 @@ fn a_skyrl_sample_without_a_numeric_score_is_a_located_warning() {
     assert!(run.trajectories.reward[1].is_nan());
 }
 
+/// ROLL's rollout dumps (written by ROLL's own `write_to_json_process` and
+/// `dump_rollout_trajectories`, `tests/fixtures/trainers/roll/make_run.py`): a dump directory is
+/// one run by step; an RLVR batch's samples are grouped by prompt id, an agentic batch's
+/// trajectories by environment group, each assistant turn a step with its own reward.
+#[test]
+fn roll_rollout_dumps_load_rlvr_samples_and_agentic_trajectories() {
+    let options = vantage::source::OpenOptions::default();
+    let mut report = LoadReport::new("rlvr");
+    let run = vantage::source::path::open(&fixture_path("roll/run/rlvr"), &options, None, &mut report, None).unwrap();
+    assert_eq!(run.meta.format, "ROLL rollout dump");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    // Two steps × two prompts × four samples.
+    assert_eq!(counts(&run), (4, 16, 16));
+    assert_eq!(run.groups.train_step, [Some(0), Some(0), Some(1), Some(1)]);
+    let g = run.group_by_key("step-1/gsm8k-17").unwrap();
+    assert_eq!(run.groups.members(g).len(), 4);
+    assert_eq!(run.label(run.groups.task[g.index()]), "gsm8k");
+    assert_eq!(run.text(run.groups.gold[g.index()]), "72");
+    assert!(run.text(run.groups.prompt[g.index()]).starts_with("Natalia sold 48 clips"));
+    let t = run.trajectory_by_key("step-1/row-1").unwrap();
+    assert_eq!(run.trajectories.reward[t.index()], 1.0);
+    assert!(run.text(run.nodes.action[run.trajectories.path(t)[0].index()]).ends_with("The answer is 72."));
+    let (agentic, report) = fixture("roll/run/agentic/rollout_dump_data.step_3.jsonl");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(counts(&agentic), (1, 2, 4));
+    assert_eq!(agentic.group_key(vantage::model::GroupId::from_index(0)), "step-3/SearchQA_7_0_42");
+    let t = agentic.trajectory_by_key("SearchQA_0_1_7_0_0_42_20261206_010203_000000").unwrap();
+    let path = agentic.trajectories.path(t);
+    assert_eq!(agentic.trajectories.reward[t.index()], 1.0);
+    assert_eq!(agentic.label(agentic.trajectories.finish[t.index()]), "FINISH");
+    assert_eq!(path.iter().map(|n| agentic.nodes.env_reward[n.index()]).collect::<Vec<_>>(), [0.0, 1.0]);
+    assert!(agentic.text(agentic.nodes.action[path[0].index()]).starts_with("search("));
+    assert!(agentic.text(agentic.nodes.observation[path[0].index()]).contains("France's capital is Paris."));
+    assert_eq!(vantage::credit::scheme("step_reward").unwrap().supports(&agentic), vantage::credit::Support::Yes);
+}
+
+/// A ROLL batch longer than the head read to tell formats apart is told by its file's name; a
+/// short score column is a located warning.
+#[test]
+fn a_roll_batch_longer_than_the_head_is_told_by_its_name_and_short_columns_are_warnings() {
+    let text = std::fs::read_to_string(fixture_path("roll/run/rlvr/rollout_dump_data.step_0.jsonl")).unwrap();
+    let mut batch: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let long = "x".repeat(5 << 20);
+    batch["prompt"][0] = serde_json::json!(long);
+    batch["scores"].as_array_mut().unwrap().pop();
+    let bytes = format!("{batch}\n");
+    let mut report = LoadReport::new("rollout_dump_data.step_0.jsonl");
+    let run = load_bytes("dumps/rollout_dump_data.step_0.jsonl", bytes.as_bytes(), &mut report).unwrap();
+    assert_eq!(run.meta.format, "ROLL rollout dump");
+    assert_eq!(run.trajectories.len(), 8);
+    assert!(run.trajectories.reward[7].is_nan());
+    let located: Vec<String> = report.warnings.iter().map(|w| w.located("d")).collect();
+    assert_eq!(located.len(), 1, "{located:?}");
+    assert!(located[0].starts_with("d:1: scores") && located[0].contains("7 values for 8 responses"), "{located:?}");
+    // Under another name, the same long line is not taken for a dump.
+    assert!(load_bytes("other.jsonl", bytes.as_bytes(), &mut LoadReport::new("other.jsonl")).is_err());
+}
+
 /// A tinker-cookbook summaries file with broken lines: each is a located warning naming its line
 /// and field, and the good lines load.
 #[test]

@@ -16,6 +16,7 @@ pub mod outcomes;
 pub(super) mod prm800k;
 pub(super) mod prmbench;
 pub(super) mod processbench;
+pub mod roll;
 pub mod skyrl;
 pub mod slime_dump;
 pub(super) mod swe_agent;
@@ -37,6 +38,8 @@ pub(super) mod vf_eval;
 /// Every loader, in detection order. A new format is a new file plus one line here.
 pub static LOADERS: &[&dyn Loader] = &[
     &vantage_jsonl::VantageJsonl,
+    // Before the chat formats: a ROLL batch has a `messages` column.
+    &roll::Roll,
     &processbench::ProcessBench,
     &tau2::Tau2,
     &openai_chat::OpenAiChat,

@@ -6,7 +6,8 @@
 
 use crate::load::lines::{LineFeed, head_text, read_all, records};
 use crate::load::records::{
-    Record, array_records, finish, id_text, line_records, message_text, object_has, parse, text_of, text_step,
+    ChatMessage, Record, array_records, chat_prompt, chat_steps, finish, id_text, line_records, object_has, parse,
+    text_of, text_step,
 };
 use crate::load::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
@@ -20,7 +21,7 @@ pub struct OpenAiChat;
 #[derive(serde::Deserialize)]
 struct Trajectory {
     #[serde(alias = "traj")]
-    messages: Vec<Message>,
+    messages: Vec<ChatMessage>,
     #[serde(default)]
     reward: Option<crate::load::lenient::Num>,
     #[serde(default)]
@@ -29,29 +30,6 @@ struct Trajectory {
     trial: Option<serde_json::Value>,
     #[serde(default)]
     id: Option<serde_json::Value>,
-}
-
-#[derive(serde::Deserialize)]
-struct Message {
-    role: String,
-    #[serde(default)]
-    content: Option<serde_json::Value>,
-    #[serde(default)]
-    tool_calls: Vec<ToolCall>,
-    #[serde(default)]
-    name: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-struct ToolCall {
-    function: Function,
-}
-
-#[derive(serde::Deserialize)]
-struct Function {
-    name: String,
-    #[serde(default)]
-    arguments: Option<serde_json::Value>,
 }
 
 impl Loader for OpenAiChat {
@@ -112,52 +90,18 @@ fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
     records(RunBuilder::new(name, FORMAT), "trajectory", add, report)
 }
 
-/// One step per assistant turn: (kind, thought, action, observation).
-fn steps_of(messages: &[Message]) -> Vec<(&'static str, String, String, String)> {
-    let mut steps: Vec<(&'static str, String, String, String)> = Vec::new();
-    for m in messages.iter().skip_while(|m| m.role != "assistant") {
-        let text = message_text(m.content.as_ref());
-        if m.role == "assistant" {
-            if m.tool_calls.is_empty() {
-                steps.push(("message", String::new(), text, String::new()));
-            } else {
-                let calls: Vec<String> = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| crate::load::records::call_text(&c.function.name, c.function.arguments.as_ref()))
-                    .collect();
-                steps.push(("tool_call", text, calls.join("\n"), String::new()));
-            }
-        } else if let Some(last) = steps.last_mut() {
-            let who = match (m.role.as_str(), &m.name) {
-                ("tool", Some(name)) => format!("tool {name}"),
-                (role, _) => role.to_owned(),
-            };
-            crate::load::records::push_observation(&mut last.3, &who, &text);
-        }
-    }
-    steps
-}
-
 fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, t: &Trajectory, report: &mut LoadReport) {
-    let steps = steps_of(&t.messages);
+    let steps = chat_steps(&t.messages);
     if steps.is_empty() {
         report.warn(Warning::skipped(record.line, "messages", "no assistant turn"));
         return;
     }
-    let prompt: Vec<String> = t
-        .messages
-        .iter()
-        .take_while(|m| m.role != "assistant")
-        .filter(|m| m.role == "user" || m.role == "system")
-        .map(|m| format!("[{}] {}", m.role, message_text(m.content.as_ref())))
-        .collect();
+    let prompt = chat_prompt(&t.messages);
     let task = id_text(t.task_id.as_ref());
     let group_key = task.as_ref().map_or_else(|| format!("record-{index}"), |task| format!("task-{task}"));
     let group = if let Some(g) = b.group(&group_key) {
         g
     } else {
-        let prompt = prompt.join("\n");
         b.add_group(&NewGroup { key: &group_key, task: task.as_deref(), prompt: Some(&prompt), ..NewGroup::default() })
             .0
     };
