@@ -338,3 +338,19 @@ def test_show_prints_the_command_when_there_is_no_app(capsys, monkeypatch):
     command = vantage.show(run, "grpo", "treerl", view="compare")
     assert command.endswith(f"{run.path} --scheme-a grpo --scheme-b treerl --view compare")
     assert command in capsys.readouterr().out
+
+
+def test_show_starts_the_app_with_the_run_and_both_schemes(tmp_path, monkeypatch):
+    seen = tmp_path / "args.txt"
+    program = tmp_path / "vantage"
+    program.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {seen}\n')
+    program.chmod(0o755)
+    monkeypatch.setenv("VANTAGE_BIN", str(program))
+    monkeypatch.setenv("DISPLAY", ":99")
+    run = vantage.open(SAMPLES[0])
+    vantage.show(run, "grpo", "treerl")
+    for _ in range(100):
+        if seen.exists() and seen.read_text().count("\n") >= 5:
+            break
+        __import__("time").sleep(0.05)
+    assert seen.read_text().split("\n")[:5] == [run.path, "--scheme-a", "grpo", "--scheme-b", "treerl"]
