@@ -84,7 +84,6 @@ impl<'a> Computation<'a> {
     }
 
     /// The scheme's id, or the formula's name.
-    #[cfg_attr(not(feature = "parquet"), expect(dead_code, reason = "read by the partitioned credit of v2 datasets"))]
     pub fn name(&self) -> &str {
         match self {
             Self::Scheme { scheme, .. } => scheme.info().id,
@@ -93,7 +92,6 @@ impl<'a> Computation<'a> {
     }
 
     /// Why its credit depends on more than one training step's groups, if it does.
-    #[cfg_attr(not(feature = "parquet"), expect(dead_code, reason = "read by the partitioned credit of v2 datasets"))]
     pub fn batch_wide(&self) -> Option<String> {
         match self {
             Self::Scheme { scheme, params, .. } => scheme.batch_wide(params).map(str::to_owned),
