@@ -11,7 +11,7 @@ pub fn is_v2_dataset(path: &Path) -> bool {
 
 /// The files of a directory that `step` gives a step number, in step order, and the names of the
 /// others, sorted.
-pub(crate) fn list_dir(dir: &Path, step: impl Fn(&Path) -> Option<u64>) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+pub(crate) fn list_dir(dir: &Path, mut step: impl FnMut(&Path) -> Option<u64>) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     let (mut files, mut others) = (Vec::new(), Vec::new());
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
@@ -195,6 +195,24 @@ pub fn roll_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     })
 }
 
+/// Which files of a directory are one open-instruct run's rollout shards,
+/// `{run_name}_rollouts_{shard:06d}.jsonl`, by shard; none when it holds the shards of several
+/// runs (each file is then a run, by the folder rule). `{run_name}_metadata.jsonl` is named.
+pub fn open_instruct_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let mut runs = std::collections::BTreeSet::new();
+    let (mut files, mut others) = list_dir(dir, |path| {
+        let name = path.file_name().and_then(|n| n.to_str())?;
+        let (run, shard) = crate::load::formats::open_instruct::shard_of_name(name)?;
+        runs.insert(run.to_owned());
+        Some(shard)
+    });
+    if runs.len() != 1 {
+        others.extend(files.drain(..).filter_map(|(_, p)| Some(p.file_name()?.to_string_lossy().into_owned())));
+        others.sort();
+    }
+    (files, others)
+}
+
 /// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
 pub(crate) fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     list_dir(dir, |path| {
@@ -221,8 +239,8 @@ pub(crate) fn head(path: &Path) -> Vec<u8> {
 }
 
 /// What kind of run a directory holds: a verl dump, a NeMo-RL log directory, a prime-rl or
-/// verifiers run, a tinker-cookbook log directory, SkyRL dumped evals, ROLL rollout dumps, TRL
-/// completions, or none of them.
+/// verifiers run, a tinker-cookbook log directory, SkyRL dumped evals, ROLL rollout dumps,
+/// open-instruct rollout shards, TRL completions, or none of them.
 pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !dir.is_dir() {
         return None;
@@ -249,6 +267,13 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !roll_files(dir).0.is_empty() {
         return Some("roll");
     }
+    let shards = open_instruct_files(dir).0;
+    if shards
+        .first()
+        .is_some_and(|(_, p)| crate::load::formats::open_instruct::accepts(&crate::load::lines::head_text(&head(p))))
+    {
+        return Some("open_instruct");
+    }
     let trl = trl_files(dir).0;
     let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
     let is_completions_dir = dir.file_name().is_some_and(|n| n == "completions");
@@ -260,6 +285,7 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
 pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
     format.is_none_or(|f| {
         f == "vantage"
-            || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "tinker" | "skyrl" | "roll" | "trl") && path.is_dir())
+            || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "tinker" | "skyrl" | "roll" | "open_instruct" | "trl")
+                && path.is_dir())
     })
 }

@@ -30,7 +30,8 @@ use crate::model::{Run, TextSource};
 #[cfg(feature = "parquet")]
 use super::listing::trl_files;
 use super::listing::{
-    directory_kind, head, nemo_rl_files, roll_files, skyrl_files, tinker_files, verifiers_files, verl_files,
+    directory_kind, head, nemo_rl_files, open_instruct_files, roll_files, skyrl_files, tinker_files, verifiers_files,
+    verl_files,
 };
 use super::text_files::{FileSource, FilesSource};
 
@@ -340,6 +341,11 @@ impl Live {
                     let (_, skipped) = tinker_files(path);
                     let stream = crate::load::formats::tinker::stream(&name, std::mem::take(&mut report));
                     State::numbered(path, tinker_files, stream, skipped)
+                }
+                Some("open_instruct") => {
+                    let (_, skipped) = open_instruct_files(path);
+                    let stream = crate::load::formats::open_instruct::stream(&name, std::mem::take(&mut report));
+                    State::numbered(path, open_instruct_files, stream, skipped)
                 }
                 Some("roll") => {
                     let (_, skipped) = roll_files(path);

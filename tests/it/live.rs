@@ -123,6 +123,7 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
         "tests/fixtures/trainers/skyrl/run/dumped_evals/global_step_10_evals",
         "tests/fixtures/trainers/roll/run/rlvr",
         "tests/fixtures/trainers/roll/run/agentic",
+        "tests/fixtures/trainers/open_instruct/run",
         "tests/fixtures/trainers/vf_eval/current",
         "tests/fixtures/trainers/vf_eval/v0.1.3",
     ]
@@ -170,6 +171,7 @@ fn importers_of_json_lines_read_in_pieces_give_the_run_one_thread_gives() {
         "tinker-cookbook rollout summaries",
         "SkyRL dumped evals",
         "ROLL rollout dump",
+        "open-instruct rollouts",
     ] {
         assert!(formats.contains(format), "no {format} log among {formats:?}");
     }

@@ -889,6 +889,52 @@ fn a_roll_batch_longer_than_the_head_is_told_by_its_name_and_short_columns_are_w
     assert!(load_bytes("other.jsonl", bytes.as_bytes(), &mut LoadReport::new("other.jsonl")).is_err());
 }
 
+/// open-instruct's saved rollouts (written by open-instruct's own `_save_rollouts` and
+/// `save_rollout_metadata`, `tests/fixtures/trainers/open_instruct/make_run.py`): a save path of
+/// one run's shards is one run; a prompt of a step is a group, each sample one step over its
+/// response tokens with their logprobs; the trainer's advantage is what `logged` shows.
+#[test]
+fn open_instruct_rollout_shards_load_with_their_tokens_and_advantages() {
+    let dir = fixture_path("open_instruct/run");
+    let options = vantage::source::OpenOptions::default();
+    let mut report = LoadReport::new("run");
+    let run = vantage::source::path::open(&dir, &options, None, &mut report, None).unwrap();
+    assert_eq!(run.meta.format, "open-instruct rollouts");
+    // Two steps × two prompts × three samples.
+    assert_eq!(counts(&run), (4, 12, 12));
+    assert_eq!(run.groups.train_step, [Some(1), Some(1), Some(2), Some(2)]);
+    let note = run.meta.notes.iter().find(|n| n.contains("skipped")).unwrap();
+    assert!(note.contains("olmo_rlvr_demo_metadata.jsonl"), "{note}");
+    // One sample's logprobs were cut short: a located warning, its tokens kept without them.
+    let located: Vec<String> = report.warnings.iter().map(|w| w.located("f")).collect();
+    assert_eq!(located.len(), 1, "{located:?}");
+    assert!(
+        located[0].contains("logprobs") && located[0].contains("8 log-probabilities for 10 response tokens"),
+        "{located:?}"
+    );
+    let t = run.trajectory_by_key("step-1/sample-5").unwrap();
+    let path = run.trajectories.path(t);
+    assert!(run.text(run.nodes.action[path[0].index()]).starts_with("token ids (14): 27 2630 29 12 40"));
+    assert_eq!(run.text(run.nodes.observation[path[0].index()]), "<output>Paris</output>");
+    assert_eq!(run.trajectories.token_range(t).len(), 14);
+    let logprob = run.tokens.logprob.as_ref().unwrap();
+    assert_eq!(logprob[run.trajectories.token_range(t).start + 1], -0.06);
+    assert_eq!(run.trajectories.components["tool_calls"][t.index()], 1.0);
+    let g = run.trajectories.group[t.index()];
+    assert_eq!(run.label(run.groups.task[g.index()]), "rlvr_qa");
+    // The trainer's advantage, as it logged it.
+    let logged = credit(&run, "logged", None, &[]);
+    for t in run.trajectories.ids() {
+        let want = run.trajectories.components["advantage"][t.index()];
+        for p in run.trajectories.path_range(t) {
+            assert!((logged[p] - want).abs() < 1e-6, "{}: {} vs {want}", run.trajectory_key(t), logged[p]);
+        }
+    }
+    // One shard alone opens as the same run.
+    let shard = fixture("open_instruct/run/olmo_rlvr_demo_rollouts_000000.jsonl").0;
+    assert_eq!(counts(&shard), (4, 12, 12));
+}
+
 /// A tinker-cookbook summaries file with broken lines: each is a located warning naming its line
 /// and field, and the good lines load.
 #[test]

@@ -10,6 +10,7 @@ pub(super) mod math_aps;
 pub(super) mod math_shepherd;
 pub(super) mod nemo_gym;
 pub mod nemo_rl;
+pub mod open_instruct;
 pub(super) mod openai_chat;
 pub(super) mod openhands;
 pub mod outcomes;
@@ -62,6 +63,7 @@ pub static LOADERS: &[&dyn Loader] = &[
     &atif::Atif,
     &tinker::Tinker,
     &skyrl::SkyRl,
+    &open_instruct::OpenInstruct,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &vantage_parquet::VantageParquet,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
