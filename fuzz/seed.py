@@ -51,7 +51,7 @@ targets = ["detect", "stream", "outcomes"] + [
     "swe_agent openhands inspect trackio vantage_parquet trl verifiers nemo_gym nemo_rl vf_eval atif slime tinker skyrl roll open_instruct".split()
 ]
 count = 0
-for target in targets + ["zip", "pickle", "decompress", "deeplink", "state", "params", "formula"]:
+for target in targets + ["zip", "pickle", "decompress", "deeplink", "state", "params", "formula", "tokenizer"]:
     (seeds / target).mkdir(parents=True, exist_ok=True)
 for i, path in enumerate(files):
     raw = path.read_bytes()
@@ -66,6 +66,10 @@ for i, path in enumerate(files):
         (seeds / "zip" / f"{i:03}-{path.name}").write_bytes(raw)
     if len(data) <= 16 << 10:
         (seeds / "decompress" / f"{i:03}-{path.name}.gz").write_bytes(b"\0" + gzip.compress(data))
+# The tokenizer.json files of the golden tokenizer cases.
+for path in sorted((root / "tests/golden/tokenizers").glob("*.json")):
+    if path.name != "cases.json":
+        (seeds / "tokenizer" / path.name).write_bytes(b"\0" + path.read_bytes())
 # A small Inspect .eval (ZIP) and a small Trackio database, made here from the repository's fixtures.
 made = pathlib.Path(tempfile.mkdtemp())
 sample = {"id": 1, "epoch": 1, "input": "What is 6*7?", "target": "42",

@@ -100,6 +100,13 @@ pub fn run(target: &str, data: &[u8]) -> bool {
                 consume(load::formats::outcomes::warnings(&joined, &[&outcomes]));
             }
         }
+        "tokenizer" => {
+            // A tokenizer.json beside a run; its ids taken from the first bytes.
+            if let Ok(vocab) = load::tokenizer::Vocab::from_json(rest) {
+                let ids: Vec<u64> = data.iter().take(64).map(|&b| u64::from(b) * 37).collect();
+                consume(vocab.decode(&ids));
+            }
+        }
         "deeplink" => {
             let link = crate::app::deeplink::DeepLink::parse(&String::from_utf8_lossy(data));
             for choice in [link.scheme_a, link.scheme_b].into_iter().flatten() {

@@ -41,6 +41,7 @@ mod parquet_guard;
 mod records;
 mod report;
 pub mod thrift;
+pub mod tokenizer;
 pub mod torch_pickle;
 pub mod zip;
 

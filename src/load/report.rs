@@ -30,6 +30,9 @@ pub struct LoadReport {
     /// For each grouped warning: its index in `warnings`, its reason as first given, how many
     /// records it stands for and the first lines of them.
     pub(crate) groups: Vec<(usize, String, u64, Vec<u64>)>,
+    /// The run's tokenizer, for formats that save token ids and no text (set by whoever opens
+    /// the file when a `tokenizer.json` is beside it, `source::path`).
+    pub vocab: Option<std::sync::Arc<super::tokenizer::Vocab>>,
 }
 
 impl Default for LoadReport {
@@ -46,6 +49,7 @@ impl Default for LoadReport {
             folded: 0,
             folded_skipped: 0,
             groups: Vec::new(),
+            vocab: None,
         }
     }
 }

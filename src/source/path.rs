@@ -65,6 +65,11 @@ pub fn open_all(
     shown: Option<ShowRun<'_>>,
 ) -> Vec<Opened> {
     let name = path.display().to_string();
+    // Logs that save token ids read them with the run's tokenizer when one is beside it.
+    let mut template = template.clone();
+    if template.vocab.is_none() {
+        template.vocab = super::disk::tokenizer_beside(path);
+    }
     let report = || LoadReport { file: name.clone(), ..template.clone() };
     if !super::folder::is_plain(path) {
         let mut report = report();

@@ -935,6 +935,47 @@ fn open_instruct_rollout_shards_load_with_their_tokens_and_advantages() {
     assert_eq!(counts(&shard), (4, 12, 12));
 }
 
+/// Token ids decode as the `tokenizers` library decodes them (`tests/golden/tokenizers`, made by
+/// running the library: byte-level BPE, SentencePiece-style byte fallback, WordPiece).
+#[test]
+fn token_ids_decode_as_the_tokenizers_library_decodes_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tokenizers");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("cases.json")).unwrap()).unwrap();
+    let cases = golden["cases"].as_array().unwrap();
+    assert!(cases.len() >= 15);
+    for case in cases {
+        let file = case["tokenizer"].as_str().unwrap();
+        let vocab = vantage::load::tokenizer::Vocab::from_json(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+        let ids: Vec<u64> = case["ids"].as_array().unwrap().iter().map(|i| i.as_u64().unwrap()).collect();
+        assert_eq!(vocab.decode(&ids), case["decoded"].as_str().unwrap(), "{file}: {}", case["text"]);
+    }
+}
+
+/// An open-instruct run with its `tokenizer.json` beside the rollouts reads as text.
+#[test]
+fn open_instruct_rollouts_read_as_text_with_the_tokenizer_beside_them() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tokenizers");
+    let cases: serde_json::Value = serde_json::from_slice(&std::fs::read(golden.join("cases.json")).unwrap()).unwrap();
+    let case = &cases["cases"][1];
+    let dir = std::env::temp_dir().join(format!("vantage-oi-tokenizer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(golden.join(case["tokenizer"].as_str().unwrap()), dir.join("tokenizer.json")).unwrap();
+    let record = serde_json::json!({
+        "step": 1, "sample_idx": 0, "prompt_idx": 0, "prompt_tokens": case["ids"], "response_tokens": case["ids"],
+        "reward": 1.0, "advantage": 0.0, "finish_reason": "stop", "dataset": "demo", "ground_truth": null,
+        "request_info": null, "logprobs": null
+    });
+    let shard = dir.join("demo_rollouts_000000.jsonl");
+    std::fs::write(&shard, format!("{record}\n")).unwrap();
+    let mut report = LoadReport::new("shard");
+    let run =
+        vantage::source::path::open(&shard, &vantage::source::OpenOptions::default(), None, &mut report, None).unwrap();
+    let t = vantage::model::TrajectoryId::from_index(0);
+    assert_eq!(run.text(run.nodes.action[run.trajectories.path(t)[0].index()]), case["decoded"].as_str().unwrap());
+    assert!(run.meta.notes.iter().any(|n| n.contains("decoded with the tokenizer.json")), "{:?}", run.meta.notes);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A tinker-cookbook summaries file with broken lines: each is a located warning naming its line
 /// and field, and the good lines load.
 #[test]

@@ -8,7 +8,9 @@
 //! A group is one prompt of one training step (`prompt_idx`, the sample's index over
 //! `num_samples_per_prompt`); a sample is one step, its response, whose tokens are the
 //! `response_tokens` (all trained) with their `logprobs`. The records hold token ids only, not
-//! text: the prompt and the response read as their ids (`token ids (N): …`). The reward is the
+//! text: the prompt and the response are decoded with the run's tokenizer when the report carries
+//! one (a `tokenizer.json` beside the rollouts, `load::tokenizer`), else read as their ids
+//! (`token ids (N): …`). The reward is the
 //! outcome; the trainer's `advantage` an outcome component (what the `logged` scheme shows); the
 //! tool calls' count, timeouts and outputs (`request_info`) components and the observation.
 
@@ -94,9 +96,12 @@ pub fn accepts(head: &str) -> bool {
 /// The streaming reader of the format.
 pub fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
     let mut builder = RunBuilder::new(name, FORMAT);
-    builder.meta_mut().notes.push(
-        "open-instruct saves token ids, not text: prompts and responses read as their ids (decode them with the run's tokenizer)".to_owned(),
-    );
+    let note = if report.vocab.is_some() {
+        "open-instruct saves token ids: prompts and responses decoded with the tokenizer.json beside the run"
+    } else {
+        "open-instruct saves token ids, not text: prompts and responses read as their ids (put the run's tokenizer.json beside the rollouts to read them as text)"
+    };
+    builder.meta_mut().notes.push(note.to_owned());
     records(builder, "rollout", add, report)
 }
 
@@ -136,7 +141,9 @@ fn tool_text(outputs: Option<&serde_json::Value>) -> String {
 
 fn add(b: &mut RunBuilder, record: Record<'_>, _: usize, r: &Rollout, report: &mut LoadReport) {
     let group_key = format!("step-{}/prompt-{}", r.step, r.prompt_idx);
-    let prompt = ids_text(&r.prompt_tokens);
+    let vocab = report.vocab.clone();
+    let decode = |ids: &[u64]| vocab.as_ref().map_or_else(|| ids_text(ids), |v| v.decode(ids));
+    let prompt = decode(&r.prompt_tokens);
     let new = NewGroup {
         key: &group_key,
         task: r.dataset.as_deref(),
@@ -165,7 +172,7 @@ fn add(b: &mut RunBuilder, record: Record<'_>, _: usize, r: &Rollout, report: &m
     };
     let mask = vec![true; n];
     let tokens = NewTokens { mask: Some(&mask), logprob: logprob.as_deref(), ..NewTokens::default() };
-    let action = ids_text(&r.response_tokens);
+    let action = decode(&r.response_tokens);
     let info = r.request_info.as_ref();
     let observation = tool_text(info.and_then(|i| i.tool_outputs.as_ref()));
     let step = NewStep {
