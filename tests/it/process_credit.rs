@@ -2267,3 +2267,36 @@ fn pure_terms_reproduce_every_step_by_hand() {
         }
     }
 }
+
+/// rLLM's per-role estimators on the `ALFWorld` sample, as rLLM's own
+/// `collect_reward_and_advantage_from_trajectory_groups` computed them (`tests/golden/per_role`):
+/// every estimator, one map of roles to estimators and the default for the others, with and
+/// without GRPO's std; each trajectory's advantage on every one of its steps.
+#[test]
+fn per_role_is_rllm_s_own_estimator_map_on_every_trajectory() {
+    let run = sample("alfworld_roles.jsonl");
+    for case in golden_cases("per_role", 4) {
+        let norm = case["norm_by_std"].as_bool().unwrap().to_string();
+        let sets = [
+            ("estimators", case["estimators"].as_str().unwrap()),
+            ("estimator", case["estimator"].as_str().unwrap()),
+            ("norm_by_std", norm.as_str()),
+        ];
+        let credit = credit_of(&run, "per_role", &sets);
+        let advantages = case["advantages"].as_object().unwrap();
+        assert_eq!(advantages.len(), run.trajectories.len());
+        for (key, want) in advantages {
+            let t = run.trajectory_by_key(key).unwrap();
+            let want = want.as_f64().unwrap();
+            // The sample's rewards are float32 in the run and float64 in rLLM's numpy.
+            for &got in &credit[run.trajectories.path_range(t)] {
+                assert!((f64::from(got) - want).abs() <= 1e-6 + 1e-6 * want.abs(), "{sets:?} {key}: {got} vs {want}");
+            }
+        }
+    }
+    // A map that names an estimator rLLM does not have is refused, naming it.
+    let scheme = credit::scheme("per_role").unwrap();
+    let params = Params::resolve(scheme, None, &[("estimators".to_owned(), "progress=ppo".to_owned())]).unwrap();
+    let err = scheme.compute(&run, &params).unwrap_err();
+    assert!(format!("{err:#}").contains("\"ppo\" is not one of grpo"), "{err:#}");
+}

@@ -92,6 +92,19 @@ impl Declared for f64 {
     }
 }
 
+/// A text parameter (`ParamKind::Text`).
+impl Declared for &'static str {
+    fn declare(name: &'static str, decl: Decl, out: &mut Vec<ParamSpec>) {
+        out.push(ParamSpec::text(name, decl.default, decl.doc));
+    }
+    fn read(params: &Params, name: &'static str, decl: Decl) -> Self {
+        match value(params, name, decl, ParamKind::Text) {
+            Some(ParamValue::Text(v)) => v,
+            _ => "",
+        }
+    }
+}
+
 impl Declared for i64 {
     fn declare(name: &'static str, decl: Decl, out: &mut Vec<ParamSpec>) {
         out.push(ParamSpec::int(name, decl.min as Self, decl.max as Self, decl.default, decl.doc));

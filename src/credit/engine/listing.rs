@@ -10,6 +10,7 @@ fn kind_text(kind: &ParamKind) -> String {
         ParamKind::Int { min, max } => format!("integer in [{min}, {max}]"),
         ParamKind::Bool => "true or false".to_owned(),
         ParamKind::Choice(options) => format!("one of {}", options.join(", ")),
+        ParamKind::Text => "text".to_owned(),
     }
 }
 
@@ -127,6 +128,7 @@ pub fn json() -> serde_json::Value {
                         ParamKind::Int { min, max } => ("int", Some([*min as f64, *max as f64]), None),
                         ParamKind::Bool => ("bool", None, None),
                         ParamKind::Choice(options) => ("choice", None, Some(options.to_vec())),
+                        ParamKind::Text => ("text", None, None),
                     };
                     serde_json::json!({
                         "name": p.name,

@@ -25,6 +25,8 @@ pub enum ParamKind {
     Bool,
     /// One of a fixed list of words.
     Choice(&'static [&'static str]),
+    /// A line of text (at most [`MAX_TEXT`] characters), such as a map of roles to estimators.
+    Text,
 }
 
 /// A parameter descriptor: the CLI `--set`, the UI sliders and docs/SCHEMES.md all come from it.
@@ -61,6 +63,11 @@ impl ParamSpec {
         Self { name, kind: ParamKind::Choice(options), default, doc }
     }
 
+    /// A text parameter.
+    pub const fn text(name: &'static str, default: &'static str, doc: &'static str) -> Self {
+        Self { name, kind: ParamKind::Text, default, doc }
+    }
+
     /// An integer parameter.
     pub const fn int(name: &'static str, min: i64, max: i64, default: &'static str, doc: &'static str) -> Self {
         Self { name, kind: ParamKind::Int { min, max }, default, doc }
@@ -94,8 +101,28 @@ impl ParamSpec {
                 .find(|o| **o == text)
                 .map(|o| ParamValue::Choice(o))
                 .ok_or_else(|| format!("expected one of {}", options.join(", "))),
+            ParamKind::Text if text.chars().count() > MAX_TEXT => Err(format!("longer than {MAX_TEXT} characters")),
+            ParamKind::Text if text.chars().any(char::is_control) => Err("a control character".to_owned()),
+            ParamKind::Text => Ok(ParamValue::Text(intern(text))),
         }
     }
+}
+
+/// The longest text parameter.
+pub const MAX_TEXT: usize = 1000;
+
+/// `text` kept for the program's life, once per distinct text, so that a value stays `Copy`
+/// (text parameters are typed by people: few and short).
+fn intern(text: &str) -> &'static str {
+    static TEXTS: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<&'static str>>> =
+        std::sync::LazyLock::new(Default::default);
+    let mut texts = TEXTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&kept) = texts.get(text) {
+        return kept;
+    }
+    let kept: &'static str = Box::leak(text.to_owned().into_boxed_str());
+    texts.insert(kept);
+    kept
 }
 
 /// A typed parameter value.
@@ -109,6 +136,8 @@ pub enum ParamValue {
     Bool(bool),
     /// A word from the descriptor's list.
     Choice(&'static str),
+    /// A text.
+    Text(&'static str),
 }
 
 impl std::fmt::Display for ParamValue {
@@ -117,7 +146,7 @@ impl std::fmt::Display for ParamValue {
             Self::Float(v) => write!(f, "{v}"),
             Self::Int(v) => write!(f, "{v}"),
             Self::Bool(v) => write!(f, "{v}"),
-            Self::Choice(v) => f.write_str(v),
+            Self::Choice(v) | Self::Text(v) => f.write_str(v),
         }
     }
 }
@@ -147,7 +176,7 @@ impl std::hash::Hash for Params {
                 ParamValue::Float(v) => v.to_bits().hash(state),
                 ParamValue::Int(v) => v.hash(state),
                 ParamValue::Bool(v) => v.hash(state),
-                ParamValue::Choice(v) => v.hash(state),
+                ParamValue::Choice(v) | ParamValue::Text(v) => v.hash(state),
             }
         }
     }

@@ -21,6 +21,7 @@ pub mod loss_agg;
 mod null_reward;
 mod opo;
 mod optimal_token_baseline;
+mod per_role;
 mod prime;
 mod prm_process;
 mod prorag;
@@ -81,6 +82,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &spo_tree::SpoTree,
     &turn_credit::TurnCredit,
     &turn_return::TurnReturn,
+    &per_role::PerRole,
     &step_reward::StepReward,
     &logged::Logged,
 ];

@@ -437,5 +437,21 @@ fn param_widget_ui(
             crate::ui::widgets::name(&combo.response, id.1);
             changed
         }
+        ParamKind::Text => {
+            // The text being typed lives in egui's memory until the user leaves the field or
+            // presses Enter; only then is it applied (the credit is not recomputed on every key).
+            let key = egui::Id::unique(("param text", id));
+            let mut v = ui.data_mut(|d| d.get_temp::<String>(key)).unwrap_or_else(|| text.to_owned());
+            let edit = egui::TextEdit::singleline(&mut v).desired_width(160.0);
+            let response = ui.add(edit).labelled_by(label).on_hover_text(spec.doc);
+            if response.lost_focus() {
+                ui.data_mut(|d| d.remove::<String>(key));
+                return (v != text).then_some(v);
+            }
+            if response.has_focus() {
+                ui.data_mut(|d| d.insert_temp(key, v));
+            }
+            None
+        }
     }
 }
