@@ -127,7 +127,7 @@ pub fn line_feed(
 pub use formats::LOADERS;
 
 /// The loaders of Parquet files.
-const PARQUET_LOADERS: [&str; 2] = ["vantage_parquet", "trl"];
+const PARQUET_LOADERS: [&str; 3] = ["vantage_parquet", "trl", "art"];
 
 /// The loader named `name`.
 pub fn loader(name: &str) -> Option<&'static dyn Loader> {

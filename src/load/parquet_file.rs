@@ -56,6 +56,9 @@ enum Shape {
 pub struct Leaf {
     /// The name of the top-level field it belongs to.
     pub name: String,
+    /// Its full path of names below the root, dotted (`messages.list.element.role` for a field
+    /// of a struct inside a list).
+    pub path: String,
     physical: Option<Physical>,
     unsigned: bool,
     shape: Shape,
@@ -273,6 +276,11 @@ impl ParquetMeta {
         self.leaves.iter().position(|l| l.name == name)
     }
 
+    /// The index of the leaf at the dotted `path` (a field of a struct: `messages.list.element.role`).
+    pub fn leaf_at(&self, path: &str) -> Option<usize> {
+        self.leaves.iter().position(|l| l.path == path)
+    }
+
     /// The chunks of leaf `leaf`, one per row group.
     pub fn chunks(&self, leaf: usize) -> impl Iterator<Item = Chunk> + '_ {
         self.row_groups.iter().filter_map(move |g| g.get(leaf).copied())
@@ -287,6 +295,7 @@ fn leaves(schema: &[Value]) -> Result<Vec<Leaf>, String> {
         schema: &[Value],
         at: &mut usize,
         path: &mut Vec<i64>,
+        names: &mut Vec<String>,
         top: &str,
         out: &mut Vec<Leaf>,
     ) -> Result<(), String> {
@@ -295,33 +304,36 @@ fn leaves(schema: &[Value]) -> Result<Vec<Leaf>, String> {
         let name = element.str(4).unwrap_or("");
         let top = if path.is_empty() { name } else { top };
         path.push(element.int(3).unwrap_or(0));
+        names.push(name.to_owned());
         let children = element.int(5).unwrap_or(0);
         if children > 0 {
             if path.len() > 16 || usize::try_from(children).map_or(true, |c| c > schema.len()) {
                 return Err("schema: nested too deep or too many children".to_owned());
             }
             for _ in 0..children {
-                walk(schema, at, path, top, out)?;
+                walk(schema, at, path, names, top, out)?;
             }
         } else {
-            out.push(leaf(element, path, top));
+            out.push(leaf(element, path, top, names.join(".")));
         }
         path.pop();
+        names.pop();
         Ok(())
     }
     let root = schema.first().ok_or("schema: empty")?;
     let mut at = 1;
     let mut out = Vec::new();
     let mut path = Vec::new();
+    let mut names = Vec::new();
     for _ in 0..root.int(5).unwrap_or(0) {
-        walk(schema, &mut at, &mut path, "", &mut out)?;
+        walk(schema, &mut at, &mut path, &mut names, "", &mut out)?;
     }
     Ok(out)
 }
 
 /// A leaf column, from its element and the repetitions (0 required, 1 optional, 2 repeated)
 /// from its top-level field down to itself.
-fn leaf(element: &Value, path: &[i64], top: &str) -> Leaf {
+fn leaf(element: &Value, path: &[i64], top: &str, dotted: String) -> Leaf {
     let physical = match element.int(1) {
         Some(0) => Some(Physical::Boolean),
         Some(1) => Some(Physical::Int32),
@@ -354,7 +366,7 @@ fn leaf(element: &Value, path: &[i64], top: &str) -> Leaf {
         (1, Some(element)) => Shape::List { present, element },
         _ => Shape::Nested,
     };
-    Leaf { name: top.to_owned(), physical, unsigned, shape, max_def: def, max_rep: rep }
+    Leaf { name: top.to_owned(), path: dotted, physical, unsigned, shape, max_def: def, max_rep: rep }
 }
 
 /// Reads the bit-packed / run-length hybrid encoding of `count` values of `width` bits.

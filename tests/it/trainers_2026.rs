@@ -976,6 +976,40 @@ fn open_instruct_rollouts_read_as_text_with_the_tokenizer_beside_them() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// OpenPipe ART's trajectory Parquet (written by ART's own `write_trajectory_groups_parquet`,
+/// `tests/fixtures/trainers/art/make_run.py`): each row a trajectory of its group at the file's
+/// step, the chat's assistant turns its steps, the metrics and group metrics its components; read
+/// by vantage's own Parquet reader (a struct's fields inside the `messages` list).
+#[test]
+fn art_trajectory_parquet_loads_its_groups_messages_and_metrics() {
+    let (run, report) = fixture("art/run/trajectories/train/0003.parquet");
+    assert_eq!(run.meta.format, "ART trajectory Parquet");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    // Two scenarios × three trajectories, each a tool call and an answer.
+    assert_eq!(counts(&run), (2, 6, 12));
+    assert_eq!(run.groups.train_step, [Some(3), Some(3)]);
+    assert_eq!(run.group_key(vantage::model::GroupId::from_index(1)), "train/step-3/group-1");
+    let t = run.trajectory_by_key("train/step-3/group-0/row-0").unwrap();
+    let path = run.trajectories.path(t);
+    assert_eq!(kinds(&run)[path[0].index()], "tool_call");
+    assert!(
+        run.text(run.nodes.action[path[0].index()]).starts_with("search_inbox("),
+        "{}",
+        run.text(run.nodes.action[path[0].index()])
+    );
+    assert!(run.text(run.nodes.observation[path[0].index()]).contains("due on May 3"));
+    assert_eq!(run.text(run.nodes.action[path[1].index()]), "It is due on May 3.");
+    assert_eq!(run.trajectories.reward[t.index()], 1.0);
+    assert_eq!(run.trajectories.components["judge_correct"][t.index()], 1.0);
+    assert_eq!(run.trajectories.components["group_difficulty"][t.index()], 1.5);
+    let g = run.trajectories.group[t.index()];
+    assert!(run.text(run.groups.prompt[g.index()]).contains("When is invoice 1 due?"));
+    // The validation split keeps its name.
+    let (val, _) = fixture("art/run/trajectories/val/0004.parquet");
+    assert_eq!(val.group_key(vantage::model::GroupId::from_index(0)), "val/step-4/group-0");
+    assert_eq!(counts(&val), (2, 6, 12));
+}
+
 /// A tinker-cookbook summaries file with broken lines: each is a located warning naming its line
 /// and field, and the good lines load.
 #[test]

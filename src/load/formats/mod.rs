@@ -4,6 +4,7 @@
 
 use super::Loader;
 
+pub(super) mod art;
 pub(super) mod atif;
 pub mod inspect;
 pub(super) mod math_aps;
@@ -68,4 +69,6 @@ pub static LOADERS: &[&dyn Loader] = &[
     &vantage_parquet::VantageParquet,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &trl_parquet::TrlParquet,
+    // Parquet too, read by vantage's own reader (native and web).
+    &art::Art,
 ];
