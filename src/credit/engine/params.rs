@@ -25,7 +25,7 @@ pub enum ParamKind {
     Bool,
     /// One of a fixed list of words.
     Choice(&'static [&'static str]),
-    /// A line of text (at most [`MAX_TEXT`] characters), such as a map of roles to estimators.
+    /// A line of text (at most 1000 characters), such as a map of roles to estimators.
     Text,
 }
 
