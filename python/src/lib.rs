@@ -347,6 +347,19 @@ fn docstring(name: &str) -> Option<String> {
     embed::docstring(name)
 }
 
+/// The deep link (a fragment without `#`) of schemes A and B in a view, on a run URL.
+#[pyfunction]
+#[pyo3(signature = (run_url = None, a = None, b = None, view = None))]
+fn deep_link(
+    py: Python<'_>,
+    run_url: Option<&str>,
+    a: Option<&str>,
+    b: Option<&str>,
+    view: Option<&str>,
+) -> PyResult<String> {
+    embed::deep_link(run_url, a, b, view).map_err(|e| scheme_error(py, e))
+}
+
 #[pyfunction]
 #[pyo3(signature = (path, out, format = None, steps = None, outcomes = Vec::new(), memory_budget = None))]
 fn convert(
@@ -435,6 +448,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(docstring, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(deep_link, m)?)?;
     m.add_function(wrap_pyfunction!(credit_batch, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -337,7 +337,10 @@ def test_show_prints_the_command_when_there_is_no_app(capsys, monkeypatch):
     run = vantage.open(SAMPLES[0])
     command = vantage.show(run, "grpo", "treerl", view="compare")
     assert command.endswith(f"{run.path} --scheme-a grpo --scheme-b treerl --view compare")
-    assert command in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert command in printed and "#view=compare&a=grpo&b=treerl" in printed
+    with pytest.raises(vantage.SchemeError, match="not a scheme"):
+        vantage.show(run, "no_such_scheme")
 
 
 def test_show_starts_the_app_with_the_run_and_both_schemes(tmp_path, monkeypatch):

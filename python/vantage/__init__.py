@@ -359,6 +359,8 @@ def show(
     view: Optional[str] = None,
     app: bool = True,
 ) -> str:
+    # The deep link checks the schemes and the view (an unknown one is a SchemeError).
+    link = "#" + _native.deep_link(None, scheme_a, scheme_b, view)
     program = os.environ.get("VANTAGE_BIN") or shutil.which("vantage")
     args = [program or "vantage", run.path]
     for flag, value in (("--scheme-a", scheme_a), ("--scheme-b", scheme_b), ("--view", view)):
@@ -371,6 +373,7 @@ def show(
     else:
         why = "the vantage program is not on PATH" if not program else ("app=False" if not app else "no display")
         print(f"vantage ({why}): {command}")
+        print(f"deep link (the app's --link, or after a served run's URL): {link}")
     return command
 
 

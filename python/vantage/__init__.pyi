@@ -94,7 +94,7 @@ def convert(path: str | os.PathLike[str], out: str | os.PathLike[str], *, format
     """
 
 def show(run: Run, scheme_a: str | None = None, scheme_b: str | None = None, *, view: str | None = None, app: bool = True) -> str:
-    """Open the desktop app on the run with schemes A and B (the `vantage` program on PATH, or VANTAGE_BIN), or, with app=False or when there is no program or display, print the command that does. Returns that command.
+    """Open the desktop app on the run with schemes A and B (the `vantage` program on PATH, or VANTAGE_BIN), or, with app=False or when there is no program or display, print the command that does and the deep link (the fragment `--link` and a served run's URL take). Returns the command; an unknown scheme or view raises SchemeError.
 
     Args:
         run: The run to show.

@@ -178,7 +178,7 @@ pub const API: &[Item] = &[
     Item {
         name: "show",
         signature: "(run: Run, scheme_a: str | None = None, scheme_b: str | None = None, *, view: str | None = None, app: bool = True) -> str",
-        doc: "Open the desktop app on the run with schemes A and B (the `vantage` program on PATH, or VANTAGE_BIN), or, with app=False or when there is no program or display, print the command that does. Returns that command.",
+        doc: "Open the desktop app on the run with schemes A and B (the `vantage` program on PATH, or VANTAGE_BIN), or, with app=False or when there is no program or display, print the command that does and the deep link (the fragment `--link` and a served run's URL take). Returns the command; an unknown scheme or view raises SchemeError.",
         params: &[
             ("run", Help::Text("The run to show.")),
             ("scheme_a", Help::Cli("", "scheme_a")),
@@ -495,4 +495,39 @@ pub fn credit_batch<F: KernelFloat>(
     crate::credit::prepare_batch(&mut batch, &params).map_err(BatchError::Scheme)?;
     let mut output = F::run(kernel, &batch, &params).map_err(|e| BatchError::Scheme(format!("{e:#}")))?;
     Ok(std::mem::take(&mut output.advantages))
+}
+
+/// The deep link (a URL fragment without `#`, as the app's "Copy link" writes it and `--link`
+/// reads it) that opens schemes `a` and `b` (ids, `expr:…` or `formula:…`) in `view`, on the run
+/// at `run_url` when given (a run `vantage serve` lists, or a URL the web build fetches).
+pub fn deep_link(
+    run_url: Option<&str>,
+    a: Option<&str>,
+    b: Option<&str>,
+    view: Option<&str>,
+) -> Result<String, String> {
+    let saved: Vec<crate::app::SavedFormula> = crate::source::disk::saved_formulas()
+        .into_iter()
+        .map(|(name, text)| crate::app::SavedFormula { name, text })
+        .collect();
+    let choice = |name: Option<&str>| {
+        name.map(|n| {
+            crate::app::SchemeChoice::from_name(n, &saved)
+                .ok_or_else(|| format!("{n}: not a scheme (see `vantage schemes`)"))
+        })
+        .transpose()
+    };
+    let tab = view
+        .map(|v| {
+            crate::app::Tab::from_name(v).ok_or_else(|| format!("{v}: not a view; one of {}", crate::app::Tab::names()))
+        })
+        .transpose()?;
+    let link = crate::app::deeplink::DeepLink {
+        run_url: run_url.map(str::to_owned),
+        scheme_a: choice(a)?,
+        scheme_b: choice(b)?,
+        tab,
+        ..Default::default()
+    };
+    Ok(link.to_fragment())
 }
