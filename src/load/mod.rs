@@ -129,6 +129,23 @@ pub use formats::LOADERS;
 /// The loaders of Parquet files.
 const PARQUET_LOADERS: [&str; 3] = ["vantage_parquet", "trl", "art"];
 
+/// A run read file by file from a directory of whole files (TRL's `completions/`, an ART split
+/// folder): each file added as it appears, the run so far shown between them.
+pub trait FileRun: Send {
+    /// Adds the rows of one file; `file` is its name without extension (a step number, for the
+    /// formats that name files by step). [`LoadError::Incompatible`] when the bytes are not the
+    /// format's (a file still being written).
+    fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError>;
+    /// The run so far.
+    fn snapshot(&self, report: &LoadReport) -> crate::model::Run;
+    /// The finished run; an error when nothing loaded.
+    fn finish(self: Box<Self>, report: &LoadReport) -> Result<crate::model::Run, LoadError>;
+    /// Approximate heap bytes of the run so far.
+    fn heap_bytes(&self) -> usize;
+    /// Hands on the run read since the last cut.
+    fn take_segment(&mut self) -> crate::model::Run;
+}
+
 /// The loader named `name`.
 pub fn loader(name: &str) -> Option<&'static dyn Loader> {
     LOADERS.iter().copied().find(|l| l.name() == name)

@@ -213,6 +213,18 @@ pub fn open_instruct_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     (files, others)
 }
 
+/// Which files of a directory are an ART split's trajectory logs: in `…/trajectories/{split}/`,
+/// `{step:04d}.parquet` by step (ART's `Model.log` layout); none in a folder named otherwise.
+pub fn art_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let in_trajectories = dir.parent().and_then(Path::file_name).is_some_and(|n| n == "trajectories");
+    let (files, others) = list_dir(dir, |path| {
+        let stem = path.file_stem()?.to_str()?;
+        let numbered = stem.len() >= 4 && stem.bytes().all(|b| b.is_ascii_digit());
+        (path.extension().is_some_and(|e| e == "parquet") && numbered).then(|| stem.parse().ok()).flatten()
+    });
+    if in_trajectories { (files, others) } else { (Vec::new(), others) }
+}
+
 /// Which files of a directory are TRL completions: `*.parquet`, by the step in their name.
 pub(crate) fn trl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     list_dir(dir, |path| {
@@ -240,7 +252,7 @@ pub(crate) fn head(path: &Path) -> Vec<u8> {
 
 /// What kind of run a directory holds: a verl dump, a NeMo-RL log directory, a prime-rl or
 /// verifiers run, a tinker-cookbook log directory, SkyRL dumped evals, ROLL rollout dumps,
-/// open-instruct rollout shards, TRL completions, or none of them.
+/// open-instruct rollout shards, an ART split folder, TRL completions, or none of them.
 pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     if !dir.is_dir() {
         return None;
@@ -274,6 +286,9 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     {
         return Some("open_instruct");
     }
+    if !art_files(dir).0.is_empty() {
+        return Some("art");
+    }
     let trl = trl_files(dir).0;
     let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));
     let is_completions_dir = dir.file_name().is_some_and(|n| n == "completions");
@@ -285,7 +300,9 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
 pub fn reads_as_stream(path: &Path, format: Option<&str>) -> bool {
     format.is_none_or(|f| {
         f == "vantage"
-            || (matches!(f, "verl" | "nemo_rl" | "verifiers" | "tinker" | "skyrl" | "roll" | "open_instruct" | "trl")
-                && path.is_dir())
+            || (matches!(
+                f,
+                "verl" | "nemo_rl" | "verifiers" | "tinker" | "skyrl" | "roll" | "open_instruct" | "art" | "trl"
+            ) && path.is_dir())
     })
 }

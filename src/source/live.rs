@@ -30,8 +30,8 @@ use crate::model::{Run, TextSource};
 #[cfg(feature = "parquet")]
 use super::listing::trl_files;
 use super::listing::{
-    directory_kind, head, nemo_rl_files, open_instruct_files, roll_files, skyrl_files, tinker_files, verifiers_files,
-    verl_files,
+    art_files, directory_kind, head, nemo_rl_files, open_instruct_files, roll_files, skyrl_files, tinker_files,
+    verifiers_files, verl_files,
 };
 use super::text_files::{FileSource, FilesSource};
 
@@ -247,11 +247,12 @@ enum State {
         source: std::sync::Arc<FilesSource>,
         skipped: Vec<String>,
     },
-    /// A TRL `completions/` directory.
-    #[cfg(feature = "parquet")]
-    Trl {
+    /// A directory of whole files, each added as it appears: TRL's `completions/`, an ART split
+    /// folder.
+    Files {
         dir: PathBuf,
-        run: Box<crate::load::formats::trl_parquet::TrlRun>,
+        list: FileLister,
+        run: Box<dyn crate::load::FileRun>,
         report: LoadReport,
         done: Vec<PathBuf>,
         waiting: Vec<(PathBuf, u64, Instant)>,
@@ -262,6 +263,12 @@ enum State {
 impl State {
     /// A directory of numbered JSON-lines files listed by `list`, read by `stream` (its texts
     /// left in the files).
+    /// A directory of whole files, listed by `list`, read into `run`.
+    fn files(dir: &Path, list: FileLister, run: Box<dyn crate::load::FileRun>, report: LoadReport) -> Self {
+        let (_, skipped) = list(dir);
+        Self::Files { dir: dir.to_owned(), list, run, report, done: Vec::new(), waiting: Vec::new(), skipped }
+    }
+
     fn numbered(dir: &Path, list: FileLister, mut stream: Box<dyn LineFeed>, skipped: Vec<String>) -> Self {
         let source = std::sync::Arc::new(FilesSource::default());
         stream.keep_texts_in(std::sync::Arc::clone(&source) as std::sync::Arc<dyn TextSource>);
@@ -364,15 +371,12 @@ impl Live {
                 }
                 #[cfg(feature = "parquet")]
                 Some("trl") => {
-                    let (_, skipped) = trl_files(path);
-                    State::Trl {
-                        dir: path.to_owned(),
-                        run: Box::new(crate::load::formats::trl_parquet::TrlRun::new(&name)),
-                        report: std::mem::take(&mut report),
-                        done: Vec::new(),
-                        waiting: Vec::new(),
-                        skipped,
-                    }
+                    let run = Box::new(crate::load::formats::trl_parquet::TrlRun::new(&name));
+                    State::files(path, trl_files, run, std::mem::take(&mut report))
+                }
+                Some("art") => {
+                    let run = Box::new(crate::load::formats::art::ArtRun::new(&name));
+                    State::files(path, art_files, run, std::mem::take(&mut report))
                 }
                 _ => return Ok(None),
             }
@@ -539,10 +543,9 @@ impl Live {
                 let mut at = VerlAt { dir, list: *list, tails, source, skipped, following: self.following };
                 read_verl(&mut at, stream.as_mut(), self.budget, &mut show)?
             }
-            #[cfg(feature = "parquet")]
-            State::Trl { dir, run, report, done, waiting, skipped } => {
-                let mut at = TrlAt { dir, done, waiting, skipped };
-                read_trl(&mut at, run, report, self.budget, &mut show)?
+            State::Files { dir, list, run, report, done, waiting, skipped } => {
+                let mut at = FilesAt { dir, list: *list, done, waiting, skipped };
+                read_files(&mut at, run.as_mut(), report, self.budget, &mut show)?
             }
         };
         if arrived {
@@ -587,8 +590,7 @@ impl Live {
             State::Jsonl { stream, .. } | State::Compressed { stream } | State::Verl { stream, .. } => {
                 stream.take_segment()
             }
-            #[cfg(feature = "parquet")]
-            State::Trl { run, .. } => run.take_segment(),
+            State::Files { run, .. } => run.take_segment(),
         };
         self.note_skipped(&mut run.meta.notes);
         run
@@ -600,20 +602,14 @@ impl Live {
             State::Jsonl { stream, .. } | State::Compressed { stream } | State::Verl { stream, .. } => {
                 stream.snapshot()
             }
-            #[cfg(feature = "parquet")]
-            State::Trl { run, report, .. } => run.snapshot(report),
+            State::Files { run, report, .. } => run.snapshot(report),
         };
         self.note_skipped(&mut run.meta.notes);
         run
     }
 
     fn note_skipped(&self, notes: &mut Vec<String>) {
-        let skipped = match &self.state {
-            State::Verl { skipped, .. } => skipped,
-            #[cfg(feature = "parquet")]
-            State::Trl { skipped, .. } => skipped,
-            _ => return,
-        };
+        let (State::Verl { skipped, .. } | State::Files { skipped, .. }) = &self.state else { return };
         if !skipped.is_empty() {
             notes.push(format!("files in the directory that are not part of the run, skipped: {}", skipped.join(", ")));
         }
@@ -623,8 +619,7 @@ impl Live {
     pub fn report(&self) -> &LoadReport {
         match &self.state {
             State::Jsonl { stream, .. } | State::Compressed { stream } | State::Verl { stream, .. } => stream.report(),
-            #[cfg(feature = "parquet")]
-            State::Trl { report, .. } => report,
+            State::Files { report, .. } => report,
         }
     }
 
@@ -644,8 +639,7 @@ impl Live {
                 stream.finish_into(report)
             }
             State::Compressed { stream } | State::Verl { stream, .. } => stream.finish_into(report),
-            #[cfg(feature = "parquet")]
-            State::Trl { run, report: own, .. } => {
+            State::Files { run, report: own, .. } => {
                 *report = own;
                 run.finish(report)
             }
@@ -820,27 +814,26 @@ fn read_verl(
     Ok(arrived)
 }
 
-/// Where a TRL directory's reading stands.
-#[cfg(feature = "parquet")]
-struct TrlAt<'a> {
+/// Where a directory of whole files stands.
+struct FilesAt<'a> {
     dir: &'a Path,
+    list: FileLister,
     done: &'a mut Vec<PathBuf>,
     waiting: &'a mut Vec<(PathBuf, u64, Instant)>,
     skipped: &'a mut Vec<String>,
 }
 
-/// Reads the files a TRL directory has that were not read yet. A file that is not Parquet yet
-/// (still being written) is tried again until it stops growing for five seconds, then skipped
-/// with a note.
-#[cfg(feature = "parquet")]
-fn read_trl(
-    at: &mut TrlAt<'_>,
-    run: &mut crate::load::formats::trl_parquet::TrlRun,
+/// Reads the files a directory of whole files has that were not read yet. A file that is not
+/// Parquet yet (still being written) is tried again until it stops growing for five seconds, then
+/// skipped with a note.
+fn read_files(
+    at: &mut FilesAt<'_>,
+    run: &mut dyn crate::load::FileRun,
     report: &mut LoadReport,
     budget: u64,
     show: &mut Shown<'_, '_>,
 ) -> Result<bool, LoadError> {
-    let (files, others) = trl_files(at.dir);
+    let (files, others) = (at.list)(at.dir);
     for other in others {
         if !at.skipped.contains(&other) {
             at.skipped.push(other);

@@ -449,6 +449,25 @@ fn a_followed_skyrl_dumped_evals_folder_gains_its_new_evaluations() {
     assert!(live.report().warnings.is_empty(), "{:?}", live.report().warnings);
 }
 
+/// An ART split folder followed while the model trains: each step's file is read as it appears.
+#[test]
+fn a_followed_art_split_folder_gains_its_new_steps() {
+    let fixture = root().join("tests/fixtures/trainers/art/run/trajectories/train");
+    let dir = scratch("follow-art").join("trajectories/train");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture.join("0003.parquet"), dir.join("0003.parquet")).unwrap();
+    let mut live = Live::open(&dir, LoadReport::with_budget("", u64::MAX)).unwrap().unwrap();
+    live.follow();
+    assert!(live.read(None).unwrap());
+    assert_eq!(live.snapshot().trajectories.len(), 6);
+    std::fs::copy(fixture.join("0004.parquet"), dir.join("0004.parquet")).unwrap();
+    assert!(live.poll().unwrap());
+    let run = live.snapshot();
+    assert_eq!(run.trajectories.len(), 12);
+    assert_eq!(run.groups.train_step, [Some(3), Some(3), Some(4), Some(4)]);
+    assert!(!live.poll().unwrap());
+}
+
 #[cfg(feature = "parquet")]
 fn trl_file(path: &Path, step: i64, prompts: &[&str], rewards: &[f64]) {
     use polars::prelude::*;

@@ -1004,6 +1004,16 @@ fn art_trajectory_parquet_loads_its_groups_messages_and_metrics() {
     assert_eq!(run.trajectories.components["group_difficulty"][t.index()], 1.5);
     let g = run.trajectories.group[t.index()];
     assert!(run.text(run.groups.prompt[g.index()]).contains("When is invoice 1 due?"));
+    // A split's folder is one run across its steps.
+    let options = vantage::source::OpenOptions::default();
+    let mut report = LoadReport::new("train");
+    let train =
+        vantage::source::path::open(&fixture_path("art/run/trajectories/train"), &options, None, &mut report, None)
+            .unwrap();
+    assert_eq!(train.meta.format, "ART trajectory Parquet");
+    assert_eq!(counts(&train), (4, 12, 24));
+    assert_eq!(train.groups.train_step, [Some(3), Some(3), Some(4), Some(4)]);
+    assert!(train.trajectory_by_key("train/step-4/group-1/row-5").is_some());
     // The validation split keeps its name.
     let (val, _) = fixture("art/run/trajectories/val/0004.parquet");
     assert_eq!(val.group_key(vantage::model::GroupId::from_index(0)), "val/step-4/group-0");

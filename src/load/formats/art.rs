@@ -11,7 +11,8 @@
 //! split its folder's); each row a trajectory, its messages the steps as for OpenAI chat logs
 //! (each assistant turn a step, its tool calls the action, the tool results its observation),
 //! `reward` the outcome, the numeric `metrics` its components, the numeric `group_metrics`
-//! components too.
+//! components too. A split's folder is one run across its steps ([`ArtRun`], read and followed
+//! by `source::live`).
 
 use crate::load::parquet_file::{Column, ParquetMeta};
 use crate::load::records::{ChatMessage, ToolCall, chat_prompt, chat_steps, text_step};
@@ -34,6 +35,56 @@ impl Loader for Art {
     }
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+        let (split, step) = split_and_step(name);
+        let mut b = RunBuilder::new(name, FORMAT);
+        add_rows(&mut b, &split, step, bytes, report)?;
+        crate::load::records::finish(b, report, "trajectory")
+    }
+}
+
+/// An ART split folder (`trajectories/{split}/`) read file by file: one `{step:04d}.parquet` per
+/// logged step, gaining one as the model trains; all of them one run.
+pub struct ArtRun {
+    builder: RunBuilder,
+    split: String,
+}
+
+impl ArtRun {
+    /// An empty run of the split folder `name`.
+    pub fn new(name: &str) -> Self {
+        let split = name.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or("train").to_owned();
+        Self { builder: RunBuilder::new(name, FORMAT), split }
+    }
+}
+
+impl crate::load::FileRun for ArtRun {
+    fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {
+        let step = file.and_then(|f| f.parse().ok());
+        add_rows(&mut self.builder, &self.split, step, bytes, report)
+    }
+    fn snapshot(&self, report: &LoadReport) -> Run {
+        crate::load::records::snapshot(&self.builder, report)
+    }
+    fn finish(self: Box<Self>, report: &LoadReport) -> Result<Run, LoadError> {
+        crate::load::records::finish(self.builder, report, "trajectory")
+    }
+    fn heap_bytes(&self) -> usize {
+        self.builder.heap_bytes()
+    }
+    fn take_segment(&mut self) -> Run {
+        self.builder.take_segment()
+    }
+}
+
+/// Adds the rows of one file of `split` at `step`.
+fn add_rows(
+    b: &mut RunBuilder,
+    split: &str,
+    step: Option<i64>,
+    bytes: &[u8],
+    report: &mut LoadReport,
+) -> Result<(), LoadError> {
+    {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
         if !bytes.starts_with(b"PAR1") {
             return Err(incompatible("not Parquet".to_owned()));
@@ -64,8 +115,6 @@ impl Loader for Art {
         let field = |f: &str| message_leaf(f).map(read).transpose();
         let role = field("role")?.ok_or_else(|| incompatible("no messages.role".to_owned()))?;
         let (content, tool_calls) = (field("content")?, field("tool_calls")?);
-        let (split, step) = split_and_step(name);
-        let mut b = RunBuilder::new(name, FORMAT);
         for row in 0..meta.rows as usize {
             let line = row as u64 + 1;
             report.records_seen += 1;
@@ -124,7 +173,7 @@ impl Loader for Art {
             b.add_chain_trajectory(&key, group, &new_steps, &outcome, &NewTokens::default());
             report.records_loaded += 1;
         }
-        crate::load::records::finish(b, report, "trajectory")
+        Ok(())
     }
 }
 

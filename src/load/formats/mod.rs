@@ -4,7 +4,7 @@
 
 use super::Loader;
 
-pub(super) mod art;
+pub mod art;
 pub(super) mod atif;
 pub mod inspect;
 pub(super) mod math_aps;

@@ -31,7 +31,7 @@ impl Loader for TrlParquet {
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let mut run = TrlRun::new(name);
-        run.add_file(bytes, None, report)?;
+        run.add(bytes, None, report)?;
         crate::load::records::finish(run.builder, report, "completion")
     }
 }
@@ -53,29 +53,14 @@ impl TrlRun {
         Self { builder }
     }
 
-    /// The run so far.
-    pub fn snapshot(&self, report: &LoadReport) -> Run {
-        crate::load::records::snapshot(&self.builder, report)
-    }
-
     /// The finished run; an error when no completion loaded.
     pub fn finish(self, report: &LoadReport) -> Result<Run, LoadError> {
         crate::load::records::finish(self.builder, report, "completion")
     }
 
-    /// Approximate heap bytes of the run so far.
-    pub fn heap_bytes(&self) -> usize {
-        self.builder.heap_bytes()
-    }
-
-    /// Hands on the run read since the last cut ([`RunBuilder::take_segment`]).
-    pub fn take_segment(&mut self) -> Run {
-        self.builder.take_segment()
-    }
-
     /// Adds the rows of one completions file; `file` names it in warnings and keys when the run
     /// has several. [`LoadError::Incompatible`] when the bytes are not a TRL completions file.
-    pub fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {
+    pub fn add(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {
         let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
         let (frame, unread) = crate::load::formats::vantage_parquet::read_frame(FORMAT, bytes)?;
         let text_column = |column: &str| -> Result<Vec<Option<String>>, LoadError> {
@@ -142,5 +127,23 @@ impl TrlRun {
             report.records_loaded += 1;
         }
         Ok(())
+    }
+}
+
+impl crate::load::FileRun for TrlRun {
+    fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {
+        self.add(bytes, file, report)
+    }
+    fn snapshot(&self, report: &LoadReport) -> Run {
+        crate::load::records::snapshot(&self.builder, report)
+    }
+    fn finish(self: Box<Self>, report: &LoadReport) -> Result<Run, LoadError> {
+        (*self).finish(report)
+    }
+    fn heap_bytes(&self) -> usize {
+        self.builder.heap_bytes()
+    }
+    fn take_segment(&mut self) -> Run {
+        self.builder.take_segment()
     }
 }
