@@ -128,7 +128,8 @@ impl Vocab {
             pairs.push((id as usize, content.to_owned()));
         }
         let len = pairs.iter().map(|(id, ..)| id + 1).max().unwrap_or(0);
-        if len > 16 << 20 {
+        // The largest vocabularies hold about a million tokens.
+        if len > 1 << 22 {
             return Err(format!("an id of {len}: more than a vocabulary holds"));
         }
         let mut vocab = Self { tokens: vec![None; len], steps: Vec::new() };

@@ -115,7 +115,9 @@ fn add_rows(
         let field = |f: &str| message_leaf(f).map(read).transpose();
         let role = field("role")?.ok_or_else(|| incompatible("no messages.role".to_owned()))?;
         let (content, tool_calls) = (field("content")?, field("tool_calls")?);
-        for row in 0..meta.rows as usize {
+        // The rows the messages column holds (a footer's row count is only a claim).
+        let rows = role.lists.as_ref().map_or(0, |(offsets, _)| offsets.len().saturating_sub(1));
+        for row in 0..rows {
             let line = row as u64 + 1;
             report.records_seen += 1;
             let Some(range) = role.list(row) else {
