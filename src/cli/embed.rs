@@ -396,36 +396,6 @@ pub struct BatchArrays<F> {
     pub group: Vec<u32>,
 }
 
-/// A float the kernels run in.
-pub trait KernelFloat: crate::credit::Real {
-    /// Runs `kernel` on `batch` in this precision.
-    fn run(
-        kernel: &dyn crate::credit::TokenKernel,
-        batch: &crate::credit::Batch<'_, Self>,
-        params: &crate::credit::Params,
-    ) -> Result<crate::credit::Output<Self>, crate::credit::CreditError>;
-}
-
-impl KernelFloat for f32 {
-    fn run(
-        kernel: &dyn crate::credit::TokenKernel,
-        batch: &crate::credit::Batch<'_, Self>,
-        params: &crate::credit::Params,
-    ) -> Result<crate::credit::Output<Self>, crate::credit::CreditError> {
-        kernel.run32(batch, params)
-    }
-}
-
-impl KernelFloat for f64 {
-    fn run(
-        kernel: &dyn crate::credit::TokenKernel,
-        batch: &crate::credit::Batch<'_, Self>,
-        params: &crate::credit::Params,
-    ) -> Result<crate::credit::Output<Self>, crate::credit::CreditError> {
-        kernel.run64(batch, params)
-    }
-}
-
 /// Why a batch cannot be computed: the arrays disagree, or the scheme or its parameters are wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
@@ -440,7 +410,7 @@ pub enum BatchError {
 /// A scheme's advantages on plain arrays (`rows × length`, row-major), as its kernel computes them
 /// in `vantage credit` and the trainers' golden tests: the KL taken into the reward where the
 /// parameters ask for it, then the kernel.
-pub fn credit_batch<F: KernelFloat>(
+pub fn credit_batch<F: crate::credit::KernelFloat>(
     arrays: BatchArrays<F>,
     scheme: &str,
     preset: Option<&str>,

@@ -14,7 +14,9 @@ pub mod kernels;
 pub mod schemes;
 
 pub use engine::batch::{Batch, Output};
-pub use engine::inputs::{Level, SCORE_NAMES, TokenKernel, batch_from_run, prepare_batch, step_token_range};
+pub use engine::inputs::{
+    KernelFloat, Level, SCORE_NAMES, TokenKernel, batch_from_run, prepare_batch, step_token_range,
+};
 pub use engine::params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
 pub use engine::real::Real;
 pub use kernels::kl::{KlMode, kl_in_reward, kl_penalty};

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use vantage::credit::{self, Batch, CreditError, Output, Params, Real, Scheme, TokenKernel};
+use vantage::credit::{self, Batch, KernelFloat, Output, Params, Real, Scheme};
 
 const RTOL: f64 = 1e-5;
 const ATOL: f64 = 1e-6;
@@ -46,7 +46,7 @@ fn conv<F: Real>(x: &[f64]) -> Vec<F> {
 
 /// The kernel input: one score per row, the mask, the groups of `index`, and the token arrays
 /// the file has (log-probabilities, reference log-probabilities, values).
-fn batch<F: Float>(inputs: &Value, mask_key: &str, logp: &str, ref_logp: &str) -> Batch<'static, F> {
+fn batch<F: KernelFloat>(inputs: &Value, mask_key: &str, logp: &str, ref_logp: &str) -> Batch<'static, F> {
     let (mask, offsets) = matrix(&inputs[mask_key]).unwrap();
     let labels: Vec<String> = inputs["index"].as_array().unwrap().iter().map(ToString::to_string).collect();
     let (group, num_groups) = Batch::<F>::dense_groups(&labels);
@@ -189,41 +189,12 @@ fn f64s<F: Real>(x: &[F]) -> Vec<F64> {
 
 type F64 = f64;
 
-/// A float type the kernels run in.
-trait Float: Real {
-    fn run_kernel(
-        kernel: &dyn TokenKernel,
-        batch: &Batch<'_, Self>,
-        params: &Params,
-    ) -> Result<Output<Self>, CreditError>;
-}
-
-impl Float for f32 {
-    fn run_kernel(
-        kernel: &dyn TokenKernel,
-        batch: &Batch<'_, Self>,
-        params: &Params,
-    ) -> Result<Output<Self>, CreditError> {
-        kernel.run32(batch, params)
-    }
-}
-
-impl Float for f64 {
-    fn run_kernel(
-        kernel: &dyn TokenKernel,
-        batch: &Batch<'_, Self>,
-        params: &Params,
-    ) -> Result<Output<Self>, CreditError> {
-        kernel.run64(batch, params)
-    }
-}
-
 /// What `vantage credit` does with a batch: the KL in the reward where the parameters ask for
 /// it, then the scheme's kernel.
-fn run<F: Float>(scheme: &dyn Scheme, params: &Params, batch: &mut Batch<'_, F>) -> Result<Output<F>, String> {
+fn run<F: KernelFloat>(scheme: &dyn Scheme, params: &Params, batch: &mut Batch<'_, F>) -> Result<Output<F>, String> {
     credit::prepare_batch(batch, params)?;
     let kernel = scheme.token_kernel().ok_or("the scheme has no token kernel")?;
-    F::run_kernel(kernel, batch, params).map_err(|e| format!("{e:#}"))
+    F::run(kernel, batch, params).map_err(|e| format!("{e:#}"))
 }
 
 fn check_trl(file: &Value) -> Result<usize, String> {

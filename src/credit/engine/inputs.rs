@@ -34,6 +34,25 @@ pub trait TokenKernel: Sync {
     }
 }
 
+/// A float a [`TokenKernel`] runs in: `f32` calls `run32`, `f64` calls `run64` (for code generic
+/// over the precision, such as credit on plain arrays and the trainers' golden tests).
+pub trait KernelFloat: Real {
+    /// Runs `kernel` on `batch` in this precision.
+    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError>;
+}
+
+impl KernelFloat for f32 {
+    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError> {
+        kernel.run32(batch, params)
+    }
+}
+
+impl KernelFloat for f64 {
+    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError> {
+        kernel.run64(batch, params)
+    }
+}
+
 /// Implements [`TokenKernel`] for a scheme type from a generic kernel function.
 macro_rules! token_kernel {
     ($ty:ty, $kernel:ident) => {
