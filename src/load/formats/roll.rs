@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::load::lines::{LineFeed, head_text, read_all, records};
 use crate::load::records::{
-    ChatMessage, Record, chat_prompt, chat_steps, line_records, object_has, stable_hash, text_step,
+    ChatMessage, Record, chat_prompt, chat_steps, id_text, line_records, object_has, stable_hash, text_step,
 };
 use crate::load::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, RunBuilder, Warning};
@@ -114,15 +114,6 @@ pub fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
     records(RunBuilder::new(name, FORMAT), "batch", add, report)
 }
 
-/// A column's text value: a string as it is, anything else (but null) as JSON.
-fn text(value: Option<&Value>) -> Option<String> {
-    match value? {
-        Value::Null => None,
-        Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
-    }
-}
-
 /// A column's number (a number, or a number in a string).
 fn number(value: Option<&Value>) -> Option<f64> {
     match value? {
@@ -169,7 +160,7 @@ fn add(b: &mut RunBuilder, record: Record<'_>, _: usize, batch: &Batch, report: 
 /// One RLVR sample.
 fn add_sample(b: &mut RunBuilder, record: Record<'_>, batch: &Batch, row: usize, report: &mut LoadReport) {
     let step = number(batch.global_step.get(row)).map(|s| s as i64);
-    let prompt = text(batch.prompt.get(row)).or_else(|| {
+    let prompt = id_text(batch.prompt.get(row)).or_else(|| {
         let messages = batch.messages.get(row)?;
         let parsed: Vec<ChatMessage> = match messages {
             Value::String(s) => serde_json::from_str(s).ok()?,
@@ -177,12 +168,14 @@ fn add_sample(b: &mut RunBuilder, record: Record<'_>, batch: &Batch, row: usize,
         };
         Some(chat_prompt(&parsed))
     });
-    let id = text(batch.id.get(row))
+    let id = id_text(batch.id.get(row))
         .unwrap_or_else(|| format!("prompt-{:016x}", stable_hash(prompt.as_deref().unwrap_or(""))));
     let step_key = step.map_or_else(|| "step-none".to_owned(), |s| format!("step-{s}"));
     let group_key = format!("{step_key}/{id}");
-    let task = text(batch.tag.get(row)).or_else(|| text(batch.domain.get(row))).or_else(|| text(batch.source.get(row)));
-    let gold = text(batch.ground_truth.get(row));
+    let task = id_text(batch.tag.get(row))
+        .or_else(|| id_text(batch.domain.get(row)))
+        .or_else(|| id_text(batch.source.get(row)));
+    let gold = id_text(batch.ground_truth.get(row));
     let new = NewGroup {
         key: &group_key,
         task: task.as_deref(),
@@ -197,7 +190,7 @@ fn add_sample(b: &mut RunBuilder, record: Record<'_>, batch: &Batch, row: usize,
         report.warn(Warning::skipped(record.line, format!("responses[{row}]"), format!("duplicate sample {key:?}")));
         return;
     }
-    let response = text(batch.responses.get(row)).unwrap_or_default();
+    let response = id_text(batch.responses.get(row)).unwrap_or_default();
     let score = number(batch.scores.get(row)).map(|s| s as f32).filter(|s| s.is_finite());
     if score.is_none() && row < batch.scores.len() {
         report.warn(Warning::kept(record.line, format!("scores[{row}]"), "not a number"));
@@ -248,7 +241,7 @@ fn add_trajectory(b: &mut RunBuilder, record: Record<'_>, batch: &Batch, row: us
         return;
     }
     let step = number(batch.global_step.get(row)).map(|s| s as i64);
-    let env = |k: &str| text(data.env_info.get(k));
+    let env = |k: &str| id_text(data.env_info.get(k));
     let tag = env("tag");
     let group_id = [env("tag"), env("group_id"), env("episode_id"), env("seed")]
         .map(|p| p.unwrap_or_else(|| "?".to_owned()))
@@ -264,7 +257,7 @@ fn add_trajectory(b: &mut RunBuilder, record: Record<'_>, batch: &Batch, row: us
         ..NewGroup::default()
     };
     let group = b.group(&group_key).unwrap_or_else(|| b.add_group(&new).0);
-    let key = text(data.trajectory_id.as_ref()).unwrap_or_else(|| format!("{step_key}/row-{row}"));
+    let key = id_text(data.trajectory_id.as_ref()).unwrap_or_else(|| format!("{step_key}/row-{row}"));
     if b.has_trajectory(&key) {
         report.warn(Warning::skipped(record.line, field, format!("duplicate trajectory {key:?}")));
         return;
@@ -290,7 +283,7 @@ fn add_trajectory(b: &mut RunBuilder, record: Record<'_>, batch: &Batch, row: us
         })
         .collect();
     let reward = number(data.reward_info.get("episode_reward")).map(|r| r as f32).filter(|r| r.is_finite());
-    let stop = text(data.failure_info.get("stop_reason"));
+    let stop = id_text(data.failure_info.get("stop_reason"));
     let outcome = Outcome { reward, success: None, components: Vec::new(), finish: stop.as_deref() };
     b.add_chain_trajectory(&key, group, &steps, &outcome, &NewTokens::default());
 }

@@ -16,7 +16,7 @@
 
 use crate::load::lenient::FieldError;
 use crate::load::lines::{JsonLines, LineFeed, LineStream, head_text, parse_json, read_all};
-use crate::load::records::{Record, line_records, object_has, stable_hash};
+use crate::load::records::{Record, id_text, line_records, object_has, stable_hash};
 use crate::load::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
 
@@ -109,15 +109,6 @@ pub fn stream(name: &str, report: LoadReport) -> LineStream<Dump> {
     stream
 }
 
-/// A text field: a string as it is, anything else as JSON.
-fn text(value: &serde_json::Value) -> std::borrow::Cow<'_, str> {
-    match value {
-        serde_json::Value::String(s) => std::borrow::Cow::Borrowed(s),
-        serde_json::Value::Null => std::borrow::Cow::Borrowed(""),
-        other => std::borrow::Cow::Owned(other.to_string()),
-    }
-}
-
 /// A sample's reward: the score, or the sum of token-level scores; and whether it passes (the
 /// score, or the last token-level score, positive).
 fn reward(score: &serde_json::Value) -> Result<(f32, bool), &'static str> {
@@ -165,7 +156,7 @@ impl JsonLines for Dump {
                 (f32::NAN, false)
             }
         };
-        let prompt = text(&s.input_prompt);
+        let prompt = id_text(Some(&s.input_prompt)).unwrap_or_default();
         let source = s.data_source.as_deref().unwrap_or("unknown");
         let step = self.step.map_or_else(|| "eval_only".to_owned(), |n| format!("step-{n}"));
         let group_key = format!("{step}/{source}/prompt-{:016x}", stable_hash(&prompt));
@@ -182,7 +173,7 @@ impl JsonLines for Dump {
             report.warn(Warning::skipped(record.line, "record", format!("duplicate sample {key:?}")));
             return;
         }
-        let response = text(&s.output_response);
+        let response = id_text(Some(&s.output_response)).unwrap_or_default();
         let step = NewStep { kind: Some("response"), action: Some(&response), ..NewStep::default() };
         let outcome = Outcome {
             reward: reward.is_finite().then_some(reward),
