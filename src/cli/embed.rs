@@ -476,22 +476,9 @@ pub fn deep_link(
     b: Option<&str>,
     view: Option<&str>,
 ) -> Result<String, String> {
-    let saved: Vec<crate::app::SavedFormula> = crate::source::disk::saved_formulas()
-        .into_iter()
-        .map(|(name, text)| crate::app::SavedFormula { name, text })
-        .collect();
-    let choice = |name: Option<&str>| {
-        name.map(|n| {
-            crate::app::SchemeChoice::from_name(n, &saved)
-                .ok_or_else(|| format!("{n}: not a scheme (see `vantage schemes`)"))
-        })
-        .transpose()
-    };
-    let tab = view
-        .map(|v| {
-            crate::app::Tab::from_name(v).ok_or_else(|| format!("{v}: not a view; one of {}", crate::app::Tab::names()))
-        })
-        .transpose()?;
+    let saved = super::saved_formulas();
+    let choice = |name: Option<&str>| name.map(|n| super::scheme_choice(n, &saved)).transpose();
+    let tab = view.map(super::view).transpose()?;
     let link = crate::app::deeplink::DeepLink {
         run_url: run_url.map(str::to_owned),
         scheme_a: choice(a)?,

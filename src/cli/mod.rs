@@ -284,6 +284,26 @@ fn parse_window_size(text: &str) -> Result<[f32; 2], String> {
     }
 }
 
+/// The formulas saved in the formulas folder, as the app holds them.
+fn saved_formulas() -> Vec<crate::app::SavedFormula> {
+    crate::source::disk::saved_formulas()
+        .into_iter()
+        .map(|(name, text)| crate::app::SavedFormula { name, text })
+        .collect()
+}
+
+/// The scheme `name` names for the app (an id, `expr:…`, `formula:NAME` of the built-ins or of
+/// `saved`), or why none.
+fn scheme_choice(name: &str, saved: &[crate::app::SavedFormula]) -> Result<crate::app::SchemeChoice, String> {
+    crate::app::SchemeChoice::from_name(name, saved)
+        .ok_or_else(|| format!("{name}: not a scheme (see `vantage schemes`)"))
+}
+
+/// The app's view named `name`, or why none.
+fn view(name: &str) -> Result<crate::app::Tab, String> {
+    crate::app::Tab::from_name(name).ok_or_else(|| format!("{name}: not a view; one of {}", crate::app::Tab::names()))
+}
+
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
     std::sync::LazyLock::force(&crate::cli::desktop::STARTED);
@@ -317,17 +337,14 @@ pub fn main() -> ExitCode {
     match cli.command {
         None => {
             // A view or scheme that does not exist is an error before any window opens.
-            if let Some(view) = cli.view.as_deref().filter(|v| crate::app::Tab::from_name(v).is_none()) {
-                eprintln!("vantage: --view {view}: not a view; one of {}", crate::app::Tab::names());
+            if let Some(Err(err)) = cli.view.as_deref().map(view) {
+                eprintln!("vantage: --view {err}");
                 return ExitCode::from(2);
             }
-            let saved: Vec<crate::app::SavedFormula> = crate::source::disk::saved_formulas()
-                .into_iter()
-                .map(|(name, text)| crate::app::SavedFormula { name, text })
-                .collect();
+            let saved = saved_formulas();
             for (flag, id) in [("--scheme-a", &cli.scheme_a), ("--scheme-b", &cli.scheme_b)] {
-                if let Some(id) = id.as_deref().filter(|id| crate::app::SchemeChoice::from_name(id, &saved).is_none()) {
-                    eprintln!("vantage: {flag} {id}: not a scheme (see `vantage schemes`)");
+                if let Some(Err(err)) = id.as_deref().map(|id| scheme_choice(id, &saved)) {
+                    eprintln!("vantage: {flag} {err}");
                     return ExitCode::from(2);
                 }
             }
