@@ -30,9 +30,10 @@ pub struct LoadReport {
     /// For each grouped warning: its index in `warnings`, its reason as first given, how many
     /// records it stands for and the first lines of them.
     pub(crate) groups: Vec<(usize, String, u64, Vec<u64>)>,
-    /// The run's tokenizer, for formats that save token ids and no text (set by whoever opens
-    /// the file when a `tokenizer.json` is beside it, `source::path`).
-    pub vocab: Option<std::sync::Arc<super::tokenizer::Vocab>>,
+    /// The run's tokenizer, for formats that save token ids and no text: where to look for a
+    /// `tokenizer.json` beside the file (given by whoever opens it, `source::path`), looked at only
+    /// when such a format asks.
+    pub vocab: Option<std::sync::Arc<super::tokenizer::LazyVocab>>,
 }
 
 impl Default for LoadReport {

@@ -18,6 +18,31 @@ pub struct Vocab {
     steps: Vec<Step>,
 }
 
+/// A run's tokenizer, looked for the first time a format asks for it (most formats never do):
+/// the opener gives the search (`source::disk::tokenizer_beside`), this keeps what it found.
+pub struct LazyVocab {
+    find: Box<dyn Fn() -> Option<Vocab> + Send + Sync>,
+    found: std::sync::OnceLock<Option<Arc<Vocab>>>,
+}
+
+impl LazyVocab {
+    /// A tokenizer that `find` reads when first asked for.
+    pub fn new(find: impl Fn() -> Option<Vocab> + Send + Sync + 'static) -> Self {
+        Self { find: Box::new(find), found: std::sync::OnceLock::new() }
+    }
+
+    /// The tokenizer, found now if it was not yet looked for; `None` when there is none.
+    pub fn get(&self) -> Option<Arc<Vocab>> {
+        self.found.get_or_init(|| (self.find)().map(Arc::new)).clone()
+    }
+}
+
+impl std::fmt::Debug for LazyVocab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyVocab").field("found", &self.found.get().map(Option::is_some)).finish_non_exhaustive()
+    }
+}
+
 /// One decoder step of `tokenizer.json`.
 #[derive(Clone, Debug, PartialEq)]
 enum Step {
@@ -304,6 +329,20 @@ mod tests {
         assert_eq!(vocab.decode(&[0, 1, 2, 3, 4, 5]), "Hello world€\n");
         // Half a character is one replacement character per byte.
         assert_eq!(vocab.decode(&[0, 2, 3]), "Hello\u{FFFD}\u{FFFD}");
+    }
+
+    #[test]
+    fn a_lazy_tokenizer_is_looked_for_once_and_only_when_asked() {
+        let looked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = std::sync::Arc::clone(&looked);
+        let lazy = LazyVocab::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Vocab::from_json(br#"{"model": {"vocab": {"a": 0}}}"#).ok()
+        });
+        assert_eq!(looked.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(lazy.get().map(|v| v.decode(&[0, 0])), Some("aa".to_owned()));
+        assert!(lazy.get().is_some());
+        assert_eq!(looked.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub fn cache_dir() -> std::path::PathBuf {
 /// The tokenizer of a run at `path` (a log or a folder): a `tokenizer.json` in its folder, or in
 /// the folder above, that `load::tokenizer` can decode with; `None` when there is none or it
 /// cannot be read (said in the log).
-pub fn tokenizer_beside(path: &std::path::Path) -> Option<std::sync::Arc<crate::load::tokenizer::Vocab>> {
+pub fn tokenizer_beside(path: &std::path::Path) -> Option<crate::load::tokenizer::Vocab> {
     let dir = if path.is_dir() { path } else { path.parent()? };
     let file = [dir.join("tokenizer.json"), dir.parent()?.join("tokenizer.json")].into_iter().find(|f| f.is_file())?;
     let bytes = match std::fs::metadata(&file) {
@@ -114,7 +114,7 @@ pub fn tokenizer_beside(path: &std::path::Path) -> Option<std::sync::Arc<crate::
         _ => return None,
     };
     match crate::load::tokenizer::Vocab::from_json(&bytes) {
-        Ok(vocab) => Some(std::sync::Arc::new(vocab)),
+        Ok(vocab) => Some(vocab),
         Err(why) => {
             log::warn!("{}: not used to decode token ids: {why}", file.display());
             None

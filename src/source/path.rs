@@ -65,10 +65,13 @@ pub fn open_all(
     shown: Option<ShowRun<'_>>,
 ) -> Vec<Opened> {
     let name = path.display().to_string();
-    // Logs that save token ids read them with the run's tokenizer when one is beside it.
+    // Logs that save token ids read them with the run's tokenizer when one is beside it (looked
+    // for only when such a log asks).
     let mut template = template.clone();
     if template.vocab.is_none() {
-        template.vocab = super::disk::tokenizer_beside(path);
+        let beside = path.to_owned();
+        let find = move || super::disk::tokenizer_beside(&beside);
+        template.vocab = Some(std::sync::Arc::new(crate::load::tokenizer::LazyVocab::new(find)));
     }
     let report = || LoadReport { file: name.clone(), ..template.clone() };
     if !super::folder::is_plain(path) {

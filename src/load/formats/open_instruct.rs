@@ -96,7 +96,7 @@ pub fn accepts(head: &str) -> bool {
 /// The streaming reader of the format.
 pub fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
     let mut builder = RunBuilder::new(name, FORMAT);
-    let note = if report.vocab.is_some() {
+    let note = if report.vocab.as_ref().and_then(|v| v.get()).is_some() {
         "open-instruct saves token ids: prompts and responses decoded with the tokenizer.json beside the run"
     } else {
         "open-instruct saves token ids, not text: prompts and responses read as their ids (put the run's tokenizer.json beside the rollouts to read them as text)"
@@ -141,7 +141,7 @@ fn tool_text(outputs: Option<&serde_json::Value>) -> String {
 
 fn add(b: &mut RunBuilder, record: Record<'_>, _: usize, r: &Rollout, report: &mut LoadReport) {
     let group_key = format!("step-{}/prompt-{}", r.step, r.prompt_idx);
-    let vocab = report.vocab.clone();
+    let vocab = report.vocab.as_ref().and_then(|v| v.get());
     let decode = |ids: &[u64]| vocab.as_ref().map_or_else(|| ids_text(ids), |v| v.decode(ids));
     let prompt = decode(&r.prompt_tokens);
     let new = NewGroup {
