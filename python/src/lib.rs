@@ -280,14 +280,8 @@ impl NativeCredit {
         table(py, made)
     }
 
-    /// `vantage compare --json`'s object of this credit (A) against `other` (B).
-    fn compare<'py>(
-        &self,
-        py: Python<'py>,
-        other: &NativeCredit,
-        limit: usize,
-        offset: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    /// This credit (A) compared with `other` (B), computed once.
+    fn compare(&self, py: Python<'_>, other: &NativeCredit) -> PyResult<NativeComparison> {
         if !Arc::ptr_eq(&self.run, &other.run) {
             return Err(vantage_error(
                 py,
@@ -297,14 +291,34 @@ impl NativeCredit {
         if self.tokens || other.tokens {
             return Err(vantage_error(py, "compare step credit (Run.credit without tokens=True)".to_owned()));
         }
-        let page = embed::Page { json: true, limit, offset };
-        let names = [self.label(), other.label()];
-        let value = self.with_values(py, |a| {
-            other.with_values(py, |b| {
-                embed::comparison(&self.run, &self.path.display().to_string(), &names, [a, b], &page)
-            })
+        let comparison = self.with_values(py, |a| {
+            other.with_values(py, |b| vantage::analysis::compare::Comparison::of(&self.run, a, b))
         })??;
-        json(py, &value)
+        Ok(NativeComparison {
+            run: Arc::clone(&self.run),
+            path: self.path.clone(),
+            names: [self.label(), other.label()],
+            comparison,
+        })
+    }
+}
+
+/// Two credits compared.
+#[pyclass(frozen, module = "vantage._native")]
+struct NativeComparison {
+    run: Arc<Run>,
+    path: PathBuf,
+    names: [String; 2],
+    comparison: vantage::analysis::compare::Comparison,
+}
+
+#[pymethods]
+impl NativeComparison {
+    /// `vantage compare --json`'s object, its rows and groups paged.
+    fn page<'py>(&self, py: Python<'py>, limit: usize, offset: usize) -> PyResult<Bound<'py, PyAny>> {
+        let page = embed::Page { json: true, limit, offset };
+        let run_name = self.path.display().to_string();
+        json(py, &embed::comparison(&self.run, &run_name, &self.names, &self.comparison, &page))
     }
 }
 
@@ -443,6 +457,7 @@ fn credit_batch<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeRun>()?;
     m.add_class::<NativeCredit>()?;
+    m.add_class::<NativeComparison>()?;
     m.add_function(wrap_pyfunction!(open_all, m)?)?;
     m.add_function(wrap_pyfunction!(schemes_json, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;

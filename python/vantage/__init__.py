@@ -195,11 +195,12 @@ _GROUPS = pa.schema(
 
 
 class Comparison:
-    __slots__ = ("_a", "_b", "_head")
+    __slots__ = ("_native", "_head")
 
     def __init__(self, a: Credit, b: Credit) -> None:
-        self._a, self._b = a, b
-        self._head = a._native.compare(b._native, 0, 0)
+        # Computed once in the core; each page of rows or groups is read from it.
+        self._native = a._native.compare(b._native)
+        self._head = self._native.page(0, 0)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("a", "b", "paired", "spearman", "sign_disagreement", "differing", "disagreements"):
@@ -214,7 +215,7 @@ class Comparison:
         )
 
     def to_dict(self, n: int = 20, offset: int = 0) -> Dict[str, Any]:
-        return self._a._native.compare(self._b._native, n, offset)
+        return self._native.page(n, offset)
 
     def top(self, n: int = 20, offset: int = 0) -> pa.Table:
         return pa.Table.from_pylist(self.to_dict(n, offset)["rows"], schema=_ROWS)

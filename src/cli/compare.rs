@@ -59,20 +59,20 @@ fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value>
         preset.as_ref().map_or_else(|| id.to_owned(), |p| format!("{id} --preset {p}"))
     };
     let names = [name(&args.a, &args.a_preset), name(&args.b, &args.b_preset)];
-    Ok(comparison(&run, &args.file.display().to_string(), &names, [&a, &b], &args.page))
+    let c = crate::analysis::compare::Comparison::of(&run, &a, &b);
+    Ok(comparison(&run, &args.file.display().to_string(), &names, &c, &args.page))
 }
 
-/// docs/JSON.md's comparison object of the step credits `a` and `b` (named `names`) on `run`
+/// docs/JSON.md's comparison object of `c`, two step credits (named `names`) compared on `run`
 /// (shown as `run_name`), its rows and groups paged by `page`; also the Python package's
-/// `vantage.compare`.
+/// `vantage.compare`, which computes the comparison once and asks for pages of it.
 pub fn comparison(
     run: &crate::model::Run,
     run_name: &str,
     names: &[String; 2],
-    [a, b]: [&[f32]; 2],
+    c: &crate::analysis::compare::Comparison,
     page: &json_command::Page,
 ) -> serde_json::Value {
-    let c = crate::analysis::compare::Comparison::of(run, a, b);
     let tr = &run.trajectories;
     let step_of = |position: usize| {
         let t = tr.at_position(position)?;
