@@ -227,7 +227,8 @@ fn raw_item(text: &str, line: Line<&RawValue>) -> Option<Item> {
         Piece::Range(from, to) => Text::Raw(output_at + from, output_at + to),
         Piece::Joined(text) => Text::Owned(text),
     };
-    let steps = if output_inside.contains("\\u") || output_inside.contains("\\/") {
+    let has = |escape: &[u8]| memchr::memmem::find(output_inside.as_bytes(), escape).is_some();
+    let steps = if has(b"\\u") || has(b"\\/") {
         mapped_steps(output_inside, output_at)?
     } else {
         // The tags are the same bytes in the literal: split it as it is, nothing decoded.
@@ -317,6 +318,20 @@ const STEP_TAGS: [(&str, &str, bool); 4] = [
 /// Tags whose text is what the environment returned to the step before.
 const OBSERVATION_TAGS: [&str; 3] = ["tool_response", "information", "result"];
 
+/// The tags a response is split at: [`STEP_TAGS`], then [`OBSERVATION_TAGS`].
+fn all_tags() -> impl Iterator<Item = &'static str> {
+    STEP_TAGS.iter().map(|(tag, _, _)| *tag).chain(OBSERVATION_TAGS)
+}
+
+/// The searchers for the closing tags of [`all_tags`], in their order, built once: a response has
+/// hundreds of tags, and a searcher (and the tag's text) made for each was a tenth of the load.
+fn closing_finders() -> &'static [memchr::memmem::Finder<'static>] {
+    static FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> = std::sync::LazyLock::new(|| {
+        all_tags().map(|tag| memchr::memmem::Finder::new(format!("</{tag}>").as_bytes()).into_owned()).collect()
+    });
+    &FINDERS
+}
+
 /// A step's text: a byte range of the response, or texts joined (observations of several tags).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Piece {
@@ -384,25 +399,22 @@ fn split_pieces(output: &str, raw: bool) -> Vec<(&'static str, Piece, Piece, Pie
         let rest = &output[at_now..];
         // The earliest known opening tag: one pass over the `<`s (a search for each tag would
         // go over the rest of a long response once per step).
-        let next = rest.match_indices('<').find_map(|(at, _)| {
+        let next = memchr::memchr_iter(b'<', rest.as_bytes()).find_map(|at| {
             let after = &rest[at + 1..];
-            STEP_TAGS
-                .iter()
-                .map(|(tag, _, _)| *tag)
-                .chain(OBSERVATION_TAGS)
-                .find(|tag| after.strip_prefix(tag).is_some_and(|t| t.starts_with('>')))
-                .map(|tag| (at, tag))
+            all_tags()
+                .enumerate()
+                .find(|(_, tag)| after.strip_prefix(tag).is_some_and(|t| t.starts_with('>')))
+                .map(|(i, tag)| (at, i, tag))
         });
-        let Some((at, tag)) = next else {
+        let Some((at, tag_index, tag)) = next else {
             push_text(&mut steps, at_now, output.len());
             break;
         };
         push_text(&mut steps, at_now, at_now + at);
-        let open = format!("<{tag}>");
-        let close = format!("</{tag}>");
-        let body_start = at_now + at + open.len();
-        let (body_end, after) = match memchr::memmem::find(&output.as_bytes()[body_start..], close.as_bytes()) {
-            Some(end) => (body_start + end, body_start + end + close.len()),
+        let close = &closing_finders()[tag_index];
+        let body_start = at_now + at + tag.len() + 2;
+        let (body_end, after) = match close.find(&output.as_bytes()[body_start..]) {
+            Some(end) => (body_start + end, body_start + end + close.needle().len()),
             None => (output.len(), output.len()),
         };
         let body = trimmed(body_start, body_end);
