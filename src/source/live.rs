@@ -18,7 +18,6 @@
 //! file (an incomplete last line waits for its end), the new files of a directory. A file that
 //! shrinks or is replaced is read again from its start, with a notice.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -105,6 +104,11 @@ struct Tail {
     skipping: LongLine,
     /// A line passed over since last asked ([`Tail::take_skipped`]): its length.
     skipped: Option<u64>,
+    /// The next piece was read while the last was parsed ([`Tail::feed_reading_ahead`]): it is
+    /// in `buffer` already, so the next [`Tail::next_lines`] reads nothing.
+    ahead: bool,
+    /// The second buffer a piece is read ahead into.
+    spare: Vec<u8>,
 }
 
 impl Tail {
@@ -122,6 +126,8 @@ impl Tail {
             start: 0,
             skipping: LongLine::default(),
             skipped: None,
+            ahead: false,
+            spare: Vec::new(),
         })
     }
 
@@ -144,19 +150,14 @@ impl Tail {
     /// Reads up to `size` more bytes and returns the whole lines among what is pending, with
     /// the offset of their first byte (`None`: nothing new, or no line finished yet).
     fn next_lines(&mut self, size: usize) -> Result<Option<(&[u8], u64)>, LoadError> {
-        use std::io::{Seek as _, SeekFrom};
         if self.start > 0 {
             self.buffer.drain(..self.start);
             self.start = 0;
         }
-        let take = self.len().saturating_sub(self.read).min(size as u64);
+        let take =
+            if std::mem::take(&mut self.ahead) { 0 } else { self.len().saturating_sub(self.read).min(size as u64) };
         if take > 0 {
-            let failed = |e: std::io::Error| LoadError::from(e).with_path(&self.path.display().to_string());
-            self.buffer.reserve(take as usize);
-            // Into the buffer's spare room, which is not zeroed first (`read_to_end` reads a file
-            // into uninitialised memory); the texts' own reads are positioned (`FileSource`).
-            (&self.file).seek(SeekFrom::Start(self.read)).map_err(failed)?;
-            let got = (&self.file).take(take).read_to_end(&mut self.buffer).map_err(failed)?;
+            let got = read_at(&self.file, self.read, take, &mut self.buffer).map_err(|e| self.failed(e))?;
             self.read += got as u64;
         }
         if self.pass_long_line() {
@@ -174,6 +175,51 @@ impl Tail {
         self.fed += last as u64 + 1;
         self.start = last + 1;
         Ok(Some((&self.buffer[..=last], offset)))
+    }
+
+    /// An error reading the file.
+    fn failed(&self, e: std::io::Error) -> LoadError {
+        LoadError::from(e).with_path(&self.path.display().to_string())
+    }
+
+    /// Hands the lines the last [`Tail::next_lines`] gave to `feed` while the next piece, of up to
+    /// `size` bytes, is read on another thread: of this file, or when this one has no more bytes,
+    /// the first of `next` (a directory's next file). The next `next_lines` of the tail read
+    /// into finds its piece there. Reading from the page cache is a fifth of a load; this way the
+    /// parse threads do not wait for it.
+    fn feed_reading_ahead(
+        &mut self,
+        size: usize,
+        next: Option<&mut Self>,
+        feed: impl FnOnce(&[u8]),
+    ) -> Result<(), LoadError> {
+        let lines = self.start;
+        let own = self.len().saturating_sub(self.read).min(size as u64);
+        if self.skipping.0.is_some() || self.ahead {
+            // Passing over a long line: `next_lines` reads on its own.
+            feed(&self.buffer[..lines]);
+        } else if own > 0 {
+            // Into the second buffer, after the start of a line still pending; the two swap.
+            let Self { file, buffer, spare, read, .. } = self;
+            spare.clear();
+            spare.extend_from_slice(&buffer[lines..]);
+            let got = read_beside(file, *read, own, spare, || feed(&buffer[..lines]));
+            let got = got.map_err(|e| self.failed(e))?;
+            self.read += got as u64;
+            std::mem::swap(&mut self.buffer, &mut self.spare);
+            self.start = 0;
+            self.ahead = true;
+        } else if let Some(next) = next.filter(|n| n.skipping.0.is_none() && !n.ahead && n.more()) {
+            next.buffer.drain(..next.start);
+            next.start = 0;
+            let take = next.len().saturating_sub(next.read).min(size as u64);
+            let got = read_beside(&next.file, next.read, take, &mut next.buffer, || feed(&self.buffer[..lines]));
+            next.read += got.map_err(|e| next.failed(e))? as u64;
+            next.ahead = true;
+        } else {
+            feed(&self.buffer[..lines]);
+        }
+        Ok(())
     }
 
     /// While passing over a long line: drops what is pending up to its end; `true` until the
@@ -201,6 +247,29 @@ impl Tail {
         self.buffer.drain(..self.start);
         self.start = 0;
         self.buffer.shrink_to_fit();
+        self.spare = Vec::new();
+    }
+
+    /// Takes `spare` as the read buffer when this one has none (the files of a directory are read
+    /// one after the other in one buffer: a new one for each file cost a page fault for every
+    /// page read, a tenth of a directory's load).
+    fn borrow_buffer(&mut self, spare: &mut Vec<u8>) {
+        if self.buffer.capacity() == 0 {
+            self.buffer = std::mem::take(spare);
+            self.buffer.clear();
+        }
+    }
+
+    /// [`Tail::release`], the buffer handed back to `spare` when nothing is pending in it.
+    fn release_into(&mut self, spare: &mut Vec<u8>) {
+        self.buffer.drain(..self.start);
+        self.start = 0;
+        self.spare = Vec::new();
+        if self.buffer.is_empty() {
+            *spare = std::mem::take(&mut self.buffer);
+        } else {
+            self.buffer.shrink_to_fit();
+        }
     }
 
     /// Whether bytes remain to be read.
@@ -226,6 +295,41 @@ impl Tail {
         self.start = 0;
         Some((rest, offset))
     }
+}
+
+/// Reads up to `take` bytes at `at` of `file` to the end of `into` (into its spare room, which is
+/// not zeroed first: `read_to_end` reads a file into uninitialised memory). The texts' own reads
+/// are positioned (`FileSource`), so moving the file's cursor here does not disturb them.
+fn read_at(file: &std::fs::File, at: u64, take: u64, into: &mut Vec<u8>) -> std::io::Result<usize> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    into.reserve(take as usize);
+    let mut file = file;
+    file.seek(SeekFrom::Start(at))?;
+    file.take(take).read_to_end(into)
+}
+
+/// [`read_at`] on another thread while this one does `work`.
+fn read_beside(
+    file: &std::fs::File,
+    at: u64,
+    take: u64,
+    into: &mut Vec<u8>,
+    work: impl FnOnce(),
+) -> std::io::Result<usize> {
+    let into = std::sync::Mutex::new(into);
+    let read = || match into.lock() {
+        Ok(mut into) => read_at(file, at, take, &mut into),
+        Err(_) => Err(std::io::Error::other("a read thread failed")),
+    };
+    std::thread::scope(|s| {
+        let Ok(reader) = std::thread::Builder::new().name("load read".to_owned()).spawn_scoped(s, read) else {
+            // No thread to be had: one after the other.
+            work();
+            return read();
+        };
+        work();
+        reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// The files of a directory that make a run, in step order, and the names of the others.
@@ -721,8 +825,9 @@ fn read_jsonl(
     let mut arrived = false;
     loop {
         let size = show.piece_size(if first { FIRST_PIECE } else { PIECE });
+        let first_piece = first;
         first = false;
-        let Some((lines, offset)) = tail.next_lines(size)? else {
+        let Some((_, offset)) = tail.next_lines(size)? else {
             if let Some(bytes) = tail.take_skipped() {
                 stream.skip_long_line(bytes);
                 continue;
@@ -733,10 +838,16 @@ fn read_jsonl(
             tail.release();
             return Ok(arrived);
         };
-        stream.feed(lines, offset);
+        if first_piece {
+            // The first view waits for the first piece alone, not for the next one's read too.
+            let lines = tail.buffer.get(..tail.start).unwrap_or_default();
+            stream.feed(lines, offset);
+        } else {
+            tail.feed_reading_ahead(show.piece_size(PIECE), None, |lines| stream.feed(lines, offset))?;
+        }
         arrived = true;
         show.fed(stream, budget, tail.read, total.max(tail.read))?;
-        if !tail.more() {
+        if !tail.more() && !tail.ahead {
             tail.release();
             return Ok(arrived);
         }
@@ -778,13 +889,23 @@ fn read_verl(
     }
     at.tails.sort_by_key(|(step, ..)| *step);
     let mut arrived = false;
-    for (_, tail, base) in &mut *at.tails {
+    let mut spare = Vec::new();
+    for i in 0..at.tails.len() {
+        let (these, later) = at.tails.split_at_mut(i + 1);
+        let Some((_, tail, base)) = these.last_mut() else { break };
+        let mut next = later.first_mut().map(|(_, next, _)| next);
         // The file's path within the directory: a format may read its step from a folder's name.
         let file_name = tail.path.strip_prefix(at.dir).unwrap_or(&tail.path).display().to_string();
         stream.start_file(&file_name);
+        tail.borrow_buffer(&mut spare);
+        if let Some(next) = next.as_deref_mut() {
+            next.borrow_buffer(&mut spare);
+        }
         loop {
-            if let Some((lines, offset)) = tail.next_lines(show.piece_size(PIECE))? {
-                stream.feed(lines, *base + offset);
+            let size = show.piece_size(PIECE);
+            if let Some((_, offset)) = tail.next_lines(size)? {
+                let base = *base;
+                tail.feed_reading_ahead(size, next.as_deref_mut(), |lines| stream.feed(lines, base + offset))?;
                 arrived = true;
                 show.fed(stream, budget, 0, 0)?;
                 show.maybe(|| (stream.snapshot(), stream.report().clone()))?;
@@ -807,7 +928,7 @@ fn read_verl(
             if let Some(bytes) = tail.take_skipped() {
                 stream.skip_long_line(bytes);
             }
-            tail.release();
+            tail.release_into(&mut spare);
             break;
         }
     }
