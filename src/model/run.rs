@@ -90,6 +90,12 @@ impl Run {
         self.text.get(id)
     }
 
+    /// The texts of `ids`, in their order ([`crate::model::TextArena::get_many`]: those left in
+    /// the log are read a stretch at a time).
+    pub fn texts(&self, ids: &[TextId]) -> Vec<std::borrow::Cow<'_, str>> {
+        self.text.get_many(ids)
+    }
+
     /// Each path step's state key as a one-byte slot within its group ([`StateSlots`]), derived
     /// the first time it is asked for and kept with the run (a run's steps do not change once
     /// built).
