@@ -9,12 +9,15 @@
     python3 bench/load.py repeat SRC N OUT --later-steps   # the same, each copy's training steps after the last's
     python3 bench/load.py follow OUT_DIR        # follow latency (examples/follow_latency)
     python3 bench/load.py verl SRC OUT_DIR      # SRC (a `gen` file) as a verl rollout_data_dir, and times it
+    python3 bench/load.py convert LOG NESTED OUT_DIR   # `vantage convert LOG` to v2 against pyarrow and polars
+                                                       # reading NESTED and writing zstd Parquet
 
 `verl` writes what verl's `rollout_data_dir` would hold for the same run: one `<step>.jsonl` per
 training step, a line per response of {input, output, score, step, acc}, the output the steps
-joined with <think>, <tool_call> and <tool_response> tags. It then times `vantage check DIR`
-against pyarrow.json.read_json and polars.read_ndjson reading every file of the directory, and
-`cat` of the files, three runs each.
+joined with <think>, <tool_call> and <tool_response> tags (a directory that already has them is
+kept). It then times `vantage check DIR` against pyarrow.json.read_json, polars.read_ndjson and
+DuckDB's read_json reading every file of the directory, and `cat` and `wc -l` of the files, three
+runs each.
 
 `gen` is deterministic (seeded): a GRPO run of training steps of 51 groups of 8, each trajectory
 of 4–40 steps, thoughts of 100–600 characters and tool observations of 50–2,000 characters, with
@@ -298,8 +301,10 @@ def follow(out_dir):
     subprocess.run([vantage, out_dir], check=True)
 
 
-def verl(src, out_dir):
-    """Writes SRC's trajectories as a verl rollout_data_dir, then times the tools on it."""
+def write_verl(src, out_dir):
+    """Writes SRC's trajectories as a verl rollout_data_dir at OUT_DIR (left as it is when it has files)."""
+    if os.path.isdir(out_dir) and any(n.endswith(".jsonl") for n in os.listdir(out_dir)):
+        return
     os.makedirs(out_dir, exist_ok=True)
     files = {}
     with open(src) as f:
@@ -318,25 +323,11 @@ def verl(src, out_dir):
                 {"input": record["prompt"], "output": output, "score": reward, "step": step, "acc": reward > 0.5}) + "\n")
     for f in files.values():
         f.close()
-    total = sum(os.path.getsize(os.path.join(out_dir, n)) for n in os.listdir(out_dir))
-    print(f"{out_dir}: {len(files)} step files, {total} bytes")
-    vantage = os.path.join(ROOT, "target", "release", "vantage")
-    python = venv_python()
-    glob = os.path.join(out_dir, "*.jsonl")
-    tools = [
-        ("floor: cat (one read from the page cache)", ["sh", "-c", f"cat {glob} > /dev/null"]),
-        ("vantage check", [vantage, "check", out_dir]),
-        ("pyarrow.json.read_json", [python, "-c",
-                                    "import pyarrow as pa, pyarrow.json as j, glob, sys; "
-                                    "t = pa.concat_tables([j.read_json(p) for p in sorted(glob.glob(sys.argv[1]))]); "
-                                    "print(t.num_rows)", glob]),
-        ("polars.read_ndjson", [python, "-c",
-                                "import polars as pl, glob, sys; "
-                                "d = pl.concat([pl.read_ndjson(p) for p in sorted(glob.glob(sys.argv[1]))]); "
-                                "print(d.height)", glob]),
-    ]
-    subprocess.run(["sh", "-c", f"cat {glob} > /dev/null"])
-    print("| tool | runs (s) | median (s) | peak memory | × the files |")
+
+
+def table(tools, total, what="the files"):
+    """Times each (name, cmd) three runs in turn and prints a Markdown table row each."""
+    print(f"| tool | runs (s) | median (s) | peak memory | × {what} |")
     print("|---|---|---|---|---|")
     for name, cmd in tools:
         times, peaks = [], []
@@ -348,6 +339,67 @@ def verl(src, out_dir):
               f"{max(peaks) / 1e9:.2f} GB | {max(peaks) / total:.2f} |", flush=True)
 
 
+def verl(src, out_dir):
+    """Writes SRC's trajectories as a verl rollout_data_dir (unless OUT_DIR has them), then times the tools on it."""
+    write_verl(src, out_dir)
+    names = sorted(n for n in os.listdir(out_dir) if n.endswith(".jsonl"))
+    total = sum(os.path.getsize(os.path.join(out_dir, n)) for n in names)
+    print(f"{out_dir}: {len(names)} step files, {total} bytes")
+    vantage = os.path.join(ROOT, "target", "release", "vantage")
+    python = venv_python()
+    glob = os.path.join(out_dir, "*.jsonl")
+    tools = [
+        ("floor: cat (one read from the page cache)", ["sh", "-c", f"cat {glob} > /dev/null"]),
+        ("floor: wc -l (every byte looked at)", ["sh", "-c", f"wc -l {glob} > /dev/null"]),
+        ("vantage check", [vantage, "check", out_dir]),
+        ("pyarrow.json.read_json", [python, "-c",
+                                    "import pyarrow as pa, pyarrow.json as j, glob, sys; "
+                                    "t = pa.concat_tables([j.read_json(p) for p in sorted(glob.glob(sys.argv[1]))]); "
+                                    "print(t.num_rows)", glob]),
+        ("polars.read_ndjson", [python, "-c",
+                                "import polars as pl, glob, sys; "
+                                "d = pl.concat([pl.read_ndjson(p) for p in sorted(glob.glob(sys.argv[1]))]); "
+                                "print(d.height)", glob]),
+        ("duckdb read_json", [python, "-c",
+                              "import duckdb, sys; c = duckdb.connect(); "
+                              "c.execute(\"create table t as select * from read_json(?, format='newline_delimited')\", "
+                              "[sys.argv[1]]); print(c.execute('select count(*) from t').fetchone()[0])", glob]),
+    ]
+    subprocess.run(["sh", "-c", f"cat {glob} > /dev/null"])
+    table(tools, total)
+
+
+def convert(log, nested, out_dir):
+    """Times `vantage convert LOG` to a v2 dataset against pyarrow and polars reading the nested layout
+    of the same content and writing it as one zstd Parquet file (the codec vantage writes), and the
+    floor of reading and writing the bytes once (`cp`)."""
+    vantage = os.path.join(ROOT, "target", "release", "vantage")
+    python = venv_python()
+    os.makedirs(out_dir, exist_ok=True)
+    total = os.path.getsize(log)
+    v2 = os.path.join(out_dir, "v2")
+    tools = [
+        ("floor: cp (one read and one write of the bytes)",
+         ["sh", "-c", f"cp '{log}' '{out_dir}/copy' && rm '{out_dir}/copy'"]),
+        ("vantage convert", ["sh", "-c", f"rm -rf '{v2}' && exec '{vantage}' convert '{log}' '{v2}' >/dev/null"]),
+        ("pyarrow read_json + write_table (zstd)", [python, "-c",
+                                                  "import pyarrow.json as j, pyarrow.parquet as pq, sys; "
+                                                  "pq.write_table(j.read_json(sys.argv[1]), sys.argv[2], compression='zstd')",
+                                                  nested, os.path.join(out_dir, "pyarrow.parquet")]),
+        ("polars read_ndjson + write_parquet (zstd)", [python, "-c",
+                                                     "import polars as pl, sys; "
+                                                     "pl.read_ndjson(sys.argv[1]).write_parquet(sys.argv[2], compression='zstd')",
+                                                     nested, os.path.join(out_dir, "polars.parquet")]),
+    ]
+    subprocess.run(["cat", log, nested], stdout=subprocess.DEVNULL)
+    table(tools, total, "the log")
+    for name in ("pyarrow.parquet", "polars.parquet"):
+        os.remove(os.path.join(out_dir, name))
+    written = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(v2) for n in ns)
+    print(f"vantage wrote {written} bytes ({written / total:.2f}× the log)")
+    shutil.rmtree(v2)
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "gen":
         profile = sys.argv[5] if len(sys.argv) >= 6 and sys.argv[4] == "--profile" else "default"
@@ -356,6 +408,8 @@ if __name__ == "__main__":
         run(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) >= 4 and sys.argv[1] == "verl":
         verl(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 5 and sys.argv[1] == "convert":
+        convert(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) >= 5 and sys.argv[1] == "repeat":
         # `repeat SRC N OUT --later-steps`: copy k's training steps after copy k-1's.
         repeat(sys.argv[2], sys.argv[3], sys.argv[4], "--later-steps" in sys.argv[5:])
