@@ -251,6 +251,18 @@ fn texts_left_in_the_file_read_back_as_the_copies() {
         assert_eq!(copied.text.in_source(), 0);
         assert_eq!(fingerprint(&lazy, &lazy_report), fingerprint(&copied, &report), "{name}");
         assert!(lazy.heap_bytes() < copied.heap_bytes(), "{name}");
+        // Many texts read at once (a stretch of the file at a time) are the texts read one by one,
+        // in any order, with absent texts among them.
+        let n = &lazy.nodes;
+        let mut ids: Vec<_> = (0..n.len()).flat_map(|i| [n.thought[i], n.action[i], n.observation[i]]).collect();
+        ids.extend(lazy.groups.prompt.iter().rev().copied());
+        ids.push(vantage::model::TextId::NONE);
+        let at_once = lazy.texts(&ids);
+        assert_eq!(at_once.len(), ids.len(), "{name}");
+        for (text, &id) in at_once.iter().zip(&ids) {
+            assert_eq!(*text, lazy.text(id), "{name}: {id:?}");
+        }
+        assert!(at_once.iter().filter(|t| !t.is_empty()).count() > n.len() / 2, "{name}");
     }
     // A file that changes under the run shows that its texts are gone, and nothing panics.
     let path = dir.join("math_grpo_prm.jsonl");
@@ -258,6 +270,7 @@ fn texts_left_in_the_file_read_back_as_the_copies() {
     std::fs::write(&path, b"").unwrap();
     let node = run.trajectories.path_nodes[0].index();
     assert_eq!(run.text(run.nodes.thought[node]), vantage::model::UNREADABLE);
+    assert_eq!(run.texts(&[run.nodes.thought[node]; 2]), [vantage::model::UNREADABLE; 2]);
 }
 
 #[test]
