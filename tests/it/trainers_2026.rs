@@ -1044,3 +1044,67 @@ fn a_broken_tinker_summary_line_is_a_located_warning_and_the_rest_loads() {
     assert!(located[2].starts_with("broken.jsonl:4:"), "{located:?}");
     assert_eq!(run.trajectories.len(), 8 - 2);
 }
+
+#[test]
+fn otel_traces_with_rl_spans_are_samples_grouped_by_task_within_each_loop() {
+    let (run, report) = fixture("otel/traces/traces.jsonl");
+    assert_eq!(run.meta.format, "OpenTelemetry trace (rl.* spans)");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    // Two rl.loop iterations × two tasks × four rl.sample spans; 46 model calls.
+    assert_eq!(counts(&run), (4, 16, 46));
+    assert_eq!(run.groups.train_step, [Some(0), Some(0), Some(1), Some(1)]);
+    let note = run.meta.notes.iter().find(|n| n.contains("left out")).unwrap();
+    assert!(note.contains("pipeline_step ×2") && note.contains("generate ×2"), "{note}");
+    assert!(run.meta.notes.iter().any(|n| n.contains("rl.run.id = exp_search_001")), "{:?}", run.meta.notes);
+    // The first sample: one search and the answer; the tool's result is the search step's observation.
+    let t = run.trajectory_by_key("iteration-0/hotpot-17/9531985d5d9dc9f8").unwrap();
+    assert_eq!((run.trajectories.reward[t.index()], run.trajectories.success[t.index()]), (1.0, Some(true)));
+    let path = run.trajectories.path(t);
+    assert_eq!(path.len(), 2);
+    let search = path[0].index();
+    assert!(run.text(run.nodes.thought[search]).starts_with("I should search for"));
+    assert!(run.text(run.nodes.action[search]).starts_with("search({\"query\":"));
+    assert_eq!(run.text(run.nodes.observation[search]), "Result 0: Seine is mentioned.\nSee also: line two.");
+    assert_eq!(run.text(run.nodes.action[path[1].index()]), "The answer is Seine.");
+    let g = run.trajectories.group[t.index()];
+    assert_eq!(
+        run.text(run.groups.prompt[g.index()]),
+        "Which river flows through the city where the Eiffel Tower stands?"
+    );
+    assert_eq!(run.label(run.groups.task[g.index()]), "search_qa");
+    let finishes: std::collections::BTreeMap<&str, usize> =
+        run.trajectories.finish.iter().fold(Default::default(), |mut m, &f| {
+            *m.entry(run.label(f)).or_default() += 1;
+            m
+        });
+    assert_eq!(finishes, [("completed", 12), ("max_turns", 4)].into_iter().collect());
+    assert_eq!(vantage::credit::scheme("grpo").unwrap().supports(&run), vantage::credit::Support::Yes);
+    // The export lines in another order (a batch's children come before their parents anyway):
+    // the same run.
+    let text = std::fs::read_to_string(fixture_path("otel/traces/traces.jsonl")).unwrap();
+    let reversed: Vec<&str> = text.lines().rev().collect();
+    let mut report = LoadReport::new("reversed.jsonl");
+    let again = load_bytes("reversed.jsonl", reversed.join("\n").as_bytes(), &mut report).unwrap();
+    assert_eq!(
+        vantage::load::formats::vantage_jsonl::write::to_jsonl(&again),
+        vantage::load::formats::vantage_jsonl::write::to_jsonl(&run)
+    );
+}
+
+#[test]
+fn otel_traces_a_broken_line_is_located_and_traces_without_rl_spans_say_what_they_hold() {
+    let text = std::fs::read_to_string(fixture_path("otel/traces/traces.jsonl")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let broken = lines[3].replacen("\"spans\":[", "\"spans\":{", 1);
+    lines[3] = &broken;
+    let mut report = LoadReport::new("broken.jsonl");
+    let run = load_bytes("broken.jsonl", lines.join("\n").as_bytes(), &mut report).unwrap();
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert_eq!(report.warnings[0].line, 4);
+    assert!(run.trajectories.len() < 16 && !run.trajectories.is_empty());
+    // ROLL's own spans alone (system timing, no rl.* conventions): nothing to load, and why.
+    let system = r#"{"resourceSpans":[{"resource":{"attributes":[]},"scopeSpans":[{"scope":{"name":"roll"},"spans":[{"traceId":"ab","spanId":"01","name":"pipeline_step","kind":1,"startTimeUnixNano":"1"},{"traceId":"ab","spanId":"02","parentSpanId":"01","name":"generate","kind":1,"startTimeUnixNano":"2"}]}]}]}"#;
+    let err = load_bytes("traces.jsonl", system.as_bytes(), &mut LoadReport::new("traces.jsonl")).unwrap_err();
+    let said = err.to_string();
+    assert!(said.contains("none named rl.sample") && said.contains("generate, pipeline_step"), "{said}");
+}

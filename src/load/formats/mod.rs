@@ -14,6 +14,7 @@ pub mod nemo_rl;
 pub mod open_instruct;
 pub(super) mod openai_chat;
 pub(super) mod openhands;
+pub mod otel;
 pub mod outcomes;
 pub(super) mod prm800k;
 pub(super) mod prmbench;
@@ -65,6 +66,7 @@ pub static LOADERS: &[&dyn Loader] = &[
     &tinker::Tinker,
     &skyrl::SkyRl,
     &open_instruct::OpenInstruct,
+    &otel::Otel,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]
     &vantage_parquet::VantageParquet,
     #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]

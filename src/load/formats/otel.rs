@@ -1,0 +1,510 @@
+//! OpenTelemetry trace files (OTLP JSON lines) whose spans carry the proposed reinforcement-learning
+//! conventions (open-telemetry/semantic-conventions-genai#88, alibaba/loongsuite-semantic-conventions-genai#27):
+//! each line one export request, `{"resourceSpans": [{resource, scopeSpans: [{scope, spans}]}]}`,
+//! as the OpenTelemetry Collector's file exporter and ROLL's `OTLPReceiver` write
+//! `traces/traces.jsonl` (`roll/utils/otel_receiver.py`, alibaba/ROLL 8eb27cc2: `MessageToJson`, ids
+//! in hex, span kinds as numbers; rotated to `traces.1.jsonl`, … every 500 lines).
+//!
+//! The span tree becomes the rollout tree. A span named `rl.sample` is one trajectory; the samples
+//! of one task (`rl.sample.task.id`) within one `rl.loop` span (a training iteration; the loops are
+//! numbered by start time) are a group. Its `rl.reward` child is the outcome: `rl.reward.score` the
+//! reward, `rl.reward.verify.code` `success` / `failure` the success, `rl.reward.run.code` the finish.
+//! The spans below a sample, by start time, are its steps, read as OpenTelemetry's `GenAI`
+//! conventions write them: a model call (`gen_ai.operation.name` `chat`, or a span named
+//! `chat …`) is a step whose thought is the text of `gen_ai.output.messages` and whose action is its
+//! tool calls (the text when it calls none); a tool call (`execute_tool`) is the observation of
+//! the step before it (`gen_ai.tool.call.result`), or a step of its own after another tool call.
+//! The prompt is the last user message of the first model call's `gen_ai.input.messages`. Spans
+//! outside any sample (a trainer's own timing spans: ROLL's `pipeline_step`, `generate`, …) are
+//! counted in the run's notes and left out. A batch's children are often exported before their
+//! parents, so the file is read whole before the tree is built.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::load::lenient::FieldError;
+use crate::load::lines::parse_json;
+use crate::load::records::{line_records, text_step};
+use crate::load::{LoadError, LoadReport, Loader};
+use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
+
+/// The format name.
+const FORMAT: &str = "OpenTelemetry trace (rl.* spans)";
+
+/// The OTLP trace loader.
+pub struct Otel;
+
+impl Loader for Otel {
+    fn name(&self) -> &'static str {
+        "otel"
+    }
+
+    fn description(&self) -> &'static str {
+        "OpenTelemetry OTLP JSON-lines traces (otelcol file exporter, ROLL traces/traces.jsonl) with rl.loop / rl.sample / rl.reward spans"
+    }
+
+    fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+        let text = String::from_utf8_lossy(bytes);
+        if !accepts(&text) {
+            return Err(LoadError::Incompatible {
+                format: FORMAT,
+                reason: "the first lines are not OTLP export requests (resourceSpans)".to_owned(),
+            });
+        }
+        let spans = read_spans(&text, report);
+        build(name, &spans, report)
+    }
+}
+
+/// Whether one of the first lines of `text` is an OTLP export request.
+pub fn accepts(text: &str) -> bool {
+    crate::load::records::head_matches(text, |r| {
+        serde_json::from_str::<serde_json::Map<String, Value>>(r.text)
+            .is_ok_and(|m| m.get("resourceSpans").is_some_and(Value::is_array))
+    })
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Request {
+    #[serde(default)]
+    resource_spans: Vec<ResourceSpans>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceSpans {
+    #[serde(default)]
+    resource: Option<Attributes>,
+    #[serde(default)]
+    scope_spans: Vec<ScopeSpans>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct Attributes {
+    #[serde(default)]
+    attributes: Vec<KeyValue>,
+}
+
+#[derive(serde::Deserialize)]
+struct ScopeSpans {
+    #[serde(default)]
+    spans: Vec<SpanJson>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SpanJson {
+    #[serde(default)]
+    trace_id: String,
+    span_id: String,
+    #[serde(default)]
+    parent_span_id: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    start_time_unix_nano: Option<Value>,
+    #[serde(default)]
+    attributes: Vec<KeyValue>,
+}
+
+#[derive(serde::Deserialize, Clone)]
+struct KeyValue {
+    key: String,
+    #[serde(default)]
+    value: Value,
+}
+
+/// One span as read: where it is in the tree, its attributes, the line it came on.
+struct Span {
+    trace: String,
+    id: String,
+    parent: String,
+    name: String,
+    start: u64,
+    attributes: Vec<KeyValue>,
+    line: u64,
+}
+
+impl Span {
+    fn attribute(&self, key: &str) -> Option<&Value> {
+        self.attributes.iter().rev().find(|kv| kv.key == key).map(|kv| &kv.value)
+    }
+
+    fn text(&self, key: &str) -> Option<String> {
+        any_text(self.attribute(key)?)
+    }
+
+    fn number(&self, key: &str) -> Option<f64> {
+        any_number(self.attribute(key)?)
+    }
+
+    /// The `GenAI` operation: `gen_ai.operation.name`, else the first word of the span's name.
+    fn operation(&self) -> String {
+        self.text("gen_ai.operation.name")
+            .unwrap_or_else(|| self.name.split_whitespace().next().unwrap_or_default().to_owned())
+    }
+}
+
+/// An OTLP `AnyValue` as text: a string as it is, a number or flag written out, a list or map as
+/// JSON.
+fn any_text(value: &Value) -> Option<String> {
+    let object = value.as_object()?;
+    let (kind, inner) = object.iter().next()?;
+    Some(match (kind.as_str(), inner) {
+        ("stringValue" | "intValue" | "doubleValue", Value::String(s)) => s.clone(),
+        (_, other) => other.to_string(),
+    })
+}
+
+/// An OTLP `AnyValue` as a number (ints are strings in OTLP JSON).
+fn any_number(value: &Value) -> Option<f64> {
+    let object = value.as_object()?;
+    match (object.get("doubleValue"), object.get("intValue")) {
+        (Some(Value::Number(n)), _) | (_, Some(Value::Number(n))) => n.as_f64(),
+        (Some(Value::String(s)), _) | (_, Some(Value::String(s))) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// The spans of every line, in file order; a line that is not an export request, or a span without
+/// an id, is a located warning, and a span seen before (the same trace and span id) is left out.
+fn read_spans(text: &str, report: &mut LoadReport) -> (Vec<Span>, Vec<Vec<KeyValue>>) {
+    let mut spans = Vec::new();
+    let mut resources: Vec<Vec<KeyValue>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for record in line_records(text) {
+        report.records_seen += 1;
+        let request: Request = match parse_json(record.text) {
+            Ok(request) => request,
+            Err(FieldError { field, reason }) => {
+                report.warn(Warning::skipped(record.line, field, reason));
+                continue;
+            }
+        };
+        report.records_loaded += 1;
+        for resource in request.resource_spans {
+            let attributes = resource.resource.unwrap_or_default().attributes;
+            if !attributes.is_empty() && !resources.contains(&attributes) {
+                resources.push(attributes);
+            }
+            for span in resource.scope_spans.into_iter().flat_map(|s| s.spans) {
+                if span.span_id.is_empty() {
+                    report.warn(Warning::skipped(record.line, "spanId", "a span without an id"));
+                    continue;
+                }
+                if !seen.insert((span.trace_id.clone(), span.span_id.clone())) {
+                    let reason = format!("span {} of trace {} seen before", span.span_id, span.trace_id);
+                    report.warn(Warning::skipped(record.line, "spanId", reason));
+                    continue;
+                }
+                let start = span.start_time_unix_nano.as_ref().and_then(|v| match v {
+                    Value::String(s) => s.parse().ok(),
+                    other => other.as_u64(),
+                });
+                spans.push(Span {
+                    trace: span.trace_id,
+                    id: span.span_id,
+                    parent: span.parent_span_id,
+                    name: span.name,
+                    start: start.unwrap_or(0),
+                    attributes: span.attributes,
+                    line: record.line,
+                });
+            }
+        }
+    }
+    (spans, resources)
+}
+
+impl PartialEq for KeyValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key && self.value == other.value
+    }
+}
+
+/// The run from the spans read.
+fn build(
+    name: &str,
+    (spans, resources): &(Vec<Span>, Vec<Vec<KeyValue>>),
+    report: &mut LoadReport,
+) -> Result<Run, LoadError> {
+    let index: HashMap<(&str, &str), usize> =
+        spans.iter().enumerate().map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i)).collect();
+    let parent = |i: usize| {
+        let s = &spans[i];
+        (!s.parent.is_empty()).then(|| index.get(&(s.trace.as_str(), s.parent.as_str())).copied()).flatten()
+    };
+    let sample_of = nearest_named(spans, &parent, "rl.sample");
+    let loop_of = nearest_named(spans, &parent, "rl.loop");
+    let mut loops: Vec<usize> = (0..spans.len()).filter(|&i| spans[i].name == "rl.loop").collect();
+    loops.sort_by_key(|&i| (spans[i].start, i));
+    let iteration: HashMap<usize, i64> = loops.iter().enumerate().map(|(n, &i)| (i, n as i64)).collect();
+    let mut samples: Vec<usize> = (0..spans.len()).filter(|&i| spans[i].name == "rl.sample").collect();
+    let step_of = |i: usize| loop_of[i].and_then(|l| iteration.get(&l).copied());
+    samples.sort_by_key(|&i| (step_of(i), spans[i].start, i));
+    // Each span below a sample, by sample, in start order.
+    let mut below: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
+    let mut outside: Vec<&str> = Vec::new();
+    for i in 0..spans.len() {
+        match spans[i].name.as_str() {
+            "rl.sample" | "rl.loop" => {}
+            _ => match sample_of[i] {
+                Some(sample) => below.entry(sample).or_default().push(i),
+                None => outside.push(&spans[i].name),
+            },
+        }
+    }
+    for list in below.values_mut() {
+        list.sort_by_key(|&i| (spans[i].start, i));
+    }
+    let mut builder = RunBuilder::new(name, FORMAT);
+    builder.meta_mut().notes.extend(notes(resources, &outside));
+    if samples.is_empty() {
+        let mut names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.truncate(12);
+        return Err(LoadError::NothingLoadable {
+            reason: format!(
+                "{} span(s) and none named rl.sample (the proposed RL conventions: rl.loop, rl.sample, rl.reward); the spans are named {}",
+                spans.len(),
+                names.join(", ")
+            ),
+        });
+    }
+    let mut in_group: HashMap<String, usize> = HashMap::new();
+    for &sample in &samples {
+        let s = &spans[sample];
+        let step = step_of(sample);
+        let task = s.text("rl.sample.task.id").or_else(|| s.text("rl.sample.task.name"));
+        let group_key = match (&step, &task) {
+            (Some(n), Some(task)) => format!("iteration-{n}/{task}"),
+            (None, Some(task)) => task.clone(),
+            (_, None) => format!("sample-{}", s.id),
+        };
+        let children = below.get(&sample).map(Vec::as_slice).unwrap_or_default();
+        let (steps, reward) = steps_of(spans, children);
+        if steps.is_empty() && reward.is_none() {
+            report.warn(Warning::skipped(
+                s.line,
+                "rl.sample",
+                format!("sample {} has no steps and no rl.reward", s.id),
+            ));
+            continue;
+        }
+        let group = if let Some(g) = builder.group(&group_key) {
+            g
+        } else {
+            let prompt = children.iter().find_map(|&c| prompt_of(&spans[c]));
+            let task_name = s.text("rl.sample.task.name");
+            let new = NewGroup {
+                key: &group_key,
+                train_step: step,
+                task: task_name.as_deref(),
+                prompt: prompt.as_deref(),
+                ..NewGroup::default()
+            };
+            builder.add_group(&new).0
+        };
+        let n = in_group.entry(group_key.clone()).or_default();
+        let key = format!("{group_key}/{}", s.id);
+        *n += 1;
+        let outcome_span = reward.map(|r| &spans[r]);
+        let finish = outcome_span.and_then(|r| r.text("rl.reward.run.code"));
+        let outcome = Outcome {
+            reward: outcome_span.and_then(|r| r.number("rl.reward.score")).map(|x| x as f32).filter(|x| x.is_finite()),
+            success: outcome_span.and_then(|r| match r.text("rl.reward.verify.code")?.as_str() {
+                "success" => Some(true),
+                "failure" => Some(false),
+                _ => None,
+            }),
+            components: Vec::new(),
+            finish: finish.as_deref(),
+        };
+        let new_steps: Vec<NewStep<'_>> = steps.iter().map(|(kind, t, a, o)| text_step(kind, t, a, o)).collect();
+        builder.add_chain_trajectory(&key, group, &new_steps, &outcome, &NewTokens::default());
+    }
+    crate::load::records::finish(builder, report, "sample")
+}
+
+/// The run's notes: the resources' `rl.*` attributes, and the spans left out, by name.
+fn notes(resources: &[Vec<KeyValue>], outside: &[&str]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for attributes in resources {
+        let said: Vec<String> = attributes
+            .iter()
+            .filter(|kv| kv.key.starts_with("rl."))
+            .filter_map(|kv| Some(format!("{} = {}", kv.key, any_text(&kv.value)?)))
+            .collect();
+        if !said.is_empty() {
+            notes.push(format!("resource: {}", said.join(", ")));
+        }
+    }
+    if !outside.is_empty() {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for name in outside {
+            match counts.iter_mut().find(|(n, _)| n == name) {
+                Some((_, count)) => *count += 1,
+                None => counts.push((name, 1)),
+            }
+        }
+        let listed: Vec<String> = counts.iter().map(|(n, c)| format!("{n} ×{c}")).collect();
+        notes.push(format!("{} span(s) outside any rl.sample span left out ({})", outside.len(), listed.join(", ")));
+    }
+    notes
+}
+
+/// For each span, the nearest span named `wanted` at or above it; each span is walked over once
+/// (what is found is kept for every span on the way), and a parent cycle ends a walk.
+fn nearest_named(spans: &[Span], parent: &dyn Fn(usize) -> Option<usize>, wanted: &str) -> Vec<Option<usize>> {
+    let mut found: Vec<Option<Option<usize>>> = vec![None; spans.len()];
+    for i in 0..spans.len() {
+        let mut path = Vec::new();
+        let mut at = Some(i);
+        let mut nearest = None;
+        while let Some(here) = at {
+            if let Some(known) = found[here] {
+                nearest = known;
+                break;
+            }
+            if spans[here].name == wanted {
+                nearest = Some(here);
+                break;
+            }
+            path.push(here);
+            if path.len() > spans.len() {
+                break;
+            }
+            at = parent(here);
+        }
+        for p in path {
+            found[p] = Some(nearest);
+        }
+        if let Some(n) = nearest {
+            found[n] = Some(Some(n));
+        }
+    }
+    found.into_iter().map(Option::flatten).collect()
+}
+
+/// A step as read: kind, thought, action, observation.
+type Step = (&'static str, String, String, String);
+
+/// A sample's steps (kind, thought, action, observation) from the spans below it, and its
+/// `rl.reward` span (the last one when there are several).
+fn steps_of(spans: &[Span], children: &[usize]) -> (Vec<Step>, Option<usize>) {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut reward = None;
+    for &c in children {
+        let span = &spans[c];
+        if span.name == "rl.reward" {
+            reward = Some(c);
+            continue;
+        }
+        match span.operation().as_str() {
+            "chat" | "text_completion" | "generate_content" => {
+                let (text, calls) = output_of(span);
+                if calls.is_empty() {
+                    steps.push(("chat", String::new(), text, String::new()));
+                } else {
+                    steps.push(("chat", text, calls.join("\n"), String::new()));
+                }
+            }
+            "execute_tool" => {
+                let result = span.text("gen_ai.tool.call.result").unwrap_or_default();
+                match steps.last_mut() {
+                    Some(last) if last.0 == "chat" && last.3.is_empty() => last.3 = result,
+                    _ => {
+                        let call = format!(
+                            "{}({})",
+                            span.text("gen_ai.tool.name").unwrap_or_default(),
+                            span.text("gen_ai.tool.call.arguments").unwrap_or_default()
+                        );
+                        steps.push(("tool", String::new(), call, result));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (steps, reward)
+}
+
+/// The text and the tool calls (`name(arguments)`) of a model call's `gen_ai.output.messages`.
+fn output_of(span: &Span) -> (String, Vec<String>) {
+    let mut texts = Vec::new();
+    let mut calls = Vec::new();
+    let messages = span.text("gen_ai.output.messages").and_then(|m| serde_json::from_str::<Value>(&m).ok());
+    for message in messages.as_ref().and_then(Value::as_array).into_iter().flatten() {
+        for part in message.get("parts").and_then(Value::as_array).into_iter().flatten() {
+            match part.get("type").and_then(Value::as_str) {
+                Some("text" | "reasoning") => {
+                    if let Some(content) = part.get("content").and_then(Value::as_str) {
+                        texts.push(content.to_owned());
+                    }
+                }
+                Some("tool_call") => {
+                    let name = part.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let arguments = match part.get("arguments") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                        None => String::new(),
+                    };
+                    calls.push(format!("{name}({arguments})"));
+                }
+                _ => {}
+            }
+        }
+    }
+    (texts.join("\n"), calls)
+}
+
+/// The last user message's text in a model call's `gen_ai.input.messages`.
+fn prompt_of(span: &Span) -> Option<String> {
+    let messages: Value = serde_json::from_str(&span.text("gen_ai.input.messages")?).ok()?;
+    let user = messages.as_array()?.iter().rev().find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
+    let texts: Vec<&str> = user
+        .get("parts")?
+        .as_array()?
+        .iter()
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|p| p.get("content").and_then(Value::as_str))
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(id: usize, parent: Option<usize>, name: &str, attributes: &str) -> String {
+        let parent = parent.map(|p| format!(r#","parentSpanId":"{p:x}""#)).unwrap_or_default();
+        format!(
+            r#"{{"traceId":"t","spanId":"{id:x}"{parent},"name":"{name}","startTimeUnixNano":"{id}","attributes":[{attributes}]}}"#
+        )
+    }
+
+    fn request(spans: &[String]) -> String {
+        format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#, spans.join(","))
+    }
+
+    #[test]
+    fn a_deep_chain_is_walked_once_and_a_parent_cycle_ends() {
+        let chat = r#"{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}"#;
+        let mut spans = vec![span(1, None, "rl.sample", "")];
+        spans.extend((2..20_000).map(|i| span(i, Some(i - 1), "chat", chat)));
+        // Two spans each the other's parent, and one below them.
+        spans.extend([
+            span(30_001, Some(30_002), "a", ""),
+            span(30_002, Some(30_001), "b", ""),
+            span(30_003, Some(30_001), "c", ""),
+        ]);
+        let text = request(&spans);
+        let mut report = LoadReport::default();
+        let run = Otel.load_bytes("deep.jsonl", text.as_bytes(), &mut report).unwrap();
+        assert_eq!((run.trajectories.len(), run.num_path_steps()), (1, 19_998));
+        assert!(run.meta.notes.iter().any(|n| n.starts_with("3 span(s) outside")), "{:?}", run.meta.notes);
+    }
+}
