@@ -337,35 +337,11 @@ pub fn decode_raw(raw: &[u8]) -> Option<Cow<'_, str>> {
         return Some(Cow::Borrowed(text));
     };
     let plain = |from: usize, to: usize| text.get(from..to).filter(|p| !has_unescaped(p.as_bytes()));
-    let hex = |at: usize| {
-        let digits = raw.get(at..at + 4)?;
-        digits.iter().try_fold(0u32, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
-    };
     let mut out = String::with_capacity(raw.len());
     let mut from = 0;
     loop {
         out.push_str(plain(from, at)?);
-        let (ch, len) = match *raw.get(at + 1)? {
-            b'"' => ('"', 2),
-            b'\\' => ('\\', 2),
-            b'/' => ('/', 2),
-            b'b' => ('\u{8}', 2),
-            b'f' => ('\u{c}', 2),
-            b'n' => ('\n', 2),
-            b'r' => ('\r', 2),
-            b't' => ('\t', 2),
-            b'u' => match hex(at + 2)? {
-                lead @ 0xD800..0xDC00 => {
-                    if raw.get(at + 6..at + 8) != Some(b"\\u") {
-                        return None;
-                    }
-                    let trail = hex(at + 8).filter(|t| (0xDC00..0xE000).contains(t))?;
-                    (char::from_u32(0x10000 + ((lead - 0xD800) << 10) + (trail - 0xDC00))?, 12)
-                }
-                code => (char::from_u32(code)?, 6),
-            },
-            _ => return None,
-        };
+        let (ch, len) = decode_escape(raw, at)?;
         out.push(ch);
         from = at + len;
         let Some(next) = memchr::memchr(b'\\', raw.get(from..)?) else {
@@ -374,6 +350,37 @@ pub fn decode_raw(raw: &[u8]) -> Option<Cow<'_, str>> {
         };
         at = from + next;
     }
+}
+
+/// The character of the JSON escape at `raw[at]` (a backslash) and its length in bytes, as
+/// `serde_json` reads it: `\u` escapes of a surrogate pair joined; `None` for an invalid escape or
+/// a lone surrogate.
+pub fn decode_escape(raw: &[u8], at: usize) -> Option<(char, usize)> {
+    let hex = |at: usize| {
+        let digits = raw.get(at..at + 4)?;
+        digits.iter().try_fold(0u32, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
+    };
+    Some(match *raw.get(at + 1)? {
+        b'"' => ('"', 2),
+        b'\\' => ('\\', 2),
+        b'/' => ('/', 2),
+        b'b' => ('\u{8}', 2),
+        b'f' => ('\u{c}', 2),
+        b'n' => ('\n', 2),
+        b'r' => ('\r', 2),
+        b't' => ('\t', 2),
+        b'u' => match hex(at + 2)? {
+            lead @ 0xD800..0xDC00 => {
+                if raw.get(at + 6..at + 8) != Some(b"\\u") {
+                    return None;
+                }
+                let trail = hex(at + 8).filter(|t| (0xDC00..0xE000).contains(t))?;
+                (char::from_u32(0x10000 + ((lead - 0xD800) << 10) + (trail - 0xDC00))?, 12)
+            }
+            code => (char::from_u32(code)?, 6),
+        },
+        _ => return None,
+    })
 }
 
 /// Whether `bytes` holds a control character or a `"`, which a JSON string may not hold

@@ -279,28 +279,7 @@ fn decode_mapped(raw: &str) -> Option<Decoded<'_>> {
         };
         out.push_str(&raw[i..i + next]);
         i += next;
-        let hex = |at: usize| raw.get(at..at + 4).and_then(|h| u32::from_str_radix(h, 16).ok());
-        let (ch, len) = match *bytes.get(i + 1)? {
-            b'"' => ('"', 2),
-            b'\\' => ('\\', 2),
-            b'/' => ('/', 2),
-            b'b' => ('\u{8}', 2),
-            b'f' => ('\u{c}', 2),
-            b'n' => ('\n', 2),
-            b'r' => ('\r', 2),
-            b't' => ('\t', 2),
-            b'u' => {
-                let first = hex(i + 2)?;
-                if (0xD800..0xDC00).contains(&first) && raw.get(i + 6..i + 8) == Some("\\u") {
-                    let second = hex(i + 8)?;
-                    let joined = 0x10000 + ((first - 0xD800) << 10) + second.checked_sub(0xDC00)?;
-                    (char::from_u32(joined)?, 12)
-                } else {
-                    (char::from_u32(first)?, 6)
-                }
-            }
-            _ => return None,
-        };
+        let (ch, len) = crate::model::decode_escape(bytes, i)?;
         out.push(ch);
         i += len;
         map.push((out.len(), i));
