@@ -33,6 +33,30 @@ pub fn verl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     })
 }
 
+/// Which files of a directory are one OpenTelemetry trace file and its rotations, as ROLL's
+/// `OTLPReceiver` writes them (`traces.jsonl`, then `traces.1.jsonl`, `traces.2.jsonl`, … every 500
+/// export lines), in rotation order; none unless the first is an OTLP trace file and every one
+/// shares its name.
+pub fn otel_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
+    let mut stem = None::<String>;
+    let (mut files, mut others) = list_dir(dir, |path| {
+        let name = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+        let (base, index) = match name.rsplit_once('.') {
+            Some((base, n)) if n.bytes().all(|b| b.is_ascii_digit()) => (base, n.parse::<u64>().ok()?),
+            _ => (name, 0),
+        };
+        (stem.get_or_insert_with(|| base.to_owned()) == base).then_some(index)
+    });
+    let first = files.first().map(|(_, p)| head(p)).unwrap_or_default();
+    if files.first().is_none_or(|(n, _)| *n != 0)
+        || !crate::load::formats::otel::accepts(&crate::load::lines::head_text(&first))
+    {
+        others.extend(files.drain(..).filter_map(|(_, p)| Some(p.file_name()?.to_string_lossy().into_owned())));
+        others.sort();
+    }
+    (files, others)
+}
+
 /// Which files of a directory are a NeMo-RL training dump: `train_data_step{N}.jsonl`, by step
 /// (validation dumps, `val_data_step{N}.jsonl`, are runs of their own and left out).
 pub fn nemo_rl_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
@@ -288,6 +312,9 @@ pub fn directory_kind(dir: &Path) -> Option<&'static str> {
     }
     if !art_files(dir).0.is_empty() {
         return Some("art");
+    }
+    if otel_files(dir).0.len() > 1 {
+        return Some("otel");
     }
     let trl = trl_files(dir).0;
     let named = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("completions"));

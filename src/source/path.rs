@@ -362,8 +362,13 @@ fn read_path(
     }
     let size = std::fs::metadata(path).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
     crate::load::budget::check(report.budget, size * WHOLE_READ_FACTOR, 0, size).map_err(|e| e.with_path(&name))?;
-    // A directory of numbered files of another format than verl's: one log, in step order.
-    let numbered = if path.is_dir() { crate::source::listing::verl_files(path).0 } else { Vec::new() };
+    // A directory of numbered files of another format than verl's, or a trace file and its
+    // rotations: one log, in order.
+    let numbered = match path.is_dir().then(|| crate::source::listing::directory_kind(path)) {
+        Some(Some("otel")) => crate::source::listing::otel_files(path).0,
+        Some(_) => crate::source::listing::verl_files(path).0,
+        None => Vec::new(),
+    };
     let bytes = match (!numbered.is_empty()).then_some(numbered) {
         Some(files) => {
             let mut joined = Vec::new();

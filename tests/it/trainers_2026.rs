@@ -1108,3 +1108,23 @@ fn otel_traces_a_broken_line_is_located_and_traces_without_rl_spans_say_what_the
     let said = err.to_string();
     assert!(said.contains("none named rl.sample") && said.contains("generate, pipeline_step"), "{said}");
 }
+
+#[test]
+fn a_trace_file_and_its_rotations_are_one_run() {
+    // ROLL's receiver starts traces.1.jsonl after 500 export lines: a sample's spans and its
+    // rl.loop may be in different files; the folder is read as one log, in rotation order.
+    let text = std::fs::read_to_string(fixture_path("otel/traces/traces.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let dir = std::env::temp_dir().join(format!("vantage-otel-rotated-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |part: &[&str]| format!("{}\n", part.join("\n"));
+    std::fs::write(dir.join("traces.jsonl"), file(&lines[..3])).unwrap();
+    std::fs::write(dir.join("traces.1.jsonl"), file(&lines[3..6])).unwrap();
+    std::fs::write(dir.join("traces.2.jsonl"), file(&lines[6..])).unwrap();
+    assert!(!vantage::source::folder::is_plain(&dir), "one path, one run");
+    let run = vantage::source::path::load_path(&dir, None, &mut LoadReport::default()).unwrap();
+    let (whole, _) = fixture("otel/traces/traces.jsonl");
+    assert_eq!(counts(&run), counts(&whole));
+    assert_eq!(run.groups.train_step, whole.groups.train_step);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
