@@ -29,7 +29,7 @@ def head(data: bytes) -> bytes:
 
 def name_byte(path: pathlib.Path) -> int:
     name = path.name
-    for suffix, byte in [(".eval", 2), (".traj", 3), (".traj.json", 3), (".db", 5), (".parquet", 6)]:
+    for suffix, byte in [(".eval", 2), (".traj", 3), (".traj.json", 3), (".db", 5), (".parquet", 6), (".yaml", 8)]:
         if name.endswith(suffix):
             return byte
     if name[:1].isdigit() and name.endswith(".jsonl"):

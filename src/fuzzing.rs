@@ -36,6 +36,8 @@ const NAMES: &[&str] = &[
     "fuzz.parquet",
     // A ROLL dump is told by its name when its one line is longer than the head.
     "rollout_dump_data.step_3.jsonl",
+    // ART's older logs are YAML, read as such by their name.
+    "0003.yaml",
 ];
 
 /// A small run to compute credit on: the bundled sample's first groups.

@@ -238,13 +238,15 @@ pub fn open_instruct_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
 }
 
 /// Which files of a directory are an ART split's trajectory logs: in `…/trajectories/{split}/`,
-/// `{step:04d}.parquet` by step (ART's `Model.log` layout); none in a folder named otherwise.
+/// `{step:04d}.parquet` (or `.yaml`, as ART logged before its Parquet logs) by step (ART's `Model.log` layout); none
+/// in a folder named otherwise.
 pub fn art_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     let in_trajectories = dir.parent().and_then(Path::file_name).is_some_and(|n| n == "trajectories");
     let (files, others) = list_dir(dir, |path| {
         let stem = path.file_stem()?.to_str()?;
         let numbered = stem.len() >= 4 && stem.bytes().all(|b| b.is_ascii_digit());
-        (path.extension().is_some_and(|e| e == "parquet") && numbered).then(|| stem.parse().ok()).flatten()
+        let logged = path.extension().is_some_and(|e| e == "parquet" || e == "yaml");
+        (logged && numbered).then(|| stem.parse().ok()).flatten()
     });
     if in_trajectories { (files, others) } else { (Vec::new(), others) }
 }

@@ -967,7 +967,7 @@ fn read_files(
         }
         let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let bytes = std::fs::read(&path).map_err(|e| LoadError::from(e).with_path(&path.display().to_string()))?;
-        let stem = file_name.trim_end_matches(".parquet").to_owned();
+        let stem = file_name.trim_end_matches(".parquet").trim_end_matches(".yaml").to_owned();
         match run.add_file(&bytes, Some(&stem), report) {
             Ok(()) => {
                 at.done.push(path.clone());

@@ -1128,3 +1128,45 @@ fn a_trace_file_and_its_rotations_are_one_run() {
     assert_eq!(run.groups.train_step, whole.groups.train_step);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn art_yaml_logs_from_before_its_parquet_load_as_the_same_run() {
+    // The same agent logged by ART's older YAML serialiser and by its Parquet writer: the same
+    // groups, trajectories, rewards and step texts (the YAML has no group metrics).
+    let open = |path: &str| {
+        let options = vantage::source::OpenOptions::default();
+        vantage::source::path::open(&fixture_path(path), &options, None, &mut LoadReport::new("x"), None).unwrap()
+    };
+    let yaml = open("art/yaml_run/trajectories/train");
+    let parquet = open("art/run/trajectories/train");
+    assert_eq!(yaml.meta.format, "ART trajectory YAML");
+    assert_eq!(counts(&yaml), (4, 12, 24));
+    assert_eq!(counts(&yaml), counts(&parquet));
+    assert_eq!(yaml.groups.train_step, parquet.groups.train_step);
+    for t in parquet.trajectories.ids() {
+        let key = parquet.trajectory_key(t);
+        let y = yaml.trajectory_by_key(key).unwrap_or_else(|| panic!("{key}"));
+        assert_eq!(yaml.trajectories.reward[y.index()], parquet.trajectories.reward[t.index()], "{key}");
+        let texts = |run: &Run, t: vantage::model::TrajectoryId| -> Vec<String> {
+            let n = &run.nodes;
+            run.trajectories
+                .path(t)
+                .iter()
+                .flat_map(|s| [n.thought[s.index()], n.action[s.index()], n.observation[s.index()]])
+                .map(|id| run.text(id).into_owned())
+                .collect()
+        };
+        assert_eq!(texts(&yaml, y), texts(&parquet, t), "{key}");
+        assert_eq!(
+            yaml.trajectories.components["judge_correct"][y.index()],
+            parquet.trajectories.components["judge_correct"][t.index()]
+        );
+    }
+    let g = yaml.trajectories.group[0];
+    assert_eq!(yaml.text(yaml.groups.prompt[g.index()]), parquet.text(parquet.groups.prompt[g.index()]));
+    // A YAML file alone, and one that is not a list of trajectory groups.
+    let (one, _) = fixture("art/yaml_run/trajectories/val/0004.yaml");
+    assert_eq!((counts(&one), one.groups.train_step[0]), ((2, 6, 12), Some(4)));
+    let err = load_bytes("0001.yaml", b"- just: a list\n", &mut LoadReport::new("0001.yaml")).unwrap_err();
+    assert!(err.to_string().contains("not a list of trajectory groups"), "{err}");
+}

@@ -12,7 +12,8 @@
 //! (each assistant turn a step, its tool calls the action, the tool results its observation),
 //! `reward` the outcome, the numeric `metrics` its components, the numeric `group_metrics`
 //! components too. A split's folder is one run across its steps ([`ArtRun`], read and followed
-//! by `source::live`).
+//! by `source::live`). ART's older logs, `{step:04d}.yaml` in the same place, are read the same
+//! way (`add_yaml`).
 
 use crate::load::parquet_file::{Column, ParquetMeta};
 use crate::load::records::{ChatMessage, ToolCall, chat_prompt, chat_steps, text_step};
@@ -21,6 +22,8 @@ use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warni
 
 /// The format name.
 const FORMAT: &str = "ART trajectory Parquet";
+/// The format name of ART's older YAML logs.
+const FORMAT_YAML: &str = "ART trajectory YAML";
 
 /// The ART trajectory-Parquet loader.
 pub struct Art;
@@ -31,13 +34,17 @@ impl Loader for Art {
     }
 
     fn description(&self) -> &'static str {
-        "OpenPipe ART trajectory Parquet (trajectories/<split>/<step>.parquet): chat messages, rewards, metrics"
+        "OpenPipe ART trajectory logs (trajectories/<split>/<step>.parquet, or the older <step>.yaml): chat messages, rewards, metrics"
     }
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let (split, step) = split_and_step(name);
         let mut b = RunBuilder::new(name, FORMAT);
-        add_rows(&mut b, &split, step, bytes, report)?;
+        if bytes.starts_with(b"PAR1") || !(name.ends_with(".yaml") || name.ends_with(".yml")) {
+            add_rows(&mut b, &split, step, bytes, report)?;
+        } else {
+            add_yaml(&mut b, &split, step, bytes, report)?;
+        }
         crate::load::records::finish(b, report, "trajectory")
     }
 }
@@ -60,7 +67,11 @@ impl ArtRun {
 impl crate::load::FileRun for ArtRun {
     fn add_file(&mut self, bytes: &[u8], file: Option<&str>, report: &mut LoadReport) -> Result<(), LoadError> {
         let step = file.and_then(|f| f.parse().ok());
-        add_rows(&mut self.builder, &self.split, step, bytes, report)
+        if bytes.starts_with(b"PAR1") {
+            add_rows(&mut self.builder, &self.split, step, bytes, report)
+        } else {
+            add_yaml(&mut self.builder, &self.split, step, bytes, report)
+        }
     }
     fn snapshot(&self, report: &LoadReport) -> Run {
         crate::load::records::snapshot(&self.builder, report)
@@ -148,42 +159,125 @@ fn add_rows(
                     name: None,
                 });
             }
-            let steps = chat_steps(&messages);
-            if steps.is_empty() {
-                report.warn(Warning::skipped(line, "messages", "no assistant turn"));
-                continue;
-            }
-            let g = group_index.int(row).unwrap_or(-1);
-            let group_key =
-                format!("{split}/step-{}/group-{g}", step.map_or_else(|| "none".to_owned(), |s| s.to_string()));
-            let prompt = chat_prompt(&messages);
-            let new = NewGroup { key: &group_key, train_step: step, prompt: Some(&prompt), ..NewGroup::default() };
-            let group = b.group(&group_key).unwrap_or_else(|| b.add_group(&new).0);
-            let key = format!("{group_key}/row-{row}");
-            let new_steps: Vec<NewStep<'_>> = steps
-                .iter()
-                .map(|(kind, thought, action, observation)| text_step(kind, thought, action, observation))
-                .collect();
             let mut components = numbers(metrics.as_ref().and_then(|c| c.str(row)), line, "metrics", report);
             for (name, value) in numbers(group_metrics.as_ref().and_then(|c| c.str(row)), line, "group_metrics", report)
             {
                 components.push((format!("group_{name}"), value));
             }
-            let components: Vec<(&str, f32)> = components.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-            let outcome =
-                Outcome { reward: reward.f32(row).filter(|r| r.is_finite()), success: None, components, finish: None };
-            b.add_chain_trajectory(&key, group, &new_steps, &outcome, &NewTokens::default());
-            report.records_loaded += 1;
+            let place = Place { split, step, group: group_index.int(row).unwrap_or(-1), row };
+            add_trajectory(b, &place, &messages, reward.f32(row), &components, report);
         }
         Ok(())
     }
+}
+
+/// Adds the trajectory groups of one YAML log, as ART wrote them before its Parquet logs
+/// (`src/art/utils/trajectory_logging.py` at 779559f, `serialize_trajectory_groups`: `yaml.dump` of
+/// `[{trajectories: [{reward, metrics, metadata, messages_and_choices, logs}], metadata}]`, each
+/// model turn a choice `{finish_reason, index, message}`). A trajectory's place in the file stands
+/// for its row; the group's place for its `group_index`. Read with `serde_yaml_ng` (a kept fork of
+/// `serde_yaml` on the pure-Rust `unsafe-libyaml`, so it builds for the web).
+fn add_yaml(
+    b: &mut RunBuilder,
+    split: &str,
+    step: Option<i64>,
+    bytes: &[u8],
+    report: &mut LoadReport,
+) -> Result<(), LoadError> {
+    use serde_json::Value;
+    let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
+    let groups: Value = serde_yaml_ng::from_slice(bytes).map_err(|e| incompatible(format!("not YAML ({e})")))?;
+    b.meta_mut().format = FORMAT_YAML.to_owned();
+    let groups = groups
+        .as_array()
+        .filter(|gs| !gs.is_empty() && gs.iter().all(|g| g.get("trajectories").is_some_and(Value::is_array)))
+        .ok_or_else(|| incompatible("not a list of trajectory groups ({trajectories, metadata})".to_owned()))?;
+    let mut row = 0;
+    for (g, group) in groups.iter().enumerate() {
+        for trajectory in group.get("trajectories").and_then(Value::as_array).into_iter().flatten() {
+            report.records_seen += 1;
+            let line = row as u64 + 1;
+            let mut messages = Vec::new();
+            for item in trajectory.get("messages_and_choices").and_then(Value::as_array).into_iter().flatten() {
+                // A choice holds the model's message; `tool_calls: null` is no calls.
+                let mut message = item.get("message").unwrap_or(item).clone();
+                if let Some(fields) = message.as_object_mut()
+                    && fields.get("tool_calls").is_some_and(Value::is_null)
+                {
+                    fields.remove("tool_calls");
+                }
+                match serde_json::from_value::<ChatMessage>(message) {
+                    Ok(message) => messages.push(message),
+                    Err(e) => {
+                        report.warn(Warning::kept(line, "messages_and_choices", format!("a message left out ({e})")));
+                    }
+                }
+            }
+            let reward = trajectory.get("reward").and_then(Value::as_f64).map(|r| r as f32);
+            let components: Vec<(String, f32)> = trajectory
+                .get("metrics")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| match v {
+                    Value::Number(n) => n.as_f64().map(|x| (k.clone(), x as f32)),
+                    Value::Bool(flag) => Some((k.clone(), f32::from(u8::from(*flag)))),
+                    _ => None,
+                })
+                .collect();
+            add_trajectory(b, &Place { split, step, group: g as i64, row }, &messages, reward, &components, report);
+            row += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Where a trajectory is: its split, its step (the file's), its group (`group_index`, or the
+/// group's place in a YAML log) and its row (or place in the file).
+struct Place<'a> {
+    split: &'a str,
+    step: Option<i64>,
+    group: i64,
+    row: usize,
+}
+
+/// Adds one trajectory: its messages the steps, `reward` the outcome, `components` its parts.
+fn add_trajectory(
+    b: &mut RunBuilder,
+    place: &Place<'_>,
+    messages: &[ChatMessage],
+    reward: Option<f32>,
+    components: &[(String, f32)],
+    report: &mut LoadReport,
+) {
+    let line = place.row as u64 + 1;
+    let steps = chat_steps(messages);
+    if steps.is_empty() {
+        report.warn(Warning::skipped(line, "messages", "no assistant turn"));
+        return;
+    }
+    let step = place.step.map_or_else(|| "none".to_owned(), |s| s.to_string());
+    let group_key = format!("{}/step-{step}/group-{}", place.split, place.group);
+    let prompt = chat_prompt(messages);
+    let new = NewGroup { key: &group_key, train_step: place.step, prompt: Some(&prompt), ..NewGroup::default() };
+    let group = b.group(&group_key).unwrap_or_else(|| b.add_group(&new).0);
+    let key = format!("{group_key}/row-{}", place.row);
+    let new_steps: Vec<NewStep<'_>> = steps
+        .iter()
+        .map(|(kind, thought, action, observation)| text_step(kind, thought, action, observation))
+        .collect();
+    let components: Vec<(&str, f32)> = components.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let outcome = Outcome { reward: reward.filter(|r| r.is_finite()), success: None, components, finish: None };
+    b.add_chain_trajectory(&key, group, &new_steps, &outcome, &NewTokens::default());
+    report.records_loaded += 1;
 }
 
 /// The split and step of a file `…/trajectories/{split}/{step:04d}.parquet`.
 fn split_and_step(name: &str) -> (String, Option<i64>) {
     let mut parts = name.rsplit(['/', '\\']);
     let file = parts.next().unwrap_or("");
-    let step = file.strip_suffix(".parquet").and_then(|s| s.parse().ok());
+    let stem = [".parquet", ".yaml", ".yml"].iter().find_map(|suffix| file.strip_suffix(suffix));
+    let step = stem.and_then(|s| s.parse().ok());
     let split = parts.next().filter(|s| !s.is_empty()).unwrap_or("train");
     (split.to_owned(), step)
 }
