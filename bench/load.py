@@ -9,6 +9,7 @@
     python3 bench/load.py repeat SRC N OUT --later-steps   # the same, each copy's training steps after the last's
     python3 bench/load.py follow OUT_DIR        # follow latency (examples/follow_latency)
     python3 bench/load.py verl SRC OUT_DIR      # SRC (a `gen` file) as a verl rollout_data_dir, and times it
+    python3 bench/load.py chat SRC OUT          # SRC (a `gen` file) as OpenAI chat lines at OUT, and times them
     python3 bench/load.py convert LOG NESTED OUT_DIR   # `vantage convert LOG` to v2 against pyarrow and polars
                                                        # reading NESTED and writing zstd Parquet
 
@@ -369,6 +370,41 @@ def verl(src, out_dir):
     table(tools, total)
 
 
+def chat(src, out):
+    """Writes SRC's trajectories (a `gen` file) as OpenAI chat lines (`openai_chat`: `{task_id, trial,
+    reward, messages}`, each step an assistant turn with its thought and a tool call, then the tool's
+    result), unless OUT exists, then times `vantage check OUT` against pyarrow.json.read_json and
+    the floors on it, three runs each."""
+    if not os.path.exists(out):
+        heavy = "_text" in os.path.basename(src)
+        with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+            f.readline()
+            for line in f:
+                record = json.loads(line)
+                messages = [{"role": "system", "content": "You are an agent with tools."},
+                            {"role": "user", "content": record["prompt"]}]
+                for k, step in enumerate(record["steps"]):
+                    call = {"id": f"call_{k}", "type": "function",
+                            "function": {"name": step["kind"], "arguments": json.dumps({"input": step["action"]})}}
+                    messages.append({"role": "assistant", "content": step["thought"], "tool_calls": [call]})
+                    messages.append({"role": "tool", "tool_call_id": f"call_{k}", "content": step["observation"]})
+                group, r = record["id"].rsplit("/r", 1)
+                o.write(json.dumps({"task_id": group, "trial": int(r), "reward": record["outcome"]["reward"],
+                                    "messages": messages}, ensure_ascii=not heavy) + "\n")
+    total = os.path.getsize(out)
+    print(f"{out}: {total} bytes")
+    vantage = os.path.join(ROOT, "target", "release", "vantage")
+    python = venv_python()
+    tools = [
+        ("floor: cat (one read from the page cache)", ["sh", "-c", f"cat '{out}' > /dev/null"]),
+        ("floor: wc -l (every byte looked at)", ["wc", "-l", out]),
+        ("vantage check", [vantage, "check", out]),
+        ("pyarrow.json.read_json", [python, "-c", PY_TOOLS["pyarrow.json.read_json"], out]),
+    ]
+    subprocess.run(["cat", out], stdout=subprocess.DEVNULL)
+    table(tools, total, "the file")
+
+
 def convert(log, nested, out_dir):
     """Times `vantage convert LOG` to a v2 dataset against pyarrow and polars reading the nested layout
     of the same content and writing it as one zstd Parquet file (the codec vantage writes), and the
@@ -408,6 +444,8 @@ if __name__ == "__main__":
         run(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) >= 4 and sys.argv[1] == "verl":
         verl(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "chat":
+        chat(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 5 and sys.argv[1] == "convert":
         convert(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) >= 5 and sys.argv[1] == "repeat":
