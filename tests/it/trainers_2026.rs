@@ -1102,6 +1102,14 @@ fn otel_traces_a_broken_line_is_located_and_traces_without_rl_spans_say_what_the
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
     assert_eq!(report.warnings[0].line, 4);
     assert!(run.trajectories.len() < 16 && !run.trajectories.is_empty());
+    // A span without an id: that span is left out with a located warning, its line's others load.
+    let mut lines: Vec<&str> = text.lines().collect();
+    let no_id = lines[3].replacen("\"spanId\":", "\"spanIdGone\":", 1);
+    lines[3] = &no_id;
+    let mut report = LoadReport::new("no_id.jsonl");
+    load_bytes("no_id.jsonl", lines.join("\n").as_bytes(), &mut report).unwrap();
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert_eq!((report.warnings[0].line, report.warnings[0].field.as_str()), (4, "spanId"));
     // ROLL's own spans alone (system timing, no rl.* conventions): nothing to load, and why.
     let system = r#"{"resourceSpans":[{"resource":{"attributes":[]},"scopeSpans":[{"scope":{"name":"roll"},"spans":[{"traceId":"ab","spanId":"01","name":"pipeline_step","kind":1,"startTimeUnixNano":"1"},{"traceId":"ab","spanId":"02","parentSpanId":"01","name":"generate","kind":1,"startTimeUnixNano":"2"}]}]}]}"#;
     let err = load_bytes("traces.jsonl", system.as_bytes(), &mut LoadReport::new("traces.jsonl")).unwrap_err();

@@ -99,6 +99,8 @@ struct ScopeSpans {
 struct SpanJson {
     #[serde(default)]
     trace_id: String,
+    /// Absent: that span is a located warning, the others of its line load.
+    #[serde(default)]
     span_id: String,
     #[serde(default)]
     parent_span_id: String,
