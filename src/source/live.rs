@@ -195,7 +195,7 @@ impl Tail {
     ) -> Result<(), LoadError> {
         let lines = self.start;
         let own = self.len().saturating_sub(self.read).min(size as u64);
-        if self.skipping.0.is_some() || self.ahead {
+        if self.skipping.0.is_some() {
             // Passing over a long line: `next_lines` reads on its own.
             feed(&self.buffer[..lines]);
         } else if own > 0 {
@@ -365,14 +365,14 @@ enum State {
 }
 
 impl State {
-    /// A directory of numbered JSON-lines files listed by `list`, read by `stream` (its texts
-    /// left in the files).
     /// A directory of whole files, listed by `list`, read into `run`.
     fn files(dir: &Path, list: FileLister, run: Box<dyn crate::load::FileRun>, report: LoadReport) -> Self {
         let (_, skipped) = list(dir);
         Self::Files { dir: dir.to_owned(), list, run, report, done: Vec::new(), waiting: Vec::new(), skipped }
     }
 
+    /// A directory of numbered JSON-lines files listed by `list`, read by `stream` (its texts
+    /// left in the files).
     fn numbered(dir: &Path, list: FileLister, mut stream: Box<dyn LineFeed>, skipped: Vec<String>) -> Self {
         let source = std::sync::Arc::new(FilesSource::default());
         stream.keep_texts_in(std::sync::Arc::clone(&source) as std::sync::Arc<dyn TextSource>);
@@ -827,7 +827,7 @@ fn read_jsonl(
         let size = show.piece_size(if first { FIRST_PIECE } else { PIECE });
         let first_piece = first;
         first = false;
-        let Some((_, offset)) = tail.next_lines(size)? else {
+        let Some((lines, offset)) = tail.next_lines(size)? else {
             if let Some(bytes) = tail.take_skipped() {
                 stream.skip_long_line(bytes);
                 continue;
@@ -840,7 +840,6 @@ fn read_jsonl(
         };
         if first_piece {
             // The first view waits for the first piece alone, not for the next one's read too.
-            let lines = tail.buffer.get(..tail.start).unwrap_or_default();
             stream.feed(lines, offset);
         } else {
             tail.feed_reading_ahead(show.piece_size(PIECE), None, |lines| stream.feed(lines, offset))?;
@@ -967,7 +966,7 @@ fn read_files(
         }
         let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let bytes = std::fs::read(&path).map_err(|e| LoadError::from(e).with_path(&path.display().to_string()))?;
-        let stem = file_name.trim_end_matches(".parquet").trim_end_matches(".yaml").to_owned();
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         match run.add_file(&bytes, Some(&stem), report) {
             Ok(()) => {
                 at.done.push(path.clone());
