@@ -198,10 +198,7 @@ impl TextArena {
         if id.0 & IN_SOURCE == 0 {
             return Cow::Borrowed(self.get_owned(id));
         }
-        let i = (id.0 & !IN_SOURCE) as usize;
-        let (Some(&start), Some(&len)) = (self.span_start.get(i), self.span_len.get(i)) else {
-            return Cow::Borrowed("");
-        };
+        let Some((start, len)) = self.span(id) else { return Cow::Borrowed("") };
         self.read_span(start, len).unwrap_or(Cow::Borrowed(UNREADABLE))
     }
 
@@ -266,8 +263,9 @@ impl TextArena {
 
     fn read_span(&self, start: u64, len: u32) -> Option<Cow<'_, str>> {
         match self.source.as_ref()?.read_at(start, len as usize)? {
-            Cow::Borrowed(raw) if !raw.contains(&b'\\') => std::str::from_utf8(raw).ok().map(Cow::Borrowed),
-            raw => decode_raw(&raw).map(|t| Cow::Owned(t.into_owned())),
+            // Text without escapes stays borrowed from the source (`decode_raw` decodes nothing).
+            Cow::Borrowed(raw) => decode_raw(raw),
+            Cow::Owned(raw) => decode_raw(&raw).map(|t| Cow::Owned(t.into_owned())),
         }
     }
 
