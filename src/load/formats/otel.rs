@@ -112,7 +112,7 @@ struct SpanJson {
     attributes: Vec<KeyValue>,
 }
 
-#[derive(serde::Deserialize, Clone)]
+#[derive(serde::Deserialize, PartialEq)]
 struct KeyValue {
     key: String,
     #[serde(default)]
@@ -221,12 +221,6 @@ fn read_spans(text: &str, report: &mut LoadReport) -> (Vec<Span>, Vec<Vec<KeyVal
     (spans, resources)
 }
 
-impl PartialEq for KeyValue {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key && self.value == other.value
-    }
-}
-
 /// The run from the spans read.
 fn build(
     name: &str,
@@ -277,7 +271,6 @@ fn build(
             ),
         });
     }
-    let mut in_group: HashMap<String, usize> = HashMap::new();
     for &sample in &samples {
         let s = &spans[sample];
         let step = step_of(sample);
@@ -311,9 +304,7 @@ fn build(
             };
             builder.add_group(&new).0
         };
-        let n = in_group.entry(group_key.clone()).or_default();
         let key = format!("{group_key}/{}", s.id);
-        *n += 1;
         let outcome_span = reward.map(|r| &spans[r]);
         let finish = outcome_span.and_then(|r| r.text("rl.reward.run.code"));
         let outcome = Outcome {
