@@ -238,8 +238,8 @@ pub fn open_instruct_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
 }
 
 /// Which files of a directory are an ART split's trajectory logs: in `…/trajectories/{split}/`,
-/// `{step:04d}.parquet` (or `.yaml`, as ART logged before its Parquet logs) by step (ART's `Model.log` layout); none
-/// in a folder named otherwise.
+/// `{step:04d}.parquet` (or `.yaml`, as ART logged before its Parquet logs) by step (ART's
+/// `Model.log` layout); none in a folder named otherwise.
 pub fn art_files(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<String>) {
     let in_trajectories = dir.parent().and_then(Path::file_name).is_some_and(|n| n == "trajectories");
     let (files, others) = list_dir(dir, |path| {

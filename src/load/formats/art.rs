@@ -95,80 +95,74 @@ fn add_rows(
     bytes: &[u8],
     report: &mut LoadReport,
 ) -> Result<(), LoadError> {
-    {
-        let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
-        if !bytes.starts_with(b"PAR1") {
-            return Err(incompatible("not Parquet".to_owned()));
-        }
-        let meta = ParquetMeta::of_file(bytes).map_err(|e| incompatible(format!("unreadable Parquet ({e})")))?;
-        let message_leaf = |field: &str| {
-            meta.leaves.iter().position(|l| l.name == "messages" && l.path.rsplit('.').next() == Some(field))
-        };
-        if meta.leaf("group_index").is_none() || meta.leaf("reward").is_none() || message_leaf("role").is_none() {
-            return Err(incompatible("no group_index, reward and messages.role columns".to_owned()));
-        }
-        let read = |leaf: usize| -> Result<Column, LoadError> {
-            let chunks: Vec<&[u8]> = meta
-                .chunks(leaf)
-                .map(|c| bytes.get(c.start as usize..(c.start + c.len) as usize).unwrap_or(&[]))
-                .collect();
-            crate::load::parquet_file::decode(&meta, leaf, &chunks).map_err(|reason| LoadError::Unsupported {
-                line: 0,
-                field: meta.leaves[leaf].path.clone(),
-                reason,
-            })
-        };
-        let column = |name: &str| meta.leaf(name).map(read).transpose();
-        let group_index = column("group_index")?.ok_or_else(|| incompatible("no group_index".to_owned()))?;
-        let reward = column("reward")?.ok_or_else(|| incompatible("no reward".to_owned()))?;
-        let metrics = column("metrics")?;
-        let group_metrics = column("group_metrics")?;
-        let field = |f: &str| message_leaf(f).map(read).transpose();
-        let role = field("role")?.ok_or_else(|| incompatible("no messages.role".to_owned()))?;
-        let (content, tool_calls) = (field("content")?, field("tool_calls")?);
-        // The rows the messages column holds (a footer's row count is only a claim).
-        let rows = role.lists.as_ref().map_or(0, |(offsets, _)| offsets.len().saturating_sub(1));
-        for row in 0..rows {
-            let line = row as u64 + 1;
-            report.records_seen += 1;
-            let Some(range) = role.list(row) else {
-                report.warn(Warning::skipped(line, "messages", "no messages"));
-                continue;
-            };
-            let text = |c: &Option<Column>, i: usize| c.as_ref().and_then(|c| c.str(i)).map(str::to_owned);
-            let mut messages = Vec::with_capacity(range.len());
-            for i in range {
-                let calls: Vec<ToolCall> = match text(&tool_calls, i) {
-                    Some(json) => match serde_json::from_str(&json) {
-                        Ok(calls) => calls,
-                        Err(e) => {
-                            report.warn(Warning::kept(
-                                line,
-                                "messages.tool_calls",
-                                format!("not a list of tool calls ({e})"),
-                            ));
-                            Vec::new()
-                        }
-                    },
-                    None => Vec::new(),
-                };
-                messages.push(ChatMessage {
-                    role: role.str(i).unwrap_or_default().to_owned(),
-                    content: text(&content, i).map(serde_json::Value::String),
-                    tool_calls: calls,
-                    name: None,
-                });
-            }
-            let mut components = numbers(metrics.as_ref().and_then(|c| c.str(row)), line, "metrics", report);
-            for (name, value) in numbers(group_metrics.as_ref().and_then(|c| c.str(row)), line, "group_metrics", report)
-            {
-                components.push((format!("group_{name}"), value));
-            }
-            let place = Place { split, step, group: group_index.int(row).unwrap_or(-1), row };
-            add_trajectory(b, &place, &messages, reward.f32(row), &components, report);
-        }
-        Ok(())
+    let incompatible = |reason: String| LoadError::Incompatible { format: FORMAT, reason };
+    if !bytes.starts_with(b"PAR1") {
+        return Err(incompatible("not Parquet".to_owned()));
     }
+    let meta = ParquetMeta::of_file(bytes).map_err(|e| incompatible(format!("unreadable Parquet ({e})")))?;
+    let message_leaf =
+        |field: &str| meta.leaves.iter().position(|l| l.name == "messages" && l.path.rsplit('.').next() == Some(field));
+    if meta.leaf("group_index").is_none() || meta.leaf("reward").is_none() || message_leaf("role").is_none() {
+        return Err(incompatible("no group_index, reward and messages.role columns".to_owned()));
+    }
+    let read = |leaf: usize| -> Result<Column, LoadError> {
+        let chunks: Vec<&[u8]> =
+            meta.chunks(leaf).map(|c| bytes.get(c.start as usize..(c.start + c.len) as usize).unwrap_or(&[])).collect();
+        crate::load::parquet_file::decode(&meta, leaf, &chunks).map_err(|reason| LoadError::Unsupported {
+            line: 0,
+            field: meta.leaves[leaf].path.clone(),
+            reason,
+        })
+    };
+    let column = |name: &str| meta.leaf(name).map(read).transpose();
+    let group_index = column("group_index")?.ok_or_else(|| incompatible("no group_index".to_owned()))?;
+    let reward = column("reward")?.ok_or_else(|| incompatible("no reward".to_owned()))?;
+    let metrics = column("metrics")?;
+    let group_metrics = column("group_metrics")?;
+    let field = |f: &str| message_leaf(f).map(read).transpose();
+    let role = field("role")?.ok_or_else(|| incompatible("no messages.role".to_owned()))?;
+    let (content, tool_calls) = (field("content")?, field("tool_calls")?);
+    // The rows the messages column holds (a footer's row count is only a claim).
+    let rows = role.lists.as_ref().map_or(0, |(offsets, _)| offsets.len().saturating_sub(1));
+    for row in 0..rows {
+        let line = row as u64 + 1;
+        report.records_seen += 1;
+        let Some(range) = role.list(row) else {
+            report.warn(Warning::skipped(line, "messages", "no messages"));
+            continue;
+        };
+        let text = |c: &Option<Column>, i: usize| c.as_ref().and_then(|c| c.str(i)).map(str::to_owned);
+        let mut messages = Vec::with_capacity(range.len());
+        for i in range {
+            let calls: Vec<ToolCall> = match text(&tool_calls, i) {
+                Some(json) => match serde_json::from_str(&json) {
+                    Ok(calls) => calls,
+                    Err(e) => {
+                        report.warn(Warning::kept(
+                            line,
+                            "messages.tool_calls",
+                            format!("not a list of tool calls ({e})"),
+                        ));
+                        Vec::new()
+                    }
+                },
+                None => Vec::new(),
+            };
+            messages.push(ChatMessage {
+                role: role.str(i).unwrap_or_default().to_owned(),
+                content: text(&content, i).map(serde_json::Value::String),
+                tool_calls: calls,
+                name: None,
+            });
+        }
+        let mut components = numbers(metrics.as_ref().and_then(|c| c.str(row)), line, "metrics", report);
+        for (name, value) in numbers(group_metrics.as_ref().and_then(|c| c.str(row)), line, "group_metrics", report) {
+            components.push((format!("group_{name}"), value));
+        }
+        let place = Place { split, step, group: group_index.int(row).unwrap_or(-1), row };
+        add_trajectory(b, &place, &messages, reward.f32(row), &components, report);
+    }
+    Ok(())
 }
 
 /// Adds the trajectory groups of one YAML log, as ART wrote them before its Parquet logs
