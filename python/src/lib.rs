@@ -154,6 +154,19 @@ impl NativeRun {
         json(py, &entry)
     }
 
+    /// Baseline forensics (docs/FORENSICS.md): the object `vantage forensics --json` prints,
+    /// every finding listed.
+    #[pyo3(signature = (spike_bound = 10.0))]
+    fn forensics<'py>(&self, py: Python<'py>, spike_bound: f64) -> PyResult<Bound<'py, PyAny>> {
+        if !(spike_bound.is_finite() && spike_bound > 0.0) {
+            return Err(vantage_error(py, format!("spike_bound {spike_bound}: a positive number")));
+        }
+        let run = Arc::clone(&self.run);
+        let options = vantage::analysis::forensics::Options { spike_bound, texts: true };
+        let report = py.detach(move || vantage::cli::forensics::report(&run, &options));
+        json(py, &report)
+    }
+
     /// `steps`, `trajectories` or `tokens` as columns.
     #[pyo3(signature = (which, text = false))]
     fn table<'py>(&self, py: Python<'py>, which: &str, text: bool) -> PyResult<Bound<'py, PyList>> {

@@ -357,3 +357,21 @@ def test_show_starts_the_app_with_the_run_and_both_schemes(tmp_path, monkeypatch
             break
         __import__("time").sleep(0.05)
     assert seen.read_text().split("\n")[:5] == [run.path, "--scheme-a", "grpo", "--scheme-b", "treerl"]
+
+
+FORENSICS = sorted((ROOT / "tests" / "fixtures" / "forensics").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", FORENSICS, ids=lambda p: p.name)
+def test_forensics_gives_the_findings_vantage_forensics_gives(path):
+    """Run.forensics() and `vantage forensics --json` list the same findings (docs/FORENSICS.md)."""
+    found = vantage.open(path).forensics()
+    printed = json.loads(cli("forensics", "--json", "--limit", "1000", str(path)).stdout)
+    assert found["findings"] == printed["findings"]
+    assert found["counts"] == printed["counts"]
+    kind = path.stem
+    if kind == "clean":
+        assert found["findings"] == []
+    else:
+        assert {f["kind"] for f in found["findings"]} == {kind}
+        assert all(f["source"] for f in found["findings"])

@@ -118,6 +118,9 @@ class Run:
     def summary(self) -> Dict[str, Any]:
         return self._native.summary()
 
+    def forensics(self, spike_bound: float = 10.0) -> Dict[str, Any]:
+        return self._native.forensics(spike_bound)
+
     def steps(self, text: bool = False) -> pa.Table:
         return _table(self._native.table("steps", text))
 

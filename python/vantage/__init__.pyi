@@ -115,6 +115,12 @@ class Run:
     def summary(self) -> dict[str, Any]:
         """What `vantage check --json` says of the run (docs/JSON.md): format, summary counts, schemes supported and why others are not, audit, notes, warnings.
         """
+    def forensics(self, spike_bound: float = 10.0) -> dict[str, Any]:
+        """Baseline forensics (docs/FORENSICS.md): the rows that corrupted a group's baseline, as `vantage forensics --json` prints them with every finding listed: `findings` (kind, train_step, group, trajectories, credit_moved, trainer_included, evidence, source), `counts` by kind, the `scheme` credit_moved is taken under, `group_size`, `notes`.
+
+        Args:
+            spike_bound: A logged advantage beyond this, in absolute value, on a zero std is a `std_spike`.
+        """
     def steps(self, text: bool = False) -> pyarrow.Table:
         """One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME.
 

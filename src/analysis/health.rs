@@ -2,6 +2,7 @@
 //! training step (or the whole run where an alarm needs several steps), each with a definition and
 //! a threshold (docs/HEALTH.md). `vantage health RUN` prints them and exits 1 when one fires.
 
+use crate::analysis::forensics::Kind;
 use crate::model::{GroupId, Run, TrajectoryId};
 
 /// The thresholds the alarms fire above (each tunable with `vantage health --set NAME=VALUE`).
@@ -30,6 +31,11 @@ pub struct Thresholds {
     pub entropy_collapse: f64,
     /// Share of steps whose logged advantage no trainer preset reproduces (the audit's closest).
     pub advantage_mismatch: f64,
+    /// Per kind of baseline finding (`analysis::forensics`, in [`Kind::ALL`]'s order): the share
+    /// of a training step's groups with one that the alarm fires above.
+    pub baseline: [f64; Kind::ALL.len()],
+    /// The bound beyond which a logged advantage on a zero std is a `std_spike`.
+    pub std_spike_bound: f64,
 }
 
 impl Default for Thresholds {
@@ -46,6 +52,8 @@ impl Default for Thresholds {
             length_hacking: 0.9,
             entropy_collapse: 0.5,
             advantage_mismatch: 0.01,
+            baseline: [0.0; Kind::ALL.len()],
+            std_spike_bound: crate::analysis::forensics::Options::default().spike_bound,
         }
     }
 }
@@ -53,7 +61,7 @@ impl Default for Thresholds {
 impl Thresholds {
     /// The names `--set` takes, with their current values.
     pub fn named(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut named = vec![
             ("zero_variance", self.zero_variance),
             ("all_failed", self.all_failed),
             ("truncated", self.truncated),
@@ -65,7 +73,10 @@ impl Thresholds {
             ("length_hacking", self.length_hacking),
             ("entropy_collapse", self.entropy_collapse),
             ("advantage_mismatch", self.advantage_mismatch),
-        ]
+        ];
+        named.extend(Kind::ALL.iter().zip(self.baseline).map(|(k, v)| (k.name(), v)));
+        named.push(("std_spike_bound", self.std_spike_bound));
+        named
     }
 
     /// Sets the threshold `name`; an error naming the known ones when there is none of that name.
@@ -82,6 +93,11 @@ impl Thresholds {
             "length_hacking" => &mut self.length_hacking,
             "entropy_collapse" => &mut self.entropy_collapse,
             "advantage_mismatch" => &mut self.advantage_mismatch,
+            "std_spike_bound" => &mut self.std_spike_bound,
+            other if Kind::of_name(other).is_some() => {
+                let i = Kind::ALL.iter().position(|k| k.name() == other).unwrap_or(0);
+                &mut self.baseline[i]
+            }
             _ => {
                 let known: Vec<&str> = self.named().into_iter().map(|(n, _)| n).collect();
                 return Err(format!("no threshold {name:?}; one of {}", known.join(", ")));
@@ -143,7 +159,27 @@ pub fn alarms_without_texts(run: &Run, thresholds: &Thresholds) -> Vec<Alarm> {
     alarms_of(run, thresholds, false)
 }
 
+/// The alarms of `run`, the baseline ones from findings already made (`found`, as the app's
+/// Overview keeps them); the text alarms only when `texts`.
+pub fn alarms_with_findings(
+    run: &Run,
+    thresholds: &Thresholds,
+    texts: bool,
+    found: &crate::analysis::forensics::Forensics,
+) -> Vec<Alarm> {
+    alarms_found(run, thresholds, texts, Some(found))
+}
+
 fn alarms_of(run: &Run, thresholds: &Thresholds, texts: bool) -> Vec<Alarm> {
+    alarms_found(run, thresholds, texts, None)
+}
+
+fn alarms_found(
+    run: &Run,
+    thresholds: &Thresholds,
+    texts: bool,
+    found: Option<&crate::analysis::forensics::Forensics>,
+) -> Vec<Alarm> {
     let steps = count_steps(run, texts);
     let mut out = Vec::new();
     for (&step, counts) in &steps {
@@ -155,6 +191,60 @@ fn alarms_of(run: &Run, thresholds: &Thresholds, texts: bool) -> Vec<Alarm> {
     }
     out.extend(entropy_collapse(run, thresholds.entropy_collapse));
     out.extend(advantage_mismatch(run, thresholds.advantage_mismatch));
+    let options = crate::analysis::forensics::Options { spike_bound: thresholds.std_spike_bound, texts };
+    let computed;
+    let found = if let Some(found) = found {
+        found
+    } else {
+        computed = crate::analysis::forensics::forensics(run, &options);
+        &computed
+    };
+    out.extend(baseline_alarms(&steps, found, thresholds));
+    out
+}
+
+/// One alarm per training step and kind of baseline finding whose share of the step's groups is
+/// above its threshold (docs/FORENSICS.md).
+fn baseline_alarms(
+    steps: &std::collections::BTreeMap<i64, StepCounts>,
+    found: &crate::analysis::forensics::Forensics,
+    thresholds: &Thresholds,
+) -> Vec<Alarm> {
+    let mut by_step: std::collections::BTreeMap<(i64, Kind), Vec<&crate::analysis::forensics::Finding>> =
+        std::collections::BTreeMap::new();
+    for f in &found.findings {
+        by_step.entry((f.train_step.unwrap_or(0), f.kind)).or_default().push(f);
+    }
+    let mut out = Vec::new();
+    for ((step, kind), findings) in by_step {
+        let of = steps.get(&step).map_or(0, |c| c.groups).max(findings.len());
+        let value = findings.len() as f64 / of.max(1) as f64;
+        let threshold = Kind::ALL.iter().position(|k| *k == kind).map_or(0.0, |i| thresholds.baseline[i]);
+        if value <= threshold {
+            continue;
+        }
+        let moved = findings
+            .iter()
+            .filter_map(|f| f.credit_moved)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        let moved = moved.map(|m| format!("; credit moved up to {m:.3}")).unwrap_or_default();
+        let rows: usize = findings.iter().map(|f| f.trajectories.len()).sum();
+        let mut groups: Vec<GroupId> = findings.iter().map(|f| f.group).collect();
+        groups.truncate(50);
+        out.push(Alarm {
+            name: kind.name(),
+            train_step: Some(step),
+            value,
+            threshold,
+            groups,
+            message: format!(
+                "training step {step}: {} of {of} groups with {} ({rows} rollouts{moved}; as fixed in {}; vantage forensics lists them)",
+                findings.len(),
+                kind.describe(),
+                kind.source()
+            ),
+        });
+    }
     out
 }
 

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod compare;
 pub mod diff;
 pub mod export;
+pub mod forensics;
 pub mod health;
 pub mod heatmap;
 pub mod overview;

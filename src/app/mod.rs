@@ -15,7 +15,7 @@ pub mod state;
 use crate::source::open::{LoadOutcome, LoadSource};
 pub use commands::Command;
 pub use loading::{LoadMessage, LoadQueue};
-pub use open_run::{CreditSlot, Facets, LazyRun, OpenRun, SchemeCredit, Selection, display_name};
+pub use open_run::{AUDIT_STEPS, CreditSlot, Facets, LazyRun, OpenRun, SchemeCredit, Selection, display_name};
 pub use state::{AppState, SavedFormula, SchemeChoice, Tab};
 
 /// The page's address without its fragment (web), to which a deep link's `#…` is appended; `None`

@@ -200,6 +200,12 @@ pub const API: &[Item] = &[
         params: &[],
     },
     Item {
+        name: "Run.forensics",
+        signature: "(self, spike_bound: float = 10.0) -> dict[str, Any]",
+        doc: "Baseline forensics (docs/FORENSICS.md): the rows that corrupted a group's baseline, as `vantage forensics --json` prints them with every finding listed: `findings` (kind, train_step, group, trajectories, credit_moved, trainer_included, evidence, source), `counts` by kind, the `scheme` credit_moved is taken under, `group_size`, `notes`.",
+        params: &[("spike_bound", Help::Cli("forensics", "spike_bound"))],
+    },
+    Item {
         name: "Run.steps",
         signature: "(self, text: bool = False) -> pyarrow.Table",
         doc: "One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME.",

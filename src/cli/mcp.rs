@@ -1,6 +1,6 @@
 //! `vantage mcp`: a Model Context Protocol server over stdio, so a coding agent can ask vantage
 //! about a run: its tools are the JSON analyses of docs/JSON.md (`check`, `compare`, `budget`,
-//! `runs`, `diff`, `step`, `health`) on runs opened by path, and `open_app`, which opens the desktop app at a deep link so the agent can
+//! `runs`, `diff`, `step`, `health`, `forensics`) on runs opened by path, and `open_app`, which opens the desktop app at a deep link so the agent can
 //! show a person the step it found.
 //!
 //! The protocol's stdio transport is JSON-RPC 2.0, one message a line; this server answers
@@ -18,7 +18,7 @@ use super::json_command;
 use crate::source::OpenOptions;
 
 /// The tools, in `tools/list`'s order.
-const TOOLS: [&str; 8] = ["check", "compare", "budget", "runs", "diff", "step", "health", "open_app"];
+const TOOLS: [&str; 9] = ["check", "compare", "budget", "runs", "diff", "step", "health", "forensics", "open_app"];
 
 /// The protocol versions this server speaks (it answers with the client's when it is one of them).
 const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -59,7 +59,7 @@ pub fn answer(line: &str, options: &OpenOptions) -> Option<Value> {
                     "protocolVersion": version,
                     "capabilities": { "tools": { "listChanged": false } },
                     "serverInfo": { "name": "vantage", "version": env!("CARGO_PKG_VERSION") },
-                    "instructions": "Open RL rollout logs by path; compare credit schemes on them, read run-health alarms, and open the desktop app at a step. The outputs are the JSON of vantage's docs/JSON.md.",
+                    "instructions": "Open RL rollout logs by path; compare credit schemes on them, read run-health alarms and the rows that corrupted a group baseline, and open the desktop app at a step. The outputs are the JSON of vantage's docs/JSON.md.",
                 }),
             )
         }
@@ -184,7 +184,7 @@ fn run_tools(common: &Properties) -> Vec<Value> {
     ]
 }
 
-/// The tools on rollouts and steps, and the rest: `diff`, `step`, `health`, `open_app`.
+/// The tools on rollouts and steps, and the rest: `diff`, `step`, `health`, `forensics`, `open_app`.
 fn step_tools(common: &Properties) -> Vec<Value> {
     let Properties { path, scheme, limit, offset } = common;
     vec![
@@ -234,6 +234,20 @@ fn step_tools(common: &Properties) -> Vec<Value> {
             },
         }),
         json!({
+            "name": "forensics",
+            "description": "Baseline forensics: the rows that corrupted a group's baseline (failed_rollout, padding_row, partial_group, duplicate_rollout, filtered_in_baseline, std_spike, reward_fallback), per training step and group, each with the rows, the largest change of the group's other advantages without them (credit_moved), whether the logged advantages include them, and the evidence. docs/FORENSICS.md defines the kinds. Paged over findings.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "path": path,
+                    "spike_bound": { "type": "number", "exclusiveMinimum": 0, "description": "a logged |advantage| above this on a zero std is a std_spike (default 10)" },
+                    "limit": limit.clone(),
+                    "offset": offset.clone()
+                },
+                "required": ["path"]
+            },
+        }),
+        json!({
             "name": "open_app",
             "description": "Open the vantage desktop app on a run at a deep link (#traj=ID&step=K&a=grpo&b=triage&view=compare) on this machine's display, to show a person a step.",
             "inputSchema": {
@@ -275,6 +289,7 @@ fn call(name: &str, arguments: &Value, options: &OpenOptions) -> Result<Value, S
         "runs" => json_command::from_mcp::<super::runs::Args>(arguments, options),
         "diff" => json_command::from_mcp::<super::diff::Args>(arguments, options),
         "step" => json_command::from_mcp::<super::step::Args>(arguments, options),
+        "forensics" => json_command::from_mcp::<super::forensics::Args>(arguments, options),
         "health" => {
             let mut thresholds = crate::analysis::health::Thresholds::default();
             if let Some(given) = arguments.get("thresholds").and_then(Value::as_object) {

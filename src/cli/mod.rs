@@ -12,6 +12,7 @@ mod compare;
 pub mod desktop;
 mod diff;
 pub mod embed;
+pub mod forensics;
 mod formulas;
 mod json_command;
 mod mcp;
@@ -142,11 +143,15 @@ enum Command {
     Runs(runs::Args),
     /// Two rollouts aligned step by step (docs/JSON.md): where they part, with each step's credit.
     Diff(diff::Args),
+    /// Baseline forensics (docs/FORENSICS.md): the rows that corrupted a group's baseline (failed
+    /// rollouts, pad rows, partial groups, duplicates, filtered rows, advantage spikes, reward
+    /// fallbacks), each with the credit they moved and whether the logged advantages include them.
+    Forensics(forensics::Args),
     /// One step (docs/JSON.md): its text and fields, and its credit under every supported scheme
     /// (or those named) with the formula and terms behind each number.
     Step(step::Args),
     /// A Model Context Protocol server over stdio for coding agents (docs/JSON.md): the tools `check`,
-    /// `compare`, `budget`, `runs`, `diff`, `step`, `health` and `open_app` on runs opened by path.
+    /// `compare`, `budget`, `runs`, `diff`, `step`, `health`, `forensics` and `open_app` on runs opened by path.
     Mcp,
     /// Run-health alarms (docs/HEALTH.md): print those that fire; exit 0 when none does, 1 when one
     /// does, 2 when a run cannot be read.
@@ -398,6 +403,7 @@ pub fn main() -> ExitCode {
         Some(Command::Budget(args)) => json_command::main(&args, &options),
         Some(Command::Runs(args)) => json_command::main(&args, &options),
         Some(Command::Diff(args)) => json_command::main(&args, &options),
+        Some(Command::Forensics(args)) => json_command::main(&args, &options),
         Some(Command::Step(args)) => json_command::main(&args, &options),
         Some(Command::Mcp) => mcp::main(&options),
         Some(Command::Health { files, json, set, follow, interval }) => {

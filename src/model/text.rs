@@ -269,6 +269,21 @@ impl TextArena {
         }
     }
 
+    /// The length of the text of `id` as stored, without reading it: the bytes of a text held in
+    /// memory, the raw JSON bytes (escapes not decoded) of one left in the log; `None` for a text
+    /// a dataset holds, whose length is known only once read. Two texts written by one writer are
+    /// equal only if these are, so a comparison of many texts can look at these first.
+    pub fn stored_len(&self, id: TextId) -> Option<usize> {
+        if id.is_none() {
+            return Some(0);
+        }
+        match self.span(id) {
+            Some((_, 0)) => None,
+            Some((_, len)) => Some(len as usize),
+            None => Some(self.get_owned(id).len()),
+        }
+    }
+
     /// Whether the text of `id` is `text` (raw JSON while the window holds it).
     pub fn equals(&self, id: TextId, text: &str) -> bool {
         if self.window.is_some_and(|w| w.locate(text).is_some()) {

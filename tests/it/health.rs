@@ -105,11 +105,13 @@ fn each_alarm_fires_on_a_run_built_to_trip_it() {
     assert_eq!(fired(&run), ["truncated"]);
     let mut run = healthy();
     run[0].finish = "error";
-    assert_eq!(fired(&run), ["errors"]);
+    // The errored rollout also counts in its group's reward baseline (baseline forensics).
+    assert_eq!(fired(&run), ["errors", "failed_rollout"]);
     // No text; text repeating itself; undecodable text.
     let mut run = healthy();
     run[1].thoughts = vec![String::new()];
-    assert_eq!(fired(&run), ["empty"]);
+    // An empty response in a group baseline is a failed rollout there too (baseline forensics).
+    assert_eq!(fired(&run), ["empty", "failed_rollout"]);
     let mut run = healthy();
     run[1].thoughts = vec!["the answer is the answer is ".repeat(6)];
     assert_eq!(fired(&run), ["repetitive"]);
@@ -306,8 +308,13 @@ fn the_alarms_without_texts_leave_out_only_the_text_alarms() {
     let loaded = load_bytes("health.jsonl", text.as_bytes(), &mut report).unwrap();
     assert!(loaded.text.holds_every_text());
     let names = |alarms: Vec<vantage::analysis::health::Alarm>| alarms.iter().map(|a| a.name).collect::<Vec<_>>();
-    assert_eq!(names(alarms(&loaded, &Thresholds::default())), ["truncated", "empty"]);
-    assert_eq!(names(vantage::analysis::health::alarms_without_texts(&loaded, &Thresholds::default())), ["truncated"]);
+    // The empty response is also a failed rollout in its group's baseline, which is told without
+    // reading a text (an empty text is stored as none).
+    assert_eq!(names(alarms(&loaded, &Thresholds::default())), ["truncated", "empty", "failed_rollout"]);
+    assert_eq!(
+        names(vantage::analysis::health::alarms_without_texts(&loaded, &Thresholds::default())),
+        ["truncated", "failed_rollout"]
+    );
     // A vantage JSONL log read from its file keeps its texts there.
     let dir = crate::common::scratch("health-texts");
     std::fs::write(dir.join("run.jsonl"), &text).unwrap();

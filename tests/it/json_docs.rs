@@ -15,8 +15,9 @@ fn examples() -> Vec<Value> {
 }
 
 /// Objects keyed by data (scheme ids, score names, labels), not by the schema: their keys vary.
-const DATA_KEYED: [&str; 9] = [
+const DATA_KEYED: [&str; 10] = [
     "unavailable",
+    "counts",
     "step_scores",
     "outcome_components",
     "roles",
@@ -97,7 +98,9 @@ fn the_documented_json_is_what_the_commands_print() {
         "--json",
     ]);
     let step = vantage(&["step", alfworld, "--trajectory", "s0-task1-r5", "--step", "3", "--json"]);
-    let [check_doc, compare_doc, budget_doc, runs_doc, diff_doc, step_doc, health_doc] = &examples[..] else {
+    let forensics = vantage(&["forensics", "tests/fixtures/forensics/failed_rollout.jsonl", "--json"]);
+    let [check_doc, compare_doc, budget_doc, runs_doc, diff_doc, step_doc, health_doc, forensics_doc] = &examples[..]
+    else {
         panic!("one example per command")
     };
     for (name, example, actual) in [
@@ -108,6 +111,7 @@ fn the_documented_json_is_what_the_commands_print() {
         ("diff", diff_doc, &diff),
         ("step", step_doc, &step),
         ("health", health_doc, &health),
+        ("forensics", forensics_doc, &forensics),
     ] {
         let mut out = Vec::new();
         key_differences(example, actual, name, &mut out);
@@ -140,6 +144,9 @@ fn the_documented_json_is_what_the_commands_print() {
         assert_eq!(diff_doc[key], diff[key], "diff {key}");
     }
     assert_eq!(step_doc["texts"], step["texts"]);
+    assert_eq!(forensics_doc["findings"], forensics["findings"]);
+    assert_eq!(forensics_doc["counts"], forensics["counts"]);
+    assert_eq!(forensics_doc["scheme"], forensics["scheme"]);
     for doc in step_doc["credit"].as_array().unwrap() {
         let actual = step["credit"].as_array().unwrap().iter().find(|c| c["scheme"] == doc["scheme"]).unwrap();
         assert_eq!(doc, actual, "step credit {}", doc["scheme"]);

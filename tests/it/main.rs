@@ -10,6 +10,7 @@ mod credit_props;
 mod credit_snapshot;
 mod credit_threads;
 mod fixtures;
+mod forensics;
 mod format_roundtrip;
 mod formulas;
 mod golden_trainers;

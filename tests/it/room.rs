@@ -331,3 +331,50 @@ fn the_window_width_chooses_the_layout_and_a_strip_opens_its_panel() {
     let central = vantage::ui::central_rect(&h.ctx).unwrap();
     assert!(central.width() > 900.0, "{central:?}");
 }
+
+/// Baseline forensics in a room (docs/FORENSICS.md): the Overview's strip counts the findings, a
+/// click lists them, a click on a finding opens its group, which names the flagged rows and draws
+/// its credit with and without them, whole in a 1280×720 window at the desk and in meeting mode.
+#[test]
+fn a_flagged_group_is_drawn_with_and_without_its_rows_in_a_room() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forensics/failed_rollout.jsonl");
+    let bytes = std::fs::read(path).unwrap();
+    let mut results = SnapshotResults::new();
+    for meeting in [false, true] {
+        let mut h = room_harness(app_with("failed_rollout.jsonl", &bytes), Tab::Overview, meeting);
+        h.get_by_label("Baseline: 1 finding(s)");
+        h.get_by_label_contains("failed rollout ×1").click();
+        h.run_ok();
+        // The window lists the finding; its group opens the Group view.
+        h.get_by_label_contains("failed rollouts in the baseline, as fixed in NVIDIA-NeMo/RL #3470");
+        h.get_by_label("s1-p9").click();
+        h.run_ok();
+        assert_eq!(h.state().state.tab, Tab::Group);
+        let open = h.state().current().unwrap();
+        assert_eq!(open.run.group_key(open.selection.group.unwrap()), "s1-p9");
+        let instance = open.instance;
+        h.run_ok();
+        h.snapshot(format!("room/forensics_failed_rollout_group{}", if meeting { "_meeting" } else { "" }));
+        results.extend_harness(&mut h);
+        let line = h.get_by_label_contains("Baseline: failed rollouts in the baseline: s1-p9-r6, s1-p9-r7").rect();
+        assert!(h.query_by_label_contains("with the flagged rows (grpo --preset nemo_rl)").is_some());
+        assert!(h.query_by_label_contains("× flagged row").is_some());
+        let id = vantage::ui::widgets::plot_id("baseline_with_without", instance);
+        let frame = *egui_plot::PlotMemory::load(&h.ctx, id).expect("the plot is drawn").transform().frame();
+        let central = vantage::ui::central_rect(&h.ctx).unwrap();
+        let zoom = if meeting { MEETING_ZOOM } else { 1.0 };
+        assert!(central.contains_rect(frame), "{frame:?} outside {central:?}");
+        assert!(frame.height() >= 50.0, "{frame:?}");
+        assert!(frame.bottom() + 30.0 <= WINDOW[1] / zoom, "{frame:?}");
+        assert!(line.right() <= central.right() + 1.0, "{line:?}");
+        // At the desk the tree and the heatmap are still there below it; in meeting mode the plot
+        // has their room, and a button gives it back.
+        if meeting {
+            h.get_by_label("back to the tree and heatmap").click();
+            h.run_ok();
+            h.get_by_label("credit with and without the flagged rows");
+        }
+        assert!(h.query_by_label("rollout tree").is_some());
+    }
+    results.unwrap();
+}

@@ -315,8 +315,12 @@ fn most_different_ui(
     let logged = schemes.iter().position(|s| *s == "logged");
     let title = if logged.is_some() { "Logged vs recomputed: where they differ" } else { "Where A and B differ most" };
     ui.label(egui::RichText::new(title).strong());
+    let found = super::forensics::cached(ui, open);
     if let (Some(_), Some(audit)) = (logged, &open.audit) {
         ui.label(format!("Audit: {}", crate::analysis::audit::describe(&open.run, audit)));
+        if let Some(note) = found.as_ref().and_then(|f| super::forensics::audit_note(f, open, audit)) {
+            ui.label(egui::RichText::new(note).color(theme::WARNING));
+        }
     }
     let tolerance = c.sign_tolerance[0].max(c.sign_tolerance[1]);
     ui.label(
@@ -346,8 +350,8 @@ fn most_different_ui(
             .color(theme::MUTED),
         );
     }
-    egui::Grid::new("most_different").striped(true).num_columns(5).show(ui, |ui| {
-        for h in ["rollout", "step", "A", "B", "A − B"] {
+    egui::Grid::new("most_different").striped(true).num_columns(6).show(ui, |ui| {
+        for h in ["rollout", "step", "A", "B", "A − B", "baseline"] {
             ui.label(egui::RichText::new(h).color(theme::MUTED));
         }
         ui.end_row();
@@ -363,6 +367,9 @@ fn most_different_ui(
             ui.label(format_credit(row.a, largest));
             ui.label(format_credit(row.b, largest));
             ui.label(format_credit(row.a - row.b, largest));
+            // A flagged row (baseline forensics): the difference may be its, not the scheme's.
+            let flag = found.as_ref().map(|f| super::forensics::flag_of(f, open, t)).unwrap_or_default();
+            ui.label(egui::RichText::new(flag).color(theme::WARNING));
             ui.end_row();
         }
     });

@@ -1,10 +1,11 @@
 //! Group view: the rollout tree of the selected group above its steps × rollouts heatmap (beside it
-//! in meeting mode).
+//! in meeting mode), under the group's baseline findings (`forensics::group_ui`).
 
 use crate::ui::ViewCtx;
 
 /// Draws the tree in the upper part and the heatmap below.
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    let mut in_their_room = false;
     if let Some(g) = ctx.open.selection.group {
         let run = &ctx.open.run;
         let prompt = run.text(run.groups.prompt[g.index()]);
@@ -24,6 +25,11 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         } else {
             ui.label(super::run_browser::truncate(headline, 400));
         }
+        in_their_room = super::forensics::group_ui(ui, ctx, g);
+    }
+    // Meeting mode's credit with and without a finding's rows, in the tree and heatmap's room.
+    if in_their_room {
+        return;
     }
     // In meeting mode the window holds too little height for both one above the other: side by
     // side, rows level (the heatmap's rows follow the tree's leaves), each as tall as the view.

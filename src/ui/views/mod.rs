@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod diff;
+pub mod forensics;
 pub mod group;
 pub mod heatmap;
 pub mod inspector;

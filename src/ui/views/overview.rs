@@ -25,11 +25,14 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&stats))));
         stats
     };
-    // The heading and the health alarms share a line (meeting mode has little height to spare).
+    // The heading, the health alarms and the baseline findings share a line (meeting mode has
+    // little height to spare).
     ui.horizontal_wrapped(|ui| {
         ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
         ui.separator();
         alarms_ui(ui, ctx);
+        ui.separator();
+        super::forensics::strip_ui(ui, ctx);
     });
     // Above the plots, where the page's scrolling cannot hide it (with one training step nothing
     // can recur).
@@ -325,11 +328,15 @@ fn alarms_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         let thresholds = crate::analysis::health::Thresholds::default();
         // A run whose texts stay in its log or dataset is not read whole here (the UI's thread;
         // on the web every text column would be fetched): its text alarms are `vantage health`'s.
-        let alarms = Arc::new(if open.run.text.holds_every_text() {
-            crate::analysis::health::alarms(&open.run, &thresholds)
-        } else {
-            crate::analysis::health::alarms_without_texts(&open.run, &thresholds)
-        });
+        let texts = open.run.text.holds_every_text();
+        let mut alarms = match super::forensics::cached(ui, open) {
+            Some(found) => crate::analysis::health::alarms_with_findings(&open.run, &thresholds, texts, &found),
+            None if texts => crate::analysis::health::alarms(&open.run, &thresholds),
+            None => crate::analysis::health::alarms_without_texts(&open.run, &thresholds),
+        };
+        // The baseline findings have a strip of their own (`forensics::strip_ui`).
+        alarms.retain(|a| crate::analysis::forensics::Kind::of_name(a.name).is_none());
+        let alarms = Arc::new(alarms);
         ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&alarms))));
         alarms
     };
