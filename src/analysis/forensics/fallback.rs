@@ -182,26 +182,13 @@ pub fn reward_fallbacks(run: &Run, notes: &mut Vec<String>) -> Vec<Finding> {
         if rows.is_empty() || run.groups.members(g).len() < 2 {
             continue;
         }
-        let shown: Vec<String> = rows
-            .iter()
-            .take(5)
-            .map(|&(t, i, p)| {
-                let y = ys[i];
-                let alone = sole_component(&names, &xs[i], y);
-                format!("{} reward {y} where the components give {p:.4}{alone}", run.trajectory_key(t))
-            })
-            .collect();
-        let more = if rows.len() > 5 { format!(" and {} more", rows.len() - 5) } else { String::new() };
-        out.push(Finding {
-            kind: Kind::RewardFallback,
-            train_step: run.groups.train_step[g.index()],
-            group: g,
-            trajectories: rows.iter().map(|r| r.0).collect(),
-            credit_moved: None,
-            trainer_included: None,
-            credit_rows: Vec::new(),
-            evidence: format!("the other rows of the task follow reward = {described}; {}{more}", shown.join(", ")),
+        let shown = rows.iter().map(|&(t, i, p)| {
+            let alone = sole_component(&names, &xs[i], ys[i]);
+            format!("{} reward {} where the components give {p:.4}{alone}", run.trajectory_key(t), ys[i])
         });
+        let evidence =
+            format!("the other rows of the task follow reward = {described}; {}", super::first_five(shown, ", "));
+        out.push(Finding::new(run, Kind::RewardFallback, g, rows.iter().map(|r| r.0).collect(), evidence));
     }
     out
 }

@@ -89,20 +89,12 @@ pub fn partial_groups(run: &Run, sizes: &Sizes) -> Vec<Finding> {
         if members.len() >= expected {
             continue;
         }
-        out.push(Finding {
-            kind: Kind::PartialGroup,
-            train_step: step,
-            group: g,
-            trajectories: members.to_vec(),
-            credit_moved: None,
-            trainer_included: None,
-            credit_rows: Vec::new(),
-            evidence: format!(
-                "{} of {expected} rollouts ({whence}): its mean and std are taken over {} rewards",
-                members.len(),
-                members.len()
-            ),
-        });
+        let evidence = format!(
+            "{} of {expected} rollouts ({whence}): its mean and std are taken over {} rewards",
+            members.len(),
+            members.len()
+        );
+        out.push(Finding::new(run, Kind::PartialGroup, g, members.to_vec(), evidence));
     }
     out
 }

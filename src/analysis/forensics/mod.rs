@@ -138,6 +138,30 @@ pub struct Finding {
     pub credit_rows: Vec<CreditRow>,
 }
 
+impl Finding {
+    /// A finding of `kind` on `trajectories` of group `g`, before any credit is recomputed.
+    fn new(run: &Run, kind: Kind, g: GroupId, trajectories: Vec<TrajectoryId>, evidence: String) -> Self {
+        Self {
+            kind,
+            train_step: run.groups.train_step.get(g.index()).copied().flatten(),
+            group: g,
+            trajectories,
+            credit_moved: None,
+            trainer_included: None,
+            evidence,
+            credit_rows: Vec::new(),
+        }
+    }
+}
+
+/// The first five of `items` joined by `separator`, and how many more there are.
+fn first_five(items: impl ExactSizeIterator<Item = String>, separator: &str) -> String {
+    let total = items.len();
+    let shown: Vec<String> = items.take(5).collect();
+    let more = if total > 5 { format!(" and {} more", total - 5) } else { String::new() };
+    format!("{}{more}", shown.join(separator))
+}
+
 /// A row of a group recomputed with and without the flagged rows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CreditRow {

@@ -90,27 +90,14 @@ pub fn row_findings(run: &Run, texts: bool) -> Vec<Finding> {
 /// A finding on `rows` of group `g`, each with what flagged it.
 fn row_finding(run: &Run, g: GroupId, kind: Kind, rows: Vec<(TrajectoryId, String)>) -> Finding {
     let members = run.groups.members(g).len();
-    let described: Vec<String> = rows
-        .iter()
-        .take(5)
-        .map(|(t, why)| format!("{} ({why}, reward {})", run.trajectory_key(*t), reward_text(run, *t)))
-        .collect();
-    let more = if rows.len() > 5 { format!(" and {} more", rows.len() - 5) } else { String::new() };
+    let described =
+        rows.iter().map(|(t, why)| format!("{} ({why}, reward {})", run.trajectory_key(*t), reward_text(run, *t)));
     let evidence = format!(
-        "{} of the group's {members} rollouts counted in its baseline: {}{more}",
+        "{} of the group's {members} rollouts counted in its baseline: {}",
         rows.len(),
-        described.join(", ")
+        super::first_five(described, ", ")
     );
-    Finding {
-        kind,
-        train_step: run.groups.train_step[g.index()],
-        group: g,
-        trajectories: rows.into_iter().map(|(t, _)| t).collect(),
-        credit_moved: None,
-        trainer_included: None,
-        evidence,
-        credit_rows: Vec::new(),
-    }
+    Finding::new(run, kind, g, rows.into_iter().map(|(t, _)| t).collect(), evidence)
 }
 
 /// A row's reward as the evidence prints it.

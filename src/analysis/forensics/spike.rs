@@ -40,28 +40,11 @@ pub fn std_spikes(run: &Run, logged: &[f32], bound: f64) -> Vec<Finding> {
         if rows.is_empty() {
             continue;
         }
-        let shown: Vec<String> = rows
-            .iter()
-            .take(5)
-            .map(|(t, a, why)| {
-                format!(
-                    "{} logged {a} (|A| > {bound}) with reward {}; {why}",
-                    run.trajectory_key(*t),
-                    tr.reward[t.index()]
-                )
-            })
-            .collect();
-        let more = if rows.len() > 5 { format!(" and {} more", rows.len() - 5) } else { String::new() };
-        out.push(Finding {
-            kind: Kind::StdSpike,
-            train_step: run.groups.train_step[g.index()],
-            group: g,
-            trajectories: rows.iter().map(|r| r.0).collect(),
-            credit_moved: None,
-            trainer_included: None,
-            credit_rows: Vec::new(),
-            evidence: format!("{}{more}", shown.join("; ")),
+        let shown = rows.iter().map(|(t, a, why)| {
+            format!("{} logged {a} (|A| > {bound}) with reward {}; {why}", run.trajectory_key(*t), tr.reward[t.index()])
         });
+        let evidence = super::first_five(shown, "; ");
+        out.push(Finding::new(run, Kind::StdSpike, g, rows.iter().map(|r| r.0).collect(), evidence));
     }
     out
 }
