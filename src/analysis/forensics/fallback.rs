@@ -1,8 +1,10 @@
 //! Reward fallbacks: rows whose reward no longer follows the reward components that the other
 //! rows of their task follow (marin #7784: reward shaping silently fell back to the sparse reward
 //! for part of a run). The relation is fitted over the run, `reward = b + Σ w·component`, by least
-//! squares trimmed to the rows it fits exactly; it holds when it fits most rows to rounding. Rows
-//! it does not fit are flagged where other rows of the same task fit it.
+//! squares trimmed to the rows it fits exactly; it holds when it fits half the rows or more to
+//! rounding (ten at least, and three for each of its terms), with rewards that differ among them,
+//! through at least one component. Rows it does not fit are flagged where other rows of the same
+//! task fit it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -26,6 +28,9 @@ const FIT_TOLERANCE: f64 = 1e-4;
 
 /// The share of rows the relation must fit for it to hold.
 const HOLDS: f64 = 0.5;
+
+/// The fewest rows it must fit.
+const MIN_ROWS: usize = 10;
 
 /// A linear relation `reward = weights · [1, components…]`.
 struct Relation {
@@ -124,9 +129,13 @@ fn relation(names: &[String], xs: &[Vec<f64>], ys: &[f64]) -> Option<Relation> {
         rows = next;
         best = Relation { names: names.to_vec(), weights: fit(xs, ys, &rows) };
     }
-    let fitted = count(&best);
-    let k = names.len() + 1;
-    (fitted as f64 >= HOLDS * ys.len() as f64 && fitted > k + 1).then_some(best)
+    let fitted: Vec<usize> = all.iter().copied().filter(|&i| fits(&best, &xs[i], ys[i])).collect();
+    // A relation of k terms fits any k rows: it must fit several times as many, and more than ten.
+    let enough = fitted.len() >= (3 * (names.len() + 1)).max(MIN_ROWS);
+    // A relation that gives every row it fits one reward, or reads no component, explains nothing.
+    let varied = fitted.iter().any(|&i| (ys[i] - ys[fitted[0]]).abs() > FIT_TOLERANCE);
+    let reads = best.weights[1..].iter().any(|w| w.abs() > 1e-6);
+    (fitted.len() as f64 >= HOLDS * ys.len() as f64 && enough && varied && reads).then_some(best)
 }
 
 /// The rows whose reward leaves the relation the run's other rows follow, one finding per group;

@@ -1,7 +1,7 @@
 //! Partial groups: a group smaller than the run's group size, taken from the run's metadata where
 //! the trainer logs it (verl `rollout.n`, TRL `num_generations`, OpenRLHF and slime
 //! `n_samples_per_prompt`, NeMo-RL `num_generations_per_prompt`, verifiers and prime-rl
-//! `rollouts_per_example`, `group_size`), else the most common size at the group's training step.
+//! `rollouts_per_example`, `group_size`), else the size most groups of its training step have.
 
 use std::collections::BTreeMap;
 
@@ -22,7 +22,7 @@ const SIZE_KEYS: [&str; 6] = [
 pub struct Sizes {
     /// The run's group size and the metadata key it was read from.
     pub run_size: Option<(usize, String)>,
-    /// Per training step, the most common size of its groups (the larger on a tie).
+    /// Per training step, the size most of its groups of two or more have, where one clearly does.
     pub by_step: BTreeMap<Option<i64>, usize>,
 }
 
@@ -53,18 +53,26 @@ fn is_tree_group(run: &Run, g: GroupId) -> bool {
 
 /// The sizes of `run`'s groups.
 pub fn expected(run: &Run) -> Sizes {
-    let metadata = serde_json::Value::Object(run.meta.metadata.clone().into_iter().collect());
+    // A key with a `/` holds one run's config of a file that holds several (Trackio's
+    // `config/RUN`): its size is that run's, which the groups do not say, so it is not read.
+    let metadata = serde_json::Value::Object(
+        run.meta.metadata.iter().filter(|(k, _)| !k.contains('/')).map(|(k, v)| (k.clone(), v.clone())).collect(),
+    );
     let run_size = find_size(&metadata, "", 4).map(|(n, key)| (n, format!("the run's metadata ({key})")));
     let mut counts: BTreeMap<Option<i64>, BTreeMap<usize, usize>> = BTreeMap::new();
-    for g in run.groups.ids().filter(|&g| !is_tree_group(run, g)) {
+    for g in run.groups.ids().filter(|&g| !is_tree_group(run, g) && run.groups.members(g).len() >= 2) {
         let size = run.groups.members(g).len();
         *counts.entry(run.groups.train_step[g.index()]).or_default().entry(size).or_default() += 1;
     }
+    // A size is the step's only where it is clear: held by three groups or more, by half of the
+    // step's groups or more, and by more groups than any other size.
     let by_step = counts
         .into_iter()
         .filter_map(|(step, sizes)| {
-            let most = sizes.iter().max_by_key(|(size, n)| (**n, **size)).map(|(size, _)| *size)?;
-            Some((step, most))
+            let total: usize = sizes.values().sum();
+            let (&most, &n) = sizes.iter().max_by_key(|(size, n)| (**n, **size))?;
+            let tied = sizes.iter().any(|(&size, &m)| size != most && m == n);
+            (n >= 3 && 2 * n >= total && !tied).then_some((step, most))
         })
         .collect();
     Sizes { run_size, by_step }
@@ -83,7 +91,7 @@ pub fn partial_groups(run: &Run, sizes: &Sizes) -> Vec<Finding> {
         let step = run.groups.train_step[g.index()];
         let (expected, whence) = match (&sizes.run_size, sizes.by_step.get(&step)) {
             (Some((n, whence)), _) => (*n, whence.clone()),
-            (None, Some(&n)) => (n, format!("the most common group size at training step {}", step_text(step))),
+            (None, Some(&n)) => (n, format!("the size most groups of training step {} have", step_text(step))),
             (None, None) => continue,
         };
         if members.len() >= expected {

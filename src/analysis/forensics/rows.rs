@@ -19,10 +19,14 @@ const FILTER_FINISH: [&str; 2] = ["filtered", "masked"];
 /// reward functions.
 pub const FILTER_FLAGS: [&str; 4] = ["filtered", "is_filtered", "mask_sample", "masked"];
 
+/// Finish reasons that hold a failure word but say the rollout finished: PRM800K's `found_error`
+/// (its labeler found an error in the solution).
+const NOT_FAILURES: [&str; 1] = ["found_error"];
+
 /// Whether a finish reason says the rollout failed.
 pub fn is_failure(finish: &str) -> bool {
     let finish = finish.to_ascii_lowercase();
-    FAILURE_WORDS.iter().any(|w| finish.contains(w))
+    FAILURE_WORDS.iter().any(|w| finish.contains(w)) && !NOT_FAILURES.contains(&finish.as_str())
 }
 
 /// What a row's response is made of, without reading its texts.
