@@ -1468,3 +1468,18 @@ fn the_overview_shows_the_health_alarms_and_a_click_opens_a_group() {
     let open = h.state().current().unwrap();
     assert_eq!(open.run.group_key(open.selection.group.unwrap()), first);
 }
+
+/// Compare marks a flagged rollout (baseline forensics, docs/FORENSICS.md): beside the trainer's
+/// logged leave-one-out advantages, verl's GRPO differs on every row, and the failed rows and their
+/// group say why their difference may be the row's and not the scheme's.
+#[test]
+fn compare_marks_the_rows_baseline_forensics_flags() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forensics/failed_rollout.jsonl");
+    let mut app = app_with("failed_rollout.jsonl", &std::fs::read(path).unwrap());
+    app.state.scheme_a = vantage::app::SchemeChoice::new("logged");
+    app.state.scheme_b = vantage::app::SchemeChoice::new("grpo");
+    app.state.tab = Tab::Compare;
+    let h = harness_sized(app, 2400.0);
+    assert!(h.query_all_by_label("failed_rollout").count() >= 1, "a failed row is marked");
+    assert!(h.query_all_by_label("in a group with failed_rollout").count() >= 1, "its group's other rows too");
+}
