@@ -238,7 +238,7 @@ fn baseline_alarms(
             threshold,
             groups,
             message: format!(
-                "training step {step}: {} of {of} groups with {} ({rows} rollouts{moved}; as fixed in {}; vantage forensics lists them)",
+                "training step {step}: {} of {of} groups with {} ({rows} rollout(s){moved}; as fixed in {}; vantage forensics lists them)",
                 findings.len(),
                 kind.describe(),
                 kind.source()

@@ -45,11 +45,11 @@ impl Relation {
 
     fn describe(&self) -> String {
         let mut terms: Vec<String> = Vec::new();
-        if self.weights[0].abs() > 1e-9 {
+        if self.weights[0].abs() >= 5e-5 {
             terms.push(format!("{:.4}", self.weights[0]));
         }
         for (w, name) in self.weights[1..].iter().zip(&self.names) {
-            if w.abs() > 1e-9 {
+            if w.abs() >= 5e-5 {
                 terms.push(format!("{}·{name}", trim(*w)));
             }
         }
