@@ -525,7 +525,7 @@ fn a_folder_exits_2_only_when_nothing_in_it_loads() {
 fn the_toolbench_folder_loads_its_answers_and_names_its_query_files() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/toolbench-dfsdt");
     if !dir.is_dir() {
-        println!("SKIPPED: ../shared/data/toolbench-dfsdt is absent");
+        crate::common::skipped("../shared/data/toolbench-dfsdt is absent");
         return;
     }
     let (code, out, err) = vantage(&["check", dir.to_str().unwrap()]);

@@ -98,3 +98,62 @@ pub fn follow_in_pieces(path: &std::path::Path, source: &str) -> (vantage::sourc
     live.poll().unwrap();
     (live, first)
 }
+
+/// Says that a test, or part of one, did not run because what it reads is absent (`what`, e.g.
+/// "../shared/data is absent"): prints `SKIPPED: what` and appends the line to the run's list of
+/// skips (`$CARGO_TARGET_TMPDIR/skips.txt`, which `./check` counts at its end). Under
+/// `VANTAGE_SHARED_REQUIRED=1`, as `.ci/run` sets, it fails the test instead: in CI every test that
+/// reads `../shared` must find it.
+pub fn skipped(what: &str) {
+    let line = format!("SKIPPED: {what}");
+    assert!(
+        std::env::var_os("VANTAGE_SHARED_REQUIRED").is_none_or(|v| v != "1"),
+        "{line}, and VANTAGE_SHARED_REQUIRED=1 says every test that reads ../shared must find it"
+    );
+    println!("{line}");
+    record_skip(&line);
+}
+
+/// Appends `line` to the list of skips `./check` reports.
+fn record_skip(line: &str) {
+    use std::io::Write as _;
+    // `VANTAGE_SKIPS_FILE` elsewhere: a test of skipping keeps its skips out of the run's count.
+    let path = std::env::var_os("VANTAGE_SKIPS_FILE")
+        .map_or_else(|| std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("skips.txt"), std::path::PathBuf::from);
+    // One write of one line: the test threads' lines do not interleave.
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _: std::io::Result<()> = file.write_all(format!("{line}\n").as_bytes());
+    }
+}
+
+#[test]
+fn a_test_that_would_skip_fails_when_shared_data_is_required() {
+    // This binary again, on tests that read ../shared, their data moved to where nothing is.
+    let absent = scratch("shared-moved-away").join("absent");
+    for (test, var) in [
+        ("importers::processbench_files_load_with_their_published_counts", "VANTAGE_DATA_DIR"),
+        ("golden_verl::verl_golden_vectors_are_reproduced", "VANTAGE_GOLDEN_DIR"),
+        ("golden_trainers::trl_golden_vectors_are_reproduced", "VANTAGE_GOLDEN_TRL_DIR"),
+    ] {
+        let run = |required: bool| {
+            let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+            command.args(["--exact", test, "--test-threads", "1", "--nocapture"]).env(var, &absent);
+            command.env("VANTAGE_SKIPS_FILE", absent.with_file_name("skips.txt"));
+            if required {
+                command.env("VANTAGE_SHARED_REQUIRED", "1");
+            } else {
+                command.env_remove("VANTAGE_SHARED_REQUIRED");
+            }
+            command.output().unwrap()
+        };
+        let out = run(true);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success(), "{test} passed with its data absent and required:\n{text}");
+        assert!(text.contains("VANTAGE_SHARED_REQUIRED=1") && text.contains(&absent.display().to_string()), "{text}");
+        assert!(text.contains("1 failed"), "{test} did not run:\n{text}");
+        // Without the requirement it passes, saying SKIPPED.
+        let out = run(false);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success() && text.contains("SKIPPED: "), "{text}");
+    }
+}

@@ -284,7 +284,7 @@ fn check_openrlhf(file: &Value) -> Result<usize, String> {
 fn check_dir(var: &str, default: &str, check: fn(&Value) -> Result<usize, String>) -> usize {
     let dir = dir(var, default);
     if !dir.is_dir() {
-        println!("SKIPPED: {} is absent (set {var})", dir.display());
+        crate::common::skipped(&format!("{} is absent (set {var})", dir.display()));
         return 0;
     }
     let mut failures = Vec::new();

@@ -245,7 +245,7 @@ fn check_dir(dir: &std::path::Path) -> Vec<String> {
 fn verl_golden_vectors_are_reproduced() {
     let dir = golden_dir();
     if std::fs::read_dir(&dir).is_err() {
-        eprintln!("SKIPPED: no golden directory at {} (set VANTAGE_GOLDEN_DIR)", dir.display());
+        crate::common::skipped(&format!("no golden directory at {} (set VANTAGE_GOLDEN_DIR)", dir.display()));
         return;
     }
     let failures = check_dir(&dir);

@@ -283,7 +283,7 @@ fn real_logs_trip_the_alarms_their_definitions_give() {
     for (file, want) in cases {
         let path = data.join(file);
         let Ok(bytes) = std::fs::read(&path) else {
-            println!("SKIPPED: {} is absent", path.display());
+            crate::common::skipped(&format!("{} is absent", path.display()));
             continue;
         };
         let mut report = LoadReport::new(file);

@@ -18,7 +18,7 @@ fn data_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("SKIPPED: no shared data at {} (set VANTAGE_DATA_DIR)", dir.display());
+        crate::common::skipped(&format!("no shared data at {} (set VANTAGE_DATA_DIR)", dir.display()));
         None
     }
 }
@@ -790,7 +790,7 @@ fn inspect_samples_read_on_every_core_give_the_run_read_one_by_one() {
             }
         }
     } else {
-        println!("SKIPPED the real Inspect logs: ../shared/data is absent");
+        crate::common::skipped("the real Inspect logs: ../shared/data is absent");
     }
     for (name, bytes) in &logs {
         let mut report = LoadReport::new(name);

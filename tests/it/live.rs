@@ -55,7 +55,7 @@ fn native_logs() -> Vec<(String, Vec<u8>)> {
         }
         assert!(found >= 10, "only {found} real files loaded");
     } else {
-        println!("SKIPPED the real logs: ../shared/data is absent");
+        crate::common::skipped("the real logs: ../shared/data is absent");
     }
     logs
 }
@@ -134,7 +134,7 @@ fn other_jsonl_logs() -> Vec<(String, Vec<u8>)> {
     if shared.is_dir() {
         paths.extend(vantage::source::folder::read(&shared, true).logs);
     } else {
-        println!("SKIPPED the real logs: ../shared/data is absent");
+        crate::common::skipped("the real logs: ../shared/data is absent");
     }
     for path in paths.into_iter().filter(|p| p.is_file()) {
         let bytes = std::fs::read(&path).unwrap();

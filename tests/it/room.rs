@@ -274,7 +274,7 @@ fn every_view_of_a_real_toolbench_log_fits_a_room() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data/toolbench-dfsdt/answer/G1_answer/69_ChatGPT_DFS_woFilter_w2.json");
     let Ok(bytes) = std::fs::read(&path) else {
-        println!("SKIPPED: {} is absent", path.display());
+        crate::common::skipped(&format!("{} is absent", path.display()));
         return;
     };
     check_run("toolbench_69_dfs.json", &bytes);

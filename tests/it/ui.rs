@@ -617,7 +617,7 @@ fn diff_and_runs_work_on_a_real_tau_bench_log() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data/tau-bench-airline-gpt4o/gpt-4o-airline.json");
     if !path.exists() {
-        println!("SKIPPED the real tau-bench log: ../shared/data is absent");
+        crate::common::skipped("the real tau-bench log: ../shared/data is absent");
         return;
     }
     let load = || {
