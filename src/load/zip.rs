@@ -104,6 +104,45 @@ impl<'a> Archive<'a> {
 /// entry declares and at most the memory budget ([`super::budget`]): one that would go further (a
 /// ZIP bomb, or a damaged archive) is an error, found before that much memory is taken.
 pub fn read_entry(bytes: &[u8], entry: &Entry, budget: u64) -> Result<Vec<u8>, String> {
+    let content = inflate(bytes, entry, budget)?;
+    // Not under fuzzing: a mutated entry would fail its CRC before its content is read.
+    let crc = crc32(&content);
+    if crc != entry.crc32 && !cfg!(fuzzing) {
+        return Err(format!("{}: damaged (CRC-32 {crc:08x}, the directory says {:08x})", entry.name, entry.crc32));
+    }
+    Ok(content)
+}
+
+/// The archive `bytes` with each entry's CRC-32, in its central directory entry and its local
+/// header, set to that of its content: what a fuzzer's mutated input looked like to the parsers
+/// behind the check, which a fuzzing build skips. `tests/it/fixtures.rs` replays the kept inputs
+/// through it, so that a replay reaches what the fuzzer reached. `None` when `bytes` is not an
+/// archive this reader opens; an entry that does not inflate keeps its CRC.
+pub fn with_true_crcs(bytes: &[u8], budget: u64) -> Option<Vec<u8>> {
+    let archive = Archive::open(bytes, budget).ok()?;
+    let mut out = bytes.to_vec();
+    let eocd = (bytes.len().saturating_sub(22 + 65_535)..bytes.len().saturating_sub(21))
+        .rev()
+        .find(|&i| u32_at(bytes, i) == Some(0x0605_4b50))?;
+    let mut at = u32_at(bytes, eocd + 16)? as usize;
+    for entry in &archive.entries {
+        let (name_len, extra_len, comment_len) =
+            (u16_at(bytes, at + 28)? as usize, u16_at(bytes, at + 30)? as usize, u16_at(bytes, at + 32)? as usize);
+        if let Ok(content) = inflate(bytes, entry, budget) {
+            let crc = crc32(&content).to_le_bytes();
+            for place in [at + 16, entry.local_offset as usize + 14] {
+                if let Some(slot) = out.get_mut(place..place + 4) {
+                    slot.copy_from_slice(&crc);
+                }
+            }
+        }
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    Some(out)
+}
+
+/// The content of `entry`, its CRC not checked.
+fn inflate(bytes: &[u8], entry: &Entry, budget: u64) -> Result<Vec<u8>, String> {
     let at = entry.local_offset as usize;
     if u32_at(bytes, at) != Some(0x0403_4b50) {
         return Err(format!("{}: damaged local header", entry.name));
@@ -154,11 +193,6 @@ pub fn read_entry(bytes: &[u8], entry: &Entry, budget: u64) -> Result<Vec<u8>, S
         }
         other => Err(format!("{}: compression method {other} is not supported", entry.name)),
     }?;
-    // Not under fuzzing: a mutated entry would fail its CRC before its content is read.
-    let crc = crc32(&content);
-    if crc != entry.crc32 && !cfg!(fuzzing) {
-        return Err(format!("{}: damaged (CRC-32 {crc:08x}, the directory says {:08x})", entry.name, entry.crc32));
-    }
     Ok(content)
 }
 
@@ -223,6 +257,21 @@ pub fn crc32(data: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mutated_entry_fails_its_crc_until_the_replay_sets_it_to_its_content() {
+        let mut bytes = write(&[("a.json", 0, b"{\"x\": 1}"), ("b.json", 8, b"[1, 2, 3]")]);
+        // A fuzzer's mutation inside the stored entry's content.
+        let at = bytes.windows(6).position(|w| w == b"\"x\": 1").unwrap() + 5;
+        bytes[at] = b'7';
+        let archive = Archive::open(&bytes, 1 << 20).unwrap();
+        assert!(archive.read(&archive.entries[0]).unwrap_err().contains("damaged (CRC-32"));
+        let fixed = with_true_crcs(&bytes, 1 << 20).unwrap();
+        let archive = Archive::open(&fixed, 1 << 20).unwrap();
+        assert_eq!(archive.read(&archive.entries[0]).unwrap(), b"{\"x\": 7}");
+        assert_eq!(archive.read(&archive.entries[1]).unwrap(), b"[1, 2, 3]");
+        assert_eq!(with_true_crcs(b"not a zip", 1 << 20), None);
+    }
 
     #[test]
     fn round_trips_stored_deflate_and_zstd_entries() {
