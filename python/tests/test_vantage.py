@@ -217,12 +217,13 @@ def test_credit_batch_equals_nemo_rl_prime_rl_slime_and_miles():
             got = vantage.credit_batch(rewards, prompts, "grpo", trainer)
             want = np.array(case["advantages"][trainer])
             same = np.isclose(got, want, rtol=1e-5, atol=1e-5)
-            # NeMo-RL's BLAS means leave rounding noise in groups of equal, non-dyadic rewards
-            # (tests/it/trainers_2026.rs); everything else agrees.
+            # NeMo-RL's BLAS means leave rounding noise in groups of equal, non-dyadic rewards,
+            # measured up to 3.1626e-4 where vantage gives 6e-8 at most (tests/it/trainers_2026.rs,
+            # NEMO_RL_NOISE); everything else agrees.
             for i in np.flatnonzero(~same):
                 group = rewards[[p == prompts[i] for p in prompts]]
-                assert trainer.startswith("nemo_rl") and np.all(group == rewards[i]), (case["name"], trainer, i)
-                assert abs(got[i]) < 1e-2 and abs(want[i]) < 1e-2
+                assert trainer == "nemo_rl" and np.all(group == rewards[i]), (case["name"], trainer, i)
+                assert abs(got[i]) <= 1e-5 and abs(want[i]) <= 3.2e-4, (case["name"], trainer, i, got[i], want[i])
             compared += len(got)
     assert compared >= 400
 

@@ -339,15 +339,21 @@ fn atif_subagents_are_branches_under_the_calling_step_and_tokens_follow_the_call
     assert_eq!(tokens.groups.task.iter().map(|&t| tokens.label(t)).collect::<Vec<_>>(), ["hello-world"]);
 }
 
+/// The largest leave-one-out advantage NeMo-RL's own function gives in a group of equal rewards
+/// (`tests/golden/trainers_2026/cases.json`, `equal_pairs_of_octets`: 3.1626e-4 on the octet of
+/// 0.3, 1.8398e-4 on that of 0.7), rounded up: rounding noise of its float32 BLAS mean, which ε =
+/// 1e-6 magnifies, where vantage's sequential mean leaves at most 6e-8.
+const NEMO_RL_NOISE: f64 = 3.2e-4;
+
 /// Each 2026 trainer's own outcome advantage (`tests/golden/trainers_2026`, made by running the
 /// trainers' functions) equals `grpo` under its preset (NeMo-RL with and without its leave-one-out
 /// baseline, prime-rl, slime, miles) on batches of groups of 1 to 16, mixed sizes, negative
 /// rewards, interleaved prompts and all-equal groups: slime and miles to the bit (their presets sum
 /// as torch does on the CPU), the others within 1e-5. The one gap: NeMo-RL takes its means by a
 /// matrix product (BLAS), whose order vantage does not reproduce, so in a group whose rewards are
-/// all equal and not dyadic (0.3, 0.7) its leave-one-out advantage is rounding noise (3e-4) where
-/// vantage's is 0. There both sides must stay within that noise
-/// (`analysis::compare::zero_variance_noise`: (n − 1)·2⁻²⁴·|r| / ε), as docs/SCHEMES.md says.
+/// all equal and not dyadic (0.3, 0.7) its leave-one-out advantage is rounding noise where
+/// vantage's is at most 6e-8. Only there, under `nemo_rl` (where it was measured), and only up to the noise
+/// measured ([`NEMO_RL_NOISE`]), as docs/SCHEMES.md says.
 #[test]
 fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/trainers_2026/cases.json");
@@ -383,11 +389,13 @@ fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
                 if (g - w).abs() <= 1e-5 + 1e-5 * w.abs() {
                     continue;
                 }
-                // A group of equal rewards: both within the float32 rounding noise of its mean.
+                // NeMo-RL's leave-one-out advantage in a group of equal rewards: vantage's within the
+                // 1e-5 of every other row (its float32 r minus the others' mean: 6e-8 at most
+                // here), the trainer's within the noise its BLAS mean was measured to leave.
                 let (prompt, reward) = &samples[i];
                 let group: Vec<f64> = samples.iter().filter(|(p, _)| p == prompt).map(|(_, r)| *r).collect();
-                let bound = vantage::analysis::compare::zero_variance_noise(*reward as f32, group.len());
-                if group.iter().all(|r| r == reward) && g.abs() <= bound && w.abs() <= bound {
+                let equal = group.iter().all(|r| r == reward);
+                if trainer == "nemo_rl" && equal && g.abs() <= 1e-5 && w.abs() <= NEMO_RL_NOISE {
                     noise.push(format!("{name} {trainer} s{i}: vantage {g:.4}, trainer {w:.4}"));
                 } else {
                     failures.push(format!("{name} {trainer} s{i}: {g} vs {w}"));
@@ -397,6 +405,8 @@ fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
     }
     assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
     assert!(compared >= 400, "{compared}");
+    // The carve-out is the measured one: the eight rows of the octets of 0.3 and 0.7, no more.
+    assert_eq!(noise.len(), 8, "{noise:?}");
     println!("rounding noise of zero-variance groups ({} rows):\n{}", noise.len(), noise.join("\n"));
     println!("not equal to the bit ({} rows):\n{}", inexact.len(), inexact.join("\n"));
     // slime's and miles' presets sum as torch does on the CPU: their numbers are the trainers' bits.
