@@ -14,11 +14,28 @@ pub fn replace_atomically(
 ) -> std::io::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
-    let written = write(&temporary).and_then(|()| std::fs::rename(&temporary, path));
+    let written = write(&temporary).and_then(|()| {
+        hold_before_rename(&temporary);
+        std::fs::rename(&temporary, path)
+    });
     if written.is_err() {
         let _: std::io::Result<()> = std::fs::remove_file(&temporary);
     }
     written
+}
+
+/// Under `VANTAGE_TEST_HOLD_WRITE=1` (set by `tests/it/cli.rs`'s kill test, nowhere else): the
+/// temporary file written whole, not yet renamed, marks itself with `TEMPORARY.held` and waits a
+/// minute, so that the test kills the process there, mid-write, for certain (a kill at a random
+/// moment may land before or after the write).
+fn hold_before_rename(temporary: &std::path::Path) {
+    if std::env::var_os("VANTAGE_TEST_HOLD_WRITE").is_some_and(|v| v == "1") {
+        let mut marker = temporary.as_os_str().to_owned();
+        marker.push(".held");
+        if std::fs::write(&marker, b"").is_ok() {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+    }
 }
 
 /// [`replace_atomically`] with `bytes`.

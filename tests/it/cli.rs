@@ -295,6 +295,29 @@ fn a_convert_killed_part_way_leaves_the_target_absent_or_whole() {
             Err(err) => assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}"),
         }
     }
+    // And a kill that lands mid-write for certain: the conversion holds with its temporary file
+    // written whole and not yet renamed (VANTAGE_TEST_HOLD_WRITE), and is killed there.
+    let target = dir.join("held.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["convert", input.to_str().unwrap(), target.to_str().unwrap()])
+        .env("VANTAGE_TEST_HOLD_WRITE", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let temporary = dir.join(format!(".held.jsonl.{}.partial", child.id()));
+    let marker = dir.join(format!(".held.jsonl.{}.partial.held", child.id()));
+    let started = std::time::Instant::now();
+    // Until it holds; the 60 s only guard against a conversion that never gets there.
+    while !marker.exists() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the conversion never held");
+        assert!(child.try_wait().unwrap().is_none(), "the conversion ended without holding");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(std::fs::read(&temporary).unwrap(), expected, "the temporary file is written whole");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(std::fs::read(&target).unwrap_err().kind(), std::io::ErrorKind::NotFound, "killed mid-write");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
