@@ -29,8 +29,9 @@ pub fn mean_std<F: Real>(values: &[F], unbiased: bool) -> (F, F) {
 /// into `i % 4`), the leftover of the last four into the first, then the four in order; 8 or more
 /// as 8-wide vectors summed by the same four-way rule (vector by vector, in levels of 16 when
 /// there are many), the values past the last whole vector summed in order from 0, then the eight
-/// lanes added to them in order. Checked against torch 2.15's own sums of rows of 1 to 3000 values
-/// (`mean` is this sum over `n`).
+/// lanes added to them in order. Checked against torch 2.15's own sums of every row of 1 to 3000
+/// values of two families, bit for bit (`tests/golden/torch_sums`, its generator kept; `mean` is
+/// this sum over `n`).
 pub fn torch_cpu_sum<F: Real>(values: &[F]) -> F {
     const LANES: usize = 8;
     if values.len() < LANES {
@@ -422,6 +423,31 @@ pub fn weighted_stats(values: impl Iterator<Item = (f64, f64)> + Clone) -> [f32;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// torch 2.15's own sums of every row of 1 to 3000 values of two families
+    /// (`tests/golden/torch_sums/generate.py`, its output beside it), bit for bit.
+    #[test]
+    fn torch_cpu_sum_gives_torchs_own_sums_of_rows_of_1_to_3000_values() {
+        let golden: serde_json::Value =
+            serde_json::from_str(include_str!("../../../tests/golden/torch_sums/sums.json")).unwrap();
+        let mut compared = 0;
+        for (family, sums) in golden["sums"].as_object().unwrap() {
+            let sums = sums.as_array().unwrap();
+            assert_eq!(sums.len(), 3000, "{family}");
+            for (k, bits) in sums.iter().enumerate() {
+                let n = k + 1;
+                let xs: Vec<f32> = (0..n)
+                    .map(|i| match family.as_str() {
+                        "mod" => ((i as f64 * 0.37) % 1.3 + 0.01) as f32,
+                        _ => (((i * 7919) % 10007) as f64 / 1000.0 - 5.0) as f32,
+                    })
+                    .collect();
+                assert_eq!(u64::from(torch_cpu_sum(&xs).to_bits()), bits.as_u64().unwrap(), "{family}: {n} values");
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 6000);
+    }
 
     #[test]
     fn torch_cpu_sum_gives_torchs_own_float32_sums() {
