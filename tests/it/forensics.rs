@@ -117,7 +117,7 @@ fn a_leave_one_out_spike_on_a_zero_std_is_found() {
     assert!(kinds.contains(&("std_spike", "s1-p6".to_owned(), rows(&["s1-p6-r0"]))), "{kinds:?}");
     assert_eq!(kinds.len(), 1, "{kinds:?}");
     assert!(found.findings[0].evidence.contains("leave-one-out std is 0"), "{}", found.findings[0].evidence);
-    // A higher bound than the spike (0.95 over a float32 residue of about 5e-4) finds nothing.
+    // A higher bound than the spike (NeMo-RL's own -3183.6) finds nothing.
     let run = load(&fixture("std_spike.jsonl"));
     assert!(forensics(&run, &Options { spike_bound: 1e7, texts: true }).findings.is_empty());
 }
