@@ -171,6 +171,7 @@ fn math_shepherd_step_tags_become_step_labels() {
 #[test]
 fn toolbench_trees_keep_their_nodes_and_leaves_and_credit_the_winning_leaf() {
     // (file, nodes including the empty root, leaves, win) from SOURCE.md.
+    let mut trees_with_credit = 0;
     for (file, nodes, leaves, win) in [
         ("G1_answer/10_ChatGPT_DFS_woFilter_w2.json", 7, 1, true),
         ("G1_answer/57_ChatGPT_DFS_woFilter_w2.json", 26, 4, true),
@@ -185,10 +186,42 @@ fn toolbench_trees_keep_their_nodes_and_leaves_and_credit_the_winning_leaf() {
         assert_eq!(run.nodes.len(), nodes - 1, "{file}: every node but the empty root");
         assert_eq!(run.trajectories.len(), leaves, "{file}");
         assert_eq!(successes(&run), usize::from(win), "{file}: one winning leaf on a won tree");
-        // Tree credit applies: TreePS-RAG gives the steps before the branch point and after it different values.
-        let credit = vantage::credit::compute(vantage::credit::scheme("treeps_rag").unwrap(), &run, None, &Vec::new());
-        assert!(credit.is_ok(), "{file}");
+        // Tree credit applies: TreePS-RAG's step utility is V(step) − V(parent), V a node's mean
+        // outcome over the leaves below it (the prompt's over all of the tree's), worked out here
+        // from the trajectories alone.
+        let credit =
+            vantage::credit::compute(vantage::credit::scheme("treeps_rag").unwrap(), &run, None, &Vec::new()).unwrap();
+        let tr = &run.trajectories;
+        let mut below: std::collections::HashMap<vantage::model::NodeId, (f64, f64)> = Default::default();
+        let mut root = (0.0, 0.0);
+        for t in tr.ids() {
+            let r = f64::from(tr.reward[t.index()]);
+            root = (root.0 + r, root.1 + 1.0);
+            for node in tr.path(t) {
+                let slot = below.entry(*node).or_default();
+                *slot = (slot.0 + r, slot.1 + 1.0);
+            }
+        }
+        let value = |node: Option<&vantage::model::NodeId>| {
+            let (sum, n) = node.map_or(root, |n| below[n]);
+            sum / n
+        };
+        let mut moved = false;
+        for t in tr.ids() {
+            let path = tr.path(t);
+            for (k, p) in tr.path_range(t).enumerate() {
+                let by_hand = value(path.get(k)) - value(k.checked_sub(1).and_then(|j| path.get(j)));
+                let got = f64::from(credit.step[p]);
+                assert!((got - by_hand).abs() < 1e-6, "{file} {} step {k}: {got} vs {by_hand}", run.trajectory_key(t));
+                moved |= by_hand != 0.0;
+            }
+        }
+        // Some step moves exactly when the leaves' outcomes differ (a lost tree's are all 0).
+        let differ = tr.reward.iter().any(|r| *r != tr.reward[0]);
+        assert_eq!(moved, differ, "{file}: the leaves' outcomes differ: {differ}");
+        trees_with_credit += usize::from(moved);
     }
+    assert!(trees_with_credit > 0, "no tree whose credit moves: the check above checked only zeros");
 }
 
 #[test]
@@ -253,9 +286,31 @@ fn math_aps_trees_and_flat_prefixes_carry_mc_values() {
     assert_eq!((flat.groups.len(), flat.nodes.len()), (3, 145));
     assert!(flat.nodes.next_sibling.iter().any(|s| s.is_some()), "prefixes branch");
     assert!(flat.meta.notes.iter().any(|n| n.contains("estimate")));
-    // VinePPO reads the MC values at step boundaries.
+    // VinePPO reads the MC values at step boundaries: without its whitening, a step's credit is
+    // V(after it) − V(before it), V the MC value MATH-APS logs (the prompt's: the mean outcome of
+    // its rollouts, the last state's 0), the outcome added on the last step; worked out here.
     let vineppo = vantage::credit::scheme("vineppo").unwrap();
-    assert!(vantage::credit::compute(vineppo, &tree, None, &Vec::new()).is_ok());
+    let raw = vec![("whiten".to_owned(), "false".to_owned())];
+    let credit = vantage::credit::compute(vineppo, &tree, None, &raw).unwrap();
+    let tr = &tree.trajectories;
+    let mut moved = 0;
+    for t in tr.ids() {
+        let g = tr.group[t.index()];
+        let members = tree.groups.members(g);
+        let v0 = members.iter().map(|m| f64::from(tr.reward[m.index()])).sum::<f64>() / members.len() as f64;
+        let path = tr.path(t);
+        let mc = |k: usize| f64::from(tree.nodes.mc_mean.as_ref().unwrap()[path[k].index()]);
+        for (k, p) in tr.path_range(t).enumerate() {
+            let before = if k == 0 { v0 } else { mc(k - 1) };
+            let last = k + 1 == path.len();
+            let after = if last { f64::from(tr.reward[t.index()]) } else { mc(k) };
+            let by_hand = after - before;
+            let got = f64::from(credit.step[p]);
+            assert!((got - by_hand).abs() < 1e-5, "{} step {k}: {got} vs {by_hand}", tree.trajectory_key(t));
+            moved += usize::from(!last && by_hand != 0.0);
+        }
+    }
+    assert!(moved > 0, "no step before the last moves: the MC values were not read");
 }
 
 #[test]

@@ -170,5 +170,7 @@ fn mc_value(run: &Run, mc: crate::model::McStats, rollouts: &[(f32, crate::model
             .sum();
         return (sum / rollouts.len() as f64) as f32;
     }
-    if mc.n == 0 || mc.mean.is_nan() { 0.0 } else { mc.mean }
+    // No rollouts (`n` 0 and no mean) is 0, as VinePPO values a state it did not roll out from; a
+    // mean logged without a count (MATH-APS gives none, `n` 0) is the state's value.
+    if mc.mean.is_nan() { 0.0 } else { mc.mean }
 }

@@ -62,7 +62,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             }
         }
         if let Some(mc) = nodes.mc(node) {
-            row("MC", format!("{} continuations, mean {}", mc.n, format_value(mc.mean)));
+            row("MC", mc_text(mc));
         }
         if let Some(flag) = nodes.first_error(node) {
             row("first error", flag.to_string());
@@ -324,6 +324,13 @@ pub fn long_text_ui(ui: &mut egui::Ui, id: &str, text: &str) {
             }
         },
     );
+}
+
+/// A node's Monte-Carlo statistics in words: a mean without a count (MATH-APS logs none) has an
+/// unknown number of continuations, not 0.
+fn mc_text(mc: crate::model::McStats) -> String {
+    let count = if mc.n == 0 { "an unknown number of".to_owned() } else { mc.n.to_string() };
+    format!("{count} continuations, mean {}", format_value(mc.mean))
 }
 
 #[cfg(test)]
