@@ -1902,6 +1902,10 @@ fn triage_terms_reproduce_every_step_by_hand() {
         for t in tr.ids() {
             for p in tr.path_range(t) {
                 let terms = step_terms_of(&run, scheme, &params, &credit, t, p);
+                // A_outcome is the group's GRPO advantage, worked out from its rewards here.
+                let (r, mean, std, _) = group_of(&run, p);
+                let grpo = (r - mean) / (std + 1e-6);
+                assert!((terms["A_outcome"] - grpo).abs() < 1e-4 * (1.0 + grpo.abs()), "step {p}: A_outcome {terms:?}");
                 let node = tr.path_nodes[p].index();
                 let role = run.label(run.nodes.role[node]);
                 let c = terms[&format!("c({})", if role.is_empty() { "unlabeled" } else { role })];
@@ -1985,8 +1989,42 @@ fn close(value: f64, by_hand: f64, what: &str, terms: &std::collections::HashMap
     assert!((value - by_hand).abs() < 1e-4 * (1.0 + value.abs()), "{what}: {value} vs {by_hand} from {terms:?}");
 }
 
+/// Each node's mean outcome over the trajectories through it, and each group's over its own
+/// (the value of its prompt), worked out from the run's paths here.
+fn leaf_means(run: &Run) -> (std::collections::HashMap<usize, f64>, Vec<f64>) {
+    let tr = &run.trajectories;
+    let mut sums: std::collections::HashMap<usize, (f64, f64)> = std::collections::HashMap::new();
+    let mut roots = vec![(0.0, 0.0); run.groups.len()];
+    for t in tr.ids() {
+        let r = f64::from(tr.reward[t.index()]);
+        if r.is_nan() {
+            continue;
+        }
+        let root = &mut roots[tr.group[t.index()].index()];
+        *root = (root.0 + r, root.1 + 1.0);
+        for node in tr.path(t) {
+            let slot = sums.entry(node.index()).or_default();
+            *slot = (slot.0 + r, slot.1 + 1.0);
+        }
+    }
+    (sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect(), roots.into_iter().map(|(s, n)| s / n).collect())
+}
+
 #[test]
 fn tree_schemes_terms_reproduce_every_step_by_hand() {
+    // On the explicit trees of the tree sample, TreePS-RAG's V(step) and V(parent) are the mean
+    // outcomes of the leaves below them (the prompt's of all its group's), worked out here.
+    let trees = sample("tree_rollouts.jsonl");
+    let (below, roots) = leaf_means(&trees);
+    each_step(&trees, "treeps_rag", &[], |p, _, t| {
+        let tr = &trees.trajectories;
+        let traj = tr.at_position(p).unwrap();
+        let k = p - tr.path_range(traj).start;
+        let path = tr.path(traj);
+        let parent = if k == 0 { roots[tr.group[traj.index()].index()] } else { below[&path[k - 1].index()] };
+        close(t["V(step)"], below[&path[k].index()], &format!("treeps_rag V(step) {p}"), t);
+        close(t["V(parent)"], parent, &format!("treeps_rag V(parent) {p}"), t);
+    });
     for name in ["tree_rollouts.jsonl", "alfworld_roles.jsonl"] {
         let run = sample(name);
         for weight in ["0", "0.5"] {
@@ -2036,6 +2074,17 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
         // VinePPO: r_k + V(s_k) − V(s_(k−1)), whitened over the batch or not.
         for whiten in ["true", "false"] {
             each_step(&run, "vineppo", &[("whiten", whiten)], |p, v, t| {
+                // A state's value is its step's Monte-Carlo mean, the outcome the last step's reward.
+                let tr = &run.trajectories;
+                let traj = tr.at_position(p).unwrap();
+                let (path, k) = (tr.path(traj), p - tr.path_range(traj).start);
+                if k + 1 < path.len()
+                    && let Some(mc) = run.nodes.mc(path[k])
+                {
+                    close(t["V(s_k)"], f64::from(mc.mean), &format!("{name} vineppo V(s_k) {p}"), t);
+                } else if k + 1 == path.len() {
+                    close(t["r_k"], f64::from(tr.reward[traj.index()]), &format!("{name} vineppo r_k {p}"), t);
+                }
                 let raw = t["r_k"] + t["V(s_k)"] - t["V(s_(k−1))"];
                 let (mean, std) = if whiten == "true" { (t["batch mean"], t["batch std"]) } else { (0.0, 1.0) };
                 close(v, (raw - mean) / std, &format!("{name} vineppo {whiten} {p}"), t);
@@ -2097,6 +2146,32 @@ fn z_of(t: &Named, x: f64) -> f64 {
     (x - t["mean"]) / (t["std"] + t["ε"])
 }
 
+/// The reward of the trajectory at path position `p`, and its group's: their mean, unbiased std and
+/// count, worked out from the run's rewards here (not from the terms the scheme reports).
+fn group_of(run: &Run, p: usize) -> (f64, f64, f64, f64) {
+    let tr = &run.trajectories;
+    let t = tr.at_position(p).unwrap();
+    let rewards: Vec<f64> =
+        run.groups.members(tr.group[t.index()]).iter().map(|m| f64::from(tr.reward[m.index()])).collect();
+    let n = rewards.len() as f64;
+    let mean = rewards.iter().sum::<f64>() / n;
+    let std =
+        if n > 1.0 { (rewards.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { f64::NAN };
+    (f64::from(tr.reward[t.index()]), mean, std, n)
+}
+
+/// The terms `r`, `mean` and `std` (as many as the scheme reports) are the trajectory's reward and
+/// its group's moments worked out here: a wrong mean or std fails, not only a wrong formula.
+/// `variance_floor`: the std is √max(variance, floor) (verl's vectorized GRPO floors it at ε).
+fn terms_are_the_groups(run: &Run, p: usize, t: &Named, what: &str, variance_floor: f64) {
+    let (r, mean, std, n) = group_of(run, p);
+    close(t["r"], r, &format!("{what}: r"), t);
+    close(t["mean"], mean, &format!("{what}: mean"), t);
+    if let Some(&reported) = t.get("std").filter(|_| n > 1.0) {
+        close(reported, std.powi(2).max(variance_floor).sqrt(), &format!("{what}: std"), t);
+    }
+}
+
 #[test]
 fn group_schemes_terms_reproduce_every_step_by_hand() {
     let mut checked = 0;
@@ -2105,8 +2180,14 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
             continue;
         }
         let at = |scheme: &str, p: usize| format!("{name} {scheme} {p}");
-        each_step(&run, "grpo", &[], |p, v, t| close(v, z_of(t, t["r"]), &at("grpo", p), t));
-        each_step(&run, "grpo_vectorized", &[], |p, v, t| close(v, z_of(t, t["r"]), &at("grpo_vectorized", p), t));
+        each_step(&run, "grpo", &[], |p, v, t| {
+            terms_are_the_groups(&run, p, t, &at("grpo", p), 0.0);
+            close(v, z_of(t, t["r"]), &at("grpo", p), t);
+        });
+        each_step(&run, "grpo_vectorized", &[], |p, v, t| {
+            terms_are_the_groups(&run, p, t, &at("grpo_vectorized", p), 1e-6);
+            close(v, z_of(t, t["r"]), &at("grpo_vectorized", p), t);
+        });
         each_step(&run, "length_penalty", &[], |p, v, t| close(v, z_of(t, t["r'"]), &at("length_penalty", p), t));
         each_step(&run, "null_reward", &[], |p, v, t| close(v, z_of(t, t["null reward"]), &at("null_reward", p), t));
         each_step(&run, "grpo_passk", &[], |p, v, t| {
@@ -2114,6 +2195,8 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
             close(v, if t["best row (1: yes)"] == 1.0 { best } else { 0.0 }, &at("grpo_passk", p), t);
         });
         each_step(&run, "rloo", &[], |p, v, t| {
+            terms_are_the_groups(&run, p, t, &at("rloo", p), 0.0);
+            close(t["n"], group_of(&run, p).3, &at("rloo n", p), t);
             let n = t["n"];
             close(v, t["r"] * n / (n - 1.0) - t["mean"] * n / (n - 1.0), &at("rloo", p), t);
         });
@@ -2121,7 +2204,10 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
             close(v, (t["c"] * t["r"] - t["S"]) / (t["c"] - 1.0).max(1.0), &at("rloo_vectorized", p), t);
         });
         each_step(&run, "opo", &[], |p, v, t| close(v, t["r"] - t["baseline"], &at("opo", p), t));
-        each_step(&run, "gpg", &[], |p, v, t| close(v, t["α"] * (t["r"] - t["mean"]), &at("gpg", p), t));
+        each_step(&run, "gpg", &[], |p, v, t| {
+            terms_are_the_groups(&run, p, t, &at("gpg", p), 0.0);
+            close(v, t["α"] * (t["r"] - t["mean"]), &at("gpg", p), t);
+        });
         checked += 1;
     }
     assert!(checked >= 3, "{checked} samples had outcome rewards");
