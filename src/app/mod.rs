@@ -404,7 +404,7 @@ impl VantageApp {
         self.notifications.push(format!(
             "{}: {}",
             open.run.meta.name,
-            crate::analysis::audit::describe(&open.run, audit)
+            crate::analysis::forensics::describe_audit(&open.run, audit)
         ));
         if self.schemes_given || !first {
             return;

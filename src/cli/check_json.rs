@@ -58,7 +58,7 @@ pub fn entry(
                 "format": run.meta.format,
                 "summary": summary(&RunSummary::of(run)),
                 "schemes": schemes(run),
-                "audit": crate::analysis::audit::audit(run).map(|a| crate::analysis::audit::describe(run, &a)),
+                "audit": crate::analysis::audit::audit(run).map(|a| crate::analysis::forensics::describe_audit(run, &a)),
                 "notes": run.meta.notes,
                 "warnings": warnings,
                 "error": null,

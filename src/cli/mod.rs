@@ -772,7 +772,8 @@ fn check(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> Exit
                     }
                     print_schemes_support(&mut stdout, run);
                     if let Some(audit) = crate::analysis::audit::audit(run) {
-                        let _ = writeln!(stdout, "  audit: {}", crate::analysis::audit::describe(run, &audit));
+                        let _ =
+                            writeln!(stdout, "  audit: {}", crate::analysis::forensics::describe_audit(run, &audit));
                     }
                     u8::from(!one.report.warnings.is_empty())
                 }

@@ -117,6 +117,16 @@ fn a_leave_one_out_spike_on_a_zero_std_is_found() {
     assert!(kinds.contains(&("std_spike", "s1-p6".to_owned(), rows(&["s1-p6-r0"]))), "{kinds:?}");
     assert_eq!(kinds.len(), 1, "{kinds:?}");
     assert!(found.findings[0].evidence.contains("leave-one-out std is 0"), "{}", found.findings[0].evidence);
+    // The audit says its largest difference lies on the flagged row (vantage check, the app).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["check", fixture("std_spike.jsonl").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("the largest difference lies on a flagged row of group s1-p6 with advantage spikes"),
+        "{text}"
+    );
     // A higher bound than the spike (NeMo-RL's own -3183.6) finds nothing.
     let run = load(&fixture("std_spike.jsonl"));
     assert!(forensics(&run, &Options { spike_bound: 1e7, texts: true }).findings.is_empty());

@@ -286,3 +286,38 @@ pub fn forensics(run: &Run, options: &Options) -> Forensics {
     out.findings.sort_by_key(|f| (f.train_step, f.group, f.kind));
     out
 }
+
+/// The audit in one line (`audit::describe`), and, when no preset reproduces the logged advantages
+/// and the largest difference lies in a group with a finding, a sentence that says so: the
+/// difference may be the flagged row's, not the estimator's. Forensics is computed only then.
+pub fn describe_audit(run: &Run, audit: &crate::analysis::audit::Audit) -> String {
+    let described = crate::analysis::audit::describe(run, audit);
+    if !matches!(audit, crate::analysis::audit::Audit::Closest(_)) {
+        return described;
+    }
+    let found = forensics(run, &Options { texts: run.text.holds_every_text(), ..Options::default() });
+    match audit_note(run, audit, &found) {
+        Some(note) => format!("{described}; {note}"),
+        None => described,
+    }
+}
+
+/// The sentence [`describe_audit`] adds when the audit's largest difference lies in a group with a
+/// finding of `found`.
+pub fn audit_note(run: &Run, audit: &crate::analysis::audit::Audit, found: &Forensics) -> Option<String> {
+    let crate::analysis::audit::Audit::Closest(closest) = audit else { return None };
+    let (_, position) = closest.largest?;
+    let t = run.trajectories.at_position(position)?;
+    let g = *run.trajectories.group.get(t.index())?;
+    let findings: Vec<&Finding> = found.in_group(g).collect();
+    if findings.is_empty() {
+        return None;
+    }
+    let kinds: Vec<&str> = findings.iter().map(|f| f.kind.describe()).collect();
+    let own = if findings.iter().any(|f| f.trajectories.contains(&t)) { "on a flagged row" } else { "in a group" };
+    Some(format!(
+        "the largest difference lies {own} of group {} with {} (vantage forensics): it may come from that row, not from the estimator",
+        run.group_key(g),
+        kinds.join(", ")
+    ))
+}

@@ -241,19 +241,5 @@ pub fn flag_of(found: &Forensics, open: &OpenRun, t: TrajectoryId) -> String {
 
 /// The sentence Compare puts under the audit when its largest difference lies in a flagged group.
 pub fn audit_note(found: &Forensics, open: &OpenRun, audit: &crate::analysis::audit::Audit) -> Option<String> {
-    let crate::analysis::audit::Audit::Closest(closest) = audit else { return None };
-    let (_, position) = closest.largest?;
-    let t = open.run.trajectories.at_position(position)?;
-    let g = *open.run.trajectories.group.get(t.index())?;
-    let findings: Vec<&Finding> = found.in_group(g).collect();
-    if findings.is_empty() {
-        return None;
-    }
-    let kinds: Vec<&str> = findings.iter().map(|f| f.kind.describe()).collect();
-    let own = if findings.iter().any(|f| f.trajectories.contains(&t)) { "on a flagged row" } else { "in a group" };
-    Some(format!(
-        "the largest difference lies {own} of group {} with {}: a flagged row the recomputation counts differently (Overview, Baseline)",
-        open.run.group_key(g),
-        kinds.join(", ")
-    ))
+    crate::analysis::forensics::audit_note(&open.run, audit, found)
 }
