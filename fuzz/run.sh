@@ -3,7 +3,8 @@
 # executions (default 10⁶) or MAX_SECONDS (default 900), whichever comes first. New inputs that
 # reach new code go to fuzz/corpus/<target>/ (kept in git); a crash, panic, hang over 1 s or
 # allocation over 2 GiB stops the target and leaves the input in fuzz/artifacts/<target>/.
-# Each run appends "target executions seconds result" to fuzz/runs.tsv.
+# Each run appends "target executions seconds result build" to fuzz/runs.tsv (build: `default`, or
+# the FEATURES it was built with, `parquet`).
 # Usage: fuzz/run.sh [TARGET ...]   (default: every target; `cargo fuzz list` names them)
 # Needs: cargo install cargo-fuzz; RUSTC_BOOTSTRAP=1 lets the stable toolchain build with the
 # sanitizer-coverage flags cargo-fuzz passes (no nightly toolchain can be installed here).
@@ -33,5 +34,5 @@ for t in "${targets[@]}"; do
   set -e
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   result=$([ $rc -eq 0 ] && echo ok || echo "finding (exit $rc, see $log)")
-  printf '%s\t%s\t%s\t%s\n' "$t" "${runs:-0}" "$(( $(date +%s) - start ))" "$result" | tee -a runs.tsv
+  printf '%s\t%s\t%s\t%s\t%s\n' "$t" "${runs:-0}" "$(( $(date +%s) - start ))" "$result" "${features:-default}" | tee -a runs.tsv
 done
