@@ -212,7 +212,11 @@ fn check_view(
     let mut h = room_harness(app, tab, meeting);
     // The snapshot first: a failed check below still leaves the picture to look at.
     let stem = name.split('.').next().unwrap();
-    h.snapshot(format!("room/{stem}_{}{}", tab.label().to_lowercase(), if meeting { "_meeting" } else { "" }));
+    // Up to 8 pixels may differ: the Compare view of the NeMo Gym log in meeting mode draws one
+    // faint grid line 6 pixels differently from one run of the suite to the next (measured
+    // 2026-12-06; a moved widget or line changes hundreds).
+    let snapshot = format!("room/{stem}_{}{}", tab.label().to_lowercase(), if meeting { "_meeting" } else { "" });
+    h.snapshot_options(snapshot, &egui_kittest::SnapshotOptions::new().max_failed_pixels(8));
     results.extend_harness(&mut h);
     let zoom = if meeting { MEETING_ZOOM } else { 1.0 };
     let window = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(WINDOW[0] / zoom, WINDOW[1] / zoom));
