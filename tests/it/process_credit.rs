@@ -1935,8 +1935,23 @@ fn prm_process_terms_list_the_scores_it_sums_and_reproduce_every_step() {
         let tr = &run.trajectories;
         for t in tr.ids() {
             let range = tr.path_range(t);
+            // The group's mean and unbiased std of its step scores, worked out here.
+            let scores = &run.nodes.scores["prm"];
+            let group: Vec<f64> = run
+                .groups
+                .members(tr.group[t.index()])
+                .iter()
+                .flat_map(|m| tr.path(*m).iter().map(|n| f64::from(scores[n.index()])))
+                .filter(|s| !s.is_nan())
+                .collect();
+            let n = group.len() as f64;
+            let mean = group.iter().sum::<f64>() / n;
+            let std = (group.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
             for p in range.clone() {
                 let terms = step_terms_of(&run, scheme, &params, &credit, t, p);
+                if refine == "none" && n > 1.0 {
+                    assert!((terms["mean"] - mean).abs() < 1e-5 && (terms["std"] - std).abs() < 1e-5, "{terms:?}");
+                }
                 let value = f64::from(credit.step[p]);
                 // Σ over this step and the later ones of (p_j − mean)/(std + ε), a missing score adding 0.
                 let k = p - range.start;
