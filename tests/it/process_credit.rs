@@ -1899,9 +1899,29 @@ fn triage_terms_reproduce_every_step_by_hand() {
         let params = Params::resolve(scheme, None, &[("whiten".to_owned(), whiten.to_owned())]).unwrap();
         let credit = scheme.compute(&run, &params).unwrap();
         let tr = &run.trajectories;
+        // The batch moments, worked out here over every step's A_outcome + w·c(role), the
+        // A_outcome the group's GRPO advantage (checked below).
+        let raw: Vec<f64> = tr
+            .ids()
+            .flat_map(|t| tr.path_range(t))
+            .map(|p| {
+                let terms = step_terms_of(&run, scheme, &params, &credit, tr.at_position(p).unwrap(), p);
+                let role = run.label(run.nodes.role[tr.path_nodes[p].index()]);
+                grpo_of(&run, p)
+                    + terms["w"] * terms[&format!("c({})", if role.is_empty() { "unlabeled" } else { role })]
+            })
+            .collect();
+        let n = raw.len() as f64;
+        let batch_mean = raw.iter().sum::<f64>() / n;
+        // The population std (over n), as TRIAGE whitens.
+        let batch_std = (raw.iter().map(|x| (x - batch_mean).powi(2)).sum::<f64>() / n).sqrt();
         for t in tr.ids() {
             for p in tr.path_range(t) {
                 let terms = step_terms_of(&run, scheme, &params, &credit, t, p);
+                if whiten == "true" {
+                    assert!((terms["batch mean"] - batch_mean).abs() < 1e-4, "batch mean {batch_mean}: {terms:?}");
+                    assert!((terms["batch std"] - batch_std).abs() < 1e-4, "batch std {batch_std}: {terms:?}");
+                }
                 // A_outcome is the group's GRPO advantage, worked out from its rewards here.
                 let (r, mean, std, _) = group_of(&run, p);
                 let grpo = (r - mean) / (std + 1e-6);
@@ -2175,6 +2195,13 @@ fn group_of(run: &Run, p: usize) -> (f64, f64, f64, f64) {
     (f64::from(tr.reward[t.index()]), mean, std, n)
 }
 
+/// The group's GRPO advantage of the trajectory at path position `p`, (r − mean)/(std + 1e-6),
+/// worked out from the rewards here.
+fn grpo_of(run: &Run, p: usize) -> f64 {
+    let (r, mean, std, _) = group_of(run, p);
+    (r - mean) / (std + 1e-6)
+}
+
 /// The terms `r`, `mean` and `std` (as many as the scheme reports) are the trajectory's reward and
 /// its group's moments worked out here: a wrong mean or std fails, not only a wrong formula.
 /// `variance_floor`: the std is √max(variance, floor) (verl's vectorized GRPO floors it at ε).
@@ -2244,6 +2271,10 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
                 let traj = tr.ids().find(|&x| tr.path_range(x).contains(&p)).unwrap();
                 let k = (p - tr.path_range(traj).start + 1) as f64;
                 let (a, e) = (t["A_outcome"], t["first error step (−1: none)"]);
+                // Both worked out here: the group's GRPO advantage, the first step flagged an error.
+                close(a, grpo_of(&run, p), &format!("{name} first_error A_outcome {p}"), t);
+                let flagged = tr.path(traj).iter().position(|n| run.nodes.first_error(*n) == Some(true));
+                close(e, flagged.map_or(-1.0, |i| (i + 1) as f64), &format!("{name} first_error step {p}"), t);
                 let by_hand = if e < 0.0 {
                     a
                 } else if k < e {
