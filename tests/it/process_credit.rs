@@ -2243,9 +2243,17 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
             close(v, t["r"] * n / (n - 1.0) - t["mean"] * n / (n - 1.0), &at("rloo", p), t);
         });
         each_step(&run, "rloo_vectorized", &[], |p, v, t| {
+            // The group's count and reward sum, worked out here.
+            let (r, mean, _, n) = group_of(&run, p);
+            close(t["c"], n, &at("rloo_vectorized c", p), t);
+            close(t["S"], mean * n, &at("rloo_vectorized S", p), t);
+            close(t["r"], r, &at("rloo_vectorized r", p), t);
             close(v, (t["c"] * t["r"] - t["S"]) / (t["c"] - 1.0).max(1.0), &at("rloo_vectorized", p), t);
         });
-        each_step(&run, "opo", &[], |p, v, t| close(v, t["r"] - t["baseline"], &at("opo", p), t));
+        each_step(&run, "opo", &[], |p, v, t| {
+            close(t["r"], group_of(&run, p).0, &at("opo r", p), t);
+            close(v, t["r"] - t["baseline"], &at("opo", p), t);
+        });
         each_step(&run, "gpg", &[], |p, v, t| {
             terms_are_the_groups(&run, p, t, &at("gpg", p), 0.0);
             close(v, t["α"] * (t["r"] - t["mean"]), &at("gpg", p), t);
