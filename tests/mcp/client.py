@@ -1,8 +1,8 @@
 """`vantage mcp` driven by the reference MCP client (the `mcp` package from PyPI), end to end over
 stdio: list the tools, open a sample run, compare two schemes, read the step they disagree on most
 with every scheme's credit and terms, align its rollout with one of the other outcome, read the
-signal budget and the prompts learned between training steps, get the run-health alarms, and bad
-arguments as tool errors. Run by tests/mcp/run.sh."""
+signal budget and the prompts learned between training steps, get the run-health alarms and the
+baseline forensics, and bad arguments as tool errors. Run by tests/mcp/run.sh."""
 import asyncio
 import json
 import sys
@@ -29,7 +29,7 @@ async def main(vantage):
             info = await session.initialize()
             assert attr(info, "server_info", "serverInfo").name == "vantage", info
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["budget", "check", "compare", "diff", "health", "open_app", "runs", "step"], tools
+            assert tools == ["budget", "check", "compare", "diff", "forensics", "health", "open_app", "runs", "step"], tools
 
             run = "sample_runs/alfworld_roles.jsonl"
             check = payload(await session.call_tool("check", {"path": run}))
@@ -72,6 +72,13 @@ async def main(vantage):
             quiet = payload(await session.call_tool("health", {"path": "sample_runs/tree_rollouts.jsonl", "thresholds": {"truncated": 0.5}}))
             assert quiet["runs"][0]["alarms"] == [], quiet
 
+            # Baseline forensics: the failed rollouts of the fixture, and none on a sample run.
+            found = payload(await session.call_tool("forensics", {"path": "tests/fixtures/forensics/failed_rollout.jsonl"}))
+            assert [f["kind"] for f in found["findings"]] == ["failed_rollout"], found
+            assert found["findings"][0]["trajectories"] == ["s1-p9-r6", "s1-p9-r7"] and found["findings"][0]["trainer_included"], found
+            clean = payload(await session.call_tool("forensics", {"path": run}))
+            assert clean["findings"] == [] and clean["findings_total"] == 0, clean
+
             bad = await session.call_tool("compare", {"path": run, "a": "grpo", "b": "no_such_scheme"})
             assert attr(bad, "is_error", "isError") and "no_such_scheme" in payload(bad)["error"], bad
             huge = await session.call_tool("compare", {"path": run, "a": "grpo", "b": "triage", "limit": 10**9})
@@ -82,6 +89,7 @@ async def main(vantage):
                 ("diff", {"path": run, "left": top["trajectory"], "by": "vibes"}),
                 ("runs", {"path": run, "change": ["improved"]}),
                 ("budget", {"path": run, "a": "grpo", "colour": "red"}),
+                ("forensics", {"path": run, "spike_bound": -1}),
             ]:
                 refused = await session.call_tool(name, args)
                 assert attr(refused, "is_error", "isError") and payload(refused)["error"], (name, args, refused)
