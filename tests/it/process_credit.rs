@@ -2101,6 +2101,10 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
     // Hybrid: α·A + β·(s − mean)·scale, a missing score adding 0.
     let math = sample("math_grpo_prm.jsonl");
     each_step(&math, "hybrid", &[], |p, v, t| {
+        // The outcome term is the group's GRPO advantage, the score the step's own, worked out here.
+        close(t["A_outcome"], grpo_of(&math, p), &format!("hybrid A_outcome {p}"), t);
+        let score = f64::from(math.nodes.scores["prm"][math.trajectories.path_nodes[p].index()]);
+        assert!(score.to_bits() == t["s"].to_bits() || (score - t["s"]).abs() < 1e-6, "hybrid s {p}: {t:?}");
         let s = if t["s"].is_nan() { 0.0 } else { (t["s"] - t["score mean"]) * t["score scale"] };
         close(v, t["α"] * t["A_outcome"] + t["β"] * s, &format!("hybrid {p}"), t);
     });
@@ -2233,6 +2237,19 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
         each_step(&run, "length_penalty", &[], |p, v, t| close(v, z_of(t, t["r'"]), &at("length_penalty", p), t));
         each_step(&run, "null_reward", &[], |p, v, t| close(v, z_of(t, t["null reward"]), &at("null_reward", p), t));
         each_step(&run, "grpo_passk", &[], |p, v, t| {
+            // The group's best and second-best rewards, worked out here.
+            let tr = &run.trajectories;
+            let mut rewards: Vec<f64> = run
+                .groups
+                .members(tr.group[tr.at_position(p).unwrap().index()])
+                .iter()
+                .map(|m| f64::from(tr.reward[m.index()]))
+                .collect();
+            rewards.sort_by(|a, b| b.total_cmp(a));
+            close(t["r_max"], rewards[0], &at("grpo_passk r_max", p), t);
+            if rewards.len() > 1 {
+                close(t["r_2nd"], rewards[1], &at("grpo_passk r_2nd", p), t);
+            }
             let best = (t["r_max"] - t["r_2nd"]) / (t["std"] + t["ε"]);
             close(v, if t["best row (1: yes)"] == 1.0 { best } else { 0.0 }, &at("grpo_passk", p), t);
         });
@@ -2269,6 +2286,7 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
     for (name, run) in all_samples() {
         if supported(&run, "grpo_care") {
             each_step(&run, "grpo_care", &[], |p, v, t| {
+                close(t["r"], group_of(&run, p).0, &format!("{name} care r {p}"), t);
                 close(v, z_of(t, t["r"] + t["bonus"]), &format!("{name} care {p}"), t);
             });
             checked.insert("grpo_care");
@@ -2302,6 +2320,7 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
                     continue;
                 }
                 each_step(&run, "lets", &[("step_reward", source)], |p, v, t| {
+                    close(t["A"], grpo_of(&run, p), &format!("{name} lets A {p}"), t);
                     let (a, g, z) = (t["A"], t["γ"], t["z_k (0: not a scaled segment)"]);
                     let by_hand = if a >= 0.0 { a * (1.0 + g * z) } else { a * (1.0 - g * z) };
                     close(v, by_hand, &format!("{name} lets {source} {p}"), t);
@@ -2312,6 +2331,8 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
         if supported(&run, "gigpo") {
             for mode in ["mean_norm", "mean_std_norm"] {
                 each_step(&run, "gigpo", &[("mode", mode)], |p, v, t| {
+                    // The episode's return is its outcome, worked out here.
+                    close(t["R"], group_of(&run, p).0, &format!("{name} gigpo R {p}"), t);
                     let state = t["G"] - t["state mean"];
                     let state = if mode == "mean_norm" { state } else { state / t["state denominator"] };
                     close(v, t["A^E of the step"] + state * t["state weight"], &format!("{name} gigpo {mode} {p}"), t);
