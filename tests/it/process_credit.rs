@@ -2342,6 +2342,9 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
         }
         if supported(&run, "prorag") {
             each_step(&run, "prorag", &[], |p, v, t| {
+                // The outcome term is the group's GRPO advantage with ProRAG's ε of 1e-4, worked out here.
+                let (r, mean, std, _) = group_of(&run, p);
+                close(t["A_outcome"], (r - mean) / (std + 1e-4), &format!("{name} prorag A_outcome {p}"), t);
                 let x = (t["p"] + t["format term"] - t["token mean"]) / t["token std"];
                 let by_hand = t["A_outcome"] + if t["p"].is_nan() { 0.0 } else { t["β"] * x };
                 close(v, by_hand, &format!("{name} prorag {p}"), t);
