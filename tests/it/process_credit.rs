@@ -2045,6 +2045,31 @@ fn leaf_means(run: &Run) -> (std::collections::HashMap<usize, f64>, Vec<f64>) {
     (sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect(), roots.into_iter().map(|(s, n)| s / n).collect())
 }
 
+/// Each node's mean of its children's values, a leaf's its trajectory's outcome (TreeRPO's
+/// `child_mean`), worked out from the run's node arena here; nodes with no outcome below have none.
+fn child_means(run: &Run) -> std::collections::HashMap<usize, f64> {
+    let tr = &run.trajectories;
+    let mut leaf: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
+    for t in tr.ids() {
+        let r = f64::from(tr.reward[t.index()]);
+        if !r.is_nan() {
+            leaf.insert(tr.leaf[t.index()].index(), r);
+        }
+    }
+    let mut values: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
+    // Children come after their parents in the arena: one pass from the end sees them first.
+    for n in (0..run.nodes.len()).rev() {
+        let node = vantage::model::NodeId::from_index(n);
+        let children: Vec<f64> = run.nodes.children(node).filter_map(|c| values.get(&c.index()).copied()).collect();
+        if !children.is_empty() {
+            values.insert(n, children.iter().sum::<f64>() / children.len() as f64);
+        } else if let Some(&r) = leaf.get(&n) {
+            values.insert(n, r);
+        }
+    }
+    values
+}
+
 #[test]
 fn tree_schemes_terms_reproduce_every_step_by_hand() {
     // On the explicit trees of the tree sample, TreePS-RAG's V(step) and V(parent) are the mean
@@ -2059,6 +2084,29 @@ fn tree_schemes_terms_reproduce_every_step_by_hand() {
         let parent = if k == 0 { roots[tr.group[traj.index()].index()] } else { below[&path[k - 1].index()] };
         close(t["V(step)"], below[&path[k].index()], &format!("treeps_rag V(step) {p}"), t);
         close(t["V(parent)"], parent, &format!("treeps_rag V(parent) {p}"), t);
+    });
+    // TreeRL's V(step) and leaf count (the paper's form): the mean outcome of the leaves below and
+    // their number, worked out here.
+    let mut leaves: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
+    for t in trees.trajectories.ids().filter(|t| !trees.trajectories.reward[t.index()].is_nan()) {
+        for node in trees.trajectories.path(t) {
+            *leaves.entry(node.index()).or_default() += 1.0;
+        }
+    }
+    each_step(&trees, "treerl", &[("value_form", "paper"), ("penalize_truncated", "false")], |p, _, t| {
+        let tr = &trees.trajectories;
+        let traj = tr.at_position(p).unwrap();
+        let node = tr.path(traj)[p - tr.path_range(traj).start];
+        close(t["V(step)"], below[&node.index()], &format!("treerl V(step) {p}"), t);
+        close(t["leaves"], leaves[&node.index()], &format!("treerl leaves {p}"), t);
+    });
+    // SPO's V(n): the mean of its children's values, worked out here.
+    let by_children = child_means(&trees);
+    each_step(&trees, "spo_tree", &[], |p, _, t| {
+        let tr = &trees.trajectories;
+        let traj = tr.at_position(p).unwrap();
+        let node = tr.path(traj)[p - tr.path_range(traj).start];
+        close(t["V(n)"], by_children[&node.index()], &format!("spo V(n) {p}"), t);
     });
     for name in ["tree_rollouts.jsonl", "alfworld_roles.jsonl"] {
         let run = sample(name);
@@ -2149,8 +2197,16 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
         }
         // TreeRPO: a step z-scored among its siblings; one without siblings 0, or under verl's
         // rule its value over 1 + ε.
+        // On explicit trees, TreeRPO's V(step) is the mean of its children's values, worked out here.
+        let by_children = (name == "tree_rollouts.jsonl").then(|| child_means(&run));
         for singleton in ["zero", "verl"] {
             each_step(&run, "treerpo", &[("singleton", singleton)], |p, v, t| {
+                if let Some(values) = &by_children {
+                    let tr = &run.trajectories;
+                    let traj = tr.at_position(p).unwrap();
+                    let node = tr.path(traj)[p - tr.path_range(traj).start];
+                    close(t["V(step)"], values[&node.index()], &format!("{name} treerpo V(step) {p}"), t);
+                }
                 let by_hand = match (t["siblings"] > 1.0, singleton) {
                     (true, _) => (t["V(step)"] - t["sibling mean"]) / (t["sibling std"] + t["ε"]),
                     (false, "zero") => 0.0,
