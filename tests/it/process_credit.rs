@@ -2180,6 +2180,11 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
         // Tree-GRPO: inter + intra, or intra alone.
         for combination in ["inter+intra", "2norm", "intra"] {
             each_step(&run, "tree_grpo", &[("combination", combination)], |p, v, t| {
+                // R is the trajectory's outcome; inter its GRPO advantage over the prompt's forest.
+                close(t["R"], group_of(&run, p).0, &format!("{name} tree_grpo R {p}"), t);
+                if combination == "inter+intra" {
+                    close(t["inter"], grpo_of(&run, p), &format!("{name} tree_grpo inter {p}"), t);
+                }
                 let by_hand = if combination == "inter+intra" { t["inter"] + t["intra"] } else { t["intra"] };
                 close(v, by_hand, &format!("{name} tree_grpo {combination} {p}"), t);
             });
@@ -2290,7 +2295,18 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
             terms_are_the_groups(&run, p, t, &at("grpo_vectorized", p), 1e-6);
             close(v, z_of(t, t["r"]), &at("grpo_vectorized", p), t);
         });
-        each_step(&run, "length_penalty", &[], |p, v, t| close(v, z_of(t, t["r'"]), &at("length_penalty", p), t));
+        each_step(&run, "length_penalty", &[], |p, v, t| {
+            // r' = r − 0.2 · L / L_max of the group (tokens when logged, else steps), worked out here.
+            let tr = &run.trajectories;
+            let length = |m: vantage::model::TrajectoryId| {
+                (if run.tokens.len > 0 { tr.token_range(m).len() } else { tr.num_steps(m) }) as f64
+            };
+            let traj = tr.at_position(p).unwrap();
+            let longest = run.groups.members(tr.group[traj.index()]).iter().map(|m| length(*m)).fold(0.0, f64::max);
+            let shaped = f64::from(tr.reward[traj.index()]) - 0.2 * length(traj) / longest.max(1.0);
+            close(t["r'"], shaped, &at("length_penalty r'", p), t);
+            close(v, z_of(t, t["r'"]), &at("length_penalty", p), t);
+        });
         each_step(&run, "null_reward", &[], |p, v, t| close(v, z_of(t, t["null reward"]), &at("null_reward", p), t));
         each_step(&run, "grpo_passk", &[], |p, v, t| {
             // The group's best and second-best rewards, worked out here.
