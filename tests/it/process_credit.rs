@@ -2185,6 +2185,23 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
                 if combination == "inter+intra" {
                     close(t["inter"], grpo_of(&run, p), &format!("{name} tree_grpo inter {p}"), t);
                 }
+                // intra: GRPO of R among the rollouts of its tree (its group's of the same tree record).
+                let tr = &run.trajectories;
+                let traj = tr.at_position(p).unwrap();
+                let tree: Vec<f64> = run
+                    .groups
+                    .members(tr.group[traj.index()])
+                    .iter()
+                    .filter(|m| tr.tree[m.index()] == tr.tree[traj.index()])
+                    .map(|m| f64::from(tr.reward[m.index()]))
+                    .collect();
+                if combination != "2norm" && tree.len() > 1 {
+                    let n = tree.len() as f64;
+                    let mean = tree.iter().sum::<f64>() / n;
+                    let std = (tree.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+                    let intra = (f64::from(tr.reward[traj.index()]) - mean) / (std + 1e-6);
+                    close(t["intra"], intra, &format!("{name} tree_grpo intra {p}"), t);
+                }
                 let by_hand = if combination == "inter+intra" { t["inter"] + t["intra"] } else { t["intra"] };
                 close(v, by_hand, &format!("{name} tree_grpo {combination} {p}"), t);
             });
