@@ -2420,8 +2420,29 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
         if supported(&run, "gigpo") {
             for mode in ["mean_norm", "mean_std_norm"] {
                 each_step(&run, "gigpo", &[("mode", mode)], |p, v, t| {
-                    // The episode's return is its outcome, worked out here.
+                    // The episode's return is its outcome, and its baseline the group's mean over
+                    // step rows (a trajectory weighs as many steps as it has, as the code does); both
+                    // worked out here.
                     close(t["R"], group_of(&run, p).0, &format!("{name} gigpo R {p}"), t);
+                    let tr = &run.trajectories;
+                    let traj = tr.at_position(p).unwrap();
+                    let rows: Vec<f64> = run
+                        .groups
+                        .members(tr.group[traj.index()])
+                        .iter()
+                        .flat_map(|m| std::iter::repeat_n(f64::from(tr.reward[m.index()]), tr.num_steps(*m)))
+                        .collect();
+                    let n = rows.len() as f64;
+                    let mean = rows.iter().sum::<f64>() / n;
+                    if !tr.path(traj).iter().any(|s| run.nodes.invalid_action(*s)) {
+                        let squares = rows.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+                        let episode = if mode == "mean_norm" {
+                            t["R"] - mean
+                        } else {
+                            (t["R"] - mean) / ((squares / (n - 1.0)).sqrt() + 1e-6)
+                        };
+                        close(t["A^E of the step"], episode, &format!("{name} gigpo {mode} A^E {p}"), t);
+                    }
                     let state = t["G"] - t["state mean"];
                     let state = if mode == "mean_norm" { state } else { state / t["state denominator"] };
                     close(v, t["A^E of the step"] + state * t["state weight"], &format!("{name} gigpo {mode} {p}"), t);
