@@ -2208,8 +2208,31 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
         }
         // TreePO: the mean over depths, or a segment's reward over its parent's; whitened over
         // the batch or not.
+        // On explicit trees, TreePO's a: the mean over depths of R less its subgroup's mean, the
+        // subgroup at depth 0 the whole group, at depth d the leaves through its (d − 1)-th node
+        // when there are two or more, worked out here.
+        let (below, roots) = leaf_means(&run);
+        let mut through: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        for m in run.trajectories.ids().filter(|m| !run.trajectories.reward[m.index()].is_nan()) {
+            for node in run.trajectories.path(m) {
+                *through.entry(node.index()).or_default() += 1;
+            }
+        }
+        let explicit = name == "tree_rollouts.jsonl";
         for whiten in ["true", "false"] {
             each_step(&run, "treepo", &[("whiten", whiten)], |p, v, t| {
+                let tr = &run.trajectories;
+                let traj = tr.at_position(p).unwrap();
+                let r = f64::from(tr.reward[traj.index()]);
+                if explicit && !r.is_nan() {
+                    let path = tr.path(traj);
+                    let mut means = vec![roots[tr.group[traj.index()].index()]];
+                    means.extend(
+                        path[..path.len() - 1].iter().filter(|n| through[&n.index()] >= 2).map(|n| below[&n.index()]),
+                    );
+                    let a = means.iter().map(|m| r - m).sum::<f64>() / means.len() as f64;
+                    close(t["a"], a, &format!("{name} treepo a {p}"), t);
+                }
                 close(v, (t["a"] - t["batch mean"]) / t["batch std"], &format!("{name} treepo {whiten} {p}"), t);
             });
             each_step(&run, "treepo", &[("whiten", whiten), ("estimator", "segment"), ("eta", "0.5")], |p, v, t| {
