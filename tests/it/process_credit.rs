@@ -2348,6 +2348,20 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
             close(v, z_of(t, t["r'"]), &at("length_penalty", p), t);
         });
         each_step(&run, "null_reward", &[], |p, v, t| close(v, z_of(t, t["null reward"]), &at("null_reward", p), t));
+        // Its draw (shuffle, the default) is a permutation of each group's rewards, checked here.
+        let null = credit::scheme("null_reward").unwrap();
+        let drawn = null.compute_explained(&run, &Params::defaults(null)).unwrap();
+        for g in run.groups.ids() {
+            let members = run.groups.members(g);
+            let of = |t: &vantage::model::TrajectoryId| {
+                drawn.terms.row(t.index()).into_iter().find(|(n, _)| *n == "null reward").map(|(_, v)| v)
+            };
+            let mut shuffled: Vec<f64> = members.iter().filter_map(of).collect();
+            let mut rewards: Vec<f64> = members.iter().map(|t| f64::from(run.trajectories.reward[t.index()])).collect();
+            shuffled.sort_by(f64::total_cmp);
+            rewards.sort_by(f64::total_cmp);
+            assert_eq!(shuffled, rewards, "{name}: null_reward's draw in group {}", run.group_key(g));
+        }
         each_step(&run, "grpo_passk", &[], |p, v, t| {
             // The group's best and second-best rewards, worked out here.
             let tr = &run.trajectories;
