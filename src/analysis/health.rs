@@ -94,10 +94,7 @@ impl Thresholds {
             "entropy_collapse" => &mut self.entropy_collapse,
             "advantage_mismatch" => &mut self.advantage_mismatch,
             "std_spike_bound" => &mut self.std_spike_bound,
-            other if Kind::of_name(other).is_some() => {
-                let i = Kind::ALL.iter().position(|k| k.name() == other).unwrap_or(0);
-                &mut self.baseline[i]
-            }
+            other if let Some(kind) = Kind::of_name(other) => &mut self.baseline[kind.index()],
             _ => {
                 let known: Vec<&str> = self.named().into_iter().map(|(n, _)| n).collect();
                 return Err(format!("no threshold {name:?}; one of {}", known.join(", ")));
@@ -159,8 +156,9 @@ pub fn alarms_without_texts(run: &Run, thresholds: &Thresholds) -> Vec<Alarm> {
     alarms_of(run, thresholds, false)
 }
 
-/// The alarms of `run`, the baseline ones from findings already made (`found`, as the app's
-/// Overview keeps them); the text alarms only when `texts`.
+/// The alarms of `run`, the baseline ones from findings already made (`found`; none from an empty
+/// one, as the app's Overview asks, whose findings have a strip of their own); the text alarms only
+/// when `texts`.
 pub fn alarms_with_findings(
     run: &Run,
     thresholds: &Thresholds,
@@ -219,14 +217,11 @@ fn baseline_alarms(
     for ((step, kind), findings) in by_step {
         let of = steps.get(&step).map_or(0, |c| c.groups).max(findings.len());
         let value = findings.len() as f64 / of.max(1) as f64;
-        let threshold = Kind::ALL.iter().position(|k| *k == kind).map_or(0.0, |i| thresholds.baseline[i]);
+        let threshold = thresholds.baseline[kind.index()];
         if value <= threshold {
             continue;
         }
-        let moved = findings
-            .iter()
-            .filter_map(|f| f.credit_moved)
-            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        let moved = crate::analysis::forensics::largest_credit_moved(findings.iter().copied());
         let moved = moved.map(|m| format!("; credit moved up to {m:.3}")).unwrap_or_default();
         let rows: usize = findings.iter().map(|f| f.trajectories.len()).sum();
         let mut groups: Vec<GroupId> = findings.iter().map(|f| f.group).collect();

@@ -59,6 +59,11 @@ impl Kind {
         }
     }
 
+    /// Its place in [`Kind::ALL`] (the order the variants are declared in).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The kind named `name`.
     pub fn of_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.name() == name)
@@ -212,6 +217,19 @@ impl Forensics {
     }
 }
 
+/// The largest credit moved among `findings`, `None` where none moved any.
+pub fn largest_credit_moved<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Option<f64> {
+    findings.into_iter().filter_map(|f| f.credit_moved).reduce(f64::max)
+}
+
+/// `finding` with what recomputing its group with and without its rows found.
+fn with_credit(mut finding: Finding, seen: moved::Counterfactual) -> Finding {
+    finding.credit_moved = seen.credit_moved;
+    finding.trainer_included = seen.trainer_included;
+    finding.credit_rows = seen.rows;
+    finding
+}
+
 /// The forensics of `run`.
 pub fn forensics(run: &Run, options: &Options) -> Forensics {
     let mut out = Forensics::default();
@@ -260,7 +278,7 @@ pub fn forensics(run: &Run, options: &Options) -> Forensics {
         for (group, flagged) in filtered {
             let seen = recompute.counterfactual(run, group, &flagged, Some(logged));
             if seen.trainer_included == Some(true) {
-                candidates.push(rows::filtered_finding(run, group, flagged));
+                out.findings.push(with_credit(rows::filtered_finding(run, group, flagged), seen));
             }
         }
     }
@@ -268,9 +286,7 @@ pub fn forensics(run: &Run, options: &Options) -> Forensics {
     for mut finding in candidates {
         if finding.kind != Kind::PartialGroup {
             let seen = recompute.counterfactual(run, finding.group, &finding.trajectories, logged.as_deref());
-            finding.credit_moved = seen.credit_moved;
-            finding.trainer_included = seen.trainer_included;
-            finding.credit_rows = seen.rows;
+            finding = with_credit(finding, seen);
         }
         if finding.kind.leaves_baseline() && finding.trainer_included == Some(false) {
             left_out += finding.trajectories.len();
@@ -320,4 +336,17 @@ pub fn audit_note(run: &Run, audit: &crate::analysis::audit::Audit, found: &Fore
         run.group_key(g),
         kinds.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+
+    #[test]
+    fn a_kinds_index_is_its_place_in_all_and_its_name_names_it() {
+        for (i, kind) in Kind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), i);
+            assert_eq!(Kind::of_name(kind.name()), Some(kind));
+        }
+    }
 }
