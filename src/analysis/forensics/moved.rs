@@ -21,14 +21,14 @@ pub fn logged_per_row(run: &Run) -> Option<Vec<f32>> {
 /// The mean of each trajectory's finite step values (`NaN` where it has none).
 fn per_row(run: &Run, step: &[f32]) -> Vec<f32> {
     let tr = &run.trajectories;
-    tr.ids()
-        .map(|t| {
-            let values = step.get(tr.path_range(t)).unwrap_or_default();
-            let (sum, n) =
-                values.iter().filter(|v| v.is_finite()).fold((0.0f64, 0usize), |(s, n), &v| (s + f64::from(v), n + 1));
-            if n == 0 { f32::NAN } else { (sum / n as f64) as f32 }
-        })
-        .collect()
+    tr.ids().map(|t| finite_mean(step.get(tr.path_range(t)).unwrap_or_default()) as f32).collect()
+}
+
+/// The mean of the finite ones of `values` (a row's steps), `NaN` when there is none.
+fn finite_mean(values: &[f32]) -> f64 {
+    let (sum, n) =
+        values.iter().filter(|v| v.is_finite()).fold((0.0f64, 0usize), |(s, n), &v| (s + f64::from(v), n + 1));
+    if n == 0 { f64::NAN } else { sum / n as f64 }
 }
 
 /// A group's rows with and without the flagged ones.
@@ -127,7 +127,7 @@ impl<'r> Recompute<'r> {
     }
 
     /// The advantage of each of `rows` (indices into the run's trajectories) when the estimator sees
-    /// only them: the mean of the row's finite step values.
+    /// only them: the mean of the row's finite step values ([`finite_mean`]).
     fn advantages(
         &self,
         batch: &Batch<'_, f32>,
@@ -139,14 +139,7 @@ impl<'r> Recompute<'r> {
         Some(
             rows.iter()
                 .enumerate()
-                .map(|(k, &i)| {
-                    let values = output.advantages.get(sub.row(k)).unwrap_or_default();
-                    let (sum, n) = values
-                        .iter()
-                        .filter(|v| v.is_finite())
-                        .fold((0.0f64, 0usize), |(s, n), &v| (s + f64::from(v), n + 1));
-                    (i, if n == 0 { f64::NAN } else { sum / n as f64 })
-                })
+                .map(|(k, &i)| (i, finite_mean(output.advantages.get(sub.row(k)).unwrap_or_default())))
                 .collect(),
         )
     }
