@@ -318,7 +318,7 @@ fn most_different_ui(
     let found = super::forensics::cached(ui, open);
     if let (Some(_), Some(audit)) = (logged, &open.audit) {
         ui.label(format!("Audit: {}", crate::analysis::audit::describe(&open.run, audit)));
-        if let Some(note) = found.as_ref().and_then(|f| super::forensics::audit_note(f, open, audit)) {
+        if let Some(note) = found.as_ref().and_then(|f| crate::analysis::forensics::audit_note(&open.run, audit, f)) {
             ui.label(egui::RichText::new(note).color(theme::WARNING));
         }
     }

@@ -33,7 +33,7 @@ pub fn cached(ui: &egui::Ui, open: &OpenRun) -> Option<Arc<Forensics>> {
 
 /// The largest credit moved among `findings`, as a suffix (` · moved up to 0.72`).
 fn moved_text<'a>(findings: impl Iterator<Item = &'a Finding>) -> String {
-    let moved = findings.filter_map(|f| f.credit_moved).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    let moved = crate::analysis::forensics::largest_credit_moved(findings);
     moved.map(|m| format!(" · moved up to {}", format_value(m as f32))).unwrap_or_default()
 }
 
@@ -237,9 +237,4 @@ pub fn flag_of(found: &Forensics, open: &OpenRun, t: TrajectoryId) -> String {
     let g = open.run.trajectories.group.get(t.index()).copied();
     let kinds: Vec<&str> = g.map(|g| found.in_group(g).map(|f| f.kind.name()).collect()).unwrap_or_default();
     if kinds.is_empty() { String::new() } else { format!("in a group with {}", kinds.join(", ")) }
-}
-
-/// The sentence Compare puts under the audit when its largest difference lies in a flagged group.
-pub fn audit_note(found: &Forensics, open: &OpenRun, audit: &crate::analysis::audit::Audit) -> Option<String> {
-    crate::analysis::forensics::audit_note(&open.run, audit, found)
 }

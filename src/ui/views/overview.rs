@@ -328,15 +328,11 @@ fn alarms_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         let thresholds = crate::analysis::health::Thresholds::default();
         // A run whose texts stay in its log or dataset is not read whole here (the UI's thread;
         // on the web every text column would be fetched): its text alarms are `vantage health`'s.
+        // The baseline findings have a strip of their own (`forensics::strip_ui`): none are
+        // computed here, so the health strip has no baseline alarm.
+        let none = crate::analysis::forensics::Forensics::default();
         let texts = open.run.text.holds_every_text();
-        let mut alarms = match super::forensics::cached(ui, open) {
-            Some(found) => crate::analysis::health::alarms_with_findings(&open.run, &thresholds, texts, &found),
-            None if texts => crate::analysis::health::alarms(&open.run, &thresholds),
-            None => crate::analysis::health::alarms_without_texts(&open.run, &thresholds),
-        };
-        // The baseline findings have a strip of their own (`forensics::strip_ui`).
-        alarms.retain(|a| crate::analysis::forensics::Kind::of_name(a.name).is_none());
-        let alarms = Arc::new(alarms);
+        let alarms = Arc::new(crate::analysis::health::alarms_with_findings(&open.run, &thresholds, texts, &none));
         ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&alarms))));
         alarms
     };
