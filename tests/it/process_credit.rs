@@ -1911,10 +1911,8 @@ fn triage_terms_reproduce_every_step_by_hand() {
                     + terms["w"] * terms[&format!("c({})", if role.is_empty() { "unlabeled" } else { role })]
             })
             .collect();
-        let n = raw.len() as f64;
-        let batch_mean = raw.iter().sum::<f64>() / n;
         // The population std (over n), as TRIAGE whitens.
-        let batch_std = (raw.iter().map(|x| (x - batch_mean).powi(2)).sum::<f64>() / n).sqrt();
+        let (batch_mean, batch_std) = moments(&raw, 0.0);
         for t in tr.ids() {
             for p in tr.path_range(t) {
                 let terms = step_terms_of(&run, scheme, &params, &credit, t, p);
@@ -1964,9 +1962,8 @@ fn prm_process_terms_list_the_scores_it_sums_and_reproduce_every_step() {
                 .flat_map(|m| tr.path(*m).iter().map(|n| f64::from(scores[n.index()])))
                 .filter(|s| !s.is_nan())
                 .collect();
+            let (mean, std) = moments(&group, 1.0);
             let n = group.len() as f64;
-            let mean = group.iter().sum::<f64>() / n;
-            let std = (group.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
             for p in range.clone() {
                 let terms = step_terms_of(&run, scheme, &params, &credit, t, p);
                 if refine == "none" && n > 1.0 {
@@ -2196,9 +2193,7 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
                     .map(|m| f64::from(tr.reward[m.index()]))
                     .collect();
                 if combination != "2norm" && tree.len() > 1 {
-                    let n = tree.len() as f64;
-                    let mean = tree.iter().sum::<f64>() / n;
-                    let std = (tree.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+                    let (mean, std) = moments(&tree, 1.0);
                     let intra = (f64::from(tr.reward[traj.index()]) - mean) / (std + 1e-6);
                     close(t["intra"], intra, &format!("{name} tree_grpo intra {p}"), t);
                 }
@@ -2293,11 +2288,17 @@ fn group_of(run: &Run, p: usize) -> (f64, f64, f64, f64) {
     let t = tr.at_position(p).unwrap();
     let rewards: Vec<f64> =
         run.groups.members(tr.group[t.index()]).iter().map(|m| f64::from(tr.reward[m.index()])).collect();
-    let n = rewards.len() as f64;
-    let mean = rewards.iter().sum::<f64>() / n;
-    let std =
-        if n > 1.0 { (rewards.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { f64::NAN };
-    (f64::from(tr.reward[t.index()]), mean, std, n)
+    let (mean, std) = moments(&rewards, 1.0);
+    (f64::from(tr.reward[t.index()]), mean, std, rewards.len() as f64)
+}
+
+/// The mean of `values` and their std over n − `lost` values (1: unbiased, 0: the population's;
+/// NaN where that is not above 0), worked out here, never by the code under test.
+fn moments(values: &[f64], lost: f64) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let squares: f64 = values.iter().map(|x| (x - mean).powi(2)).sum();
+    (mean, if n - lost > 0.0 { (squares / (n - lost)).sqrt() } else { f64::NAN })
 }
 
 /// The group's GRPO advantage of the trajectory at path position `p`, (r − mean)/(std + 1e-6),
@@ -2469,15 +2470,9 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
                         .iter()
                         .flat_map(|m| std::iter::repeat_n(f64::from(tr.reward[m.index()]), tr.num_steps(*m)))
                         .collect();
-                    let n = rows.len() as f64;
-                    let mean = rows.iter().sum::<f64>() / n;
+                    let (mean, std) = moments(&rows, 1.0);
                     if !tr.path(traj).iter().any(|s| run.nodes.invalid_action(*s)) {
-                        let squares = rows.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
-                        let episode = if mode == "mean_norm" {
-                            t["R"] - mean
-                        } else {
-                            (t["R"] - mean) / ((squares / (n - 1.0)).sqrt() + 1e-6)
-                        };
+                        let episode = if mode == "mean_norm" { t["R"] - mean } else { (t["R"] - mean) / (std + 1e-6) };
                         close(t["A^E of the step"], episode, &format!("{name} gigpo {mode} A^E {p}"), t);
                     }
                     let state = t["G"] - t["state mean"];
