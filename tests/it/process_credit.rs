@@ -2021,120 +2021,290 @@ fn close(value: f64, by_hand: f64, what: &str, terms: &std::collections::HashMap
     assert!((value - by_hand).abs() < 1e-4 * (1.0 + value.abs()), "{what}: {value} vs {by_hand} from {terms:?}");
 }
 
-/// Each node's mean outcome over the trajectories through it, and each group's over its own
-/// (the value of its prompt), worked out from the run's paths here.
-fn leaf_means(run: &Run) -> (std::collections::HashMap<usize, f64>, Vec<f64>) {
-    let tr = &run.trajectories;
-    let mut sums: std::collections::HashMap<usize, (f64, f64)> = std::collections::HashMap::new();
-    let mut roots = vec![(0.0, 0.0); run.groups.len()];
-    for t in tr.ids() {
-        let r = f64::from(tr.reward[t.index()]);
-        if r.is_nan() {
-            continue;
-        }
-        let root = &mut roots[tr.group[t.index()].index()];
-        *root = (root.0 + r, root.1 + 1.0);
-        for node in tr.path(t) {
-            let slot = sums.entry(node.index()).or_default();
-            *slot = (slot.0 + r, slot.1 + 1.0);
-        }
-    }
-    (sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect(), roots.into_iter().map(|(s, n)| s / n).collect())
+/// A node of the value tree a tree scheme builds, worked out here: the group, and the steps from the
+/// group's root to it. A step is its own node in the log when the log branches (a node with a
+/// sibling: explicit trees), else its content (kind, the three texts, the state key), so that
+/// identical prefixes of independent rollouts share a node (merged chains).
+type Prefix = (usize, Vec<String>);
+
+/// The value tree of `run` as the tree schemes' `merge = auto` builds it, worked out from the log
+/// here (not by the code under test): each trajectory's path as tree nodes, and its outcome.
+struct ByHandTree {
+    paths: Vec<Vec<Prefix>>,
+    outcomes: Vec<f64>,
+    groups: Vec<usize>,
 }
 
-/// Each node's mean of its children's values, a leaf's its trajectory's outcome (TreeRPO's
-/// `child_mean`), worked out from the run's node arena here; nodes with no outcome below have none.
-fn child_means(run: &Run) -> std::collections::HashMap<usize, f64> {
-    let tr = &run.trajectories;
-    let mut leaf: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
-    for t in tr.ids() {
-        let r = f64::from(tr.reward[t.index()]);
-        if !r.is_nan() {
-            leaf.insert(tr.leaf[t.index()].index(), r);
+impl ByHandTree {
+    fn of(run: &Run) -> Self {
+        let tr = &run.trajectories;
+        let nodes = &run.nodes;
+        let branches = nodes.next_sibling.iter().any(|s| s.is_some());
+        let step = |n: vantage::model::NodeId| {
+            let i = n.index();
+            if branches {
+                format!("#{i}")
+            } else {
+                let text = |id| run.text(id).into_owned();
+                format!(
+                    "{:?}",
+                    (
+                        nodes.kind[i].0,
+                        text(nodes.thought[i]),
+                        text(nodes.action[i]),
+                        text(nodes.observation[i]),
+                        nodes.state_key[i].0
+                    )
+                )
+            }
+        };
+        let mut paths = Vec::new();
+        for t in tr.ids() {
+            let group = tr.group[t.index()].index();
+            let mut prefix = Vec::new();
+            let mut path = Vec::new();
+            for &n in tr.path(t) {
+                prefix.push(step(n));
+                path.push((group, prefix.clone()));
+            }
+            paths.push(path);
+        }
+        Self {
+            paths,
+            outcomes: tr.ids().map(|t| f64::from(tr.reward[t.index()])).collect(),
+            groups: tr.ids().map(|t| tr.group[t.index()].index()).collect(),
         }
     }
-    let mut values: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
-    // Children come after their parents in the arena: one pass from the end sees them first.
-    for n in (0..run.nodes.len()).rev() {
-        let node = vantage::model::NodeId::from_index(n);
-        let children: Vec<f64> = run.nodes.children(node).filter_map(|c| values.get(&c.index()).copied()).collect();
-        if !children.is_empty() {
-            values.insert(n, children.iter().sum::<f64>() / children.len() as f64);
-        } else if let Some(&r) = leaf.get(&n) {
-            values.insert(n, r);
-        }
+
+    /// The tree node of path position `p`.
+    fn node(&self, run: &Run, p: usize) -> &Prefix {
+        let tr = &run.trajectories;
+        let t = tr.at_position(p).unwrap();
+        &self.paths[t.index()][p - tr.path_range(t).start]
     }
-    values
+
+    /// The trajectories with an outcome: their index, path and outcome.
+    fn scored(&self) -> impl Iterator<Item = (usize, &[Prefix], f64)> {
+        self.paths
+            .iter()
+            .enumerate()
+            .filter(|(t, _)| !self.outcomes[*t].is_nan())
+            .map(|(t, p)| (t, &p[..], self.outcomes[t]))
+    }
+
+    /// Each node's mean outcome over the trajectories through it (`deeper`: only those that go
+    /// on past it), with their count; a group's root (no steps) over all of its own.
+    fn leaf_means(&self, deeper: bool) -> std::collections::HashMap<Prefix, (f64, f64)> {
+        let mut sums: std::collections::HashMap<Prefix, (f64, f64)> = std::collections::HashMap::new();
+        for (t, path, r) in self.scored() {
+            let root = (self.groups[t], Vec::new());
+            let through = if deeper { &path[..path.len().saturating_sub(1)] } else { path };
+            for node in std::iter::once(&root).chain(through) {
+                let slot = sums.entry(node.clone()).or_default();
+                *slot = (slot.0 + r, slot.1 + 1.0);
+            }
+        }
+        sums.into_iter().map(|(k, (s, n))| (k, (s / n, n))).collect()
+    }
+
+    /// Each node's children (a group's root's: its top steps).
+    fn children(&self) -> std::collections::HashMap<Prefix, std::collections::BTreeSet<Prefix>> {
+        let mut children: std::collections::HashMap<Prefix, std::collections::BTreeSet<Prefix>> =
+            std::collections::HashMap::new();
+        for path in &self.paths {
+            for node in path {
+                children.entry(parent_of(node)).or_default().insert(node.clone());
+            }
+        }
+        children
+    }
+
+    /// Each node's mean of its children's values, where it has children with one; else, a node
+    /// where trajectories end, the mean of `leaf` over them (their outcome: TreeRPO's and SPO's
+    /// `child_mean`). `leaves_first`: a node where a trajectory ends keeps that value even with
+    /// children (TreePO's segment rewards). A group's root is the mean of its top steps'.
+    fn child_means(&self, leaves_first: bool, leaf: impl Fn(usize) -> f64) -> std::collections::HashMap<Prefix, f64> {
+        let mut ends: std::collections::HashMap<Prefix, (f64, f64)> = std::collections::HashMap::new();
+        for (t, path, _) in self.scored() {
+            let slot = ends.entry(path.last().unwrap().clone()).or_default();
+            *slot = (slot.0 + leaf(t), slot.1 + 1.0);
+        }
+        let children = self.children();
+        let all: std::collections::BTreeSet<&Prefix> = children.keys().chain(children.values().flatten()).collect();
+        let mut by_depth: Vec<&Prefix> = all.into_iter().collect();
+        by_depth.sort_by_key(|node| std::cmp::Reverse(node.1.len()));
+        let mut values = std::collections::HashMap::new();
+        for node in by_depth {
+            let own = ends.get(node).map(|(s, n)| s / n);
+            let below: Vec<f64> =
+                children.get(node).into_iter().flatten().filter_map(|c| values.get(c).copied()).collect();
+            let below = (!below.is_empty()).then(|| below.iter().sum::<f64>() / below.len() as f64);
+            if let Some(value) = if leaves_first { own.or(below) } else { below.or(own) } {
+                values.insert(node.clone(), value);
+            }
+        }
+        values
+    }
+}
+
+/// The value tree's parent of `node`: the prefix one step shorter (a group's root has none).
+fn parent_of(node: &Prefix) -> Prefix {
+    (node.0, node.1[..node.1.len().saturating_sub(1)].to_vec())
+}
+
+/// The samples whose tree schemes' terms are worked out by hand, each with its value tree: the log's
+/// own nodes on the explicit trees of the tree sample, the trie of identical step prefixes on
+/// `ALFWorld`'s independent rollouts.
+fn tree_samples() -> Vec<(&'static str, Run, ByHandTree)> {
+    ["tree_rollouts.jsonl", "alfworld_roles.jsonl"]
+        .into_iter()
+        .map(|name| {
+            let run = sample(name);
+            let tree = ByHandTree::of(&run);
+            (name, run, tree)
+        })
+        .collect()
 }
 
 #[test]
-fn tree_schemes_terms_reproduce_every_step_by_hand() {
-    // On the explicit trees of the tree sample, TreePS-RAG's V(step) and V(parent) are the mean
-    // outcomes of the leaves below them (the prompt's of all its group's), worked out here.
-    let trees = sample("tree_rollouts.jsonl");
-    let (below, roots) = leaf_means(&trees);
-    each_step(&trees, "treeps_rag", &[], |p, _, t| {
-        let tr = &trees.trajectories;
-        let traj = tr.at_position(p).unwrap();
-        let k = p - tr.path_range(traj).start;
-        let path = tr.path(traj);
-        let parent = if k == 0 { roots[tr.group[traj.index()].index()] } else { below[&path[k - 1].index()] };
-        close(t["V(step)"], below[&path[k].index()], &format!("treeps_rag V(step) {p}"), t);
-        close(t["V(parent)"], parent, &format!("treeps_rag V(parent) {p}"), t);
-    });
-    // TreeRL's V(step) and leaf count (the paper's form): the mean outcome of the leaves below and
-    // their number, worked out here.
-    let mut leaves: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
-    for t in trees.trajectories.ids().filter(|t| !trees.trajectories.reward[t.index()].is_nan()) {
-        for node in trees.trajectories.path(t) {
-            *leaves.entry(node.index()).or_default() += 1.0;
-        }
-    }
-    each_step(&trees, "treerl", &[("value_form", "paper"), ("penalize_truncated", "false")], |p, _, t| {
-        let tr = &trees.trajectories;
-        let traj = tr.at_position(p).unwrap();
-        let node = tr.path(traj)[p - tr.path_range(traj).start];
-        close(t["V(step)"], below[&node.index()], &format!("treerl V(step) {p}"), t);
-        close(t["leaves"], leaves[&node.index()], &format!("treerl leaves {p}"), t);
-    });
-    // SPO's V(n): the mean of its children's values, worked out here.
-    let by_children = child_means(&trees);
-    each_step(&trees, "spo_tree", &[], |p, _, t| {
-        let tr = &trees.trajectories;
-        let traj = tr.at_position(p).unwrap();
-        let node = tr.path(traj)[p - tr.path_range(traj).start];
-        close(t["V(n)"], by_children[&node.index()], &format!("spo V(n) {p}"), t);
-    });
-    for name in ["tree_rollouts.jsonl", "alfworld_roles.jsonl"] {
-        let run = sample(name);
+fn treeps_rag_and_treerl_terms_reproduce_every_step_by_hand() {
+    for (name, run, tree) in tree_samples() {
+        let tr = &run.trajectories;
+        // Both samples share steps between rollouts: fewer tree nodes than steps.
+        let distinct: std::collections::HashSet<&Prefix> = tree.paths.iter().flatten().collect();
+        assert!(
+            distinct.len() < tr.path_nodes.len(),
+            "{name}: {} nodes for {} steps",
+            distinct.len(),
+            tr.path_nodes.len()
+        );
+        // TreePS-RAG's V(step) and V(parent) are the mean outcomes of the leaves below them (the
+        // prompt's of all its group's).
+        let below = tree.leaf_means(false);
         for weight in ["0", "0.5"] {
             each_step(&run, "treeps_rag", &[("outcome_weight", weight)], |p, v, t| {
+                let node = tree.node(&run, p);
+                close(t["V(step)"], below[node].0, &format!("{name} treeps_rag V(step) {p}"), t);
+                close(t["V(parent)"], below[&parent_of(node)].0, &format!("{name} treeps_rag V(parent) {p}"), t);
+                // The outcome advantage (the group's GRPO), worked out only where it is weighed.
+                if t["w"] > 0.0 {
+                    close(t["A_outcome"], grpo_of(&run, p), &format!("{name} treeps_rag A_outcome {p}"), t);
+                }
                 close(v, t["V(step)"] - t["V(parent)"] + t["w"] * t["A_outcome"], &format!("{name} treeps_rag {p}"), t);
             });
         }
+        // TreeRL. Its code's V̂: the leaves below, each centred on the mean of the other leaves
+        // of its forest, summed, over √(the trained ones) and over their number; its paper's V:
+        // the mean outcome of the leaves below, and their number.
+        let trained = |t: usize| {
+            tr.path(vantage::model::TrajectoryId::from_index(t)).last().is_none_or(|l| !run.nodes.unselected(*l))
+        };
+        let mut tally: std::collections::HashMap<Prefix, (f64, f64, f64)> = std::collections::HashMap::new();
+        for g in run.groups.ids() {
+            let scored: Vec<(usize, f64)> = run
+                .groups
+                .members(g)
+                .iter()
+                .map(|m| (m.index(), tree.outcomes[m.index()]))
+                .filter(|(_, r)| !r.is_nan())
+                .collect();
+            let total: f64 = scored.iter().map(|(_, r)| r).sum();
+            for &(t, r) in &scored {
+                let centred = r - (total - r) / (scored.len() as f64 - 1.0);
+                for node in std::iter::once(&(g.index(), Vec::new())).chain(&tree.paths[t]) {
+                    let slot = tally.entry(node.clone()).or_default();
+                    *slot = (slot.0 + centred, slot.1 + 1.0, slot.2 + f64::from(u8::from(trained(t))));
+                }
+            }
+        }
+        let v_hat = |node: &Prefix| {
+            tally
+                .get(node)
+                .map_or(0.0, |&(sum, leaves, chosen)| if chosen > 0.0 { sum / chosen.sqrt() / leaves } else { 0.0 })
+        };
         for form in ["local_state", "local", "value_only", "paper"] {
             each_step(&run, "treerl", &[("value_form", form), ("penalize_truncated", "false")], |p, v, t| {
+                let node = tree.node(&run, p);
+                let what = |term: &str| format!("{name} treerl {form} {term} {p}");
                 let by_hand = match form {
                     "local_state" => t["local"] + t["V̂(step)"],
                     "local" => t["local"],
                     "value_only" => t["V̂(step)"],
-                    _ => ((t["V(step)"] - t["V(root)"]) + (t["V(step)"] - t["V(parent)"])) / t["leaves"].sqrt(),
+                    _ => {
+                        close(t["V(step)"], below[node].0, &what("V(step)"), t);
+                        close(t["V(parent)"], below[&parent_of(node)].0, &what("V(parent)"), t);
+                        close(t["V(root)"], below[&(node.0, Vec::new())].0, &what("V(root)"), t);
+                        close(t["leaves"], below[node].1, &what("leaves"), t);
+                        ((t["V(step)"] - t["V(root)"]) + (t["V(step)"] - t["V(parent)"])) / t["leaves"].sqrt()
+                    }
                 };
-                close(v, by_hand, &format!("{name} treerl {form} {p}"), t);
-                if form != "value_only" && form != "paper" {
-                    let local = t["V̂(step)"] - t["V̂(parent)"];
-                    assert!(local.abs() < 1e-8 || (local - t["local"]).abs() < 1e-6, "local is V̂(step) − V̂(parent)");
+                if form != "paper" {
+                    close(t["V̂(step)"], v_hat(node), &what("V̂(step)"), t);
                 }
+                if form != "value_only" && form != "paper" {
+                    close(t["V̂(parent)"], v_hat(&parent_of(node)), &what("V̂(parent)"), t);
+                    // The local term, or (fill-in) the previous step's where it is 0.
+                    let local = t["V̂(step)"] - t["V̂(parent)"];
+                    assert!(
+                        local.abs() < 1e-8 || (local - t["local"]).abs() < 1e-6,
+                        "{}: local is V̂(step) − V̂(parent)",
+                        what("local")
+                    );
+                }
+                close(v, by_hand, &what("credit"), t);
             });
         }
-        each_step(&run, "spo_tree", &[], |p, v, t| close(v, t["V(n)"] - t["V(parent)"], &format!("{name} spo {p}"), t));
+    }
+}
+
+#[test]
+fn spo_tree_terms_reproduce_every_step_by_hand() {
+    for (name, run, tree) in tree_samples() {
+        let children = tree.children();
+        // SPO's V: the mean of the children's values, a leaf's its outcome; the sibling std the
+        // population std of the parent's children's values; TreePO's z the value z-scored among
+        // its siblings (0 when they are all alike, the value itself for a lone child).
+        let by_children = tree.child_means(false, |t| tree.outcomes[t]);
+        let siblings =
+            |node: &Prefix| -> Vec<f64> { children[&parent_of(node)].iter().map(|c| by_children[c]).collect() };
+        let z = |node: &Prefix| {
+            let values = siblings(node);
+            let (mean, std) = moments(&values, 0.0);
+            match (values.len(), std <= 1e-8) {
+                (1, _) => by_children[node],
+                (_, true) => 0.0,
+                _ => (by_children[node] - mean) / std,
+            }
+        };
+        let spo = |p: usize, t: &Named, what: &str| {
+            let node = tree.node(&run, p);
+            close(t["V(n)"], by_children[node], &format!("{name} {what} V(n) {p}"), t);
+            close(t["V(parent)"], by_children[&parent_of(node)], &format!("{name} {what} V(parent) {p}"), t);
+        };
+        each_step(&run, "spo_tree", &[], |p, v, t| {
+            spo(p, t, "spo");
+            close(v, t["V(n)"] - t["V(parent)"], &format!("{name} spo {p}"), t);
+        });
         each_step(&run, "spo_tree", &[("edge_adv", "grpo")], |p, v, t| {
+            spo(p, t, "spo grpo");
+            let std = moments(&siblings(tree.node(&run, p)), 0.0).1;
+            close(t["sibling std"], std, &format!("{name} spo grpo sibling std {p}"), t);
             close(v, (t["V(n)"] - t["V(parent)"]) / (t["sibling std"] + 1e-8), &format!("{name} spo grpo {p}"), t);
         });
         each_step(&run, "spo_tree", &[("variant", "treepo_spo")], |p, v, t| {
+            let node = tree.node(&run, p);
+            let parent = parent_of(node);
+            close(t["z(n)"], z(node), &format!("{name} spo treepo z(n) {p}"), t);
+            close(
+                t["z(parent)"],
+                if parent.1.is_empty() { 0.0 } else { z(&parent) },
+                &format!("{name} spo treepo z(parent) {p}"),
+                t,
+            );
             close(v, t["z(n)"] - t["z(parent)"], &format!("{name} spo treepo {p}"), t);
         });
         each_step(&run, "spo_tree", &[("pav", "true")], |p, v, t| {
+            spo(p, t, "spo pav");
             let bok = |x: f64| 1.0 - (1.0 - x).powi(t["k"] as i32);
             close(v, t["V(n)"] + t["w"] * (bok(t["V(n)"]) - bok(t["V(parent)"])), &format!("{name} spo pav {p}"), t);
         });
@@ -2201,58 +2371,112 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
                 close(v, by_hand, &format!("{name} tree_grpo {combination} {p}"), t);
             });
         }
-        // TreePO: the mean over depths, or a segment's reward over its parent's; whitened over
-        // the batch or not.
-        // On explicit trees, TreePO's a: the mean over depths of R less its subgroup's mean, the
-        // subgroup at depth 0 the whole group, at depth d the leaves through its (d − 1)-th node
-        // when there are two or more, worked out here.
-        let (below, roots) = leaf_means(&run);
-        let mut through: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-        for m in run.trajectories.ids().filter(|m| !run.trajectories.reward[m.index()].is_nan()) {
-            for node in run.trajectories.path(m) {
-                *through.entry(node.index()).or_default() += 1;
-            }
-        }
-        let explicit = name == "tree_rollouts.jsonl";
+    }
+}
+
+#[test]
+fn treepo_and_treerpo_terms_reproduce_every_step_by_hand() {
+    for (name, run, tree) in tree_samples() {
+        // TreePO, over the value tree worked out here (the log's own nodes on explicit trees, the
+        // trie of identical prefixes on ALFWorld's rollouts). A subgroup: at depth 0 the group, at
+        // depth d the leaves through the path's (d − 1)-th node that go on past it.
+        let deeper = tree.leaf_means(true);
+        let tr = &run.trajectories;
+        // The subgroup estimator's a: the mean over depths of R less its subgroup's mean, for the
+        // subgroups of two leaves or more (the group's always, its mean 0 for a group of one).
+        let subgroup_a = |t: usize| {
+            let r = tree.outcomes[t];
+            let path = &tree.paths[t];
+            let root = deeper[&(tree.groups[t], Vec::new())];
+            let mut means = vec![if root.1 < 2.0 { 0.0 } else { root.0 }];
+            means.extend(path[..path.len() - 1].iter().map(|n| deeper[n]).filter(|s| s.1 >= 2.0).map(|s| s.0));
+            means.iter().map(|m| r - m).sum::<f64>() / means.len() as f64
+        };
+        // The segment estimator: a leaf's reward is its advantage over the group and each node of
+        // its path before the leaf, weighted by their subgroups' sizes (plus the leaf's own, 1, at
+        // advantage 0); a node's reward is the mean of its children's (a leaf keeps its own).
+        let leaf_reward = |t: usize| {
+            let r = tree.outcomes[t];
+            let path = &tree.paths[t];
+            let root = (tree.groups[t], Vec::new());
+            let subgroups = std::iter::once(&root).chain(&path[..path.len() - 1]).map(|n| deeper[n]);
+            let (total, weight) =
+                subgroups.fold((0.0, 1.0), |(total, weight), (mean, size)| (total + (r - mean) * size, weight + size));
+            total / weight
+        };
+        let segment_reward = tree.child_means(true, leaf_reward);
+        let eta = 0.5;
+        let segment_terms = |p: usize| {
+            let t = tr.at_position(p).unwrap();
+            let k = p - tr.path_range(t).start;
+            let node = tree.node(&run, p);
+            let parent = parent_of(node);
+            let parent_reward = if parent.1.is_empty() { 0.0 } else { segment_reward[&parent] };
+            let weight = f64::powi(eta, (tr.num_steps(t) - k) as i32);
+            (segment_reward[node], parent_reward, weight)
+        };
+        // The batch's whitening: the mean and the std (unbiased, √(var + 1e-8)) over every step
+        // with a value, each weighing 1 (these samples log no tokens).
+        assert_eq!(run.tokens.len, 0, "{name}: whitening weighs steps by their tokens here");
+        let whitening = |raw: &dyn Fn(usize) -> f64| {
+            let values: Vec<f64> = (0..tr.path_nodes.len()).map(raw).filter(|v| !v.is_nan()).collect();
+            let (mean, std) = moments(&values, 1.0);
+            (mean, (std.powi(2) + 1e-8).sqrt())
+        };
+        let scored = |p: usize| !tree.outcomes[tr.at_position(p).unwrap().index()].is_nan();
+        let subgroup_moments =
+            whitening(&|p| if scored(p) { subgroup_a(tr.at_position(p).unwrap().index()) } else { f64::NAN });
+        let segment_moments = whitening(&|p| {
+            let (reward, parent, weight) = segment_terms(p);
+            if scored(p) { reward - weight * parent } else { f64::NAN }
+        });
         for whiten in ["true", "false"] {
+            let batch = |m: (f64, f64)| if whiten == "true" { m } else { (0.0, 1.0) };
             each_step(&run, "treepo", &[("whiten", whiten)], |p, v, t| {
-                let tr = &run.trajectories;
-                let traj = tr.at_position(p).unwrap();
-                let r = f64::from(tr.reward[traj.index()]);
-                if explicit && !r.is_nan() {
-                    let path = tr.path(traj);
-                    let mut means = vec![roots[tr.group[traj.index()].index()]];
-                    means.extend(
-                        path[..path.len() - 1].iter().filter(|n| through[&n.index()] >= 2).map(|n| below[&n.index()]),
-                    );
-                    let a = means.iter().map(|m| r - m).sum::<f64>() / means.len() as f64;
-                    close(t["a"], a, &format!("{name} treepo a {p}"), t);
-                }
-                close(v, (t["a"] - t["batch mean"]) / t["batch std"], &format!("{name} treepo {whiten} {p}"), t);
+                let what = |term: &str| format!("{name} treepo {whiten} {term} {p}");
+                close(t["a"], subgroup_a(tr.at_position(p).unwrap().index()), &what("a"), t);
+                let (mean, std) = batch(subgroup_moments);
+                close(t["batch mean"], mean, &what("batch mean"), t);
+                close(t["batch std"], std, &what("batch std"), t);
+                close(v, (t["a"] - t["batch mean"]) / t["batch std"], &what("credit"), t);
             });
             each_step(&run, "treepo", &[("whiten", whiten), ("estimator", "segment"), ("eta", "0.5")], |p, v, t| {
+                let what = |term: &str| format!("{name} treepo segment {whiten} {term} {p}");
+                let (reward, parent, weight) = segment_terms(p);
+                close(t["segment reward"], reward, &what("segment reward"), t);
+                close(t["parent's reward"], parent, &what("parent's reward"), t);
+                close(t["weight"], weight, &what("weight"), t);
+                let (mean, std) = batch(segment_moments);
+                close(t["batch mean"], mean, &what("batch mean"), t);
+                close(t["batch std"], std, &what("batch std"), t);
                 let raw = t["segment reward"] - t["weight"] * t["parent's reward"];
-                close(v, (raw - t["batch mean"]) / t["batch std"], &format!("{name} treepo segment {whiten} {p}"), t);
+                close(v, (raw - t["batch mean"]) / t["batch std"], &what("credit"), t);
             });
         }
         // TreeRPO: a step z-scored among its siblings; one without siblings 0, or under verl's
-        // rule its value over 1 + ε.
-        // On explicit trees, TreeRPO's V(step) is the mean of its children's values, worked out here.
-        let by_children = (name == "tree_rollouts.jsonl").then(|| child_means(&run));
+        // rule its value over 1 + ε. Its V(step): the mean of its children's values, a leaf's its
+        // outcome; the sibling count, mean and std (the population's) over its parent's children.
+        let by_children = tree.child_means(false, |t| tree.outcomes[t]);
+        let children = tree.children();
         for singleton in ["zero", "verl"] {
             each_step(&run, "treerpo", &[("singleton", singleton)], |p, v, t| {
-                if let Some(values) = &by_children {
-                    let tr = &run.trajectories;
-                    let traj = tr.at_position(p).unwrap();
-                    let node = tr.path(traj)[p - tr.path_range(traj).start];
-                    close(t["V(step)"], values[&node.index()], &format!("{name} treerpo V(step) {p}"), t);
+                let what = |term: &str| format!("{name} treerpo {singleton} {term} {p}");
+                let node = tree.node(&run, p);
+                let siblings: Vec<f64> = children[&parent_of(node)].iter().map(|c| by_children[c]).collect();
+                close(t["V(step)"], by_children[node], &what("V(step)"), t);
+                close(t["siblings"], siblings.len() as f64, &what("siblings"), t);
+                if siblings.len() > 1 {
+                    // (torch's std: unbiased.)
+                    let (mean, std) = moments(&siblings, 1.0);
+                    close(t["sibling mean"], mean, &what("sibling mean"), t);
+                    close(t["sibling std"], std, &what("sibling std"), t);
                 }
                 let by_hand = match (t["siblings"] > 1.0, singleton) {
                     (true, _) => (t["V(step)"] - t["sibling mean"]) / (t["sibling std"] + t["ε"]),
                     (false, "zero") => 0.0,
                     (false, _) => t["V(step)"] / (1.0 + t["ε"]),
                 };
-                close(v, by_hand, &format!("{name} treerpo {singleton} {p}"), t);
+                close(v, by_hand, &what("credit"), t);
             });
         }
     }
