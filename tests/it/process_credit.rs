@@ -2631,6 +2631,187 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
     assert!(checked >= 3, "{checked} samples had outcome rewards");
 }
 
+/// GiGPO's step terms at every path position, worked out here from the log: the step's discounted
+/// return G (γ = 0.95 over its env rewards, or the outcome at the last step; missing counts 0; an
+/// invalid action's step G − κ, κ = 0.1) and its anchor state's mean, denominator and weight (over
+/// the group's steps with the same state key, two or more: their mean, unbiased std + ε or 1, and
+/// ω = 1; else 0, 1 and 0).
+fn gigpo_states_by_hand(run: &Run, with_std: bool) -> Vec<[f64; 4]> {
+    let tr = &run.trajectories;
+    let nodes = &run.nodes;
+    let (gamma, kappa) = (0.95, 0.1);
+    let env = nodes.env_reward.iter().any(|r| !r.is_nan());
+    let zero = |r: f32| if r.is_nan() { 0.0 } else { f64::from(r) };
+    let mut returns = vec![f64::NAN; tr.path_nodes.len()];
+    for t in tr.ids() {
+        let (path, range) = (tr.path(t), tr.path_range(t));
+        let mut running = 0.0;
+        for k in (0..path.len()).rev() {
+            let r = if env {
+                zero(nodes.env_reward[path[k].index()])
+            } else if k + 1 == path.len() {
+                zero(tr.reward[t.index()])
+            } else {
+                0.0
+            };
+            running = r + gamma * running;
+            returns[range.start + k] = running - if nodes.invalid_action(path[k]) { kappa } else { 0.0 };
+        }
+    }
+    let mut out = vec![[f64::NAN; 4]; tr.path_nodes.len()];
+    for g in run.groups.ids() {
+        let mut states: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
+        for &t in run.groups.members(g) {
+            for (k, p) in tr.path_range(t).enumerate() {
+                let key = nodes.state_key[tr.path(t)[k].index()];
+                out[p] = [returns[p], 0.0, 1.0, 0.0];
+                if key.is_some() {
+                    states.entry(key.0).or_default().push(p);
+                }
+            }
+        }
+        for positions in states.values().filter(|ps| ps.len() >= 2) {
+            let values: Vec<f64> = positions.iter().map(|&p| returns[p]).collect();
+            let (mean, std) = moments(&values, 1.0);
+            for &p in positions {
+                out[p] = [returns[p], mean, if with_std { std + 1e-6 } else { 1.0 }, 1.0];
+            }
+        }
+    }
+    out
+}
+
+/// The Jaccard similarity of two document sets (0 when both are empty).
+fn jaccard_by_hand(a: &[vantage::model::Sym], b: &[vantage::model::Sym]) -> f64 {
+    let union: std::collections::HashSet<_> = a.iter().chain(b).collect();
+    let both = a.iter().filter(|d| b.contains(d)).count();
+    if union.is_empty() { 0.0 } else { both as f64 / union.len() as f64 }
+}
+
+/// Every one-to-one matching of `rows` to columns (a row may stay unmatched, with 0) of the
+/// largest total `weight`, found by trying them all: each as the weight each row gets.
+fn best_matchings(weight: &[Vec<f64>]) -> (f64, Vec<Vec<f64>>) {
+    fn walk(
+        weight: &[Vec<f64>],
+        row: usize,
+        used: &mut Vec<bool>,
+        got: &mut Vec<f64>,
+        best: &mut (f64, Vec<Vec<f64>>),
+    ) {
+        if row == weight.len() {
+            let total: f64 = got.iter().sum();
+            if total > best.0 + 1e-12 {
+                *best = (total, vec![got.clone()]);
+            } else if (total - best.0).abs() <= 1e-12 {
+                best.1.push(got.clone());
+            }
+            return;
+        }
+        got.push(0.0);
+        walk(weight, row + 1, used, got, best);
+        got.pop();
+        for col in 0..used.len() {
+            if !used[col] {
+                used[col] = true;
+                got.push(weight[row][col]);
+                walk(weight, row + 1, used, got, best);
+                got.pop();
+                used[col] = false;
+            }
+        }
+    }
+    let cols = weight.first().map_or(0, Vec::len);
+    let mut best = (f64::NEG_INFINITY, Vec::new());
+    walk(weight, 0, &mut vec![false; cols], &mut Vec::new(), &mut best);
+    best
+}
+
+/// LeTS's z of each step of every trajectory, worked out here: each way a trajectory's segment
+/// rewards can come out (several where matchings of the best total differ), as the z per step (0
+/// for the answer segment and a trajectory with nothing to scale). From a step score: every step
+/// but the last a segment, its score z-scored within the path (unbiased std + ε). From documents:
+/// segments end at the search calls; the group's best rollouts score `1 − max Jaccard` against
+/// their earlier retrievals; the others (when the best scores 1) their best matching's Jaccards
+/// against the first better rollout with the largest total; rollouts scoring 0 or less, none.
+fn lets_z_by_hand(run: &Run, from_docs: bool, matched: &mut usize) -> Vec<Vec<Vec<f64>>> {
+    let tr = &run.trajectories;
+    let eps = 1e-6;
+    let zscores = |s: &[f64]| -> Option<Vec<f64>> {
+        (s.len() >= 2 && s.iter().all(|v| v.is_finite())).then(|| {
+            let (mean, std) = moments(s, 1.0);
+            s.iter().map(|x| (x - mean) / (std + eps)).collect()
+        })
+    };
+    let searches = |t: vantage::model::TrajectoryId| -> Vec<usize> {
+        (0..tr.num_steps(t)).filter(|&k| !run.nodes.docs(tr.path(t)[k]).is_empty()).collect()
+    };
+    let sets = |t: vantage::model::TrajectoryId| -> Vec<&[vantage::model::Sym]> {
+        searches(t).into_iter().map(|k| run.nodes.docs(tr.path(t)[k])).collect()
+    };
+    let mut out = vec![Vec::new(); tr.len()];
+    for g in run.groups.ids() {
+        let members = run.groups.members(g);
+        let best =
+            members.iter().map(|m| tr.reward[m.index()]).filter(|r| !r.is_nan()).fold(f32::NEG_INFINITY, f32::max);
+        for &t in members {
+            let steps = tr.num_steps(t);
+            let per_step = |segment_z: Option<Vec<f64>>| -> Vec<f64> {
+                let Some(z) = segment_z else { return vec![0.0; steps] };
+                if !from_docs {
+                    return (0..steps).map(|k| z.get(k).copied().unwrap_or(0.0)).collect();
+                }
+                let ends = searches(t);
+                (0..steps)
+                    .map(|k| ends.iter().position(|&e| k <= e).and_then(|i| z.get(i).copied()).unwrap_or(0.0))
+                    .collect()
+            };
+            if !from_docs {
+                // The first score the run logs of the documented names, in their order.
+                let names = ["prm", "judge", "progress", "retrieval", "value", "reward", "label"];
+                let column = names.iter().find_map(|n| run.nodes.scores.get(*n)).unwrap();
+                let path = tr.path(t);
+                let scores: Vec<f64> =
+                    path[..path.len().saturating_sub(1)].iter().map(|n| f64::from(column[n.index()])).collect();
+                out[t.index()] = vec![per_step(zscores(&scores))];
+                continue;
+            }
+            let r = tr.reward[t.index()];
+            let rewards: Vec<Vec<f64>> = if r.is_nan() || r <= 0.0 {
+                Vec::new()
+            } else if r == best {
+                let own = sets(t);
+                vec![
+                    (0..own.len())
+                        .map(|k| 1.0 - (0..k).map(|j| jaccard_by_hand(own[k], own[j])).fold(0.0, f64::max))
+                        .collect(),
+                ]
+            } else if best < 1.0 {
+                Vec::new()
+            } else {
+                let own = sets(t);
+                let mut kept = (0.0, vec![vec![0.0; own.len()]]);
+                for &o in members.iter().filter(|o| tr.reward[o.index()] > r) {
+                    let other = sets(o);
+                    let weight: Vec<Vec<f64>> =
+                        own.iter().map(|a| other.iter().map(|b| jaccard_by_hand(a, b)).collect()).collect();
+                    let here = best_matchings(&weight);
+                    if here.0 > kept.0 {
+                        kept = here;
+                    }
+                }
+                *matched += 1;
+                kept.1
+            };
+            out[t.index()] = if rewards.is_empty() {
+                vec![per_step(None)]
+            } else {
+                rewards.iter().map(|s| per_step(zscores(s))).collect()
+            };
+        }
+    }
+    out
+}
+
 #[test]
 fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
     let mut checked: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
@@ -2663,24 +2844,9 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
             });
             checked.insert("first_error");
         }
-        if supported(&run, "lets") {
-            let lets = credit::scheme("lets").unwrap();
-            for source in ["score", "docs"] {
-                let params = Params::resolve(lets, None, &[("step_reward".to_owned(), source.to_owned())]).unwrap();
-                if lets.compute(&run, &params).is_err() {
-                    continue;
-                }
-                each_step(&run, "lets", &[("step_reward", source)], |p, v, t| {
-                    close(t["A"], grpo_of(&run, p), &format!("{name} lets A {p}"), t);
-                    let (a, g, z) = (t["A"], t["γ"], t["z_k (0: not a scaled segment)"]);
-                    let by_hand = if a >= 0.0 { a * (1.0 + g * z) } else { a * (1.0 - g * z) };
-                    close(v, by_hand, &format!("{name} lets {source} {p}"), t);
-                });
-                checked.insert(if source == "docs" { "lets docs" } else { "lets score" });
-            }
-        }
         if supported(&run, "gigpo") {
             for mode in ["mean_norm", "mean_std_norm"] {
+                let states = gigpo_states_by_hand(&run, mode == "mean_std_norm");
                 each_step(&run, "gigpo", &[("mode", mode)], |p, v, t| {
                     // The episode's return is its outcome, and its baseline the group's mean over
                     // step rows (a trajectory weighs as many steps as it has, as the code does); both
@@ -2698,6 +2864,10 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
                     if !tr.path(traj).iter().any(|s| run.nodes.invalid_action(*s)) {
                         let episode = if mode == "mean_norm" { t["R"] - mean } else { (t["R"] - mean) / (std + 1e-6) };
                         close(t["A^E of the step"], episode, &format!("{name} gigpo {mode} A^E {p}"), t);
+                    }
+                    // The step's return and its anchor state's statistics, worked out here.
+                    for (term, want) in ["G", "state mean", "state denominator", "state weight"].iter().zip(states[p]) {
+                        close(t[*term], want, &format!("{name} gigpo {mode} {term} {p}"), t);
                     }
                     let state = t["G"] - t["state mean"];
                     let state = if mode == "mean_norm" { state } else { state / t["state denominator"] };
@@ -2718,8 +2888,65 @@ fn step_rule_schemes_terms_reproduce_every_step_by_hand() {
             checked.insert("prorag");
         }
     }
-    let all = ["first_error", "gigpo", "grpo_care", "lets docs", "lets score", "prorag"];
+    let all = ["first_error", "gigpo", "grpo_care", "prorag"];
     assert_eq!(checked.into_iter().collect::<Vec<_>>(), all, "schemes checked on some sample");
+}
+
+#[test]
+fn lets_terms_reproduce_every_step_by_hand() {
+    let mut checked: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    // The samples, and a search log whose retrievals overlap in part, giving three step rewards
+    // or more of different values (two, or two alike, a z-score maps to the same values
+    // whatever the Jaccards): a best rollout and two matched against it and each other.
+    let log = r#"{"vantage": 1}
+{"type": "trajectory", "id": "best", "group": "g", "outcome": {"reward": 1}, "steps": [{"action": "s1", "docs": ["d1", "d2"]}, {"action": "s2", "docs": ["d2", "d3"]}, {"action": "s3", "docs": ["d1", "d2", "d3", "d4"]}, {"action": "s4", "docs": ["d5"]}, {"action": "answer"}]}
+{"type": "trajectory", "id": "good", "group": "g", "outcome": {"reward": 0.6}, "steps": [{"action": "s1", "docs": ["d1"]}, {"action": "s2", "docs": ["d2", "d3", "d9"]}, {"action": "s3", "docs": ["d4", "d5"]}, {"action": "answer"}]}
+{"type": "trajectory", "id": "fair", "group": "g", "outcome": {"reward": 0.3}, "steps": [{"action": "s1", "docs": ["d1", "d9"]}, {"action": "s2", "docs": ["d3", "d4", "d5"]}, {"action": "s3", "docs": ["d2"]}, {"action": "answer"}]}
+{"type": "trajectory", "id": "none", "group": "g", "outcome": {"reward": 0}, "steps": [{"action": "s1", "docs": ["d8"]}, {"action": "answer"}]}
+"#;
+    let search = load_bytes("search.jsonl", log.as_bytes(), &mut LoadReport::new("search.jsonl")).unwrap();
+    for (name, run) in all_samples().into_iter().chain([("search.jsonl", search)]) {
+        if supported(&run, "lets") {
+            let lets = credit::scheme("lets").unwrap();
+            for source in ["score", "docs"] {
+                let params = Params::resolve(lets, None, &[("step_reward".to_owned(), source.to_owned())]).unwrap();
+                if lets.compute(&run, &params).is_err() {
+                    continue;
+                }
+                // Each trajectory's z per step, checked against the ways it can come out.
+                let mut matched = 0;
+                let by_hand = lets_z_by_hand(&run, source == "docs", &mut matched);
+                let mut reported: Vec<Vec<f64>> =
+                    run.trajectories.ids().map(|t| vec![f64::NAN; run.trajectories.num_steps(t)]).collect();
+                each_step(&run, "lets", &[("step_reward", source)], |p, v, t| {
+                    let traj = run.trajectories.at_position(p).unwrap();
+                    reported[traj.index()][p - run.trajectories.path_range(traj).start] =
+                        t["z_k (0: not a scaled segment)"];
+                    close(t["A"], grpo_of(&run, p), &format!("{name} lets A {p}"), t);
+                    let (a, g, z) = (t["A"], t["γ"], t["z_k (0: not a scaled segment)"]);
+                    let by_hand = if a >= 0.0 { a * (1.0 + g * z) } else { a * (1.0 - g * z) };
+                    close(v, by_hand, &format!("{name} lets {source} {p}"), t);
+                });
+                for t in run.trajectories.ids() {
+                    let got = &reported[t.index()];
+                    let fits = |want: &Vec<f64>| {
+                        got.iter().zip(want).all(|(g, w)| g.is_nan() || (g - w).abs() < 1e-4 * (1.0 + w.abs()))
+                    };
+                    assert!(
+                        by_hand[t.index()].iter().any(fits),
+                        "{name} lets {source} {}: z {got:?}, by hand one of {:?}",
+                        run.trajectory_key(t),
+                        by_hand[t.index()]
+                    );
+                }
+                if source == "docs" && !run.nodes.doc_values.is_empty() {
+                    assert!(matched > 0, "{name}: no rollout was matched against a better one");
+                }
+                checked.insert(if source == "docs" { "lets docs" } else { "lets score" });
+            }
+        }
+    }
+    assert_eq!(checked.into_iter().collect::<Vec<_>>(), ["lets docs", "lets score"], "sources checked on some sample");
 }
 
 #[test]
