@@ -2320,14 +2320,46 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
         close(t["A_outcome"], grpo_of(&math, p), &format!("hybrid A_outcome {p}"), t);
         let score = f64::from(math.nodes.scores["prm"][math.trajectories.path_nodes[p].index()]);
         assert!(score.to_bits() == t["s"].to_bits() || (score - t["s"]).abs() < 1e-6, "hybrid s {p}: {t:?}");
+        // The score's mean and scale 1/(std + ε) over the group's logged step scores (unbiased).
+        let tr = &math.trajectories;
+        let group = tr.group[tr.at_position(p).unwrap().index()];
+        let scores: Vec<f64> = math
+            .groups
+            .members(group)
+            .iter()
+            .flat_map(|m| tr.path(*m).iter().map(|n| f64::from(math.nodes.scores["prm"][n.index()])))
+            .filter(|s| !s.is_nan())
+            .collect();
+        let (mean, std) = moments(&scores, 1.0);
+        close(t["score mean"], mean, &format!("hybrid score mean {p}"), t);
+        close(t["score scale"], 1.0 / (std + 1e-6), &format!("hybrid score scale {p}"), t);
         let s = if t["s"].is_nan() { 0.0 } else { (t["s"] - t["score mean"]) * t["score scale"] };
         close(v, t["α"] * t["A_outcome"] + t["β"] * s, &format!("hybrid {p}"), t);
     });
     for name in ["tree_rollouts.jsonl", "alfworld_roles.jsonl"] {
         let run = sample(name);
         // VinePPO: r_k + V(s_k) − V(s_(k−1)), whitened over the batch or not.
+        // Whitened: by the mean and std (unbiased, √(var + 1e-8)) of the raw values of every step
+        // that has one, each weighing 1 (these samples log no tokens), worked out here.
+        assert_eq!(run.tokens.len, 0, "{name}: whitening weighs steps by their tokens here");
+        let vineppo = credit::scheme("vineppo").unwrap();
+        let unwhitened = Params::resolve(vineppo, None, &[("whiten".to_owned(), "false".to_owned())]).unwrap();
+        let raw: Vec<f64> = vineppo
+            .compute(&run, &unwhitened)
+            .unwrap()
+            .step
+            .iter()
+            .map(|&v| f64::from(v))
+            .filter(|v| !v.is_nan())
+            .collect();
+        let (mean, std) = moments(&raw, 1.0);
+        let whitening = (mean, (std.powi(2) + 1e-8).sqrt());
         for whiten in ["true", "false"] {
             each_step(&run, "vineppo", &[("whiten", whiten)], |p, v, t| {
+                if whiten == "true" {
+                    close(t["batch mean"], whitening.0, &format!("{name} vineppo batch mean {p}"), t);
+                    close(t["batch std"], whitening.1, &format!("{name} vineppo batch std {p}"), t);
+                }
                 // A state's value is its step's Monte-Carlo mean, the outcome the last step's reward.
                 let tr = &run.trajectories;
                 let traj = tr.at_position(p).unwrap();
@@ -2338,6 +2370,12 @@ fn step_value_schemes_terms_reproduce_every_step_by_hand() {
                     close(t["V(s_k)"], f64::from(mc.mean), &format!("{name} vineppo V(s_k) {p}"), t);
                 } else if k + 1 == path.len() {
                     close(t["r_k"], f64::from(tr.reward[traj.index()]), &format!("{name} vineppo r_k {p}"), t);
+                }
+                // The state before: the previous step's Monte-Carlo mean.
+                if k > 0
+                    && let Some(mc) = run.nodes.mc(path[k - 1])
+                {
+                    close(t["V(s_(k−1))"], f64::from(mc.mean), &format!("{name} vineppo V(s_(k−1)) {p}"), t);
                 }
                 let raw = t["r_k"] + t["V(s_k)"] - t["V(s_(k−1))"];
                 let (mean, std) = if whiten == "true" { (t["batch mean"], t["batch std"]) } else { (0.0, 1.0) };
@@ -2601,6 +2639,7 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
             if rewards.len() > 1 {
                 close(t["r_2nd"], rewards[1], &at("grpo_passk r_2nd", p), t);
             }
+            close(t["std"], group_of(&run, p).2, &at("grpo_passk std", p), t);
             let best = (t["r_max"] - t["r_2nd"]) / (t["std"] + t["ε"]);
             close(v, if t["best row (1: yes)"] == 1.0 { best } else { 0.0 }, &at("grpo_passk", p), t);
         });
@@ -2618,12 +2657,35 @@ fn group_schemes_terms_reproduce_every_step_by_hand() {
             close(t["r"], r, &at("rloo_vectorized r", p), t);
             close(v, (t["c"] * t["r"] - t["S"]) / (t["c"] - 1.0).max(1.0), &at("rloo_vectorized", p), t);
         });
+        // OPO's L (a rollout's trained tokens, or its steps when the run logs none) and its
+        // baseline Σ L·r / Σ L over the group, worked out here.
+        let length = |m: vantage::model::TrajectoryId| {
+            let tr = &run.trajectories;
+            if run.tokens.len > 0 {
+                let mask = run.tokens.mask.as_deref();
+                tr.token_range(m).filter(|&i| mask.is_none_or(|k| k[i])).count() as f64
+            } else {
+                tr.num_steps(m) as f64
+            }
+        };
         each_step(&run, "opo", &[], |p, v, t| {
+            let tr = &run.trajectories;
+            let traj = tr.at_position(p).unwrap();
+            let members = run.groups.members(tr.group[traj.index()]);
+            let weighed: f64 = members.iter().map(|m| length(*m) * f64::from(tr.reward[m.index()])).sum();
+            let total: f64 = members.iter().map(|m| length(*m)).sum();
+            close(t["L"], length(traj), &at("opo L", p), t);
+            close(t["baseline"], if members.len() == 1 { 0.0 } else { weighed / total }, &at("opo baseline", p), t);
             close(t["r"], group_of(&run, p).0, &at("opo r", p), t);
             close(v, t["r"] - t["baseline"], &at("opo", p), t);
         });
+        // GPG's α: the batch's rollouts over those with a nonzero reward, worked out here.
+        let rewards = &run.trajectories.reward;
+        let nonzero = rewards.iter().filter(|r| **r != 0.0).count().max(1);
+        let alpha = f64::from(rewards.len() as f32 / nonzero as f32);
         each_step(&run, "gpg", &[], |p, v, t| {
             terms_are_the_groups(&run, p, t, &at("gpg", p), 0.0);
+            close(t["α"], alpha, &at("gpg α", p), t);
             close(v, t["α"] * (t["r"] - t["mean"]), &at("gpg", p), t);
         });
         checked += 1;
