@@ -11,6 +11,7 @@
 pub mod engine;
 pub mod expr;
 pub mod kernels;
+pub mod scheme;
 pub mod schemes;
 
 pub use engine::batch::{Batch, Output};
@@ -20,6 +21,7 @@ pub use engine::inputs::{
 pub use engine::params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
 pub use engine::real::Real;
 pub use kernels::kl::{KlMode, kl_in_reward, kl_penalty};
+pub use scheme::{Declaration, Scheme, Typed};
 pub use schemes::SCHEMES;
 
 use crate::model::Run;
@@ -282,68 +284,6 @@ pub enum CreditError {
         /// Why.
         reason: String,
     },
-}
-
-/// A credit-assignment scheme.
-pub trait Scheme: Sync {
-    /// Who it is.
-    fn info(&self) -> &SchemeInfo;
-
-    /// Its parameters.
-    fn params(&self) -> &[ParamSpec];
-
-    /// Trainer presets.
-    fn presets(&self) -> &[Preset] {
-        &[]
-    }
-
-    /// Whether `run` has what it needs.
-    fn supports(&self, run: &Run) -> Support;
-
-    /// Computes credit; pure and deterministic.
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError>;
-
-    /// [`Self::compute`]'s credit, bit for bit, with the values per path step its terms need to
-    /// redo each step's number by hand (`Terms::step_values`: a tree node's value and its
-    /// parent's), which `compute` leaves out: keeping them costs time and memory on every
-    /// recomputation, and only the inspector reads them. The same as `compute` for a scheme whose
-    /// rows' terms and [`Self::step_terms`] say it all.
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        self.compute(run, params)
-    }
-
-    /// The token kernel, for schemes that are trainer estimators over `(rows × positions)`.
-    fn token_kernel(&self) -> Option<&dyn TokenKernel> {
-        None
-    }
-
-    /// Why, under `params`, a trajectory's credit depends on the groups of other training steps
-    /// in the batch it is computed with (a normalization or whitening over the whole batch), in
-    /// words ("whitens the advantages over the batch"); `None` when it depends on its own group
-    /// (or trajectory) only, so that credit computed one training step at a time equals credit
-    /// computed on the whole run (`vantage credit RUN_DIR` asks for `--batch-scope` otherwise;
-    /// `tests/it/partitions.rs` checks both answers on every scheme).
-    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        let _: &Params = params;
-        None
-    }
-
-    /// The terms of `credit` (computed under `params`) at path step `position` of trajectory `t`
-    /// that its row of [`Credit::terms`] does not hold: a step's own constant (TRIAGE's c(role)),
-    /// the later steps' scores a sum runs over (PRM process credit). Computed for that one step
-    /// when the inspector shows it, so that the number can be reproduced by hand; none by default.
-    /// A term without a value is a note (how many more scores were left out).
-    fn step_terms(
-        &self,
-        run: &Run,
-        params: &Params,
-        credit: &Credit,
-        t: crate::model::TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let _: (&Run, &Params, &Credit, crate::model::TrajectoryId, usize) = (run, params, credit, t, position);
-        Vec::new()
-    }
 }
 
 /// The scheme with registry id `id`.

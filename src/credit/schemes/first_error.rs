@@ -2,47 +2,38 @@
 //! the steps before it keep or gain credit and the steps from it on are penalized; trajectories
 //! without a labelled error keep their outcome advantage on every step.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, params, range};
+use crate::credit::engine::declare::{GROUP, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::kernels::outcome::OutcomeParams;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// First-error split.
-pub struct FirstError;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "first_error",
-    family: Family::Process,
-    display_name: "First-error split",
-    citation: "VPPO (Verifiable Prefix Policy Optimization) and Cliff: reward the verified prefix, penalize from the first mistake on",
-    needs: "first-error labels on steps (a `first_error` flag) and outcome rewards",
-    source: SourceQuality::Approximate("reconstructed from the VPPO and Cliff abstracts; no code"),
-    checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
-};
+scheme!(
+    /// First-error split.
+    FirstError,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "first_error",
+        family: Family::Process,
+        display_name: "First-error split",
+        citation: "VPPO (Verifiable Prefix Policy Optimization) and Cliff: reward the verified prefix, penalize from the first mistake on",
+        needs: "first-error labels on steps (a `first_error` flag) and outcome rewards",
+        source: SourceQuality::Approximate("reconstructed from the VPPO and Cliff abstracts; no code"),
+        checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
+    },
+);
 
 params! {
     /// The parameters of `first_error`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         prefix_bonus: f64 = range(0.0, 2.0, "0", "added to the prefix credit max(A, 0) before the first error"),
         suffix_penalty: f64 = range(0.0, 2.0, "0.5", "subtracted from min(A, 0) at the first error and after it"),
         outcome: OutcomeParams = GROUP,
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for FirstError {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for FirstError {
     fn supports(&self, run: &Run) -> Support {
         if !run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR != 0) {
             return Support::No("needs first-error labels (a step with `first_error: true`)".to_owned());
@@ -52,8 +43,7 @@ impl Scheme for FirstError {
         }
         Support::Yes
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let (outcome, _) = outcome_advantages(run, crate::credit::kernels::outcome::OutcomeOptions::of(knobs.outcome));
         let bonus = knobs.prefix_bonus as f32;
         let penalty = knobs.suffix_penalty as f32;

@@ -1,29 +1,28 @@
 //! GiGPO (`gigpo`): episode-level group advantage plus ω × a step-level advantage over the steps of
 //! a group that share a state key (anchor state), `A = A^E + ω · A^S`.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::engine::moments::weighted_stats;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, StateSlots, Sym};
 
-/// GiGPO.
-pub struct Gigpo;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "gigpo",
-    family: Family::Process,
-    display_name: "GiGPO (group-in-group)",
-    citation: "Feng et al. 2025, GiGPO (arXiv 2505.10978); verl-agent gigpo/core_gigpo.py",
-    needs: "state keys on steps that repeat across the rollouts of a group, and env or outcome rewards",
-    source: SourceQuality::FromCode(
-        "zhangyun04/verl-agent@24dda38c49d622f3eadaedf8737e5e9107de78c7 (fork of langfengQ/verl-agent)",
-    ),
-    checked: "verl-agent's own code (tests/golden/gigpo/cases.json, made by its generate.py from zhangyun04/verl-agent 24dda38: both modes, ω, γ, invalid-action penalties, statistics over step rows and per trajectory, groups of one); the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// GiGPO.
+    Gigpo,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "gigpo",
+        family: Family::Process,
+        display_name: "GiGPO (group-in-group)",
+        citation: "Feng et al. 2025, GiGPO (arXiv 2505.10978); verl-agent gigpo/core_gigpo.py",
+        needs: "state keys on steps that repeat across the rollouts of a group, and env or outcome rewards",
+        source: SourceQuality::FromCode(
+            "zhangyun04/verl-agent@24dda38c49d622f3eadaedf8737e5e9107de78c7 (fork of langfengQ/verl-agent)",
+        ),
+        checked: "verl-agent's own code (tests/golden/gigpo/cases.json, made by its generate.py from zhangyun04/verl-agent 24dda38: both modes, ω, γ, invalid-action penalties, statistics over step rows and per trajectory, groups of one); the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 choice! {
     /// The `mode` parameter's words.
@@ -37,7 +36,7 @@ choice! {
 
 params! {
     /// The parameters of `gigpo`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         omega: f64 = range(0.0, 5.0, "1", "weight of the step-level advantage (step_advantage_w)"),
         mode: Mode = decl("mean_norm", "subtract the mean, or also divide by std + ε"),
         gamma: f64 = range(0.0, 1.0, "0.95", "discount of the step returns"),
@@ -47,15 +46,7 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for Gigpo {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for Gigpo {
     fn supports(&self, run: &Run) -> Support {
         if !run.nodes.state_key.iter().any(|s| s.is_some()) {
             return Support::No("needs state keys on steps (`state`)".to_owned());
@@ -66,12 +57,8 @@ impl Scheme for Gigpo {
         }
         Support::Yes
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(compute(run, params, run.state_slots(), false))
-    }
-
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(compute(run, params, run.state_slots(), true))
+    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
+        Ok(compute(run, knobs, run.state_slots(), explain))
     }
 }
 
@@ -127,8 +114,7 @@ fn norm(x: f32, mean: f32, std: f32, std_mode: bool, eps: f32) -> f32 {
     clippy::too_many_lines,
     reason = "one pass per group while its buffers are in cache: returns, penalties, episode and anchor statistics, credit, in order"
 )]
-fn compute(run: &Run, params: &Params, slots: &StateSlots, explain: bool) -> Credit {
-    let knobs = Knobs::of(params);
+fn compute(run: &Run, knobs: &Knobs, slots: &StateSlots, explain: bool) -> Credit {
     let tr = &run.trajectories;
     let nodes = &run.nodes;
     let gamma = knobs.gamma as f32;
@@ -594,6 +580,8 @@ fn add_squares(slots: &[u32], values: &[f32], mean64: &[f64], sq: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::credit::Params;
+    use crate::credit::engine::declare::Declared as _;
     use crate::credit::engine::moments::mean_std;
 
     #[test]
@@ -741,8 +729,9 @@ mod tests {
         for mode in ["mean_norm", "mean_std_norm"] {
             let sets = [("mode".to_owned(), mode.to_owned()), ("omega".to_owned(), "0.7".to_owned())];
             let params = Params::resolve(&Gigpo, None, &sets).unwrap_or_else(|e| panic!("{e:?}"));
-            let coded = compute(&run, &params, run.state_slots(), false);
-            let keys = compute(&run, &params, &StateSlots::default(), false);
+            let knobs = Knobs::of(&params);
+            let coded = compute(&run, &knobs, run.state_slots(), false);
+            let keys = compute(&run, &knobs, &StateSlots::default(), false);
             let bits = |c: &Credit| c.step.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&coded), bits(&keys), "{mode}");
             // And the anchor term is there: some step differs from its episode term.

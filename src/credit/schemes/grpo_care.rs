@@ -2,32 +2,31 @@
 //! whose answer the reference model finds about as likely as the other accurate ones get
 //! `λ · acc`; the answer's likelihood is `exp(Σ ref logprob / (n + 1e-6))` over the answer span.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, params, range};
+use crate::credit::engine::declare::{params, range};
 use crate::credit::engine::inputs::has_outcomes;
 use crate::credit::kernels::group::normalize_group;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{NodeId, Run, TrajectoryId};
 
-/// GRPO-CARE.
-pub struct GrpoCare;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "grpo_care",
-    family: Family::Control,
-    display_name: "GRPO-CARE (consistency bonus)",
-    citation: "Chen et al. 2025, GRPO-CARE (arXiv 2506.16141); TencentARC/GRPO-CARE grpo_trainer_ref_ema.py, CARE block",
-    needs: "outcome rewards, token reference logprobs, and token spans on the answer step (kind `answer`, else the last step)",
-    source: SourceQuality::FromCode("TencentARC/GRPO-CARE@b0628fcca665042c6812fc65596cbaf7b2fac886"),
-    checked: "GRPO-CARE's own code (tests/golden/grpo_care/cases.json, made by its generate.py from GRPO-CARE b0628fc: its CARE block and group normalization, bonus, margin, cap, empty answer spans, no accurate sample); the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// GRPO-CARE.
+    GrpoCare,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "grpo_care",
+        family: Family::Control,
+        display_name: "GRPO-CARE (consistency bonus)",
+        citation: "Chen et al. 2025, GRPO-CARE (arXiv 2506.16141); TencentARC/GRPO-CARE grpo_trainer_ref_ema.py, CARE block",
+        needs: "outcome rewards, token reference logprobs, and token spans on the answer step (kind `answer`, else the last step)",
+        source: SourceQuality::FromCode("TencentARC/GRPO-CARE@b0628fcca665042c6812fc65596cbaf7b2fac886"),
+        checked: "GRPO-CARE's own code (tests/golden/grpo_care/cases.json, made by its generate.py from GRPO-CARE b0628fc: its CARE block and group normalization, bonus, margin, cap, empty answer spans, no accurate sample); the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 params! {
     /// The parameters of `grpo_care`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         bonus: f64 = range(0.0, 5.0, "0.5", "λ, the bonus coefficient (the script uses 0.5, the code default 1.0)"),
         margin: f64 = range(0.0, 1.0, "0.01", "how far below the accurate rollouts' mean confidence still counts as consistent"),
         confidence_cap: f64 = range(0.0, 1.0, "0.95", "upper bound of the answer likelihood"),
@@ -35,8 +34,6 @@ params! {
         epsilon: f64 = range(0.0, 1.0, "0.0001", "added to the group std (TRL-based code: 1e-4)"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The answer step of a trajectory: the last step of kind `answer`, else the last step.
 fn answer_step(run: &Run, t: TrajectoryId) -> Option<NodeId> {
@@ -48,13 +45,7 @@ fn answer_step(run: &Run, t: TrajectoryId) -> Option<NodeId> {
         .or_else(|| path.last().copied())
 }
 
-impl Scheme for GrpoCare {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for GrpoCare {
     fn supports(&self, run: &Run) -> Support {
         if !has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
@@ -64,8 +55,7 @@ impl Scheme for GrpoCare {
         }
         Support::Yes
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let Some(ref_logprob) = run.tokens.ref_logprob.as_ref() else {
             return Err(CreditError::Unsupported {
                 scheme: "grpo_care".to_owned(),

@@ -1,32 +1,31 @@
 //! Hybrid process + outcome (`hybrid`): `α · A_outcome + β · normalized step score`, with a choice
 //! of normalization, so any step score can be mixed into outcome credit.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::engine::moments::group_stats_of;
 use crate::credit::engine::par::{StepPart, TermRows};
 use crate::credit::kernels::outcome::OutcomeParams;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{GroupId, Run, TrajectoryId};
 
-/// Hybrid credit.
-pub struct Hybrid;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "hybrid",
-    family: Family::Hybrid,
-    display_name: "Hybrid α·outcome + β·process",
-    citation: "the generic mixture behind PRM-augmented GRPO (e.g. DeepSeekMath §4.1.3, PURE's PRMVR mode)",
-    needs: "named step scores and outcome rewards",
-    source: SourceQuality::Approximate("a generic mixture, not one paper's exact rule"),
-    checked: "its definition as a weighted mix of two schemes (tests/it/process_credit.rs)",
-};
+scheme!(
+    /// Hybrid credit.
+    Hybrid,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "hybrid",
+        family: Family::Hybrid,
+        display_name: "Hybrid α·outcome + β·process",
+        citation: "the generic mixture behind PRM-augmented GRPO (e.g. DeepSeekMath §4.1.3, PURE's PRMVR mode)",
+        needs: "named step scores and outcome rewards",
+        source: SourceQuality::Approximate("a generic mixture, not one paper's exact rule"),
+        checked: "its definition as a weighted mix of two schemes (tests/it/process_credit.rs)",
+    },
+);
 
 choice! {
     /// The `process_norm` parameter's words.
@@ -35,7 +34,7 @@ choice! {
 
 params! {
     /// The parameters of `hybrid`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         alpha: f64 = range(0.0, 5.0, "1", "weight of the outcome advantage"),
         beta: f64 = range(0.0, 5.0, "0.5", "weight of the normalized step score"),
         score_param: Score = GROUP,
@@ -44,15 +43,7 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for Hybrid {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for Hybrid {
     fn supports(&self, run: &Run) -> Support {
         if let Support::No(reason) = supports_scores(run) {
             return Support::No(reason);
@@ -65,12 +56,11 @@ impl Scheme for Hybrid {
     fn step_terms(
         &self,
         run: &Run,
-        params: &Params,
+        knobs: &Knobs,
         _: &Credit,
         _: TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
-        let knobs = Knobs::of(params);
         let (Ok(column), Some(node)) =
             (score_column(run, knobs.score_param.score, "hybrid"), run.trajectories.path_nodes.get(position))
         else {
@@ -79,8 +69,7 @@ impl Scheme for Hybrid {
         vec![("s".to_owned(), Some(f64::from(column[node.index()])))]
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let column = score_column(run, knobs.score_param.score, "hybrid")?;
         let tr = &run.trajectories;
         let (outcome, _) = outcome_advantages(run, crate::credit::kernels::outcome::OutcomeOptions::of(knobs.outcome));

@@ -1,27 +1,26 @@
 //! Length / efficiency penalty (`length_penalty`): `r' = r − λ · L / L_max(group)` (tokens when
 //! logged, else steps), then GRPO on `r'`: a control that shows how much credit length alone moves.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// Length penalty.
-pub struct LengthPenalty;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "length_penalty",
-    family: Family::Control,
-    display_name: "Length penalty",
-    citation: "efficiency penalties on response length (e.g. Kimi k1.5 length reward, DAPO overlong shaping), in their simplest linear form",
-    needs: "outcome rewards",
-    source: SourceQuality::Approximate("a linear penalty; trainers' exact shaping differs"),
-    checked: "its definition (tests/it/process_credit.rs)",
-};
+scheme!(
+    /// Length penalty.
+    LengthPenalty,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "length_penalty",
+        family: Family::Control,
+        display_name: "Length penalty",
+        citation: "efficiency penalties on response length (e.g. Kimi k1.5 length reward, DAPO overlong shaping), in their simplest linear form",
+        needs: "outcome rewards",
+        source: SourceQuality::Approximate("a linear penalty; trainers' exact shaping differs"),
+        checked: "its definition (tests/it/process_credit.rs)",
+    },
+);
 
 choice! {
     /// The `unit` parameter's words.
@@ -30,27 +29,18 @@ choice! {
 
 params! {
     /// The parameters of `length_penalty`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         lambda: f64 = range(0.0, 5.0, "0.2", "penalty for the longest rollout of the group"),
         unit: Unit = decl("auto", "length in tokens (when logged) or steps"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the group std"),
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for LengthPenalty {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for LengthPenalty {
     fn supports(&self, run: &Run) -> Support {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let tr = &run.trajectories;
         let tokens = match knobs.unit {
             Unit::Tokens => true,

@@ -4,31 +4,30 @@
 //! it is z-scored within the trajectory and segment `k` gets `A·(1 + γ·z_k)` (`A ≥ 0`) or
 //! `A·(1 − γ·z_k)` (`A < 0`); the answer segment keeps `A`.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::score_column;
 use crate::credit::kernels::group::normalize_group;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{NodeId, Run, Sym, TrajectoryId};
 
-/// LeTS.
-pub struct Lets;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "lets",
-    family: Family::Hybrid,
-    display_name: "LeTS (stepwise rescaling)",
-    citation: "LeTS: Learning to Think-and-Search via process-and-outcome reward hybridization (compute_hybrid_grpo_advantage, lets reward manager)",
-    needs: "outcome rewards and either retrieved `docs` on search steps or a named step score",
-    source: SourceQuality::FromCode(
-        "Cheungki/LeTS@9ab6e26ea63b41506d80233db19661ca2d200d66 (per step: segment k = the steps up to search call k)",
-    ),
-    checked: "LeTS's own code (tests/golden/lets/cases.json, made by its generate.py from LeTS 9ab6e26: self-check, knowledge match with ties, no perfect rollout, γ); the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// LeTS.
+    Lets,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "lets",
+        family: Family::Hybrid,
+        display_name: "LeTS (stepwise rescaling)",
+        citation: "LeTS: Learning to Think-and-Search via process-and-outcome reward hybridization (compute_hybrid_grpo_advantage, lets reward manager)",
+        needs: "outcome rewards and either retrieved `docs` on search steps or a named step score",
+        source: SourceQuality::FromCode(
+            "Cheungki/LeTS@9ab6e26ea63b41506d80233db19661ca2d200d66 (per step: segment k = the steps up to search call k)",
+        ),
+        checked: "LeTS's own code (tests/golden/lets/cases.json, made by its generate.py from LeTS 9ab6e26: self-check, knowledge match with ties, no perfect rollout, γ); the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 choice! {
     /// The `step_reward` parameter's words.
@@ -37,7 +36,7 @@ choice! {
 
 params! {
     /// The parameters of `lets`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         gamma: f64 = range(0.0, 5.0, "1", "hybrid ratio γ (the code reuses algorithm.gamma)"),
         step_reward: StepReward = decl("docs", "step rewards from retrieved documents (the code's reward manager) or a logged step score"),
         score_param: Score = GROUP,
@@ -46,8 +45,6 @@ params! {
         epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the group std (outcome) and the step std (z)"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// Jaccard similarity of two document sets (0 when both are empty).
 fn jaccard(a: &[Sym], b: &[Sym]) -> f64 {
@@ -135,8 +132,7 @@ fn search_steps(run: &Run, path: &[NodeId]) -> Vec<usize> {
 
 /// The z of the segment that path step `position` of trajectory `t` closes or lies in, as
 /// `compute` scales it; `None` for the answer segment and a path with nothing to scale.
-fn segment_z(run: &Run, params: &Params, t: TrajectoryId, position: usize) -> Option<f64> {
-    let knobs = Knobs::of(params);
+fn segment_z(run: &Run, knobs: &Knobs, t: TrajectoryId, position: usize) -> Option<f64> {
     let tr = &run.trajectories;
     let path = tr.path(t);
     let k = position.checked_sub(tr.path_range(t).start).filter(|&k| k < path.len())?;
@@ -154,7 +150,7 @@ fn segment_z(run: &Run, params: &Params, t: TrajectoryId, position: usize) -> Op
     }
     let members = run.groups.members(tr.group[t.index()]);
     let i = members.iter().position(|&m| m == t)?;
-    let rewards = doc_rewards(run, members, params).swap_remove(i)?;
+    let rewards = doc_rewards(run, members, knobs).swap_remove(i)?;
     let z = zscores(&rewards, knobs.epsilon).filter(|_| rewards.iter().all(|v| v.is_finite()))?;
     let ends = search_steps(run, path);
     let segment = ends.iter().position(|&end| k <= end)?;
@@ -163,8 +159,7 @@ fn segment_z(run: &Run, params: &Params, t: TrajectoryId, position: usize) -> Op
 
 /// Step rewards from documents for every trajectory of one group, as the LeTS reward manager
 /// gives them: `None` where the trajectory gets none.
-fn doc_rewards(run: &Run, members: &[TrajectoryId], params: &Params) -> Vec<Option<Vec<f64>>> {
-    let knobs = Knobs::of(params);
+fn doc_rewards(run: &Run, members: &[TrajectoryId], knobs: &Knobs) -> Vec<Option<Vec<f64>>> {
     let tr = &run.trajectories;
     let score = |t: TrajectoryId| tr.reward[t.index()];
     let best = members.iter().map(|&t| score(t)).filter(|r| !r.is_nan()).fold(f32::NEG_INFINITY, f32::max);
@@ -224,13 +219,7 @@ fn zscores(s: &[f64], eps: f64) -> Option<Vec<f64>> {
     Some(s.iter().map(|x| (x - mean) / (std + eps)).collect())
 }
 
-impl Scheme for Lets {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for Lets {
     fn supports(&self, run: &Run) -> Support {
         if !crate::credit::engine::inputs::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
@@ -246,17 +235,16 @@ impl Scheme for Lets {
     fn step_terms(
         &self,
         run: &Run,
-        params: &Params,
+        knobs: &Knobs,
         _: &Credit,
         t: TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
-        let z = segment_z(run, params, t, position);
+        let z = segment_z(run, knobs, t, position);
         vec![("z_k (0: not a scaled segment)".to_owned(), Some(z.unwrap_or(0.0)))]
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let tr = &run.trajectories;
         let gamma = knobs.gamma;
         let eps = knobs.epsilon;
@@ -283,7 +271,7 @@ impl Scheme for Lets {
                 advantage[t.index()] = a;
             }
             if from_docs {
-                for (&t, s) in members.iter().zip(doc_rewards(run, members, params)) {
+                for (&t, s) in members.iter().zip(doc_rewards(run, members, knobs)) {
                     doc_steps[t.index()] = s;
                 }
             }

@@ -4,26 +4,25 @@
 //! outcome component `advantage`, `advantages` (a verl dump's extra field) or `logged_advantage` on
 //! every step of its rollout.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, choice, decl, params};
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::engine::declare::{choice, decl, params};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// The logged advantages.
-pub struct Logged;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "logged",
-    family: Family::Control,
-    display_name: "Logged advantage (the trainer's own)",
-    citation: "the advantages the trainer itself logged: TRL's `advantage` column, a per-token `advantage` array, a `logged_advantage` step score",
-    needs: "a token `advantage` array, a `logged_advantage` step score or an `advantage` outcome component",
-    source: SourceQuality::FromCode("the log itself: the values the trainer wrote, not recomputed"),
-    checked: "its definition: logged values pass through unchanged (tests/it/process_credit.rs)",
-};
+scheme!(
+    /// The logged advantages.
+    Logged,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "logged",
+        family: Family::Control,
+        display_name: "Logged advantage (the trainer's own)",
+        citation: "the advantages the trainer itself logged: TRL's `advantage` column, a per-token `advantage` array, a `logged_advantage` step score",
+        needs: "a token `advantage` array, a `logged_advantage` step score or an `advantage` outcome component",
+        source: SourceQuality::FromCode("the log itself: the values the trainer wrote, not recomputed"),
+        checked: "its definition: logged values pass through unchanged (tests/it/process_credit.rs)",
+    },
+);
 
 choice! {
     /// The `source` parameter's words.
@@ -32,12 +31,10 @@ choice! {
 
 params! {
     /// The parameters of `logged`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         source: Source = decl("auto", "which logged values: the token `advantage` array, the `logged_advantage` step score, or the `advantage` outcome component; auto takes the first the run has"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The outcome component holding a logged advantage, if the run has one.
 fn outcome_column(run: &Run) -> Option<&[f32]> {
@@ -60,18 +57,11 @@ fn sources(run: &Run) -> Vec<Source> {
     out
 }
 
-impl Scheme for Logged {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for Logged {
     fn supports(&self, run: &Run) -> Support {
         if sources(run).is_empty() { Support::No(INFO.needs.to_owned()) } else { Support::Yes }
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let have = sources(run);
         let source = match knobs.source {
             Source::Auto => have.first().copied(),

@@ -2,27 +2,26 @@
 //! steps — shuffled within the group, random with the group's success rate, or the format score
 //! alone — with a seed, so a user can see how large a credit difference is by chance.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// Null-reward controls.
-pub struct NullReward;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "null_reward",
-    family: Family::Control,
-    display_name: "Null-reward control",
-    citation: "spurious-reward controls (Shao et al. 2025, Spurious Rewards: random and format-only rewards)",
-    needs: "outcome rewards (format-only: an outcome component `format`)",
-    source: SourceQuality::Approximate("a control built for comparison, not a trainer's estimator"),
-    checked: "its definition (tests/it/process_credit.rs)",
-};
+scheme!(
+    /// Null-reward controls.
+    NullReward,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "null_reward",
+        family: Family::Control,
+        display_name: "Null-reward control",
+        citation: "spurious-reward controls (Shao et al. 2025, Spurious Rewards: random and format-only rewards)",
+        needs: "outcome rewards (format-only: an outcome component `format`)",
+        source: SourceQuality::Approximate("a control built for comparison, not a trainer's estimator"),
+        checked: "its definition (tests/it/process_credit.rs)",
+    },
+);
 
 choice! {
     /// The `mode` parameter's words.
@@ -31,14 +30,12 @@ choice! {
 
 params! {
     /// The parameters of `null_reward`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         mode: Mode = decl("shuffle", "shuffle rewards within each group, draw random 0/1 rewards at the group's rate, or use the `format` component"),
         seed: i64 = range(0.0, 1000000.0, "0", "random seed"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the group std"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The `SplitMix64` mixing step.
 fn mix(mut z: u64) -> u64 {
@@ -48,23 +45,15 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-impl Scheme for NullReward {
-    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        let _: &Params = params;
+impl Typed for NullReward {
+    fn batch_wide(&self, _: &Knobs) -> Option<&'static str> {
         Some("draws its null rewards from each trajectory's and group's place in the run")
     }
 
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
     fn supports(&self, run: &Run) -> Support {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let tr = &run.trajectories;
         let seed = knobs.seed as u64;
         let eps = knobs.epsilon as f32;

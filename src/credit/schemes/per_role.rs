@@ -7,28 +7,27 @@
 //! group of the role (batch-wide), `reinforce` the reward itself. The trajectory's advantage is
 //! broadcast to its steps (`stepwise_advantage_mode = "broadcast"`), in float64 as rLLM's numpy.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Choice as _, Declared as _, choice, decl, from_word, params};
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::engine::declare::{Choice as _, choice, decl, from_word, params};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
-/// rLLM's per-role estimators.
-pub struct PerRole;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "per_role",
-    family: Family::Outcome,
-    display_name: "rLLM per-role estimators",
-    citation: "rLLM (rllm-org/rllm): AlgorithmConfig.estimator_map gives each agent role its own advantage estimator (GRPO, REINFORCE, REINFORCE++ baseline, PRPO, RLOO) over that role's trajectory groups, broadcast to the role's steps",
-    needs: "outcome rewards; agent roles on steps (without them every trajectory is role `default`)",
-    source: SourceQuality::FromCode(
-        "rllm-org/rllm@9beb6e0f rllm/trainer/algorithms/advantage.py (collect_reward_and_advantage_from_trajectory_groups, the registered estimators) and rl_algo.py (calculate_grpo_advantages_per_group, calculate_rloo_advantages_per_group)",
-    ),
-    checked: "rLLM's own estimators run on sample_runs/alfworld_roles.jsonl under two estimator maps (tests/golden/per_role, tests/it/process_credit.rs)",
-};
+scheme!(
+    /// rLLM's per-role estimators.
+    PerRole,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "per_role",
+        family: Family::Outcome,
+        display_name: "rLLM per-role estimators",
+        citation: "rLLM (rllm-org/rllm): AlgorithmConfig.estimator_map gives each agent role its own advantage estimator (GRPO, REINFORCE, REINFORCE++ baseline, PRPO, RLOO) over that role's trajectory groups, broadcast to the role's steps",
+        needs: "outcome rewards; agent roles on steps (without them every trajectory is role `default`)",
+        source: SourceQuality::FromCode(
+            "rllm-org/rllm@9beb6e0f rllm/trainer/algorithms/advantage.py (collect_reward_and_advantage_from_trajectory_groups, the registered estimators) and rl_algo.py (calculate_grpo_advantages_per_group, calculate_rloo_advantages_per_group)",
+        ),
+        checked: "rLLM's own estimators run on sample_runs/alfworld_roles.jsonl under two estimator maps (tests/golden/per_role, tests/it/process_credit.rs)",
+    },
+);
 
 choice! {
     /// rLLM's built-in estimators (`rLLMAdvantageEstimator`).
@@ -43,14 +42,12 @@ choice! {
 
 params! {
     /// The parameters of `per_role`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         estimators: &'static str = decl("", "each role's estimator, `role=estimator` separated by commas (rLLM's estimator_map), e.g. `solver=grpo, verifier=reinforce`; a role not named takes `estimator`"),
         estimator: Estimator = decl("grpo", "the estimator of the roles `estimators` does not name (rLLM's estimator)"),
         norm_by_std: bool = decl("true", "GRPO divides by the group's std (rLLM's norm_adv_by_std_in_grpo)"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// rLLM's epsilon (`episilon=1e-6` in `calculate_grpo_advantages_per_group`, `epsilon=1e-6` in the
 /// batch estimators).
@@ -137,27 +134,19 @@ fn role_advantages(groups: &[Vec<f64>], estimator: Estimator, norm_by_std: bool)
     }
 }
 
-impl Scheme for PerRole {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for PerRole {
     fn supports(&self, run: &Run) -> Support {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
 
-    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        let knobs = Knobs::of(params);
+    fn batch_wide(&self, knobs: &Knobs) -> Option<&'static str> {
         let batch = |e: Estimator| matches!(e, Estimator::ReinforcePlusPlusBaseline | Estimator::Prpo);
         let map = estimator_map(knobs.estimators).unwrap_or_default();
         (batch(knobs.estimator) || map.iter().any(|(_, e)| batch(*e)))
             .then_some("whitens over every group of a role (reinforce_plus_plus_baseline, prpo)")
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let map = estimator_map(knobs.estimators)
             .map_err(|reason| CreditError::Failed { scheme: INFO.id.to_owned(), reason })?;
         let tr = &run.trajectories;

@@ -2,27 +2,26 @@
 //! on the last token; each source gets an RLOO baseline over the group, the two discounted returns
 //! are summed and whitened over the batch, as `PRIME-RL/PRIME`'s `compute_rloo_returns` does.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::engine::inputs::step_from_tokens;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
-/// PRIME.
-pub struct Prime;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "prime",
-    family: Family::Process,
-    display_name: "PRIME (implicit process reward)",
-    citation: "Cui et al. 2025, Process Reinforcement through Implicit Rewards (arXiv 2502.01456); PRIME compute_rloo_returns",
-    needs: "token arrays with `ref_logprob` and `prm_logprob` (or the policy `logprob` as the PRM), outcome rewards, groups of ≥ 2",
-    source: SourceQuality::FromCode("PRIME-RL/PRIME@18ad596f08d487bb546d80d738d99ec697bd2e75"),
-    checked: "PRIME's own code per token (tests/golden/prime/cases.json, made by its generate.py from PRIME 18ad596: both granularities, discounts, the accuracy filter, batch_norm, RLOO per source, whitening); the PRIME formulas of reference/credit-schemes-process.md (unit tests)",
-};
+scheme!(
+    /// PRIME.
+    Prime,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "prime",
+        family: Family::Process,
+        display_name: "PRIME (implicit process reward)",
+        citation: "Cui et al. 2025, Process Reinforcement through Implicit Rewards (arXiv 2502.01456); PRIME compute_rloo_returns",
+        needs: "token arrays with `ref_logprob` and `prm_logprob` (or the policy `logprob` as the PRM), outcome rewards, groups of ≥ 2",
+        source: SourceQuality::FromCode("PRIME-RL/PRIME@18ad596f08d487bb546d80d738d99ec697bd2e75"),
+        checked: "PRIME's own code per token (tests/golden/prime/cases.json, made by its generate.py from PRIME 18ad596: both granularities, discounts, the accuracy filter, batch_norm, RLOO per source, whitening); the PRIME formulas of reference/credit-schemes-process.md (unit tests)",
+    },
+);
 
 choice! {
     /// The `q_source` parameter's words.
@@ -46,7 +45,7 @@ choice! {
 
 params! {
     /// The parameters of `prime`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         q_source: QSource = decl("auto", "log π_φ in q = log π_φ − log π_ref: the logged implicit PRM, or the policy (the PRM PRIME starts from); auto: the PRM when logged"),
         granularity: Granularity = decl("token", "process reward q_t on every token, or Σq on the last token (the mask stays the whole response)"),
         process_scale: ProcessScale = decl("batch_norm", "divide by the batch's largest |process return| (the code), or multiply by β (the paper)"),
@@ -60,8 +59,6 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
 /// The per-token inputs: `q` (0 off the policy mask) and the policy mask.
 struct Inputs<'a> {
     q: Vec<f64>,
@@ -74,8 +71,7 @@ impl Inputs<'_> {
     }
 }
 
-fn inputs<'a>(run: &'a Run, params: &Params) -> Result<Inputs<'a>, CreditError> {
-    let knobs = Knobs::of(params);
+fn inputs<'a>(run: &'a Run, knobs: &Knobs) -> Result<Inputs<'a>, CreditError> {
     let tk = &run.tokens;
     let unsupported = |reason: &str| CreditError::Unsupported { scheme: "prime".to_owned(), reason: reason.to_owned() };
     let reference = tk.ref_logprob.as_deref().ok_or_else(|| unsupported("needs token `ref_logprob`"))?;
@@ -114,13 +110,7 @@ fn add_returns(r: &[f64], range: std::ops::Range<usize>, gamma: f64, out: &mut [
     }
 }
 
-impl Scheme for Prime {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for Prime {
     fn supports(&self, run: &Run) -> Support {
         let tk = &run.tokens;
         if tk.len == 0 {
@@ -135,9 +125,8 @@ impl Scheme for Prime {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
     #[expect(clippy::too_many_lines, reason = "one pass per stage of the code's compute_rloo_returns, in order")]
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
-        let inputs = inputs(run, params)?;
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
+        let inputs = inputs(run, knobs)?;
         let tr = &run.trajectories;
         let whole = knobs.granularity == Granularity::Whole;
         let code_form = knobs.rloo_form == RlooForm::Code;
@@ -264,6 +253,7 @@ impl Scheme for Prime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::credit::{Params, Scheme as _};
     use crate::model::{NewTokens, Outcome, RunBuilder};
 
     /// The worked example of credit-schemes-process.md §1: K = 4, three tokens, γ = 1.

@@ -3,32 +3,31 @@
 //! the normalized scores from it onwards) or a trajectory score by aggregation (min, prod, last,
 //! mean, sum) put through GRPO.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::engine::moments::group_stats_of_with;
 use crate::credit::kernels::group::normalize_group_with;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
-/// PRM process credit.
-pub struct PrmProcess;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "prm_process",
-    family: Family::Process,
-    display_name: "PRM process credit",
-    citation: "Shao et al. 2024, DeepSeekMath §4.1.3 process supervision; aggregations from huggingface/search-and-learn aggregate_scores (min, prod, last) and common practice (mean, sum)",
-    needs: "named step scores (e.g. `prm`)",
-    source: SourceQuality::FromCode(
-        "huggingface/search-and-learn@6f81cac8b1ca4c4be9fabefc27a856c928f3ae7f (aggregations); DeepSeekMath form from the paper",
-    ),
-    checked: "the min, prod and last aggregations against search-and-learn's own aggregate_scores (tests/golden/prm_aggregate/cases.json, made by its generate.py from search-and-learn 6f81cac); the DeepSeekMath form (no public code) and the GRPO over aggregates against the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// PRM process credit.
+    PrmProcess,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "prm_process",
+        family: Family::Process,
+        display_name: "PRM process credit",
+        citation: "Shao et al. 2024, DeepSeekMath §4.1.3 process supervision; aggregations from huggingface/search-and-learn aggregate_scores (min, prod, last) and common practice (mean, sum)",
+        needs: "named step scores (e.g. `prm`)",
+        source: SourceQuality::FromCode(
+            "huggingface/search-and-learn@6f81cac8b1ca4c4be9fabefc27a856c928f3ae7f (aggregations); DeepSeekMath form from the paper",
+        ),
+        checked: "the min, prod and last aggregations against search-and-learn's own aggregate_scores (tests/golden/prm_aggregate/cases.json, made by its generate.py from search-and-learn 6f81cac); the DeepSeekMath form (no public code) and the GRPO over aggregates against the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 choice! {
     /// The `form` parameter's words.
@@ -57,7 +56,7 @@ choice! {
 
 params! {
     /// The parameters of `prm_process`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         score_param: Score = GROUP,
         form: Form = decl("deepseekmath", "deepseekmath: group-normalized step scores summed from each step on; agg: GRPO on the aggregated trajectory score"),
         agg: Agg = decl("min", "aggregation of the step scores into a trajectory score (form=agg)"),
@@ -68,8 +67,6 @@ params! {
         std: Std = decl("unbiased", "the group std: unbiased (n − 1, torch.std) or population (n, numpy's std)"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The most step scores the inspector lists for one step.
 const STEP_TERMS: usize = 24;
@@ -131,25 +128,18 @@ fn aggregate_present(scores: impl Iterator<Item = f32>, agg: Agg) -> Option<f32>
     })
 }
 
-impl Scheme for PrmProcess {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for PrmProcess {
     fn supports(&self, run: &Run) -> Support {
         supports_scores(run)
     }
     fn step_terms(
         &self,
         run: &Run,
-        params: &Params,
+        knobs: &Knobs,
         _: &Credit,
         t: TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
-        let knobs = Knobs::of(params);
         let Ok(column) = score_column(run, knobs.score_param.score, "prm_process") else { return Vec::new() };
         let tr = &run.trajectories;
         let range = tr.path_range(t);
@@ -170,8 +160,7 @@ impl Scheme for PrmProcess {
         terms
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let column = score_column(run, knobs.score_param.score, "prm_process")?;
         let tr = &run.trajectories;
         let missing = knobs.missing;

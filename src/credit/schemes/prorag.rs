@@ -2,33 +2,32 @@
 //! scores z-scored over all valid tokens of the group (token-weighted mean, population variance),
 //! with ProRAG's step-format bonus (+1 for a well-formed step, −2 otherwise).
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::engine::moments::{present_sums, weighted_mean_std};
 use crate::credit::kernels::outcome::{OutcomeNorm, OutcomeOptions};
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{GroupId, NodeId, Run, Sym, TrajectoryId};
 
-/// ProRAG.
-pub struct Prorag;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "prorag",
-    family: Family::Hybrid,
-    display_name: "ProRAG (dual granularity)",
-    citation: "ProRAG; lilinwz/ProRAG prorag/rl/trainer.py _generate_and_score_completions",
-    needs: "named step scores (the PRM probability) and outcome rewards; token spans weight the steps by their policy tokens when logged",
-    source: SourceQuality::FromCode(
-        "lilinwz/ProRAG@c7a64110d0c900561fde4292f234b97dfe633e94 (the step-format test is read from step kinds or a `format` score)",
-    ),
-    checked: "ProRAG's own code (tests/golden/prorag/cases.json, made by its generate.py from ProRAG c7a6411: format_reward_step and the trainer's advantage statements, β, equal outcomes); the worked example of reference/credit-schemes-process.md (with the paper's format term)",
-};
+scheme!(
+    /// ProRAG.
+    Prorag,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "prorag",
+        family: Family::Hybrid,
+        display_name: "ProRAG (dual granularity)",
+        citation: "ProRAG; lilinwz/ProRAG prorag/rl/trainer.py _generate_and_score_completions",
+        needs: "named step scores (the PRM probability) and outcome rewards; token spans weight the steps by their policy tokens when logged",
+        source: SourceQuality::FromCode(
+            "lilinwz/ProRAG@c7a64110d0c900561fde4292f234b97dfe633e94 (the step-format test is read from step kinds or a `format` score)",
+        ),
+        checked: "ProRAG's own code (tests/golden/prorag/cases.json, made by its generate.py from ProRAG c7a6411: format_reward_step and the trainer's advantage statements, β, equal outcomes); the worked example of reference/credit-schemes-process.md (with the paper's format term)",
+    },
+);
 
 /// Step kinds that count as well-formed ProRAG steps (subquery → retrieval, subanswer, answer).
 const WELL_FORMED_KINDS: &[&str] = &["search", "subquery", "read", "retrieval", "subanswer", "answer"];
@@ -40,7 +39,7 @@ choice! {
 
 params! {
     /// The parameters of `prorag`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         beta: f64 = range(0.0, 5.0, "0.3", "weight of the step z-score (prm_beta; the script uses 0.3)"),
         score_param: Score = GROUP,
         format_source: FormatSource = decl("none", "the step-format term: none, as ProRAG's code trains (its format_reward_step prefixes `<step>`, itself a tag, so no step matches a well-formed pattern and every step gets −2, a constant the z-score removes); or, as the paper means it, judged by the step's kind (search, read, answer, …) or a `format` step score ≥ 0.5"),
@@ -51,15 +50,7 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for Prorag {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for Prorag {
     fn supports(&self, run: &Run) -> Support {
         if let Support::No(reason) = supports_scores(run) {
             return Support::No(reason);
@@ -72,12 +63,11 @@ impl Scheme for Prorag {
     fn step_terms(
         &self,
         run: &Run,
-        params: &Params,
+        knobs: &Knobs,
         _: &Credit,
         _: TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
-        let knobs = Knobs::of(params);
         let (Ok(column), Some(&node)) =
             (score_column(run, knobs.score_param.score, "prorag"), run.trajectories.path_nodes.get(position))
         else {
@@ -93,15 +83,14 @@ impl Scheme for Prorag {
         ]
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        credit(run, params, true)
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
+        credit(run, knobs, true)
     }
 }
 
 /// ProRAG's credit; `fast` lets a run without token spans take the path that reads each step's
 /// format term in place (`false` in a test, to check the two paths against each other).
-fn credit(run: &Run, params: &Params, fast: bool) -> Result<Credit, CreditError> {
-    let knobs = Knobs::of(params);
+fn credit(run: &Run, knobs: &Knobs, fast: bool) -> Result<Credit, CreditError> {
     let column = score_column(run, knobs.score_param.score, "prorag")?;
     let tr = &run.trajectories;
     let (outcome, _) = outcome_advantages(run, OutcomeOptions { norm: knobs.outcome_norm, eps: knobs.epsilon as f32 });
@@ -375,6 +364,8 @@ fn generic(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::credit::Params;
+    use crate::credit::engine::declare::Declared as _;
     use crate::model::{NewGroup, NewStep, NewTokens, Outcome, RunBuilder, TreeId};
 
     /// Groups of four chains with kinds (well-formed or not), a `format` score, missing PRM
@@ -437,8 +428,9 @@ mod tests {
         for (source, run) in cases {
             let sets = [("format_source".to_owned(), source.to_owned())];
             let params = Params::resolve(&Prorag, None, &sets).unwrap();
-            let fast = credit(run, &params, true).unwrap();
-            let buffered = credit(run, &params, false).unwrap();
+            let knobs = Knobs::of(&params);
+            let fast = credit(run, &knobs, true).unwrap();
+            let buffered = credit(run, &knobs, false).unwrap();
             assert_eq!(fast.step.len(), buffered.step.len());
             let mut differ = 0;
             for (i, (&f, &b)) in fast.step.iter().zip(&buffered.step).enumerate() {
@@ -454,6 +446,9 @@ mod tests {
         // The format term moves the scores: with it the credit is not that of `none`.
         let none = Params::resolve(&Prorag, None, &[("format_source".to_owned(), "none".to_owned())]).unwrap();
         let kind = Params::resolve(&Prorag, None, &[("format_source".to_owned(), "kind".to_owned())]).unwrap();
-        assert_ne!(credit(&run, &none, true).unwrap().step, credit(&run, &kind, true).unwrap().step);
+        assert_ne!(
+            credit(&run, &Knobs::of(&none), true).unwrap().step,
+            credit(&run, &Knobs::of(&kind), true).unwrap().step
+        );
     }
 }

@@ -3,30 +3,29 @@
 //! subtracted, a verifiable reward (solved − 1, RLOO over the group) is added at the last step, the
 //! return is the undiscounted reward-to-go, and the returns are normalized over the batch.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::{score_column, supports_scores};
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
-/// PURE.
-pub struct Pure;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "pure",
-    family: Family::Process,
-    display_name: "PURE (min-form credit)",
-    citation: "Cheng et al. 2025, Stop Summation: Min-Form Credit Assignment Is All Process Reward Model Needs (PURE); CJReinforce/PURE",
-    needs: "named step scores (a PRM's P(correct)) and, for the verifiable reward, a success flag or outcome",
-    source: SourceQuality::FromCode(
-        "CJReinforce/PURE@41f9363b8cc4af044b7fc5f7f9bbbf62139e9553 (per step; the code works per token)",
-    ),
-    checked: "PURE's own code per token (tests/golden/pure/cases.json, made by its generate.py from PURE 41f9363: both baselines, with and without the verifiable reward, masked separators, weighting and normalization); the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// PURE.
+    Pure,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "pure",
+        family: Family::Process,
+        display_name: "PURE (min-form credit)",
+        citation: "Cheng et al. 2025, Stop Summation: Min-Form Credit Assignment Is All Process Reward Model Needs (PURE); CJReinforce/PURE",
+        needs: "named step scores (a PRM's P(correct)) and, for the verifiable reward, a success flag or outcome",
+        source: SourceQuality::FromCode(
+            "CJReinforce/PURE@41f9363b8cc4af044b7fc5f7f9bbbf62139e9553 (per step; the code works per token)",
+        ),
+        checked: "PURE's own code per token (tests/golden/pure/cases.json, made by its generate.py from PURE 41f9363: both baselines, with and without the verifiable reward, masked separators, weighting and normalization); the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 choice! {
     /// The `transform` parameter's words.
@@ -50,7 +49,7 @@ choice! {
 
 params! {
     /// The parameters of `pure`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         score_param: Score = GROUP,
         transform: TransformChoice = decl("two_p_minus_one", "r = P(correct) − P(wrong) = 2p − 1 for a probability, or the score as logged"),
         temperature: f64 = range(0.001, 10.0, "0.1", "T of the softmax-min weights"),
@@ -63,8 +62,6 @@ params! {
         mask_separators: bool = decl("true", "the separator (a step's last token, where its reward sits) has return 0 (off: nomask_separator_adv); tokens only"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// The group's weighted step rewards `r' = w·r` in `group` (member i's at `local[i]..local[i + 1]`)
 /// from their step scores (`score(i)`), and each member's `Σ r'` in `totals`: `r = 2p − 1` (or
@@ -343,30 +340,19 @@ fn normalize_over_tokens(step: &mut [f32], tokens: Option<&[f32]>, mask_separato
     Some((mean, std))
 }
 
-impl Scheme for Pure {
-    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        let knobs = Knobs::of(params);
+impl Typed for Pure {
+    fn batch_wide(&self, knobs: &Knobs) -> Option<&'static str> {
         knobs.normalize.then_some("normalizes the returns over the batch")
     }
 
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
     fn supports(&self, run: &Run) -> Support {
         if let Support::No(reason) = supports_scores(run) {
             return Support::No(reason);
         }
         Support::Yes
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        credit(run, params, false)
-    }
-
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        credit(run, params, true)
+    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
+        credit(run, knobs, explain)
     }
 }
 
@@ -376,8 +362,7 @@ impl Scheme for Pure {
     clippy::too_many_lines,
     reason = "one pass per group while its buffers are in cache: weights, baselines, returns, moments, in order"
 )]
-fn credit(run: &Run, params: &Params, explain: bool) -> Result<Credit, CreditError> {
-    let knobs = Knobs::of(params);
+fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
     let column = score_column(run, knobs.score_param.score, "pure")?;
     let tr = &run.trajectories;
     let two_p = knobs.transform == TransformChoice::TwoPMinusOne;

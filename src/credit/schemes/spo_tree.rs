@@ -4,31 +4,30 @@
 //! edges with advantage exactly 0 are dropped. TreePO's re-implementation (`variant = treepo_spo`)
 //! z-scores values among siblings first and puts the root at 0.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::{ValueMode, ValueTree};
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// SPO-tree.
-pub struct SpoTree;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "spo_tree",
-    family: Family::Tree,
-    display_name: "SPO-tree (segment MC advantage)",
-    citation: "Guo et al. 2025, Segment Policy Optimization (arXiv 2505.23564), tree variant; TreePO's `spo` re-implementation as a variant",
-    needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
-    source: SourceQuality::FromCode(
-        "AIFrameResearch/SPO@b9fc6a263dec54e28137fd488a9b9c0e0d026025 (tree_episode_generator, hybrid_inference_strategy)",
-    ),
-    checked: "the treepo_spo variant against TreePO's own code (tests/golden/treepo/cases.json, made by its generate.py from TreePO b86ce51); the official SPO form against SPO's own code (tests/golden/spo_tree/cases.json, made by its generate.py from SPO b9fc6a2: rloo, grpo, use_pav, dropped edges)",
-};
+scheme!(
+    /// SPO-tree.
+    SpoTree,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "spo_tree",
+        family: Family::Tree,
+        display_name: "SPO-tree (segment MC advantage)",
+        citation: "Guo et al. 2025, Segment Policy Optimization (arXiv 2505.23564), tree variant; TreePO's `spo` re-implementation as a variant",
+        needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
+        source: SourceQuality::FromCode(
+            "AIFrameResearch/SPO@b9fc6a263dec54e28137fd488a9b9c0e0d026025 (tree_episode_generator, hybrid_inference_strategy)",
+        ),
+        checked: "the treepo_spo variant against TreePO's own code (tests/golden/treepo/cases.json, made by its generate.py from TreePO b86ce51); the official SPO form against SPO's own code (tests/golden/spo_tree/cases.json, made by its generate.py from SPO b9fc6a2: rloo, grpo, use_pav, dropped edges)",
+    },
+);
 
 choice! {
     /// The `edge_adv` parameter's words.
@@ -42,7 +41,7 @@ choice! {
 
 params! {
     /// The parameters of `spo_tree`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         edge_adv: EdgeAdv = decl("rloo", "edge advantage V(n) − V(parent) (rloo), or divided by the parent's children's population std + 1e-8 (grpo)"),
         variant: Variant = decl("official", "the SPO code, or TreePO's re-implementation: z-score among siblings (a lone child keeps its value), root 0"),
         drop_zero: bool = decl("true", "edges with advantage exactly 0 are not trained (no credit)"),
@@ -52,8 +51,6 @@ params! {
         merge_param: MergeParam = GROUP,
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// Per tree node: the population mean and std of its siblings' values (itself included), keyed by
 /// parent (top nodes share their group's root).
@@ -84,29 +81,18 @@ fn sibling_stats(tree: &ValueTree) -> Vec<(f64, f64, u32)> {
         .collect()
 }
 
-impl Scheme for SpoTree {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for SpoTree {
     fn supports(&self, run: &Run) -> Support {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, false))
-    }
-
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, true))
+    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
+        Ok(credit(run, knobs, explain))
     }
 }
 
 /// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
 /// each step's number (`compute_explained`).
-fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
-    let knobs = Knobs::of(params);
+fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let tree = build(run, ValueMode::ChildMean, merge_prefixes(run, knobs.merge_param.merge));
     let stats = sibling_stats(&tree);
     let treepo = knobs.variant == Variant::TreepoSpo;

@@ -4,37 +4,34 @@
 //! discounted return `G_k = r_k + γ·G_{k+1}`, and the returns of every step of every rollout of the
 //! group are normalised together: `(G − mean)/(std + 1e-8)`, the population std.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, params, range};
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::engine::declare::{params, range};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
-/// verifiers step rewards.
-pub struct StepReward;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "step_reward",
-    family: Family::Process,
-    display_name: "verifiers step rewards",
-    citation: "verifiers @vf.step_reward and StepRewardRubric: γ-discounted per-step returns, normalised over every step of the group (Kevin, arXiv 2507.11948)",
-    needs: "a reward on steps (`env_reward`, what an @vf.step_reward handler scores)",
-    source: SourceQuality::FromCode(
-        "PrimeIntellect-ai/verifiers@b6ca919fb verifiers/utils/step_reward_utils.py (compute_discounted_returns, apply_step_advantages) and rubrics/step_reward_rubric.py",
-    ),
-    checked: "verifiers' own apply_step_advantages on every step of sample_runs/terminal_turn_scores.jsonl under four γ (tests/golden/step_reward, tests/it/process_credit.rs)",
-};
+scheme!(
+    /// verifiers step rewards.
+    StepReward,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "step_reward",
+        family: Family::Process,
+        display_name: "verifiers step rewards",
+        citation: "verifiers @vf.step_reward and StepRewardRubric: γ-discounted per-step returns, normalised over every step of the group (Kevin, arXiv 2507.11948)",
+        needs: "a reward on steps (`env_reward`, what an @vf.step_reward handler scores)",
+        source: SourceQuality::FromCode(
+            "PrimeIntellect-ai/verifiers@b6ca919fb verifiers/utils/step_reward_utils.py (compute_discounted_returns, apply_step_advantages) and rubrics/step_reward_rubric.py",
+        ),
+        checked: "verifiers' own apply_step_advantages on every step of sample_runs/terminal_turn_scores.jsonl under four γ (tests/golden/step_reward, tests/it/process_credit.rs)",
+    },
+);
 
 params! {
     /// The parameters of `step_reward`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "1", "discount of the later steps' rewards in a step's return (StepRewardRubric's gamma)"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// verifiers' epsilon in `apply_step_advantages`.
 const EPSILON: f64 = 1e-8;
@@ -59,13 +56,7 @@ fn returns(run: &Run, t: TrajectoryId, gamma: f64) -> Vec<f64> {
     out
 }
 
-impl Scheme for StepReward {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for StepReward {
     fn supports(&self, run: &Run) -> Support {
         crate::credit::engine::inputs::supports_step_rewards(run)
     }
@@ -73,13 +64,13 @@ impl Scheme for StepReward {
     fn step_terms(
         &self,
         run: &Run,
-        params: &Params,
+        knobs: &Knobs,
         _: &Credit,
         t: TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
         let Some(k) = position.checked_sub(run.trajectories.path_range(t).start) else { return Vec::new() };
-        let returns = returns(run, t, Knobs::of(params).gamma);
+        let returns = returns(run, t, knobs.gamma);
         let reward = run.trajectories.path(t).get(k).map(|n| f64::from(run.nodes.env_reward[n.index()]));
         match returns.get(k) {
             Some(&g) => vec![("step reward".to_owned(), reward.filter(|r| r.is_finite())), ("G".to_owned(), Some(g))],
@@ -87,8 +78,8 @@ impl Scheme for StepReward {
         }
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let gamma = Knobs::of(params).gamma;
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
+        let gamma = knobs.gamma;
         let tr = &run.trajectories;
         let mut step = vec![f32::NAN; tr.path_nodes.len()];
         let mut terms = Terms::for_rows(
@@ -121,6 +112,7 @@ impl Scheme for StepReward {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::credit::{Params, Scheme as _};
     use crate::model::{NewGroup, NewStep, NewTokens, Outcome, RunBuilder};
 
     #[test]

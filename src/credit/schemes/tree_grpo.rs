@@ -1,28 +1,27 @@
 //! Tree-GRPO (`tree_grpo`): GRPO over the prompt's whole forest (inter-tree) plus GRPO within each
 //! tree (intra-tree), `tree_2norm` (intra over the inter values) or intra only.
 
-use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
+use std::collections::BTreeMap;
 
-/// Tree-GRPO.
-pub struct TreeGrpo;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "tree_grpo",
-    family: Family::Tree,
-    display_name: "Tree-GRPO (inter + intra tree)",
-    citation: "Ji et al. 2025, Tree Search for LLM Agent RL (Tree-GRPO); AMAP-ML/Tree-GRPO compute_advantage (tree, tree_2norm, tree_inner)",
-    needs: "outcome rewards; tree records (without them each group counts as one tree)",
-    source: SourceQuality::FromCode("AMAP-ML/Tree-GRPO@90b170995d996d772d68117e0c7bd0b8fe00d393"),
-    checked: "Tree-GRPO's own code (tests/golden/tree_grpo/cases.json, made by its generate.py from Tree-GRPO 90b1709: tree, tree_2norm and tree_inner, trees and prompts of one leaf); the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// Tree-GRPO.
+    TreeGrpo,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "tree_grpo",
+        family: Family::Tree,
+        display_name: "Tree-GRPO (inter + intra tree)",
+        citation: "Ji et al. 2025, Tree Search for LLM Agent RL (Tree-GRPO); AMAP-ML/Tree-GRPO compute_advantage (tree, tree_2norm, tree_inner)",
+        needs: "outcome rewards; tree records (without them each group counts as one tree)",
+        source: SourceQuality::FromCode("AMAP-ML/Tree-GRPO@90b170995d996d772d68117e0c7bd0b8fe00d393"),
+        checked: "Tree-GRPO's own code (tests/golden/tree_grpo/cases.json, made by its generate.py from Tree-GRPO 90b1709: tree, tree_2norm and tree_inner, trees and prompts of one leaf); the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 choice! {
     /// The `combination` parameter's words.
@@ -31,26 +30,17 @@ choice! {
 
 params! {
     /// The parameters of `tree_grpo`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         combination: Combination = decl("inter+intra", "tree (script default), tree_2norm, or tree_inner"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the std"),
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for TreeGrpo {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for TreeGrpo {
     fn supports(&self, run: &Run) -> Support {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let tr = &run.trajectories;
         let eps = knobs.epsilon as f32;
         let combination = knobs.combination;

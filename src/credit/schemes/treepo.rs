@@ -5,30 +5,29 @@
 //! advantages weighted by subgroup size make each leaf's reward, a node's reward is the mean of its
 //! children's, and each segment is credited its reward less (η^depth-to-go ×) its parent's.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// TreePO.
-pub struct Treepo;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "treepo",
-    family: Family::Tree,
-    display_name: "TreePO (subgroup averaging)",
-    citation: "Li et al. 2025, TreePO; multimodal-art-projection/TreePO compute_tree_reinforce_plus_plus_baseline_outcome_advantage",
-    needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
-    source: SourceQuality::FromCode("multimodal-art-projection/TreePO@f05552394e734ea2838cf9e3b8191f5093319dcf"),
-    checked: "TreePO's own code for the segment estimator (tests/golden/treepo/cases.json, made by its generate.py from TreePO b86ce51); the subgroup estimator against the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// TreePO.
+    Treepo,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "treepo",
+        family: Family::Tree,
+        display_name: "TreePO (subgroup averaging)",
+        citation: "Li et al. 2025, TreePO; multimodal-art-projection/TreePO compute_tree_reinforce_plus_plus_baseline_outcome_advantage",
+        needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
+        source: SourceQuality::FromCode("multimodal-art-projection/TreePO@f05552394e734ea2838cf9e3b8191f5093319dcf"),
+        checked: "TreePO's own code for the segment estimator (tests/golden/treepo/cases.json, made by its generate.py from TreePO b86ce51); the subgroup estimator against the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 choice! {
     /// The `weighting` parameter's words.
@@ -42,7 +41,7 @@ choice! {
 
 params! {
     /// The parameters of `treepo`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         weighting: Weighting = decl("average", "average over depths (the script), or weight by subgroup size (the code default)"),
         skip_zero_std: bool = decl("false", "leave out subgroups whose rewards are all equal (remove_no_std_subgroup)"),
         estimator: Estimator = decl("subgroup", "subgroup: the leaf's advantage over its subgroups, on every step; segment: each segment's progress reward over its parent's (tree_seg)"),
@@ -52,36 +51,22 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for Treepo {
-    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        let knobs = Knobs::of(params);
+impl Typed for Treepo {
+    fn batch_wide(&self, knobs: &Knobs) -> Option<&'static str> {
         knobs.whiten.then_some("whitens the advantages over the batch")
     }
 
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
     fn supports(&self, run: &Run) -> Support {
         crate::credit::engine::inputs::supports_outcomes(run)
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, false))
-    }
-
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, true))
+    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
+        Ok(credit(run, knobs, explain))
     }
 }
 
 /// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
 /// each step's number (`compute_explained`).
-fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
-    let knobs = Knobs::of(params);
+fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let merge = merge_prefixes(run, knobs.merge_param.merge);
     let tree = build(run, ValueMode::LeafMean, merge);
     let tr = &run.trajectories;
@@ -115,7 +100,7 @@ fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
         }
     }
     if knobs.estimator == Estimator::Segment {
-        return segment(run, &tree, &count, &sum, params, explain);
+        return segment(run, &tree, &count, &sum, knobs, explain);
     }
     let mut leaf_adv = vec![f32::NAN; tr.len()];
     for t in tr.ids() {
@@ -173,10 +158,9 @@ fn segment(
     tree: &crate::credit::kernels::tree_value::ValueTree,
     count: &[u32],
     sum: &[f64],
-    params: &Params,
+    knobs: &Knobs,
     explain: bool,
 ) -> Credit {
-    let knobs = Knobs::of(params);
     let tr = &run.trajectories;
     let n = tree.parent.len();
     let eta = knobs.eta;

@@ -1,33 +1,32 @@
 //! TreePS-RAG (`treeps_rag`): Monte-Carlo step utility over descendant outcomes, the value of a
 //! step minus the value of its parent, optionally mixed with the outcome advantage.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::tree::{MergeChoice, MergeParam};
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::kernels::tree_value::ValueMode;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// TreePS-RAG.
-pub struct TreepsRag;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "treeps_rag",
-    family: Family::Tree,
-    display_name: "TreePS-RAG (step utility)",
-    citation: "TreePS-RAG (arXiv 2601.06922): V(n) = mean outcome of the leaves below n; step credit V(n) − V(parent)",
-    needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
-    source: SourceQuality::Approximate(
-        "reconstructed from the abstract and summaries; no code; the outcome weight is unknown",
-    ),
-    checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
-};
+scheme!(
+    /// TreePS-RAG.
+    TreepsRag,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "treeps_rag",
+        family: Family::Tree,
+        display_name: "TreePS-RAG (step utility)",
+        citation: "TreePS-RAG (arXiv 2601.06922): V(n) = mean outcome of the leaves below n; step credit V(n) − V(parent)",
+        needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
+        source: SourceQuality::Approximate(
+            "reconstructed from the abstract and summaries; no code; the outcome weight is unknown",
+        ),
+        checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
+    },
+);
 
 choice! {
     /// The `value` parameter's words.
@@ -46,7 +45,7 @@ choice! {
 
 params! {
     /// The parameters of `treeps_rag`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         value: Value = decl("leaf_mean", "node value: mean outcome of descendant leaves, or mean of the children's values"),
         merge_param: MergeParam = GROUP,
         form: Form = decl("difference", "the step utility: V(step) − V(parent), or V(step) normalised within its siblings, (V − mean)/(std + ε), as TreeRPO's toggles"),
@@ -57,8 +56,6 @@ params! {
         outcome: OutcomeParams = GROUP,
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// TreePS-RAG's parameters, read once (the merge and outcome parameters are read by the engine).
 #[derive(Clone, Copy, Debug)]
@@ -77,8 +74,7 @@ struct Options {
 }
 
 impl Options {
-    fn of(params: &Params) -> Self {
-        let knobs = Knobs::of(params);
+    fn of(knobs: &Knobs) -> Self {
         let value = if knobs.value == Value::ChildMean { ValueMode::ChildMean } else { ValueMode::LeafMean };
         let sibling_z = (knobs.form == Form::SiblingZ)
             .then(|| (knobs.std, knobs.sibling_epsilon as f32, knobs.singleton == Singleton::Verl));
@@ -87,32 +83,22 @@ impl Options {
     }
 }
 
-impl Scheme for TreepsRag {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for TreepsRag {
     fn supports(&self, run: &Run) -> Support {
         if !crate::credit::engine::inputs::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         Support::Yes
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, false))
-    }
-
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, true))
+    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
+        Ok(credit(run, knobs, explain))
     }
 }
 
 /// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
 /// each step's number (`compute_explained`).
-fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
-    let options = Options::of(params);
+fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
+    let options = Options::of(knobs);
     let tree = build(run, options.value, merge_prefixes(run, options.merge));
     let weight = options.outcome_weight;
     let (outcome, _) = if weight > 0.0 { outcome_advantages(run, options.outcome) } else { (Vec::new(), Vec::new()) };

@@ -1,29 +1,28 @@
 //! TreeRL (`treerl`): leaf-centred tree values with √-reweighting; each step gets its local term
 //! `V̂(n) − V̂(parent)` plus its state value `V̂(n)` (the code's form), or the paper's global + local form.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::ValueMode;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// TreeRL.
-pub struct Treerl;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "treerl",
-    family: Family::Tree,
-    display_name: "TreeRL (EPTree values)",
-    citation: "Hou et al. 2025, TreeRL (arXiv 2506.11902); THUDM/TreeRL tree_node.py and parallel_mcts.py",
-    needs: "outcome rewards and at least two leaves per group; explicit trees, or rollouts merged by identical step prefix",
-    source: SourceQuality::FromCode("THUDM/TreeRL@f0edbea6f2f6392c46d297f83fb4929a9524266e"),
-    checked: "TreeRL's own code (tests/golden/treerl/cases.json, made by its generate.py from TreeRL f0edbea: sqrt, uniform and no reweighting, the three value forms of gather_paths, forests of several trees, unselected leaves); the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// TreeRL.
+    Treerl,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "treerl",
+        family: Family::Tree,
+        display_name: "TreeRL (EPTree values)",
+        citation: "Hou et al. 2025, TreeRL (arXiv 2506.11902); THUDM/TreeRL tree_node.py and parallel_mcts.py",
+        needs: "outcome rewards and at least two leaves per group; explicit trees, or rollouts merged by identical step prefix",
+        source: SourceQuality::FromCode("THUDM/TreeRL@f0edbea6f2f6392c46d297f83fb4929a9524266e"),
+        checked: "TreeRL's own code (tests/golden/treerl/cases.json, made by its generate.py from TreeRL f0edbea: sqrt, uniform and no reweighting, the three value forms of gather_paths, forests of several trees, unselected leaves); the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 choice! {
     /// The `leaf_centring` parameter's words.
@@ -42,7 +41,7 @@ choice! {
 
 params! {
     /// The parameters of `treerl`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         leaf_centring: LeafCentring = decl("loo", "centre each leaf on the mean of the other leaves of its forest"),
         reweight: Reweight = decl("sqrt", "divide a node's accumulated value by √c, c, or nothing (c = leaves below)"),
         value_form: ValueForm = decl("local_state", "local term + state value (use_state_value_reward, the release script), the state value only (use_value_only), the local term only (neither flag), or the paper's (global + local)/√|L|"),
@@ -53,15 +52,7 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for Treerl {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for Treerl {
     fn supports(&self, run: &Run) -> Support {
         if !crate::credit::engine::inputs::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
@@ -71,19 +62,14 @@ impl Scheme for Treerl {
         }
         Support::Yes
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, false))
-    }
-
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, true))
+    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
+        Ok(credit(run, knobs, explain))
     }
 }
 
 /// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
 /// each step's number (`compute_explained`).
-fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
-    let knobs = Knobs::of(params);
+fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let merge = merge_prefixes(run, knobs.merge_param.merge);
     let tree = build(run, ValueMode::LeafMean, merge);
     let tr = &run.trajectories;

@@ -1,31 +1,30 @@
 //! TreeRPO (`treerpo`): GRPO among siblings on node values — each step is compared with the other
 //! children of its parent, `(V(n) − mean_sib)/(std_sib + ε)` (Yang et al.) or `V(n) − mean_sib` (Sapir).
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::ValueMode;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// TreeRPO.
-pub struct Treerpo;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "treerpo",
-    family: Family::Tree,
-    display_name: "TreeRPO (sibling groups)",
-    citation: "Yang et al. 2025, TreeRPO (arXiv 2506.05183); the no-std variant follows omrisapir1/treerpo",
-    needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
-    source: SourceQuality::Approximate(
-        "Yang et al.'s code was not obtainable; reconstructed from the paper and a third-party implementation",
-    ),
-    checked: "the Sapir variant (value = leaf_mean, std = false, singleton = untrained) against omrisapir1/treerpo's own code (tests/golden/treerpo/cases.json, made by its generate.py from treerpo 05499ad); Yang et al.'s form against the worked example of reference/credit-schemes-process.md (their code was not obtainable)",
-};
+scheme!(
+    /// TreeRPO.
+    Treerpo,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "treerpo",
+        family: Family::Tree,
+        display_name: "TreeRPO (sibling groups)",
+        citation: "Yang et al. 2025, TreeRPO (arXiv 2506.05183); the no-std variant follows omrisapir1/treerpo",
+        needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
+        source: SourceQuality::Approximate(
+            "Yang et al.'s code was not obtainable; reconstructed from the paper and a third-party implementation",
+        ),
+        checked: "the Sapir variant (value = leaf_mean, std = false, singleton = untrained) against omrisapir1/treerpo's own code (tests/golden/treerpo/cases.json, made by its generate.py from treerpo 05499ad); Yang et al.'s form against the worked example of reference/credit-schemes-process.md (their code was not obtainable)",
+    },
+);
 
 choice! {
     /// The `value` parameter's words.
@@ -39,7 +38,7 @@ choice! {
 
 params! {
     /// The parameters of `treerpo`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         value: Value = decl("child_mean", "node value: mean of the children's values (Yang) or of the leaves below (Sapir)"),
         std: bool = decl("true", "divide by the sibling std + ε (Yang); off gives the mean-centred form (Sapir)"),
         merge_param: MergeParam = GROUP,
@@ -48,34 +47,21 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for Treerpo {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for Treerpo {
     fn supports(&self, run: &Run) -> Support {
         if !crate::credit::engine::inputs::has_outcomes(run) {
             return Support::No("needs outcome rewards".to_owned());
         }
         Support::Yes
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, false))
-    }
-
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, true))
+    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
+        Ok(credit(run, knobs, explain))
     }
 }
 
 /// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
 /// each step's number (`compute_explained`).
-fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
-    let knobs = Knobs::of(params);
+fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let mode = if knobs.value == Value::LeafMean { ValueMode::LeafMean } else { ValueMode::ChildMean };
     let merge = merge_prefixes(run, knobs.merge_param.merge);
     let tree = build(run, mode, merge);

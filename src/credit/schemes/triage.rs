@@ -1,36 +1,35 @@
 //! TRIAGE (`triage`): role-typed segment credit added to the outcome advantage,
 //! `A_ik = A_i + w · c(role_ik)`, optionally whitened over all segments of the batch.
 
-use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
 use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::moments::Moments;
 use crate::credit::kernels::outcome::OutcomeParams;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, Params, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
+use std::collections::BTreeMap;
 
-/// TRIAGE.
-pub struct Triage;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "triage",
-    family: Family::Role,
-    display_name: "TRIAGE (role-typed credit)",
-    citation: "Xu, Zhou, Sang et al. 2026, TRIAGE (arXiv 2606.32017); constants and additive rule from a third-party reimplementation",
-    needs: "role labels on steps (progress / exploration / infrastructure / regression) and outcome rewards",
-    source: SourceQuality::Approximate(
-        "the paper's method section was not readable; constants and rule from a reimplementation",
-    ),
-    checked: "its projection identities and fitted constants (tests/it/process_credit.rs); not run against the paper's code",
-};
+scheme!(
+    /// TRIAGE.
+    Triage,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "triage",
+        family: Family::Role,
+        display_name: "TRIAGE (role-typed credit)",
+        citation: "Xu, Zhou, Sang et al. 2026, TRIAGE (arXiv 2606.32017); constants and additive rule from a third-party reimplementation",
+        needs: "role labels on steps (progress / exploration / infrastructure / regression) and outcome rewards",
+        source: SourceQuality::Approximate(
+            "the paper's method section was not readable; constants and rule from a reimplementation",
+        ),
+        checked: "its projection identities and fitted constants (tests/it/process_credit.rs); not run against the paper's code",
+    },
+);
 
 params! {
     /// The parameters of `triage`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         w: f64 = range(0.0, 2.0, "0.5", "mixing weight of the role constant"),
         c_progress: f64 = range(-2.0, 2.0, "1", "constant for decisive progress"),
         c_exploration: f64 = range(-2.0, 2.0, "0.5", "constant for useful exploration"),
@@ -42,20 +41,11 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for Triage {
-    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        let knobs = Knobs::of(params);
+impl Typed for Triage {
+    fn batch_wide(&self, knobs: &Knobs) -> Option<&'static str> {
         knobs.whiten.then_some("whitens the advantages over all segments of the batch")
     }
 
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
     fn supports(&self, run: &Run) -> Support {
         if !run.nodes.role.iter().any(|r| r.is_some()) {
             return Support::No("needs role labels on steps".to_owned());
@@ -68,7 +58,7 @@ impl Scheme for Triage {
     fn step_terms(
         &self,
         run: &Run,
-        params: &Params,
+        knobs: &Knobs,
         _: &Credit,
         _: TrajectoryId,
         position: usize,
@@ -77,14 +67,13 @@ impl Scheme for Triage {
         let role = run.nodes.role[node.index()];
         let role = if role.is_some() { run.label(role) } else { "" };
         let name = if role.is_empty() { "unlabeled" } else { role };
-        vec![(format!("c({name})"), Some(role_constant(&Knobs::of(params), role)))]
+        vec![(format!("c({name})"), Some(role_constant(knobs, role)))]
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let (outcome, stats) =
             outcome_advantages(run, crate::credit::kernels::outcome::OutcomeOptions::of(knobs.outcome));
-        let constant = |role: &str| role_constant(&knobs, role) as f32;
+        let constant = |role: &str| role_constant(knobs, role) as f32;
         let w = knobs.w as f32;
         let tr = &run.trajectories;
         // Each step's role as a one-byte code with its bonus w · c: the run's role codes

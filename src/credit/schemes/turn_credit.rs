@@ -8,41 +8,38 @@
 //! progress) less its group's mean, and `c̄` the turn credits' mean weighted by each turn's policy
 //! tokens. A rollout without turn scores gets `A` on every turn, as prime-rl trains it as GRPO.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, params, range};
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::engine::declare::{params, range};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
-/// prime-rl turn credit.
-pub struct TurnCredit;
+scheme!(
+    /// prime-rl turn credit.
+    TurnCredit,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "turn_credit",
+        family: Family::Process,
+        display_name: "prime-rl turn credit",
+        citation: "prime-rl turn-credit shaping (algo.type = \"turn_credit\"): per-turn state scores → progress → γ-normalised backward smear, a = A + β·(c_turn − c̄)",
+        needs: "per-turn state scores (a `turn_reward` step score; prime-rl's info[\"turn_rewards\"]) and outcome rewards",
+        source: SourceQuality::FromCode(
+            "PrimeIntellect-ai/prime-rl@0d6024432 src/prime_rl/orchestrator/algo/turn_credit.py (length_penalty, off by default, is not offered; a forked trace's branches count as rollouts of their own)",
+        ),
+        checked: "prime-rl's own TurnCreditAlgorithm on every turn of sample_runs/terminal_turn_scores.jsonl under five (γ, β) (tests/golden/turn_credit, tests/it/process_credit.rs)",
+    },
+);
 
 /// The step score that holds a turn's state score.
 const SCORE: &str = "turn_reward";
 
-static INFO: SchemeInfo = SchemeInfo {
-    id: "turn_credit",
-    family: Family::Process,
-    display_name: "prime-rl turn credit",
-    citation: "prime-rl turn-credit shaping (algo.type = \"turn_credit\"): per-turn state scores → progress → γ-normalised backward smear, a = A + β·(c_turn − c̄)",
-    needs: "per-turn state scores (a `turn_reward` step score; prime-rl's info[\"turn_rewards\"]) and outcome rewards",
-    source: SourceQuality::FromCode(
-        "PrimeIntellect-ai/prime-rl@0d6024432 src/prime_rl/orchestrator/algo/turn_credit.py (length_penalty, off by default, is not offered; a forked trace's branches count as rollouts of their own)",
-    ),
-    checked: "prime-rl's own TurnCreditAlgorithm on every turn of sample_runs/terminal_turn_scores.jsonl under five (γ, β) (tests/golden/turn_credit, tests/it/process_credit.rs)",
-};
-
 params! {
     /// The parameters of `turn_credit`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "0.9", "backward-smear decay per turn of distance (0: only the turn whose state changed; 1: evenly over the turns so far)"),
         beta: f64 = range(0.0, 4.0, "1", "shaping strength: how far credit within a rollout follows the turn credits (0: plain GRPO level)"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// Per-turn progress from per-turn state scores (prime-rl's `deltas`).
 fn deltas(scores: &[Option<f64>]) -> Vec<f64> {
@@ -113,13 +110,7 @@ fn reward(run: &Run, t: TrajectoryId) -> f64 {
     if r.is_finite() { r } else { 0.0 }
 }
 
-impl Scheme for TurnCredit {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for TurnCredit {
     fn supports(&self, run: &Run) -> Support {
         if !run.nodes.scores.get(SCORE).is_some_and(|c| c.iter().any(|v| v.is_finite())) {
             return Support::No(format!(
@@ -132,14 +123,13 @@ impl Scheme for TurnCredit {
     fn step_terms(
         &self,
         run: &Run,
-        params: &Params,
+        knobs: &Knobs,
         _: &Credit,
         t: TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
         let Some(k) = position.checked_sub(run.trajectories.path_range(t).start) else { return Vec::new() };
         let Some(scores) = turn_scores(run, t) else { return Vec::new() };
-        let knobs = Knobs::of(params);
         let progress = deltas(&scores);
         let credits = smear(&progress, knobs.gamma);
         let weights = turn_weights(run, t);
@@ -152,8 +142,7 @@ impl Scheme for TurnCredit {
         ]
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let tr = &run.trajectories;
         let mut step = vec![f32::NAN; tr.path_nodes.len()];
         let mut terms = Terms::for_rows(

@@ -6,29 +6,28 @@
 //! `macro_weight · A_GRPO + turn_weight · credit(turn)`. As NeMo-RL requires, a rollout's turn
 //! rewards must sum to its outcome (within `raw_reward_atol`).
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::outcome::leave_one_out;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
-/// NeMo-RL turn-level credit.
-pub struct TurnReturn;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "turn_return",
-    family: Family::Hybrid,
-    display_name: "NeMo-RL turn-level credit",
-    citation: "NeMo-RL research/turn_level_credit: GRPO's advantage plus the environment's native per-turn reward or return-to-go on each turn's tokens, A = macro_weight·A_GRPO + turn_weight·credit(turn)",
-    needs: "the environment's reward on each step (`env_reward`), summing to the outcome reward",
-    source: SourceQuality::FromCode(
-        "NVIDIA-NeMo/RL@63af7444e research/turn_level_credit (advantage.py, trace.py compute_environment_credit, scatter_turn_credit, validate_raw_reward_sums) over nemo_rl/algorithms/advantage_estimator.py GRPOAdvantageEstimator (use_leave_one_out_baseline, normalize_rewards)",
-    ),
-    checked: "NeMo-RL's own TurnLevelGRPOAdvantageEstimator with torch on every turn of sample_runs/terminal_turn_scores.jsonl (tests/golden/turn_return, tests/it/process_credit.rs)",
-};
+scheme!(
+    /// NeMo-RL turn-level credit.
+    TurnReturn,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "turn_return",
+        family: Family::Hybrid,
+        display_name: "NeMo-RL turn-level credit",
+        citation: "NeMo-RL research/turn_level_credit: GRPO's advantage plus the environment's native per-turn reward or return-to-go on each turn's tokens, A = macro_weight·A_GRPO + turn_weight·credit(turn)",
+        needs: "the environment's reward on each step (`env_reward`), summing to the outcome reward",
+        source: SourceQuality::FromCode(
+            "NVIDIA-NeMo/RL@63af7444e research/turn_level_credit (advantage.py, trace.py compute_environment_credit, scatter_turn_credit, validate_raw_reward_sums) over nemo_rl/algorithms/advantage_estimator.py GRPOAdvantageEstimator (use_leave_one_out_baseline, normalize_rewards)",
+        ),
+        checked: "NeMo-RL's own TurnLevelGRPOAdvantageEstimator with torch on every turn of sample_runs/terminal_turn_scores.jsonl (tests/golden/turn_return, tests/it/process_credit.rs)",
+    },
+);
 
 choice! {
     /// The `mode` parameter's words (NeMo-RL's `environment_mode`).
@@ -37,7 +36,7 @@ choice! {
 
 params! {
     /// The parameters of `turn_return`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         mode: Mode = decl("immediate", "each turn's credit: its own native reward, or its discounted return-to-go"),
         discount: f64 = range(0.0, 1.0, "1", "the return-to-go's discount per turn"),
         macro_weight: f64 = range(0.0, 4.0, "1", "weight of the rollout's GRPO advantage"),
@@ -45,8 +44,6 @@ params! {
         raw_reward_atol: f64 = range(0.0, 1.0, "0.000001", "how far a rollout's turn rewards may sum from its outcome"),
     }
 }
-
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
 
 /// NeMo-RL's epsilon in `GRPOAdvantageEstimator`.
 const EPSILON: f32 = 1e-6;
@@ -74,13 +71,7 @@ fn turn_credit(rewards: &[Option<f32>], mode: Mode, discount: f32) -> Vec<f32> {
     }
 }
 
-impl Scheme for TurnReturn {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
+impl Typed for TurnReturn {
     fn supports(&self, run: &Run) -> Support {
         match crate::credit::engine::inputs::supports_step_rewards(run) {
             Support::Yes => crate::credit::engine::inputs::supports_outcomes(run),
@@ -91,21 +82,19 @@ impl Scheme for TurnReturn {
     fn step_terms(
         &self,
         run: &Run,
-        params: &Params,
+        knobs: &Knobs,
         _: &Credit,
         t: TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
         let Some(k) = position.checked_sub(run.trajectories.path_range(t).start) else { return Vec::new() };
-        let knobs = Knobs::of(params);
         let rewards = turn_rewards(run, t);
         let credit = turn_credit(&rewards, knobs.mode, knobs.discount as f32);
         let (Some(reward), Some(&credit)) = (rewards.get(k), credit.get(k)) else { return Vec::new() };
         vec![("turn reward".to_owned(), reward.map(f64::from)), ("credit(turn)".to_owned(), Some(f64::from(credit)))]
     }
 
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        let knobs = Knobs::of(params);
+    fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let tr = &run.trajectories;
         let failed = |reason: String| CreditError::Failed { scheme: INFO.id.to_owned(), reason };
         let (macro_weight, turn_weight) = (knobs.macro_weight as f32, knobs.turn_weight as f32);

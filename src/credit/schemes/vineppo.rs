@@ -5,29 +5,28 @@
 //! trajectory) scored `truncated_rollout_reward`, the states after the first `max_steps` steps
 //! valued by the return that follows them.
 
-use std::sync::LazyLock;
-
-use crate::credit::engine::declare::{Declared as _, choice, decl, params, range};
+use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::engine::tree::build;
 use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
+use crate::credit::scheme::scheme;
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
 
-/// VinePPO.
-pub struct Vineppo;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "vineppo",
-    family: Family::Tree,
-    display_name: "VinePPO (Monte-Carlo values)",
-    citation: "Kazemnejad et al. 2024, VinePPO (arXiv 2410.01679); McGill-NLP/VinePPO _compute_step_advantages",
-    needs: "Monte-Carlo statistics (`mc`) on steps and outcome rewards",
-    source: SourceQuality::FromCode("McGill-NLP/VinePPO@efe7228469f21bad8cc8d4e44a3f688ed8cc6aac"),
-    checked: "VinePPO's own code per token (tests/golden/vineppo/cases.json, made by its generate.py from VinePPO efe7228: max_step_for_value_estimation, truncated rollouts and responses, states without rollouts, the trainer's whitening); the worked example of reference/credit-schemes-process.md",
-};
+scheme!(
+    /// VinePPO.
+    Vineppo,
+    knobs: Knobs,
+    info: SchemeInfo {
+        id: "vineppo",
+        family: Family::Tree,
+        display_name: "VinePPO (Monte-Carlo values)",
+        citation: "Kazemnejad et al. 2024, VinePPO (arXiv 2410.01679); McGill-NLP/VinePPO _compute_step_advantages",
+        needs: "Monte-Carlo statistics (`mc`) on steps and outcome rewards",
+        source: SourceQuality::FromCode("McGill-NLP/VinePPO@efe7228469f21bad8cc8d4e44a3f688ed8cc6aac"),
+        checked: "VinePPO's own code per token (tests/golden/vineppo/cases.json, made by its generate.py from VinePPO efe7228: max_step_for_value_estimation, truncated rollouts and responses, states without rollouts, the trainer's whitening); the worked example of reference/credit-schemes-process.md",
+    },
+);
 
 choice! {
     /// The `unlogged` parameter's words.
@@ -36,7 +35,7 @@ choice! {
 
 params! {
     /// The parameters of `vineppo`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         max_steps: i64 = range(1.0, 1000.0, "20", "max_step_for_value_estimation: the states after the first this many steps have Monte-Carlo values; later ones are valued at the return that follows them (advantage 0)"),
         truncated_rollout_reward: f64 = range(-5.0, 5.0, "0", "the reward of a rollout or trajectory cut off by the length limit (finish `length`): the reward function's unfinished_response_penalty"),
         unlogged: Unlogged = decl("zero", "the value of a state the log gives no Monte-Carlo statistics for: 0, as a state with no rollouts has in the code, or the mean outcome of the logged leaves below it"),
@@ -44,20 +43,11 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-impl Scheme for Vineppo {
-    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
-        let knobs = Knobs::of(params);
+impl Typed for Vineppo {
+    fn batch_wide(&self, knobs: &Knobs) -> Option<&'static str> {
         knobs.whiten.then_some("whitens the advantages over the batch")
     }
 
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
     fn supports(&self, run: &Run) -> Support {
         if run.nodes.mc_mean.is_none() {
             return Support::No("needs Monte-Carlo statistics on steps (`mc`)".to_owned());
@@ -67,19 +57,14 @@ impl Scheme for Vineppo {
         }
         Support::Yes
     }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, false))
-    }
-
-    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        Ok(credit(run, params, true))
+    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
+        Ok(credit(run, knobs, explain))
     }
 }
 
 /// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
 /// each step's number (`compute_explained`).
-fn credit(run: &Run, params: &Params, explain: bool) -> Credit {
-    let knobs = Knobs::of(params);
+fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let tr = &run.trajectories;
     let max_steps = knobs.max_steps.max(1) as usize;
     let penalty = knobs.truncated_rollout_reward as f32;

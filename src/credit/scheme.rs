@@ -1,0 +1,181 @@
+//! A scheme's two faces. Callers hold the object-safe [`Scheme`]: the registry lists it, and its
+//! parameters travel as text values ([`Params`]). A scheme file writes the typed face behind it: it
+//! declares itself once with [`scheme!`] (who it is, the struct its parameters read as, its presets:
+//! [`Declaration`]) and computes from those typed knobs in one function ([`Typed::credit`]), with
+//! or without the values per step its explanation needs. The one implementation of [`Scheme`] for
+//! every [`Typed`] scheme reads the knobs once per call and derives the rest.
+
+use crate::credit::engine::declare::Declared;
+use crate::credit::{Credit, CreditError, ParamSpec, Params, Preset, SchemeInfo, Support, TokenKernel};
+use crate::model::{Run, TrajectoryId};
+
+/// A credit-assignment scheme.
+pub trait Scheme: Sync {
+    /// Who it is.
+    fn info(&self) -> &SchemeInfo;
+
+    /// Its parameters.
+    fn params(&self) -> &[ParamSpec];
+
+    /// Trainer presets.
+    fn presets(&self) -> &[Preset] {
+        &[]
+    }
+
+    /// Whether `run` has what it needs.
+    fn supports(&self, run: &Run) -> Support;
+
+    /// Computes credit; pure and deterministic.
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError>;
+
+    /// [`Self::compute`]'s credit, bit for bit, with the values per path step its terms need to
+    /// redo each step's number by hand (`Terms::step_values`: a tree node's value and its
+    /// parent's), which `compute` leaves out: keeping them costs time and memory on every
+    /// recomputation, and only the inspector reads them. The same as `compute` for a scheme whose
+    /// rows' terms and [`Self::step_terms`] say it all.
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        self.compute(run, params)
+    }
+
+    /// The token kernel, for schemes that are trainer estimators over `(rows × positions)`.
+    fn token_kernel(&self) -> Option<&dyn TokenKernel> {
+        None
+    }
+
+    /// Why, under `params`, a trajectory's credit depends on the groups of other training steps
+    /// in the batch it is computed with (a normalization or whitening over the whole batch), in
+    /// words ("whitens the advantages over the batch"); `None` when it depends on its own group
+    /// (or trajectory) only, so that credit computed one training step at a time equals credit
+    /// computed on the whole run (`vantage credit RUN_DIR` asks for `--batch-scope` otherwise;
+    /// `tests/it/partitions.rs` checks both answers on every scheme).
+    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
+        let _: &Params = params;
+        None
+    }
+
+    /// The terms of `credit` (computed under `params`) at path step `position` of trajectory `t`
+    /// that its row of [`Credit::terms`] does not hold: a step's own constant (TRIAGE's c(role)),
+    /// the later steps' scores a sum runs over (PRM process credit). Computed for that one step
+    /// when the inspector shows it, so that the number can be reproduced by hand; none by default.
+    /// A term without a value is a note (how many more scores were left out).
+    fn step_terms(
+        &self,
+        run: &Run,
+        params: &Params,
+        credit: &Credit,
+        t: TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let _: (&Run, &Params, &Credit, TrajectoryId, usize) = (run, params, credit, t, position);
+        Vec::new()
+    }
+}
+
+/// What a scheme file declares once, written by [`scheme!`]: who it is, the struct its parameters
+/// read as (whose fields declare the specs), and its presets.
+pub trait Declaration {
+    /// The scheme's parameters, typed.
+    type Knobs: Declared;
+    /// Who it is.
+    fn info(&self) -> &'static SchemeInfo;
+    /// The specs [`Self::Knobs`] declares.
+    fn specs(&self) -> &'static [ParamSpec];
+    /// Trainer presets.
+    fn presets(&self) -> &'static [Preset];
+}
+
+/// A scheme as its file writes it: what it needs of a run, and its credit from its typed knobs.
+pub trait Typed: Declaration + Sync {
+    /// Whether `run` has what it needs.
+    fn supports(&self, run: &Run) -> Support;
+
+    /// The credit under `knobs`; with `explain`, also the values per path step its terms need
+    /// ([`Scheme::compute_explained`]), the credit itself the same to the bit.
+    fn credit(&self, run: &Run, knobs: &Self::Knobs, explain: bool) -> Result<Credit, CreditError>;
+
+    /// [`Scheme::batch_wide`] under `knobs`.
+    fn batch_wide(&self, knobs: &Self::Knobs) -> Option<&'static str> {
+        let _: &Self::Knobs = knobs;
+        None
+    }
+
+    /// [`Scheme::step_terms`] under `knobs`.
+    fn step_terms(
+        &self,
+        run: &Run,
+        knobs: &Self::Knobs,
+        credit: &Credit,
+        t: TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let _: (&Run, &Self::Knobs, &Credit, TrajectoryId, usize) = (run, knobs, credit, t, position);
+        Vec::new()
+    }
+}
+
+impl<T: Typed> Scheme for T {
+    fn info(&self) -> &SchemeInfo {
+        Declaration::info(self)
+    }
+    fn params(&self) -> &[ParamSpec] {
+        self.specs()
+    }
+    fn presets(&self) -> &[Preset] {
+        Declaration::presets(self)
+    }
+    fn supports(&self, run: &Run) -> Support {
+        Typed::supports(self, run)
+    }
+    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        self.credit(run, &T::Knobs::of(params), false)
+    }
+    fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
+        self.credit(run, &T::Knobs::of(params), true)
+    }
+    fn batch_wide(&self, params: &Params) -> Option<&'static str> {
+        Typed::batch_wide(self, &T::Knobs::of(params))
+    }
+    fn step_terms(
+        &self,
+        run: &Run,
+        params: &Params,
+        credit: &Credit,
+        t: TrajectoryId,
+        position: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        Typed::step_terms(self, run, &T::Knobs::of(params), credit, t, position)
+    }
+}
+
+/// Declares a scheme: its unit struct, and its [`Declaration`] from its info, the struct its
+/// parameters read as and its presets (none when left out). The file then implements [`Typed`].
+macro_rules! scheme {
+    (
+        $(#[$doc:meta])* $ty:ident, knobs: $knobs:ty, info: $info:expr
+        $(, presets: [$($preset:expr),* $(,)?])? $(,)?
+    ) => {
+        $(#[$doc])*
+        pub struct $ty;
+
+        static INFO: $crate::credit::SchemeInfo = $info;
+
+        static PARAMS: std::sync::LazyLock<Vec<$crate::credit::ParamSpec>> =
+            std::sync::LazyLock::new(<$knobs as $crate::credit::engine::declare::Declared>::specs);
+
+        static PRESETS: &[$crate::credit::Preset] = &[$($($preset),*)?];
+
+        impl $crate::credit::scheme::Declaration for $ty {
+            type Knobs = $knobs;
+            fn info(&self) -> &'static $crate::credit::SchemeInfo {
+                &INFO
+            }
+            fn specs(&self) -> &'static [$crate::credit::ParamSpec] {
+                &PARAMS
+            }
+            fn presets(&self) -> &'static [$crate::credit::Preset] {
+                PRESETS
+            }
+        }
+    };
+}
+pub(crate) use scheme;
