@@ -468,7 +468,7 @@ pub fn credit_batch<F: crate::credit::KernelFloat>(
         tree: Vec::new(),
         group_step: Vec::new(),
     };
-    crate::credit::prepare_batch(&mut batch, &params).map_err(BatchError::Scheme)?;
+    crate::credit::prepare_batch(&mut batch, &kernel.preparation(&params)).map_err(BatchError::Scheme)?;
     let mut output = F::run(kernel, &batch, &params).map_err(|e| BatchError::Scheme(format!("{e:#}")))?;
     Ok(std::mem::take(&mut output.advantages))
 }

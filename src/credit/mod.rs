@@ -15,13 +15,11 @@ pub mod scheme;
 pub mod schemes;
 
 pub use engine::batch::{Batch, Output};
-pub use engine::inputs::{
-    KernelFloat, Level, SCORE_NAMES, TokenKernel, batch_from_run, prepare_batch, step_token_range,
-};
+pub use engine::inputs::{Level, Preparation, SCORE_NAMES, batch_from_run, prepare_batch, step_token_range};
 pub use engine::params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
 pub use engine::real::Real;
 pub use kernels::kl::{KlMode, kl_in_reward, kl_penalty};
-pub use scheme::{Declaration, Scheme, Typed};
+pub use scheme::{Declaration, KernelFloat, Scheme, TokenKernel, Typed};
 pub use schemes::SCHEMES;
 
 use crate::model::Run;

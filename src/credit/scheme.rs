@@ -5,8 +5,11 @@
 //! or without the values per step its explanation needs. The one implementation of [`Scheme`] for
 //! every [`Typed`] scheme reads the knobs once per call and derives the rest.
 
+use crate::credit::engine::batch::{Batch, Output};
 use crate::credit::engine::declare::Declared;
-use crate::credit::{Credit, CreditError, ParamSpec, Params, Preset, SchemeInfo, Support, TokenKernel};
+use crate::credit::engine::inputs::Preparation;
+use crate::credit::engine::real::Real;
+use crate::credit::{Credit, CreditError, ParamSpec, Params, Preset, SchemeInfo, Support};
 use crate::model::{Run, TrajectoryId};
 
 /// A credit-assignment scheme.
@@ -93,6 +96,11 @@ pub trait Typed: Declaration + Sync {
     /// ([`Scheme::compute_explained`]), the credit itself the same to the bit.
     fn credit(&self, run: &Run, knobs: &Self::Knobs, explain: bool) -> Result<Credit, CreditError>;
 
+    /// [`Scheme::token_kernel`].
+    fn token_kernel(&self) -> Option<&dyn TokenKernel> {
+        None
+    }
+
     /// [`Scheme::batch_wide`] under `knobs`.
     fn batch_wide(&self, knobs: &Self::Knobs) -> Option<&'static str> {
         let _: &Self::Knobs = knobs;
@@ -132,6 +140,9 @@ impl<T: Typed> Scheme for T {
     fn compute_explained(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
         self.credit(run, &T::Knobs::of(params), true)
     }
+    fn token_kernel(&self) -> Option<&dyn TokenKernel> {
+        Typed::token_kernel(self)
+    }
     fn batch_wide(&self, params: &Params) -> Option<&'static str> {
         Typed::batch_wide(self, &T::Knobs::of(params))
     }
@@ -152,7 +163,7 @@ impl<T: Typed> Scheme for T {
 macro_rules! scheme {
     (
         $(#[$doc:meta])* $ty:ident, knobs: $knobs:ty, info: $info:expr
-        $(, presets: [$($preset:expr),* $(,)?])? $(,)?
+        $(, presets: $presets:expr)? $(,)?
     ) => {
         $(#[$doc])*
         pub struct $ty;
@@ -162,7 +173,7 @@ macro_rules! scheme {
         static PARAMS: std::sync::LazyLock<Vec<$crate::credit::ParamSpec>> =
             std::sync::LazyLock::new(<$knobs as $crate::credit::engine::declare::Declared>::specs);
 
-        static PRESETS: &[$crate::credit::Preset] = &[$($($preset),*)?];
+        static PRESETS: &[$crate::credit::Preset] = &$crate::credit::scheme::scheme!(@presets $($presets)?);
 
         impl $crate::credit::scheme::Declaration for $ty {
             type Knobs = $knobs;
@@ -177,5 +188,156 @@ macro_rules! scheme {
             }
         }
     };
+    (@presets) => {
+        []
+    };
+    (@presets $presets:expr) => {
+        $presets
+    };
 }
 pub(crate) use scheme;
+
+/// A trainer estimator's kernel over rows of positions, in `f32` (the trainer's precision) or
+/// `f64`, as callers outside the scheme hold it (the trainers' golden tests, credit on plain
+/// arrays, the forensics' recomputation): its parameters as text values, read as the scheme's
+/// knobs here, at the face ([`token_kernel!`]).
+pub trait TokenKernel: Sync {
+    /// Runs in `f32`.
+    fn run32(&self, batch: &Batch<'_, f32>, params: &Params) -> Result<Output<f32>, CreditError>;
+    /// Runs in `f64`.
+    fn run64(&self, batch: &Batch<'_, f64>, params: &Params) -> Result<Output<f64>, CreditError>;
+    /// How `params` ask for its batch to be prepared (`engine::inputs::prepare_batch`).
+    fn preparation(&self, params: &Params) -> Preparation;
+    /// Whether the kernel reads critic values (only then are they gathered into the batch).
+    fn uses_values(&self) -> bool {
+        false
+    }
+}
+
+/// A float a [`TokenKernel`] runs in: `f32` calls `run32`, `f64` calls `run64` (for code generic
+/// over the precision, such as credit on plain arrays and the trainers' golden tests).
+pub trait KernelFloat: Real {
+    /// Runs `kernel` on `batch` in this precision.
+    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError>;
+}
+
+impl KernelFloat for f32 {
+    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError> {
+        kernel.run32(batch, params)
+    }
+}
+
+impl KernelFloat for f64 {
+    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError> {
+        kernel.run64(batch, params)
+    }
+}
+
+/// Implements [`TokenKernel`] for a scheme type from its generic kernel function, which takes
+/// the scheme's knobs (`$knobs`, read from the text values here).
+macro_rules! token_kernel {
+    ($ty:ty, $kernel:ident, $knobs:ty, $uses_values:expr) => {
+        impl $crate::credit::scheme::TokenKernel for $ty {
+            fn run32(
+                &self,
+                batch: &$crate::credit::Batch<'_, f32>,
+                params: &$crate::credit::Params,
+            ) -> Result<$crate::credit::Output<f32>, $crate::credit::CreditError> {
+                $kernel::<f32>(batch, &<$knobs as $crate::credit::engine::declare::Declared>::of(params))
+            }
+            fn run64(
+                &self,
+                batch: &$crate::credit::Batch<'_, f64>,
+                params: &$crate::credit::Params,
+            ) -> Result<$crate::credit::Output<f64>, $crate::credit::CreditError> {
+                $kernel::<f64>(batch, &<$knobs as $crate::credit::engine::declare::Declared>::of(params))
+            }
+            fn preparation(&self, params: &$crate::credit::Params) -> $crate::credit::engine::inputs::Preparation {
+                $crate::credit::engine::inputs::Prepared::preparation(
+                    &<$knobs as $crate::credit::engine::declare::Declared>::of(params),
+                )
+            }
+            fn uses_values(&self) -> bool {
+                $uses_values
+            }
+        }
+    };
+}
+pub(crate) use token_kernel;
+
+/// Declares a trainer-estimator scheme: its [`Declaration`] ([`scheme!`]), its [`Typed`] face
+/// (support check, credit through its token kernel on the batch its knobs prepare, what makes it
+/// batch-wide, from its knobs) and its [`TokenKernel`]. `kernel` is a generic function of the
+/// batch and the knobs; `preparation` how the knobs prepare the batch (the common parameters'
+/// alone when left out). `presets`: an array of them.
+macro_rules! estimator {
+    (
+        $ty:ident, kernel: $kernel:ident, info: $info:expr, params: $knobs:ty,
+        presets: $presets:expr, supports: $supports:expr
+        $(, batch_wide: $batch_wide:expr)?
+        $(, uses_values: $uses_values:expr)?
+        $(, preparation: $preparation:expr)? $(,)?
+    ) => {
+        $crate::credit::scheme::scheme!(
+            /// See the module documentation.
+            $ty,
+            knobs: $knobs,
+            info: $info,
+            presets: $presets,
+        );
+
+        impl $crate::credit::engine::inputs::Prepared for $knobs {
+            fn preparation(&self) -> $crate::credit::engine::inputs::Preparation {
+                $crate::credit::scheme::estimator!(@preparation self $(, $preparation)?)
+            }
+        }
+
+        impl $crate::credit::scheme::Typed for $ty {
+            fn supports(&self, run: &$crate::model::Run) -> $crate::credit::Support {
+                let check: fn(&$crate::model::Run) -> $crate::credit::Support = $supports;
+                check(run)
+            }
+            fn credit(
+                &self,
+                run: &$crate::model::Run,
+                knobs: &$knobs,
+                _explain: bool,
+            ) -> Result<$crate::credit::Credit, $crate::credit::CreditError> {
+                $crate::credit::engine::inputs::compute_token_scheme(
+                    INFO.id,
+                    run,
+                    &$crate::credit::engine::inputs::Prepared::preparation(knobs),
+                    $crate::credit::scheme::TokenKernel::uses_values(self),
+                    |batch| $kernel::<f32>(batch, knobs),
+                )
+            }
+            fn token_kernel(&self) -> Option<&dyn $crate::credit::scheme::TokenKernel> {
+                Some(self)
+            }
+            $(
+                fn batch_wide(&self, knobs: &$knobs) -> Option<&'static str> {
+                    let check: fn(&$knobs) -> Option<&'static str> = $batch_wide;
+                    check(knobs)
+                }
+            )?
+        }
+
+        $crate::credit::scheme::token_kernel!(
+            $ty, $kernel, $knobs, $crate::credit::scheme::estimator!(@uses_values $($uses_values)?)
+        );
+    };
+    (@preparation $knobs:ident) => {
+        $crate::credit::engine::inputs::Preparation::of($knobs.common)
+    };
+    (@preparation $knobs:ident, $preparation:expr) => {{
+        let preparation: fn(&_) -> $crate::credit::engine::inputs::Preparation = $preparation;
+        preparation($knobs)
+    }};
+    (@uses_values) => {
+        false
+    };
+    (@uses_values $uses_values:expr) => {
+        $uses_values
+    };
+}
+pub(crate) use estimator;

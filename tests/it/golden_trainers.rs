@@ -192,8 +192,8 @@ type F64 = f64;
 /// What `vantage credit` does with a batch: the KL in the reward where the parameters ask for
 /// it, then the scheme's kernel.
 fn run<F: KernelFloat>(scheme: &dyn Scheme, params: &Params, batch: &mut Batch<'_, F>) -> Result<Output<F>, String> {
-    credit::prepare_batch(batch, params)?;
     let kernel = scheme.token_kernel().ok_or("the scheme has no token kernel")?;
+    credit::prepare_batch(batch, &kernel.preparation(params))?;
     F::run(kernel, batch, params).map_err(|e| format!("{e:#}"))
 }
 

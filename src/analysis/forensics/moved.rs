@@ -58,9 +58,9 @@ impl<'r> Recompute<'r> {
     pub fn for_run(run: &'r Run, logged: bool) -> Self {
         let (scheme, preset, why) = choose(run, logged);
         let params = Params::resolve(scheme, preset, &[]).unwrap_or_else(|_| Params::defaults(scheme));
-        let batch = scheme
-            .token_kernel()
-            .and_then(|kernel| credit::batch_from_run(run, &params, Level::Step, kernel.uses_values()).ok());
+        let batch = scheme.token_kernel().and_then(|kernel| {
+            credit::batch_from_run(run, &kernel.preparation(&params), Level::Step, kernel.uses_values()).ok()
+        });
         let batch_wide = scheme.batch_wide(&params).is_some();
         Self { scheme, preset, params, why, batch, batch_wide }
     }

@@ -7,10 +7,10 @@
 use std::borrow::Cow;
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Choice as _, Declared as _, choice, decl, params, range};
+use crate::credit::engine::declare::{Choice as _, choice, decl, params, range};
 use crate::credit::engine::real::Real;
 use crate::credit::kernels::kl::{KlMode, apply_kl_in_reward};
-use crate::credit::{Credit, CreditError, Params, Scheme, Support};
+use crate::credit::{Credit, CreditError, Support};
 use crate::model::{NodeId, Run};
 
 /// Whether credit was computed per token or per step.
@@ -21,66 +21,6 @@ pub enum Level {
     /// One position per step (the outcome at the last step).
     Step,
 }
-
-/// A trainer estimator over rows of positions, in `f32` (the trainer's precision) or `f64`.
-pub trait TokenKernel: Sync {
-    /// Runs in `f32`.
-    fn run32(&self, batch: &Batch<'_, f32>, params: &Params) -> Result<Output<f32>, CreditError>;
-    /// Runs in `f64`.
-    fn run64(&self, batch: &Batch<'_, f64>, params: &Params) -> Result<Output<f64>, CreditError>;
-    /// Whether the kernel reads critic values (only then are they gathered into the batch).
-    fn uses_values(&self) -> bool {
-        false
-    }
-}
-
-/// A float a [`TokenKernel`] runs in: `f32` calls `run32`, `f64` calls `run64` (for code generic
-/// over the precision, such as credit on plain arrays and the trainers' golden tests).
-pub trait KernelFloat: Real {
-    /// Runs `kernel` on `batch` in this precision.
-    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError>;
-}
-
-impl KernelFloat for f32 {
-    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError> {
-        kernel.run32(batch, params)
-    }
-}
-
-impl KernelFloat for f64 {
-    fn run(kernel: &dyn TokenKernel, batch: &Batch<'_, Self>, params: &Params) -> Result<Output<Self>, CreditError> {
-        kernel.run64(batch, params)
-    }
-}
-
-/// Implements [`TokenKernel`] for a scheme type from a generic kernel function.
-macro_rules! token_kernel {
-    ($ty:ty, $kernel:ident) => {
-        $crate::credit::engine::inputs::token_kernel!($ty, $kernel, false);
-    };
-    ($ty:ty, $kernel:ident, $uses_values:expr) => {
-        impl $crate::credit::TokenKernel for $ty {
-            fn run32(
-                &self,
-                batch: &$crate::credit::Batch<'_, f32>,
-                params: &$crate::credit::Params,
-            ) -> Result<$crate::credit::Output<f32>, $crate::credit::CreditError> {
-                $kernel::<f32>(batch, params)
-            }
-            fn run64(
-                &self,
-                batch: &$crate::credit::Batch<'_, f64>,
-                params: &$crate::credit::Params,
-            ) -> Result<$crate::credit::Output<f64>, $crate::credit::CreditError> {
-                $kernel::<f64>(batch, params)
-            }
-            fn uses_values(&self) -> bool {
-                $uses_values
-            }
-        }
-    };
-}
-pub(crate) use token_kernel;
 
 choice! {
     /// The granularity asked for (`level`): `auto` is per token when the run logs tokens.
@@ -128,6 +68,32 @@ params! {
         /// The greatest reward.
         pub score_max: f64 = range(-1.0e6, 1.0e6, "1000000", "TRL reward_clip_range: the greatest reward (1e6 = off)"),
     }
+}
+
+/// What the engine does to a trainer estimator's batch before its kernel, from the scheme's knobs:
+/// the granularity, reward source and KL in the reward (`Common`), TRL RLOO's clip of the rows'
+/// rewards, and whether OpenRLHF's shaping (which adds its own KL after shaping) is asked for.
+#[derive(Clone, Copy, Debug)]
+pub struct Preparation {
+    /// The parameters every estimator has.
+    pub common: Common,
+    /// TRL RLOO's `reward_clip_range`, for a scheme that declares it.
+    pub score_clip: Option<ScoreClip>,
+    /// OpenRLHF's shaping is asked for (`placement = last_token_return` or `shaping = openrlhf`).
+    pub openrlhf_shaping: bool,
+}
+
+impl Preparation {
+    /// The preparation of a scheme with only the common parameters.
+    pub const fn of(common: Common) -> Self {
+        Self { common, score_clip: None, openrlhf_shaping: false }
+    }
+}
+
+/// The knobs of a trainer estimator: how its batch is prepared.
+pub trait Prepared {
+    /// The preparation these knobs ask for.
+    fn preparation(&self) -> Preparation;
 }
 
 /// A per-node column in path order (one value per entry of `path_nodes`): the column itself when
@@ -184,9 +150,9 @@ pub fn groups_in_trajectory_order(run: &Run) -> bool {
     })
 }
 
-/// The granularity `params` ask for on `run`.
-pub fn level(run: &Run, params: &Params) -> Level {
-    match Common::of(params).level {
+/// The granularity `common` asks for on `run`.
+pub fn level(run: &Run, common: &Common) -> Level {
+    match common.level {
         LevelChoice::Auto if run.tokens.len > 0 => Level::Token,
         LevelChoice::Token => Level::Token,
         LevelChoice::Step | LevelChoice::Auto => Level::Step,
@@ -210,7 +176,7 @@ fn to_f32s(values: &[f32]) -> Vec<f32> {
 /// Builds the kernel input from a run at `level`, applying KL in the reward when `kl_coef > 0`.
 pub fn batch_from_run<'a>(
     run: &'a Run,
-    params: &Params,
+    preparation: &Preparation,
     level: Level,
     with_values: bool,
 ) -> Result<Batch<'a, f32>, CreditError> {
@@ -253,7 +219,7 @@ pub fn batch_from_run<'a>(
                 let r = run.nodes.env_reward[tr.path_nodes[k].index()];
                 if r.is_nan() { 0.0 } else { r }
             };
-            match Common::of(params).reward_source {
+            match preparation.common.reward_source {
                 RewardSource::Env => {
                     batch.reward = Some(crate::credit::engine::pool::collect(
                         tr.path_nodes.len(),
@@ -276,7 +242,7 @@ pub fn batch_from_run<'a>(
             batch.values = if with_values { step_values(run) } else { None };
         }
     }
-    prepare_batch(&mut batch, params)
+    prepare_batch(&mut batch, preparation)
         .map_err(|reason| CreditError::Unsupported { scheme: "kl_in_reward".to_owned(), reason })?;
     Ok(batch)
 }
@@ -293,9 +259,9 @@ fn max_completion_length(run: &Run) -> Option<usize> {
 /// What every trainer estimator does to its input before the kernel: KL in the reward when
 /// `kl_coef > 0` (verl's `apply_kl_penalty`, TRL RLOO's summed k1). OpenRLHF's shaping adds its
 /// per-token KL itself, after shaping the sequence score, so it is left out here.
-pub fn prepare_batch<F: Real>(batch: &mut Batch<'_, F>, params: &Params) -> Result<(), String> {
+pub fn prepare_batch<F: Real>(batch: &mut Batch<'_, F>, preparation: &Preparation) -> Result<(), String> {
     // TRL RLOO's reward_clip_range: the rows' rewards clamped before the KL is taken off.
-    if let Some(ScoreClip { score_min: low, score_max: high }) = ScoreClip::of_declared(params)
+    if let Some(ScoreClip { score_min: low, score_max: high }) = preparation.score_clip
         && (low > -1.0e6 || high < 1.0e6)
         && let Some(scores) = batch.row_score.as_mut()
     {
@@ -303,8 +269,8 @@ pub fn prepare_batch<F: Real>(batch: &mut Batch<'_, F>, params: &Params) -> Resu
             *s = s.max(F::of(low)).min(F::of(high));
         }
     }
-    let Common { kl_coef, kl_mode, .. } = Common::of(params);
-    if kl_coef > 0.0 && !crate::credit::kernels::openrlhf::wanted(params) {
+    let Common { kl_coef, kl_mode, .. } = preparation.common;
+    if kl_coef > 0.0 && !preparation.openrlhf_shaping {
         apply_kl_in_reward(batch, F::of(kl_coef), kl_mode)?;
     }
     Ok(())
@@ -320,22 +286,25 @@ fn step_values(run: &Run) -> Option<Cow<'_, [f32]>> {
     Some(path_column(run, per_node))
 }
 
-/// Runs a token kernel on `run` and maps its output to step (and token) credit.
+/// Runs a token kernel (`kernel`, in `f32`) of scheme `id` on `run`, its batch prepared as
+/// `preparation` says (with critic values where `uses_values`), and maps its output to step (and
+/// token) credit.
 pub fn compute_token_scheme(
-    scheme: &dyn Scheme,
-    kernel: &dyn TokenKernel,
+    id: &str,
     run: &Run,
-    params: &Params,
+    preparation: &Preparation,
+    uses_values: bool,
+    kernel: impl FnOnce(&Batch<'_, f32>) -> Result<Output<f32>, CreditError>,
 ) -> Result<Credit, CreditError> {
-    let level = level(run, params);
+    let level = level(run, &preparation.common);
     if level == Level::Token && run.tokens.len == 0 {
         return Err(CreditError::Unsupported {
-            scheme: scheme.info().id.to_owned(),
+            scheme: id.to_owned(),
             reason: "level=token needs token arrays; this run has none".to_owned(),
         });
     }
-    let batch = batch_from_run(run, params, level, kernel.uses_values())?;
-    let mut output = kernel.run32(&batch, params)?;
+    let batch = batch_from_run(run, preparation, level, uses_values)?;
+    let mut output = kernel(&batch)?;
     batch.recycle();
     // The output's buffers move into the credit (what is left goes back to the pool on drop).
     let advantages = std::mem::take(&mut output.advantages);

@@ -14,7 +14,6 @@ pub mod par;
 pub(crate) mod params;
 pub(crate) mod pool;
 pub mod real;
-pub(crate) mod scheme_macro;
 pub mod tree;
 pub mod whiten;
 

@@ -3,8 +3,7 @@
 //! clamped to ±10) at every policy token, and take the reward-to-go (γ = 1 for group estimators).
 
 use crate::credit::engine::batch::Batch;
-use crate::credit::engine::declare::{Declared as _, choice, decl, params};
-use crate::credit::engine::params::Params;
+use crate::credit::engine::declare::{choice, decl, params};
 use crate::credit::engine::real::Real;
 use crate::credit::kernels::kl::{KlMode, kl_penalty};
 
@@ -68,13 +67,6 @@ impl Shape {
     pub fn of(common: crate::credit::engine::inputs::Common, reward_clip: f64) -> Self {
         Self { kl_coef: common.kl_coef, reward_clip, kl_mode: common.kl_mode }
     }
-}
-
-/// Whether `params` ask for OpenRLHF's shaping (`placement = last_token_return` for the group
-/// estimators, `shaping = openrlhf` for the token ones; a scheme declares one of the two).
-pub fn wanted(params: &Params) -> bool {
-    PlacementParam::of_declared(params).is_some_and(|p| p.placement == Placement::LastTokenReturn)
-        || ShapingParam::of_declared(params).is_some_and(|s| s.shaping == Shaping::Openrlhf)
 }
 
 /// OpenRLHF's `compute_reward`: per position, `−β·kl` (k1/k2/k3 of the log-probabilities, clamped

@@ -2,18 +2,17 @@
 //! no baseline; the reference point the other estimators subtract from.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, params, range};
+use crate::credit::engine::declare::{GROUP, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, Params, SchemeInfo, SourceQuality, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, SchemeInfo, SourceQuality, Terms};
 
 params! {
     /// The parameters of `discounted_return`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "1", "discount"),
-        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
         common: Common = GROUP,
     }
 }
@@ -36,8 +35,7 @@ estimator!(
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     let gamma = F::of(knobs.gamma);
     let mut terms = Terms::for_rows("Σ_k γ^k r_{t+k}", &["return at first step"], batch.num_rows());
     // Rows back to front, four at a time, runs of rows on their own threads
@@ -64,6 +62,8 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::credit::Params;
+    use crate::credit::engine::declare::Declared as _;
 
     #[test]
     fn returns_are_the_discounted_sums_of_the_masked_rewards() {
@@ -77,7 +77,7 @@ mod tests {
         };
         let params = Params::resolve(&DiscountedReturn, None, &[("gamma".to_owned(), "0.5".to_owned())])
             .unwrap_or_else(|e| panic!("{e}"));
-        let out = kernel(&batch, &params).unwrap_or_else(|e| panic!("{e}"));
+        let out = kernel(&batch, &Knobs::of(&params)).unwrap_or_else(|e| panic!("{e}"));
         // Row 0: the masked 2 counts nothing; G = [0 + 0.5·(0 + 0.5·1), 0.5·1, 1]. Row 1: [4.5, 1].
         assert_eq!(out.advantages, [0.25, 0.5, 1.0, 4.5, 1.0]);
     }

@@ -2,16 +2,17 @@
 //! OpenRLHF's (masked values and rewards are zeroed), then batch whitening.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
+use crate::credit::engine::inputs::Preparation;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::{self, Sums};
 use crate::credit::engine::whiten::{too_few_positions, whiten_batch};
 use crate::credit::kernels::openrlhf::StdNorm;
 use crate::credit::kernels::openrlhf::{Shaping, ShapingParam};
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Support, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
 choice! {
@@ -21,7 +22,7 @@ choice! {
 
 params! {
     /// The parameters of `gae`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "1", "discount"),
         lam: f64 = range(0.0, 1.0, "1", "GAE λ"),
         holes: Holes = decl("skip", "masked tokens: verl carries value and advantage across them; OpenRLHF zeroes their value and reward"),
@@ -51,8 +52,12 @@ estimator!(
         Preset { name: "openrlhf", values: &[("holes", "zero"), ("whiten", "openrlhf"), ("std_norm", "true"), ("shaping", "openrlhf"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF gae: the score clamped to ±10 at the last action token, k1 KL (0.01, clamped to ±10) per token, no hole skipping, biased whitening" },
     ],
     supports: supports,
-    batch_wide: |params| (Knobs::of(params).whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch"),
-    uses_values: true
+    batch_wide: |knobs| (knobs.whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch"),
+    uses_values: true,
+    preparation: |knobs: &Knobs| Preparation {
+        openrlhf_shaping: knobs.shaping_param.shaping == Shaping::Openrlhf,
+        ..Preparation::of(knobs.common)
+    },
 );
 
 fn supports(run: &Run) -> Support {
@@ -64,19 +69,17 @@ fn supports(run: &Run) -> Support {
     crate::credit::engine::inputs::supports_rewards(run)
 }
 
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     if knobs.shaping_param.shaping == Shaping::Openrlhf {
         // OpenRLHF: compute_reward's per-token rewards, then the same recursion on them.
         let shape = crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip);
-        return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, shape), params);
+        return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, shape), knobs);
     }
-    unshaped(batch, params)
+    unshaped(batch, knobs)
 }
 
 /// GAE on the batch's rewards as they are, whitened.
-fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn unshaped<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     let Some(values) = batch.values.as_ref() else {
         return Err(CreditError::Unsupported {
             scheme: "gae".to_owned(),

@@ -5,13 +5,12 @@ use crate::credit::engine::declare::{GROUP, params};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 params! {
     /// The parameters of `gpg`, declared once: its specs and the values it reads.
-    struct Knobs {
-        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+    pub struct Knobs {
         common: Common = GROUP,
     }
 }
@@ -35,7 +34,7 @@ estimator!(
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<'_, F>, _params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, _: &Knobs) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let nonzero = scores.iter().filter(|s| **s != F::ZERO).count().max(1);
     // A float32 scalar in verl.

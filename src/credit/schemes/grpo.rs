@@ -1,32 +1,15 @@
 //! GRPO (`grpo`, verl's loop version): group-normalized outcome advantage, and its TRL and
 //! OpenRLHF (`group_norm`, `dr_grpo`) variants as parameters.
 
-use std::sync::LazyLock;
-
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
-use crate::credit::engine::inputs::{compute_token_scheme, supports_rewards, token_kernel};
+use crate::credit::engine::inputs::{Preparation, supports_rewards};
 use crate::credit::engine::moments::{mean_std, torch_mean_std, torch_row_mean_std};
 use crate::credit::engine::real::Real;
 use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
-use crate::credit::{
-    Credit, CreditError, Family, ParamSpec, Params, Preset, Scheme, SchemeInfo, SourceQuality, Support, Terms,
-};
-use crate::model::Run;
-
-/// GRPO.
-pub struct Grpo;
-
-static INFO: SchemeInfo = SchemeInfo {
-    id: "grpo",
-    family: Family::Outcome,
-    display_name: "GRPO",
-    citation: "Shao et al. 2024, DeepSeekMath (arXiv 2402.03300); verl compute_grpo_outcome_advantage; TRL GRPOTrainer; OpenRLHF group_norm / dr_grpo; Dr.GRPO: Liu et al. 2025 (arXiv 2503.20783)",
-    needs: "outcome rewards (or env / token rewards); tokens optional",
-    source: SourceQuality::FromCode(crate::credit::VERL_AT),
-    checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); TRL 1.16's own outputs (golden/trl, tests/it/golden_trainers.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (group_norm, dr_grpo); NeMo-RL's, prime-rl's, slime's and miles' own functions run with torch 2.15 on the CPU (tests/golden/trainers_2026, tests/it/trainers_2026.rs: groups of 1 to 16, mixed sizes, negative rewards, interleaved prompts, all-equal groups) under the presets nemo_rl, nemo_rl_no_loo, prime_rl, slime and miles,: slime and miles to the bit (their presets sum as torch 2.15 does on the CPU, reduction = torch_rows / torch_all, checked on rows of 1 to 3000 values), the others within 1e-5. The one gap: NeMo-RL takes its group means by a matrix product (BLAS), whose summation order vantage does not reproduce, so in a group whose rewards are all equal and not dyadic its float32 mean can miss the reward by an ulp that ε = 1e-6 magnifies: measured there, NeMo-RL's leave-one-out advantage up to 3.16e-4 on octets of 0.3 and 0.7 where vantage gives 6e-8 at most, the only rows the test lets differ (by no more than that) (torch builds differ too: the PyPI wheel and the CPU-only one part by an ulp on a NeMo-RL row). The compare view names such differences as rounding noise of a zero-variance group (within (n − 1)·2⁻²⁴·|r|/ε), not as a filter or mask",
-};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 choice! {
     /// The `std` parameter's words.
@@ -85,7 +68,7 @@ choice! {
 
 params! {
     /// The parameters of `grpo`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         norm_by_std: bool = decl("true", "divide by the group std (verl norm_adv_by_std_in_grpo); false is Dr.GRPO"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the std: verl 1e-6, TRL 1e-4, OpenRLHF 1e-9"),
         std: Std = decl("unbiased", "std estimator (all three trainers use unbiased)"),
@@ -107,9 +90,8 @@ params! {
     }
 }
 
-static PARAMS: LazyLock<Vec<ParamSpec>> = LazyLock::new(Knobs::specs);
-
-static PRESETS: [Preset; 10] = [
+/// The trainers' presets.
+const TRAINERS: [Preset; 10] = [
     Preset {
         name: "verl",
         values: &[
@@ -241,28 +223,26 @@ static PRESETS: [Preset; 10] = [
     },
 ];
 
-impl Scheme for Grpo {
-    fn info(&self) -> &SchemeInfo {
-        &INFO
-    }
-    fn params(&self) -> &[ParamSpec] {
-        &PARAMS
-    }
-    fn presets(&self) -> &[Preset] {
-        &PRESETS
-    }
-    fn supports(&self, run: &Run) -> Support {
-        supports_rewards(run)
-    }
-    fn compute(&self, run: &Run, params: &Params) -> Result<Credit, CreditError> {
-        compute_token_scheme(self, self, run, params)
-    }
-    fn token_kernel(&self) -> Option<&dyn crate::credit::TokenKernel> {
-        Some(self)
-    }
-}
-
-token_kernel!(Grpo, kernel);
+estimator!(
+    Grpo,
+    kernel: kernel,
+    info: SchemeInfo {
+        id: "grpo",
+        family: Family::Outcome,
+        display_name: "GRPO",
+        citation: "Shao et al. 2024, DeepSeekMath (arXiv 2402.03300); verl compute_grpo_outcome_advantage; TRL GRPOTrainer; OpenRLHF group_norm / dr_grpo; Dr.GRPO: Liu et al. 2025 (arXiv 2503.20783)",
+        needs: "outcome rewards (or env / token rewards); tokens optional",
+        source: SourceQuality::FromCode(crate::credit::VERL_AT),
+        checked: "verl's own outputs (golden/verl, tests/it/golden_verl.rs); TRL 1.16's own outputs (golden/trl, tests/it/golden_trainers.rs); OpenRLHF 0.11.2's own outputs (golden/openrlhf, tests/it/golden_trainers.rs) (group_norm, dr_grpo); NeMo-RL's, prime-rl's, slime's and miles' own functions run with torch 2.15 on the CPU (tests/golden/trainers_2026, tests/it/trainers_2026.rs: groups of 1 to 16, mixed sizes, negative rewards, interleaved prompts, all-equal groups) under the presets nemo_rl, nemo_rl_no_loo, prime_rl, slime and miles,: slime and miles to the bit (their presets sum as torch 2.15 does on the CPU, reduction = torch_rows / torch_all, checked on rows of 1 to 3000 values), the others within 1e-5. The one gap: NeMo-RL takes its group means by a matrix product (BLAS), whose summation order vantage does not reproduce, so in a group whose rewards are all equal and not dyadic its float32 mean can miss the reward by an ulp that ε = 1e-6 magnifies: measured there, NeMo-RL's leave-one-out advantage up to 3.16e-4 on octets of 0.3 and 0.7 where vantage gives 6e-8 at most, the only rows the test lets differ (by no more than that) (torch builds differ too: the PyPI wheel and the CPU-only one part by an ulp on a NeMo-RL row). The compare view names such differences as rounding noise of a zero-variance group (within (n − 1)·2⁻²⁴·|r|/ε), not as a filter or mask",
+    },
+    params: Knobs,
+    presets: TRAINERS,
+    supports: supports_rewards,
+    preparation: |knobs: &Knobs| Preparation {
+        openrlhf_shaping: knobs.placement_param.placement == Placement::LastTokenReturn,
+        ..Preparation::of(knobs.common)
+    },
+);
 
 /// TRL's `normalize_then_sum` (GDPO): each reward function's value normalized within its group
 /// (`(r − mean)/(std + ε)`, unbiased, NaN-aware; a group of one gives NaN), summed over the
@@ -345,8 +325,7 @@ struct Options {
 }
 
 impl Options {
-    fn of(params: &Params) -> Self {
-        let knobs = Knobs::of(params);
+    fn of(knobs: &Knobs) -> Self {
         Self {
             normalize_then_sum: knobs.aggregation == Aggregation::NormalizeThenSum,
             eps: knobs.epsilon,
@@ -369,8 +348,8 @@ impl Options {
     }
 }
 
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let options = Options::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
+    let options = Options::of(knobs);
     if options.normalize_then_sum {
         if batch.components.is_empty() {
             return Err(CreditError::Unsupported {
@@ -384,7 +363,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
         return Ok(Output { advantages: batch.broadcast(&advantage), returns: None, terms });
     }
     if options.leave_one_out {
-        return Ok(leave_one_out(batch, params, &options));
+        return Ok(leave_one_out(batch, knobs, &options));
     }
     let scores = batch.scores();
     let Options { eps, norm_by_std: norm, unbiased, zero_singleton, unscorable_zero, .. } = options;
@@ -456,7 +435,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, C
             terms.set(i, &[s.f64(), mean.f64(), std.f64(), eps.f64(), valid.len() as f64]);
         }
     }
-    Ok(Output { advantages: placed(batch, &advantage, params), returns: None, terms })
+    Ok(Output { advantages: placed(batch, &advantage, knobs), returns: None, terms })
 }
 
 /// slime's groups (`RolloutManager._post_process_rewards`, once per rollout, that is per training
@@ -496,8 +475,7 @@ fn slime_groups<F: Real>(batch: &Batch<'_, F>, (n, prompts): (usize, usize)) -> 
 }
 
 /// The advantages placed on the tokens: OpenRLHF's placements, else broadcast.
-fn placed<F: Real>(batch: &Batch<'_, F>, advantage: &[F], params: &Params) -> Vec<F> {
-    let knobs = Knobs::of(params);
+fn placed<F: Real>(batch: &Batch<'_, F>, advantage: &[F], knobs: &Knobs) -> Vec<F> {
     if knobs.placement_param.placement == Placement::LastTokenReturn {
         crate::credit::kernels::openrlhf::returns(
             batch,
@@ -515,7 +493,7 @@ fn placed<F: Real>(batch: &Batch<'_, F>, advantage: &[F], params: &Params) -> Ve
 /// row's baseline is the mean of the other rows of its group, its std their unbiased std (0 with
 /// fewer than two others), and the advantage `r − baseline`, divided by `std + ε` where that std
 /// is above 0. A group with one scored row gives it 0 (its baseline is its reward).
-fn leave_one_out<F: Real>(batch: &Batch<'_, F>, params: &Params, options: &Options) -> Output<F> {
+fn leave_one_out<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs, options: &Options) -> Output<F> {
     let scores = batch.scores();
     let (eps, clip) = (F::of(options.eps), F::of(options.reward_clip));
     let mut advantage = vec![F::ZERO; scores.len()];
@@ -543,5 +521,5 @@ fn leave_one_out<F: Real>(batch: &Batch<'_, F>, params: &Params, options: &Optio
             terms.set(i, &[s.f64(), mean.f64(), std.f64(), eps.f64(), valid as f64]);
         }
     }
-    Output { advantages: placed(batch, &advantage, params), returns: None, terms }
+    Output { advantages: placed(batch, &advantage, knobs), returns: None, terms }
 }

@@ -2,20 +2,19 @@
 //! `r_max − r_2nd`, optionally divided by the group std.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
+use crate::credit::engine::declare::{GROUP, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::moments::mean_std;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 params! {
     /// The parameters of `grpo_passk`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         norm_by_std: bool = decl("true", "divide r_max − r_2nd by the group std + ε (read from the algorithm config)"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "std offset"),
-        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
         common: Common = GROUP,
     }
 }
@@ -37,8 +36,7 @@ estimator!(
     supports: supports_rewards
 );
 
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let eps = F::of(knobs.epsilon);
     let norm = knobs.norm_by_std;

@@ -2,19 +2,18 @@
 //! statistics with the variance floored at ε, so the std is at least √ε.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
+use crate::credit::engine::declare::{GROUP, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 params! {
     /// The parameters of `grpo_vectorized`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         norm_by_std: bool = decl("true", "divide by the std; verl's dispatcher never forwards false, so the trainer always divides"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "variance floor and std offset"),
-        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
         common: Common = GROUP,
     }
 }
@@ -37,8 +36,7 @@ estimator!(
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let eps32 = knobs.epsilon as f32;
     let norm = knobs.norm_by_std;

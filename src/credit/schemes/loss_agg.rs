@@ -3,12 +3,12 @@
 //! can be seen token by token. `agg_loss` is verl's `core_algos.agg_loss` itself.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 choice! {
     /// The aggregation modes (`mode`).
@@ -17,10 +17,9 @@ choice! {
 
 params! {
     /// The parameters of `loss_agg_weight`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         mode: LossAgg = decl("token-mean", "token-mean (verl default, TRL dapo/bnpo), seq-mean-token-sum, seq-mean-token-mean (verl: 1/(n + 1e-8) over non-empty rows), seq-mean-token-sum-norm (Dr.GRPO in verl), trl-grpo (TRL grpo/sapo: 1/max(n, 1) over all rows), trl-dr_grpo (Σ/(B·max_completion_length)), trl-luspo (mean over rows of the sequence loss times its length: 1/B per token)"),
         max_completion_length: i64 = range(0.0, 1000000.0, "0", "TRL dr_grpo's normalizer: the configured max_completion_length; 0 = the one the run's metadata records, else the longest row"),
-        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
         common: Common = GROUP,
     }
 }
@@ -115,8 +114,7 @@ pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) 
 }
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     let mode = knobs.mode;
     let max_length = usize::try_from(knobs.max_completion_length).ok().filter(|&l| l > 0).or(batch.max_length);
     let advantages = weights_with(batch.mask.as_deref(), &batch.offsets, mode, max_length);

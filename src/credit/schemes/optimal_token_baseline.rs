@@ -2,20 +2,19 @@
 //! cumulative path variance `W_t = Σ_{k≤t} (1 − 2π(a_k) + Σ_v π(v)²)`.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
+use crate::credit::engine::declare::{GROUP, decl, params, range};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_token_baseline as supports;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::kernels::token_baseline::kernel_with;
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality};
 
 params! {
     /// The parameters of `optimal_token_baseline`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         handle_zero_tail: bool = decl("false", "zero the baseline of a group's unique longest row beyond the second-longest length"),
         epsilon: f64 = range(0.0, 1.0, "0.00000001", "added to the weight sum"),
-        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
         common: Common = GROUP,
     }
 }
@@ -37,7 +36,6 @@ estimator!(
     supports: supports
 );
 
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     kernel_with(batch, knobs.epsilon, knobs.handle_zero_tail, false)
 }

@@ -2,17 +2,18 @@
 //! over every valid token of the batch.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
+use crate::credit::engine::inputs::Preparation;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::engine::whiten;
 use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::{too_few_positions, whiten_batch_then_mask};
 use crate::credit::kernels::openrlhf::StdNorm;
 use crate::credit::kernels::openrlhf::{Shaping, ShapingParam};
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 choice! {
     /// The `holes` parameter's words.
@@ -21,7 +22,7 @@ choice! {
 
 params! {
     /// The parameters of `reinforce_plus_plus`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "1", "discount"),
         holes: Holes = decl("reset", "at a masked token verl resets the running return; OpenRLHF only masks the reward"),
         whiten: Whiten = decl("verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
@@ -50,22 +51,24 @@ estimator!(
         Preset { name: "openrlhf", values: &[("holes", "mask_reward"), ("whiten", "openrlhf"), ("std_norm", "true"), ("shaping", "openrlhf"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF reinforce: the score clamped to ±10 at the last action token, k1 KL (0.01, clamped to ±10) per token, masked rewards, biased whitening" },
     ],
     supports: supports_rewards,
-    batch_wide: |params| (Knobs::of(params).whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch")
+    batch_wide: |knobs| (knobs.whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch"),
+    preparation: |knobs: &Knobs| Preparation {
+        openrlhf_shaping: knobs.shaping_param.shaping == Shaping::Openrlhf,
+        ..Preparation::of(knobs.common)
+    },
 );
 
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     if knobs.shaping_param.shaping == Shaping::Openrlhf {
         // OpenRLHF: compute_reward's per-token rewards, then the same recursion on them.
         let shape = crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip);
-        return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, shape), params);
+        return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, shape), knobs);
     }
-    unshaped(batch, params)
+    unshaped(batch, knobs)
 }
 
 /// The returns of the batch's rewards as they are, whitened.
-fn unshaped<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn unshaped<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     let gamma = F::of(knobs.gamma);
     let reset = knobs.holes != Holes::MaskReward;
     let n = batch.num_positions();

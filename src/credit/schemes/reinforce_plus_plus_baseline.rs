@@ -2,20 +2,21 @@
 //! over the tokens, then whiten over every valid token of the batch.
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
+use crate::credit::engine::declare::{GROUP, decl, params, range};
 use crate::credit::engine::inputs::Common;
+use crate::credit::engine::inputs::Preparation;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::whiten_batch_then_mask;
 use crate::credit::kernels::openrlhf::StdNorm;
 use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 params! {
     /// The parameters of `reinforce_plus_plus_baseline`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         whiten: Whiten = decl("verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
         std_norm_param: StdNorm = GROUP,
         placement_param: PlacementParam = GROUP,
@@ -42,11 +43,14 @@ estimator!(
         Preset { name: "openrlhf", values: &[("whiten", "openrlhf"), ("std_norm", "true"), ("placement", "last_token_return"), ("reward_clip", "10"), ("kl_coef", "0.01"), ("kl_mode", "k1")], doc: "OpenRLHF reinforce_baseline: r − mean clamped to ±10 at the last action token, k1 KL per token, reward-to-go, biased whitening" },
     ],
     supports: supports_rewards,
-    batch_wide: |params| (Knobs::of(params).whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch")
+    batch_wide: |knobs| (knobs.whiten != Whiten::None).then_some("whitens the advantages over every valid token of the batch"),
+    preparation: |knobs: &Knobs| Preparation {
+        openrlhf_shaping: knobs.placement_param.placement == Placement::LastTokenReturn,
+        ..Preparation::of(knobs.common)
+    },
 );
 
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let mut centred = vec![F::ZERO; scores.len()];
     let mut terms = Terms::for_rows("whiten(r − mean) over the batch's tokens", &["r", "mean"], scores.len());

@@ -6,14 +6,13 @@ use crate::credit::engine::declare::{GROUP, params};
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Support, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
 params! {
     /// The parameters of `remax`, declared once: its specs and the values it reads.
-    struct Knobs {
-        #[expect(dead_code, reason = "read by the engine (level, reward source, KL in the reward)")]
+    pub struct Knobs {
         common: Common = GROUP,
     }
 }
@@ -42,7 +41,7 @@ fn supports(run: &Run) -> Support {
     supports_rewards(run)
 }
 
-fn kernel<F: Real>(batch: &Batch<'_, F>, _params: &Params) -> Result<Output<F>, CreditError> {
+fn kernel<F: Real>(batch: &Batch<'_, F>, _: &Knobs) -> Result<Output<F>, CreditError> {
     let Some(baseline) = batch.reward_baseline.as_ref() else {
         return Err(CreditError::Unsupported { scheme: "remax".to_owned(), reason: "no reward_baselines".to_owned() });
     };

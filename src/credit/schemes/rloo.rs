@@ -5,14 +5,15 @@
 //! normalized over the batch (`normalize_advantages`).
 
 use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Declared as _, GROUP, choice, decl, params, range};
+use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Common;
+use crate::credit::engine::inputs::Preparation;
 use crate::credit::engine::inputs::ScoreClip;
 use crate::credit::engine::inputs::supports_rewards;
 use crate::credit::engine::real::Real;
-use crate::credit::engine::scheme_macro::estimator;
 use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
-use crate::credit::{CreditError, Family, Params, Preset, SchemeInfo, SourceQuality, Terms};
+use crate::credit::scheme::estimator;
+use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 choice! {
     /// The `singleton` parameter's words.
@@ -31,12 +32,11 @@ choice! {
 
 params! {
     /// The parameters of `rloo`, declared once: its specs and the values it reads.
-    struct Knobs {
+    pub struct Knobs {
         singleton: Singleton = decl("raw", "a group of one: verl's loop keeps the raw score; the vectorized version and TRL give 0"),
         reward_clip: f64 = range(0.0, 1000.0, "0", "clamp the advantage to ±this (OpenRLHF clips the shaped reward to ±10); 0 = off"),
         baseline: Baseline = decl("scaled", "the leave-one-out form: verl's s·n/(n−1) − mean·n/(n−1), or r − (Σ − r)/(n − 1) as TRL and OpenRLHF write it (equal but for rounding)"),
         unscorable: Unscorable = decl("none", "a row without a score (every reward function returned None) is left out of its group's sums and count; it gets no value, or 0 as TRL's nan_to_num gives"),
-        #[expect(dead_code, reason = "read by the engine (the rewards clamped before the KL)")]
         score_clip: ScoreClip = GROUP,
         normalize: bool = decl("false", "TRL normalize_advantages: (A − mean)/(std + 1e-4) over the batch's scored rows (unbiased std), before the missing ones become 0"),
         placement_param: PlacementParam = GROUP,
@@ -62,12 +62,16 @@ estimator!(
         Preset { name: "trl", values: &[("singleton", "zero"), ("baseline", "others"), ("unscorable", "zero"), ("normalize", "false"), ("placement", "broadcast"), ("kl_coef", "0.05"), ("kl_mode", "k1"), ("reward_clip", "0")], doc: "TRL RLOOTrainer: k1 KL summed into the sequence reward with β = 0.05; unscorable rows left out of the baseline and given 0" },
         Preset { name: "openrlhf", values: &[("singleton", "zero"), ("baseline", "others"), ("unscorable", "none"), ("normalize", "false"), ("placement", "last_token_return"), ("kl_coef", "0.01"), ("kl_mode", "k1"), ("reward_clip", "10")], doc: "OpenRLHF rloo: clipped scalar at the last action token, k1 KL (0.01) per token, reward-to-go" },
     ],
-    supports: supports_rewards
+    supports: supports_rewards,
+    preparation: |knobs: &Knobs| Preparation {
+        score_clip: Some(knobs.score_clip),
+        openrlhf_shaping: knobs.placement_param.placement == Placement::LastTokenReturn,
+        ..Preparation::of(knobs.common)
+    },
 );
 
 #[expect(clippy::unnecessary_wraps, reason = "every kernel has the signature TokenKernel needs")]
-fn kernel<F: Real>(batch: &Batch<'_, F>, params: &Params) -> Result<Output<F>, CreditError> {
-    let knobs = Knobs::of(params);
+fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     let scores = batch.scores();
     let zero_singleton = knobs.singleton == Singleton::Zero;
     let others = knobs.baseline == Baseline::Others;
