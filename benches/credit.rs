@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use vantage::credit::{self, Params, Support, engine::batch::synthetic_token_batch};
+use vantage::credit::{self, Params, Support, data::batch::synthetic_token_batch};
 
 mod synthetic;
 use synthetic::{step_run, tree_run};

@@ -1,4 +1,4 @@
-//! Times the token estimators on the deterministic benchmark batch (`credit::engine::batch::synthetic_token_batch`),
+//! Times the token estimators on the deterministic benchmark batch (`credit::data::batch::synthetic_token_batch`),
 //! one warm-up then the median of 5, on one thread (`median_ms`, what is compared with verl's
 //! single thread) and on every core (`all_cores_ms`, `vantage::par`), and prints one JSON line per
 //! estimator, plus a plain copy of the same arrays as the memory-bound floor. `bench/vs_verl.py`
@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use vantage::credit::{self, Params, engine::batch::synthetic_token_batch};
+use vantage::credit::{self, Params, data::batch::synthetic_token_batch};
 
 fn median_ms(mut run: impl FnMut()) -> (f64, f64, f64) {
     run();

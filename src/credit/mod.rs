@@ -8,22 +8,25 @@
 //! parameter values. Step credit is aligned with trajectory paths: `Credit::step[k]` belongs to
 //! `run.trajectories.path_nodes[k]`; token credit, where there is any, to the run's token columns.
 
+pub mod data;
 pub mod engine;
 pub mod expr;
 pub mod kernels;
+pub mod listing;
+pub mod params;
 pub mod scheme;
 pub mod schemes;
 
-pub use engine::batch::{Batch, Output};
+pub use data::batch::{Batch, Output};
+pub use data::real::Real;
 pub use engine::inputs::{Level, Preparation, SCORE_NAMES, batch_from_run, prepare_batch, step_token_range};
-pub use engine::params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
-pub use engine::real::Real;
 pub use kernels::kl::{KlMode, kl_in_reward, kl_penalty};
+pub use params::{ParamKind, ParamSpec, ParamValue, Params, Preset};
 pub use scheme::{Declaration, KernelFloat, Scheme, TokenKernel, Typed};
 pub use schemes::SCHEMES;
 
 use crate::model::Run;
-use engine::pool;
+use data::pool;
 
 /// Where a scheme's formula comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,10 +5,10 @@
 //! or without the values per step its explanation needs. The one implementation of [`Scheme`] for
 //! every [`Typed`] scheme reads the knobs once per call and derives the rest.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::Declared;
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Preparation;
-use crate::credit::engine::real::Real;
+use crate::credit::params::declare::Declared;
 use crate::credit::{Credit, CreditError, ParamSpec, Params, Preset, SchemeInfo, Support};
 use crate::model::{Run, TrajectoryId};
 
@@ -72,6 +72,18 @@ pub trait Scheme: Sync {
         let _: (&Run, &Params, &Credit, TrajectoryId, usize) = (run, params, credit, t, position);
         Vec::new()
     }
+}
+
+/// Why `scheme`'s credit under `preset` (its defaults when `None`) depends on the whole batch
+/// ([`Scheme::batch_wide`]); `None` when it does not, or the preset is not the scheme's.
+pub fn batch_wide_under(scheme: &dyn Scheme, preset: Option<&str>) -> Option<&'static str> {
+    let params = Params::resolve(scheme, preset, &Vec::new()).ok()?;
+    scheme.batch_wide(&params)
+}
+
+/// A typed scheme's knobs at their defaults.
+pub fn default_knobs<T: Typed>(scheme: &T) -> T::Knobs {
+    T::Knobs::of(&Params::defaults(scheme))
 }
 
 /// What a scheme file declares once, written by [`scheme!`]: who it is, the struct its parameters
@@ -171,7 +183,7 @@ macro_rules! scheme {
         static INFO: $crate::credit::SchemeInfo = $info;
 
         static PARAMS: std::sync::LazyLock<Vec<$crate::credit::ParamSpec>> =
-            std::sync::LazyLock::new(<$knobs as $crate::credit::engine::declare::Declared>::specs);
+            std::sync::LazyLock::new(<$knobs as $crate::credit::params::declare::Declared>::specs);
 
         static PRESETS: &[$crate::credit::Preset] = &$crate::credit::scheme::scheme!(@presets $($presets)?);
 
@@ -243,18 +255,18 @@ macro_rules! token_kernel {
                 batch: &$crate::credit::Batch<'_, f32>,
                 params: &$crate::credit::Params,
             ) -> Result<$crate::credit::Output<f32>, $crate::credit::CreditError> {
-                $kernel::<f32>(batch, &<$knobs as $crate::credit::engine::declare::Declared>::of(params))
+                $kernel::<f32>(batch, &<$knobs as $crate::credit::params::declare::Declared>::of(params))
             }
             fn run64(
                 &self,
                 batch: &$crate::credit::Batch<'_, f64>,
                 params: &$crate::credit::Params,
             ) -> Result<$crate::credit::Output<f64>, $crate::credit::CreditError> {
-                $kernel::<f64>(batch, &<$knobs as $crate::credit::engine::declare::Declared>::of(params))
+                $kernel::<f64>(batch, &<$knobs as $crate::credit::params::declare::Declared>::of(params))
             }
             fn preparation(&self, params: &$crate::credit::Params) -> $crate::credit::engine::inputs::Preparation {
                 $crate::credit::engine::inputs::Prepared::preparation(
-                    &<$knobs as $crate::credit::engine::declare::Declared>::of(params),
+                    &<$knobs as $crate::credit::params::declare::Declared>::of(params),
                 )
             }
             fn uses_values(&self) -> bool {

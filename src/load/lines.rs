@@ -3,7 +3,7 @@
 //! share.
 //!
 //! A log is fed in pieces of whole lines, in file order. Each piece is cut into parts parsed on
-//! the other cores (`credit::engine::par::pipeline`) while this thread adds the parsed records in file
+//! the other cores (`crate::par::pipeline`) while this thread adds the parsed records in file
 //! order, so the run, its ids, warnings and line numbers are the same whatever the number of
 //! threads and however the log is cut. Natively the pieces come from the file (`source::live`),
 //! so a log is never held whole; bytes already in memory are fed in slices ([`read_all`]).

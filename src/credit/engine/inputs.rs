@@ -6,10 +6,10 @@
 
 use std::borrow::Cow;
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{Choice as _, choice, decl, params, range};
-use crate::credit::engine::real::Real;
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::kernels::kl::{KlMode, apply_kl_in_reward};
+use crate::credit::params::declare::{Choice as _, choice, decl, params, range};
 use crate::credit::{Credit, CreditError, Support};
 use crate::model::{NodeId, Run};
 
@@ -70,6 +70,13 @@ params! {
     }
 }
 
+impl Common {
+    /// OpenRLHF's shaping with this KL and the scheme's own clip of the row's scalar.
+    pub const fn shape(self, reward_clip: f64) -> crate::credit::kernels::openrlhf::Shape {
+        crate::credit::kernels::openrlhf::Shape { kl_coef: self.kl_coef, reward_clip, kl_mode: self.kl_mode }
+    }
+}
+
 /// What the engine does to a trainer estimator's batch before its kernel, from the scheme's knobs:
 /// the granularity, reward source and KL in the reward (`Common`), TRL RLOO's clip of the rows'
 /// rewards, and whether OpenRLHF's shaping (which adds its own KL after shaping) is asked for.
@@ -105,7 +112,7 @@ pub fn path_column<'a>(run: &Run, column: &'a [f32]) -> Cow<'a, [f32]> {
         Cow::Borrowed(column)
     } else {
         // Gathered in parts on their own threads (`par`).
-        let mut gathered = crate::credit::engine::pool::scratch(tr.path_nodes.len());
+        let mut gathered = crate::credit::data::pool::scratch(tr.path_nodes.len());
         crate::par::chunks_mut(&mut gathered, |start, part| {
             for (slot, node) in part.iter_mut().zip(&tr.path_nodes[start..]) {
                 *slot = column[node.index()];
@@ -121,7 +128,7 @@ pub fn owned_path_column(column: Cow<'_, [f32]>) -> Vec<f32> {
     match column {
         Cow::Borrowed(column) => {
             // Copied in parts on their own threads (`par`).
-            let mut copy = crate::credit::engine::pool::scratch(column.len());
+            let mut copy = crate::credit::data::pool::scratch(column.len());
             crate::par::chunks_mut(&mut copy, |start, part| {
                 part.copy_from_slice(&column[start..start + part.len()]);
             });
@@ -134,7 +141,7 @@ pub fn owned_path_column(column: Cow<'_, [f32]>) -> Vec<f32> {
 /// Hands a gathered [`path_column`] back to the buffer pool.
 pub fn give_path_column(column: Cow<'_, [f32]>) {
     if let Cow::Owned(buffer) = column {
-        crate::credit::engine::pool::give(buffer);
+        crate::credit::data::pool::give(buffer);
     }
 }
 
@@ -221,14 +228,14 @@ pub fn batch_from_run<'a>(
             };
             match preparation.common.reward_source {
                 RewardSource::Env => {
-                    batch.reward = Some(crate::credit::engine::pool::collect(
+                    batch.reward = Some(crate::credit::data::pool::collect(
                         tr.path_nodes.len(),
                         (0..tr.path_nodes.len()).map(env),
                     ));
                 }
                 RewardSource::OutcomeEnv => {
                     let mut reward =
-                        crate::credit::engine::pool::collect(tr.path_nodes.len(), (0..tr.path_nodes.len()).map(env));
+                        crate::credit::data::pool::collect(tr.path_nodes.len(), (0..tr.path_nodes.len()).map(env));
                     for t in tr.ids() {
                         let end = tr.path_offsets[t.index() + 1] as usize;
                         if end > 0 && !tr.reward[t.index()].is_nan() {
@@ -367,7 +374,7 @@ pub fn whitening_weights(run: &Run, step: &[f32]) -> Vec<f32> {
 pub fn step_from_tokens(run: &Run, token: &[f32]) -> Vec<f32> {
     let tr = &run.trajectories;
     let mask = run.tokens.mask.as_ref();
-    let mut out = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let mut out = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
     let mean = |range: std::ops::Range<usize>| {
         let (mut sum, mut count) = (0.0f64, 0u32);
         for t in range {

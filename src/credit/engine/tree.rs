@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use crate::credit::engine::declare::{choice, decl, params};
 use crate::credit::kernels::tree_value::{Trajectories, ValueMode, ValueTree, fill_values};
+use crate::credit::params::declare::{choice, decl, params};
 use crate::model::Run;
 
 choice! {

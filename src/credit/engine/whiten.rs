@@ -2,10 +2,10 @@
 //! denominators) and OpenRLHF's (biased, clamped variance).
 
 use crate::credit::CreditError;
-use crate::credit::engine::batch::Batch;
-use crate::credit::engine::declare::choice;
-use crate::credit::engine::moments::masked_sum;
-use crate::credit::engine::real::Real;
+use crate::credit::data::batch::Batch;
+use crate::credit::data::moments::masked_sum;
+use crate::credit::data::real::Real;
+use crate::credit::params::declare::choice;
 
 /// Σ(x·m), Σm and Σ((x − mean)²·m) with verl's float32 denominators: `(mean, var·n/(n−1), n)`.
 /// The sums accumulate in `f64`: torch's cascade summation is far closer to that than a running

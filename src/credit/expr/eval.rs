@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 use std::rc::Rc;
 
+use crate::credit::data::pool;
 use crate::credit::engine::inputs::{path_column, step_from_tokens, step_token_weights};
-use crate::credit::engine::pool;
 use crate::credit::engine::tree::{auto_merge, build};
 use crate::credit::kernels::tree_value::{ValueMode, ValueTree};
 use crate::credit::{Credit, Terms};

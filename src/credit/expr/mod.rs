@@ -143,8 +143,7 @@ impl Formula {
                     {
                         let (id, preset) = id.split_once(':').map_or((id.as_str(), None), |(i, p)| (i, Some(p)));
                         if let Ok(scheme) = crate::credit::scheme(id)
-                            && let Ok(params) = crate::credit::Params::resolve(scheme, preset, &Vec::new())
-                            && let Some(why) = scheme.batch_wide(&params)
+                            && let Some(why) = crate::credit::scheme::batch_wide_under(scheme, preset)
                         {
                             return Some(format!("reads credit(\"{id}\"), which {why}"));
                         }

@@ -1,7 +1,7 @@
 //! GRPO's group normalisation of any per-trajectory value: `(x − mean)/(std + ε)` with verl's
 //! singleton rule, the statistics over the present (non-NaN) values.
 
-use crate::credit::engine::moments::mean_std;
+use crate::credit::data::moments::mean_std;
 
 /// GRPO over one group's values, `(x − mean)/(std + ε)` with verl's singleton rule; NaN values are
 /// left out of the statistics and stay NaN. Returns the advantages and `(mean, std)`.

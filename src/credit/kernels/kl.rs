@@ -1,8 +1,8 @@
 //! KL in the reward (verl `apply_kl_penalty`, OpenRLHF `compute_reward`): per-token KL estimators
 //! and `rewards = scores − β · kl · mask`.
 
-use crate::credit::engine::batch::Batch;
-use crate::credit::engine::real::Real;
+use crate::credit::data::batch::Batch;
+use crate::credit::data::real::Real;
 
 /// A per-token KL estimator between the policy and the reference model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,7 +17,7 @@ pub enum KlMode {
     K3,
 }
 
-crate::credit::engine::declare::impl_choice!(KlMode { K1 = "k1", Abs = "abs", K2 = "k2", K3 = "k3" });
+crate::credit::params::declare::impl_choice!(KlMode { K1 = "k1", Abs = "abs", K2 = "k2", K3 = "k3" });
 
 impl KlMode {
     /// From verl's names and aliases. A `+` suffix (`k3+`: the k2 gradient, straight-through) has

@@ -2,10 +2,10 @@
 //! `get_cumulative_returns`): clamp the scalar, put it at the last policy token, add `−β·kl` (kl
 //! clamped to ±10) at every policy token, and take the reward-to-go (γ = 1 for group estimators).
 
-use crate::credit::engine::batch::Batch;
-use crate::credit::engine::declare::{choice, decl, params};
-use crate::credit::engine::real::Real;
+use crate::credit::data::batch::Batch;
+use crate::credit::data::real::Real;
 use crate::credit::kernels::kl::{KlMode, kl_penalty};
+use crate::credit::params::declare::{choice, decl, params};
 
 choice! {
     /// Where a group estimator's sequence advantage goes (`placement`).
@@ -60,13 +60,6 @@ pub struct Shape {
     pub reward_clip: f64,
     /// The KL estimator.
     pub kl_mode: KlMode,
-}
-
-impl Shape {
-    /// A scheme's shaping: the KL of its common parameters, its own clip.
-    pub fn of(common: crate::credit::engine::inputs::Common, reward_clip: f64) -> Self {
-        Self { kl_coef: common.kl_coef, reward_clip, kl_mode: common.kl_mode }
-    }
 }
 
 /// OpenRLHF's `compute_reward`: per position, `−β·kl` (k1/k2/k3 of the log-probabilities, clamped

@@ -2,9 +2,9 @@
 //! mean-only (Dr.GRPO) or RLOO over each group's outcome rewards. The engine reads the rewards
 //! of each group from the run (`engine::inputs::outcome_advantages`).
 
-use crate::credit::engine::declare::{decl, params, range};
-use crate::credit::engine::moments::{group_stats, mean_std};
-use crate::credit::engine::real::Real;
+use crate::credit::data::moments::{group_stats, mean_std};
+use crate::credit::data::real::Real;
+use crate::credit::params::declare::{decl, params, range};
 
 params! {
     /// Parameters of the outcome advantage, shared by the schemes built on it.
@@ -30,7 +30,7 @@ pub enum OutcomeNorm {
     Rloo,
 }
 
-crate::credit::engine::declare::impl_choice!(OutcomeNorm { Grpo = "grpo", Mean = "mean", Rloo = "rloo" });
+crate::credit::params::declare::impl_choice!(OutcomeNorm { Grpo = "grpo", Mean = "mean", Rloo = "rloo" });
 
 /// The [`OutcomeParams`] values, as the kernels take them.
 #[derive(Clone, Copy, Debug, PartialEq)]

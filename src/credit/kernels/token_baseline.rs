@@ -3,8 +3,8 @@
 //! multi-turn form). The two schemes `optimal_token_baseline` and `tir_optimal_token_baseline`
 //! are this kernel with `compact` false and true.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::real::Real;
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::{CreditError, Terms};
 
 /// Per-row position lists: all positions (`compact = false`) or only the valid ones (`true`).

@@ -1,6 +1,6 @@
 //! Node values for tree credit: the mean outcome of a node's descendant leaves, or the mean of its
 //! children's values; over explicit trees, or over the implicit tree that merging independent
-//! rollouts of a group by identical step prefix gives. The tree itself is built from the run by [`crate::credit::engine::tree`].
+//! rollouts of a group by identical step prefix gives. The tree itself is built from the run by the engine (`engine::tree`).
 
 /// How a node's value is formed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl ValueTree {
         for members in sets.iter() {
             values.clear();
             values.extend(members.iter().map(|&v| self.value[v as usize]).filter(|x| !x.is_nan()));
-            let (mean, std) = crate::credit::engine::moments::group_stats(&values);
+            let (mean, std) = crate::credit::data::moments::group_stats(&values);
             for &v in members {
                 let x = self.value[v as usize];
                 if x.is_nan() {

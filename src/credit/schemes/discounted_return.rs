@@ -1,11 +1,11 @@
 //! Plain discounted return (`discounted_return`): `G_t = Σ_k γ^k r_{t+k}` over the masked rewards,
 //! no baseline; the reference point the other estimators subtract from.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::real::Real;
+use crate::credit::params::declare::{GROUP, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, SchemeInfo, SourceQuality, Terms};
 
@@ -41,8 +41,8 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
     // Rows back to front, four at a time, runs of rows on their own threads
     // (`rows_backward_parts`); the state is the running return.
     let cols = batch.cols();
-    let (returns, _) = crate::credit::engine::batch::rows_backward_parts(
-        crate::credit::engine::batch::INLINED,
+    let (returns, _) = crate::credit::data::batch::rows_backward_parts(
+        crate::credit::data::batch::INLINED,
         batch,
         F::ZERO,
         |i| (F::of(f64::NAN), cols.row_start(i), batch.offsets[i + 1]),
@@ -63,7 +63,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
 mod tests {
     use super::*;
     use crate::credit::Params;
-    use crate::credit::engine::declare::Declared as _;
+    use crate::credit::params::declare::Declared as _;
 
     #[test]
     fn returns_are_the_discounted_sums_of_the_masked_rewards() {

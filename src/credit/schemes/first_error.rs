@@ -2,9 +2,9 @@
 //! the steps before it keep or gain credit and the steps from it on are penalized; trajectories
 //! without a labelled error keep their outcome advantage on every step.
 
-use crate::credit::engine::declare::{GROUP, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::kernels::outcome::OutcomeParams;
+use crate::credit::params::declare::{GROUP, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;

@@ -1,16 +1,16 @@
 //! GAE (`gae`) with logged critic values: verl's version (masked tokens are transparent) and
 //! OpenRLHF's (masked values and rewards are zeroed), then batch whitening.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::Preparation;
-use crate::credit::engine::real::Real;
 use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::{self, Sums};
 use crate::credit::engine::whiten::{too_few_positions, whiten_batch};
 use crate::credit::kernels::openrlhf::StdNorm;
 use crate::credit::kernels::openrlhf::{Shaping, ShapingParam};
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
@@ -72,7 +72,7 @@ fn supports(run: &Run) -> Support {
 fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     if knobs.shaping_param.shaping == Shaping::Openrlhf {
         // OpenRLHF: compute_reward's per-token rewards, then the same recursion on them.
-        let shape = crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip);
+        let shape = knobs.common.shape(knobs.reward_clip);
         return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, shape), knobs);
     }
     unshaped(batch, knobs)
@@ -177,10 +177,10 @@ fn recursion<F: Real, const MASKED: bool, const UNIT: bool>(
 ) -> (Vec<F>, Vec<Vec<Sums>>) {
     let cols = batch.cols();
     let gamma_lam = gamma * lam;
-    crate::credit::engine::batch::rows_backward_parts(
+    crate::credit::data::batch::rows_backward_parts(
         // The masked recursion (token batches) walks out of line, the others inlined: each the
         // faster of the two, measured (docs/PERFORMANCE.md, "How the kernels are fast").
-        crate::credit::engine::batch::Lockstep::<MASKED>,
+        crate::credit::data::batch::Lockstep::<MASKED>,
         batch,
         F::ZERO,
         |i| (F::ZERO, F::ZERO, cols.row_start(i), Sums::default(), F::of(f64::NAN)),

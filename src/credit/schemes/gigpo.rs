@@ -1,8 +1,8 @@
 //! GiGPO (`gigpo`): episode-level group advantage plus ω × a step-level advantage over the steps of
 //! a group that share a state key (anchor state), `A = A^E + ω · A^S`.
 
-use crate::credit::engine::declare::{choice, decl, params, range};
-use crate::credit::engine::moments::weighted_stats;
+use crate::credit::data::moments::weighted_stats;
+use crate::credit::params::declare::{choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, StateSlots, Sym};
@@ -188,8 +188,8 @@ fn compute(run: &Run, knobs: &Knobs, slots: &StateSlots, explain: bool) -> Credi
             // `visit` holds its slice and γ by value: nothing read through a reference after
             // each store. Out of line (`batch::OUTLINED`): the faster walk here, measured.
             let rewards = &rewards[..];
-            crate::credit::engine::batch::rows_backward(
-                crate::credit::engine::batch::OUTLINED,
+            crate::credit::data::batch::rows_backward(
+                crate::credit::data::batch::OUTLINED,
                 &mut returns[..],
                 0.0,
                 members.len(),
@@ -302,7 +302,7 @@ struct Own<'a> {
 
 impl Own<'_> {
     /// Writes each step's terms, its anchor state's (mean, denominator, weight) from `state(k)`.
-    fn write(&self, terms: &mut crate::credit::engine::par::TermRows<'_>, state: impl Fn(usize) -> [f32; 3]) {
+    fn write(&self, terms: &mut crate::credit::data::parts::TermRows<'_>, state: impl Fn(usize) -> [f32; 3]) {
         for (k, &g) in self.values.iter().enumerate() {
             let invalid = self.bad.is_some_and(|bad| bad.get(k).copied().unwrap_or(false));
             let episode = self.a_episode + if invalid { self.shift } else { 0.0 };
@@ -325,7 +325,7 @@ impl Rule {
     #[inline(always)]
     fn write<I: Copy, S: std::ops::Index<usize, Output = [f32; 3]> + ?Sized>(
         self,
-        step: &mut crate::credit::engine::par::StepPart<'_>,
+        step: &mut crate::credit::data::parts::StepPart<'_>,
         range: std::ops::Range<usize>,
         index: &[I],
         values: &[f32],
@@ -581,8 +581,8 @@ fn add_squares(slots: &[u32], values: &[f32], mean64: &[f64], sq: &mut [f64]) {
 mod tests {
     use super::*;
     use crate::credit::Params;
-    use crate::credit::engine::declare::Declared as _;
-    use crate::credit::engine::moments::mean_std;
+    use crate::credit::data::moments::mean_std;
+    use crate::credit::params::declare::Declared as _;
 
     #[test]
     fn anchor_states_normalize_each_keys_steps_as_mean_std_over_them() {

@@ -1,10 +1,10 @@
 //! GPG (`gpg`): group-mean baseline scaled by `α = B / #nonzero scores`.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, params};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::real::Real;
+use crate::credit::params::declare::{GROUP, params};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 

@@ -1,13 +1,13 @@
 //! GRPO (`grpo`, verl's loop version): group-normalized outcome advantage, and its TRL and
 //! OpenRLHF (`group_norm`, `dr_grpo`) variants as parameters.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::moments::{mean_std, torch_mean_std, torch_row_mean_std};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::{Preparation, supports_rewards};
-use crate::credit::engine::moments::{mean_std, torch_mean_std, torch_row_mean_std};
-use crate::credit::engine::real::Real;
 use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
@@ -477,12 +477,7 @@ fn slime_groups<F: Real>(batch: &Batch<'_, F>, (n, prompts): (usize, usize)) -> 
 /// The advantages placed on the tokens: OpenRLHF's placements, else broadcast.
 fn placed<F: Real>(batch: &Batch<'_, F>, advantage: &[F], knobs: &Knobs) -> Vec<F> {
     if knobs.placement_param.placement == Placement::LastTokenReturn {
-        crate::credit::kernels::openrlhf::returns(
-            batch,
-            advantage,
-            crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip),
-            F::ONE,
-        )
+        crate::credit::kernels::openrlhf::returns(batch, advantage, knobs.common.shape(knobs.reward_clip), F::ONE)
     } else {
         batch.broadcast(advantage)
     }

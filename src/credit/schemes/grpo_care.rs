@@ -2,9 +2,9 @@
 //! whose answer the reference model finds about as likely as the other accurate ones get
 //! `λ · acc`; the answer's likelihood is `exp(Σ ref logprob / (n + 1e-6))` over the answer span.
 
-use crate::credit::engine::declare::{params, range};
 use crate::credit::engine::inputs::has_outcomes;
 use crate::credit::kernels::group::normalize_group;
+use crate::credit::params::declare::{params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{NodeId, Run, TrajectoryId};
@@ -76,7 +76,7 @@ impl Typed for GrpoCare {
         let acc_column = tr.components.get("acc");
         let (bonus, margin, threshold, eps) =
             (knobs.bonus as f32, knobs.margin as f32, knobs.accurate_threshold as f32, knobs.epsilon as f32);
-        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let mut step = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
         let mut terms = Terms::for_rows(
             "(r' − mean)/(std + ε), r' = r + bonus, bonus = λ·acc when accurate and consistent",
             &["r", "acc", "confidence", "bonus", "mean", "std", "ε"],

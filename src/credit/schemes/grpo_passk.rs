@@ -1,12 +1,12 @@
 //! GRPO pass@k (`grpo_passk`, arXiv 2503.19595): only the best rollout of a group gets credit,
 //! `r_max − r_2nd`, optionally divided by the group std.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::moments::mean_std;
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::moments::mean_std;
-use crate::credit::engine::real::Real;
+use crate::credit::params::declare::{GROUP, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 

@@ -1,11 +1,11 @@
 //! GRPO vectorized (`grpo_vectorized`): verl's `group_mean_std` version — one-pass float32 group
 //! statistics with the variance floored at ε, so the std is at least √ε.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::real::Real;
+use crate::credit::params::declare::{GROUP, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 

@@ -1,13 +1,13 @@
 //! Hybrid process + outcome (`hybrid`): `α · A_outcome + β · normalized step score`, with a choice
 //! of normalization, so any step score can be mixed into outcome credit.
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::data::moments::group_stats_of;
+use crate::credit::data::parts::{StepPart, TermRows};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::inputs::{score_column, supports_scores};
-use crate::credit::engine::moments::group_stats_of;
-use crate::credit::engine::par::{StepPart, TermRows};
 use crate::credit::kernels::outcome::OutcomeParams;
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{GroupId, Run, TrajectoryId};

@@ -1,8 +1,8 @@
 //! Length / efficiency penalty (`length_penalty`): `r' = r − λ · L / L_max(group)` (tokens when
 //! logged, else steps), then GRPO on `r'`: a control that shows how much credit length alone moves.
 
-use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
+use crate::credit::params::declare::{choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;

@@ -4,10 +4,10 @@
 //! it is z-scored within the trajectory and segment `k` gets `A·(1 + γ·z_k)` (`A ≥ 0`) or
 //! `A·(1 − γ·z_k)` (`A < 0`); the answer segment keeps `A`.
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::score_column;
 use crate::credit::kernels::group::normalize_group;
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{NodeId, Run, Sym, TrajectoryId};
@@ -203,8 +203,8 @@ fn score_moments(s: &[f64]) -> Option<(f64, f64)> {
         return None;
     }
     let n = s.len() as f64;
-    let mean = crate::credit::engine::moments::lane_sum(s, |v| v) / n;
-    let var = crate::credit::engine::moments::lane_sum(s, |v| (v - mean) * (v - mean)) / (n - 1.0);
+    let mean = crate::credit::data::moments::lane_sum(s, |v| v) / n;
+    let var = crate::credit::data::moments::lane_sum(s, |v| (v - mean) * (v - mean)) / (n - 1.0);
     Some((mean, var.sqrt()))
 }
 

@@ -4,7 +4,7 @@
 //! outcome component `advantage`, `advantages` (a verl dump's extra field) or `logged_advantage` on
 //! every step of its rollout.
 
-use crate::credit::engine::declare::{choice, decl, params};
+use crate::credit::params::declare::{choice, decl, params};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;

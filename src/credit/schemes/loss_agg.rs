@@ -2,11 +2,11 @@
 //! under verl's four `loss_agg_mode`s and TRL's `loss_type`s, so the length bias Dr.GRPO is about
 //! can be seen token by token. `agg_loss` is verl's `core_algos.agg_loss` itself.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::real::Real;
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
@@ -96,13 +96,13 @@ pub fn weights_with<F: Real>(
         };
         (a..b, factor)
     });
-    crate::credit::engine::batch::scaled_rows(mask.map_or(positions, <[F]>::len), mask, factors)
+    crate::credit::data::batch::scaled_rows(mask.map_or(positions, <[F]>::len), mask, factors)
 }
 
 /// verl `agg_loss(loss_mat, loss_mask, mode)` with dp size 1 and default denominators.
 pub fn agg_loss<F: Real>(loss: &[F], mask: &[F], offsets: &[usize], mode: &str) -> F {
     // A mode verl does not have weighs nothing.
-    let Some(mode) = crate::credit::engine::declare::from_word::<LossAgg>(mode) else { return F::ZERO };
+    let Some(mode) = crate::credit::params::declare::from_word::<LossAgg>(mode) else { return F::ZERO };
     let w = weights(Some(mask), offsets, mode);
     let mut sum = F::ZERO;
     for (l, w) in loss.iter().zip(&w) {

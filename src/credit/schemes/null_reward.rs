@@ -2,8 +2,8 @@
 //! steps — shuffled within the group, random with the group's success rate, or the format score
 //! alone — with a seed, so a user can see how large a credit difference is by chance.
 
-use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
+use crate::credit::params::declare::{choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;

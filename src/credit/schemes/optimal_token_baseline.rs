@@ -1,12 +1,12 @@
 //! Optimal token baseline (`optimal_token_baseline`): a per-position group baseline weighted by the
 //! cumulative path variance `W_t = Σ_{k≤t} (1 − 2π(a_k) + Σ_v π(v)²)`.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_token_baseline as supports;
-use crate::credit::engine::real::Real;
 use crate::credit::kernels::token_baseline::kernel_with;
+use crate::credit::params::declare::{GROUP, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality};
 

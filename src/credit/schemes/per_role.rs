@@ -7,7 +7,7 @@
 //! group of the role (batch-wide), `reinforce` the reward itself. The trajectory's advantage is
 //! broadcast to its steps (`stepwise_advantage_mode = "broadcast"`), in float64 as rLLM's numpy.
 
-use crate::credit::engine::declare::{Choice as _, choice, decl, from_word, params};
+use crate::credit::params::declare::{Choice as _, choice, decl, from_word, params};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
@@ -79,7 +79,7 @@ fn role_of(run: &Run, t: TrajectoryId) -> &str {
 
 /// Mean and population std (numpy's `np.mean`, `np.std`).
 fn moments(values: &[f64]) -> (f64, f64) {
-    crate::credit::engine::moments::mean_std(values, false)
+    crate::credit::data::moments::mean_std(values, false)
 }
 
 /// One role's advantages, group by group, with each row's baseline and scale for the terms

@@ -2,8 +2,8 @@
 //! on the last token; each source gets an RLOO baseline over the group, the two discounted returns
 //! are summed and whitened over the batch, as `PRIME-RL/PRIME`'s `compute_rloo_returns` does.
 
-use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::engine::inputs::step_from_tokens;
+use crate::credit::params::declare::{choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};

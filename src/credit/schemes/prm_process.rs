@@ -3,11 +3,11 @@
 //! the normalized scores from it onwards) or a trajectory score by aggregation (min, prod, last,
 //! mean, sum) put through GRPO.
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::data::moments::group_stats_of_with;
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::{score_column, supports_scores};
-use crate::credit::engine::moments::group_stats_of_with;
 use crate::credit::kernels::group::normalize_group_with;
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
@@ -205,8 +205,8 @@ fn deepseekmath(run: &Run, score: &[f32], eps: f32, unbiased: bool) -> Credit {
             // verl's singleton rule: mean 0, std 1.
             let [mean, std] = group_stats_of_with(|| members.iter().map(|t| &score[tr.path_range(*t)]), unbiased);
             let scale = 1.0 / (std + eps);
-            crate::credit::engine::batch::rows_backward(
-                crate::credit::engine::batch::INLINED,
+            crate::credit::data::batch::rows_backward(
+                crate::credit::data::batch::INLINED,
                 step,
                 f32::NAN,
                 members.len(),
@@ -245,7 +245,7 @@ fn aggregated(run: &Run, score: &[f32], agg: Agg, eps: f32, unbiased: bool) -> C
             aggregate_present(score[range].iter().copied().filter(|s| !s.is_nan()), agg).unwrap_or(tr.reward[t.index()])
         })
         .collect();
-    let mut step = crate::credit::engine::pool::filled(score.len(), f32::NAN);
+    let mut step = crate::credit::data::pool::filled(score.len(), f32::NAN);
     let mut terms =
         Terms::for_rows(format!("GRPO on the {agg} of the step scores"), &["score", "mean", "std"], tr.len());
     for g in run.groups.ids() {

@@ -2,12 +2,12 @@
 //! scores z-scored over all valid tokens of the group (token-weighted mean, population variance),
 //! with ProRAG's step-format bonus (+1 for a well-formed step, −2 otherwise).
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::data::moments::{present_sums, weighted_mean_std};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::inputs::{score_column, supports_scores};
-use crate::credit::engine::moments::{present_sums, weighted_mean_std};
 use crate::credit::kernels::outcome::{OutcomeNorm, OutcomeOptions};
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{GroupId, NodeId, Run, Sym, TrajectoryId};
@@ -365,7 +365,7 @@ fn generic(
 mod tests {
     use super::*;
     use crate::credit::Params;
-    use crate::credit::engine::declare::Declared as _;
+    use crate::credit::params::declare::Declared as _;
     use crate::model::{NewGroup, NewStep, NewTokens, Outcome, RunBuilder, TreeId};
 
     /// Groups of four chains with kinds (well-formed or not), a `format` score, missing PRM

@@ -3,9 +3,9 @@
 //! subtracted, a verifiable reward (solved − 1, RLOO over the group) is added at the last step, the
 //! return is the undiscounted reward-to-go, and the returns are normalized over the batch.
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::{score_column, supports_scores};
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
@@ -68,7 +68,7 @@ params! {
 /// `p`; a missing score counts 0), weighted uniformly `1/n` or by `softmax(−r/T)` over the
 /// member's steps (shifted by its largest exponent; `e^x` in f32, about one ulp). In `f32`, four
 /// values to a vector; the softmax normalizer and `Σ r'` in four `f64` lanes (value i in lane
-/// i mod 4, the rest after them: [`crate::credit::engine::moments::lane_sum`]'s order). The exponents of the whole
+/// i mod 4, the rest after them: [`crate::credit::data::moments::lane_sum`]'s order). The exponents of the whole
 /// group are taken together rather than one loop per member (each `exp` is a long chain of
 /// dependent operations, and a member's few steps a short loop to overlap them in:
 /// [`crate::credit::kernels::exp::exp_f32_in_place`]; docs/PERFORMANCE.md, "How the kernels are
@@ -93,7 +93,7 @@ fn weigh_group<'s>(
             for x in out.iter_mut() {
                 *x *= w;
             }
-            totals.push(crate::credit::engine::moments::lane_sum(out, f64::from));
+            totals.push(crate::credit::data::moments::lane_sum(out, f64::from));
         } else {
             // The exponents' arguments, −r/T − max(−r/T), with max(−r/T) = −min(r)/T (T > 0).
             let (inverse_t, max) = (transform.inverse_t, -least * transform.inverse_t);
@@ -106,7 +106,7 @@ fn weigh_group<'s>(
     crate::credit::kernels::exp::exp_f32_in_place(exp);
     for i in 0..members {
         let exp = &exp[member(i)];
-        let inverse_z = (1.0 / crate::credit::engine::moments::lane_sum(exp, f64::from)) as f32;
+        let inverse_z = (1.0 / crate::credit::data::moments::lane_sum(exp, f64::from)) as f32;
         totals.push(weigh_and_sum(&mut group[member(i)], exp, inverse_z));
     }
 }
@@ -139,7 +139,7 @@ fn rewards_and_min(out: &mut [f32], score: &[f32], two_p: bool) -> f32 {
 }
 
 /// Multiplies each of `values` by its weight, `exp[i] · inverse_z`, in place and returns the sum of
-/// the products in four `f64` lanes ([`crate::credit::engine::moments::lane_sum`]'s order).
+/// the products in four `f64` lanes ([`crate::credit::data::moments::lane_sum`]'s order).
 fn weigh_and_sum(values: &mut [f32], exp: &[f32], inverse_z: f32) -> f64 {
     let mut sums = [0.0f64; 4];
     let mut chunks = values.chunks_exact_mut(4);
@@ -176,7 +176,7 @@ struct Transform {
 /// first and rounded once per step. Four members at a time in lockstep over the steps they all
 /// have (four independent chains of adds instead of one), then the rest of each; each member sees
 /// its steps in the same order as a plain backward loop. The lockstep of
-/// [`crate::credit::engine::batch::rows_backward`], over slices: that walk writes an output it cannot read, and
+/// [`crate::credit::data::batch::rows_backward`], over slices: that walk writes an output it cannot read, and
 /// here each step's value is read where its return is written.
 fn returns_in_place(
     members: &mut [f32],
@@ -230,7 +230,7 @@ fn returns_in_place(
 /// `local[i]..local[i + 1]`) as step value `column` of its path steps, the other column kept.
 fn keep_steps(
     explain: bool,
-    terms: &mut crate::credit::engine::par::TermRows<'_>,
+    terms: &mut crate::credit::data::parts::TermRows<'_>,
     run: &Run,
     members: &[TrajectoryId],
     local: &[usize],
@@ -251,7 +251,7 @@ fn keep_steps(
 
 /// z-scores the finite values of `step` (unbiased std, ε = 1e-8 on the std) from their count, sum
 /// and sum of squares, in f32 (one pass that vectorizes); non-finite values stay as they are.
-fn normalize_batch(step: &mut [f32], moments: &crate::credit::engine::moments::Moments) -> Option<(f64, f64)> {
+fn normalize_batch(step: &mut [f32], moments: &crate::credit::data::moments::Moments) -> Option<(f64, f64)> {
     let (n, mean, sum_sq) = moments.count_mean_sum_sq().filter(|m| m.0 >= 2.0)?;
     let std = ((sum_sq - n * mean * mean).max(0.0) / (n - 1.0)).sqrt();
     let (mean, scale) = (mean as f32, (1.0 / (std + 1e-8)) as f32);
@@ -402,7 +402,7 @@ fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         // Per group: count, sum and sum of squares of its finite credit (summed in group order
         // below, the same whatever the number of threads).
-        let mut moments: Vec<crate::credit::engine::moments::Moments> = Vec::new();
+        let mut moments: Vec<crate::credit::data::moments::Moments> = Vec::new();
         for g in groups.map(crate::model::GroupId::from_index) {
             let members = run.groups.members(g);
             if members.is_empty() {
@@ -458,7 +458,7 @@ fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError
             keep_steps(explain, terms, run, members, &local, group, 1);
             // The batch moments from the group's credit while it is in cache.
             if knobs.normalize && !over_tokens {
-                let mut moments_here = crate::credit::engine::moments::Moments::default();
+                let mut moments_here = crate::credit::data::moments::Moments::default();
                 moments_here.add_slice(group);
                 moments.push(moments_here);
             }
@@ -475,7 +475,7 @@ fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError
         normalize_over_tokens(&mut step, step_tokens, knobs.mask_separators)
     } else if knobs.normalize {
         let moments =
-            moments.iter().flatten().fold(crate::credit::engine::moments::Moments::default(), |all, g| all.merge(g));
+            moments.iter().flatten().fold(crate::credit::data::moments::Moments::default(), |all, g| all.merge(g));
         normalize_batch(&mut step, &moments)
     } else {
         None

@@ -1,17 +1,17 @@
 //! REINFORCE++ (`reinforce_plus_plus`, arXiv 2501.03262): discounted return per token, whitened
 //! over every valid token of the batch.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::Preparation;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::real::Real;
 use crate::credit::engine::whiten;
 use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::{too_few_positions, whiten_batch_then_mask};
 use crate::credit::kernels::openrlhf::StdNorm;
 use crate::credit::kernels::openrlhf::{Shaping, ShapingParam};
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
@@ -61,7 +61,7 @@ estimator!(
 fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, CreditError> {
     if knobs.shaping_param.shaping == Shaping::Openrlhf {
         // OpenRLHF: compute_reward's per-token rewards, then the same recursion on them.
-        let shape = crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip);
+        let shape = knobs.common.shape(knobs.reward_clip);
         return unshaped(&crate::credit::kernels::openrlhf::shaped(batch, shape), knobs);
     }
     unshaped(batch, knobs)
@@ -127,8 +127,8 @@ fn returns_rows<F: Real, const MASKED: bool, const UNIT: bool>(
     terms: &mut Terms,
 ) -> (Vec<F>, Vec<Vec<whiten::Sums>>) {
     let cols = batch.cols();
-    crate::credit::engine::batch::rows_backward_parts(
-        crate::credit::engine::batch::OUTLINED,
+    crate::credit::data::batch::rows_backward_parts(
+        crate::credit::data::batch::OUTLINED,
         batch,
         F::ZERO,
         |i| (F::ZERO, F::of(f64::NAN), cols.row_start(i), whiten::Sums::default()),

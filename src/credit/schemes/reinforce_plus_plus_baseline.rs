@@ -1,16 +1,16 @@
 //! REINFORCE++-baseline (`reinforce_plus_plus_baseline`): subtract the group mean score, broadcast
 //! over the tokens, then whiten over every valid token of the batch.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::Preparation;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::real::Real;
 use crate::credit::engine::whiten::Whiten;
 use crate::credit::engine::whiten::whiten_batch_then_mask;
 use crate::credit::kernels::openrlhf::StdNorm;
 use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
+use crate::credit::params::declare::{GROUP, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
@@ -67,12 +67,8 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
     }
     if knobs.placement_param.placement == Placement::LastTokenReturn {
         // OpenRLHF forces γ = 1 here; its returns are the reward-to-go before whitening.
-        let returns = crate::credit::kernels::openrlhf::returns(
-            batch,
-            &centred,
-            crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip),
-            F::ONE,
-        );
+        let returns =
+            crate::credit::kernels::openrlhf::returns(batch, &centred, knobs.common.shape(knobs.reward_clip), F::ONE);
         let mut advantages = returns.clone();
         whiten_batch_then_mask(
             batch,

@@ -1,11 +1,11 @@
 //! ReMax (`remax`, arXiv 2310.10505): undiscounted reward-to-go minus the reward of the greedy
 //! rollout of the same prompt.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, params};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::real::Real;
+use crate::credit::params::declare::{GROUP, params};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;

@@ -4,14 +4,14 @@
 //! options are parameters: rows without a score get 0 (`unscorable`), and the advantages may be
 //! normalized over the batch (`normalize_advantages`).
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::Preparation;
 use crate::credit::engine::inputs::ScoreClip;
 use crate::credit::engine::inputs::supports_rewards;
-use crate::credit::engine::real::Real;
 use crate::credit::kernels::openrlhf::{Placement, PlacementParam};
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
@@ -113,7 +113,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
     if knobs.normalize {
         let valid: Vec<F> = advantage.iter().copied().filter(|a| !a.is_nan()).collect();
         if !valid.is_empty() {
-            let (mean, std) = crate::credit::engine::moments::mean_std(&valid, true);
+            let (mean, std) = crate::credit::data::moments::mean_std(&valid, true);
             let divisor = std + F::of(1e-4);
             for a in &mut advantage {
                 *a = (*a - mean) / divisor;
@@ -128,12 +128,7 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
         }
     }
     let advantages = if knobs.placement_param.placement == Placement::LastTokenReturn {
-        crate::credit::kernels::openrlhf::returns(
-            batch,
-            &advantage,
-            crate::credit::kernels::openrlhf::Shape::of(knobs.common, knobs.reward_clip),
-            F::ONE,
-        )
+        crate::credit::kernels::openrlhf::returns(batch, &advantage, knobs.common.shape(knobs.reward_clip), F::ONE)
     } else {
         batch.broadcast(&advantage)
     };

@@ -4,10 +4,10 @@
 //! edges with advantage exactly 0 are dropped. TreePO's re-implementation (`variant = treepo_spo`)
 //! z-scores values among siblings first and puts the root at 0.
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::{ValueMode, ValueTree};
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
@@ -132,7 +132,7 @@ fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
         (advantage, base != 0.0)
     };
     let tr = &run.trajectories;
-    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let mut step = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
     // The formula as the options make it, and each step's own terms: its node's value and
     // its parent's (V = mean of the children's), and what the variant adds.
     let (formula, step_names): (&str, &[&'static str]) = if pav_k.is_some() {

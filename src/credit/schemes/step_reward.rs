@@ -4,7 +4,7 @@
 //! discounted return `G_k = r_k + γ·G_{k+1}`, and the returns of every step of every rollout of the
 //! group are normalised together: `(G − mean)/(std + 1e-8)`, the population std.
 
-use crate::credit::engine::declare::{params, range};
+use crate::credit::params::declare::{params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};

@@ -1,12 +1,12 @@
 //! Multi-turn optimal token baseline (`tir_optimal_token_baseline`): the optimal token baseline on
 //! positions with the mask holes removed (valid tokens compacted to the left), scattered back.
 
-use crate::credit::engine::batch::{Batch, Output};
-use crate::credit::engine::declare::{GROUP, decl, params, range};
+use crate::credit::data::batch::{Batch, Output};
+use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Common;
 use crate::credit::engine::inputs::supports_token_baseline as supports;
-use crate::credit::engine::real::Real;
 use crate::credit::kernels::token_baseline::kernel_with;
+use crate::credit::params::declare::{GROUP, decl, params, range};
 use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality};
 

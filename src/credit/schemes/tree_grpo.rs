@@ -1,8 +1,8 @@
 //! Tree-GRPO (`tree_grpo`): GRPO over the prompt's whole forest (inter-tree) plus GRPO within each
 //! tree (intra-tree), `tree_2norm` (intra over the inter values) or intra only.
 
-use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::group::normalize_group;
+use crate::credit::params::declare::{choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
@@ -78,7 +78,7 @@ impl Typed for TreeGrpo {
                 intra[t.index()] = intra_of[i];
             }
         }
-        let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+        let mut step = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
         let formula = match combination {
             Combination::InterIntra => "inter + intra: GRPO over the group, plus GRPO of R within the tree",
             Combination::TwoNorm => "intra: GRPO within the tree of the inter-tree GRPO values",

@@ -5,11 +5,11 @@
 //! advantages weighted by subgroup size make each leaf's reward, a node's reward is the mean of its
 //! children's, and each segment is credited its reward less (η^depth-to-go ×) its parent's.
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
@@ -127,7 +127,7 @@ fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
         }
         leaf_adv[t.index()] = if weight > 0.0 { (total / weight) as f32 } else { 0.0 };
     }
-    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let mut step = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
     let formula = if knobs.whiten {
         "(a − batch mean) / batch std, a = the mean over depths of (R − subgroup mean)"
     } else {
@@ -205,7 +205,7 @@ fn segment(
             child_count[p as usize] += 1;
         }
     }
-    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let mut step = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
     // Each step's segment reward, its parent's and the parent's weight; the batch's whitening
     // moments in each row (mean 0 and std 1 when not whitened).
     let formula = if knobs.whiten {

@@ -1,12 +1,12 @@
 //! TreePS-RAG (`treeps_rag`): Monte-Carlo step utility over descendant outcomes, the value of a
 //! step minus the value of its parent, optionally mixed with the outcome advantage.
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::tree::{MergeChoice, MergeParam};
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::kernels::tree_value::ValueMode;
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
@@ -105,7 +105,7 @@ fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let sibling_z =
         options.sibling_z.map(|(use_std, eps, verl_singleton)| tree.sibling_z(use_std, eps, verl_singleton).0);
     let tr = &run.trajectories;
-    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let mut step = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
     // Each step's own terms: its node's value and its parent's, or its z among its siblings.
     let (formula, step_names): (&str, &[&'static str]) = match (&sibling_z, weight > 0.0) {
         (None, true) => ("V(step) − V(parent) + w·A_outcome", &["V(step)", "V(parent)"]),

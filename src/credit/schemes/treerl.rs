@@ -1,10 +1,10 @@
 //! TreeRL (`treerl`): leaf-centred tree values with √-reweighting; each step gets its local term
 //! `V̂(n) − V̂(parent)` plus its state value `V̂(n)` (the code's form), or the paper's global + local form.
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::ValueMode;
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
@@ -103,7 +103,7 @@ fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     };
     let form = knobs.value_form;
     let truncated_reward = knobs.truncated_reward as f32;
-    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let mut step = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
     // Each step's own terms, as its form uses them (none on a path given no credit or the
     // truncated reward).
     let (formula, step_names) = form_terms(form, fill_in);

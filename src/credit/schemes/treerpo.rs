@@ -1,10 +1,10 @@
 //! TreeRPO (`treerpo`): GRPO among siblings on node values — each step is compared with the other
 //! children of its parent, `(V(n) − mean_sib)/(std_sib + ε)` (Yang et al.) or `V(n) − mean_sib` (Sapir).
 
-use crate::credit::engine::declare::{GROUP, choice, decl, params, range};
 use crate::credit::engine::tree::MergeParam;
 use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::ValueMode;
+use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;

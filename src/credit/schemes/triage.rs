@@ -1,12 +1,13 @@
 //! TRIAGE (`triage`): role-typed segment credit added to the outcome advantage,
 //! `A_ik = A_i + w · c(role_ik)`, optionally whitened over all segments of the batch.
 
-use crate::credit::engine::declare::{Declared as _, GROUP, decl, params, range};
+use crate::credit::data::moments::Moments;
 use crate::credit::engine::inputs::outcome_advantages;
-use crate::credit::engine::moments::Moments;
 use crate::credit::kernels::outcome::OutcomeParams;
+use crate::credit::params::declare::{GROUP, decl, params, range};
+use crate::credit::scheme::default_knobs;
 use crate::credit::scheme::scheme;
-use crate::credit::{Credit, CreditError, Family, Params, SchemeInfo, SourceQuality, Support, Terms, Typed};
+use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 use std::collections::BTreeMap;
 
@@ -215,10 +216,8 @@ pub fn fit_role_constants(run: &Run, reference: &[f32], outcome: &[f32]) -> BTre
 
 /// [`fit_role_constants`] against TRIAGE's default outcome advantage (GRPO over each group).
 pub fn fit_role_constants_to(run: &Run, reference: &[f32]) -> BTreeMap<String, (f64, usize)> {
-    let (outcome, _) = outcome_advantages(
-        run,
-        crate::credit::kernels::outcome::OutcomeOptions::of(Knobs::of(&Params::defaults(&Triage)).outcome),
-    );
+    let (outcome, _) =
+        outcome_advantages(run, crate::credit::kernels::outcome::OutcomeOptions::of(default_knobs(&Triage).outcome));
     fit_role_constants(run, reference, &outcome)
 }
 
@@ -235,7 +234,7 @@ fn role_constant(knobs: &Knobs, role: &str) -> f64 {
 
 /// TRIAGE's default constant for a role label.
 pub fn default_constant(role: &str) -> f64 {
-    role_constant(&Knobs::of(&Params::defaults(&Triage)), role)
+    role_constant(&default_knobs(&Triage), role)
 }
 
 #[cfg(test)]

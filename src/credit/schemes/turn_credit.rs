@@ -8,7 +8,7 @@
 //! progress) less its group's mean, and `c̄` the turn credits' mean weighted by each turn's policy
 //! tokens. A rollout without turn scores gets `A` on every turn, as prime-rl trains it as GRPO.
 
-use crate::credit::engine::declare::{params, range};
+use crate::credit::params::declare::{params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};

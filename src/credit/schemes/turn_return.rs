@@ -6,8 +6,8 @@
 //! `macro_weight · A_GRPO + turn_weight · credit(turn)`. As NeMo-RL requires, a rollout's turn
 //! rewards must sum to its outcome (within `raw_reward_atol`).
 
-use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::kernels::outcome::leave_one_out;
+use crate::credit::params::declare::{choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};

@@ -5,10 +5,10 @@
 //! trajectory) scored `truncated_rollout_reward`, the states after the first `max_steps` steps
 //! valued by the return that follows them.
 
-use crate::credit::engine::declare::{choice, decl, params, range};
 use crate::credit::engine::tree::build;
 use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
+use crate::credit::params::declare::{choice, decl, params, range};
 use crate::credit::scheme::scheme;
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::Run;
@@ -72,7 +72,7 @@ fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     // The leaves' mean outcome below each state: V(s₀) of a group without prompt-state
     // rollouts, and a state without statistics when `unlogged = leaf_mean`.
     let tree = build(run, ValueMode::LeafMean, crate::credit::engine::tree::Merge::None);
-    let mut step = crate::credit::engine::pool::filled(tr.path_nodes.len(), f32::NAN);
+    let mut step = crate::credit::data::pool::filled(tr.path_nodes.len(), f32::NAN);
     // Each step's own r_k, V(s_(k−1)) and V(s_k); whitened, the batch's moments in each row.
     let (formula, names): (&str, &[&'static str]) = if knobs.whiten {
         (

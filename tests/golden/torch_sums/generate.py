@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch's own float32 sums of rows of 1 to 3000 values on the CPU, for
-`credit::engine::moments::torch_cpu_sum` (src/credit/engine/moments.rs, its test
+`credit::data::moments::torch_cpu_sum` (src/credit/data/moments.rs, its test
 `torch_cpu_sum_gives_torchs_own_float32_sums`).
 
     python3 -m venv .venv && .venv/bin/pip install torch==2.15.0

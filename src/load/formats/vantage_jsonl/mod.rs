@@ -72,7 +72,7 @@ pub async fn load_shared_paced(name: &str, bytes: Arc<[u8]>, report: &mut LoadRe
 /// A vantage JSONL log read piece by piece: the pieces are whole lines, fed in file order (a log
 /// read in chunks, or a file that is still growing); the run so far can be taken at any point.
 ///
-/// Each piece is parsed in parts on every core (`credit::engine::par::pipeline`) while its records are
+/// Each piece is parsed in parts on every core (`crate::par::pipeline`) while its records are
 /// added in file order on this thread, so the run, its ids, warnings and line numbers are the
 /// same whatever the number of threads and however the log is cut into pieces.
 pub struct VantageStream {

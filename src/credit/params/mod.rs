@@ -1,4 +1,8 @@
-//! Parameter descriptors, presets, and resolving `--set k=v` text into typed, validated values.
+//! A scheme's parameters: their descriptors and presets, resolving `--set k=v` text into
+//! validated values ([`Params`], the text values' one home below the scheme face), and the
+//! declarations that read them as typed structs ([`declare`]).
+
+pub mod declare;
 
 use std::collections::BTreeMap;
 
@@ -251,7 +255,7 @@ impl Params {
     }
 
     /// The value named `name`, if the scheme declares it. Schemes read their values as the
-    /// typed struct they declare (`engine::declare`), not by name.
+    /// typed struct they declare (`params::declare`), not by name.
     pub fn get(&self, name: &str) -> Option<ParamValue> {
         self.values.get(name).copied()
     }

@@ -147,7 +147,7 @@ pub fn from_word<C: Choice>(word: &str) -> Option<C> {
 /// Makes an enum the type of a choice parameter: each variant with its word.
 macro_rules! impl_choice {
     ($name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
-        impl $crate::credit::engine::declare::Choice for $name {
+        impl $crate::credit::params::declare::Choice for $name {
             const NAMES: &'static [&'static str] = &[$($word),+];
             const ALL: &'static [Self] = &[$(Self::$variant),+];
             fn name(self) -> &'static str {
@@ -159,27 +159,27 @@ macro_rules! impl_choice {
 
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str($crate::credit::engine::declare::Choice::name(*self))
+                f.write_str($crate::credit::params::declare::Choice::name(*self))
             }
         }
 
-        impl $crate::credit::engine::declare::Declared for $name {
+        impl $crate::credit::params::declare::Declared for $name {
             fn declare(
                 name: &'static str,
-                decl: $crate::credit::engine::declare::Decl,
+                decl: $crate::credit::params::declare::Decl,
                 out: &mut Vec<$crate::credit::ParamSpec>,
             ) {
-                use $crate::credit::engine::declare::Choice as _;
+                use $crate::credit::params::declare::Choice as _;
                 out.push($crate::credit::ParamSpec::choice(name, Self::NAMES, decl.default, decl.doc));
             }
             fn read(
                 params: &$crate::credit::Params,
                 name: &'static str,
-                decl: $crate::credit::engine::declare::Decl,
+                decl: $crate::credit::params::declare::Decl,
             ) -> Self {
-                use $crate::credit::engine::declare::Choice as _;
+                use $crate::credit::params::declare::Choice as _;
                 let word = params.choice_value(name).unwrap_or(decl.default);
-                $crate::credit::engine::declare::from_word(word).unwrap_or(Self::ALL[0])
+                $crate::credit::params::declare::from_word(word).unwrap_or(Self::ALL[0])
             }
         }
     };
@@ -195,7 +195,7 @@ macro_rules! choice {
             $(#[doc = concat!("`", $word, "`")] $variant),+
         }
 
-        $crate::credit::engine::declare::impl_choice!($name { $($variant = $word),+ });
+        $crate::credit::params::declare::impl_choice!($name { $($variant = $word),+ });
     };
 }
 pub(crate) use choice;
@@ -214,14 +214,14 @@ macro_rules! params {
             $($(#[$fmeta])* $fvis $field: $ty),*
         }
 
-        impl $crate::credit::engine::declare::Declared for $name {
+        impl $crate::credit::params::declare::Declared for $name {
             fn declare(
                 _: &'static str,
-                _: $crate::credit::engine::declare::Decl,
+                _: $crate::credit::params::declare::Decl,
                 out: &mut Vec<$crate::credit::ParamSpec>,
             ) {
-                $(<$ty as $crate::credit::engine::declare::Declared>::declare(
-                    $crate::credit::engine::declare::name(stringify!($field)),
+                $(<$ty as $crate::credit::params::declare::Declared>::declare(
+                    $crate::credit::params::declare::name(stringify!($field)),
                     $decl,
                     out,
                 );)*
@@ -229,12 +229,12 @@ macro_rules! params {
             fn read(
                 params: &$crate::credit::Params,
                 _: &'static str,
-                _: $crate::credit::engine::declare::Decl,
+                _: $crate::credit::params::declare::Decl,
             ) -> Self {
                 Self {
-                    $($field: <$ty as $crate::credit::engine::declare::Declared>::read(
+                    $($field: <$ty as $crate::credit::params::declare::Declared>::read(
                         params,
-                        $crate::credit::engine::declare::name(stringify!($field)),
+                        $crate::credit::params::declare::name(stringify!($field)),
                         $decl,
                     )),*
                 }

@@ -214,7 +214,7 @@ pub fn masked_sum<F: Real>(x: &[F], mask: Option<&[F]>, f: impl Fn(F) -> f64 + S
 const SUM_LANES: usize = 16;
 
 /// Σ x in `f64`, in `SUM_LANES` interleaved partial sums added pairwise (one block of
-/// [`masked_sum`], on this thread): a row's score ([`crate::credit::engine::batch::Batch::scores`]).
+/// [`masked_sum`], on this thread): a row's score ([`crate::credit::data::batch::Batch::scores`]).
 pub fn sum_f64<F: Real>(x: &[F]) -> f64 {
     block_lane_sum(x, None, &|v: F| v.f64())
 }

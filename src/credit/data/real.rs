@@ -18,7 +18,7 @@ pub trait Real:
     + Send
     + Sync
     + 'static
-    + crate::credit::engine::pool::Buffers
+    + crate::credit::data::pool::Buffers
 {
     /// Zero.
     const ZERO: Self;

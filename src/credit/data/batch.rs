@@ -5,7 +5,8 @@
 //! (the outcome at the last step, env rewards where asked). Golden tests build batches directly
 //! from verl's padded `(B, T)` tensors.
 
-use crate::credit::engine::real::Real;
+use crate::credit::data::parts::RowsOut;
+use crate::credit::data::real::Real;
 
 /// How many rows [`Batch::scores`] sums as one block (a part of them on each thread).
 const SCORE_BLOCK: usize = 1024;
@@ -115,7 +116,7 @@ impl<F: Real> Batch<'_, F> {
         match (&self.reward, &self.row_score) {
             (Some(r), _) => {
                 let block = |block: std::ops::Range<usize>| -> Vec<F> {
-                    block.map(|i| F::of(crate::credit::engine::moments::sum_f64(&r[self.row(i)]))).collect()
+                    block.map(|i| F::of(crate::credit::data::moments::sum_f64(&r[self.row(i)]))).collect()
                 };
                 crate::par::blocks(rows, SCORE_BLOCK, self.num_positions(), block).into_iter().flatten().collect()
             }
@@ -159,11 +160,11 @@ impl<F: Real> Batch<'_, F> {
             return scaled_rows(n, self.mask.as_deref(), rows);
         }
         let mut out = F::scratch(n);
-        let items = crate::credit::engine::par::cut_rows(&mut out, rows, parts, |i| self.offsets[i]);
+        let items = crate::credit::data::parts::cut_rows(&mut out, rows, parts, |i| self.offsets[i]);
         let mask = self.mask.as_deref();
         crate::par::run_parts(items, |(rows, base, out)| {
             // Every position is written: a row's factor times the mask, zero where no row is.
-            let mut part = crate::credit::engine::par::Part::new(out, base, F::ZERO, true);
+            let mut part = crate::credit::data::parts::Part::new(out, base, F::ZERO, true);
             for i in rows {
                 let range = self.row(i);
                 match mask {
@@ -209,7 +210,7 @@ impl<F: Real> Drop for Output<F> {
         if let Some(returns) = self.returns.take() {
             F::recycle(returns);
         }
-        crate::credit::engine::pool::give(std::mem::take(&mut self.terms.values));
+        crate::credit::data::pool::give(std::mem::take(&mut self.terms.values));
     }
 }
 
@@ -337,37 +338,6 @@ impl GroupRows {
     }
 }
 
-/// Where [`rows_backward`] writes: a `Vec` sized block by block (or already full length), or a
-/// part of the step output ([`crate::credit::engine::par::StepPart`]).
-pub(crate) trait RowsOut<T> {
-    /// Makes room for the next block of rows (ranges in increasing order), `fill` in between.
-    fn prepare(&mut self, ranges: &[std::ops::Range<usize>], fill: T);
-    /// Writes one position.
-    fn set(&mut self, position: usize, value: T);
-}
-
-impl<T: Copy> RowsOut<T> for Vec<T> {
-    #[inline]
-    fn prepare(&mut self, ranges: &[std::ops::Range<usize>], fill: T) {
-        let end = ranges.iter().map(|r| r.end).max().unwrap_or(0);
-        self.resize(end.max(self.len()), fill);
-    }
-    #[inline]
-    fn set(&mut self, position: usize, value: T) {
-        self[position] = value;
-    }
-}
-
-impl<T: Copy> RowsOut<T> for [T] {
-    /// A slice is already as long as the rows it takes.
-    #[inline]
-    fn prepare(&mut self, _: &[std::ops::Range<usize>], _: T) {}
-    #[inline]
-    fn set(&mut self, position: usize, value: T) {
-        self[position] = value;
-    }
-}
-
 /// [`rows_backward`] over the batch's rows into a new output (`fill` where no row is): a large
 /// batch whose rows follow each other in position order is cut into runs of rows, each on its own
 /// thread (`par`), every row walked exactly as it would be on one. When a row is done,
@@ -381,7 +351,7 @@ pub(crate) fn rows_backward_parts<S: Copy, F: Real, R: Send, const OUTLINED: boo
     init: impl Fn(usize) -> S + Sync,
     visit: impl Fn(&mut S, usize, usize) -> F + Sync,
     terms: &mut crate::credit::Terms,
-    done: impl Fn(usize, S, &mut crate::credit::engine::par::TermRows<'_>) -> R + Sync,
+    done: impl Fn(usize, S, &mut crate::credit::data::parts::TermRows<'_>) -> R + Sync,
 ) -> (Vec<F>, Vec<Vec<R>>) {
     let (n, num_rows) = (batch.num_positions(), batch.num_rows());
     let parts = crate::par::parts_for(n);
@@ -389,7 +359,7 @@ pub(crate) fn rows_backward_parts<S: Copy, F: Real, R: Send, const OUTLINED: boo
     if parts <= 1 || num_rows < parts || !ordered() {
         let mut out = F::with_room(n);
         let mut kept = Vec::with_capacity(num_rows);
-        let mut rows = crate::credit::engine::par::TermRows::all(terms);
+        let mut rows = crate::credit::data::parts::TermRows::all(terms);
         rows_backward(
             walk,
             &mut out,
@@ -406,11 +376,11 @@ pub(crate) fn rows_backward_parts<S: Copy, F: Real, R: Send, const OUTLINED: boo
         return (out, vec![kept]);
     }
     let mut out = F::scratch(n);
-    let items = crate::credit::engine::par::cut_rows(&mut out, num_rows, parts, |i| batch.row(i).start);
-    let term_rows = crate::credit::engine::par::term_rows(terms, items.iter().map(|(rows, _, _)| rows.clone()));
+    let items = crate::credit::data::parts::cut_rows(&mut out, num_rows, parts, |i| batch.row(i).start);
+    let term_rows = crate::credit::data::parts::term_rows(terms, items.iter().map(|(rows, _, _)| rows.clone()));
     let items: Vec<_> = items.into_iter().zip(term_rows).collect();
     let kept = crate::par::run_parts(items, |((rows, base, out), mut term_rows)| {
-        let mut part = crate::credit::engine::par::Part::new(out, base, fill, true);
+        let mut part = crate::credit::data::parts::Part::new(out, base, fill, true);
         let mut kept = Vec::with_capacity(rows.len());
         let first = rows.start;
         rows_backward(

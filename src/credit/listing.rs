@@ -23,8 +23,7 @@ fn source_text(scheme: &dyn Scheme) -> String {
 
 /// Why a scheme's credit depends on the whole batch under its default parameters.
 fn batch_wide(scheme: &dyn crate::credit::Scheme) -> Option<&'static str> {
-    let params = crate::credit::Params::resolve(scheme, None, &Vec::new()).ok()?;
-    scheme.batch_wide(&params)
+    crate::credit::scheme::batch_wide_under(scheme, None)
 }
 
 /// Plain text, one block per scheme.
