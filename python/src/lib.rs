@@ -360,7 +360,7 @@ fn open_all(
 
 #[pyfunction]
 fn schemes_json(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    json(py, &vantage::credit::engine::listing::json())
+    json(py, &vantage::credit::listing::json())
 }
 
 #[pyfunction]

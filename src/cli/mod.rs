@@ -367,7 +367,7 @@ pub fn main() -> ExitCode {
         Some(Command::Check { format, json: true, .. }) => check_json::main(&check_files, &options, format.as_deref()),
         Some(Command::Check { format, .. }) => check(&check_files, &options, format.as_deref()),
         Some(Command::Schemes { markdown }) => {
-            print!("{}", if markdown { credit::engine::listing::markdown() } else { credit::engine::listing::text() });
+            print!("{}", if markdown { credit::listing::markdown() } else { credit::listing::text() });
             if !markdown {
                 print!("{}", formulas::listing());
             }

@@ -81,7 +81,7 @@ fn schemes_lists_the_registry() {
 fn schemes_markdown_is_committed_as_docs_schemes_md() {
     let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/SCHEMES.md")).unwrap();
     assert!(
-        committed == vantage::credit::engine::listing::markdown(),
+        committed == vantage::credit::listing::markdown(),
         "docs/SCHEMES.md is stale: run `cargo run -- schemes --markdown > docs/SCHEMES.md`"
     );
 }

@@ -3,7 +3,7 @@
 //! rows of the group (of the training step, for a scheme that normalizes over the batch), and put
 //! beside the trainer's logged advantages to tell which of the two it computed.
 
-use crate::credit::engine::batch::Batch;
+use crate::credit::data::batch::Batch;
 use crate::credit::{self, Level, Params, Scheme, Support, TokenKernel};
 use crate::model::{GroupId, Run, TrajectoryId};
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::app::state::TokenColor;
-use crate::credit::engine::declare::Choice as _;
+use crate::credit::params::declare::Choice as _;
 use crate::credit::schemes::loss_agg::{LossAgg, weights};
 use crate::model::Run;
 use crate::ui::theme::ValueColors;
