@@ -14,8 +14,11 @@ use crate::credit::{Credit, Terms};
 use crate::model::FLAG_FIRST_ERROR;
 use crate::model::{NodeId, Run};
 
-use super::check::{Compiled, Input, LabelColumn, Level, Math, Node, Op, Reduce, Scan, Scope, TokenColumn};
-use super::syntax::{BinOp, Span};
+use super::nodes::{
+    Compiled, Input, LabelColumn, Level, Math, Node, Op, Reduce, Scan, Scope, TokenColumn, binary_f32, math_f32,
+    math_f64,
+};
+use super::syntax::Span;
 
 /// A column's values: the run's own, a new column, or a named term's (shared by its uses).
 #[derive(Clone, Debug)]
@@ -134,80 +137,6 @@ pub fn evaluate(compiled: &Compiled, run: &Run) -> Result<Credit, Fail> {
 /// The most term values kept for the inspector (steps × terms): 64 MB of them.
 const MAX_TERM_VALUES: usize = 16 << 20;
 
-/// A binary operation on two numbers, as the columns compute it (`f32`).
-pub fn binary_f64(op: BinOp, a: f64, b: f64) -> f64 {
-    f64::from(binary_f32(op, a as f32, b as f32))
-}
-
-#[inline(always)]
-fn binary_f32(op: BinOp, a: f32, b: f32) -> f32 {
-    let truth = |c: bool| f32::from(u8::from(c));
-    match op {
-        BinOp::Add => a + b,
-        BinOp::Sub => a - b,
-        BinOp::Mul => a * b,
-        BinOp::Div => a / b,
-        BinOp::Pow => a.powf(b),
-        _ if a.is_nan() || b.is_nan() => f32::NAN,
-        BinOp::Eq => truth(a == b),
-        BinOp::Ne => truth(a != b),
-        BinOp::Lt => truth(a < b),
-        BinOp::Le => truth(a <= b),
-        BinOp::Gt => truth(a > b),
-        BinOp::Ge => truth(a >= b),
-        BinOp::And => truth(a != 0.0 && b != 0.0),
-        BinOp::Or => truth(a != 0.0 || b != 0.0),
-    }
-}
-
-/// A function on numbers, as the columns compute it.
-pub fn math_f64(math: Math, args: &[f64]) -> f64 {
-    let args: Vec<f32> = args.iter().map(|&a| a as f32).collect();
-    f64::from(math_f32(math, &args))
-}
-
-#[inline(always)]
-fn math_f32(math: Math, a: &[f32]) -> f32 {
-    let x = a.first().copied().unwrap_or(f32::NAN);
-    let y = a.get(1).copied().unwrap_or(f32::NAN);
-    let z = a.get(2).copied().unwrap_or(f32::NAN);
-    match math {
-        Math::Abs => x.abs(),
-        Math::Sqrt => x.sqrt(),
-        Math::Exp => x.exp(),
-        Math::Log => x.ln(),
-        Math::Sign => {
-            if x.is_nan() || x == 0.0 {
-                x
-            } else {
-                x.signum()
-            }
-        }
-        Math::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-        Math::Min2 | Math::Max2 if x.is_nan() || y.is_nan() => f32::NAN,
-        Math::Min2 => x.min(y),
-        Math::Max2 => x.max(y),
-        Math::Clamp if x.is_nan() => x,
-        Math::Clamp => x.max(y).min(z),
-        Math::If if x.is_nan() => f32::NAN,
-        Math::If => {
-            if x != 0.0 {
-                y
-            } else {
-                z
-            }
-        }
-        Math::Coalesce => {
-            if x.is_nan() {
-                y
-            } else {
-                x
-            }
-        }
-        Math::Missing => f32::from(u8::from(x.is_nan())),
-    }
-}
-
 struct Ctx<'a> {
     run: &'a Run,
     lets: Vec<Value<'a>>,
@@ -260,7 +189,7 @@ impl<'a> Ctx<'a> {
             .lets
             .iter()
             .zip(&self.lets)
-            .filter(|((_, node), _)| node.ty != super::check::Ty::Label)
+            .filter(|((_, node), _)| node.ty != super::nodes::Ty::Label)
             .map(|((name, _), value)| (name, value))
             .collect();
         let steps = self.len(Level::Step);

@@ -11,12 +11,13 @@
 pub mod builtins;
 pub mod check;
 pub mod eval;
+pub mod nodes;
 pub mod syntax;
 
 use crate::credit::Credit;
 use crate::model::Run;
 
-pub use check::{Compiled, Level, Ty};
+pub use nodes::{Compiled, Level, Ty};
 pub use syntax::{ParamDef, Span, SyntaxError};
 
 /// The prefix that makes a `--scheme` argument a formula: `expr:(R - mean(R, group))`.
