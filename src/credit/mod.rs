@@ -91,6 +91,22 @@ pub enum Support {
     No(String),
 }
 
+impl Support {
+    /// `Yes` when the run `has` it, else `No` saying what it `needs`.
+    pub fn when(has: bool, needs: &str) -> Self {
+        if has { Self::Yes } else { Self::No(needs.to_owned()) }
+    }
+
+    /// This, and where it is `Yes`, `next` too: the first reason a run falls short.
+    #[must_use]
+    pub fn and(self, next: impl FnOnce() -> Self) -> Self {
+        match self {
+            Self::Yes => next(),
+            no @ Self::No(_) => no,
+        }
+    }
+}
+
 /// Parameter values by name, as text (the CLI's `--set`).
 pub type ParamValues = Vec<(String, String)>;
 

@@ -10,7 +10,7 @@ use crate::credit::data::real::Real;
 use crate::credit::engine::inputs::Preparation;
 use crate::credit::params::declare::Declared;
 use crate::credit::{Credit, CreditError, ParamSpec, Params, Preset, SchemeInfo, Support};
-use crate::model::{Run, TrajectoryId};
+use crate::model::{NodeId, Run, TrajectoryId};
 
 /// A credit-assignment scheme.
 pub trait Scheme: Sync {
@@ -86,6 +86,24 @@ pub fn default_knobs<T: Typed>(scheme: &T) -> T::Knobs {
     T::Knobs::of(&Params::defaults(scheme))
 }
 
+/// The path step whose own terms are asked for ([`Typed::step_terms`]): its trajectory, its
+/// position in the run's paths (`credit.step[position]`), its index along its trajectory's path,
+/// and its node.
+#[derive(Clone, Copy, Debug)]
+pub struct StepAt {
+    /// The trajectory.
+    pub t: TrajectoryId,
+    /// Its position among all the run's path steps.
+    pub position: usize,
+    /// Its index along the trajectory's path (0 for the first step).
+    pub k: usize,
+    /// Its node.
+    pub node: NodeId,
+}
+
+/// A step's own terms: named values; a term without a value is a note.
+pub type StepTerms = Vec<(String, Option<f64>)>;
+
 /// What a scheme file declares once, written by [`scheme!`]: who it is, the struct its parameters
 /// read as (whose fields declare the specs), and its presets.
 pub trait Declaration {
@@ -119,16 +137,9 @@ pub trait Typed: Declaration + Sync {
         None
     }
 
-    /// [`Scheme::step_terms`] under `knobs`.
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Self::Knobs,
-        credit: &Credit,
-        t: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let _: (&Run, &Self::Knobs, &Credit, TrajectoryId, usize) = (run, knobs, credit, t, position);
+    /// [`Scheme::step_terms`] under `knobs`, at step `at` (a step of the trajectory asked for).
+    fn step_terms(&self, run: &Run, knobs: &Self::Knobs, credit: &Credit, at: StepAt) -> StepTerms {
+        let _: (&Run, &Self::Knobs, &Credit, StepAt) = (run, knobs, credit, at);
         Vec::new()
     }
 }
@@ -166,13 +177,68 @@ impl<T: Typed> Scheme for T {
         t: TrajectoryId,
         position: usize,
     ) -> Vec<(String, Option<f64>)> {
-        Typed::step_terms(self, run, &T::Knobs::of(params), credit, t, position)
+        let tr = &run.trajectories;
+        let range = tr.path_range(t);
+        if !range.contains(&position) {
+            return Vec::new();
+        }
+        let at = StepAt { t, position, k: position - range.start, node: tr.path_nodes[position] };
+        Typed::step_terms(self, run, &T::Knobs::of(params), credit, at)
+    }
+}
+
+/// What a scheme's credit function gives: its credit, or its credit or why not.
+pub trait IntoCredit {
+    /// As [`Typed::credit`] returns it.
+    fn into_credit(self) -> Result<Credit, CreditError>;
+}
+
+impl IntoCredit for Credit {
+    fn into_credit(self) -> Result<Credit, CreditError> {
+        Ok(self)
+    }
+}
+
+impl IntoCredit for Result<Credit, CreditError> {
+    fn into_credit(self) -> Self {
+        self
     }
 }
 
 /// Declares a scheme: its unit struct, and its [`Declaration`] from its info, the struct its
-/// parameters read as and its presets (none when left out). The file then implements [`Typed`].
+/// parameters read as and its presets (none when left out). With `supports` (a function of the
+/// run) and `credit` (a function of the run, the knobs and `explain`, giving its [`Credit`] or a
+/// `Result` of it), and what makes it batch-wide (a function of the knobs), it writes its
+/// [`Typed`] face too; else the file implements [`Typed`].
 macro_rules! scheme {
+    (
+        $(#[$doc:meta])* $ty:ident, knobs: $knobs:ty, info: $info:expr
+        $(, presets: $presets:expr)?, supports: $supports:expr, credit: $credit:expr
+        $(, batch_wide: $batch_wide:expr)? $(,)?
+    ) => {
+        $crate::credit::scheme::scheme!($(#[$doc])* $ty, knobs: $knobs, info: $info $(, presets: $presets)?);
+
+        impl $crate::credit::scheme::Typed for $ty {
+            fn supports(&self, run: &$crate::model::Run) -> $crate::credit::Support {
+                let check: fn(&$crate::model::Run) -> $crate::credit::Support = $supports;
+                check(run)
+            }
+            fn credit(
+                &self,
+                run: &$crate::model::Run,
+                knobs: &$knobs,
+                explain: bool,
+            ) -> Result<$crate::credit::Credit, $crate::credit::CreditError> {
+                $crate::credit::scheme::IntoCredit::into_credit($credit(run, knobs, explain))
+            }
+            $(
+                fn batch_wide(&self, knobs: &$knobs) -> Option<&'static str> {
+                    let check: fn(&$knobs) -> Option<&'static str> = $batch_wide;
+                    check(knobs)
+                }
+            )?
+        }
+    };
     (
         $(#[$doc:meta])* $ty:ident, knobs: $knobs:ty, info: $info:expr
         $(, presets: $presets:expr)? $(,)?

@@ -186,16 +186,20 @@ macro_rules! impl_choice {
 }
 pub(crate) use impl_choice;
 
-/// Declares an enum for a choice parameter: each variant with its word (its doc).
+/// Declares enums for choice parameters, one line each: each variant with its word (its doc).
+/// An enum without a doc of its own is documented by its words.
 macro_rules! choice {
-    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        $vis enum $name {
-            $(#[doc = concat!("`", $word, "`")] $variant),+
-        }
+    ($($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident = $word:literal),+ $(,)? })+) => {
+        $(
+            $(#[$meta])*
+            #[doc = concat!("The words of a choice parameter:", $(" `", $word, "`"),+, ".")]
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+            $vis enum $name {
+                $(#[doc = concat!("`", $word, "`")] $variant),+
+            }
 
-        $crate::credit::params::declare::impl_choice!($name { $($variant = $word),+ });
+            $crate::credit::params::declare::impl_choice!($name { $($variant = $word),+ });
+        )+
     };
 }
 pub(crate) use choice;
@@ -203,12 +207,13 @@ pub(crate) use choice;
 /// Declares a struct of parameters: each field a parameter (`name: type = decl(…)` or
 /// `range(…)`), or a group declared elsewhere (`name: Group = GROUP`), in the order the specs
 /// list them. The struct reads itself from [`Params`] (`Self::of`) and lists its specs
-/// (`Self::specs`).
+/// (`Self::specs`). A struct without a doc of its own is documented as a scheme's knobs.
 macro_rules! params {
     ($(#[$meta:meta])* $vis:vis struct $name:ident {
         $($(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty = $decl:expr),* $(,)?
     }) => {
         $(#[$meta])*
+        #[doc = "The parameters, declared once: their specs, and the typed values they read as."]
         #[derive(Clone, Copy, Debug)]
         $vis struct $name {
             $($(#[$fmeta])* $fvis $field: $ty),*

@@ -10,7 +10,6 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, SchemeInfo, SourceQuality, Terms};
 
 params! {
-    /// The parameters of `discounted_return`, declared once: its specs and the values it reads.
     pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "1", "discount"),
         common: Common = GROUP,

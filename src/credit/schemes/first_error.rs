@@ -25,7 +25,6 @@ scheme!(
 );
 
 params! {
-    /// The parameters of `first_error`, declared once: its specs and the values it reads.
     pub struct Knobs {
         prefix_bonus: f64 = range(0.0, 2.0, "0", "added to the prefix credit max(A, 0) before the first error"),
         suffix_penalty: f64 = range(0.0, 2.0, "0.5", "subtracted from min(A, 0) at the first error and after it"),
@@ -35,13 +34,9 @@ params! {
 
 impl Typed for FirstError {
     fn supports(&self, run: &Run) -> Support {
-        if !run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR != 0) {
-            return Support::No("needs first-error labels (a step with `first_error: true`)".to_owned());
-        }
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        Support::Yes
+        let labelled = run.nodes.flags.iter().any(|f| f & crate::model::FLAG_FIRST_ERROR != 0);
+        Support::when(labelled, "needs first-error labels (a step with `first_error: true`)")
+            .and(|| crate::credit::engine::inputs::supports_outcomes(run))
     }
     fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let (outcome, _) = outcome_advantages(run, crate::credit::kernels::outcome::OutcomeOptions::of(knobs.outcome));

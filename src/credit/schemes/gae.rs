@@ -16,12 +16,10 @@ use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Supp
 use crate::model::Run;
 
 choice! {
-    /// The `holes` parameter's words.
     enum Holes { Skip = "skip", Zero = "zero" }
 }
 
 params! {
-    /// The parameters of `gae`, declared once: its specs and the values it reads.
     pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "1", "discount"),
         lam: f64 = range(0.0, 1.0, "1", "GAE λ"),

@@ -25,17 +25,11 @@ scheme!(
 );
 
 choice! {
-    /// The `mode` parameter's words.
     enum Mode { MeanNorm = "mean_norm", MeanStdNorm = "mean_std_norm" }
-}
-
-choice! {
-    /// The `stats` parameter's words.
     enum Stats { Steps = "steps", Trajectories = "trajectories" }
 }
 
 params! {
-    /// The parameters of `gigpo`, declared once: its specs and the values it reads.
     pub struct Knobs {
         omega: f64 = range(0.0, 5.0, "1", "weight of the step-level advantage (step_advantage_w)"),
         mode: Mode = decl("mean_norm", "subtract the mean, or also divide by std + ε"),

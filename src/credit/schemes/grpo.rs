@@ -12,62 +12,20 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 choice! {
-    /// The `std` parameter's words.
     enum Std { Unbiased = "unbiased", Biased = "biased" }
-}
-
-choice! {
-    /// The `scale` parameter's words.
     enum Scale { Group = "group", Batch = "batch" }
-}
-
-choice! {
-    /// The `mean` parameter's words.
     enum Mean { Group = "group", Batch = "batch" }
-}
-
-choice! {
-    /// The `singleton` parameter's words.
     enum Singleton { Verl = "verl", Zero = "zero" }
-}
-
-choice! {
-    /// The `aggregation` parameter's words.
     enum Aggregation { SumThenNormalize = "sum_then_normalize", NormalizeThenSum = "normalize_then_sum" }
-}
-
-choice! {
-    /// The `unscorable` parameter's words.
     enum Unscorable { None = "none", Zero = "zero" }
-}
-
-choice! {
-    /// The `baseline` parameter's words.
     enum Baseline { Group = "group", LeaveOneOut = "leave_one_out" }
-}
-
-choice! {
-    /// The `count` parameter's words.
     enum Count { Trajectory = "trajectory", Tree = "tree" }
-}
-
-choice! {
-    /// The `zero_std` parameter's words.
     enum ZeroStd { Divide = "divide", Skip = "skip" }
-}
-
-choice! {
-    /// The `reduction` parameter's words.
     enum Reduction { Sequential = "sequential", TorchRows = "torch_rows", TorchAll = "torch_all" }
-}
-
-choice! {
-    /// The `grouping` parameter's words.
     enum Grouping { Prompt = "prompt", SlimeRows = "slime_rows" }
 }
 
 params! {
-    /// The parameters of `grpo`, declared once: its specs and the values it reads.
     pub struct Knobs {
         norm_by_std: bool = decl("true", "divide by the group std (verl norm_adv_by_std_in_grpo); false is Dr.GRPO"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the std: verl 1e-6, TRL 1e-4, OpenRLHF 1e-9"),

@@ -2,7 +2,6 @@
 //! whose answer the reference model finds about as likely as the other accurate ones get
 //! `λ · acc`; the answer's likelihood is `exp(Σ ref logprob / (n + 1e-6))` over the answer span.
 
-use crate::credit::engine::inputs::has_outcomes;
 use crate::credit::kernels::group::normalize_group;
 use crate::credit::params::declare::{params, range};
 use crate::credit::scheme::scheme;
@@ -25,7 +24,6 @@ scheme!(
 );
 
 params! {
-    /// The parameters of `grpo_care`, declared once: its specs and the values it reads.
     pub struct Knobs {
         bonus: f64 = range(0.0, 5.0, "0.5", "λ, the bonus coefficient (the script uses 0.5, the code default 1.0)"),
         margin: f64 = range(0.0, 1.0, "0.01", "how far below the accurate rollouts' mean confidence still counts as consistent"),
@@ -47,13 +45,8 @@ fn answer_step(run: &Run, t: TrajectoryId) -> Option<NodeId> {
 
 impl Typed for GrpoCare {
     fn supports(&self, run: &Run) -> Support {
-        if !has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        if run.tokens.ref_logprob.is_none() {
-            return Support::No("needs token reference logprobs (`ref_logprob`)".to_owned());
-        }
-        Support::Yes
+        crate::credit::engine::inputs::supports_outcomes(run)
+            .and(|| Support::when(run.tokens.ref_logprob.is_some(), "needs token reference logprobs (`ref_logprob`)"))
     }
     fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let Some(ref_logprob) = run.tokens.ref_logprob.as_ref() else {

@@ -11,7 +11,6 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 params! {
-    /// The parameters of `grpo_passk`, declared once: its specs and the values it reads.
     pub struct Knobs {
         norm_by_std: bool = decl("true", "divide r_max − r_2nd by the group std + ε (read from the algorithm config)"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "std offset"),

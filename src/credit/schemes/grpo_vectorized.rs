@@ -10,7 +10,6 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 params! {
-    /// The parameters of `grpo_vectorized`, declared once: its specs and the values it reads.
     pub struct Knobs {
         norm_by_std: bool = decl("true", "divide by the std; verl's dispatcher never forwards false, so the trainer always divides"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "variance floor and std offset"),

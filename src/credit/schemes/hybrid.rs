@@ -8,7 +8,7 @@ use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
-use crate::credit::scheme::scheme;
+use crate::credit::scheme::{StepAt, StepTerms, scheme};
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{GroupId, Run, TrajectoryId};
 
@@ -28,12 +28,10 @@ scheme!(
 );
 
 choice! {
-    /// The `process_norm` parameter's words.
     enum ProcessNorm { Group = "group", Batch = "batch", None = "none" }
 }
 
 params! {
-    /// The parameters of `hybrid`, declared once: its specs and the values it reads.
     pub struct Knobs {
         alpha: f64 = range(0.0, 5.0, "1", "weight of the outcome advantage"),
         beta: f64 = range(0.0, 5.0, "0.5", "weight of the normalized step score"),
@@ -45,28 +43,11 @@ params! {
 
 impl Typed for Hybrid {
     fn supports(&self, run: &Run) -> Support {
-        if let Support::No(reason) = supports_scores(run) {
-            return Support::No(reason);
-        }
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        Support::Yes
+        supports_scores(run).and(|| crate::credit::engine::inputs::supports_outcomes(run))
     }
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Knobs,
-        _: &Credit,
-        _: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let (Ok(column), Some(node)) =
-            (score_column(run, knobs.score_param.score, "hybrid"), run.trajectories.path_nodes.get(position))
-        else {
-            return Vec::new();
-        };
-        vec![("s".to_owned(), Some(f64::from(column[node.index()])))]
+    fn step_terms(&self, run: &Run, knobs: &Knobs, _: &Credit, at: StepAt) -> StepTerms {
+        let Ok(column) = score_column(run, knobs.score_param.score, "hybrid") else { return Vec::new() };
+        vec![("s".to_owned(), Some(f64::from(column[at.node.index()])))]
     }
 
     fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {

@@ -23,12 +23,10 @@ scheme!(
 );
 
 choice! {
-    /// The `unit` parameter's words.
     enum Unit { Auto = "auto", Tokens = "tokens", Steps = "steps" }
 }
 
 params! {
-    /// The parameters of `length_penalty`, declared once: its specs and the values it reads.
     pub struct Knobs {
         lambda: f64 = range(0.0, 5.0, "0.2", "penalty for the longest rollout of the group"),
         unit: Unit = decl("auto", "length in tokens (when logged) or steps"),

@@ -8,7 +8,7 @@ use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::score_column;
 use crate::credit::kernels::group::normalize_group;
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
-use crate::credit::scheme::scheme;
+use crate::credit::scheme::{StepAt, StepTerms, scheme};
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{NodeId, Run, Sym, TrajectoryId};
 
@@ -30,12 +30,10 @@ scheme!(
 );
 
 choice! {
-    /// The `step_reward` parameter's words.
     enum StepReward { Docs = "docs", Score = "score" }
 }
 
 params! {
-    /// The parameters of `lets`, declared once: its specs and the values it reads.
     pub struct Knobs {
         gamma: f64 = range(0.0, 5.0, "1", "hybrid ratio γ (the code reuses algorithm.gamma)"),
         step_reward: StepReward = decl("docs", "step rewards from retrieved documents (the code's reward manager) or a logged step score"),
@@ -132,10 +130,9 @@ fn search_steps(run: &Run, path: &[NodeId]) -> Vec<usize> {
 
 /// The z of the segment that path step `position` of trajectory `t` closes or lies in, as
 /// `compute` scales it; `None` for the answer segment and a path with nothing to scale.
-fn segment_z(run: &Run, knobs: &Knobs, t: TrajectoryId, position: usize) -> Option<f64> {
+fn segment_z(run: &Run, knobs: &Knobs, t: TrajectoryId, k: usize) -> Option<f64> {
     let tr = &run.trajectories;
     let path = tr.path(t);
-    let k = position.checked_sub(tr.path_range(t).start).filter(|&k| k < path.len())?;
     if knobs.step_reward != StepReward::Docs {
         // Every step but the last is a segment, z-scored by its score within the path.
         let column = score_column(run, knobs.score_param.score, "lets").ok()?;
@@ -221,26 +218,14 @@ fn zscores(s: &[f64], eps: f64) -> Option<Vec<f64>> {
 
 impl Typed for Lets {
     fn supports(&self, run: &Run) -> Support {
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
         let has_docs = !run.nodes.doc_values.is_empty();
         let has_scores = crate::credit::engine::inputs::SCORE_NAMES.iter().any(|n| run.nodes.scores.contains_key(*n));
-        if has_docs || has_scores {
-            Support::Yes
-        } else {
-            Support::No("needs retrieved `docs` on search steps or a named step score".to_owned())
-        }
+        crate::credit::engine::inputs::supports_outcomes(run).and(|| {
+            Support::when(has_docs || has_scores, "needs retrieved `docs` on search steps or a named step score")
+        })
     }
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Knobs,
-        _: &Credit,
-        t: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let z = segment_z(run, knobs, t, position);
+    fn step_terms(&self, run: &Run, knobs: &Knobs, _: &Credit, at: StepAt) -> StepTerms {
+        let z = segment_z(run, knobs, at.t, at.k);
         vec![("z_k (0: not a scaled segment)".to_owned(), Some(z.unwrap_or(0.0)))]
     }
 

@@ -25,12 +25,10 @@ scheme!(
 );
 
 choice! {
-    /// The `source` parameter's words.
     enum Source { Auto = "auto", Token = "token", Step = "step", Outcome = "outcome" }
 }
 
 params! {
-    /// The parameters of `logged`, declared once: its specs and the values it reads.
     pub struct Knobs {
         source: Source = decl("auto", "which logged values: the token `advantage` array, the `logged_advantage` step score, or the `advantage` outcome component; auto takes the first the run has"),
     }

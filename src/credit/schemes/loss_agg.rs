@@ -16,7 +16,6 @@ choice! {
 }
 
 params! {
-    /// The parameters of `loss_agg_weight`, declared once: its specs and the values it reads.
     pub struct Knobs {
         mode: LossAgg = decl("token-mean", "token-mean (verl default, TRL dapo/bnpo), seq-mean-token-sum, seq-mean-token-mean (verl: 1/(n + 1e-8) over non-empty rows), seq-mean-token-sum-norm (Dr.GRPO in verl), trl-grpo (TRL grpo/sapo: 1/max(n, 1) over all rows), trl-dr_grpo (Σ/(B·max_completion_length)), trl-luspo (mean over rows of the sequence loss times its length: 1/B per token)"),
         max_completion_length: i64 = range(0.0, 1000000.0, "0", "TRL dr_grpo's normalizer: the configured max_completion_length; 0 = the one the run's metadata records, else the longest row"),

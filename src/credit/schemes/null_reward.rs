@@ -24,12 +24,10 @@ scheme!(
 );
 
 choice! {
-    /// The `mode` parameter's words.
     enum Mode { Shuffle = "shuffle", Random = "random", FormatOnly = "format_only" }
 }
 
 params! {
-    /// The parameters of `null_reward`, declared once: its specs and the values it reads.
     pub struct Knobs {
         mode: Mode = decl("shuffle", "shuffle rewards within each group, draw random 0/1 rewards at the group's rate, or use the `format` component"),
         seed: i64 = range(0.0, 1000000.0, "0", "random seed"),

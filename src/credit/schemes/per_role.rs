@@ -41,7 +41,6 @@ choice! {
 }
 
 params! {
-    /// The parameters of `per_role`, declared once: its specs and the values it reads.
     pub struct Knobs {
         estimators: &'static str = decl("", "each role's estimator, `role=estimator` separated by commas (rLLM's estimator_map), e.g. `solver=grpo, verifier=reinforce`; a role not named takes `estimator`"),
         estimator: Estimator = decl("grpo", "the estimator of the roles `estimators` does not name (rLLM's estimator)"),

@@ -24,27 +24,13 @@ scheme!(
 );
 
 choice! {
-    /// The `q_source` parameter's words.
     enum QSource { Auto = "auto", PrmLogprob = "prm_logprob", PolicyLogprob = "policy_logprob" }
-}
-
-choice! {
-    /// The `granularity` parameter's words.
     enum Granularity { Token = "token", Whole = "whole" }
-}
-
-choice! {
-    /// The `process_scale` parameter's words.
     enum ProcessScale { BatchNorm = "batch_norm", Beta = "beta" }
-}
-
-choice! {
-    /// The `rloo_form` parameter's words.
     enum RlooForm { Code = "code", Paper = "paper" }
 }
 
 params! {
-    /// The parameters of `prime`, declared once: its specs and the values it reads.
     pub struct Knobs {
         q_source: QSource = decl("auto", "log π_φ in q = log π_φ − log π_ref: the logged implicit PRM, or the policy (the PRM PRIME starts from); auto: the PRM when logged"),
         granularity: Granularity = decl("token", "process reward q_t on every token, or Σq on the last token (the mask stays the whole response)"),

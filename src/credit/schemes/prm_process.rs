@@ -8,9 +8,9 @@ use crate::credit::engine::inputs::Score;
 use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::kernels::group::normalize_group_with;
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
-use crate::credit::scheme::scheme;
+use crate::credit::scheme::{StepAt, StepTerms, scheme};
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
-use crate::model::{Run, TrajectoryId};
+use crate::model::Run;
 
 scheme!(
     /// PRM process credit.
@@ -30,32 +30,14 @@ scheme!(
 );
 
 choice! {
-    /// The `form` parameter's words.
     enum Form { Deepseekmath = "deepseekmath", Agg = "agg" }
-}
-
-choice! {
-    /// The `agg` parameter's words.
     enum Agg { Min = "min", Prod = "prod", Last = "last", Mean = "mean", Sum = "sum" }
-}
-
-choice! {
-    /// The `missing` parameter's words.
     enum Missing { Skip = "skip", Zero = "zero", Outcome = "outcome" }
-}
-
-choice! {
-    /// The `refine` parameter's words.
     enum Refine { None = "none", Clip = "clip", Delta = "delta" }
-}
-
-choice! {
-    /// The `std` parameter's words.
     enum Std { Unbiased = "unbiased", Population = "population" }
 }
 
 params! {
-    /// The parameters of `prm_process`, declared once: its specs and the values it reads.
     pub struct Knobs {
         score_param: Score = GROUP,
         form: Form = decl("deepseekmath", "deepseekmath: group-normalized step scores summed from each step on; agg: GRPO on the aggregated trajectory score"),
@@ -132,24 +114,13 @@ impl Typed for PrmProcess {
     fn supports(&self, run: &Run) -> Support {
         supports_scores(run)
     }
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Knobs,
-        _: &Credit,
-        t: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
+    fn step_terms(&self, run: &Run, knobs: &Knobs, _: &Credit, at: StepAt) -> StepTerms {
         let Ok(column) = score_column(run, knobs.score_param.score, "prm_process") else { return Vec::new() };
         let tr = &run.trajectories;
-        let range = tr.path_range(t);
-        if !range.contains(&position) {
-            return Vec::new();
-        }
-        let mut score: Vec<f32> = tr.path_nodes[range.clone()].iter().map(|n| column[n.index()]).collect();
-        prepare(&mut score, tr.reward[t.index()], knobs.missing, knobs.refine, knobs.clip_eta as f32);
+        let mut score: Vec<f32> = tr.path(at.t).iter().map(|n| column[n.index()]).collect();
+        prepare(&mut score, tr.reward[at.t.index()], knobs.missing, knobs.refine, knobs.clip_eta as f32);
         // The deepseekmath form sums this step's score and the later ones; agg aggregates them all.
-        let first = if knobs.form == Form::Agg { 0 } else { position - range.start };
+        let first = if knobs.form == Form::Agg { 0 } else { at.k };
         let shown = score.len() - first;
         let mut terms = vec![("ε".to_owned(), Some(knobs.epsilon))];
         let scores = score[first..].iter().enumerate().take(STEP_TERMS);

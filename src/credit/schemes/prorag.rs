@@ -8,7 +8,7 @@ use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::engine::inputs::{score_column, supports_scores};
 use crate::credit::kernels::outcome::{OutcomeNorm, OutcomeOptions};
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
-use crate::credit::scheme::scheme;
+use crate::credit::scheme::{StepAt, StepTerms, scheme};
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{GroupId, NodeId, Run, Sym, TrajectoryId};
 
@@ -33,12 +33,10 @@ scheme!(
 const WELL_FORMED_KINDS: &[&str] = &["search", "subquery", "read", "retrieval", "subanswer", "answer"];
 
 choice! {
-    /// The `format_source` parameter's words.
     enum FormatSource { None = "none", Kind = "kind", Score = "score" }
 }
 
 params! {
-    /// The parameters of `prorag`, declared once: its specs and the values it reads.
     pub struct Knobs {
         beta: f64 = range(0.0, 5.0, "0.3", "weight of the step z-score (prm_beta; the script uses 0.3)"),
         score_param: Score = GROUP,
@@ -52,27 +50,11 @@ params! {
 
 impl Typed for Prorag {
     fn supports(&self, run: &Run) -> Support {
-        if let Support::No(reason) = supports_scores(run) {
-            return Support::No(reason);
-        }
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        Support::Yes
+        supports_scores(run).and(|| crate::credit::engine::inputs::supports_outcomes(run))
     }
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Knobs,
-        _: &Credit,
-        _: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let (Ok(column), Some(&node)) =
-            (score_column(run, knobs.score_param.score, "prorag"), run.trajectories.path_nodes.get(position))
-        else {
-            return Vec::new();
-        };
+    fn step_terms(&self, run: &Run, knobs: &Knobs, _: &Credit, at: StepAt) -> StepTerms {
+        let Ok(column) = score_column(run, knobs.score_param.score, "prorag") else { return Vec::new() };
+        let node = at.node;
         let source = source_of(knobs.format_source);
         let (bonus, penalty) = (knobs.format_bonus as f32, knobs.format_penalty as f32);
         let scores = run.nodes.scores.get("format").map(Vec::as_slice);

@@ -28,27 +28,13 @@ scheme!(
 );
 
 choice! {
-    /// The `transform` parameter's words.
     enum TransformChoice { TwoPMinusOne = "two_p_minus_one", AsIs = "as_is" }
-}
-
-choice! {
-    /// The `weighting` parameter's words.
     enum Weighting { SoftmaxMin = "softmax_min", Uniform = "uniform" }
-}
-
-choice! {
-    /// The `baseline` parameter's words.
     enum Baseline { Step = "step", Token = "token", None = "none" }
-}
-
-choice! {
-    /// The `normalize_over` parameter's words.
     enum NormalizeOver { Tokens = "tokens", Steps = "steps" }
 }
 
 params! {
-    /// The parameters of `pure`, declared once: its specs and the values it reads.
     pub struct Knobs {
         score_param: Score = GROUP,
         transform: TransformChoice = decl("two_p_minus_one", "r = P(correct) − P(wrong) = 2p − 1 for a probability, or the score as logged"),

@@ -16,12 +16,10 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 choice! {
-    /// The `holes` parameter's words.
     enum Holes { Reset = "reset", MaskReward = "mask_reward" }
 }
 
 params! {
-    /// The parameters of `reinforce_plus_plus`, declared once: its specs and the values it reads.
     pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "1", "discount"),
         holes: Holes = decl("reset", "at a masked token verl resets the running return; OpenRLHF only masks the reward"),

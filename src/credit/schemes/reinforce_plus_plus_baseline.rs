@@ -15,7 +15,6 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 params! {
-    /// The parameters of `reinforce_plus_plus_baseline`, declared once: its specs and the values it reads.
     pub struct Knobs {
         whiten: Whiten = decl("verl", "batch whitening: verl (unbiased, var + 1e-8), OpenRLHF (biased, clamp(var, 1e-8)), or none"),
         std_norm_param: StdNorm = GROUP,
@@ -65,18 +64,17 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
             terms.set(i, &[scores[i].f64(), mean.f64()]);
         }
     }
+    // The batch's whitening (verl's or OpenRLHF's), then the mask.
+    let whiten = |advantages: &mut Vec<F>| {
+        let whitening = (knobs.whiten, knobs.std_norm_param.std_norm);
+        whiten_batch_then_mask(batch, advantages, whitening, "reinforce_plus_plus_baseline", None)
+    };
     if knobs.placement_param.placement == Placement::LastTokenReturn {
         // OpenRLHF forces γ = 1 here; its returns are the reward-to-go before whitening.
         let returns =
             crate::credit::kernels::openrlhf::returns(batch, &centred, knobs.common.shape(knobs.reward_clip), F::ONE);
         let mut advantages = returns.clone();
-        whiten_batch_then_mask(
-            batch,
-            &mut advantages,
-            (knobs.whiten, knobs.std_norm_param.std_norm),
-            "reinforce_plus_plus_baseline",
-            None,
-        )?;
+        whiten(&mut advantages)?;
         return Ok(Output { advantages, returns: Some(returns), terms });
     }
     // Without a mask every position of a row holds its centred score: whiten the rows, weighted by
@@ -88,12 +86,6 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
         return Ok(Output { advantages: batch.broadcast(&centred), returns: None, terms });
     }
     let mut advantages = batch.broadcast(&centred);
-    whiten_batch_then_mask(
-        batch,
-        &mut advantages,
-        (knobs.whiten, knobs.std_norm_param.std_norm),
-        "reinforce_plus_plus_baseline",
-        None,
-    )?;
+    whiten(&mut advantages)?;
     Ok(Output { advantages, returns: None, terms })
 }

@@ -11,7 +11,6 @@ use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Supp
 use crate::model::Run;
 
 params! {
-    /// The parameters of `remax`, declared once: its specs and the values it reads.
     pub struct Knobs {
         common: Common = GROUP,
     }

@@ -16,22 +16,12 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 choice! {
-    /// The `singleton` parameter's words.
     enum Singleton { Raw = "raw", Zero = "zero" }
-}
-
-choice! {
-    /// The `baseline` parameter's words.
     enum Baseline { Scaled = "scaled", Others = "others" }
-}
-
-choice! {
-    /// The `unscorable` parameter's words.
     enum Unscorable { None = "none", Zero = "zero" }
 }
 
 params! {
-    /// The parameters of `rloo`, declared once: its specs and the values it reads.
     pub struct Knobs {
         singleton: Singleton = decl("raw", "a group of one: verl's loop keeps the raw score; the vectorized version and TRL give 0"),
         reward_clip: f64 = range(0.0, 1000.0, "0", "clamp the advantage to ±this (OpenRLHF clips the shaped reward to ±10); 0 = off"),

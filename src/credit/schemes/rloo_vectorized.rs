@@ -9,7 +9,6 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality, Terms};
 
 params! {
-    /// The parameters of `rloo_vectorized`, declared once: its specs and the values it reads.
     pub struct Knobs {
         common: Common = GROUP,
     }

@@ -9,7 +9,7 @@ use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::{ValueMode, ValueTree};
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
-use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
+use crate::credit::{Credit, Family, SchemeInfo, SourceQuality, Terms};
 use crate::model::Run;
 
 scheme!(
@@ -26,21 +26,16 @@ scheme!(
             "AIFrameResearch/SPO@b9fc6a263dec54e28137fd488a9b9c0e0d026025 (tree_episode_generator, hybrid_inference_strategy)",
         ),
         checked: "the treepo_spo variant against TreePO's own code (tests/golden/treepo/cases.json, made by its generate.py from TreePO b86ce51); the official SPO form against SPO's own code (tests/golden/spo_tree/cases.json, made by its generate.py from SPO b9fc6a2: rloo, grpo, use_pav, dropped edges)",
-    },
+    },    supports: crate::credit::engine::inputs::supports_outcomes,
+    credit: credit,
 );
 
 choice! {
-    /// The `edge_adv` parameter's words.
     enum EdgeAdv { Rloo = "rloo", Grpo = "grpo" }
-}
-
-choice! {
-    /// The `variant` parameter's words.
     enum Variant { Official = "official", TreepoSpo = "treepo_spo" }
 }
 
 params! {
-    /// The parameters of `spo_tree`, declared once: its specs and the values it reads.
     pub struct Knobs {
         edge_adv: EdgeAdv = decl("rloo", "edge advantage V(n) − V(parent) (rloo), or divided by the parent's children's population std + 1e-8 (grpo)"),
         variant: Variant = decl("official", "the SPO code, or TreePO's re-implementation: z-score among siblings (a lone child keeps its value), root 0"),
@@ -81,17 +76,7 @@ fn sibling_stats(tree: &ValueTree) -> Vec<(f64, f64, u32)> {
         .collect()
 }
 
-impl Typed for SpoTree {
-    fn supports(&self, run: &Run) -> Support {
-        crate::credit::engine::inputs::supports_outcomes(run)
-    }
-    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
-        Ok(credit(run, knobs, explain))
-    }
-}
-
-/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
-/// each step's number (`compute_explained`).
+/// The credit under `knobs`; with `explain`, the values per step its terms need too.
 fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let tree = build(run, ValueMode::ChildMean, merge_prefixes(run, knobs.merge_param.merge));
     let stats = sibling_stats(&tree);

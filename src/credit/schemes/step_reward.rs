@@ -5,7 +5,7 @@
 //! group are normalised together: `(G − mean)/(std + 1e-8)`, the population std.
 
 use crate::credit::params::declare::{params, range};
-use crate::credit::scheme::scheme;
+use crate::credit::scheme::{StepAt, StepTerms, scheme};
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
@@ -27,7 +27,6 @@ scheme!(
 );
 
 params! {
-    /// The parameters of `step_reward`, declared once: its specs and the values it reads.
     pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "1", "discount of the later steps' rewards in a step's return (StepRewardRubric's gamma)"),
     }
@@ -61,19 +60,13 @@ impl Typed for StepReward {
         crate::credit::engine::inputs::supports_step_rewards(run)
     }
 
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Knobs,
-        _: &Credit,
-        t: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let Some(k) = position.checked_sub(run.trajectories.path_range(t).start) else { return Vec::new() };
-        let returns = returns(run, t, knobs.gamma);
-        let reward = run.trajectories.path(t).get(k).map(|n| f64::from(run.nodes.env_reward[n.index()]));
-        match returns.get(k) {
-            Some(&g) => vec![("step reward".to_owned(), reward.filter(|r| r.is_finite())), ("G".to_owned(), Some(g))],
+    fn step_terms(&self, run: &Run, knobs: &Knobs, _: &Credit, at: StepAt) -> StepTerms {
+        let returns = returns(run, at.t, knobs.gamma);
+        let reward = f64::from(run.nodes.env_reward[at.node.index()]);
+        match returns.get(at.k) {
+            Some(&g) => {
+                vec![("step reward".to_owned(), Some(reward).filter(|r| r.is_finite())), ("G".to_owned(), Some(g))]
+            }
             None => Vec::new(),
         }
     }

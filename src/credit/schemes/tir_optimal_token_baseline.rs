@@ -11,7 +11,6 @@ use crate::credit::scheme::estimator;
 use crate::credit::{CreditError, Family, Preset, SchemeInfo, SourceQuality};
 
 params! {
-    /// The parameters of `tir_optimal_token_baseline`, declared once: its specs and the values it reads.
     pub struct Knobs {
         handle_zero_tail: bool = decl("true", "zero the baseline of a group's unique longest row beyond the second-longest length"),
         epsilon: f64 = range(0.0, 1.0, "0.00000001", "added to the weight sum"),

@@ -24,12 +24,10 @@ scheme!(
 );
 
 choice! {
-    /// The `combination` parameter's words.
     enum Combination { InterIntra = "inter+intra", TwoNorm = "2norm", Intra = "intra" }
 }
 
 params! {
-    /// The parameters of `tree_grpo`, declared once: its specs and the values it reads.
     pub struct Knobs {
         combination: Combination = decl("inter+intra", "tree (script default), tree_2norm, or tree_inner"),
         epsilon: f64 = range(0.0, 1.0, "0.000001", "added to the std"),

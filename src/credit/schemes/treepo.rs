@@ -11,7 +11,7 @@ use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
-use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
+use crate::credit::{Credit, Family, SchemeInfo, SourceQuality, Terms};
 use crate::model::Run;
 
 scheme!(
@@ -26,21 +26,17 @@ scheme!(
         needs: "outcome rewards; explicit trees, or groups of rollouts merged by identical step prefix",
         source: SourceQuality::FromCode("multimodal-art-projection/TreePO@f05552394e734ea2838cf9e3b8191f5093319dcf"),
         checked: "TreePO's own code for the segment estimator (tests/golden/treepo/cases.json, made by its generate.py from TreePO b86ce51); the subgroup estimator against the worked example of reference/credit-schemes-process.md",
-    },
+    },    supports: crate::credit::engine::inputs::supports_outcomes,
+    credit: credit,
+    batch_wide: |knobs| knobs.whiten.then_some("whitens the advantages over the batch"),
 );
 
 choice! {
-    /// The `weighting` parameter's words.
     enum Weighting { Average = "average", GroupSize = "group_size" }
-}
-
-choice! {
-    /// The `estimator` parameter's words.
     enum Estimator { Subgroup = "subgroup", Segment = "segment" }
 }
 
 params! {
-    /// The parameters of `treepo`, declared once: its specs and the values it reads.
     pub struct Knobs {
         weighting: Weighting = decl("average", "average over depths (the script), or weight by subgroup size (the code default)"),
         skip_zero_std: bool = decl("false", "leave out subgroups whose rewards are all equal (remove_no_std_subgroup)"),
@@ -51,21 +47,7 @@ params! {
     }
 }
 
-impl Typed for Treepo {
-    fn batch_wide(&self, knobs: &Knobs) -> Option<&'static str> {
-        knobs.whiten.then_some("whitens the advantages over the batch")
-    }
-
-    fn supports(&self, run: &Run) -> Support {
-        crate::credit::engine::inputs::supports_outcomes(run)
-    }
-    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
-        Ok(credit(run, knobs, explain))
-    }
-}
-
-/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
-/// each step's number (`compute_explained`).
+/// The credit under `knobs`; with `explain`, the values per step its terms need too.
 fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let merge = merge_prefixes(run, knobs.merge_param.merge);
     let tree = build(run, ValueMode::LeafMean, merge);

@@ -8,7 +8,7 @@ use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
-use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
+use crate::credit::{Credit, Family, SchemeInfo, SourceQuality, Terms};
 use crate::model::Run;
 
 scheme!(
@@ -25,26 +25,17 @@ scheme!(
             "reconstructed from the abstract and summaries; no code; the outcome weight is unknown",
         ),
         checked: "the worked example of reference/credit-schemes-process.md (tests/it/process_credit.rs); not run against the paper's code",
-    },
+    },    supports: crate::credit::engine::inputs::supports_outcomes,
+    credit: credit,
 );
 
 choice! {
-    /// The `value` parameter's words.
     enum Value { LeafMean = "leaf_mean", ChildMean = "child_mean" }
-}
-
-choice! {
-    /// The `form` parameter's words.
     enum Form { Difference = "difference", SiblingZ = "sibling_z" }
-}
-
-choice! {
-    /// The `singleton` parameter's words.
     enum Singleton { Zero = "zero", Verl = "verl" }
 }
 
 params! {
-    /// The parameters of `treeps_rag`, declared once: its specs and the values it reads.
     pub struct Knobs {
         value: Value = decl("leaf_mean", "node value: mean outcome of descendant leaves, or mean of the children's values"),
         merge_param: MergeParam = GROUP,
@@ -83,20 +74,7 @@ impl Options {
     }
 }
 
-impl Typed for TreepsRag {
-    fn supports(&self, run: &Run) -> Support {
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        Support::Yes
-    }
-    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
-        Ok(credit(run, knobs, explain))
-    }
-}
-
-/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
-/// each step's number (`compute_explained`).
+/// The credit under `knobs`; with `explain`, the values per step its terms need too.
 fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let options = Options::of(knobs);
     let tree = build(run, options.value, merge_prefixes(run, options.merge));

@@ -6,7 +6,7 @@ use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
-use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
+use crate::credit::{Credit, Family, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
 scheme!(
@@ -21,26 +21,17 @@ scheme!(
         needs: "outcome rewards and at least two leaves per group; explicit trees, or rollouts merged by identical step prefix",
         source: SourceQuality::FromCode("THUDM/TreeRL@f0edbea6f2f6392c46d297f83fb4929a9524266e"),
         checked: "TreeRL's own code (tests/golden/treerl/cases.json, made by its generate.py from TreeRL f0edbea: sqrt, uniform and no reweighting, the three value forms of gather_paths, forests of several trees, unselected leaves); the worked example of reference/credit-schemes-process.md",
-    },
+    },    supports: supports,
+    credit: credit,
 );
 
 choice! {
-    /// The `leaf_centring` parameter's words.
     enum LeafCentring { Loo = "loo", None = "none" }
-}
-
-choice! {
-    /// The `reweight` parameter's words.
     enum Reweight { Sqrt = "sqrt", Uniform = "uniform", Original = "original" }
-}
-
-choice! {
-    /// The `value_form` parameter's words.
     enum ValueForm { LocalState = "local_state", ValueOnly = "value_only", Local = "local", Paper = "paper" }
 }
 
 params! {
-    /// The parameters of `treerl`, declared once: its specs and the values it reads.
     pub struct Knobs {
         leaf_centring: LeafCentring = decl("loo", "centre each leaf on the mean of the other leaves of its forest"),
         reweight: Reweight = decl("sqrt", "divide a node's accumulated value by √c, c, or nothing (c = leaves below)"),
@@ -52,23 +43,14 @@ params! {
     }
 }
 
-impl Typed for Treerl {
-    fn supports(&self, run: &Run) -> Support {
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        if !run.groups.ids().any(|g| run.groups.members(g).len() >= 2) {
-            return Support::No("needs groups with at least two leaves (leave-one-out over the forest)".to_owned());
-        }
-        Support::Yes
-    }
-    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
-        Ok(credit(run, knobs, explain))
-    }
+/// What a run needs for it.
+fn supports(run: &Run) -> Support {
+    let forests = run.groups.ids().any(|g| run.groups.members(g).len() >= 2);
+    crate::credit::engine::inputs::supports_outcomes(run)
+        .and(|| Support::when(forests, "needs groups with at least two leaves (leave-one-out over the forest)"))
 }
 
-/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
-/// each step's number (`compute_explained`).
+/// The credit under `knobs`; with `explain`, the values per step its terms need too.
 fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let merge = merge_prefixes(run, knobs.merge_param.merge);
     let tree = build(run, ValueMode::LeafMean, merge);

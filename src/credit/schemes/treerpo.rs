@@ -6,7 +6,7 @@ use crate::credit::engine::tree::{build, merge_prefixes};
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::params::declare::{GROUP, choice, decl, params, range};
 use crate::credit::scheme::scheme;
-use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
+use crate::credit::{Credit, Family, SchemeInfo, SourceQuality, Terms};
 use crate::model::Run;
 
 scheme!(
@@ -23,21 +23,16 @@ scheme!(
             "Yang et al.'s code was not obtainable; reconstructed from the paper and a third-party implementation",
         ),
         checked: "the Sapir variant (value = leaf_mean, std = false, singleton = untrained) against omrisapir1/treerpo's own code (tests/golden/treerpo/cases.json, made by its generate.py from treerpo 05499ad); Yang et al.'s form against the worked example of reference/credit-schemes-process.md (their code was not obtainable)",
-    },
+    },    supports: crate::credit::engine::inputs::supports_outcomes,
+    credit: credit,
 );
 
 choice! {
-    /// The `value` parameter's words.
     enum Value { ChildMean = "child_mean", LeafMean = "leaf_mean" }
-}
-
-choice! {
-    /// The `singleton` parameter's words.
     enum Singleton { Zero = "zero", Verl = "verl", Untrained = "untrained" }
 }
 
 params! {
-    /// The parameters of `treerpo`, declared once: its specs and the values it reads.
     pub struct Knobs {
         value: Value = decl("child_mean", "node value: mean of the children's values (Yang) or of the leaves below (Sapir)"),
         std: bool = decl("true", "divide by the sibling std + ε (Yang); off gives the mean-centred form (Sapir)"),
@@ -47,20 +42,7 @@ params! {
     }
 }
 
-impl Typed for Treerpo {
-    fn supports(&self, run: &Run) -> Support {
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        Support::Yes
-    }
-    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
-        Ok(credit(run, knobs, explain))
-    }
-}
-
-/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
-/// each step's number (`compute_explained`).
+/// The credit under `knobs`; with `explain`, the values per step its terms need too.
 fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let mode = if knobs.value == Value::LeafMean { ValueMode::LeafMean } else { ValueMode::ChildMean };
     let merge = merge_prefixes(run, knobs.merge_param.merge);

@@ -6,7 +6,7 @@ use crate::credit::engine::inputs::outcome_advantages;
 use crate::credit::kernels::outcome::OutcomeParams;
 use crate::credit::params::declare::{GROUP, decl, params, range};
 use crate::credit::scheme::default_knobs;
-use crate::credit::scheme::scheme;
+use crate::credit::scheme::{StepAt, StepTerms, scheme};
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 use std::collections::BTreeMap;
@@ -29,7 +29,6 @@ scheme!(
 );
 
 params! {
-    /// The parameters of `triage`, declared once: its specs and the values it reads.
     pub struct Knobs {
         w: f64 = range(0.0, 2.0, "0.5", "mixing weight of the role constant"),
         c_progress: f64 = range(-2.0, 2.0, "1", "constant for decisive progress"),
@@ -48,24 +47,11 @@ impl Typed for Triage {
     }
 
     fn supports(&self, run: &Run) -> Support {
-        if !run.nodes.role.iter().any(|r| r.is_some()) {
-            return Support::No("needs role labels on steps".to_owned());
-        }
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        Support::Yes
+        Support::when(run.nodes.role.iter().any(|r| r.is_some()), "needs role labels on steps")
+            .and(|| crate::credit::engine::inputs::supports_outcomes(run))
     }
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Knobs,
-        _: &Credit,
-        _: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let Some(node) = run.trajectories.path_nodes.get(position) else { return Vec::new() };
-        let role = run.nodes.role[node.index()];
+    fn step_terms(&self, run: &Run, knobs: &Knobs, _: &Credit, at: StepAt) -> StepTerms {
+        let role = run.nodes.role[at.node.index()];
         let role = if role.is_some() { run.label(role) } else { "" };
         let name = if role.is_empty() { "unlabeled" } else { role };
         vec![(format!("c({name})"), Some(role_constant(knobs, role)))]

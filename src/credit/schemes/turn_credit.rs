@@ -9,7 +9,7 @@
 //! tokens. A rollout without turn scores gets `A` on every turn, as prime-rl trains it as GRPO.
 
 use crate::credit::params::declare::{params, range};
-use crate::credit::scheme::scheme;
+use crate::credit::scheme::{StepAt, StepTerms, scheme};
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
@@ -34,7 +34,6 @@ scheme!(
 const SCORE: &str = "turn_reward";
 
 params! {
-    /// The parameters of `turn_credit`, declared once: its specs and the values it reads.
     pub struct Knobs {
         gamma: f64 = range(0.0, 1.0, "0.9", "backward-smear decay per turn of distance (0: only the turn whose state changed; 1: evenly over the turns so far)"),
         beta: f64 = range(0.0, 4.0, "1", "shaping strength: how far credit within a rollout follows the turn credits (0: plain GRPO level)"),
@@ -120,15 +119,8 @@ impl Typed for TurnCredit {
         Support::Yes
     }
 
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Knobs,
-        _: &Credit,
-        t: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let Some(k) = position.checked_sub(run.trajectories.path_range(t).start) else { return Vec::new() };
+    fn step_terms(&self, run: &Run, knobs: &Knobs, _: &Credit, at: StepAt) -> StepTerms {
+        let (t, k) = (at.t, at.k);
         let Some(scores) = turn_scores(run, t) else { return Vec::new() };
         let progress = deltas(&scores);
         let credits = smear(&progress, knobs.gamma);

@@ -8,7 +8,7 @@
 
 use crate::credit::kernels::outcome::leave_one_out;
 use crate::credit::params::declare::{choice, decl, params, range};
-use crate::credit::scheme::scheme;
+use crate::credit::scheme::{StepAt, StepTerms, scheme};
 use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
 use crate::model::{Run, TrajectoryId};
 
@@ -35,7 +35,6 @@ choice! {
 }
 
 params! {
-    /// The parameters of `turn_return`, declared once: its specs and the values it reads.
     pub struct Knobs {
         mode: Mode = decl("immediate", "each turn's credit: its own native reward, or its discounted return-to-go"),
         discount: f64 = range(0.0, 1.0, "1", "the return-to-go's discount per turn"),
@@ -79,16 +78,9 @@ impl Typed for TurnReturn {
         }
     }
 
-    fn step_terms(
-        &self,
-        run: &Run,
-        knobs: &Knobs,
-        _: &Credit,
-        t: TrajectoryId,
-        position: usize,
-    ) -> Vec<(String, Option<f64>)> {
-        let Some(k) = position.checked_sub(run.trajectories.path_range(t).start) else { return Vec::new() };
-        let rewards = turn_rewards(run, t);
+    fn step_terms(&self, run: &Run, knobs: &Knobs, _: &Credit, at: StepAt) -> StepTerms {
+        let k = at.k;
+        let rewards = turn_rewards(run, at.t);
         let credit = turn_credit(&rewards, knobs.mode, knobs.discount as f32);
         let (Some(reward), Some(&credit)) = (rewards.get(k), credit.get(k)) else { return Vec::new() };
         vec![("turn reward".to_owned(), reward.map(f64::from)), ("credit(turn)".to_owned(), Some(f64::from(credit)))]

@@ -10,7 +10,7 @@ use crate::credit::engine::whiten;
 use crate::credit::kernels::tree_value::ValueMode;
 use crate::credit::params::declare::{choice, decl, params, range};
 use crate::credit::scheme::scheme;
-use crate::credit::{Credit, CreditError, Family, SchemeInfo, SourceQuality, Support, Terms, Typed};
+use crate::credit::{Credit, Family, SchemeInfo, SourceQuality, Support, Terms};
 use crate::model::Run;
 
 scheme!(
@@ -25,16 +25,16 @@ scheme!(
         needs: "Monte-Carlo statistics (`mc`) on steps and outcome rewards",
         source: SourceQuality::FromCode("McGill-NLP/VinePPO@efe7228469f21bad8cc8d4e44a3f688ed8cc6aac"),
         checked: "VinePPO's own code per token (tests/golden/vineppo/cases.json, made by its generate.py from VinePPO efe7228: max_step_for_value_estimation, truncated rollouts and responses, states without rollouts, the trainer's whitening); the worked example of reference/credit-schemes-process.md",
-    },
+    },    supports: supports,
+    credit: credit,
+    batch_wide: |knobs| knobs.whiten.then_some("whitens the advantages over the batch"),
 );
 
 choice! {
-    /// The `unlogged` parameter's words.
     enum Unlogged { Zero = "zero", LeafMean = "leaf_mean" }
 }
 
 params! {
-    /// The parameters of `vineppo`, declared once: its specs and the values it reads.
     pub struct Knobs {
         max_steps: i64 = range(1.0, 1000.0, "20", "max_step_for_value_estimation: the states after the first this many steps have Monte-Carlo values; later ones are valued at the return that follows them (advantage 0)"),
         truncated_rollout_reward: f64 = range(-5.0, 5.0, "0", "the reward of a rollout or trajectory cut off by the length limit (finish `length`): the reward function's unfinished_response_penalty"),
@@ -43,27 +43,13 @@ params! {
     }
 }
 
-impl Typed for Vineppo {
-    fn batch_wide(&self, knobs: &Knobs) -> Option<&'static str> {
-        knobs.whiten.then_some("whitens the advantages over the batch")
-    }
-
-    fn supports(&self, run: &Run) -> Support {
-        if run.nodes.mc_mean.is_none() {
-            return Support::No("needs Monte-Carlo statistics on steps (`mc`)".to_owned());
-        }
-        if !crate::credit::engine::inputs::has_outcomes(run) {
-            return Support::No("needs outcome rewards".to_owned());
-        }
-        Support::Yes
-    }
-    fn credit(&self, run: &Run, knobs: &Knobs, explain: bool) -> Result<Credit, CreditError> {
-        Ok(credit(run, knobs, explain))
-    }
+/// What a run needs for it.
+fn supports(run: &Run) -> Support {
+    Support::when(run.nodes.mc_mean.is_some(), "needs Monte-Carlo statistics on steps (`mc`)")
+        .and(|| crate::credit::engine::inputs::supports_outcomes(run))
 }
 
-/// The credit `compute` gives; with `explain`, also the values per step its terms need to redo
-/// each step's number (`compute_explained`).
+/// The credit under `knobs`; with `explain`, the values per step its terms need too.
 fn credit(run: &Run, knobs: &Knobs, explain: bool) -> Credit {
     let tr = &run.trajectories;
     let max_steps = knobs.max_steps.max(1) as usize;
