@@ -276,7 +276,7 @@ impl Catalog {
             }
         }
         let out = self.out_dir(path);
-        let followed = crate::source::listing::reads_as_stream(path, None)
+        let followed = crate::source::folders::reads_as_stream(path, None)
             && !path.extension().is_some_and(|e| e == "gz" || e == "zst");
         let job = Arc::new(Job { out: out.clone(), source: (size, modified), followed, failed: Mutex::new(None) });
         state.jobs.insert(id.to_owned(), Arc::clone(&job));
@@ -386,8 +386,8 @@ pub fn format_of(path: &Path) -> (String, bool) {
         if crate::source::listing::is_v2_dataset(path) {
             return named("vantage_v2");
         }
-        if let Some(kind) = crate::source::listing::directory_kind(path) {
-            return named(kind);
+        if let Some(folder) = crate::source::folders::of_dir(path) {
+            return named(folder.name);
         }
         if crate::source::slime::is_slime_dump(path) {
             return named("slime");

@@ -96,7 +96,7 @@ fn open_stream(
     report: &LoadReport,
     segments: &mut crate::source::live::Segments<'_>,
 ) -> Result<Option<crate::source::live::Live>, LoadError> {
-    if !crate::source::listing::reads_as_stream(input, format) {
+    if !crate::source::folders::reads_as_stream(input, format) {
         return Ok(None);
     }
     crate::source::live::Live::open_segmented(input, format, report.clone(), segments)

@@ -56,7 +56,7 @@ pub fn is_plain(path: &Path) -> bool {
 /// only when it holds a log besides its results files: `logs/<instance>/report.json` alone is
 /// part of the run above it).
 pub fn is_one_run(dir: &Path) -> bool {
-    super::listing::directory_kind(dir).is_some()
+    super::folders::of_dir(dir).is_some()
         || super::listing::is_v2_dataset(dir)
         || super::slime::is_slime_dump(dir)
         || (super::joined::is_joined_run(dir)

@@ -26,12 +26,8 @@ use crate::load::lines::{LineFeed, MAX_LINE};
 use crate::load::{LoadError, LoadReport, budget};
 use crate::model::{Run, TextSource};
 
-#[cfg(feature = "parquet")]
-use super::listing::trl_files;
-use super::listing::{
-    art_files, directory_kind, head, nemo_rl_files, open_instruct_files, roll_files, skyrl_files, tinker_files,
-    verifiers_files, verl_files,
-};
+use super::folders::FileLister;
+use super::listing::head;
 use super::text_files::{FileSource, FilesSource};
 
 /// Where a load shows the run so far: called with it, returns `false` when the load was cancelled.
@@ -332,9 +328,6 @@ fn read_beside(
     })
 }
 
-/// The files of a directory that make a run, in step order, and the names of the others.
-type FileLister = fn(&Path) -> (Vec<(u64, PathBuf)>, Vec<String>);
-
 /// How the run is being read.
 enum State {
     /// A JSON-lines file (texts left in it where the format allows).
@@ -432,57 +425,22 @@ impl Live {
         let mut report = report;
         report.file.clone_from(&name);
         let state = if path.is_dir() {
-            match directory_kind(path) {
-                Some("verl") => {
-                    let (files, skipped) = verl_files(path);
+            let Some(folder) = super::folders::of_dir(path) else { return Ok(None) };
+            match folder.reading {
+                super::folders::Reading::Lines { stream, first_file } => {
+                    let (files, skipped) = (folder.list)(path);
                     let first = files.first().map(|(_, p)| head(p)).unwrap_or_default();
-                    if !crate::load::formats::verl_dump::accepts(&crate::load::lines::head_text(&first)) {
+                    if !first_file(&crate::load::lines::head_text(&first)) {
                         // Numbered files of another format: read as one log by its loader.
                         return Ok(None);
                     }
-                    let stream = crate::load::formats::verl_dump::stream(&name, std::mem::take(&mut report));
-                    State::numbered(path, verl_files, Box::new(stream), skipped)
+                    State::numbered(path, folder.list, stream(&name, std::mem::take(&mut report)), skipped)
                 }
-                Some("nemo_rl") => {
-                    let (_, skipped) = nemo_rl_files(path);
-                    let stream = crate::load::formats::nemo_rl::stream(&name, std::mem::take(&mut report));
-                    State::numbered(path, nemo_rl_files, Box::new(stream), skipped)
+                super::folders::Reading::Files(run) => {
+                    let Some(run) = run(&name) else { return Ok(None) };
+                    State::files(path, folder.list, run, std::mem::take(&mut report))
                 }
-                Some("tinker") => {
-                    let (_, skipped) = tinker_files(path);
-                    let stream = crate::load::formats::tinker::stream(&name, std::mem::take(&mut report));
-                    State::numbered(path, tinker_files, stream, skipped)
-                }
-                Some("open_instruct") => {
-                    let (_, skipped) = open_instruct_files(path);
-                    let stream = crate::load::formats::open_instruct::stream(&name, std::mem::take(&mut report));
-                    State::numbered(path, open_instruct_files, stream, skipped)
-                }
-                Some("roll") => {
-                    let (_, skipped) = roll_files(path);
-                    let stream = crate::load::formats::roll::stream(&name, std::mem::take(&mut report));
-                    State::numbered(path, roll_files, stream, skipped)
-                }
-                Some("skyrl") => {
-                    let (_, skipped) = skyrl_files(path);
-                    let stream = crate::load::formats::skyrl::stream(&name, std::mem::take(&mut report));
-                    State::numbered(path, skyrl_files, Box::new(stream), skipped)
-                }
-                Some("verifiers") => {
-                    let (_, skipped) = verifiers_files(path);
-                    let stream = crate::load::formats::verifiers::stream(&name, std::mem::take(&mut report));
-                    State::numbered(path, verifiers_files, stream, skipped)
-                }
-                #[cfg(feature = "parquet")]
-                Some("trl") => {
-                    let run = Box::new(crate::load::formats::trl_parquet::TrlRun::new(&name));
-                    State::files(path, trl_files, run, std::mem::take(&mut report))
-                }
-                Some("art") => {
-                    let run = Box::new(crate::load::formats::art::ArtRun::new(&name));
-                    State::files(path, art_files, run, std::mem::take(&mut report))
-                }
-                _ => return Ok(None),
+                super::folders::Reading::Joined => return Ok(None),
             }
         } else {
             let tail = Tail::open(path)?;

@@ -16,6 +16,8 @@ pub mod dataset;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod disk;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod folders;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod follow;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod joined;

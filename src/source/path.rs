@@ -345,7 +345,7 @@ fn read_path(
     if path.is_dir() && format.is_none_or(|f| f == "slime") && is_slime_dump(path) {
         return load_slime_dir(path, report);
     }
-    if crate::source::listing::reads_as_stream(path, format)
+    if crate::source::folders::reads_as_stream(path, format)
         && let Some(result) = crate::source::live::load(path, report, shown)
     {
         return result;
@@ -362,12 +362,11 @@ fn read_path(
     }
     let size = std::fs::metadata(path).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
     crate::load::budget::check(report.budget, size * WHOLE_READ_FACTOR, 0, size).map_err(|e| e.with_path(&name))?;
-    // A directory of numbered files of another format than verl's, or a trace file and its
-    // rotations: one log, in order.
-    let numbered = match path.is_dir().then(|| crate::source::listing::directory_kind(path)) {
-        Some(Some("otel")) => crate::source::listing::otel_files(path).0,
-        Some(_) => crate::source::listing::verl_files(path).0,
-        None => Vec::new(),
+    // A folder format's files that are one log: numbered files of another format than the
+    // folder's (verl's `<step>.jsonl` holding another log), or a trace file and its rotations.
+    let numbered = match path.is_dir().then(|| crate::source::folders::of_dir(path)).flatten() {
+        Some(folder) if !matches!(folder.reading, crate::source::folders::Reading::Files(_)) => (folder.list)(path).0,
+        _ => Vec::new(),
     };
     let bytes = match (!numbered.is_empty()).then_some(numbered) {
         Some(files) => {

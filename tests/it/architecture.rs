@@ -326,6 +326,41 @@ fn credit_is_layered_data_kernels_engine_face_schemes() {
 }
 
 #[test]
+fn a_folder_format_is_one_file_and_one_line_in_one_table() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/source/folders");
+    let table = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_owned();
+        if stem == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("pub static FORMAT: FolderFormat"), "{} declares no FORMAT", path.display());
+        assert!(table.contains(&format!("&{stem}::FORMAT,")), "source/folders/{stem}.rs is not in FOLDERS");
+        let name = text.split("name: \"").nth(1).and_then(|rest| rest.split('"').next()).unwrap().to_owned();
+        names.push(name);
+    }
+    assert!(names.len() >= 10, "{names:?}");
+    // No other file of the openers spells a folder format's name: they read the table.
+    for folder in ["src/source", "src/serve"] {
+        let mut files = Vec::new();
+        rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join(folder), &mut files);
+        for file in files.iter().filter(|f| !f.starts_with(&dir)) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for name in &names {
+                assert!(
+                    !text.contains(&format!("Some(\"{name}\")")),
+                    "{} matches the folder format {name:?} by name",
+                    file.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn kernels_never_read_the_model() {
     let kernels = credit_files("kernels");
     assert!(kernels.len() >= 5, "{}", kernels.len());

@@ -18,7 +18,7 @@
 //! outside any sample (a trainer's own timing spans: ROLL's `pipeline_step`, `generate`, …) are
 //! counted in the run's notes and left out. A batch's children are often exported before their
 //! parents, so the file is read whole before the tree is built; a folder of a file and its
-//! rotations is read as one log (`source::listing::otel_files`).
+//! rotations is read as one log (`source::folders`, its `otel` entry).
 
 use std::collections::HashMap;
 
