@@ -1,6 +1,6 @@
 //! A scheme's two faces. Callers hold the object-safe [`Scheme`]: the registry lists it, and its
 //! parameters travel as text values ([`Params`]). A scheme file writes the typed face behind it: it
-//! declares itself once with [`scheme!`] (who it is, the struct its parameters read as, its presets:
+//! declares itself once with `scheme!` (who it is, the struct its parameters read as, its presets:
 //! [`Declaration`]) and computes from those typed knobs in one function ([`Typed::credit`]), with
 //! or without the values per step its explanation needs. The one implementation of [`Scheme`] for
 //! every [`Typed`] scheme reads the knobs once per call and derives the rest.
@@ -104,7 +104,7 @@ pub struct StepAt {
 /// A step's own terms: named values; a term without a value is a note.
 pub type StepTerms = Vec<(String, Option<f64>)>;
 
-/// What a scheme file declares once, written by [`scheme!`]: who it is, the struct its parameters
+/// What a scheme file declares once, written by `scheme!`: who it is, the struct its parameters
 /// read as (whose fields declare the specs), and its presets.
 pub trait Declaration {
     /// The scheme's parameters, typed.
@@ -214,7 +214,7 @@ macro_rules! scheme {
     (
         $(#[$doc:meta])* $ty:ident, knobs: $knobs:ty, info: $info:expr
         $(, presets: $presets:expr)?, supports: $supports:expr, credit: $credit:expr
-        $(, batch_wide: $batch_wide:expr)? $(,)?
+        $(, batch_wide: $batch_wide:expr)? $(, token_kernel: $token_kernel:ident)? $(,)?
     ) => {
         $crate::credit::scheme::scheme!($(#[$doc])* $ty, knobs: $knobs, info: $info $(, presets: $presets)?);
 
@@ -235,6 +235,12 @@ macro_rules! scheme {
                 fn batch_wide(&self, knobs: &$knobs) -> Option<&'static str> {
                     let check: fn(&$knobs) -> Option<&'static str> = $batch_wide;
                     check(knobs)
+                }
+            )?
+            $(
+                fn token_kernel(&self) -> Option<&dyn $crate::credit::scheme::TokenKernel> {
+                    let $token_kernel: &dyn $crate::credit::scheme::TokenKernel = self;
+                    Some($token_kernel)
                 }
             )?
         }
@@ -278,7 +284,7 @@ pub(crate) use scheme;
 /// A trainer estimator's kernel over rows of positions, in `f32` (the trainer's precision) or
 /// `f64`, as callers outside the scheme hold it (the trainers' golden tests, credit on plain
 /// arrays, the forensics' recomputation): its parameters as text values, read as the scheme's
-/// knobs here, at the face ([`token_kernel!`]).
+/// knobs here, at the face (`token_kernel!`).
 pub trait TokenKernel: Sync {
     /// Runs in `f32`.
     fn run32(&self, batch: &Batch<'_, f32>, params: &Params) -> Result<Output<f32>, CreditError>;
@@ -362,42 +368,24 @@ macro_rules! estimator {
             knobs: $knobs,
             info: $info,
             presets: $presets,
+            supports: $supports,
+            credit: |run: &$crate::model::Run, knobs: &$knobs, _explain: bool| {
+                $crate::credit::engine::inputs::compute_token_scheme(
+                    INFO.id,
+                    run,
+                    &$crate::credit::engine::inputs::Prepared::preparation(knobs),
+                    $crate::credit::scheme::estimator!(@uses_values $($uses_values)?),
+                    |batch| $kernel::<f32>(batch, knobs),
+                )
+            },
+            $(batch_wide: $batch_wide,)?
+            token_kernel: kernel,
         );
 
         impl $crate::credit::engine::inputs::Prepared for $knobs {
             fn preparation(&self) -> $crate::credit::engine::inputs::Preparation {
                 $crate::credit::scheme::estimator!(@preparation self $(, $preparation)?)
             }
-        }
-
-        impl $crate::credit::scheme::Typed for $ty {
-            fn supports(&self, run: &$crate::model::Run) -> $crate::credit::Support {
-                let check: fn(&$crate::model::Run) -> $crate::credit::Support = $supports;
-                check(run)
-            }
-            fn credit(
-                &self,
-                run: &$crate::model::Run,
-                knobs: &$knobs,
-                _explain: bool,
-            ) -> Result<$crate::credit::Credit, $crate::credit::CreditError> {
-                $crate::credit::engine::inputs::compute_token_scheme(
-                    INFO.id,
-                    run,
-                    &$crate::credit::engine::inputs::Prepared::preparation(knobs),
-                    $crate::credit::scheme::TokenKernel::uses_values(self),
-                    |batch| $kernel::<f32>(batch, knobs),
-                )
-            }
-            fn token_kernel(&self) -> Option<&dyn $crate::credit::scheme::TokenKernel> {
-                Some(self)
-            }
-            $(
-                fn batch_wide(&self, knobs: &$knobs) -> Option<&'static str> {
-                    let check: fn(&$knobs) -> Option<&'static str> = $batch_wide;
-                    check(knobs)
-                }
-            )?
         }
 
         $crate::credit::scheme::token_kernel!(

@@ -1,5 +1,5 @@
 //! What a directory holds (native): whether it is a v2 dataset, its files listed in step order
-//! (the folder formats' listers build on [`list_dir`]), and a file's first bytes. Which folder format
+//! (the folder formats' listers build on `list_dir`), and a file's first bytes. Which folder format
 //! a directory holds is [`super::folders`].
 
 use std::io::Read as _;

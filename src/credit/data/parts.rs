@@ -19,7 +19,7 @@ pub struct Part<'a, T> {
     in_order: bool,
 }
 
-/// A part of the step output ([`by_groups`], [`by_trajectories`]).
+/// A part of the step output (`engine::par::by_groups`, `engine::par::by_trajectories`).
 pub type StepPart<'a> = Part<'a, f32>;
 
 impl<'a, T: Copy> Part<'a, T> {

@@ -4,7 +4,7 @@
 //! (as logs write them), they are cut into runs of consecutive groups (a few for each thread, which
 //! the threads take in turn as they finish one, so that a core busy with other work holds up no
 //! more than the part it is on), each writing its own disjoint part of the step output and of the
-//! explanation terms. Token kernels cut their rows the same way ([`cut_rows`]), elementwise passes
+//! explanation terms. Token kernels cut their rows the same way ([`crate::credit::data::parts::cut_rows`]), elementwise passes
 //! their output ([`crate::par::chunks_mut`]), and whole-batch sums are sums of fixed blocks added in order
 //! ([`crate::par::block_sum`]).
 //! Every group, row and block is computed by the same code whichever part it falls in, so the
