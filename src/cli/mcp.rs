@@ -328,6 +328,50 @@ fn call(name: &str, arguments: &Value, options: &OpenOptions) -> Result<Value, S
 mod tests {
     use super::*;
 
+    /// The arguments a command's clap declaration takes, by the names its JSON (and so its MCP
+    /// tool) takes them: the positional run as `path`, `--json` left out; and those it requires.
+    fn declared<C: clap::Args>() -> (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>) {
+        let command = C::augment_args(clap::Command::new("declared"));
+        let (mut all, mut required) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+        for arg in command.get_arguments().filter(|a| a.get_id() != "json") {
+            let name = if arg.is_positional() { "path".to_owned() } else { arg.get_id().as_str().to_owned() };
+            if arg.is_required_set() {
+                required.insert(name.clone());
+            }
+            all.insert(name);
+        }
+        (all, required)
+    }
+
+    #[test]
+    fn each_analysis_tool_takes_the_arguments_its_command_declares() {
+        let tools = tools();
+        let schema = |name: &str| {
+            let tool = tools.as_array().unwrap().iter().find(|t| t["name"] == name).unwrap();
+            let keys = |v: &Value| -> std::collections::BTreeSet<String> {
+                match v {
+                    Value::Object(o) => o.keys().cloned().collect(),
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+                    _ => std::collections::BTreeSet::new(),
+                }
+            };
+            (keys(&tool["inputSchema"]["properties"]), keys(&tool["inputSchema"]["required"]))
+        };
+        let declared = [
+            ("compare", declared::<super::super::compare::Args>()),
+            ("budget", declared::<super::super::budget::Args>()),
+            ("runs", declared::<super::super::runs::Args>()),
+            ("diff", declared::<super::super::diff::Args>()),
+            ("step", declared::<super::super::step::Args>()),
+            ("forensics", declared::<super::super::forensics::Args>()),
+        ];
+        for (name, (all, required)) in declared {
+            let (properties, schema_required) = schema(name);
+            assert_eq!(properties, all, "{name}: the MCP schema's properties against the command's arguments");
+            assert_eq!(schema_required, required, "{name}: required arguments");
+        }
+    }
+
     #[test]
     fn it_answers_initialize_lists_its_tools_and_ignores_notifications() {
         let options = OpenOptions::default();
