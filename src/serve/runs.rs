@@ -386,8 +386,8 @@ pub fn format_of(path: &Path) -> (String, bool) {
         if crate::source::listing::is_v2_dataset(path) {
             return named("vantage_v2");
         }
-        if let Some(folder) = crate::source::folders::of_dir(path) {
-            return named(folder.name);
+        if let Some(found) = crate::source::folders::of_dir(path) {
+            return named(found.format.name);
         }
         if crate::source::slime::is_slime_dump(path) {
             return named("slime");

@@ -358,9 +358,15 @@ enum State {
 }
 
 impl State {
-    /// A directory of whole files, listed by `list`, read into `run`.
-    fn files(dir: &Path, list: FileLister, run: Box<dyn crate::load::FileRun>, report: LoadReport) -> Self {
-        let (_, skipped) = list(dir);
+    /// A directory of whole files, listed by `list` (`skipped`: the other entries it found),
+    /// read into `run`.
+    fn files(
+        dir: &Path,
+        list: FileLister,
+        run: Box<dyn crate::load::FileRun>,
+        report: LoadReport,
+        skipped: Vec<String>,
+    ) -> Self {
         Self::Files { dir: dir.to_owned(), list, run, report, done: Vec::new(), waiting: Vec::new(), skipped }
     }
 
@@ -425,10 +431,12 @@ impl Live {
         let mut report = report;
         report.file.clone_from(&name);
         let state = if path.is_dir() {
-            let Some(folder) = super::folders::of_dir(path) else { return Ok(None) };
+            let Some(super::folders::Found { format: folder, files, others: skipped }) = super::folders::of_dir(path)
+            else {
+                return Ok(None);
+            };
             match folder.reading {
                 super::folders::Reading::Lines { stream, first_file } => {
-                    let (files, skipped) = (folder.list)(path);
                     let first = files.first().map(|(_, p)| head(p)).unwrap_or_default();
                     if !first_file(&crate::load::lines::head_text(&first)) {
                         // Numbered files of another format: read as one log by its loader.
@@ -438,7 +446,7 @@ impl Live {
                 }
                 super::folders::Reading::Files(run) => {
                     let Some(run) = run(&name) else { return Ok(None) };
-                    State::files(path, folder.list, run, std::mem::take(&mut report))
+                    State::files(path, folder.list, run, std::mem::take(&mut report), skipped)
                 }
                 super::folders::Reading::Joined => return Ok(None),
             }

@@ -365,7 +365,7 @@ fn read_path(
     // A folder format's files that are one log: numbered files of another format than the
     // folder's (verl's `<step>.jsonl` holding another log), or a trace file and its rotations.
     let numbered = match path.is_dir().then(|| crate::source::folders::of_dir(path)).flatten() {
-        Some(folder) if !matches!(folder.reading, crate::source::folders::Reading::Files(_)) => (folder.list)(path).0,
+        Some(found) if !matches!(found.format.reading, crate::source::folders::Reading::Files(_)) => found.files,
         _ => Vec::new(),
     };
     let bytes = match (!numbered.is_empty()).then_some(numbered) {

@@ -2,14 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{FolderFormat, Reading};
+use super::{FolderFormat, Reading, any_files};
 use crate::source::listing::list_dir;
 
 /// The format.
 pub static FORMAT: FolderFormat = FolderFormat {
     name: "art",
     list: files,
-    holds: |_, files| !files.is_empty(),
+    holds: any_files,
     reading: Reading::Files(|name| Some(Box::new(crate::load::formats::art::ArtRun::new(name)))),
 };
 

@@ -76,12 +76,35 @@ impl FolderFormat {
     }
 }
 
-/// The folder format `dir` holds, if any.
-pub fn of_dir(dir: &Path) -> Option<&'static FolderFormat> {
+/// A directory's folder format, with the listing that told it.
+pub struct Found {
+    /// The format.
+    pub format: &'static FolderFormat,
+    /// Its files, by step.
+    pub files: Vec<(u64, PathBuf)>,
+    /// The directory's other entries.
+    pub others: Vec<String>,
+}
+
+/// The folder format `dir` holds, if any, with its files (listed once, here).
+pub fn of_dir(dir: &Path) -> Option<Found> {
     if !dir.is_dir() {
         return None;
     }
-    FOLDERS.iter().copied().find(|format| (format.holds)(dir, &(format.list)(dir).0))
+    FOLDERS.iter().copied().find_map(|format| {
+        let (files, others) = (format.list)(dir);
+        (format.holds)(dir, &files).then_some(Found { format, files, others })
+    })
+}
+
+/// `holds` of a format whose lister names only its own files: any file at all.
+fn any_files(_: &Path, files: &[(u64, PathBuf)]) -> bool {
+    !files.is_empty()
+}
+
+/// `first_file` of a format whose files need no look inside.
+fn any_head(_: &str) -> bool {
+    true
 }
 
 /// The folder format named `name`.

@@ -2,15 +2,15 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{FolderFormat, Reading};
+use super::{FolderFormat, Reading, any_files, any_head};
 use crate::source::listing::list_dir;
 
 /// The format.
 pub static FORMAT: FolderFormat = FolderFormat {
     name: "roll",
     list: files,
-    holds: |_, files| !files.is_empty(),
-    reading: Reading::Lines { stream: crate::load::formats::roll::stream, first_file: |_| true },
+    holds: any_files,
+    reading: Reading::Lines { stream: crate::load::formats::roll::stream, first_file: any_head },
 };
 
 /// Which files of a directory are ROLL rollout dumps: `rollout_dump_data.step_{N}.jsonl`, by step.

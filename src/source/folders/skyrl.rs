@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{FolderFormat, Reading};
+use super::{FolderFormat, Reading, any_files, any_head};
 use crate::load::LoadReport;
 use crate::load::lines::LineFeed;
 use crate::source::listing::head;
@@ -11,8 +11,8 @@ use crate::source::listing::head;
 pub static FORMAT: FolderFormat = FolderFormat {
     name: "skyrl",
     list: files,
-    holds: |_, files| !files.is_empty(),
-    reading: Reading::Lines { stream, first_file: |_| true },
+    holds: any_files,
+    reading: Reading::Lines { stream, first_file: any_head },
 };
 
 fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {

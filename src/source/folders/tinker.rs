@@ -2,14 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{FolderFormat, Reading};
+use super::{FolderFormat, Reading, any_files, any_head};
 
 /// The format.
 pub static FORMAT: FolderFormat = FolderFormat {
     name: "tinker",
     list: files,
-    holds: |_, files| !files.is_empty(),
-    reading: Reading::Lines { stream: crate::load::formats::tinker::stream, first_file: |_| true },
+    holds: any_files,
+    reading: Reading::Lines { stream: crate::load::formats::tinker::stream, first_file: any_head },
 };
 
 /// Which files of a directory are a tinker-cookbook RL run: the training batches' rollout summaries,

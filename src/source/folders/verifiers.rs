@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::accepts;
-use super::{FolderFormat, Reading};
+use super::{FolderFormat, Reading, any_head};
 use crate::source::listing::list_dir;
 
 /// The format.
@@ -11,7 +11,7 @@ pub static FORMAT: FolderFormat = FolderFormat {
     name: "verifiers",
     list: files,
     holds: |_, files| files.first().is_some_and(|(_, p)| accepts(p, crate::load::formats::verifiers::accepts)),
-    reading: Reading::Lines { stream: crate::load::formats::verifiers::stream, first_file: |_| true },
+    reading: Reading::Lines { stream: crate::load::formats::verifiers::stream, first_file: any_head },
 };
 
 /// Which files make a verifiers run (`load::formats::verifiers`) of a directory, in the order they are read:

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{FolderFormat, Reading};
+use super::{FolderFormat, Reading, any_files};
 use crate::load::LoadReport;
 use crate::load::lines::LineFeed;
 use crate::source::listing::list_dir;
@@ -11,7 +11,7 @@ use crate::source::listing::list_dir;
 pub static FORMAT: FolderFormat = FolderFormat {
     name: "verl",
     list: files,
-    holds: |_, files| !files.is_empty(),
+    holds: any_files,
     reading: Reading::Lines { stream, first_file: crate::load::formats::verl_dump::accepts },
 };
 
