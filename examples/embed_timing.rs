@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use vantage::cli::embed;
+use vantage::api::python as embed;
 
 fn median(mut seconds: Vec<f64>) -> f64 {
     seconds.sort_by(f64::total_cmp);

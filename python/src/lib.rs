@@ -1,5 +1,5 @@
 //! `vantage._native`: the Python package's native module. It only converts: every number, table
-//! and error comes from the Rust core through `vantage::cli::embed`, as the command line computes
+//! and error comes from the Rust core through `vantage::api::python`, as the command line computes
 //! it. Columns cross as byte buffers in Arrow's layouts (one write each), on which the Python
 //! layer (`python/vantage/__init__.py`) builds numpy and pyarrow arrays without copying them.
 
@@ -10,7 +10,7 @@ use numpy::{PyArrayMethods as _, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use vantage::analysis::tables::{Strings, Table, Values};
-use vantage::cli::embed;
+use vantage::api::python as embed;
 use vantage::load::{LoadError, LoadReport};
 use vantage::model::Run;
 
@@ -163,7 +163,7 @@ impl NativeRun {
         }
         let run = Arc::clone(&self.run);
         let options = vantage::analysis::forensics::Options { spike_bound, texts: true };
-        let report = py.detach(move || vantage::cli::forensics::report(&run, &options));
+        let report = py.detach(move || vantage::api::forensics::report(&run, &options));
         json(py, &report)
     }
 

@@ -153,6 +153,45 @@ def test_the_docstrings_come_from_the_command_lines_help():
         assert name in stub
 
 
+def stub_functions():
+    """Each function and method of the type stubs: (its object in the package, the stub's def)."""
+    import ast
+
+    stub = ast.parse((ROOT / "python" / "vantage" / "__init__.pyi").read_text())
+    for node in stub.body:
+        if isinstance(node, ast.FunctionDef):
+            yield getattr(vantage, node.name), node
+        elif isinstance(node, ast.ClassDef) and hasattr(vantage, node.name):
+            for method in node.body:
+                if isinstance(method, ast.FunctionDef):
+                    yield getattr(getattr(vantage, node.name), method.name), method
+
+
+def test_the_stubs_signatures_are_the_packages():
+    import ast
+    import inspect
+
+    seen = 0
+    for obj, node in stub_functions():
+        actual = inspect.signature(obj)
+        args = node.args
+        stub_names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+        if args.kwarg:
+            stub_names.append(args.kwarg.arg)
+        names = [p for p in actual.parameters if p not in ("self", "cls")]
+        assert [n for n in stub_names if n != "self"] == names, (node.name, stub_names, names)
+        defaults = dict(zip([a.arg for a in (args.posonlyargs + args.args)][::-1], args.defaults[::-1]))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        for name, default in defaults.items():
+            want = ast.literal_eval(default)
+            got = actual.parameters[name].default
+            if got is Ellipsis:  # a default the binding's text signature does not spell out
+                continue
+            assert got == want or (got == () and want == ()), (node.name, name, got, want)
+        seen += 1
+    assert seen >= 15, seen
+
+
 def verl_case(name):
     path = SHARED / "golden" / "verl" / name
     assert path.is_file(), f"{path} is missing: the golden vectors are read from ../shared"

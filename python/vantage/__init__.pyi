@@ -1,4 +1,4 @@
-# Generated from vantage's declarations (src/cli/embed.rs, the command line's help): do not edit;
+# Generated from vantage's declarations (src/api/python.rs and the commands' in src/api/): do not edit;
 # tests/it/python.rs fails when it is stale; VANTAGE_BLESS=1 cargo test python_stub writes it anew.
 import os
 from typing import Any, Hashable, Sequence
@@ -33,7 +33,7 @@ def open(path: str | os.PathLike[str], *, format: str | None = None, steps: str 
 
     Args:
         path: A log, a run folder, or a vantage Parquet v2 dataset, in any format `vantage formats` lists.
-        format: Read as this format instead of detecting it.
+        format: Read as this format instead of detecting it; `vantage formats` names them.
         steps: v2 datasets: read only these training steps (`17`, `10..20` inclusive, `2000..`, `..99`)
         outcomes: Join the outcomes of this results file to the trajectories opened (a SWE-bench report, `report.json`, `results.json`, StableToolBench pass-rate votes); repeatable. A results file among the files opened is used the same way.
         memory_budget: The memory a load may hold (`8G`); by default what the machine has free, as the command line (or VANTAGE_MEMORY_BUDGET).
@@ -44,7 +44,7 @@ def open_all(path: str | os.PathLike[str], *, format: str | None = None, steps: 
 
     Args:
         path: A log, a run folder, or a vantage Parquet v2 dataset, in any format `vantage formats` lists.
-        format: Read as this format instead of detecting it.
+        format: Read as this format instead of detecting it; `vantage formats` names them.
         steps: v2 datasets: read only these training steps (`17`, `10..20` inclusive, `2000..`, `..99`)
         outcomes: Join the outcomes of this results file to the trajectories opened (a SWE-bench report, `report.json`, `results.json`, StableToolBench pass-rate votes); repeatable. A results file among the files opened is used the same way.
         memory_budget: The memory a load may hold (`8G`); by default what the machine has free, as the command line (or VANTAGE_MEMORY_BUDGET).
@@ -116,7 +116,9 @@ class Run:
         """What `vantage check --json` says of the run (docs/JSON.md): format, summary counts, schemes supported and why others are not, audit, notes, warnings.
         """
     def forensics(self, spike_bound: float = 10.0) -> dict[str, Any]:
-        """Baseline forensics (docs/FORENSICS.md): the rows that corrupted a group's baseline, as `vantage forensics --json` prints them with every finding listed: `findings` (kind, train_step, group, trajectories, credit_moved, trainer_included, evidence, source), `counts` by kind, the `scheme` credit_moved is taken under, `group_size`, `notes`.
+        """Baseline forensics (docs/FORENSICS.md): the rows that corrupted a group's baseline (failed rollouts, pad rows, partial groups, duplicates, filtered rows, advantage spikes, reward fallbacks) per training step and group, each with the credit they moved, whether the logged advantages include them, and the evidence.
+
+        The object `vantage forensics --json` prints, with every finding listed: `findings` (kind, train_step, group, trajectories, credit_moved, trainer_included, evidence, source), `counts` by kind, the `scheme` credit_moved is taken under, `group_size`, `notes`.
 
         Args:
             spike_bound: A logged advantage beyond this, in absolute value, on a zero std is a `std_spike`.

@@ -1,4 +1,7 @@
-//! The command line: `vantage [FILES…]` opens the app; `check`, `schemes` and `credit` run headless.
+//! The command line: `vantage [FILES…]` opens the app; the subcommands run headless. The commands
+//! that `vantage mcp` and the Python package share are declared in `api/`, which this launcher
+//! flattens into its subcommands and runs; what is the terminal's only (printing, exit codes,
+//! `serve`, writing credit files) is here.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -6,40 +9,17 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod budget;
-mod check_json;
-mod compare;
 pub mod desktop;
-mod diff;
-pub mod embed;
-pub mod forensics;
-mod formulas;
-mod json_command;
-mod mcp;
 #[cfg(feature = "parquet")]
 mod partitions;
-mod runs;
-mod step;
-mod table;
-
-use table::CreditTable;
 
 use crate::analysis::RunSummary;
+use crate::api::table::CreditTable;
+use crate::api::{self, Analysis, load_path};
 use crate::credit::{self, Support};
 use crate::load::{LOADERS, LoadReport};
 use crate::model::Run;
 use crate::source::OpenOptions;
-
-/// Loads a path as the commands do: the options of the command line (`--steps`, `--outcomes`,
-/// the memory budget).
-fn load_path(
-    path: &Path,
-    options: &OpenOptions,
-    format: Option<&str>,
-    report: &mut LoadReport,
-) -> Result<Run, crate::load::LoadError> {
-    crate::source::path::open(path, options, format, report, None)
-}
 
 /// See where outcome-only and process credit agree and disagree on the same RL rollouts.
 #[derive(Debug, Parser)]
@@ -49,15 +29,9 @@ pub struct Cli {
     command: Option<Command>,
     /// Rollout logs to open in the app (none: the bundled sample run).
     files: Vec<PathBuf>,
-    /// App: the view to open (group, compare, overview, tokens, diff, transcript, runs, summary).
-    #[arg(long)]
-    view: Option<String>,
-    /// App: scheme A (a registry id, `expr:FORMULA` or `formula:NAME`; see `vantage schemes`).
-    #[arg(long)]
-    scheme_a: Option<String>,
-    /// App: scheme B.
-    #[arg(long)]
-    scheme_b: Option<String>,
+    /// `--view`, `--scheme-a`, `--scheme-b`: what the app opens on.
+    #[command(flatten)]
+    show: api::Show,
     /// App: start in meeting mode.
     #[arg(long)]
     meeting: bool,
@@ -75,104 +49,35 @@ pub struct Cli {
     /// App: print the seconds until the first run's group view is drawn, then close (benchmarks).
     #[arg(long)]
     exit_after_first_view: bool,
-    /// v2 datasets: read only these training steps (`17`, `10..20` inclusive, `2000..`, `..99`).
-    #[arg(long, value_name = "A..B", global = true, value_parser = parse_steps)]
-    steps: Option<(i64, i64)>,
-    /// Join the outcomes of this results file to the trajectories opened (a SWE-bench report,
-    /// `report.json`, `results.json`, StableToolBench pass-rate votes); repeatable. A results file
-    /// among the files opened is used the same way.
-    #[arg(long, value_name = "FILE", global = true)]
-    outcomes: Vec<PathBuf>,
+    /// `--steps` and `--outcomes`, which every command takes.
+    #[command(flatten)]
+    open: api::OpenArgs,
 }
 
+/// The subcommands; each one's help is its declaration's doc comment.
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Load files, print what they contain and every warning; exit 0 clean, 1 records skipped, 2 nothing loadable.
-    Check {
-        /// Files to check.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// Read as this format instead of detecting it.
-        #[arg(long)]
-        format: Option<String>,
-        /// Print JSON (docs/JSON.md); at most the first 100 warnings of each run are listed.
-        #[arg(long)]
-        json: bool,
-    },
+    Check(api::check::Args),
     /// List every credit scheme with its parameters, requirements and citation.
     Schemes {
         /// Print Markdown (docs/SCHEMES.md is generated this way).
         #[arg(long)]
         markdown: bool,
     },
-    /// Read a log in any supported format and write it as a vantage Parquet v2 dataset (OUT a new
-    /// directory: one partition per training step, written as a stream in bounded memory), as
-    /// vantage JSONL (OUT ends in `.jsonl`) or as vantage Parquet v1 (OUT ends in `.parquet`);
-    /// docs/FORMAT.md.
-    Convert {
-        /// The log to read (a file, a verl or TRL directory, a v2 dataset).
-        file: PathBuf,
-        /// Where to write (never the input, nor inside an input directory).
-        out: PathBuf,
-        /// Read as this format instead of detecting it (see `vantage formats`).
-        #[arg(long)]
-        format: Option<String>,
-        /// v2: the memory a piece of the log may hold before it is written (`256M`, `64k`).
-        #[arg(long, value_name = "SIZE", value_parser = parse_piece)]
-        piece: Option<usize>,
-        /// v2: follow a log that is still being written (a JSONL file, a verl or TRL directory):
-        /// what it gains is written as it comes and the manifest replaced, until interrupted.
-        #[arg(long)]
-        follow: bool,
-        /// With --follow: stop once nothing arrived for this many seconds.
-        #[arg(long, value_name = "SECS", requires = "follow")]
-        until_idle: Option<f64>,
-    },
+    Convert(api::convert::Args),
     /// List the log formats vantage reads, with the name `--format` takes.
     Formats,
-    /// Compute credit under one scheme and write it per step (or per token) as JSONL or CSV.
-    Credit(CreditArgs),
-    /// Compare two schemes on a run (docs/JSON.md): Spearman ρ, sign disagreements by name, the
-    /// steps where they differ most with their text, the groups they disagree on most.
-    Compare(compare::Args),
-    /// The signal budget per training step (docs/JSON.md): rollouts that teach nothing (zero-variance
-    /// groups, truncated, uncredited) and where schemes A and B put their |credit|.
-    Budget(budget::Args),
-    /// Run A against run B on the same prompts, or two ranges of training steps of one run
-    /// (docs/JSON.md): prompts learned, forgotten, unclear, still failing, still solved.
-    Runs(runs::Args),
-    /// Two rollouts aligned step by step (docs/JSON.md): where they part, with each step's credit.
-    Diff(diff::Args),
-    /// Baseline forensics (docs/FORENSICS.md): the rows that corrupted a group's baseline (failed
-    /// rollouts, pad rows, partial groups, duplicates, filtered rows, advantage spikes, reward
-    /// fallbacks), each with the credit they moved and whether the logged advantages include them.
-    Forensics(forensics::Args),
-    /// One step (docs/JSON.md): its text and fields, and its credit under every supported scheme
-    /// (or those named) with the formula and terms behind each number.
-    Step(step::Args),
+    Credit(api::credit::Args),
+    Compare(api::compare::Args),
+    Budget(api::budget::Args),
+    Runs(api::runs::Args),
+    Diff(api::diff::Args),
+    Forensics(api::forensics::Args),
+    Step(api::step::Args),
     /// A Model Context Protocol server over stdio for coding agents (docs/JSON.md): the tools `check`,
     /// `compare`, `budget`, `runs`, `diff`, `step`, `health`, `forensics` and `open_app` on runs opened by path.
     Mcp,
-    /// Run-health alarms (docs/HEALTH.md): print those that fire; exit 0 when none does, 1 when one
-    /// does, 2 when a run cannot be read.
-    Health {
-        /// The runs.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// Print JSON (`{"vantage_health": 1, "runs": [...]}`).
-        #[arg(long)]
-        json: bool,
-        /// A threshold, repeatable: `--set zero_variance=0.8` (docs/HEALTH.md names them).
-        #[arg(long, value_name = "NAME=VALUE")]
-        set: Vec<String>,
-        /// Watch a run that is still training: read it again every `--interval` seconds until an
-        /// alarm fires (then exit 1).
-        #[arg(long)]
-        follow: bool,
-        /// With --follow: seconds between two reads.
-        #[arg(long, value_name = "SECS", default_value_t = 30.0, requires = "follow")]
-        interval: f64,
-    },
+    Health(api::health::Args),
     /// Serve the web app and the runs under PATHs to a browser, read-only (docs/SERVE.md): open the
     /// printed link, through an SSH tunnel from a laptop.
     Serve(ServeArgs),
@@ -212,66 +117,6 @@ struct ServeArgs {
     request_timeout: f64,
 }
 
-/// `vantage credit`'s arguments.
-#[derive(Debug, clap::Args)]
-struct CreditArgs {
-    /// The rollout log.
-    file: PathBuf,
-    /// Scheme id (see `vantage schemes`); `expr:FORMULA` for a formula of your own
-    /// (docs/EXPRESSIONS.md), `formula:NAME` for a built-in or saved formula.
-    #[arg(long, required_unless_present = "scheme_file", conflicts_with = "scheme_file")]
-    scheme: Option<String>,
-    /// A file holding a formula (`my_scheme.vx`, docs/EXPRESSIONS.md).
-    #[arg(long, value_name = "FILE")]
-    scheme_file: Option<PathBuf>,
-    /// Trainer preset: verl, trl, openrlhf (see `vantage schemes`).
-    #[arg(long)]
-    preset: Option<String>,
-    /// Parameter value, repeatable: `--set gamma=0.99` (for a formula, its `$gamma`).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    set: Vec<String>,
-    /// Write per-token rows instead of per-step rows.
-    #[arg(long)]
-    tokens: bool,
-    /// Output file (`.jsonl`, `.csv` or `.parquet`); standard output as JSONL when absent. For a
-    /// v2 dataset, a directory: one `train_step=K/credit.parquet` per partition.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Read as this format instead of detecting it.
-    #[arg(long)]
-    format: Option<String>,
-    /// v2 dataset: compute this partition only (`train_step=K`), for one process per partition.
-    #[arg(long, value_name = "train_step=K")]
-    partition: Option<String>,
-    /// v2 dataset, for a scheme that normalizes over the batch: `step` (each training step is
-    /// a batch, as in training; one partition at a time) or `run` (the whole run is one batch,
-    /// as `vantage credit LOG` computes it; reads every partition selected).
-    #[arg(long, value_enum)]
-    batch_scope: Option<BatchScope>,
-}
-
-/// What one batch is when credit normalizes over the batch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BatchScope {
-    /// One training step (a partition).
-    Step,
-    /// The whole run (every partition selected).
-    Run,
-}
-
-/// A training-step range: `17`, `10..20`, `train_step=17`.
-fn parse_steps(text: &str) -> Result<(i64, i64), String> {
-    crate::load::formats::vantage_v2::manifest::parse_range(text)
-}
-
-/// A piece size of at least 4 kB.
-fn parse_piece(text: &str) -> Result<usize, String> {
-    match crate::load::budget::parse_size(text) {
-        Some(bytes) if bytes >= 4096 => usize::try_from(bytes).map_err(|e| e.to_string()),
-        _ => Err(format!("{text:?} is not a size of at least 4k (e.g. 256M)")),
-    }
-}
-
 /// A size in bytes (`64M`, `4k`, `1.5G`).
 fn parse_size(text: &str) -> Result<u64, String> {
     crate::load::budget::parse_size(text).ok_or_else(|| format!("{text:?} is not a size (e.g. 64M)"))
@@ -289,32 +134,12 @@ fn parse_window_size(text: &str) -> Result<[f32; 2], String> {
     }
 }
 
-/// The formulas saved in the formulas folder, as the app holds them.
-fn saved_formulas() -> Vec<crate::app::SavedFormula> {
-    crate::source::disk::saved_formulas()
-        .into_iter()
-        .map(|(name, text)| crate::app::SavedFormula { name, text })
-        .collect()
-}
-
-/// The scheme `name` names for the app (an id, `expr:…`, `formula:NAME` of the built-ins or of
-/// `saved`), or why none.
-fn scheme_choice(name: &str, saved: &[crate::app::SavedFormula]) -> Result<crate::app::SchemeChoice, String> {
-    crate::app::SchemeChoice::from_name(name, saved)
-        .ok_or_else(|| format!("{name}: not a scheme (see `vantage schemes`)"))
-}
-
-/// The app's view named `name`, or why none.
-fn view(name: &str) -> Result<crate::app::Tab, String> {
-    crate::app::Tab::from_name(name).ok_or_else(|| format!("{name}: not a view; one of {}", crate::app::Tab::names()))
-}
-
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
     std::sync::LazyLock::force(&crate::cli::desktop::STARTED);
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let mut cli = Cli::parse();
-    let mut outcomes = match crate::source::joined::read_outcome_files(&cli.outcomes) {
+    let mut outcomes = match crate::source::joined::read_outcome_files(&cli.open.outcomes) {
         Ok(outcomes) => outcomes,
         Err(err) => {
             eprintln!("vantage: --outcomes: {}", err.located());
@@ -324,16 +149,13 @@ pub fn main() -> ExitCode {
     // Results files named among the files opened are read as `--outcomes` are.
     let (files, named) = crate::source::joined::take_results_files(std::mem::take(&mut cli.files));
     outcomes.extend(named);
-    let check_files = match &mut cli.command {
-        Some(Command::Check { files, .. }) => {
-            let (rest, named) = crate::source::joined::take_results_files(std::mem::take(files));
-            outcomes.extend(named);
-            rest
-        }
-        _ => Vec::new(),
-    };
+    if let Some(Command::Check(args)) = &mut cli.command {
+        let (rest, named) = crate::source::joined::take_results_files(std::mem::take(&mut args.files));
+        outcomes.extend(named);
+        args.files = rest;
+    }
     let options = OpenOptions {
-        steps: cli.steps,
+        steps: cli.open.steps,
         outcomes: outcomes.into(),
         memory_budget: crate::source::disk::memory_budget(),
         follow: false,
@@ -341,22 +163,23 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         None => {
+            let api::Show { view, scheme_a, scheme_b } = cli.show;
             // A view or scheme that does not exist is an error before any window opens.
-            if let Some(Err(err)) = cli.view.as_deref().map(view) {
+            if let Some(Err(err)) = view.as_deref().map(api::view) {
                 eprintln!("vantage: --view {err}");
                 return ExitCode::from(2);
             }
-            let saved = saved_formulas();
-            for (flag, id) in [("--scheme-a", &cli.scheme_a), ("--scheme-b", &cli.scheme_b)] {
-                if let Some(Err(err)) = id.as_deref().map(|id| scheme_choice(id, &saved)) {
+            let saved = api::saved_formulas();
+            for (flag, id) in [("--scheme-a", &scheme_a), ("--scheme-b", &scheme_b)] {
+                if let Some(Err(err)) = id.as_deref().map(|id| api::scheme_choice(id, &saved)) {
                     eprintln!("vantage: {flag} {err}");
                     return ExitCode::from(2);
                 }
             }
             let start = crate::app::StartOptions {
-                tab: cli.view,
-                scheme_a: cli.scheme_a,
-                scheme_b: cli.scheme_b,
+                tab: view,
+                scheme_a,
+                scheme_b,
                 meeting: cli.meeting,
                 link: cli.link,
                 exit_after_first_view: cli.exit_after_first_view.then(|| *crate::cli::desktop::STARTED),
@@ -364,20 +187,20 @@ pub fn main() -> ExitCode {
             };
             desktop::run_app(files, cli.follow, options, start, cli.window_size)
         }
-        Some(Command::Check { format, json: true, .. }) => check_json::main(&check_files, &options, format.as_deref()),
-        Some(Command::Check { format, .. }) => check(&check_files, &options, format.as_deref()),
+        Some(Command::Check(args)) if args.json => {
+            let (json, worst) = api::check::report(&args.files, &options, args.format.as_deref());
+            println!("{json}");
+            ExitCode::from(worst)
+        }
+        Some(Command::Check(args)) => check(&args.files, &options, args.format.as_deref()),
         Some(Command::Schemes { markdown }) => {
             print!("{}", if markdown { credit::listing::markdown() } else { credit::listing::text() });
             if !markdown {
-                print!("{}", formulas::listing());
+                print!("{}", api::formulas::listing());
             }
             ExitCode::SUCCESS
         }
-        Some(Command::Convert { file, out, format, piece, follow, until_idle }) => match if follow {
-            follow_convert(&file, &out, &options, format.as_deref(), piece, until_idle)
-        } else {
-            convert(&file, &out, &options, format.as_deref(), piece)
-        } {
+        Some(Command::Convert(args)) => match args.run(&options) {
             Ok(summary) => {
                 println!("{summary}");
                 ExitCode::SUCCESS
@@ -399,17 +222,35 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Credit(args)) => credit_main(args, &options),
-        Some(Command::Compare(args)) => json_command::main(&args, &options),
-        Some(Command::Budget(args)) => json_command::main(&args, &options),
-        Some(Command::Runs(args)) => json_command::main(&args, &options),
-        Some(Command::Diff(args)) => json_command::main(&args, &options),
-        Some(Command::Forensics(args)) => json_command::main(&args, &options),
-        Some(Command::Step(args)) => json_command::main(&args, &options),
-        Some(Command::Mcp) => mcp::main(&options),
-        Some(Command::Health { files, json, set, follow, interval }) => {
-            health(&files, json, &set, follow.then_some(interval), &options)
-        }
+        Some(Command::Compare(args)) => analysis(&args, &options),
+        Some(Command::Budget(args)) => analysis(&args, &options),
+        Some(Command::Runs(args)) => analysis(&args, &options),
+        Some(Command::Diff(args)) => analysis(&args, &options),
+        Some(Command::Forensics(args)) => analysis(&args, &options),
+        Some(Command::Step(args)) => analysis(&args, &options),
+        Some(Command::Mcp) => api::mcp::main(&options),
+        Some(Command::Health(args)) => health(&args, &options),
         Some(Command::Serve(args)) => serve_main(args),
+    }
+}
+
+/// Runs an analysis: its words or its JSON printed, or its error (as JSON too with `--json`) and
+/// exit 2.
+fn analysis<C: Analysis>(args: &C, options: &OpenOptions) -> ExitCode {
+    match api::Tool::answer(args, options) {
+        Ok(json) => {
+            let out = if args.wants_json() { json.to_string() } else { args.text(&json) };
+            // A reader that stops early (`| head`) is not an error.
+            let _ = writeln!(std::io::stdout().lock(), "{out}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            if args.wants_json() {
+                println!("{}", serde_json::json!({ format!("vantage_{}", C::NAME): 1, "error": format!("{err:#}") }));
+            }
+            eprintln!("vantage {}: {err:#}", C::NAME);
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -425,55 +266,30 @@ fn serve_main(args: ServeArgs) -> ExitCode {
 }
 
 /// `vantage health`: the alarms of each run; 1 when one fires, 2 when a run cannot be read.
-fn health(files: &[PathBuf], json: bool, sets: &[String], follow: Option<f64>, options: &OpenOptions) -> ExitCode {
-    let mut thresholds = crate::analysis::health::Thresholds::default();
-    for set in sets {
-        let parsed = set.split_once('=').ok_or_else(|| format!("--set {set}: say NAME=VALUE")).and_then(|(n, v)| {
-            let value = v.trim().parse::<f64>().map_err(|e| format!("--set {set}: {e}"))?;
-            thresholds.set(n.trim(), value)
-        });
-        if let Err(err) = parsed {
+fn health(args: &api::health::Args, options: &OpenOptions) -> ExitCode {
+    let thresholds = match args.thresholds() {
+        Ok(thresholds) => thresholds,
+        Err(err) => {
             eprintln!("vantage health: {err}");
             return ExitCode::from(2);
         }
-    }
-    let (mut report, mut fired, mut failed) = health_report(files, &thresholds, options);
+    };
+    let (mut report, mut fired, mut failed) = api::health::report(&args.files, &thresholds, options);
     // Following a run: read it again until an alarm fires (a run that cannot be read yet, such as
     // a log not written so far, is tried again too).
-    if let Some(interval) = follow {
-        let pause = std::time::Duration::from_secs_f64(interval.clamp(0.1, 86_400.0));
+    if args.follow {
+        let pause = std::time::Duration::from_secs_f64(args.interval.clamp(0.1, 86_400.0));
         while !fired {
             eprintln!("vantage health: no alarm yet; looking again in {:.1} s", pause.as_secs_f64());
             std::thread::sleep(pause);
-            (report, fired, _) = health_report(files, &thresholds, options);
+            (report, fired, _) = api::health::report(&args.files, &thresholds, options);
         }
         // It ends on an alarm: that is the answer, whatever else could not be read.
         failed = false;
     }
-    if json {
-        println!("{report}");
-    } else {
-        for run in report["runs"].as_array().into_iter().flatten() {
-            let name = run["run"].as_str().unwrap_or_default();
-            let alarms = run["alarms"].as_array().cloned().unwrap_or_default();
-            if alarms.is_empty() {
-                println!("{name}: no alarm");
-                continue;
-            }
-            println!("{name}: {} alarm(s)", alarms.len());
-            for alarm in &alarms {
-                let groups: Vec<&str> =
-                    alarm["groups"].as_array().into_iter().flatten().filter_map(|g| g.as_str()).collect();
-                let more = if groups.len() > 5 { ", …" } else { "" };
-                let shown = groups.iter().take(5).copied().collect::<Vec<_>>().join(", ");
-                let behind = if groups.is_empty() { String::new() } else { format!(" (groups {shown}{more})") };
-                println!(
-                    "  [{}] {}{behind}",
-                    alarm["name"].as_str().unwrap_or_default(),
-                    alarm["message"].as_str().unwrap_or_default()
-                );
-            }
-        }
+    let out = if args.json { report.to_string() } else { api::health::text(&report) };
+    if !out.is_empty() {
+        println!("{out}");
     }
     if failed {
         ExitCode::from(2)
@@ -482,47 +298,6 @@ fn health(files: &[PathBuf], json: bool, sets: &[String], follow: Option<f64>, o
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// docs/JSON.md's health object for `files` (each log of a folder a run), whether an alarm fired,
-/// and whether a run could not be read (errors go to stderr); also `vantage mcp`'s `health` tool.
-pub(crate) fn health_report(
-    files: &[PathBuf],
-    thresholds: &crate::analysis::health::Thresholds,
-    options: &OpenOptions,
-) -> (serde_json::Value, bool, bool) {
-    let (mut fired, mut failed, mut runs) = (false, false, Vec::new());
-    let opened = files.iter().flat_map(|path| {
-        let template = options.report(&path.display().to_string());
-        crate::source::path::open_all(path, options, None, &template, None)
-    });
-    for one in opened {
-        let run = match one.result {
-            Ok(run) => run,
-            Err(err) => {
-                eprintln!("vantage health: {}", err.located());
-                failed = true;
-                continue;
-            }
-        };
-        let alarms = crate::analysis::health::alarms(&run, thresholds);
-        fired |= !alarms.is_empty();
-        let alarms: Vec<serde_json::Value> = alarms
-            .iter()
-            .map(|a| {
-                serde_json::json!({
-                    "name": a.name,
-                    "train_step": a.train_step,
-                    "value": a.value,
-                    "threshold": a.threshold,
-                    "groups": a.groups.iter().map(|&g| run.group_key(g)).collect::<Vec<_>>(),
-                    "message": a.message,
-                })
-            })
-            .collect();
-        runs.push(serde_json::json!({ "run": one.path.display().to_string(), "alarms": alarms }));
-    }
-    (serde_json::json!({ "vantage_health": 1, "runs": runs }), fired, failed)
 }
 
 /// The server's configuration from its arguments.
@@ -561,8 +336,9 @@ fn serve_config(args: ServeArgs) -> anyhow::Result<crate::serve::Config> {
 }
 
 /// `vantage credit`: the scheme named or read from `--scheme-file`, computed and written.
-fn credit_main(args: CreditArgs, options: &OpenOptions) -> ExitCode {
-    let CreditArgs { file, scheme, scheme_file, preset, set, tokens, out, format, partition, batch_scope } = args;
+fn credit_main(args: api::credit::Args, options: &OpenOptions) -> ExitCode {
+    let api::credit::Args { file, scheme, scheme_file, preset, set, tokens, out, format, partition, batch_scope } =
+        args;
     let scheme = match (scheme, scheme_file) {
         (Some(id), _) => id,
         (None, Some(path)) => match std::fs::read_to_string(&path) {
@@ -591,160 +367,6 @@ fn credit_main(args: CreditArgs, options: &OpenOptions) -> ExitCode {
             eprintln!("vantage credit: {err:#}");
             ExitCode::from(2)
         }
-    }
-}
-
-/// An error when `out` is the input `file` (through any link) or inside an input directory.
-fn refuse_input(file: &Path, out: &Path) -> anyhow::Result<()> {
-    let target = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).canonicalize();
-    let target = target.map(|dir| dir.join(out.file_name().unwrap_or_default()));
-    if let (Ok(input), Ok(target)) = (file.canonicalize(), target)
-        && (target == input || target.starts_with(&input))
-    {
-        anyhow::bail!("--out {} is (inside) the input; vantage never writes to an input", out.display());
-    }
-    Ok(())
-}
-
-/// Reads `file` and writes it to `out` as its name says (see `Command::Convert`); one line saying
-/// what was written.
-fn convert(
-    file: &Path,
-    out: &Path,
-    options: &OpenOptions,
-    format: Option<&str>,
-    piece: Option<usize>,
-) -> anyhow::Result<String> {
-    refuse_input(file, out)?;
-    let extension = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    if !matches!(extension.as_deref(), Some("parquet" | "jsonl" | "json")) {
-        return convert_to_dataset(file, out, options, format, piece);
-    }
-    let parquet = extension.as_deref() == Some("parquet");
-    let mut report = LoadReport::new(&file.display().to_string());
-    let run = load_path(file, options, format, &mut report).map_err(|e| anyhow::anyhow!("{}", e.located()))?;
-    for warning in report.located() {
-        eprintln!("{warning}");
-    }
-    let mut run = run;
-    // Keep where it came from and how it was read: the header's metadata carries it.
-    crate::source::joined::mark_converted(&mut run);
-    let bytes = if parquet {
-        parquet_bytes(&run)?
-    } else {
-        crate::load::formats::vantage_jsonl::write::to_jsonl(&run).into_bytes()
-    };
-    crate::source::disk::write_atomically(out, &bytes)
-        .map_err(|e| anyhow::anyhow!("could not write {}: {e}", out.display()))?;
-    Ok(format!(
-        "{} ({}): {} groups, {} trajectories, {} steps -> {}",
-        file.display(),
-        run.meta.format,
-        run.groups.len(),
-        run.trajectories.len(),
-        run.num_path_steps(),
-        out.display()
-    ))
-}
-
-/// What a conversion to a v2 dataset gives: its warnings printed, a load error located.
-#[cfg(feature = "parquet")]
-fn reported<T>(result: anyhow::Result<T>, report: &LoadReport) -> anyhow::Result<T> {
-    for warning in report.located() {
-        eprintln!("{warning}");
-    }
-    result.map_err(|e| match e.downcast_ref::<crate::load::LoadError>() {
-        Some(load) => anyhow::anyhow!("{}", load.located()),
-        None => e,
-    })
-}
-
-/// `vantage convert LOG RUN_DIR/`: a v2 dataset, written as a stream.
-#[cfg(feature = "parquet")]
-fn convert_to_dataset(
-    file: &Path,
-    out: &Path,
-    options: &OpenOptions,
-    format: Option<&str>,
-    piece: Option<usize>,
-) -> anyhow::Result<String> {
-    let mut report = LoadReport::new(&file.display().to_string());
-    let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
-    let converted = crate::source::convert::convert(file, out, options, format, piece, &mut report);
-    let converted = reported(converted, &report)?;
-    let m = &converted.manifest;
-    Ok(format!(
-        "{} ({}): {} training-step partitions, {} groups, {} trajectories, {} step rows, read in {} piece(s) -> {}/",
-        file.display(),
-        converted.format,
-        m.partitions.len(),
-        m.total(|p| p.groups),
-        m.total(|p| p.trajectories),
-        m.total(|p| p.steps),
-        converted.pieces,
-        out.display()
-    ))
-}
-
-/// `vantage convert LOG RUN_DIR/ --follow`.
-#[cfg(feature = "parquet")]
-fn follow_convert(
-    file: &Path,
-    out: &Path,
-    options: &OpenOptions,
-    format: Option<&str>,
-    piece: Option<usize>,
-    until_idle: Option<f64>,
-) -> anyhow::Result<String> {
-    refuse_input(file, out)?;
-    let mut report = LoadReport::new(&file.display().to_string());
-    let idle = until_idle.map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
-    let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
-    let manifest = crate::source::convert::follow(file, out, options, format, piece, idle, &mut report);
-    let m = reported(manifest, &report)?;
-    Ok(format!(
-        "{}: followed until idle; {} training-step partitions, {} trajectories -> {}/",
-        file.display(),
-        m.partitions.len(),
-        m.total(|p| p.trajectories),
-        out.display()
-    ))
-}
-
-#[cfg(not(feature = "parquet"))]
-fn follow_convert(
-    _: &Path,
-    out: &Path,
-    options: &OpenOptions,
-    _: Option<&str>,
-    _: Option<usize>,
-    _: Option<f64>,
-) -> anyhow::Result<String> {
-    convert_to_dataset(Path::new(""), out, options, None, None)
-}
-
-#[cfg(not(feature = "parquet"))]
-fn convert_to_dataset(
-    _: &Path,
-    out: &Path,
-    _: &OpenOptions,
-    _: Option<&str>,
-    _: Option<usize>,
-) -> anyhow::Result<String> {
-    anyhow::bail!(
-        "{}: a vantage Parquet v2 dataset needs the `parquet` feature; name a .jsonl file to write vantage JSONL",
-        out.display()
-    )
-}
-
-/// The run as vantage Parquet (needs the `parquet` feature).
-fn parquet_bytes(run: &Run) -> anyhow::Result<Vec<u8>> {
-    #[cfg(feature = "parquet")]
-    return crate::load::formats::vantage_parquet::to_parquet(run).map_err(|e| anyhow::anyhow!("Parquet: {e}"));
-    #[cfg(not(feature = "parquet"))]
-    {
-        let _: &Run = run;
-        anyhow::bail!("this build has no Parquet support (build with the `parquet` feature)")
     }
 }
 
@@ -816,7 +438,7 @@ struct CreditRequest<'a> {
     sets: &'a [String],
     tokens: bool,
     partition: Option<&'a str>,
-    batch_scope: Option<BatchScope>,
+    batch_scope: Option<api::credit::BatchScope>,
 }
 
 impl CreditRequest<'_> {
@@ -854,9 +476,9 @@ fn credit_command(
         sets.push((name.trim().to_owned(), value.trim().to_owned()));
     }
     // Check the scheme, its parameters and the output before reading the file, so a typo fails fast.
-    let computation = formulas::Computation::resolve(request.scheme_id, request.preset, sets)?;
+    let computation = api::formulas::Computation::resolve(request.scheme_id, request.preset, sets)?;
     if let Some(out) = out {
-        refuse_input(file, out)?;
+        api::convert::refuse_input(file, out)?;
     }
     #[cfg(feature = "parquet")]
     if let Some(out) = out.filter(|o| o.extension().is_none() && crate::source::listing::is_v2_dataset(file)) {

@@ -7,8 +7,9 @@
 
 use std::path::Path;
 
-use super::formulas::Computation;
-use super::{BatchScope, CreditRequest, CreditTable};
+use super::{CreditRequest, CreditTable};
+use crate::api::credit::BatchScope;
+use crate::api::formulas::Computation;
 use crate::load::formats::vantage_v2::{Partition, manifest::parse_range};
 use crate::source::dataset::Dataset;
 

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cli, web, fuzzing        launchers: the command line and desktop window, the page
+//! api                      the commands the command line, `vantage mcp` and Python share (native)
 //! serve                    `vantage serve`: the web app and the runs over HTTP (native)
 //! ui                       everything that draws (with the eframe shell)
 //! app                      state, commands, loads and credit on workers
@@ -83,11 +84,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("app", &["model", "par", "load", "credit", "analysis", "source"]),
     ("ui", &["model", "load", "credit", "analysis", "source", "app"]),
     ("serve", &["load", "source"]),
-    ("cli", &["model", "par", "load", "credit", "analysis", "source", "app", "ui", "serve"]),
+    ("api", &["model", "par", "load", "credit", "analysis", "source", "app"]),
+    ("cli", &["model", "par", "load", "credit", "analysis", "source", "app", "ui", "serve", "api"]),
     ("web", &["model", "load", "credit", "analysis", "source", "app", "ui"]),
     ("fuzzing", &["model", "load", "credit", "analysis", "app"]),
     // lib.rs and main.rs: the crate's root declares every module.
-    ("lib", &["model", "par", "load", "credit", "analysis", "source", "app", "ui", "serve", "cli", "web", "fuzzing"]),
+    (
+        "lib",
+        &["model", "par", "load", "credit", "analysis", "source", "app", "ui", "serve", "api", "cli", "web", "fuzzing"],
+    ),
     ("main", &["cli", "web", "app"]),
 ];
 
@@ -621,4 +626,55 @@ fn a_circle_inside_a_folder_is_found() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(circles.len(), 1, "{circles:?}");
     assert_eq!((circles[0].0.as_str(), circles[0].1.clone()), ("source", vec!["joined".to_owned(), "path".to_owned()]));
+}
+
+/// The Rust files under `dirs` (relative to the package), each with its code (comments left out).
+fn code_under(dirs: &[&str]) -> Vec<(std::path::PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in dirs {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.into_iter().map(|f| (f.clone(), code_of(&std::fs::read_to_string(&f).unwrap()))).collect()
+}
+
+#[test]
+fn colours_are_chosen_only_in_the_theme() {
+    for (file, code) in code_under(&["src"]).iter().filter(|(f, _)| !f.ends_with("ui/theme.rs")) {
+        for (at, _) in code.match_indices("Color32::") {
+            let rest = &code[at + "Color32::".len()..];
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            // An image drawn as it is (tinted white) chooses no colour.
+            let line = code[..at].rsplit('\n').next().unwrap_or_default();
+            let untinted_image = name == "WHITE" && line.contains("painter.image(");
+            assert!(
+                untinted_image || name.is_empty() || name == "TRANSPARENT",
+                "{}: Color32::{name}: colours are chosen in ui/theme.rs",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_one_file_the_core_opens_by_path_is_the_trackio_database() {
+    for (file, code) in code_under(&["src/model", "src/load", "src/credit", "src/analysis"]) {
+        if let Some(word) = ["rusqlite", "open_with_flags", "memmap", "Mmap"].iter().find(|w| code.contains(*w)) {
+            assert!(
+                file.ends_with("load/formats/trackio.rs"),
+                "{}: {word}: the core reads bytes it is given",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_python_package_binds_to_the_api_layer_not_the_command_line() {
+    let files = code_under(&["python/src"]);
+    assert!(!files.is_empty());
+    for (file, code) in &files {
+        assert!(!code.contains("vantage::cli"), "{}: binds to the command line's launcher", file.display());
+    }
+    assert!(files.iter().any(|(_, code)| code.contains("vantage::api")), "python/src does not bind to vantage::api");
 }

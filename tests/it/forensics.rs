@@ -256,7 +256,7 @@ fn the_command_the_mcp_tool_and_python_give_the_same_findings() {
         let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let mcp: serde_json::Value =
             serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-        let python = vantage::cli::forensics::report(&load(&path), &Options::default());
+        let python = vantage::api::forensics::report(&load(&path), &Options::default());
         assert!(!cli["findings"].as_array().unwrap().is_empty(), "{}", kind.name());
         assert_eq!(cli["findings"], mcp["findings"], "{}", kind.name());
         assert_eq!(cli["findings"], python["findings"], "{}", kind.name());

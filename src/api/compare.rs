@@ -3,13 +3,15 @@
 
 use std::path::PathBuf;
 
-use super::json_command::{self, JsonCommand};
+use super::Analysis;
 use crate::source::OpenOptions;
 
-/// `vantage compare`'s arguments.
+/// Compare two credit schemes on a run (docs/JSON.md): Spearman ρ, the share of steps whose signs
+/// differ and the disagreements by name, the steps where they differ most with their text, the
+/// groups they disagree on most.
 #[derive(Debug, clap::Args, serde::Deserialize)]
 pub struct Args {
-    /// The run.
+    /// The run: a log, a folder of runs or a v2 dataset.
     #[serde(rename = "path")]
     pub file: PathBuf,
     /// Scheme A (an id, `expr:FORMULA` or `formula:NAME`).
@@ -29,13 +31,13 @@ pub struct Args {
     /// `--json`, `--limit`, `--offset`.
     #[command(flatten)]
     #[serde(flatten)]
-    pub page: json_command::Page,
+    pub page: super::Page,
 }
 
-impl JsonCommand for Args {
+impl Analysis for Args {
     const NAME: &'static str = "compare";
 
-    fn page(&self) -> Option<&json_command::Page> {
+    fn page(&self) -> Option<&super::Page> {
         Some(&self.page)
     }
 
@@ -51,8 +53,8 @@ impl JsonCommand for Args {
 
 /// The comparison as docs/JSON.md's object.
 fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value> {
-    let run = json_command::open(&args.file, options)?;
-    let credit = |flag: &str, id: &str, preset: Option<&str>| json_command::step_credit(&run, flag, id, preset);
+    let run = super::open(&args.file, options)?;
+    let credit = |flag: &str, id: &str, preset: Option<&str>| super::step_credit(&run, flag, id, preset);
     let a = credit("--a", &args.a, args.a_preset.as_deref())?;
     let b = credit("--b", &args.b, args.b_preset.as_deref())?;
     let name = |id: &str, preset: &Option<String>| {
@@ -71,7 +73,7 @@ pub fn comparison(
     run_name: &str,
     names: &[String; 2],
     c: &crate::analysis::compare::Comparison,
-    page: &json_command::Page,
+    page: &super::Page,
 ) -> serde_json::Value {
     let tr = &run.trajectories;
     let step_of = |position: usize| {
@@ -87,9 +89,9 @@ pub fn comparison(
                 "group": run.group_key(tr.group[t.index()]),
                 "step": k,
                 "kind": run.label(run.nodes.kind[tr.path_nodes[d.position].index()]),
-                "a": json_command::number32(d.a),
-                "b": json_command::number32(d.b),
-                "text": json_command::step_text(run, tr.path_nodes[d.position], 200),
+                "a": super::number32(d.a),
+                "b": super::number32(d.b),
+                "text": super::step_text(run, tr.path_nodes[d.position], 200),
             }))
         })
         .collect();

@@ -6,16 +6,18 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::json_command::{self, JsonCommand, number32};
+use super::{Analysis, number32};
 use crate::credit::{Credit, Params, Support};
 use crate::model::{Run, TrajectoryId};
 use crate::source::OpenOptions;
 
-/// `vantage step`'s arguments.
+/// One step of a rollout (docs/JSON.md): its thought, action and observation, its kind, role,
+/// scores and outcome, and its credit under every scheme the run supports (or those named), each
+/// with the formula and the values of its terms, so the number can be redone by hand.
 #[derive(Debug, clap::Args, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The run.
+    /// The run: a log, a folder of runs or a v2 dataset.
     #[serde(rename = "path")]
     pub file: PathBuf,
     /// The rollout (its id, as `compare` and the app name it).
@@ -34,7 +36,7 @@ pub struct Args {
     #[serde(default = "default_chars")]
     pub chars: usize,
     /// Print JSON (docs/JSON.md).
-    #[arg(long)]
+    #[arg(long, help_heading = super::declare::TERMINAL)]
     #[serde(skip)]
     pub json: bool,
 }
@@ -55,7 +57,7 @@ fn terms_json(terms: &[crate::analysis::step_credit::Term]) -> Value {
         .collect()
 }
 
-impl JsonCommand for Args {
+impl Analysis for Args {
     const NAME: &'static str = "step";
 
     fn wants_json(&self) -> bool {
@@ -66,8 +68,8 @@ impl JsonCommand for Args {
         if self.chars == 0 || self.chars > MAX_CHARS {
             anyhow::bail!("--chars {}: from 1 to {MAX_CHARS}", self.chars);
         }
-        let run = json_command::open(&self.file, options)?;
-        let t = json_command::trajectory(&run, &self.trajectory)?;
+        let run = super::open(&self.file, options)?;
+        let t = super::trajectory(&run, &self.trajectory)?;
         let tr = &run.trajectories;
         let steps = tr.num_steps(t);
         if self.step >= steps {
@@ -130,11 +132,11 @@ impl JsonCommand for Args {
             self.step + 1,
             json["steps"],
             json["group"].as_str().unwrap_or_default(),
-            json_command::shown(&json["outcome"]),
+            super::shown(&json["outcome"]),
             json["kind"].as_str().unwrap_or_default(),
         );
         for (name, score) in json["scores"].as_object().into_iter().flatten() {
-            out.push_str(&format!("\nscore {name}: {}", json_command::shown(score)));
+            out.push_str(&format!("\nscore {name}: {}", super::shown(score)));
         }
         for (name, text) in json["texts"].as_object().into_iter().flatten() {
             let body = text["text"].as_str().unwrap_or_default();
@@ -150,13 +152,13 @@ impl JsonCommand for Args {
                 .flatten()
                 .map(|t| match t["value"] {
                     Value::Null => t["name"].as_str().unwrap_or_default().to_owned(),
-                    ref v => format!("{} = {}", t["name"].as_str().unwrap_or_default(), json_command::shown(v)),
+                    ref v => format!("{} = {}", t["name"].as_str().unwrap_or_default(), super::shown(v)),
                 })
                 .collect();
             out.push_str(&format!(
                 "\n  {} = {}\n      {}",
                 c["name"].as_str().unwrap_or_default(),
-                json_command::shown(&c["value"]),
+                super::shown(&c["value"]),
                 crate::analysis::step_credit::formula_line(c["formula"].as_str().unwrap_or_default(), &terms)
             ));
         }
@@ -214,7 +216,7 @@ impl Args {
     fn named_schemes(&self, run: &Run, t: TrajectoryId, p: usize) -> anyhow::Result<Vec<Value>> {
         let mut credit = Vec::new();
         for spec in &self.schemes {
-            let (id, preset) = json_command::scheme_and_preset(spec);
+            let (id, preset) = super::scheme_and_preset(spec);
             let computation = super::formulas::Computation::resolve(id, preset, Vec::new())
                 .map_err(|e| e.context(format!("--scheme {spec}")))?;
             let (c, scheme, name) = match &computation {

@@ -7,14 +7,17 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::json_command::{self, JsonCommand, number};
+use super::{Analysis, number};
 use crate::analysis::runs::{Change, PromptStats, Side};
 use crate::source::OpenOptions;
 
-/// `vantage runs`' arguments.
+/// Run A against run B on the same prompts, or two ranges of training steps of one run
+/// (docs/JSON.md): each prompt's pass rate on either side with its 95% Wilson interval, and
+/// whether it was learned, forgotten, unclear (too few rollouts), still failing, still solved, or
+/// seen by one side only.
 #[derive(Debug, clap::Args, serde::Deserialize)]
 pub struct Args {
-    /// Run A.
+    /// Run A: a log, a folder of runs or a v2 dataset.
     #[serde(rename = "path")]
     pub file: PathBuf,
     /// Run B (without it, B is later training steps of run A).
@@ -29,15 +32,14 @@ pub struct Args {
     #[arg(long, value_name = "C..D")]
     #[serde(default)]
     pub b_steps: Option<String>,
-    /// List only prompts that changed so (repeatable): `learned`, `forgotten`, `unclear`,
-    /// `still_failing`, `still_solved`, `only_in_a`, `only_in_b`.
-    #[arg(long)]
+    /// List only prompts that changed so (repeatable).
+    #[arg(long, value_parser = super::declare::Choices(Change::ALL.map(name).to_vec()))]
     #[serde(default)]
     pub change: Vec<String>,
     /// `--json`, `--limit`, `--offset`.
     #[command(flatten)]
     #[serde(flatten)]
-    pub page: json_command::Page,
+    pub page: super::Page,
 }
 
 /// A change's name in the JSON and on the command line.
@@ -69,10 +71,10 @@ fn side(stats: &PromptStats) -> Value {
     })
 }
 
-impl JsonCommand for Args {
+impl Analysis for Args {
     const NAME: &'static str = "runs";
 
-    fn page(&self) -> Option<&json_command::Page> {
+    fn page(&self) -> Option<&super::Page> {
         Some(&self.page)
     }
 
@@ -88,8 +90,8 @@ impl JsonCommand for Args {
             })
             .collect::<anyhow::Result<_>>()?;
         let (a_steps, b_steps) = (steps("--a-steps", &self.a_steps)?, steps("--b-steps", &self.b_steps)?);
-        let run_a = json_command::open(&self.file, options)?;
-        let run_b = self.other.as_deref().map(|p| json_command::open(p, options)).transpose()?;
+        let run_a = super::open(&self.file, options)?;
+        let run_b = self.other.as_deref().map(|p| super::open(p, options)).transpose()?;
         let (a, b) = if let Some(run_b) = &run_b {
             (Side { run: &run_a, steps: a_steps }, Side { run: run_b, steps: b_steps })
         } else {

@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::model::{Run, TrajectoryId};
 
 /// Credit rows, column by column: per step (`node` column) or per token (`mask` column).
-pub(super) struct CreditTable {
+pub struct CreditTable {
     /// Name of the position column: `step` or `token`.
     position_name: &'static str,
     /// Name of the extra column: `node` or `mask`.
@@ -33,7 +33,7 @@ impl CreditTable {
     /// One row per step of each of `trajectories`, from `credit` aligned with `Credit::step`;
     /// the `node` column is `node_ids[node]` where given (a v2 dataset's ids), else the node's
     /// index in the run.
-    pub(super) fn steps(
+    pub fn steps(
         run: &Run,
         credit: &[f32],
         trajectories: impl Iterator<Item = TrajectoryId>,
@@ -53,7 +53,7 @@ impl CreditTable {
     }
 
     /// One row per token of each of `trajectories`, from `credit` aligned with `Credit::token`.
-    pub(super) fn tokens(run: &Run, credit: &[f32], trajectories: impl Iterator<Item = TrajectoryId>) -> Self {
+    pub fn tokens(run: &Run, credit: &[f32], trajectories: impl Iterator<Item = TrajectoryId>) -> Self {
         let mut table = Self::new("token", "mask");
         for trajectory in trajectories {
             let key = run.trajectory_key(trajectory);
@@ -77,7 +77,7 @@ impl CreditTable {
 
     /// The rows as columns (the Python package's `Credit.table()`): the keys dictionary-encoded,
     /// the mask as booleans.
-    pub(super) fn into_table(self) -> crate::analysis::tables::Table {
+    pub fn into_table(self) -> crate::analysis::tables::Table {
         use crate::analysis::tables::{Column, Table, Values, labels_of};
         let names = self.names();
         let column = |name: &str, values| Column { name: name.to_owned(), values, valid: None };
@@ -136,7 +136,7 @@ impl CreditTable {
 
     /// Writes Parquet (native, `parquet` feature).
     #[cfg(feature = "parquet")]
-    pub(super) fn write_parquet(self, path: &Path) -> anyhow::Result<()> {
+    pub fn write_parquet(self, path: &Path) -> anyhow::Result<()> {
         use polars::prelude::{Column, DataFrame, ParquetWriter};
         let [t, g, p, e, c] = self.names();
         let mut frame = DataFrame::new_infer_height(vec![
@@ -158,7 +158,7 @@ impl CreditTable {
     }
 
     /// Writes to `out` by its extension (`.csv`, `.parquet`, else JSONL), or JSONL to standard output.
-    pub(super) fn write(self, out: Option<&Path>) -> anyhow::Result<()> {
+    pub fn write(self, out: Option<&Path>) -> anyhow::Result<()> {
         let Some(path) = out else {
             use std::io::Write as _;
             let written = std::io::stdout().lock().write_all(self.to_jsonl().as_bytes());

@@ -6,15 +6,16 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::json_command::{self, JsonCommand, number32};
+use super::{Analysis, number32};
 use crate::analysis::diff::{AlignBy, align, default_partner, divergence};
 use crate::model::{Run, TrajectoryId};
 use crate::source::OpenOptions;
 
-/// `vantage diff`'s arguments.
+/// Two rollouts of a group aligned step by step (docs/JSON.md): where they part, each step's
+/// text, and its credit under schemes A and B.
 #[derive(Debug, clap::Args, serde::Deserialize)]
 pub struct Args {
-    /// The run.
+    /// The run: a log, a folder of runs or a v2 dataset.
     #[serde(rename = "path")]
     pub file: PathBuf,
     /// The left rollout (its id, as `compare` and the app name it).
@@ -26,17 +27,17 @@ pub struct Args {
     pub right: Option<String>,
     /// How steps match: text (the same thought and action), state (the same state key), similar
     /// (half their words in common).
-    #[arg(long, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = super::declare::Choices(WAYS.map(|(name, _)| name).to_vec()))]
     #[serde(default = "text_way")]
     pub by: String,
     /// `--a` and `--b`: the schemes whose credit is shown.
     #[command(flatten)]
     #[serde(flatten)]
-    pub schemes: json_command::TwoSchemes,
+    pub schemes: super::TwoSchemes,
     /// `--json`, `--limit`, `--offset`.
     #[command(flatten)]
     #[serde(flatten)]
-    pub page: json_command::Page,
+    pub page: super::Page,
 }
 
 fn text_way() -> String {
@@ -57,10 +58,10 @@ fn rollout(run: &Run, t: TrajectoryId) -> Value {
     })
 }
 
-impl JsonCommand for Args {
+impl Analysis for Args {
     const NAME: &'static str = "diff";
 
-    fn page(&self) -> Option<&json_command::Page> {
+    fn page(&self) -> Option<&super::Page> {
         Some(&self.page)
     }
 
@@ -70,10 +71,10 @@ impl JsonCommand for Args {
             .find(|(name, _)| *name == self.by)
             .map(|&(_, by)| by)
             .ok_or_else(|| anyhow::anyhow!("--by {}: one of {}", self.by, WAYS.map(|(n, _)| n).join(", ")))?;
-        let run = json_command::open(&self.file, options)?;
-        let left = json_command::trajectory(&run, &self.left)?;
+        let run = super::open(&self.file, options)?;
+        let left = super::trajectory(&run, &self.left)?;
         let right = match &self.right {
-            Some(key) => json_command::trajectory(&run, key)?,
+            Some(key) => super::trajectory(&run, key)?,
             None => default_partner(&run, left).ok_or_else(|| {
                 anyhow::anyhow!("{} is alone in its group: name the rollout to align it with (--right)", self.left)
             })?,
@@ -90,7 +91,7 @@ impl JsonCommand for Args {
             json!({
                 "step": k,
                 "kind": run.label(run.nodes.kind[node.index()]),
-                "text": json_command::step_text(&run, node, 200),
+                "text": super::step_text(&run, node, 200),
                 "a": value(&a),
                 "b": value(&b),
             })
@@ -133,7 +134,7 @@ impl JsonCommand for Args {
             format!(
                 "{} (outcome {}, {} steps)",
                 side["trajectory"].as_str().unwrap_or_default(),
-                json_command::shown(&side["outcome"]),
+                super::shown(&side["outcome"]),
                 side["steps"]
             )
         };
@@ -162,7 +163,7 @@ impl JsonCommand for Args {
             );
             for slot in ["a", "b"] {
                 if !s[slot].is_null() {
-                    cell.push_str(&format!(" {}={}", slot.to_uppercase(), json_command::shown(&s[slot])));
+                    cell.push_str(&format!(" {}={}", slot.to_uppercase(), super::shown(&s[slot])));
                 }
             }
             cell

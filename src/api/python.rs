@@ -1,17 +1,17 @@
 //! What a binding in another language needs from the commands. The Python package (`python/`,
 //! docs/PYTHON.md) opens, computes, compares and converts through these functions, so its numbers
 //! and errors are the command line's; its type stubs and docstrings are made here from [`API`],
-//! whose parameter help is the command line's own where the two share a parameter.
+//! whose parameter help is the declaration's own ([`super::declare`]) where a function and a
+//! command share a parameter, and whose signature is made from the command's declaration where
+//! the function is the command ([`Signature::Declared`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use clap::CommandFactory as _;
-
-pub use super::check_json::entry as check_entry;
+pub use super::Page;
+pub use super::check::entry as check_entry;
 pub use super::compare::comparison;
 pub use super::formulas::Computation;
-pub use super::json_command::Page;
 use crate::analysis::tables::Table;
 use crate::load::LoadError;
 use crate::model::Run;
@@ -68,9 +68,26 @@ pub fn formats() -> Vec<(&'static str, &'static str)> {
 pub enum Help {
     /// Its own words.
     Text(&'static str),
-    /// The help of a command-line argument: the subcommand (`""`: the top level) and the
+    /// The help of a declared argument: the declaration ([`super::declaration`]) and the
     /// argument's id.
-    Cli(&'static str, &'static str),
+    Arg(&'static str, &'static str),
+}
+
+/// Where a function's signature comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Signature {
+    /// As Python writes it (`(path: str) -> Run`); for a class, its attributes, one `name: type` a
+    /// line.
+    Written(&'static str),
+    /// A method that is a command on its run: its parameters are the command's arguments but the
+    /// run and the paging (`limit`, `offset`: the method lists every row), with their types and
+    /// defaults; its docstring starts with the command's help.
+    Declared {
+        /// The command.
+        command: &'static str,
+        /// What the method returns, as Python writes it.
+        returns: &'static str,
+    },
 }
 
 /// One function or method of the Python package.
@@ -78,9 +95,8 @@ pub enum Help {
 pub struct Item {
     /// `name` for a function, `Class.name` for a method, `Class` for a class.
     pub name: &'static str,
-    /// Its parameters and return type as Python writes them (`(path: str) -> Run`); for a class,
-    /// its attributes, one `name: type` a line.
-    pub signature: &'static str,
+    /// Its parameters and return type.
+    pub signature: Signature,
     /// What it does.
     pub doc: &'static str,
     /// Each parameter's help.
@@ -92,9 +108,9 @@ const OPEN_PARAMS: &[(&str, Help)] = &[
         "path",
         Help::Text("A log, a run folder, or a vantage Parquet v2 dataset, in any format `vantage formats` lists."),
     ),
-    ("format", Help::Cli("check", "format")),
-    ("steps", Help::Cli("", "steps")),
-    ("outcomes", Help::Cli("", "outcomes")),
+    ("format", Help::Arg("check", "format")),
+    ("steps", Help::Arg("open", "steps")),
+    ("outcomes", Help::Arg("open", "outcomes")),
     (
         "memory_budget",
         Help::Text(
@@ -105,57 +121,63 @@ const OPEN_PARAMS: &[(&str, Help)] = &[
 ];
 
 const CREDIT_PARAMS: &[(&str, Help)] = &[
-    ("scheme", Help::Cli("credit", "scheme")),
-    ("preset", Help::Cli("credit", "preset")),
+    ("scheme", Help::Arg("credit", "scheme")),
+    ("preset", Help::Arg("credit", "preset")),
     ("tokens", Help::Text("Per token instead of per step (for schemes that compute per token).")),
-    ("params", Help::Cli("credit", "set")),
+    ("params", Help::Arg("credit", "set")),
 ];
 
 /// The Python package's functions, classes and methods, in the order the stubs list them.
 pub const API: &[Item] = &[
     Item {
         name: "open",
-        signature: "(path: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> Run",
+        signature: Signature::Written(
+            "(path: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> Run",
+        ),
         doc: "Open one run, as `vantage check` reads it. Raises LoadError (with the file, line and field) when nothing loads, and when a folder holds several runs (use open_all).",
         params: OPEN_PARAMS,
     },
     Item {
         name: "open_all",
-        signature: "(path: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> list[Run]",
+        signature: Signature::Written(
+            "(path: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> list[Run]",
+        ),
         doc: "Open every run at a path (each log of a run folder). Raises LoadError only when nothing loads; the runs that did not load are in `vantage check PATH`.",
         params: OPEN_PARAMS,
     },
     Item {
         name: "schemes",
-        signature: "() -> list[dict[str, Any]]",
+        signature: Signature::Written("() -> list[dict[str, Any]]"),
         doc: "Every credit scheme, as `vantage schemes` lists it: id, name, family, citation, source, from_code, needs, checked, batch_wide, params (name, kind, range, choices, default, doc) and presets (name, sets, doc).",
         params: &[],
     },
     Item {
         name: "formats",
-        signature: "() -> dict[str, str]",
+        signature: Signature::Written("() -> dict[str, str]"),
         doc: "The log formats vantage reads: the name `format=` takes, and what it is.",
         params: &[],
     },
     Item {
         name: "credit_batch",
-        signature: "(rewards: ArrayLike, group_ids: Sequence[Hashable], scheme: str = 'grpo', preset: str | None = None, *, mask: ArrayLike | None = None, values: ArrayLike | None = None, log_probs: ArrayLike | None = None, ref_log_probs: ArrayLike | None = None, **params: float | int | bool | str) -> numpy.ndarray",
+        signature: Signature::Written(
+            "(rewards: ArrayLike, group_ids: Sequence[Hashable], scheme: str = 'grpo', preset: str | None = None, *, mask: ArrayLike | None = None, values: ArrayLike | None = None, log_probs: ArrayLike | None = None, ref_log_probs: ArrayLike | None = None, **params: float | int | bool | str) -> numpy.ndarray",
+        ),
         doc: "A scheme's advantages on plain arrays, as a trainer computes them, with the numbers the app shows. One reward per sequence (a 1-D array, as TRL and NeMo-RL pass scores), or per token (2-D, batch × length, as verl's token_level_rewards with its response mask). The result has the rewards' shape and precision (float32 or float64).",
         params: &[
             ("rewards", Help::Text("Per-sequence scores (1-D) or per-token rewards (2-D).")),
             ("group_ids", Help::Text("Each sequence's prompt (group), any hashable label; one per row of rewards.")),
-            ("scheme", Help::Cli("credit", "scheme")),
-            ("preset", Help::Cli("credit", "preset")),
+            ("scheme", Help::Arg("credit", "scheme")),
+            ("preset", Help::Arg("credit", "preset")),
             ("mask", Help::Text("2-D only: the response mask (1 where a token counts); all ones when absent.")),
             ("values", Help::Text("2-D only: the critic's values (GAE).")),
             ("log_probs", Help::Text("2-D only: the policy's log-probabilities (KL penalties).")),
             ("ref_log_probs", Help::Text("2-D only: the reference policy's log-probabilities (KL penalties).")),
-            ("params", Help::Cli("credit", "set")),
+            ("params", Help::Arg("credit", "set")),
         ],
     },
     Item {
         name: "compare",
-        signature: "(a: Credit, b: Credit) -> Comparison",
+        signature: Signature::Written("(a: Credit, b: Credit) -> Comparison"),
         doc: "Two credits on the same run side by side, as the app's Compare view and `vantage compare` set them: Spearman ρ, sign disagreements by kind, the steps where they differ most, the groups they disagree on most.",
         params: &[
             ("a", Help::Text("Scheme A's credit (Run.credit).")),
@@ -164,50 +186,56 @@ pub const API: &[Item] = &[
     },
     Item {
         name: "convert",
-        signature: "(path: str | os.PathLike[str], out: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> str",
+        signature: Signature::Written(
+            "(path: str | os.PathLike[str], out: str | os.PathLike[str], *, format: str | None = None, steps: str | int | None = None, outcomes: Sequence[str | os.PathLike[str]] = (), memory_budget: str | None = None) -> str",
+        ),
         doc: "Read a log in any supported format and write it as `vantage convert` does; returns the line it prints.",
         params: &[
-            ("path", Help::Cli("convert", "file")),
-            ("out", Help::Cli("convert", "out")),
-            ("format", Help::Cli("convert", "format")),
-            ("steps", Help::Cli("", "steps")),
-            ("outcomes", Help::Cli("", "outcomes")),
+            ("path", Help::Arg("convert", "file")),
+            ("out", Help::Arg("convert", "out")),
+            ("format", Help::Arg("convert", "format")),
+            ("steps", Help::Arg("open", "steps")),
+            ("outcomes", Help::Arg("open", "outcomes")),
             ("memory_budget", Help::Text("The memory a load may hold (`8G`).")),
         ],
     },
     Item {
         name: "show",
-        signature: "(run: Run, scheme_a: str | None = None, scheme_b: str | None = None, *, view: str | None = None, app: bool = True) -> str",
+        signature: Signature::Written(
+            "(run: Run, scheme_a: str | None = None, scheme_b: str | None = None, *, view: str | None = None, app: bool = True) -> str",
+        ),
         doc: "Open the desktop app on the run with schemes A and B (the `vantage` program on PATH, or VANTAGE_BIN), or, with app=False or when there is no program or display, print the command that does and the deep link (the fragment `--link` and a served run's URL take). Returns the command; an unknown scheme or view raises SchemeError.",
         params: &[
             ("run", Help::Text("The run to show.")),
-            ("scheme_a", Help::Cli("", "scheme_a")),
-            ("scheme_b", Help::Cli("", "scheme_b")),
-            ("view", Help::Cli("", "view")),
+            ("scheme_a", Help::Arg("show", "scheme_a")),
+            ("scheme_b", Help::Arg("show", "scheme_b")),
+            ("view", Help::Arg("show", "view")),
             ("app", Help::Text("Start the app (else only print the command).")),
         ],
     },
     Item {
         name: "Run",
-        signature: "path: str\nname: str\nformat: str\nnotes: list[str]\nwarnings: list[dict[str, Any]]",
+        signature: Signature::Written(
+            "path: str\nname: str\nformat: str\nnotes: list[str]\nwarnings: list[dict[str, Any]]",
+        ),
         doc: "One opened run. `warnings` holds what `vantage check` lists: each with file, line, field, message and whether the record was skipped.",
         params: &[],
     },
     Item {
         name: "Run.summary",
-        signature: "(self) -> dict[str, Any]",
+        signature: Signature::Written("(self) -> dict[str, Any]"),
         doc: "What `vantage check --json` says of the run (docs/JSON.md): format, summary counts, schemes supported and why others are not, audit, notes, warnings.",
         params: &[],
     },
     Item {
         name: "Run.forensics",
-        signature: "(self, spike_bound: float = 10.0) -> dict[str, Any]",
-        doc: "Baseline forensics (docs/FORENSICS.md): the rows that corrupted a group's baseline, as `vantage forensics --json` prints them with every finding listed: `findings` (kind, train_step, group, trajectories, credit_moved, trainer_included, evidence, source), `counts` by kind, the `scheme` credit_moved is taken under, `group_size`, `notes`.",
-        params: &[("spike_bound", Help::Cli("forensics", "spike_bound"))],
+        signature: Signature::Declared { command: "forensics", returns: "dict[str, Any]" },
+        doc: "The object `vantage forensics --json` prints, with every finding listed: `findings` (kind, train_step, group, trajectories, credit_moved, trainer_included, evidence, source), `counts` by kind, the `scheme` credit_moved is taken under, `group_size`, `notes`.",
+        params: &[],
     },
     Item {
         name: "Run.steps",
-        signature: "(self, text: bool = False) -> pyarrow.Table",
+        signature: Signature::Written("(self, text: bool = False) -> pyarrow.Table"),
         doc: "One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME.",
         params: &[(
             "text",
@@ -218,71 +246,74 @@ pub const API: &[Item] = &[
     },
     Item {
         name: "Run.trajectories",
-        signature: "(self) -> pyarrow.Table",
+        signature: Signature::Written("(self) -> pyarrow.Table"),
         doc: "One row per trajectory: trajectory, group, train_step, task, reward, success, finish, steps, tokens, outcome.NAME.",
         params: &[],
     },
     Item {
         name: "Run.tokens",
-        signature: "(self) -> pyarrow.Table",
+        signature: Signature::Written("(self) -> pyarrow.Table"),
         doc: "One row per token, in the order of token credit: trajectory, position, mask, and each per-token column the run logs.",
         params: &[],
     },
     Item {
         name: "Run.credit",
-        signature: "(self, scheme: str, preset: str | None = None, *, tokens: bool = False, **params: float | int | bool | str) -> Credit",
+        signature: Signature::Written(
+            "(self, scheme: str, preset: str | None = None, *, tokens: bool = False, **params: float | int | bool | str) -> Credit",
+        ),
         doc: "Credit under a scheme, a preset or a formula, computed as `vantage credit` computes it (the same bits).",
         params: CREDIT_PARAMS,
     },
     Item {
         name: "Credit",
-        signature: "run: Run\nscheme: str\npreset: str | None\nparams: dict[str, str]\nlevel: str",
+        signature: Signature::Written("run: Run\nscheme: str\npreset: str | None\nparams: dict[str, str]\nlevel: str"),
         doc: "Credit on a run: one float32 per step (aligned with Run.steps()) or per token (aligned with Run.tokens()). numpy.asarray(credit) and pyarrow.table(credit) take it as they are.",
         params: &[],
     },
     Item {
         name: "Credit.to_numpy",
-        signature: "(self) -> numpy.ndarray",
+        signature: Signature::Written("(self) -> numpy.ndarray"),
         doc: "The values, float32 (NaN where the scheme gives none): the core's own vector, read-only and not copied (numpy.array(credit) makes a copy to write to).",
         params: &[],
     },
     Item {
         name: "Credit.table",
-        signature: "(self) -> pyarrow.Table",
+        signature: Signature::Written("(self) -> pyarrow.Table"),
         doc: "`vantage credit`'s rows: trajectory, group, step, node, credit (per token: trajectory, group, token, mask, credit).",
         params: &[],
     },
     Item {
         name: "Comparison",
-        signature: "a: str\nb: str\npaired: int\nspearman: float | None\nsign_disagreement: float\ndiffering: int\ndisagreements: dict[str, int]",
+        signature: Signature::Written(
+            "a: str\nb: str\npaired: int\nspearman: float | None\nsign_disagreement: float\ndiffering: int\ndisagreements: dict[str, int]",
+        ),
         doc: "Two credits compared (vantage.compare).",
         params: &[],
     },
     Item {
         name: "Comparison.top",
-        signature: "(self, n: int = 20, offset: int = 0) -> pyarrow.Table",
+        signature: Signature::Written("(self, n: int = 20, offset: int = 0) -> pyarrow.Table"),
         doc: "The steps where A and B differ most: trajectory, group, step, kind, a, b, text.",
-        params: &[("n", Help::Cli("compare", "limit")), ("offset", Help::Cli("compare", "offset"))],
+        params: &[("n", Help::Arg("compare", "limit")), ("offset", Help::Arg("compare", "offset"))],
     },
     Item {
         name: "Comparison.groups",
-        signature: "(self, n: int = 20, offset: int = 0) -> pyarrow.Table",
+        signature: Signature::Written("(self, n: int = 20, offset: int = 0) -> pyarrow.Table"),
         doc: "The groups A and B disagree on most: group, steps, spearman, sign_disagreement.",
-        params: &[("n", Help::Cli("compare", "limit")), ("offset", Help::Cli("compare", "offset"))],
+        params: &[("n", Help::Arg("compare", "limit")), ("offset", Help::Arg("compare", "offset"))],
     },
     Item {
         name: "Comparison.to_dict",
-        signature: "(self, n: int = 20, offset: int = 0) -> dict[str, Any]",
+        signature: Signature::Written("(self, n: int = 20, offset: int = 0) -> dict[str, Any]"),
         doc: "`vantage compare --json`'s object (docs/JSON.md).",
-        params: &[("n", Help::Cli("compare", "limit")), ("offset", Help::Cli("compare", "offset"))],
+        params: &[("n", Help::Arg("compare", "limit")), ("offset", Help::Arg("compare", "offset"))],
     },
 ];
 
-/// The help of a command-line argument (its first paragraph), from the same declaration
-/// `vantage --help` prints.
-pub fn cli_help(subcommand: &str, id: &str) -> Option<String> {
-    let root = super::Cli::command();
-    let command = if subcommand.is_empty() { Some(&root) } else { root.find_subcommand(subcommand) }?;
+/// The help of argument `id` of declaration `command` ([`super::declaration`]), as
+/// `vantage --help` prints it.
+pub fn arg_help(command: &str, id: &str) -> Option<String> {
+    let command = super::declaration(command)?;
     let arg = command.get_arguments().find(|a| a.get_id().as_str() == id)?;
     Some(arg.get_help()?.to_string())
 }
@@ -291,9 +322,44 @@ fn help_text(help: Help) -> String {
     match help {
         Help::Text(text) => text.to_owned(),
         // A missing argument is a test failure (`tests/it/python.rs`), never an empty docstring.
-        Help::Cli(subcommand, id) => {
-            let text = cli_help(subcommand, id).unwrap_or_else(|| format!("(no help for {subcommand} {id})"));
-            if text.ends_with(['.', ')']) { text } else { format!("{text}.") }
+        Help::Arg(command, id) => {
+            let text = arg_help(command, id).unwrap_or_else(|| format!("(no help for {command} {id})"));
+            sentence(text)
+        }
+    }
+}
+
+/// `text` ending as a sentence does.
+fn sentence(text: String) -> String {
+    if text.ends_with(['.', ')']) { text } else { format!("{text}.") }
+}
+
+/// The arguments a [`Signature::Declared`] method takes from its command: all but the run and the
+/// paging, by name.
+pub fn declared_arguments(command: &clap::Command) -> Vec<(String, &clap::Arg)> {
+    super::declare::arguments(command)
+        .filter(|(name, _)| !matches!(name.as_str(), "path" | "limit" | "offset"))
+        .collect()
+}
+
+/// An item's signature as Python writes it: its own words, or made from its command's
+/// declaration.
+pub fn signature(item: &Item) -> String {
+    match item.signature {
+        Signature::Written(text) => text.to_owned(),
+        Signature::Declared { command, returns } => {
+            let Some(declaration) = super::declaration(command) else {
+                return format!("(self) -> {returns}");
+            };
+            let mut params = vec!["self".to_owned()];
+            for (name, arg) in declared_arguments(&declaration) {
+                let (kind, default) = super::declare::python(arg);
+                params.push(match default {
+                    Some(default) => format!("{name}: {kind} = {default}"),
+                    None => format!("{name}: {kind}"),
+                });
+            }
+            format!("({}) -> {returns}", params.join(", "))
         }
     }
 }
@@ -302,11 +368,22 @@ fn help_text(help: Help) -> String {
 /// parameter's help; `None` for a name the package does not have.
 pub fn docstring(name: &str) -> Option<String> {
     let item = API.iter().find(|i| i.name == name)?;
+    let mut params: Vec<(String, String)> =
+        item.params.iter().map(|(param, help)| ((*param).to_owned(), help_text(*help))).collect();
     let mut doc = item.doc.to_owned();
-    if !item.params.is_empty() {
+    if let Signature::Declared { command, .. } = item.signature
+        && let Some(declaration) = super::declaration(command)
+    {
+        doc = format!("{}\n\n{doc}", sentence(super::declare::description(&declaration)));
+        for (name, arg) in declared_arguments(&declaration) {
+            let help = super::declare::help(arg).unwrap_or_else(|| format!("(no help for {command} {name})"));
+            params.push((name, sentence(help)));
+        }
+    }
+    if !params.is_empty() {
         doc.push_str("\n\nArgs:");
-        for (param, help) in item.params {
-            let _ = write!(doc, "\n    {param}: {}", help_text(*help));
+        for (param, help) in params {
+            let _ = write!(doc, "\n    {param}: {help}");
         }
     }
     Some(doc)
@@ -324,7 +401,7 @@ fn quoted(doc: &str, indent: &str) -> String {
 /// `python/vantage/__init__.pyi`: the package's type stubs (a test keeps the committed file equal).
 pub fn python_stub() -> String {
     let mut out = String::from(
-        "# Generated from vantage's declarations (src/cli/embed.rs, the command line's help): do not edit;\n\
+        "# Generated from vantage's declarations (src/api/python.rs and the commands' in src/api/): do not edit;\n\
          # tests/it/python.rs fails when it is stale; VANTAGE_BLESS=1 cargo test python_stub writes it anew.\n\
          import os\nfrom typing import Any, Hashable, Sequence\n\nimport numpy\nimport pyarrow\nfrom numpy.typing import ArrayLike\n\n\
          __version__: str\n\n\
@@ -341,20 +418,21 @@ pub fn python_stub() -> String {
             None => (None, Some(item.name)),
         };
         let doc = docstring(item.name).unwrap_or_default();
+        let signature = signature(item);
         match (class, method) {
             (Some(_), None) => {
                 let _ = writeln!(out, "class {}:", item.name);
                 out.push_str(&quoted(&doc, "    "));
-                for attribute in item.signature.lines() {
+                for attribute in signature.lines() {
                     let _ = writeln!(out, "    {attribute}");
                 }
             }
             (Some(_), Some(method)) => {
-                let _ = writeln!(out, "    def {method}{}:", item.signature);
+                let _ = writeln!(out, "    def {method}{signature}:");
                 out.push_str(&quoted(&doc, "        "));
             }
             (None, Some(function)) => {
-                let _ = writeln!(out, "def {function}{}:", item.signature);
+                let _ = writeln!(out, "def {function}{signature}:");
                 out.push_str(&quoted(&doc, "    "));
             }
             (None, None) => {}
@@ -377,7 +455,7 @@ pub fn python_stub() -> String {
 
 /// `vantage convert PATH OUT`: the line it prints.
 pub fn convert(path: &Path, out: &Path, options: &OpenOptions, format: Option<&str>) -> anyhow::Result<String> {
-    super::convert(path, out, options, format, None)
+    super::convert::convert(path, out, options, format, None)
 }
 
 /// Plain arrays for [`credit_batch`]: `rows` sequences of `length` positions each (one position

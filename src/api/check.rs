@@ -1,8 +1,7 @@
 //! `vantage check FILES… --json`: what `check` prints, as one JSON object (docs/JSON.md), with the
-//! same exit codes.
+//! same exit codes; `vantage mcp`'s `check` tool and the Python package's `Run.summary()`.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
@@ -13,11 +12,32 @@ use crate::source::OpenOptions;
 /// The most warnings listed per run (`warnings.count` says how many there were).
 const MAX_WARNINGS: usize = 100;
 
-/// Loads each path (each log of a folder) and prints them as JSON; the exit code as `check`'s.
-pub fn main(files: &[PathBuf], options: &OpenOptions, format: Option<&str>) -> ExitCode {
-    let (json, worst) = report(files, options, format);
-    println!("{json}");
-    ExitCode::from(worst)
+/// What runs hold: counts, training steps, rewards, fields present, the credit schemes each
+/// supports (and why not the others), the audit of its logged advantages, and every warning.
+///
+/// Exit 0 clean, 1 records skipped, 2 nothing loadable.
+#[derive(Debug, clap::Args, serde::Deserialize)]
+pub struct Args {
+    /// The runs: logs, folders of runs or v2 datasets.
+    #[arg(required = true)]
+    #[serde(rename = "path", deserialize_with = "super::declare::one_or_more")]
+    pub files: Vec<PathBuf>,
+    /// Read as this format instead of detecting it; `vantage formats` names them.
+    #[arg(long)]
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Print JSON (docs/JSON.md); at most the first 100 warnings of each run are listed.
+    #[arg(long, help_heading = super::declare::TERMINAL)]
+    #[serde(skip)]
+    pub json: bool,
+}
+
+impl super::Tool for Args {
+    const NAME: &'static str = "check";
+
+    fn answer(&self, options: &OpenOptions) -> anyhow::Result<Value> {
+        Ok(report(&self.files, options, self.format.as_deref()).0)
+    }
 }
 
 /// docs/JSON.md's object for `files`, and `check`'s exit code (also `vantage mcp`'s `check` tool).

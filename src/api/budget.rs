@@ -6,34 +6,37 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::json_command::{self, JsonCommand, number};
+use super::{Analysis, number};
 use crate::source::OpenOptions;
 
-/// `vantage budget`'s arguments.
+/// The signal budget per training step (docs/JSON.md): mean reward, success rate, the rollouts
+/// that teach nothing (in zero-variance groups, which give no gradient under GRPO; truncated;
+/// given no credit under A or B), and where schemes A and B put their |credit| (successful and
+/// failed rollouts, roles, before and after the first error).
 #[derive(Debug, clap::Args, serde::Deserialize)]
 pub struct Args {
-    /// The run.
+    /// The run: a log, a folder of runs or a v2 dataset.
     #[serde(rename = "path")]
     pub file: PathBuf,
     /// `--a` and `--b`: the schemes whose credit is shown.
     #[command(flatten)]
     #[serde(flatten)]
-    pub schemes: json_command::TwoSchemes,
+    pub schemes: super::TwoSchemes,
     /// `--json`, `--limit`, `--offset`.
     #[command(flatten)]
     #[serde(flatten)]
-    pub page: json_command::Page,
+    pub page: super::Page,
 }
 
-impl JsonCommand for Args {
+impl Analysis for Args {
     const NAME: &'static str = "budget";
 
-    fn page(&self) -> Option<&json_command::Page> {
+    fn page(&self) -> Option<&super::Page> {
         Some(&self.page)
     }
 
     fn json(&self, options: &OpenOptions) -> anyhow::Result<Value> {
-        let run = json_command::open(&self.file, options)?;
+        let run = super::open(&self.file, options)?;
         let [a, b] = self.schemes.credit(&run)?;
         let stats = crate::analysis::overview::per_train_step(&run, [a.as_deref(), b.as_deref()]);
         let scheme = |slot: usize, s: &crate::analysis::overview::TrainStepStats| {
@@ -88,7 +91,7 @@ impl JsonCommand for Args {
                 "\n  step {} · {} groups · mean reward {} · success {} · zero-variance rollouts {} · truncated {}",
                 s["train_step"],
                 s["groups"],
-                json_command::shown(&s["mean_reward"]),
+                super::shown(&s["mean_reward"]),
                 percent(&s["success_rate"]),
                 percent(&s["zero_variance_rollouts"]),
                 percent(&s["truncated"]),
@@ -103,7 +106,7 @@ impl JsonCommand for Args {
                     .collect();
                 out.push_str(&format!(
                     "\n    {spec}: mean |credit| {} · uncredited {} · |credit| to {}",
-                    json_command::shown(&scheme["mean_abs_credit"]),
+                    super::shown(&scheme["mean_abs_credit"]),
                     percent(&scheme["uncredited"]),
                     shares.join(", ")
                 ));

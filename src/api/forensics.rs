@@ -6,15 +6,18 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::json_command::{self, JsonCommand, number32};
+use super::{Analysis, number32};
 use crate::analysis::forensics::{self, Finding, Forensics, Kind, Options};
 use crate::model::Run;
 use crate::source::OpenOptions;
 
-/// `vantage forensics`'s arguments.
+/// Baseline forensics (docs/FORENSICS.md): the rows that corrupted a group's baseline (failed
+/// rollouts, pad rows, partial groups, duplicates, filtered rows, advantage spikes, reward
+/// fallbacks) per training step and group, each with the credit they moved, whether the logged
+/// advantages include them, and the evidence.
 #[derive(Debug, clap::Args, serde::Deserialize)]
 pub struct Args {
-    /// The run.
+    /// The run: a log, a folder of runs or a v2 dataset.
     #[serde(rename = "path")]
     pub file: PathBuf,
     /// A logged advantage beyond this, in absolute value, on a zero std is a `std_spike`.
@@ -24,7 +27,7 @@ pub struct Args {
     /// `--json`, `--limit`, `--offset`.
     #[command(flatten)]
     #[serde(flatten)]
-    pub page: json_command::Page,
+    pub page: super::Page,
 }
 
 fn default_spike_bound() -> f64 {
@@ -68,10 +71,10 @@ fn object(run: &Run, found: &Forensics, options: &Options, listed: &[Finding]) -
     })
 }
 
-impl JsonCommand for Args {
+impl Analysis for Args {
     const NAME: &'static str = "forensics";
 
-    fn page(&self) -> Option<&json_command::Page> {
+    fn page(&self) -> Option<&super::Page> {
         Some(&self.page)
     }
 
@@ -79,7 +82,7 @@ impl JsonCommand for Args {
         if !(self.spike_bound.is_finite() && self.spike_bound > 0.0) {
             anyhow::bail!("--spike-bound {}: a positive number", self.spike_bound);
         }
-        let run = json_command::open(&self.file, options)?;
+        let run = super::open(&self.file, options)?;
         let asked = Options { spike_bound: self.spike_bound, texts: true };
         let found = forensics::forensics(&run, &asked);
         let listed: Vec<Finding> = self.page.of(found.findings.iter().cloned()).collect();
@@ -114,7 +117,7 @@ impl JsonCommand for Args {
                 "\n\n{} · training step {step} · group {} · credit moved {}{included}\n  {}",
                 f["kind"].as_str().unwrap_or(""),
                 f["group"].as_str().unwrap_or(""),
-                json_command::shown(&f["credit_moved"]),
+                super::shown(&f["credit_moved"]),
                 f["evidence"].as_str().unwrap_or("")
             ));
         }
