@@ -213,7 +213,7 @@ impl Catalog {
             let (format, lines) = if let Some(known) = state.formats.get(&path) {
                 known.clone()
             } else {
-                let told = format_of(&path);
+                let told = crate::source::path::format_of(&path);
                 // Not told yet (a log just created, still empty) is asked again next time.
                 if told.0 != "json" {
                     state.formats.insert(path.clone(), told.clone());
@@ -376,36 +376,4 @@ fn size_and_time(path: &Path) -> (u64, SystemTime) {
         }
     }
     (size, newest)
-}
-
-/// A run's format, as its name and first lines tell (the loader's name for JSON lines), and
-/// whether a loader reads it as JSON lines.
-pub fn format_of(path: &Path) -> (String, bool) {
-    let named = |name: &str| (name.to_owned(), false);
-    if path.is_dir() {
-        if crate::source::listing::is_v2_dataset(path) {
-            return named("vantage_v2");
-        }
-        if let Some(found) = crate::source::folders::of_dir(path) {
-            return named(found.format.name);
-        }
-        if crate::source::slime::is_slime_dump(path) {
-            return named("slime");
-        }
-        return named("run folder");
-    }
-    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
-    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    match ext {
-        "eval" => return named("inspect"),
-        "parquet" => return named("parquet"),
-        "db" => return named("trackio"),
-        "gz" | "zst" => return named(&format!("compressed ({ext})")),
-        _ => {}
-    }
-    let head = crate::source::listing::head(path);
-    match crate::load::lines_format(&name, &head) {
-        Some(loader) => (loader.to_owned(), true),
-        None => named("json"),
-    }
 }

@@ -320,6 +320,39 @@ fn regroup(run: &mut Run, cut: &str, task: &str) {
     }
 }
 
+/// The format [`open`] reads `path` as, told from its name, its folder's files and its first lines
+/// without reading it (the loader's name for JSON lines), and whether a loader reads it as JSON
+/// lines: `vantage serve` lists its runs so, and converts those read as JSON lines as they grow.
+pub fn format_of(path: &Path) -> (String, bool) {
+    let named = |name: &str| (name.to_owned(), false);
+    if path.is_dir() {
+        if is_v2_dataset(path) {
+            return named("vantage_v2");
+        }
+        if let Some(found) = crate::source::folders::of_dir(path) {
+            return named(found.format.name);
+        }
+        if is_slime_dump(path) {
+            return named("slime");
+        }
+        return named("run folder");
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
+        "eval" => return named("inspect"),
+        "parquet" => return named("parquet"),
+        "db" => return named("trackio"),
+        "gz" | "zst" => return named(&format!("compressed ({ext})")),
+        _ => {}
+    }
+    let head = crate::source::listing::head(path);
+    match crate::load::lines_format(&name, &head) {
+        Some(loader) => (loader.to_owned(), true),
+        None => named("json"),
+    }
+}
+
 /// Reads a path as [`open`] does, before the notes about files beside it and the outcomes.
 fn read_path(
     path: &std::path::Path,
