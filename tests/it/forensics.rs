@@ -226,7 +226,7 @@ fn health_fires_an_alarm_for_each_kind() {
 }
 
 /// `vantage forensics --json`, the MCP tool `forensics` and the JSON `Run.forensics()` returns
-/// (`cli::forensics::report`, which the Python module calls) list the same findings.
+/// (`api::forensics::report`, which the Python module calls) list the same findings.
 #[test]
 fn the_command_the_mcp_tool_and_python_give_the_same_findings() {
     for kind in Kind::ALL {
