@@ -32,6 +32,7 @@ pub mod budget;
 pub mod compressed;
 mod error;
 pub mod formats;
+pub mod labels;
 mod lenient;
 pub mod lines;
 pub mod pace;
@@ -46,6 +47,7 @@ pub mod torch_pickle;
 pub mod zip;
 
 pub use error::LoadError;
+pub use records::stable_hash;
 pub use report::{LoadReport, MAX_WARNINGS, Progress};
 
 use crate::model::Run;

@@ -16,6 +16,7 @@ pub mod columns;
 mod groups;
 mod ids;
 mod intern;
+pub mod labels;
 mod nodes;
 mod run;
 mod slots;

@@ -24,7 +24,8 @@ use crate::load::formats::outcomes::Outcomes;
 /// such, not walked to its end).
 const MAX_ENTRIES: usize = 100_000;
 
-/// The directory `vantage serve` writes its converted copies in, beside the runs (never a run).
+/// vantage's own directory beside the runs (never a run): `vantage serve`'s converted copies,
+/// and the runs' labels (`labels/`).
 pub const CONVERTED_DIR: &str = ".vantage";
 
 /// At most this many skipped files are named in the note (then how many more).
@@ -149,7 +150,7 @@ pub fn sidecar_dir(name: &str) -> Option<&'static str> {
         ".hydra" | "configs" | "config" => Some("configuration"),
         ".git" | ".svn" | ".hg" => Some("version control"),
         "__pycache__" | ".cache" | "cache" | ".ipynb_checkpoints" => Some("cache"),
-        CONVERTED_DIR => Some("vantage serve's converted copies"),
+        CONVERTED_DIR => Some("vantage's converted copies and labels"),
         "wandb" | "tensorboard" | "tb_logs" | "runs" | "mlruns" => Some("experiment tracker files"),
         _ => None,
     }

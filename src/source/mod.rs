@@ -22,6 +22,8 @@ pub mod follow;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod joined;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod labels;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod listing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod live;
