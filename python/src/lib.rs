@@ -167,6 +167,54 @@ impl NativeRun {
         json(py, &report)
     }
 
+    /// Adds a label (docs/LABELS.md) beside the run; the labels file written.
+    #[pyo3(signature = (name, value, trajectory, step = None, note = None, by = None, remove = false))]
+    #[expect(clippy::too_many_arguments, reason = "the Python method's keyword arguments")]
+    fn label(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        value: &str,
+        trajectory: String,
+        step: Option<u32>,
+        note: Option<String>,
+        by: Option<&str>,
+        remove: bool,
+    ) -> PyResult<String> {
+        let target = vantage::model::labels::Target { trajectory, step };
+        let run = Arc::clone(&self.run);
+        let path = self.path.clone();
+        let written = if remove {
+            py.detach(|| vantage::api::label::remove(&path, &run, name, target))
+        } else {
+            let source = match by {
+                Some(by) => vantage::api::label::source(by).map_err(|e| vantage_error(py, format!("{e:#}")))?,
+                None => vantage::api::label::person(),
+            };
+            if let Some(why) = vantage::model::labels::bad_name(name) {
+                return Err(vantage_error(py, format!("{name:?}: {why}")));
+            }
+            let label = vantage::model::labels::Label {
+                name: name.to_owned(),
+                value: vantage::model::labels::Value::parse(value),
+                target,
+                source,
+                note,
+                time: Some(vantage::source::labels::now()),
+            };
+            py.detach(|| vantage::api::label::add(&path, &run, vec![label]))
+        };
+        written.map(|p| p.display().to_string()).map_err(|e| vantage_error(py, format!("{e:#}")))
+    }
+
+    /// The run's labels as columns, and the notes on those that did not go on it.
+    fn labels<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Vec<String>)> {
+        let run = Arc::clone(&self.run);
+        let path = self.path.clone();
+        let (labels, notes) = py.detach(move || vantage::api::label::of(&path, &run));
+        Ok((table(py, vantage::analysis::tables::labels_table(&labels.labels))?, notes))
+    }
+
     /// `steps`, `trajectories` or `tokens` as columns.
     #[pyo3(signature = (which, text = false))]
     fn table<'py>(&self, py: Python<'py>, which: &str, text: bool) -> PyResult<Bound<'py, PyList>> {

@@ -415,3 +415,35 @@ def test_forensics_gives_the_findings_vantage_forensics_gives(path):
     else:
         assert {f["kind"] for f in found["findings"]} == {kind}
         assert all(f["source"] for f in found["findings"])
+
+
+def test_labels_made_in_python_and_by_the_command_line_are_one_set(tmp_path):
+    import shutil
+
+    path = tmp_path / "alfworld_roles.jsonl"
+    shutil.copy(ROOT / "sample_runs" / "alfworld_roles.jsonl", path)
+    run = vantage.open(path)
+    written = run.label("hack", trajectory="s0-task1-r5", step=2, note="reads the answer", by="agent:notebook")
+    assert written.endswith("alfworld_roles.jsonl.labels.jsonl") and ".vantage" in written
+    cli("label", str(path), "--add", "severity=high", "--trajectory", "s0-task1-r0")
+    run.label("confidence", 0.8, trajectory="s0-task1-r0")
+    table = run.labels()
+    assert table.column("name").to_pylist() == ["hack", "severity", "confidence"]
+    assert table.column("step").to_pylist() == [2, None, None]
+    assert table.column("source_kind").to_pylist() == ["agent", "person", "person"]
+    assert table.column("value").to_pylist()[1:] == ["high", "0.8"]
+    assert table.column("number").to_pylist()[0] == 1.0 and table.column("number").to_pylist()[1] is None
+    listed = json.loads(cli("label", str(path), "--list", "--json").stdout)
+    assert [(l["name"], l["trajectory"], l["step"]) for l in listed["labels"]] == [
+        ("hack", "s0-task1-r5", 2),
+        ("severity", "s0-task1-r0", None),
+        ("confidence", "s0-task1-r0", None),
+    ]
+    assert listed["labels"][0]["note"] == "reads the answer" and listed["labels"][0]["source"]["name"] == "notebook"
+    with pytest.raises(vantage.VantageError, match="past the end"):
+        run.label("x", trajectory="s0-task1-r5", step=500)
+    with pytest.raises(vantage.VantageError, match="no trajectory"):
+        run.label("x", trajectory="no-such-rollout")
+    run.unlabel("hack", trajectory="s0-task1-r5", step=2)
+    assert vantage.open(path).labels().column("name").to_pylist() == ["severity", "confidence"]
+    assert path.read_bytes() == (ROOT / "sample_runs" / "alfworld_roles.jsonl").read_bytes()

@@ -19,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import warnings
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Union
 
 import numpy as np
@@ -120,6 +121,33 @@ class Run:
 
     def forensics(self, spike_bound: float = 10.0) -> Dict[str, Any]:
         return self._native.forensics(spike_bound)
+
+    def label(
+        self,
+        name: str,
+        value: Union[str, float, bool, None] = None,
+        *,
+        trajectory: str,
+        step: Optional[int] = None,
+        note: Optional[str] = None,
+        by: Optional[str] = None,
+    ) -> str:
+        if value is None or value is True:
+            text = ""
+        elif isinstance(value, bool):
+            raise VantageError("a label's value is a word, a number or True (a flag)")
+        else:
+            text = str(value)
+        return self._native.label(name, text, trajectory, step, note, by, False)
+
+    def unlabel(self, name: str, *, trajectory: str, step: Optional[int] = None) -> str:
+        return self._native.label(name, "", trajectory, step, None, None, True)
+
+    def labels(self) -> pa.Table:
+        columns, notes = self._native.labels()
+        for note in notes:
+            warnings.warn(note, stacklevel=2)
+        return _table(columns)
 
     def steps(self, text: bool = False) -> pa.Table:
         return _table(self._native.table("steps", text))

@@ -123,6 +123,28 @@ class Run:
         Args:
             spike_bound: A logged advantage beyond this, in absolute value, on a zero std is a `std_spike`.
         """
+    def label(self, name: str, value: str | float | bool | None = None, *, trajectory: str, step: int | None = None, note: str | None = None, by: str | None = None) -> str:
+        """Add a label (docs/LABELS.md) beside the run, never in its log, as `vantage label RUN --add NAME[=VALUE]` does; returns the labels file written. Raises VantageError for a trajectory the run does not have or a step past its end.
+
+        Args:
+            name: The label's name (`hack`); no `=`.
+            value: None or True for a flag, a word (`"high"`) or a number (0.8).
+            trajectory: The trajectory labelled (its id, as `compare` and the app name it)
+            step: The step of the trajectory labelled, from 0 (without it, the whole trajectory)
+            note: A note on the label.
+            by: Who labels, `KIND:NAME` with KIND person, file, agent or rule (default: the person at the terminal; an MCP client's name for the tool; the formula for --rule)
+        """
+    def unlabel(self, name: str, *, trajectory: str, step: int | None = None) -> str:
+        """Take the labels of a name off a target, as `vantage label RUN --remove NAME` does; returns the labels file written.
+
+        Args:
+            name: Take off the labels of this name from the target.
+            trajectory: The trajectory labelled (its id, as `compare` and the app name it)
+            step: The step of the trajectory labelled, from 0 (without it, the whole trajectory)
+        """
+    def labels(self) -> pyarrow.Table:
+        """The run's labels, whoever made them (the app, `vantage label`, an agent through `vantage mcp`, Python), one row each in the order added: name, value (as shown; empty for a flag), number (a flag 1, a word null), trajectory, step (null on a whole trajectory), source_kind, source, note, time. Labels of trajectories the run does not have, and lines of the labels file that do not read, are warned about.
+        """
     def steps(self, text: bool = False) -> pyarrow.Table:
         """One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME.
 

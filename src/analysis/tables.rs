@@ -180,6 +180,44 @@ fn successes(run: &Run, trajectories: &[TrajectoryId]) -> Column {
         .with_valid(valid)
 }
 
+/// One row per label (docs/LABELS.md): `name`, `value` (as shown: a word, a number, empty for a
+/// flag), `number` (a flag 1, a word null), `trajectory`, `step` (null on a whole trajectory),
+/// `source_kind`, `source`, `note`, `time`.
+pub fn labels_table(labels: &[crate::model::labels::Label]) -> Table {
+    let text = |values: Vec<Option<&str>>| {
+        let valid = values.iter().map(Option::is_some).collect();
+        let mut strings = Strings::default();
+        for value in values {
+            strings.push(value.unwrap_or_default());
+        }
+        (Values::Text(strings), valid)
+    };
+    let shown: Vec<String> = labels.iter().map(|l| l.value.shown()).collect();
+    let numbers: Vec<f64> = labels.iter().map(|l| l.value.number()).collect();
+    let (notes, notes_valid) = text(labels.iter().map(|l| l.note.as_deref()).collect());
+    let (times, times_valid) = text(labels.iter().map(|l| l.time.as_deref()).collect());
+    let mut value_strings = Strings::default();
+    for value in &shown {
+        value_strings.push(value);
+    }
+    Table {
+        rows: labels.len(),
+        columns: vec![
+            Column::new("name", labels_of(labels.iter().map(|l| l.name.as_str()))),
+            Column::new("value", Values::Text(value_strings)),
+            Column::new("number", Values::F32(numbers.iter().map(|&n| n as f32).collect()))
+                .with_valid(numbers.iter().map(|n| !n.is_nan()).collect()),
+            Column::new("trajectory", labels_of(labels.iter().map(|l| l.target.trajectory.as_str()))),
+            Column::new("step", Values::U32(labels.iter().map(|l| l.target.step.unwrap_or(0)).collect()))
+                .with_valid(labels.iter().map(|l| l.target.step.is_some()).collect()),
+            Column::new("source_kind", labels_of(labels.iter().map(|l| l.source.kind.name()))),
+            Column::new("source", labels_of(labels.iter().map(|l| l.source.name.as_str()))),
+            Column::new("note", notes).with_valid(notes_valid),
+            Column::new("time", times).with_valid(times_valid),
+        ],
+    }
+}
+
 /// One row per path step: `group`, `trajectory`, `step` (its index on the path), `node`,
 /// `train_step`, `kind`, `role`, `env_reward`, the trajectory's outcome `reward` and `success`,
 /// `first_error`, a `scores.NAME` column per step score, and with `text` the step's `thought`,

@@ -24,6 +24,7 @@ const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-
 
 /// Serves on stdin and stdout until stdin closes.
 pub fn main(options: &OpenOptions) -> ExitCode {
+    let mut session = Session::default();
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     for line in stdin.lock().lines() {
@@ -31,7 +32,7 @@ pub fn main(options: &OpenOptions) -> ExitCode {
         if line.trim().is_empty() {
             continue;
         }
-        let Some(answer) = answer(&line, options) else { continue };
+        let Some(answer) = answer(&line, options, &mut session) else { continue };
         if writeln!(stdout, "{answer}").and_then(|()| stdout.flush()).is_err() {
             break;
         }
@@ -39,8 +40,16 @@ pub fn main(options: &OpenOptions) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// What the server knows of its client: its name, from `initialize` (what an agent's labels say
+/// made them).
+#[derive(Debug, Default)]
+pub struct Session {
+    /// The client's name (`clientInfo.name`), `mcp client` until it says.
+    pub client: Option<String>,
+}
+
 /// The answer to one message (`None` for a notification).
-pub fn answer(line: &str, options: &OpenOptions) -> Option<Value> {
+pub fn answer(line: &str, options: &OpenOptions, session: &mut Session) -> Option<Value> {
     let message: Value = match serde_json::from_str(line) {
         Ok(message) => message,
         Err(err) => return Some(error(Value::Null, -32700, &format!("not JSON: {err}"))),
@@ -50,6 +59,7 @@ pub fn answer(line: &str, options: &OpenOptions) -> Option<Value> {
     let params = &message["params"];
     Some(match method {
         "initialize" => {
+            session.client = params["clientInfo"]["name"].as_str().map(str::to_owned);
             let asked = params["protocolVersion"].as_str().unwrap_or(VERSIONS[0]);
             let version = VERSIONS.iter().find(|v| **v == asked).copied().unwrap_or(VERSIONS[0]);
             result(
@@ -67,7 +77,8 @@ pub fn answer(line: &str, options: &OpenOptions) -> Option<Value> {
         "tools/call" => {
             let name = params["name"].as_str().unwrap_or_default();
             let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
-            let (value, is_error) = match call_named(name, &arguments, options) {
+            let agent = session.client.as_deref().unwrap_or("mcp client");
+            let (value, is_error) = match call_named(name, &arguments, options, agent) {
                 Ok(value) => (value, false),
                 Err(why) => (json!({ "error": why }), true),
             };
@@ -105,7 +116,7 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 struct Entry {
     name: &'static str,
     declaration: fn() -> Value,
-    call: fn(&Value, &OpenOptions) -> Result<Value, String>,
+    call: fn(&Value, &OpenOptions, &str) -> Result<Value, String>,
 }
 
 /// The entry of tool `T`.
@@ -114,7 +125,7 @@ fn entry<T: Tool>() -> Entry {
 }
 
 /// The tools, in `tools/list`'s order.
-fn entries() -> [Entry; 9] {
+fn entries() -> [Entry; 10] {
     [
         entry::<super::check::Args>(),
         entry::<super::compare::Args>(),
@@ -124,6 +135,7 @@ fn entries() -> [Entry; 9] {
         entry::<super::step::Args>(),
         entry::<super::health::Args>(),
         entry::<super::forensics::Args>(),
+        entry::<super::label::Args>(),
         entry::<OpenApp>(),
     ]
 }
@@ -135,7 +147,7 @@ fn tools() -> Value {
 
 /// Tool `T` on `arguments` (its properties by name: a misspelt one is an error, never silently
 /// left out): its JSON, or why not (an argument of the wrong type, the analysis's error).
-fn call<T: Tool>(arguments: &Value, options: &OpenOptions) -> Result<Value, String> {
+fn call<T: Tool>(arguments: &Value, options: &OpenOptions, agent: &str) -> Result<Value, String> {
     let Some(given) = arguments.as_object() else { return Err("arguments: not an object".to_owned()) };
     let schema = declare::tool::<T>();
     let known = schema["inputSchema"]["properties"].as_object().cloned().unwrap_or_default();
@@ -146,18 +158,19 @@ fn call<T: Tool>(arguments: &Value, options: &OpenOptions) -> Result<Value, Stri
             known.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
         ));
     }
-    let args: T = serde_json::from_value(arguments.clone()).map_err(|e| format!("arguments: {e}"))?;
+    let mut args: T = serde_json::from_value(arguments.clone()).map_err(|e| format!("arguments: {e}"))?;
+    args.called_by_agent(agent);
     args.answer(options).map_err(|e| format!("{e:#}"))
 }
 
 /// Runs tool `name`; its JSON, or why it could not.
-fn call_named(name: &str, arguments: &Value, options: &OpenOptions) -> Result<Value, String> {
+fn call_named(name: &str, arguments: &Value, options: &OpenOptions, agent: &str) -> Result<Value, String> {
     let entries = entries();
     let Some(entry) = entries.iter().find(|e| e.name == name) else {
         let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
         return Err(format!("no tool {name:?}; the tools are {}", names.join(", ")));
     };
-    (entry.call)(arguments, options)
+    (entry.call)(arguments, options, agent)
 }
 
 /// Open the vantage desktop app on a run at a deep link on this machine's display, to show a
@@ -199,26 +212,31 @@ mod tests {
     #[test]
     fn it_answers_initialize_lists_its_tools_and_ignores_notifications() {
         let options = OpenOptions::default();
+        let mut session = Session::default();
+        let mut answer = |line: &str| answer(line, &options, &mut session);
         let init = answer(
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#,
-            &options,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"claude-code"}}}"#,
         )
         .unwrap();
         assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
         assert_eq!(init["result"]["serverInfo"]["name"], "vantage");
-        assert!(answer(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &options).is_none());
-        let list = answer(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, &options).unwrap();
+        assert!(answer(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).is_none());
+        let list = answer(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).unwrap();
         let names: Vec<&str> =
             list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["check", "compare", "budget", "runs", "diff", "step", "health", "forensics", "open_app"]);
-        let unknown = answer(r#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#, &options).unwrap();
+        assert_eq!(
+            names,
+            ["check", "compare", "budget", "runs", "diff", "step", "health", "forensics", "label", "open_app"]
+        );
+        let unknown = answer(r#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#).unwrap();
         assert_eq!(unknown["error"]["code"], -32601);
-        let garbage = answer("{not json", &options).unwrap();
+        let garbage = answer("{not json").unwrap();
         assert_eq!(garbage["error"]["code"], -32700);
         let no_tool =
-            answer(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rm","arguments":{}}}"#, &options)
-                .unwrap();
+            answer(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rm","arguments":{}}}"#).unwrap();
         assert_eq!(no_tool["result"]["isError"], true);
+
+        assert_eq!(session.client.as_deref(), Some("claude-code"));
     }
 
     use super::declare::tool;
@@ -290,8 +308,10 @@ mod tests {
         schema_and_serde_agree::<super::super::step::Args>();
         schema_and_serde_agree::<super::super::health::Args>();
         schema_and_serde_agree::<super::super::forensics::Args>();
+        schema_and_serde_agree::<super::super::label::Args>();
         schema_and_serde_agree::<OpenApp>();
-        let checked = ["check", "compare", "budget", "runs", "diff", "step", "health", "forensics", "open_app"];
+        let checked =
+            ["check", "compare", "budget", "runs", "diff", "step", "health", "forensics", "label", "open_app"];
         assert_eq!(entries().map(|e| e.name), checked, "a tool whose schema this test does not hold to serde");
     }
 

@@ -32,6 +32,7 @@ pub mod diff;
 pub mod forensics;
 pub mod formulas;
 pub mod health;
+pub mod label;
 pub mod mcp;
 pub mod python;
 pub mod runs;
@@ -46,6 +47,10 @@ pub trait Tool: clap::Args + serde::de::DeserializeOwned {
 
     /// The answer as docs/JSON.md's object, or why not.
     fn answer(&self, options: &OpenOptions) -> anyhow::Result<Value>;
+
+    /// Called before [`Self::answer`] when an agent calls the tool (`vantage mcp`), with the
+    /// agent's name: what it writes says so.
+    fn called_by_agent(&mut self, _agent: &str) {}
 }
 
 /// An analysis command: a [`Tool`] that prints words, or its object with `--json`.
@@ -68,6 +73,9 @@ pub trait Analysis: clap::Args + serde::de::DeserializeOwned {
 
     /// The same in words, for a person at a terminal.
     fn text(&self, json: &Value) -> String;
+
+    /// [`Tool::called_by_agent`].
+    fn called_by_agent(&mut self, _agent: &str) {}
 }
 
 impl<A: Analysis> Tool for A {
@@ -79,6 +87,10 @@ impl<A: Analysis> Tool for A {
             check_limit(page.limit)?;
         }
         self.json(options)
+    }
+
+    fn called_by_agent(&mut self, agent: &str) {
+        Analysis::called_by_agent(self, agent);
     }
 }
 
@@ -209,6 +221,7 @@ pub fn declaration(name: &str) -> Option<clap::Command> {
         "step" => declare::command::<step::Args>(),
         "health" => declare::command::<health::Args>(),
         "forensics" => declare::command::<forensics::Args>(),
+        "label" => declare::command::<label::Args>(),
         "open_app" => declare::command::<mcp::OpenApp>(),
         _ => return None,
     })

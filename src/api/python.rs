@@ -234,6 +234,37 @@ pub const API: &[Item] = &[
         params: &[],
     },
     Item {
+        name: "Run.label",
+        signature: Signature::Written(
+            "(self, name: str, value: str | float | bool | None = None, *, trajectory: str, step: int | None = None, note: str | None = None, by: str | None = None) -> str",
+        ),
+        doc: "Add a label (docs/LABELS.md) beside the run, never in its log, as `vantage label RUN --add NAME[=VALUE]` does; returns the labels file written. Raises VantageError for a trajectory the run does not have or a step past its end.",
+        params: &[
+            ("name", Help::Text("The label's name (`hack`); no `=`.")),
+            ("value", Help::Text("None or True for a flag, a word (`\"high\"`) or a number (0.8).")),
+            ("trajectory", Help::Arg("label", "trajectory")),
+            ("step", Help::Arg("label", "step")),
+            ("note", Help::Arg("label", "note")),
+            ("by", Help::Arg("label", "by")),
+        ],
+    },
+    Item {
+        name: "Run.unlabel",
+        signature: Signature::Written("(self, name: str, *, trajectory: str, step: int | None = None) -> str"),
+        doc: "Take the labels of a name off a target, as `vantage label RUN --remove NAME` does; returns the labels file written.",
+        params: &[
+            ("name", Help::Arg("label", "remove")),
+            ("trajectory", Help::Arg("label", "trajectory")),
+            ("step", Help::Arg("label", "step")),
+        ],
+    },
+    Item {
+        name: "Run.labels",
+        signature: Signature::Written("(self) -> pyarrow.Table"),
+        doc: "The run's labels, whoever made them (the app, `vantage label`, an agent through `vantage mcp`, Python), one row each in the order added: name, value (as shown; empty for a flag), number (a flag 1, a word null), trajectory, step (null on a whole trajectory), source_kind, source, note, time. Labels of trajectories the run does not have, and lines of the labels file that do not read, are warned about.",
+        params: &[],
+    },
+    Item {
         name: "Run.steps",
         signature: Signature::Written("(self, text: bool = False) -> pyarrow.Table"),
         doc: "One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME.",

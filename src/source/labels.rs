@@ -109,9 +109,27 @@ pub fn append_to(path: &Path, lines: &[u8]) -> std::io::Result<()> {
         handle.set_len(whole)?;
     }
     handle.seek(SeekFrom::Start(whole))?;
-    handle.write_all(lines)?;
+    let (first, rest) = lines.split_at(lines.len() / 2);
+    handle.write_all(first)?;
+    hold_mid_write(path, &mut handle)?;
+    handle.write_all(rest)?;
     handle.sync_data()?;
     handle.unlock()
+}
+
+/// Under `VANTAGE_TEST_HOLD_WRITE=1` (set by `tests/it/labels.rs`'s kill test, nowhere else): half
+/// the lines written, marks itself with `PATH.held` and waits a minute, so that the test kills the
+/// process mid-write for certain.
+fn hold_mid_write(path: &Path, handle: &mut std::fs::File) -> std::io::Result<()> {
+    if std::env::var_os("VANTAGE_TEST_HOLD_WRITE").is_some_and(|v| v == "1") {
+        handle.flush()?;
+        let mut marker = path.as_os_str().to_owned();
+        marker.push(".held");
+        if std::fs::write(&marker, b"").is_ok() {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+    }
+    Ok(())
 }
 
 /// The length of `handle`'s whole lines: up to and with its last newline (0 when it has none).

@@ -19,6 +19,7 @@ mod health;
 mod importers;
 mod invariants;
 mod json_docs;
+mod labels;
 mod live;
 mod parquet_decode;
 #[cfg(feature = "parquet")]

@@ -1,0 +1,224 @@
+//! Labels (docs/LABELS.md): made by the command line and by an agent through `vantage mcp` they are
+//! the same labels, read back by each; two processes labelling one run at once lose none; a kill
+//! mid-write leaves no partial label; bad labels files load what they can and say the rest. The
+//! Python package's side is in python/tests.
+
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use vantage::source::OpenOptions;
+
+/// A copy of the sample run in a folder of its own (labels go beside it).
+fn run_copy(name: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("vantage-labels-{name}-{}", std::process::id()));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = dir.join("alfworld_roles.jsonl");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/alfworld_roles.jsonl"), &run).unwrap();
+    (dir, run)
+}
+
+fn vantage(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_vantage")).args(args).env("USER", "ana").output().unwrap()
+}
+
+fn listed(run: &Path) -> Value {
+    let out = vantage(&["label", run.to_str().unwrap(), "--list", "--json", "--limit", "1000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The labels' (name, trajectory, step, source kind, source name), in order.
+fn summary(json: &Value) -> Vec<(String, String, Option<u64>, String, String)> {
+    json["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["name"].as_str().unwrap().to_owned(),
+                l["trajectory"].as_str().unwrap().to_owned(),
+                l["step"].as_u64(),
+                l["source"]["kind"].as_str().unwrap().to_owned(),
+                l["source"]["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn labels_made_by_the_command_line_and_an_agent_are_one_set_read_back_by_each() {
+    let (dir, run) = run_copy("faces");
+    let path = run.to_str().unwrap();
+    let out = vantage(&[
+        "label",
+        path,
+        "--add",
+        "hack",
+        "--trajectory",
+        "s0-task1-r5",
+        "--step",
+        "2",
+        "--note",
+        "reads the answer",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // An agent, through the MCP server: initialize (its name), then the tool.
+    let options = OpenOptions::default();
+    let mut session = vantage::api::mcp::Session::default();
+    let init =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "claude-code"}}});
+    vantage::api::mcp::answer(&init.to_string(), &options, &mut session).unwrap();
+    let call = |arguments: Value, session: &mut vantage::api::mcp::Session| {
+        let message = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "label", "arguments": arguments}});
+        let answer = vantage::api::mcp::answer(&message.to_string(), &options, session).unwrap();
+        (answer["result"]["structuredContent"].clone(), answer["result"]["isError"] == true)
+    };
+    let (added, error) = call(json!({"path": path, "add": "severity=high", "trajectory": "s0-task1-r0"}), &mut session);
+    assert!(!error, "{added}");
+    assert_eq!(added["added"], 1);
+    let (by_agent, _) = call(json!({"path": path, "limit": 1000}), &mut session);
+    let by_cli = listed(&run);
+    let want = vec![
+        ("hack".to_owned(), "s0-task1-r5".to_owned(), Some(2), "person".to_owned(), "ana".to_owned()),
+        ("severity".to_owned(), "s0-task1-r0".to_owned(), None, "agent".to_owned(), "claude-code".to_owned()),
+    ];
+    assert_eq!(summary(&by_cli), want);
+    assert_eq!(summary(&by_agent), want);
+    assert_eq!(by_cli["labels"][0]["note"], "reads the answer");
+    assert_eq!(by_cli["labels"][1]["value"], "high");
+    // The library reads the same, as the app and Python do.
+    let opened = vantage::api::open(&run, &options).unwrap();
+    let (labels, notes) = vantage::api::label::of(&run, &opened);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(labels.labels.len(), 2);
+    let hack = labels.named("hack").unwrap();
+    let t = opened.trajectory_by_key("s0-task1-r5").unwrap();
+    let position = opened.trajectories.path_range(t).start + 2;
+    assert!(hack.step_mask(&opened)[position] && hack.at(t, position).is_some());
+    // Taken off by the agent, gone for the command line.
+    let (_, error) =
+        call(json!({"path": path, "remove": "hack", "trajectory": "s0-task1-r5", "step": 2}), &mut session);
+    assert!(!error);
+    assert_eq!(summary(&listed(&run)), want[1..]);
+    // The labels live beside the run, never in it.
+    assert_eq!(
+        std::fs::read(&run).unwrap(),
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/alfworld_roles.jsonl")).unwrap()
+    );
+    assert!(dir.join(".vantage/labels/alfworld_roles.jsonl.labels.jsonl").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn two_processes_labelling_one_run_at_once_lose_no_label() {
+    let (dir, run) = run_copy("writers");
+    let path = run.to_str().unwrap();
+    let per_writer = 20;
+    std::thread::scope(|scope| {
+        for writer in 0..2 {
+            scope.spawn(move || {
+                for i in 0..per_writer {
+                    let name = format!("w{writer}_{i}");
+                    let out = vantage(&["label", path, "--add", &name, "--trajectory", "s0-task0-r0"]);
+                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                }
+            });
+        }
+    });
+    let json = listed(&run);
+    let mut names: Vec<String> = summary(&json).into_iter().map(|l| l.0).collect();
+    names.sort();
+    let mut want: Vec<String> = (0..2).flat_map(|w| (0..per_writer).map(move |i| format!("w{w}_{i}"))).collect();
+    want.sort();
+    assert_eq!(names, want);
+    assert!(json["notes"].as_array().unwrap().is_empty(), "{json}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_kill_mid_write_leaves_no_partial_label() {
+    let (dir, run) = run_copy("kill");
+    let path = run.to_str().unwrap();
+    assert!(vantage(&["label", path, "--add", "before", "--trajectory", "s0-task0-r0"]).status.success());
+    // A rule labels many steps in one write; the writer holds halfway (VANTAGE_TEST_HOLD_WRITE) and
+    // is killed there.
+    let file = dir.join(".vantage/labels/alfworld_roles.jsonl.labels.jsonl");
+    let whole_before = std::fs::read(&file).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["label", path, "--add", "regress", "--rule", "role == \"regression\""])
+        .env("VANTAGE_TEST_HOLD_WRITE", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let marker = dir.join(".vantage/labels/alfworld_roles.jsonl.labels.jsonl.held");
+    let started = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the writer never held");
+        assert!(child.try_wait().unwrap().is_none(), "the writer ended without holding");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let held = std::fs::read(&file).unwrap();
+    assert!(held.len() > whole_before.len() && !held.ends_with(b"\n"), "killed with half its lines written");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Read now: the whole lines written are labels, the cut one is none.
+    let json = listed(&run);
+    assert!(json["notes"].as_array().unwrap().is_empty(), "{json}");
+    let names: Vec<String> = summary(&json).into_iter().map(|l| l.0).collect();
+    assert_eq!(names[0], "before");
+    assert!(names[1..].iter().all(|n| n == "regress"));
+    // The next writer cuts the partial line off and appends whole lines.
+    assert!(vantage(&["label", path, "--add", "after", "--trajectory", "s0-task0-r1"]).status.success());
+    let bytes = std::fs::read(&file).unwrap();
+    let (entries, warnings) = vantage::load::labels::read(&bytes);
+    assert!(warnings.is_empty() && bytes.ends_with(b"\n"), "{warnings:?}");
+    assert_eq!(entries.len(), names.len() + 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_labels_file_loads_what_it_can_and_says_the_rest() {
+    let (dir, run) = run_copy("bad");
+    let path = run.to_str().unwrap();
+    let file = dir.join(".vantage/labels/alfworld_roles.jsonl.labels.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let line = |trajectory: &str, step: Option<u32>| {
+        let mut l =
+            json!({"vantage_label": 1, "name": "x", "trajectory": trajectory, "source": {"kind": "file", "name": "f"}});
+        if let Some(step) = step {
+            l["step"] = json!(step);
+        }
+        l.to_string()
+    };
+    let lines = [
+        line("s0-task0-r0", Some(1)),
+        "{\"vantage_label\": 1, \"name\": \"x\", \"trajectory\": \"s0-task0-r0\", \"value\": [1]}".to_owned(),
+        line("another-run-r0", None),
+        line("another-run-r1", None),
+        line("s0-task0-r0", Some(500)),
+        line("s0-task0-r1", None),
+    ];
+    std::fs::write(&file, format!("{}\n", lines.join("\n"))).unwrap();
+    let json = listed(&run);
+    assert_eq!(json["labels_total"], 2, "{json}");
+    let notes: Vec<&str> = json["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(notes[0].contains(":2: value:"), "a located warning: {}", notes[0]);
+    assert!(notes[1].starts_with("2 label(s) name trajectories this run does not have"), "{}", notes[1]);
+    assert!(notes[2].contains("step 500 is past the end"), "{}", notes[2]);
+    // Adding one past the end is refused with the reason, and nothing is written.
+    let before = std::fs::read(&file).unwrap();
+    let out = vantage(&["label", path, "--add", "x", "--trajectory", "s0-task0-r0", "--step", "500", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(error["error"].as_str().unwrap().contains("past the end"), "{error}");
+    let out = vantage(&["label", path, "--add", "x", "--trajectory", "no-such-rollout"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
