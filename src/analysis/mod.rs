@@ -8,6 +8,7 @@ pub mod export;
 pub mod forensics;
 pub mod health;
 pub mod heatmap;
+pub mod labels;
 pub mod overview;
 pub mod runs;
 pub mod step_credit;

@@ -28,6 +28,12 @@ pub struct Args {
     #[arg(long)]
     #[serde(default)]
     pub b_preset: Option<String>,
+    /// Split the comparison by the run's labels (docs/LABELS.md): for each label, and each word a
+    /// label takes, the steps that carry it and what A and B give them, beside the steps with no
+    /// label.
+    #[arg(long)]
+    #[serde(default)]
+    pub by_label: bool,
     /// `--json`, `--limit`, `--offset`.
     #[command(flatten)]
     #[serde(flatten)]
@@ -62,7 +68,51 @@ fn json(args: &Args, options: &OpenOptions) -> anyhow::Result<serde_json::Value>
     };
     let names = [name(&args.a, &args.a_preset), name(&args.b, &args.b_preset)];
     let c = crate::analysis::compare::Comparison::of(&run, &a, &b);
-    Ok(comparison(&run, &args.file.display().to_string(), &names, &c, &args.page))
+    let mut json = comparison(&run, &args.file.display().to_string(), &names, &c, &args.page);
+    if args.by_label {
+        let (rows, notes) = by_label(&args.file, &run, &a, &b);
+        json["by_label"] = rows;
+        json["label_notes"] = notes.into();
+    }
+    Ok(json)
+}
+
+/// What a scheme gives a set of steps, as docs/LABELS.md writes it.
+fn given(g: &crate::analysis::labels::Given) -> serde_json::Value {
+    serde_json::json!({
+        "steps": g.steps,
+        "mean": super::number(g.mean),
+        "mean_abs": super::number(g.mean_abs),
+        "sum": super::number(g.sum),
+        "positive": super::number(g.positive),
+    })
+}
+
+/// The split of step credits `a` and `b` of the run at `path` by its labels (docs/LABELS.md's
+/// `by_label` rows), and the notes on its labels; also the Python package's
+/// `Comparison.by_label`.
+pub fn by_label(
+    path: &std::path::Path,
+    run: &crate::model::Run,
+    a: &[f32],
+    b: &[f32],
+) -> (serde_json::Value, Vec<String>) {
+    let (labels, notes) = super::label::of(path, run);
+    let rows: Vec<serde_json::Value> = crate::analysis::labels::split(run, &labels, a, b)
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "label": r.label,
+                "word": r.word,
+                "steps": r.steps,
+                "trajectories": r.trajectories,
+                "a": given(&r.a),
+                "b": given(&r.b),
+                "sign_disagreement": super::number(r.sign_disagreement),
+            })
+        })
+        .collect();
+    (rows.into(), notes)
 }
 
 /// docs/JSON.md's comparison object of `c`, two step credits (named `names`) compared on `run`
@@ -165,6 +215,30 @@ fn text(args: &Args, json: &serde_json::Value, kinds: &serde_json::Map<String, s
             g["steps"],
             g["sign_disagreement"].as_f64().unwrap_or(0.0) * 100.0
         ));
+    }
+    if let Some(rows) = json["by_label"].as_array() {
+        out.push_str("\nby label (mean credit of the steps that carry it; |mean|; signs differ):");
+        for r in rows {
+            let name = match (r["label"].as_str(), r["word"].as_str()) {
+                (Some(label), Some(word)) => format!("{label}={word}"),
+                (Some(label), None) => label.to_owned(),
+                _ => "(no label)".to_owned(),
+            };
+            let share =
+                r["sign_disagreement"].as_f64().map_or_else(|| "—".to_owned(), |s| format!("{:.0}%", s * 100.0));
+            out.push_str(&format!(
+                "\n  {name} · {} steps on {} rollouts · A {} (|{}|) · B {} (|{}|) · signs differ {share}",
+                r["steps"],
+                r["trajectories"],
+                super::shown(&r["a"]["mean"]),
+                super::shown(&r["a"]["mean_abs"]),
+                super::shown(&r["b"]["mean"]),
+                super::shown(&r["b"]["mean_abs"]),
+            ));
+        }
+        for note in json["label_notes"].as_array().into_iter().flatten() {
+            out.push_str(&format!("\nnote: {}", note.as_str().unwrap_or_default()));
+        }
     }
     out
 }

@@ -60,7 +60,26 @@ pub enum Command {
     /// Forget saved formula `name` (natively, its `NAME.vx` in the formulas folder is deleted too,
     /// or it would come back at the next start).
     DeleteFormula(String),
+    /// Put the keyboard in the inspector's label field (`L`).
+    FocusLabel,
+    /// Label the selected step (or with `whole`, its rollout): `NAME` or `NAME=VALUE`, and a note.
+    AddLabel {
+        /// `NAME` or `NAME=VALUE`.
+        text: String,
+        /// On the whole rollout rather than the step.
+        whole: bool,
+    },
+    /// Take the labels named `name` off `target`.
+    RemoveLabel {
+        /// The label's name.
+        name: String,
+        /// Where it is.
+        target: crate::model::labels::Target,
+    },
 }
+
+/// The inspector's label field, which `L` focuses.
+pub const LABEL_FIELD: &str = "label_field";
 
 impl VantageApp {
     /// Applies one command.
@@ -149,11 +168,81 @@ impl VantageApp {
                 }
                 self.state.formulas.retain(|f| f.name != name);
             }
+            Command::FocusLabel => ctx.memory_mut(|m| m.request_focus(egui::Id::unique(LABEL_FIELD))),
+            Command::AddLabel { text, whole } => self.add_label(&text, whole),
+            Command::RemoveLabel { name, target } => {
+                self.write_labels(&[crate::model::labels::Entry::Remove { name, target }]);
+            }
             other => {
                 if let Some(open) = self.current_mut() {
                     select(open, &other);
                 }
             }
+        }
+    }
+
+    /// Labels the selected step (or its rollout) `NAME` or `NAME=VALUE`, from the person at the
+    /// keyboard.
+    fn add_label(&mut self, text: &str, whole: bool) {
+        let Some(open) = self.current() else { return };
+        let Some(target) = open.selected_target(whole) else { return };
+        let (name, value) = match text.split_once('=') {
+            Some((name, value)) => (name.trim(), crate::model::labels::Value::parse(value)),
+            None => (text.trim(), crate::model::labels::Value::Flag),
+        };
+        if let Some(why) = crate::model::labels::bad_name(name) {
+            self.notifications.push(format!("label {text:?}: {why}"));
+            return;
+        }
+        let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_default();
+        #[cfg(not(target_arch = "wasm32"))]
+        let time = Some(crate::source::labels::now());
+        #[cfg(target_arch = "wasm32")]
+        let time = None;
+        let label = crate::model::labels::Label {
+            name: name.to_owned(),
+            value,
+            target,
+            source: crate::model::labels::Source { kind: crate::model::labels::SourceKind::Person, name: user },
+            note: None,
+            time,
+        };
+        self.write_labels(&[crate::model::labels::Entry::Add(label)]);
+    }
+
+    /// Writes label entries beside the current run and reads its labels again; a notice says where,
+    /// or why not.
+    fn write_labels(&mut self, entries: &[crate::model::labels::Entry]) {
+        let Some(open) = self.current_mut() else { return };
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let Some(path) = open.source_path.clone() else {
+                self.notifications
+                    .push("labels: this run was not opened from a file, so it has no place for labels".to_owned());
+                return;
+            };
+            for entry in entries {
+                let target = match entry {
+                    crate::model::labels::Entry::Add(label) => &label.target,
+                    crate::model::labels::Entry::Remove { target, .. } => target,
+                };
+                if let Err(why) = crate::model::labels::check_target(&open.run, target) {
+                    self.notifications.push(format!("labels: {why}"));
+                    return;
+                }
+            }
+            let written = crate::source::labels::append(&path, entries);
+            open.read_labels();
+            match written {
+                Ok(file) => self.notifications.push(format!("labels: written to {}", file.display())),
+                Err(err) => self.notifications.push(format!("labels: could not write them: {err}")),
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = (open, entries);
+            self.notifications
+                .push("labels: the web app shows labels; label with the desktop app or `vantage label`".to_owned());
         }
     }
 

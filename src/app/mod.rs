@@ -13,7 +13,7 @@ pub mod server;
 pub mod state;
 
 use crate::source::open::{LoadOutcome, LoadSource};
-pub use commands::Command;
+pub use commands::{Command, LABEL_FIELD};
 pub use loading::{LoadMessage, LoadQueue};
 pub use open_run::{AUDIT_STEPS, CreditSlot, Facets, LazyRun, OpenRun, SchemeCredit, Selection, display_name};
 pub use state::{AppState, SavedFormula, SchemeChoice, Tab};
@@ -365,6 +365,7 @@ impl VantageApp {
                 {
                     open.follower = outcome.follower;
                     open.source_path = outcome.path;
+                    open.read_labels();
                     // Only the web fetches texts after opening.
                     drop(repaint);
                 }
@@ -727,8 +728,8 @@ impl VantageApp {
         }
     }
 
-    /// Keys: arrows walk steps and rollouts, `B` bookmarks, `PageUp` / `PageDown` walk bookmarks,
-    /// `F2` toggles meeting mode. Ignored while a text field has focus.
+    /// Keys: arrows walk steps and rollouts, `B` bookmarks, `L` labels the step (the inspector's
+    /// label field takes the name), `PageUp` / `PageDown` walk bookmarks, `F2` toggles meeting mode. Ignored while a text field has focus.
     fn keyboard(&mut self, ctx: &egui::Context) {
         if ctx.egui_wants_keyboard_input() {
             return;
@@ -740,6 +741,7 @@ impl VantageApp {
             (egui::Key::ArrowDown, Command::RolloutBy(1)),
             (egui::Key::ArrowUp, Command::RolloutBy(-1)),
             (egui::Key::B, Command::ToggleBookmark),
+            (egui::Key::L, Command::FocusLabel),
             (egui::Key::PageDown, Command::BookmarkBy(1)),
             (egui::Key::PageUp, Command::BookmarkBy(-1)),
             (egui::Key::F2, Command::ToggleMeetingMode),

@@ -290,6 +290,12 @@ pub struct OpenRun {
     /// The path the run was read from (native), for the Follow toggle.
     #[cfg(not(target_arch = "wasm32"))]
     pub source_path: Option<std::path::PathBuf>,
+    /// The run's labels (docs/LABELS.md), put on its rollouts and steps.
+    pub labels: crate::model::labels::RunLabels,
+    /// What the labels files said: located warnings, labels of another run, refused ones.
+    pub label_notes: Vec<String>,
+    /// Bumped each time the labels are read again (views key their caches on it).
+    pub labels_revision: u64,
     /// The URL a run was fetched from and its bytes (web), for the Follow toggle.
     #[cfg(target_arch = "wasm32")]
     pub web_source: Option<(String, Arc<[u8]>)>,
@@ -378,6 +384,9 @@ impl OpenRun {
             follower: None,
             #[cfg(not(target_arch = "wasm32"))]
             source_path: None,
+            labels: crate::model::labels::RunLabels::default(),
+            label_notes: Vec::new(),
+            labels_revision: 0,
             #[cfg(target_arch = "wasm32")]
             web_source: None,
             #[cfg(target_arch = "wasm32")]
@@ -394,6 +403,32 @@ impl OpenRun {
             open.select_group(g);
         }
         open
+    }
+
+    /// Reads the run's labels again from beside it (natively; a run opened from bytes has none
+    /// until it is labelled), and puts them on the run.
+    pub fn read_labels(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(path) = &self.source_path {
+            let read = crate::source::labels::read(path);
+            let mut notes: Vec<String> = read
+                .warnings
+                .iter()
+                .map(|(file, w)| format!("{}:{}: {}: {}", file.display(), w.line, w.field, w.reason))
+                .collect();
+            self.labels =
+                crate::model::labels::RunLabels::resolve(&self.run, crate::model::labels::labels_of(read.entries));
+            notes.extend(self.labels.notes());
+            self.label_notes = notes;
+        }
+        self.labels_revision += 1;
+    }
+
+    /// The selected step as a label's target: the step, or with `whole` its rollout.
+    pub fn selected_target(&self, whole: bool) -> Option<crate::model::labels::Target> {
+        let t = self.selection.trajectory?;
+        let step = if whole { None } else { Some(u32::try_from(self.selected_step_index()?).ok()?) };
+        Some(crate::model::labels::Target { trajectory: self.run.trajectory_key(t).to_owned(), step })
     }
 
     /// Selects a group and its first trajectory.
@@ -500,6 +535,7 @@ impl OpenRun {
         }
         self.tree = None;
         self.every_scheme = None;
+        self.read_labels();
         if !self.select_by_key(trajectory.as_deref(), step, group.as_deref()) {
             match self.run.groups.ids().next() {
                 Some(g) => self.select_group(g),

@@ -201,6 +201,8 @@ pub struct BrowserOptions {
     pub zero_variance_only: bool,
     /// Keep only groups whose outcomes differ (the ones GRPO learns from).
     pub mixed_only: bool,
+    /// Keep only rollouts that carry this label, on themselves or on a step (empty: any).
+    pub label: String,
     /// Sort column.
     pub sort: SortBy,
     /// Sort descending.
@@ -216,6 +218,7 @@ impl BrowserOptions {
             || self.success.is_some()
             || self.zero_variance_only
             || self.mixed_only
+            || !self.label.is_empty()
     }
 
     /// Clears every filter, keeping the sort.

@@ -25,6 +25,8 @@ pub const TOKEN_TEXT: Color32 = Color32::from_gray(10);
 pub const TOKEN_TEXT_LIGHT: Color32 = Color32::from_gray(245);
 /// Bookmark marker.
 pub const BOOKMARK: Color32 = Color32::from_rgb(90, 170, 250);
+/// A label's name (docs/LABELS.md), in the inspector and the tables split by label.
+pub const LABEL: Color32 = Color32::from_rgb(200, 140, 240);
 
 /// Larger heading size for the run name.
 pub const TITLE_SIZE: f32 = 20.0;

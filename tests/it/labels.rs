@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use egui_kittest::kittest::Queryable as _;
 use serde_json::{Value, json};
 use vantage::source::OpenOptions;
 
@@ -220,5 +221,51 @@ fn a_bad_labels_file_loads_what_it_can_and_says_the_rest() {
     let out = vantage(&["label", path, "--add", "x", "--trajectory", "no-such-rollout"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read(&file).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_label_made_in_the_app_from_the_keyboard_is_the_command_lines_and_goes_back_off() {
+    let (dir, run) = run_copy("app");
+    let bytes = std::fs::read(&run).unwrap();
+    let mut app = crate::ui::app_with("alfworld_roles.jsonl", &bytes);
+    let open = app.current_mut().unwrap();
+    open.source_path = Some(run.clone());
+    open.read_labels();
+    assert!(open.select_by_key(Some("s0-task1-r5"), 2, None));
+    let mut h = crate::ui::harness(app);
+    // L puts the keyboard in the label field; Enter adds the label to the selected step.
+    h.key_press(egui::Key::L);
+    h.run_ok();
+    h.get_by_label("label this step").type_text("hack=high");
+    h.run_ok();
+    h.key_press(egui::Key::Enter);
+    h.run_ok();
+    let json = listed(&run);
+    assert_eq!(
+        summary(&json),
+        [(
+            "hack".to_owned(),
+            "s0-task1-r5".to_owned(),
+            Some(2),
+            "person".to_owned(),
+            std::env::var("USER").unwrap_or_default()
+        )]
+    );
+    assert_eq!(json["labels"][0]["value"], "high");
+    // The inspector shows it, and its button takes it off.
+    h.get_by_label("hack=high ×").scroll_to_me();
+    h.run_ok();
+    h.get_by_label("hack=high ×").click();
+    h.run_ok();
+    assert!(summary(&listed(&run)).is_empty(), "{:?}", h.state().notifications);
+    assert!(h.state().current().unwrap().labels.labels.is_empty());
+    // A label the command line adds shows in the app once it reads the labels again.
+    assert!(
+        vantage(&["label", run.to_str().unwrap(), "--add", "loop", "--trajectory", "s0-task1-r5"]).status.success()
+    );
+    h.state_mut().current_mut().unwrap().read_labels();
+    h.run_ok();
+    h.get_by_label("loop (rollout) ×");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -382,3 +382,112 @@ fn a_flagged_group_is_drawn_with_and_without_its_rows_in_a_room() {
     }
     results.unwrap();
 }
+
+/// A copy of the `ALFWorld` sample in a folder of its own with two labels beside it: `regress` on
+/// every regression step (a rule) and `hack=high` on one rollout; the app open on it.
+fn labelled_app(name: &str) -> (std::path::PathBuf, VantageApp) {
+    let dir = std::env::temp_dir().join(format!("vantage-room-labels-{name}-{}", std::process::id()));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("alfworld_roles.jsonl");
+    let bytes = sample("alfworld_roles.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    let options = vantage::source::OpenOptions::default();
+    let run = vantage::api::open(&path, &options).unwrap();
+    let label = |name: &str, value: vantage::model::labels::Value, trajectory: &str, step: Option<u32>| {
+        vantage::model::labels::Label {
+            name: name.to_owned(),
+            value,
+            target: vantage::model::labels::Target { trajectory: trajectory.to_owned(), step },
+            source: vantage::model::labels::Source {
+                kind: vantage::model::labels::SourceKind::Person,
+                name: "room".to_owned(),
+            },
+            note: None,
+            time: None,
+        }
+    };
+    let mut labels = Vec::new();
+    for t in run.trajectories.ids() {
+        for (k, &node) in run.trajectories.path(t).iter().enumerate() {
+            if run.label(run.nodes.role[node.index()]) == "regression" {
+                labels.push(label(
+                    "regress",
+                    vantage::model::labels::Value::Flag,
+                    run.trajectory_key(t),
+                    Some(k as u32),
+                ));
+            }
+        }
+    }
+    labels.push(label("hack", vantage::model::labels::Value::Word("high".to_owned()), "s0-task1-r5", None));
+    vantage::api::label::add(&path, &run, labels).unwrap();
+    let mut app = app_with("alfworld_roles.jsonl", &bytes);
+    let open = app.current_mut().unwrap();
+    open.source_path = Some(path);
+    open.read_labels();
+    (dir, app)
+}
+
+#[test]
+fn compare_and_the_overview_split_by_label_fit_a_room_and_say_what_the_command_says() {
+    let (dir, app) = labelled_app("split");
+    let path = dir.join("alfworld_roles.jsonl");
+    // What `vantage compare --by-label --json` says of the same run and schemes.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["compare", path.to_str().unwrap(), "--a", "grpo", "--b", "triage", "--by-label", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = json["by_label"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    let mut app = Some(app);
+    let mut results = SnapshotResults::new();
+    for meeting in [false, true] {
+        let app = app.take().unwrap_or_else(|| labelled_app("split_meeting").1);
+        let mut h = room_harness(app, Tab::Compare, meeting);
+        {
+            let s = &mut h.state_mut().state;
+            assert_eq!((s.scheme_a.scheme_id.as_str(), s.scheme_b.scheme_id.as_str()), ("grpo", "triage"));
+        }
+        h.get_by_label("(no label)").scroll_to_me();
+        h.run_ok();
+        let central = vantage::ui::central_rect(&h.ctx).unwrap();
+        // Each row the command prints, with the same numbers, inside the window.
+        let open = h.state().current().unwrap();
+        let (la, lb) = (open.credit[0].largest(), open.credit[1].largest());
+        for row in rows {
+            let name = match (row["label"].as_str(), row["word"].as_str()) {
+                (Some(l), Some(w)) => format!("{l}={w}"),
+                (Some(l), None) => l.to_owned(),
+                _ => "(no label)".to_owned(),
+            };
+            let cells: Vec<egui::Rect> = h.query_all_by_label(&name).map(|n| n.rect()).collect();
+            assert!(
+                cells.iter().any(|r| central.contains_rect(*r)),
+                "{name}: not drawn in the window {central:?}: {cells:?}"
+            );
+            for (slot, key, largest) in [("a", "mean", la), ("b", "mean", lb)] {
+                let want = vantage::ui::widgets::format_credit(row[slot][key].as_f64().unwrap() as f32, largest);
+                assert!(h.query_all_by_label(&want).next().is_some(), "{name}: {slot} {key} {want} not shown");
+            }
+            assert!(h.query_all_by_label(&row["steps"].to_string()).next().is_some());
+        }
+        h.snapshot(format!("room/compare_by_label{}", if meeting { "_meeting" } else { "" }));
+        results.extend_harness(&mut h);
+        // The Overview: each label's mass per training step.
+        h.state_mut().state.tab = Tab::Overview;
+        h.run_ok();
+        let header = h.get_by_label("Credit by label, per training step").rect();
+        assert!(central.contains_rect(header), "{header:?}");
+        assert!(h.query_all_by_label("regress").next().is_some());
+        h.snapshot(format!("room/overview_by_label{}", if meeting { "_meeting" } else { "" }));
+        results.extend_harness(&mut h);
+    }
+    results.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let _: std::io::Result<()> = std::fs::remove_dir_all(
+        std::env::temp_dir().join(format!("vantage-room-labels-split_meeting-{}", std::process::id())),
+    );
+}

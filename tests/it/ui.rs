@@ -25,7 +25,7 @@ fn app_started(name: &str, bytes: &[u8], start: vantage::app::StartOptions) -> V
     app
 }
 
-fn harness(app: VantageApp) -> Harness<'static, VantageApp> {
+pub fn harness(app: VantageApp) -> Harness<'static, VantageApp> {
     harness_sized(app, 1000.0)
 }
 

@@ -87,6 +87,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 ui.end_row();
             }
         });
+        by_label_ui(ui, open);
         triage_fit_ui(ui, &c);
         length_ui(ui, open);
         most_different_ui(ui, ctx.commands, open, &c, [&ctx.state.scheme_a.scheme_id, &ctx.state.scheme_b.scheme_id]);
@@ -98,6 +99,63 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             disagreement_table_ui(ui, ctx.commands, open, kind, rows);
         }
     });
+}
+
+/// The comparison split by the run's labels (docs/LABELS.md): per label, and per word of a label
+/// that takes words, the steps that carry it and what A and B give them, beside the steps with no
+/// label; the numbers `vantage compare --by-label` prints.
+fn by_label_ui(ui: &mut egui::Ui, open: &OpenRun) {
+    ui.separator();
+    ui.label(egui::RichText::new("Credit by label").strong());
+    if open.labels.names.is_empty() {
+        ui.label(
+            egui::RichText::new("No labels yet: press L on a step to label it (or `vantage label RUN --add NAME …`)")
+                .color(theme::MUTED),
+        );
+        return;
+    }
+    let (Some(a), Some(b)) = (open.credit[0].step(), open.credit[1].step()) else { return };
+    let key = (open.cache_key(), open.credit[0].generation, open.credit[1].generation, open.labels_revision);
+    let id = egui::Id::unique("by_label_cache");
+    type Cached = (((u64, u64), u64, u64, u64), Arc<Vec<crate::analysis::labels::Split>>);
+    let rows = if let Some((_, rows)) = ui.data(|d| d.get_temp::<Cached>(id)).filter(|(k, _)| *k == key) {
+        rows
+    } else {
+        let rows = Arc::new(crate::analysis::labels::split(&open.run, &open.labels, a, b));
+        ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&rows))));
+        rows
+    };
+    let (la, lb) = (open.credit[0].largest(), open.credit[1].largest());
+    egui::Grid::new("by_label").striped(true).num_columns(8).show(ui, |ui| {
+        for h in ["label", "steps", "rollouts", "mean A", "mean B", "mean |A|", "mean |B|", "signs differ"] {
+            ui.label(egui::RichText::new(h).color(theme::MUTED));
+        }
+        ui.end_row();
+        for r in rows.iter() {
+            let name = match (&r.label, &r.word) {
+                (Some(label), Some(word)) => format!("{label}={word}"),
+                (Some(label), None) => label.clone(),
+                _ => "(no label)".to_owned(),
+            };
+            let color = if r.label.is_some() { theme::LABEL } else { theme::MUTED };
+            ui.label(egui::RichText::new(name).color(color));
+            ui.label(r.steps.to_string());
+            ui.label(r.trajectories.to_string());
+            ui.label(format_credit(r.a.mean as f32, la));
+            ui.label(format_credit(r.b.mean as f32, lb));
+            ui.label(format_credit(r.a.mean_abs as f32, la));
+            ui.label(format_credit(r.b.mean_abs as f32, lb));
+            ui.label(if r.sign_disagreement.is_nan() {
+                "—".to_owned()
+            } else {
+                format!("{:.0}%", r.sign_disagreement * 100.0)
+            });
+            ui.end_row();
+        }
+    });
+    for note in &open.label_notes {
+        ui.label(egui::RichText::new(note).color(theme::WARNING));
+    }
 }
 
 /// The TRIAGE constants each scheme implies: per role, the mean of (credit − outcome advantage).

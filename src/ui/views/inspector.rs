@@ -23,7 +23,6 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let tr = &run.trajectories;
     let node = tr.path_nodes[p];
     let n = node.index();
-    let nodes = &run.nodes;
     let g = tr.group[t.index()];
     ui.label(
         egui::RichText::new(format!("{} · step {} of {}", run.trajectory_key(t), step_index + 1, tr.num_steps(t)))
@@ -42,34 +41,11 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ))
         .color(theme::MUTED),
     );
-    egui::Grid::new("step_fields").num_columns(2).striped(true).show(ui, |ui| {
-        let mut row = |name: &str, value: String| {
-            if !value.is_empty() {
-                ui.label(egui::RichText::new(name).color(theme::MUTED));
-                ui.label(value);
-                ui.end_row();
-            }
-        };
-        row("kind", run.label(nodes.kind[n]).to_owned());
-        row("role", run.label(nodes.role[n]).to_owned());
-        row("state key", run.label(nodes.state_key[n]).to_owned());
-        if !nodes.env_reward[n].is_nan() {
-            row("env reward", format_value(nodes.env_reward[n]));
-        }
-        for (name, column) in &nodes.scores {
-            if let Some(v) = column.get(n).filter(|v| !v.is_nan()) {
-                row(&format!("score {name}"), format_value(*v));
-            }
-        }
-        if let Some(mc) = nodes.mc(node) {
-            row("MC", mc_text(mc));
-        }
-        if let Some(flag) = nodes.first_error(node) {
-            row("first error", flag.to_string());
-        }
-        let docs: Vec<&str> = nodes.docs(node).iter().map(|&d| run.label(d)).collect();
-        row("docs", docs.join(", "));
-    });
+    labels_ui(ui, open, ctx.commands, t, p);
+    let open = &*ctx.open;
+    let run = &open.run;
+    let nodes = &run.nodes;
+    fields_ui(ui, run, node);
     for (label, text) in
         [("thought", nodes.thought[n]), ("action", nodes.action[n]), ("observation", nodes.observation[n])]
     {
@@ -112,6 +88,99 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             extra.extend(token_terms(&run, &scheme.credit, t, p));
             credit_line_ui(ui, scheme.info.display_name, &scheme.credit, None, t.index(), p, &extra);
         }
+    });
+}
+
+/// The step's fields: kind, role, state key, env reward, scores, MC statistics, first error,
+/// documents.
+fn fields_ui(ui: &mut egui::Ui, run: &crate::model::Run, node: crate::model::NodeId) {
+    let nodes = &run.nodes;
+    let n = node.index();
+    egui::Grid::new("step_fields").num_columns(2).striped(true).show(ui, |ui| {
+        let mut row = |name: &str, value: String| {
+            if !value.is_empty() {
+                ui.label(egui::RichText::new(name).color(theme::MUTED));
+                ui.label(value);
+                ui.end_row();
+            }
+        };
+        row("kind", run.label(nodes.kind[n]).to_owned());
+        row("role", run.label(nodes.role[n]).to_owned());
+        row("state key", run.label(nodes.state_key[n]).to_owned());
+        if !nodes.env_reward[n].is_nan() {
+            row("env reward", format_value(nodes.env_reward[n]));
+        }
+        for (name, column) in &nodes.scores {
+            if let Some(v) = column.get(n).filter(|v| !v.is_nan()) {
+                row(&format!("score {name}"), format_value(*v));
+            }
+        }
+        if let Some(mc) = nodes.mc(node) {
+            row("MC", mc_text(mc));
+        }
+        if let Some(flag) = nodes.first_error(node) {
+            row("first error", flag.to_string());
+        }
+        let docs: Vec<&str> = nodes.docs(node).iter().map(|&d| run.label(d)).collect();
+        row("docs", docs.join(", "));
+    });
+}
+
+/// The step's labels and its rollout's, each with a button that takes it off, and the field that
+/// labels the step (`L` puts the keyboard there; Enter adds; "whole rollout" labels the rollout).
+fn labels_ui(
+    ui: &mut egui::Ui,
+    open: &crate::app::OpenRun,
+    commands: &mut Vec<crate::app::Command>,
+    t: crate::model::TrajectoryId,
+    p: usize,
+) {
+    let step = p - open.run.trajectories.path_range(t).start;
+    let key = open.run.trajectory_key(t);
+    ui.horizontal_wrapped(|ui| {
+        ui.label(egui::RichText::new("labels").color(theme::MUTED));
+        for named in &open.labels.names {
+            let on_step = named.steps.get(&p).map(|v| (v, Some(step as u32)));
+            let on_rollout = named.trajectories.get(&t).map(|v| (v, None));
+            for (value, at) in on_step.into_iter().chain(on_rollout) {
+                let shown = value.shown();
+                let text = match (shown.is_empty(), at) {
+                    (true, Some(_)) => named.name.clone(),
+                    (false, Some(_)) => format!("{}={shown}", named.name),
+                    (true, None) => format!("{} (rollout)", named.name),
+                    (false, None) => format!("{}={shown} (rollout)", named.name),
+                };
+                let chip =
+                    ui.add(egui::Button::new(egui::RichText::new(format!("{text} ×")).color(theme::LABEL)).small());
+                if chip.on_hover_text("take this label off").clicked() {
+                    let target = crate::model::labels::Target { trajectory: key.to_owned(), step: at };
+                    commands.push(crate::app::Command::RemoveLabel { name: named.name.clone(), target });
+                }
+            }
+        }
+        let draft_id = egui::Id::unique(("label_draft", open.instance));
+        let whole_id = egui::Id::unique(("label_whole", open.instance));
+        let mut draft = ui.data(|d| d.get_temp::<String>(draft_id).unwrap_or_default());
+        let mut whole = ui.data(|d| d.get_temp::<bool>(whole_id).unwrap_or(false));
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut draft)
+                .id(egui::Id::unique(crate::app::LABEL_FIELD))
+                .hint_text("label (L): hack, severity=high")
+                .desired_width(170.0),
+        );
+        crate::ui::widgets::name(&field, "label this step");
+        // `L` focuses the field wherever the panel is scrolled.
+        if field.gained_focus() {
+            field.scroll_to_me(Some(egui::Align::Center));
+        }
+        if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) && !draft.trim().is_empty() {
+            commands.push(crate::app::Command::AddLabel { text: std::mem::take(&mut draft), whole });
+        }
+        ui.checkbox(&mut whole, "whole rollout");
+        ui.data_mut(|d| {
+            d.insert_temp(draft_id, draft);
+            d.insert_temp(whole_id, whole);
+        });
     });
 }
 

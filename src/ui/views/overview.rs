@@ -43,6 +43,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     if !open.run.meta.all_steps.is_empty() {
         whole_run_ui(ui, open.instance, &open.run.meta);
     }
+    label_mass_ui(ui, open);
     // Two plots to a screen at the desk; one to a screen, with its title and key, in meeting
     // mode's larger type (the page scrolls to the others).
     let height = if ctx.state.meeting_mode {
@@ -55,6 +56,59 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     egui::ScrollArea::vertical()
         .id_salt(("overview_scroll", open.instance))
         .show(ui, |ui| plots_ui(ui, open, &stats, height));
+}
+
+/// Each label's |credit| mass per training step under A and B, and its share of the step's
+/// (docs/LABELS.md): what each scheme spends on the labelled behaviour as training goes on.
+fn label_mass_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun) {
+    if open.labels.names.is_empty() {
+        return;
+    }
+    let key = (open.cache_key(), open.credit[0].generation, open.credit[1].generation, open.labels_revision);
+    let id = egui::Id::unique("label_mass_cache");
+    type Rows = Vec<(crate::analysis::labels::Mass, Option<crate::analysis::labels::Mass>)>;
+    type Cached = (((u64, u64), u64, u64, u64), Arc<Rows>);
+    let rows = if let Some((_, rows)) = ui.data(|d| d.get_temp::<Cached>(id)).filter(|(k, _)| *k == key) {
+        rows
+    } else {
+        {
+            let (Some(a), b) = (open.credit[0].step(), open.credit[1].step()) else { return };
+            let mass_a = crate::analysis::labels::mass_by_train_step(&open.run, &open.labels, a);
+            let mass_b = b.map(|b| crate::analysis::labels::mass_by_train_step(&open.run, &open.labels, b));
+            let rows: Rows = mass_a
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| (m, mass_b.as_ref().and_then(|b| b.get(i).cloned())))
+                .collect();
+            let rows = Arc::new(rows);
+            ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&rows))));
+            rows
+        }
+    };
+    let share = |m: &crate::analysis::labels::Mass| {
+        if m.share.is_nan() { format!("{:.3}", m.mass) } else { format!("{:.3} ({:.0}%)", m.mass, m.share * 100.0) }
+    };
+    egui::CollapsingHeader::new(egui::RichText::new("Credit by label, per training step").strong())
+        .id_salt(("label_mass", open.instance))
+        .default_open(true)
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical().id_salt("label_mass_rows").max_height(150.0).show(ui, |ui| {
+                egui::Grid::new("label_mass").striped(true).num_columns(5).show(ui, |ui| {
+                    for h in ["label", "training step", "steps", "|A| (share of the step's)", "|B| (share)"] {
+                        ui.label(egui::RichText::new(h).color(theme::MUTED));
+                    }
+                    ui.end_row();
+                    for (a, b) in rows.iter() {
+                        ui.label(egui::RichText::new(&a.label).color(theme::LABEL));
+                        ui.label(a.train_step.map_or_else(|| "—".to_owned(), |s| s.to_string()));
+                        ui.label(a.steps.to_string());
+                        ui.label(share(a));
+                        ui.label(b.as_ref().map_or_else(|| "—".to_owned(), share));
+                        ui.end_row();
+                    }
+                });
+            });
+        });
 }
 
 /// A plot over training steps: its x axis marked at whole steps only, its y axis at powers of 5

@@ -17,8 +17,14 @@ fn has_two_rewards(run: &Run, g: crate::model::GroupId) -> bool {
     run.groups.members(g).iter().filter(|t| !run.trajectories.reward[t.index()].is_nan()).nth(1).is_some()
 }
 
-/// Trajectories passing `options`, in their sort order.
+/// Trajectories passing `options`, in their sort order (a run without labels).
 pub fn filtered(run: &Run, options: &BrowserOptions) -> Vec<TrajectoryId> {
+    filtered_by(run, &crate::model::labels::RunLabels::default(), options)
+}
+
+/// Trajectories passing `options` on a run with `labels`, in their sort order.
+pub fn filtered_by(run: &Run, labels: &crate::model::labels::RunLabels, options: &BrowserOptions) -> Vec<TrajectoryId> {
+    let labelled = (!options.label.is_empty()).then(|| labels.named(&options.label));
     let tr = &run.trajectories;
     let query = options.search.trim().to_lowercase();
     let contains = |text: &str| !text.is_empty() && text.to_lowercase().contains(&query);
@@ -40,6 +46,12 @@ pub fn filtered(run: &Run, options: &BrowserOptions) -> Vec<TrajectoryId> {
             }
             if let Some(want) = options.success
                 && crate::analysis::compare::is_success(run, t) != want
+            {
+                return false;
+            }
+            // A label no rollout carries keeps none.
+            if let Some(named) = labelled
+                && !named.is_some_and(|n| n.on_trajectory(run, t))
             {
                 return false;
             }
@@ -91,6 +103,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         let roles: Vec<String> = ctx.open.facets.roles.iter().map(|(_, r)| r.clone()).collect();
         filter_combo(ui, "role", &mut options.role, &roles);
         filter_combo(ui, "kind / tool", &mut options.kind, &ctx.open.facets.kinds);
+        let labels: Vec<String> = ctx.open.labels.names.iter().map(|n| n.name.clone()).collect();
+        if !labels.is_empty() || !options.label.is_empty() {
+            filter_combo(ui, "label", &mut options.label, &labels);
+        }
         let combo = egui::ComboBox::from_id_salt("success_filter")
             .selected_text(match options.success {
                 None => "any outcome",
@@ -124,7 +140,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
         ui.checkbox(&mut options.descending, "descending");
     });
-    let rows = cached_rows(ui, run, ctx.open.cache_key(), options);
+    let rows = cached_rows(ui, run, (&ctx.open.labels, ctx.open.labels_revision), ctx.open.cache_key(), options);
     let shown = format!("{} of {} rollouts", rows.len(), run.trajectories.len());
     if options.filters_on() {
         // Filters are kept between sessions: say so where the list is, with a way out.
@@ -188,9 +204,16 @@ fn filter_combo(ui: &mut egui::Ui, what: &str, value: &mut String, choices: &[St
 }
 
 /// The filtered rows, recomputed only when the options or the run change.
-fn cached_rows(ui: &egui::Ui, run: &Run, key: (u64, u64), options: &BrowserOptions) -> Arc<Vec<TrajectoryId>> {
+fn cached_rows(
+    ui: &egui::Ui,
+    run: &Run,
+    labels: (&crate::model::labels::RunLabels, u64),
+    key: (u64, u64),
+    options: &BrowserOptions,
+) -> Arc<Vec<TrajectoryId>> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     key.hash(&mut h);
+    labels.1.hash(&mut h);
     run.trajectories.len().hash(&mut h);
     serde_json::to_string(options).unwrap_or_default().hash(&mut h);
     let key = h.finish();
@@ -200,7 +223,7 @@ fn cached_rows(ui: &egui::Ui, run: &Run, key: (u64, u64), options: &BrowserOptio
     {
         return rows;
     }
-    let rows = Arc::new(filtered(run, options));
+    let rows = Arc::new(filtered_by(run, labels.0, options));
     ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&rows))));
     rows
 }
