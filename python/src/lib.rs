@@ -215,12 +215,21 @@ impl NativeRun {
         Ok((table(py, vantage::analysis::tables::labels_table(&labels.labels))?, notes))
     }
 
-    /// `steps`, `trajectories` or `tokens` as columns.
-    #[pyo3(signature = (which, text = false))]
-    fn table<'py>(&self, py: Python<'py>, which: &str, text: bool) -> PyResult<Bound<'py, PyList>> {
+    /// `steps`, `trajectories` or `tokens` as columns (the steps with a `label.NAME` column per
+    /// label, with `labels`).
+    #[pyo3(signature = (which, text = false, labels = false))]
+    fn table<'py>(&self, py: Python<'py>, which: &str, text: bool, labels: bool) -> PyResult<Bound<'py, PyList>> {
         let run = Arc::clone(&self.run);
+        let path = self.path.clone();
         let made = py.detach(move || match which {
-            "steps" => Some(vantage::analysis::tables::steps(&run, text)),
+            "steps" => {
+                let mut table = vantage::analysis::tables::steps(&run, text);
+                if labels {
+                    let (labels, _) = vantage::api::label::of(&path, &run);
+                    vantage::analysis::tables::add_label_columns(&mut table, &run, &labels);
+                }
+                Some(table)
+            }
             "trajectories" => Some(vantage::analysis::tables::trajectories(&run)),
             "tokens" => Some(vantage::analysis::tables::tokens(&run)),
             _ => None,
@@ -352,14 +361,17 @@ impl NativeCredit {
         if self.tokens || other.tokens {
             return Err(vantage_error(py, "compare step credit (Run.credit without tokens=True)".to_owned()));
         }
-        let comparison = self.with_values(py, |a| {
-            other.with_values(py, |b| vantage::analysis::compare::Comparison::of(&self.run, a, b))
+        let (comparison, steps) = self.with_values(py, |a| {
+            other.with_values(py, |b| {
+                (vantage::analysis::compare::Comparison::of(&self.run, a, b), [a.to_vec(), b.to_vec()])
+            })
         })??;
         Ok(NativeComparison {
             run: Arc::clone(&self.run),
             path: self.path.clone(),
             names: [self.label(), other.label()],
             comparison,
+            steps,
         })
     }
 }
@@ -371,10 +383,18 @@ struct NativeComparison {
     path: PathBuf,
     names: [String; 2],
     comparison: vantage::analysis::compare::Comparison,
+    /// A's and B's step credits, for the split by label.
+    steps: [Vec<f32>; 2],
 }
 
 #[pymethods]
 impl NativeComparison {
+    /// `vantage compare --by-label --json`'s `by_label` rows and `label_notes`.
+    fn by_label<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
+        let (rows, notes) = vantage::api::compare::by_label(&self.path, &self.run, &self.steps[0], &self.steps[1]);
+        Ok((json(py, &rows)?, notes))
+    }
+
     /// `vantage compare --json`'s object, its rows and groups paged.
     fn page<'py>(&self, py: Python<'py>, limit: usize, offset: usize) -> PyResult<Bound<'py, PyAny>> {
         let page = embed::Page { json: true, limit, offset };

@@ -447,3 +447,33 @@ def test_labels_made_in_python_and_by_the_command_line_are_one_set(tmp_path):
     run.unlabel("hack", trajectory="s0-task1-r5", step=2)
     assert vantage.open(path).labels().column("name").to_pylist() == ["severity", "confidence"]
     assert path.read_bytes() == (ROOT / "sample_runs" / "alfworld_roles.jsonl").read_bytes()
+
+
+def test_the_comparison_split_by_label_is_the_command_lines(tmp_path):
+    import shutil
+
+    path = tmp_path / "alfworld_roles.jsonl"
+    shutil.copy(ROOT / "sample_runs" / "alfworld_roles.jsonl", path)
+    cli("label", str(path), "--add", "regress", "--rule", 'role == "regression"')
+    cli("label", str(path), "--add", "hack=high", "--trajectory", "s0-task1-r5")
+    run = vantage.open(path)
+    rows = vantage.compare(run.credit("grpo"), run.credit("triage")).by_label()
+    want = json.loads(cli("compare", str(path), "--a", "grpo", "--b", "triage", "--by-label", "--json").stdout)["by_label"]
+    assert rows == want
+    assert [(r["label"], r["word"]) for r in rows] == [("regress", None), ("hack", None), ("hack", "high"), (None, None)]
+
+
+def test_labels_export_with_the_steps_table(tmp_path):
+    import shutil
+
+    path = tmp_path / "alfworld_roles.jsonl"
+    shutil.copy(ROOT / "sample_runs" / "alfworld_roles.jsonl", path)
+    run = vantage.open(path)
+    run.label("hack", "high", trajectory="s0-task1-r5", step=2)
+    run.label("loop", trajectory="s0-task1-r5")
+    steps = run.steps(labels=True)
+    assert "label.hack" in steps.column_names and "label.loop" in steps.column_names
+    rows = [r for r in steps.to_pylist() if r["trajectory"] == "s0-task1-r5"]
+    assert [r["label.hack"] for r in rows[:4]] == [None, None, "high", None]
+    assert all(r["label.loop"] == "true" for r in rows)
+    assert "label.hack" not in run.steps().column_names

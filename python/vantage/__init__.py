@@ -51,15 +51,20 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-def _strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
-    return pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+def _strings(offsets: np.ndarray, data: np.ndarray, valid: Optional[np.ndarray] = None) -> pa.Array:
+    # Nulls where `valid` is false: Arrow's validity bitmap, least significant bit first.
+    nulls = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    count = -1 if valid is None else int(len(valid) - np.count_nonzero(valid))
+    return pa.LargeStringArray.from_buffers(
+        len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data), null_bitmap=nulls, null_count=count
+    )
 
 
 def _array(kind: str, arrays: List[np.ndarray], valid: Optional[np.ndarray]) -> pa.Array:
     # Each numpy array owns the core's vector; pyarrow wraps numbers and strings without a copy
     # (booleans are packed into bits, as Arrow stores them).
     if kind == "text":
-        return _strings(arrays[0], arrays[1])
+        return _strings(arrays[0], arrays[1], valid)
     if kind == "labels":
         # Keys below 2³¹: the same bits read as Arrow's preferred signed indices.
         keys = pa.array(arrays[0].view(np.int32))
@@ -149,8 +154,8 @@ class Run:
             warnings.warn(note, stacklevel=2)
         return _table(columns)
 
-    def steps(self, text: bool = False) -> pa.Table:
-        return _table(self._native.table("steps", text))
+    def steps(self, text: bool = False, labels: bool = False) -> pa.Table:
+        return _table(self._native.table("steps", text, labels))
 
     def trajectories(self) -> pa.Table:
         return _table(self._native.table("trajectories"))
@@ -253,6 +258,12 @@ class Comparison:
 
     def groups(self, n: int = 20, offset: int = 0) -> pa.Table:
         return pa.Table.from_pylist(self.to_dict(n, offset)["groups"], schema=_GROUPS)
+
+    def by_label(self) -> List[Dict[str, Any]]:
+        rows, notes = self._native.by_label()
+        for note in notes:
+            warnings.warn(note, stacklevel=2)
+        return rows
 
 
 def open_all(

@@ -145,11 +145,12 @@ class Run:
     def labels(self) -> pyarrow.Table:
         """The run's labels, whoever made them (the app, `vantage label`, an agent through `vantage mcp`, Python), one row each in the order added: name, value (as shown; empty for a flag), number (a flag 1, a word null), trajectory, step (null on a whole trajectory), source_kind, source, note, time. Labels of trajectories the run does not have, and lines of the labels file that do not read, are warned about.
         """
-    def steps(self, text: bool = False) -> pyarrow.Table:
-        """One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME.
+    def steps(self, text: bool = False, labels: bool = False) -> pyarrow.Table:
+        """One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME; with labels, label.NAME per label.
 
         Args:
             text: Add each step's thought, action and observation (read from the log where the run left them there).
+            labels: Add a label.NAME column per label (docs/LABELS.md): the step's value of it (its own, else its rollout's; `true` for a flag), null where it has none.
         """
     def trajectories(self) -> pyarrow.Table:
         """One row per trajectory: trajectory, group, train_step, task, reward, success, finish, steps, tokens, outcome.NAME.
@@ -205,6 +206,9 @@ class Comparison:
         Args:
             n: The rows listed, at most (1 to 1000)
             offset: Skip this many rows first (paging)
+        """
+    def by_label(self) -> list[dict[str, Any]]:
+        """The comparison split by the run's labels (docs/LABELS.md), as `vantage compare --by-label --json` lists it in `by_label`: per label, and per word of a label that takes words, the steps that carry it (label, word, steps, trajectories) and what A and B give them (a and b: steps, mean, mean_abs, sum, positive), and their sign_disagreement; last, the steps with no label (label None).
         """
     def to_dict(self, n: int = 20, offset: int = 0) -> dict[str, Any]:
         """`vantage compare --json`'s object (docs/JSON.md).

@@ -180,6 +180,25 @@ fn successes(run: &Run, trajectories: &[TrajectoryId]) -> Column {
         .with_valid(valid)
 }
 
+/// Adds a `label.NAME` column per label to a table of one row per path step (as [`steps`] makes):
+/// the step's value of the label (its own, else its rollout's) as shown (`true` for a flag, the
+/// word, the number), null where it has none.
+pub fn add_label_columns(table: &mut Table, run: &Run, labels: &crate::model::labels::RunLabels) {
+    let trajectories = step_trajectories(run);
+    for named in &labels.names {
+        let mut strings = Strings::default();
+        let mut valid = Vec::with_capacity(trajectories.len());
+        for (position, &t) in trajectories.iter().enumerate() {
+            let value = named.at(t, position);
+            valid.push(value.is_some());
+            strings.push(
+                &value.map_or_else(String::new, |v| if v.shown().is_empty() { "true".to_owned() } else { v.shown() }),
+            );
+        }
+        table.columns.push(Column::new(format!("label.{}", named.name), Values::Text(strings)).with_valid(valid));
+    }
+}
+
 /// One row per label (docs/LABELS.md): `name`, `value` (as shown: a word, a number, empty for a
 /// flag), `number` (a flag 1, a word null), `trajectory`, `step` (null on a whole trajectory),
 /// `source_kind`, `source`, `note`, `time`.

@@ -48,6 +48,35 @@ impl Analysis for Args {
                 "credit_share": s.credit_share[slot],
             })
         };
+        // Each label's |credit| mass per training step, under A and under B (docs/LABELS.md).
+        let (labels, _) = super::label::of(&self.file, &run);
+        let mass = |credit: &Option<Vec<f32>>| {
+            credit.as_deref().map(|c| crate::analysis::labels::mass_by_train_step(&run, &labels, c)).unwrap_or_default()
+        };
+        let (mass_a, mass_b) = (mass(&a), mass(&b));
+        let labels_of = |train_step: i64| -> Vec<Value> {
+            let of = |masses: &[crate::analysis::labels::Mass], name: &str| {
+                masses
+                    .iter()
+                    .find(|m| m.label == name && m.train_step.unwrap_or(0) == train_step)
+                    .map_or(Value::Null, |m| json!({ "mass": number(m.mass), "share": number(m.share) }))
+            };
+            let on: Vec<&crate::analysis::labels::Mass> =
+                mass_a.iter().chain(&mass_b).filter(|m| m.train_step.unwrap_or(0) == train_step).collect();
+            let mut names: Vec<&str> = Vec::new();
+            for m in &on {
+                if !names.contains(&m.label.as_str()) {
+                    names.push(&m.label);
+                }
+            }
+            names
+                .iter()
+                .map(|name| {
+                    let steps = on.iter().find(|m| m.label == *name).map_or(0, |m| m.steps);
+                    json!({ "label": name, "steps": steps, "a": of(&mass_a, name), "b": of(&mass_b, name) })
+                })
+                .collect()
+        };
         let steps: Vec<Value> = self
             .page
             .of(stats.iter())
@@ -62,6 +91,7 @@ impl Analysis for Args {
                     "truncated": s.truncated_share,
                     "a": if a.is_some() { scheme(0, s) } else { Value::Null },
                     "b": if b.is_some() { scheme(1, s) } else { Value::Null },
+                    "labels": labels_of(s.train_step),
                 })
             })
             .collect();
@@ -109,6 +139,21 @@ impl Analysis for Args {
                     super::shown(&scheme["mean_abs_credit"]),
                     percent(&scheme["uncredited"]),
                     shares.join(", ")
+                ));
+            }
+            for label in s["labels"].as_array().into_iter().flatten() {
+                let side = |slot: &str| match label[slot].as_object() {
+                    Some(m) => {
+                        format!("{} |{}| ({})", slot.to_uppercase(), super::shown(&m["mass"]), percent(&m["share"]))
+                    }
+                    None => format!("{} —", slot.to_uppercase()),
+                };
+                out.push_str(&format!(
+                    "\n    label {} · {} steps · {} · {}",
+                    label["label"].as_str().unwrap_or_default(),
+                    label["steps"],
+                    side("a"),
+                    side("b")
                 ));
             }
         }

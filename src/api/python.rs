@@ -266,14 +266,22 @@ pub const API: &[Item] = &[
     },
     Item {
         name: "Run.steps",
-        signature: Signature::Written("(self, text: bool = False) -> pyarrow.Table"),
-        doc: "One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME.",
-        params: &[(
-            "text",
-            Help::Text(
-                "Add each step's thought, action and observation (read from the log where the run left them there).",
+        signature: Signature::Written("(self, text: bool = False, labels: bool = False) -> pyarrow.Table"),
+        doc: "One row per step of every trajectory, in the order of step credit: group, trajectory, step, node, train_step, kind, role, env_reward, reward, success, first_error, scores.NAME; with labels, label.NAME per label.",
+        params: &[
+            (
+                "text",
+                Help::Text(
+                    "Add each step's thought, action and observation (read from the log where the run left them there).",
+                ),
             ),
-        )],
+            (
+                "labels",
+                Help::Text(
+                    "Add a label.NAME column per label (docs/LABELS.md): the step's value of it (its own, else its rollout's; `true` for a flag), null where it has none.",
+                ),
+            ),
+        ],
     },
     Item {
         name: "Run.trajectories",
@@ -332,6 +340,12 @@ pub const API: &[Item] = &[
         signature: Signature::Written("(self, n: int = 20, offset: int = 0) -> pyarrow.Table"),
         doc: "The groups A and B disagree on most: group, steps, spearman, sign_disagreement.",
         params: &[("n", Help::Arg("compare", "limit")), ("offset", Help::Arg("compare", "offset"))],
+    },
+    Item {
+        name: "Comparison.by_label",
+        signature: Signature::Written("(self) -> list[dict[str, Any]]"),
+        doc: "The comparison split by the run's labels (docs/LABELS.md), as `vantage compare --by-label --json` lists it in `by_label`: per label, and per word of a label that takes words, the steps that carry it (label, word, steps, trajectories) and what A and B give them (a and b: steps, mean, mean_abs, sum, positive), and their sign_disagreement; last, the steps with no label (label None).",
+        params: &[],
     },
     Item {
         name: "Comparison.to_dict",
