@@ -8,9 +8,7 @@ use serde_json::{Value as Json, json};
 
 use super::{Analysis, number};
 use crate::model::Run;
-use crate::model::labels::{
-    Entry, Label, RunLabels, Source, SourceKind, Target, Value, bad_name, check_target, labels_of,
-};
+use crate::model::labels::{Entry, Label, RunLabels, Source, SourceKind, Target, Value, bad_name, check_target};
 use crate::source::OpenOptions;
 
 /// Add, take off and list a run's labels (docs/LABELS.md): a name, maybe a value, on a trajectory
@@ -115,18 +113,10 @@ pub fn remove(path: &Path, run: &Run, name: &str, target: Target) -> anyhow::Res
         .map_err(|e| anyhow::anyhow!("could not write the labels: {e}"))
 }
 
-/// The labels of the run at `path` on `run`, with the warnings of the files read (located) and
-/// the notes (labels of another run, refused ones).
+/// The labels of the run at `path` on `run`, read now, with the warnings of the files read
+/// (located) and the notes (labels of another run, refused ones).
 pub fn of(path: &Path, run: &Run) -> (RunLabels, Vec<String>) {
-    let read = crate::source::labels::read(path);
-    let labels = RunLabels::resolve(run, labels_of(read.entries));
-    let mut notes: Vec<String> = read
-        .warnings
-        .iter()
-        .map(|(file, w)| format!("{}:{}: {}: {}", file.display(), w.line, w.field, w.reason))
-        .collect();
-    notes.extend(labels.notes());
-    (labels, notes)
+    crate::source::labels::resolved(path, run)
 }
 
 /// One label as docs/LABELS.md's row.

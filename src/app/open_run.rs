@@ -290,8 +290,6 @@ pub struct OpenRun {
     /// The path the run was read from (native), for the Follow toggle.
     #[cfg(not(target_arch = "wasm32"))]
     pub source_path: Option<std::path::PathBuf>,
-    /// The run's labels (docs/LABELS.md), put on its rollouts and steps.
-    pub labels: crate::model::labels::RunLabels,
     /// What the labels files said: located warnings, labels of another run, refused ones.
     pub label_notes: Vec<String>,
     /// Bumped each time the labels are read again (views key their caches on it).
@@ -384,7 +382,6 @@ impl OpenRun {
             follower: None,
             #[cfg(not(target_arch = "wasm32"))]
             source_path: None,
-            labels: crate::model::labels::RunLabels::default(),
             label_notes: Vec::new(),
             labels_revision: 0,
             #[cfg(target_arch = "wasm32")]
@@ -406,20 +403,20 @@ impl OpenRun {
     }
 
     /// Reads the run's labels again from beside it (natively; a run opened from bytes has none
-    /// until it is labelled), and puts them on the run.
+    /// until it is labelled) and puts them on the run (`RunMeta::labels`); a credit formula that
+    /// (which may read labels) is computed again.
     pub fn read_labels(&mut self) {
         #[cfg(not(target_arch = "wasm32"))]
-        if let Some(path) = &self.source_path {
-            let read = crate::source::labels::read(path);
-            let mut notes: Vec<String> = read
-                .warnings
-                .iter()
-                .map(|(file, w)| format!("{}:{}: {}: {}", file.display(), w.line, w.field, w.reason))
-                .collect();
-            self.labels =
-                crate::model::labels::RunLabels::resolve(&self.run, crate::model::labels::labels_of(read.entries));
-            notes.extend(self.labels.notes());
+        if let Some(path) = self.source_path.clone() {
+            let (labels, notes) = crate::source::labels::resolved(&path, &self.run);
+            // The run is shared only while a worker computes on it: then it is copied once.
+            Arc::make_mut(&mut self.run).meta.labels = Arc::new(labels);
             self.label_notes = notes;
+            for slot in &mut self.credit {
+                if slot.key.starts_with("formula") {
+                    slot.invalidate();
+                }
+            }
         }
         self.labels_revision += 1;
     }

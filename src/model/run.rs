@@ -30,6 +30,9 @@ pub struct RunMeta {
     /// How many times the run was rebuilt with more of its file read (a lazily read Inspect
     /// `.eval` grows as its samples are read); views key their caches on it with the name.
     pub revision: u64,
+    /// Its labels (docs/LABELS.md), read from beside it when it was opened, put on its rollouts
+    /// and steps: what formulas' `label(NAME)` reads.
+    pub labels: std::sync::Arc<super::labels::RunLabels>,
 }
 
 /// The training steps open of a partitioned run, and those it has (inclusive ranges).

@@ -81,6 +81,20 @@ pub fn read(run: &Path) -> Read {
     out
 }
 
+/// The labels of the run at `path` put on `run`, and what a person should know of them: each
+/// line of a labels file that is not an entry (located), labels of another run, refused ones.
+pub fn resolved(path: &Path, run: &crate::model::Run) -> (crate::model::labels::RunLabels, Vec<String>) {
+    let read = read(path);
+    let mut notes: Vec<String> = read
+        .warnings
+        .iter()
+        .map(|(file, w)| format!("{}:{}: {}: {}", file.display(), w.line, w.field, w.reason))
+        .collect();
+    let labels = crate::model::labels::RunLabels::resolve(run, crate::model::labels::labels_of(read.entries));
+    notes.extend(labels.notes());
+    (labels, notes)
+}
+
 /// Appends `entries` to the labels of the run at `run`, beside it when its folder can be written,
 /// else in the data folder; the file written.
 pub fn append(run: &Path, entries: &[Entry]) -> std::io::Result<PathBuf> {

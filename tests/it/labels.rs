@@ -233,7 +233,11 @@ fn a_label_made_in_the_app_from_the_keyboard_is_the_command_lines_and_goes_back_
     open.source_path = Some(run.clone());
     open.read_labels();
     assert!(open.select_by_key(Some("s0-task1-r5"), 2, None));
+    // Scheme B zeroes the credit of steps labelled hack: an error until a step is.
+    app.state.scheme_b =
+        vantage::app::SchemeChoice::from_name("expr:if(label(\"hack\"), 0, credit(\"grpo\"))", &[]).unwrap();
     let mut h = crate::ui::harness(app);
+    assert!(h.state().current().unwrap().credit[1].step().is_none(), "no label hack yet");
     // L puts the keyboard in the label field; Enter adds the label to the selected step.
     h.key_press(egui::Key::L);
     h.run_ok();
@@ -253,13 +257,21 @@ fn a_label_made_in_the_app_from_the_keyboard_is_the_command_lines_and_goes_back_
         )]
     );
     assert_eq!(json["labels"][0]["value"], "high");
+    // The formula is computed again with the label: the labelled step's credit is 0.
+    h.run_ok();
+    let open = h.state().current().unwrap();
+    let t = open.run.trajectory_by_key("s0-task1-r5").unwrap();
+    let position = open.run.trajectories.path_range(t).start + 2;
+    let b = open.credit[1].step().expect("B computed once the label exists");
+    assert_eq!(b[position], 0.0);
+    assert!(b.iter().filter(|v| **v != 0.0).count() > 100);
     // The inspector shows it, and its button takes it off.
     h.get_by_label("hack=high ×").scroll_to_me();
     h.run_ok();
     h.get_by_label("hack=high ×").click();
     h.run_ok();
     assert!(summary(&listed(&run)).is_empty(), "{:?}", h.state().notifications);
-    assert!(h.state().current().unwrap().labels.labels.is_empty());
+    assert!(h.state().current().unwrap().run.meta.labels.labels.is_empty());
     // A label the command line adds shows in the app once it reads the labels again.
     assert!(
         vantage(&["label", run.to_str().unwrap(), "--add", "loop", "--trajectory", "s0-task1-r5"]).status.success()
@@ -267,5 +279,32 @@ fn a_label_made_in_the_app_from_the_keyboard_is_the_command_lines_and_goes_back_
     h.state_mut().current_mut().unwrap().read_labels();
     h.run_ok();
     h.get_by_label("loop (rollout) ×");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_formula_reads_labels_so_a_scheme_can_zero_the_credit_of_flagged_steps() {
+    let (dir, run) = run_copy("formula");
+    let path = run.to_str().unwrap();
+    assert!(vantage(&["label", path, "--add", "hack", "--trajectory", "s0-task1-r5", "--step", "2"]).status.success());
+    assert!(vantage(&["label", path, "--add", "confidence=0.25", "--trajectory", "s0-task1-r0"]).status.success());
+    let options = OpenOptions::default();
+    let opened = vantage::api::open(&run, &options).unwrap();
+    let grpo = vantage::api::step_credit(&opened, "--a", "grpo", None).unwrap();
+    let zeroed =
+        vantage::api::step_credit(&opened, "--b", "expr:if(label(\"hack\"), 0, credit(\"grpo\"))", None).unwrap();
+    let t = opened.trajectory_by_key("s0-task1-r5").unwrap();
+    let flagged = opened.trajectories.path_range(t).start + 2;
+    for (p, (&g, &z)) in grpo.iter().zip(&zeroed).enumerate() {
+        assert_eq!(z, if p == flagged { 0.0 } else { g }, "step {p}");
+    }
+    let value = vantage::api::step_credit(&opened, "--b", "expr:label_value(\"confidence\")", None).unwrap();
+    let t0 = opened.trajectory_by_key("s0-task1-r0").unwrap();
+    let on: Vec<usize> = (0..value.len()).filter(|&p| !value[p].is_nan()).collect();
+    assert_eq!(on, opened.trajectories.path_range(t0).collect::<Vec<_>>());
+    assert!(on.iter().all(|&p| value[p] == 0.25));
+    // A label the run does not have is an error that names those it has.
+    let err = vantage::api::step_credit(&opened, "--b", "expr:label(\"loop\")", None).unwrap_err();
+    assert!(format!("{err:#}").contains("no label named loop; it has hack, confidence"), "{err:#}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

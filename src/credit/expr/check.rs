@@ -568,6 +568,34 @@ impl Checker<'_> {
                     Ok(Self::node(Op::Input(Input::Component(column.clone())), Ty::Num, Level::Traj, span))
                 }
             }
+            "label" | "label_value" => {
+                arity(1, 1, &format!("a label's name: {name}(\"hack\")"))?;
+                let ExprKind::Str(label) = &positional[0].kind else {
+                    return Err(self.error(
+                        positional[0].span.clone(),
+                        None,
+                        format!("write the label's name as a string: {name}(\"…\")"),
+                    ));
+                };
+                if self.run.meta.labels.named(label).is_none() {
+                    let has: Vec<&str> = self.run.meta.labels.names.iter().map(|n| n.name.as_str()).collect();
+                    let has = if has.is_empty() {
+                        "it has none (docs/LABELS.md: vantage label RUN --add NAME …)".to_owned()
+                    } else {
+                        format!("it has {}", has.join(", "))
+                    };
+                    return Err(self.error(
+                        positional[0].span.clone(),
+                        Some(label),
+                        format!("this run has no label named {label}; {has}"),
+                    ));
+                }
+                Ok(if name == "label" {
+                    Self::node(Op::Input(Input::Label(label.clone())), Ty::Bool, Level::Step, span)
+                } else {
+                    Self::node(Op::Input(Input::LabelValue(label.clone())), Ty::Num, Level::Step, span)
+                })
+            }
             "if" => {
                 arity(3, 3, "(condition, then, else)")?;
                 let c = self.expr(positional[0])?;
@@ -599,7 +627,7 @@ impl Checker<'_> {
                 Ok(fold(Self::node(Op::Math(math, args), Ty::Num, level, span)))
             }
             _ => fail(format!(
-                "no function named {name}; see docs/EXPRESSIONS.md (mean, std, sum, min, max, count, rank, cumsum, revcumsum, discounted, cummin, prefix, suffix, value, parent, children_mean, whiten, credit, if, …)"
+                "no function named {name}; see docs/EXPRESSIONS.md (mean, std, sum, min, max, count, rank, cumsum, revcumsum, discounted, cummin, prefix, suffix, value, parent, children_mean, whiten, credit, label, if, …)"
             )),
         }
     }

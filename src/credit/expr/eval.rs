@@ -338,6 +338,22 @@ impl<'a> Ctx<'a> {
                 Some(c) => step(c),
                 None => Value::Const(f64::NAN),
             },
+            Input::Label(name) | Input::LabelValue(name) => {
+                let Some(named) = run.meta.labels.named(name) else { return Value::Const(f64::NAN) };
+                let value = matches!(input, Input::LabelValue(_));
+                let mut column = Vec::with_capacity(tr.path_nodes.len());
+                for t in tr.ids() {
+                    for position in tr.path_range(t) {
+                        let at = named.at(t, position);
+                        column.push(match (value, at) {
+                            (false, at) => truth(at.is_some()),
+                            (true, Some(v)) => v.number() as f32,
+                            (true, None) => f32::NAN,
+                        });
+                    }
+                }
+                Value::Col(Level::Step, Data::Owned(column))
+            }
             Input::McMean => match &run.nodes.mc_mean {
                 Some(c) => step(c),
                 None => Value::Const(f64::NAN),

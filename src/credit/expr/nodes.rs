@@ -75,6 +75,10 @@ pub enum Input {
     HasError,
     /// The step's action was invalid.
     InvalidAction,
+    /// Whether the step carries a label (its own, or its rollout's; docs/LABELS.md).
+    Label(String),
+    /// A label's value at the step as a number (a flag 1, a word `nan`), `nan` where it has none.
+    LabelValue(String),
     /// A token column.
     Token(TokenColumn),
 }

@@ -107,7 +107,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
 fn by_label_ui(ui: &mut egui::Ui, open: &OpenRun) {
     ui.separator();
     ui.label(egui::RichText::new("Credit by label").strong());
-    if open.labels.names.is_empty() {
+    if open.run.meta.labels.names.is_empty() {
         ui.label(
             egui::RichText::new("No labels yet: press L on a step to label it (or `vantage label RUN --add NAME …`)")
                 .color(theme::MUTED),
@@ -121,7 +121,7 @@ fn by_label_ui(ui: &mut egui::Ui, open: &OpenRun) {
     let rows = if let Some((_, rows)) = ui.data(|d| d.get_temp::<Cached>(id)).filter(|(k, _)| *k == key) {
         rows
     } else {
-        let rows = Arc::new(crate::analysis::labels::split(&open.run, &open.labels, a, b));
+        let rows = Arc::new(crate::analysis::labels::split(&open.run, &open.run.meta.labels, a, b));
         ui.data_mut(|d| d.insert_temp(id, (key, Arc::clone(&rows))));
         rows
     };

@@ -139,7 +139,7 @@ fn labels_ui(
     let key = open.run.trajectory_key(t);
     ui.horizontal_wrapped(|ui| {
         ui.label(egui::RichText::new("labels").color(theme::MUTED));
-        for named in &open.labels.names {
+        for named in &open.run.meta.labels.names {
             let on_step = named.steps.get(&p).map(|v| (v, Some(step as u32)));
             let on_rollout = named.trajectories.get(&t).map(|v| (v, None));
             for (value, at) in on_step.into_iter().chain(on_rollout) {

@@ -61,7 +61,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
 /// Each label's |credit| mass per training step under A and B, and its share of the step's
 /// (docs/LABELS.md): what each scheme spends on the labelled behaviour as training goes on.
 fn label_mass_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun) {
-    if open.labels.names.is_empty() {
+    if open.run.meta.labels.names.is_empty() {
         return;
     }
     let key = (open.cache_key(), open.credit[0].generation, open.credit[1].generation, open.labels_revision);
@@ -73,8 +73,8 @@ fn label_mass_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun) {
     } else {
         {
             let (Some(a), b) = (open.credit[0].step(), open.credit[1].step()) else { return };
-            let mass_a = crate::analysis::labels::mass_by_train_step(&open.run, &open.labels, a);
-            let mass_b = b.map(|b| crate::analysis::labels::mass_by_train_step(&open.run, &open.labels, b));
+            let mass_a = crate::analysis::labels::mass_by_train_step(&open.run, &open.run.meta.labels, a);
+            let mass_b = b.map(|b| crate::analysis::labels::mass_by_train_step(&open.run, &open.run.meta.labels, b));
             let rows: Rows = mass_a
                 .into_iter()
                 .enumerate()

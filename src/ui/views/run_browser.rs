@@ -103,7 +103,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         let roles: Vec<String> = ctx.open.facets.roles.iter().map(|(_, r)| r.clone()).collect();
         filter_combo(ui, "role", &mut options.role, &roles);
         filter_combo(ui, "kind / tool", &mut options.kind, &ctx.open.facets.kinds);
-        let labels: Vec<String> = ctx.open.labels.names.iter().map(|n| n.name.clone()).collect();
+        let labels: Vec<String> = ctx.open.run.meta.labels.names.iter().map(|n| n.name.clone()).collect();
         if !labels.is_empty() || !options.label.is_empty() {
             filter_combo(ui, "label", &mut options.label, &labels);
         }
@@ -140,7 +140,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         }
         ui.checkbox(&mut options.descending, "descending");
     });
-    let rows = cached_rows(ui, run, (&ctx.open.labels, ctx.open.labels_revision), ctx.open.cache_key(), options);
+    let rows =
+        cached_rows(ui, run, (&ctx.open.run.meta.labels, ctx.open.labels_revision), ctx.open.cache_key(), options);
     let shown = format!("{} of {} rollouts", rows.len(), run.trajectories.len());
     if options.filters_on() {
         // Filters are kept between sessions: say so where the list is, with a way out.
