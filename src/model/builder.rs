@@ -302,9 +302,19 @@ impl RunBuilder {
     /// ones of the next piece.
     pub fn take_segment(&mut self) -> Run {
         let mut fresh = Self::default();
-        fresh.run.meta = RunMeta { warnings: Vec::new(), ..self.run.meta.clone() };
+        fresh.run.meta = RunMeta {
+            warnings: Vec::new(),
+            imported_labels: Vec::new(),
+            labels: std::sync::Arc::default(),
+            ..self.run.meta.clone()
+        };
         fresh.run.text = self.run.text.empty_like();
         std::mem::replace(self, fresh).finish()
+    }
+
+    /// Imports a label the log carries (docs/LABELS.md): put on the run when it is finished.
+    pub fn import_label(&mut self, label: super::labels::Label) {
+        self.run.meta.imported_labels.push(label);
     }
 
     /// Derives paths, children and group members, and returns the run.
@@ -364,4 +374,9 @@ fn derive(run: &mut Run) {
     run.groups.member_offsets = counts;
     run.groups.member_ids = members;
     run.shrink_to_fit();
+    // The labels the log carries, on the rollouts as derived.
+    if !run.meta.imported_labels.is_empty() {
+        let labels = super::labels::RunLabels::resolve(run, run.meta.imported_labels.clone());
+        run.meta.labels = std::sync::Arc::new(labels);
+    }
 }

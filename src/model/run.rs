@@ -30,9 +30,12 @@ pub struct RunMeta {
     /// How many times the run was rebuilt with more of its file read (a lazily read Inspect
     /// `.eval` grows as its samples are read); views key their caches on it with the name.
     pub revision: u64,
-    /// Its labels (docs/LABELS.md), read from beside it when it was opened, put on its rollouts
-    /// and steps: what formulas' `label(NAME)` reads.
+    /// Its labels (docs/LABELS.md): those its log carries and those beside it when it was opened,
+    /// put on its rollouts and steps; what formulas' `label(NAME)` reads.
     pub labels: std::sync::Arc<super::labels::RunLabels>,
+    /// The labels its log itself carries (a grader's verdicts, a verifier's failure reasons),
+    /// which a loader imports (source kind `file`); a labels file beside the run can take them off.
+    pub imported_labels: Vec<super::labels::Label>,
 }
 
 /// The training steps open of a partitioned run, and those it has (inclusive ranges).

@@ -81,10 +81,14 @@ pub fn read(run: &Path) -> Read {
     out
 }
 
-/// The labels of the run at `path` put on `run`, and what a person should know of them: each
+/// The labels of the run at `path` put on `run` (those its log carries, then those beside it), and
+/// what a person should know of them: each
 /// line of a labels file that is not an entry (located), labels of another run, refused ones.
 pub fn resolved(path: &Path, run: &crate::model::Run) -> (crate::model::labels::RunLabels, Vec<String>) {
-    let read = read(path);
+    let mut read = read(path);
+    // The labels the log carries come first: a labels file beside the run can take them off.
+    let imported = run.meta.imported_labels.iter().cloned().map(Entry::Add);
+    read.entries = imported.chain(read.entries).collect();
     let mut notes: Vec<String> = read
         .warnings
         .iter()

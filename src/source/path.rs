@@ -177,7 +177,7 @@ fn open_one(
         super::joined::finish(path, &options.outcomes, run, &mut opened.report);
         // Its labels, from beside it (docs/LABELS.md), last: they name its rollouts as joined.
         let (labels, notes) = super::labels::resolved(path, run);
-        if !labels.labels.is_empty() || !notes.is_empty() {
+        if !labels.labels.is_empty() || !notes.is_empty() || !run.meta.labels.labels.is_empty() {
             run.meta.labels = std::sync::Arc::new(labels);
             run.meta.notes.extend(notes.into_iter().map(|n| format!("labels: {n}")));
         }

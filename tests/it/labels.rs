@@ -308,3 +308,80 @@ fn a_formula_reads_labels_so_a_scheme_can_zero_the_credit_of_flagged_steps() {
     assert!(format!("{err:#}").contains("no label named loop; it has hack, confidence"), "{err:#}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn gar_verdicts_written_by_prime_rl_are_labels_a_person_can_take_off() {
+    // The episodes, then GAR's trace updates (tests/fixtures/trainers/verifiers/make_gar.py), as a
+    // prime-rl trace stream reads them.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/verifiers");
+    let dir = std::env::temp_dir().join(format!("vantage-labels-gar-{}", std::process::id()));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let stream = dir.join("stream.jsonl");
+    let text = std::fs::read_to_string(fixtures.join("episodes.jsonl")).unwrap()
+        + &std::fs::read_to_string(fixtures.join("gar_annotations.jsonl")).unwrap();
+    std::fs::write(&stream, text).unwrap();
+    let path = stream.to_str().unwrap();
+    let json = listed(&stream);
+    let found: Vec<(String, String, Option<u64>, String, String)> = summary(&json);
+    let by = |name: &str| -> Vec<String> { found.iter().filter(|l| l.0 == name).map(|l| l.1.clone()).collect() };
+    assert_eq!(by("gar_hack"), ["e-1/t-a/branch-0", "e-1/t-a/branch-1"]);
+    assert_eq!(by("gar_tier"), ["e-2/t-b"]);
+    assert_eq!(by("gar_fallback"), ["e-3/t-c", "e-3/t-d"]);
+    let hack = json["labels"].as_array().unwrap().iter().find(|l| l["name"] == "gar_hack").unwrap();
+    assert_eq!(hack["value"], "confirmed");
+    assert_eq!(hack["source"]["kind"], "file");
+    assert_eq!(hack["note"], "turn 2: \"cat tests/expected_output.txt\"");
+    let tier = json["labels"].as_array().unwrap().iter().find(|l| l["name"] == "gar_tier").unwrap();
+    assert_eq!(tier["value"], 0.0);
+    // A person takes a verdict off: the labels file beside the run says so, the log is untouched.
+    assert!(vantage(&["label", path, "--remove", "gar_hack", "--trajectory", "e-1/t-a/branch-1"]).status.success());
+    assert_eq!(by("gar_hack").len(), 2);
+    let after: Vec<String> = summary(&listed(&stream)).into_iter().filter(|l| l.0 == "gar_hack").map(|l| l.1).collect();
+    assert_eq!(after, ["e-1/t-a/branch-0"]);
+    // A formula reads an imported verdict as any label.
+    let out = vantage(&["credit", path, "--scheme", "expr:if(label(\"gar_hack\"), 1, 0)"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let flagged = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("\"credit\":1.0")).count();
+    assert!(flagged > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn nemo_gym_failure_reasons_written_by_its_collector_are_labels_on_their_rollouts() {
+    // A real file of NeMo Gym's rollout collector (tests/fixtures/trainers/nemo_gym/SOURCE.md):
+    // spider2_lite's verify responses carry `failure_reason`.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/nemo_gym/spider2_lite.jsonl");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    // What the file says, read here on its own: each row's reason and its rollout.
+    let mut want: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|line| {
+            let row: Value = serde_json::from_str(line).unwrap();
+            let reason = row["failure_reason"].as_str()?.to_owned();
+            let task = row["_ng_task_index"].as_u64()?;
+            let rollout = row["_ng_rollout_index"].as_u64()?;
+            (reason != "none").then(|| (format!("spider2_lite_simple_agent/task-{task}/rollout-{rollout}"), reason))
+        })
+        .collect();
+    want.sort();
+    assert_eq!(want.len(), 2, "{want:?}");
+    let run = vantage::source::path::load_path(&fixture, None, &mut vantage::load::LoadReport::default()).unwrap();
+    let mut got: Vec<(String, String)> = run
+        .meta
+        .labels
+        .labels
+        .iter()
+        .map(|l| {
+            assert_eq!((l.name.as_str(), l.source.kind), ("failure_reason", vantage::model::labels::SourceKind::File));
+            (l.target.trajectory.clone(), l.value.shown())
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    // Loaded from bytes (the web build), the log's own labels are there too.
+    let from_bytes =
+        vantage::load::load_bytes("spider2_lite.jsonl", text.as_bytes(), &mut vantage::load::LoadReport::default())
+            .unwrap();
+    assert_eq!(from_bytes.meta.labels.labels.len(), 2);
+}

@@ -612,6 +612,30 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, row: &Row, report: 
         NewTokens::default()
     };
     b.add_chain_trajectory(&key, group, &new_steps, &outcome, &new_tokens);
+    import_failures(b, row, &key);
+}
+
+/// A row's failure verdicts as labels on its rollout (docs/LABELS.md): a resources server's
+/// `failure_reason` (its `FailureCode`, e.g. `bird_sql`'s `no_sql_extracted`; `none` is no failure),
+/// top level or under `verifier_result`, and the collector's `failure_kind` (NVIDIA-NeMo/Gym#2750),
+/// each a label of that name whose word is the code.
+fn import_failures(b: &mut RunBuilder, row: &Row, key: &str) {
+    use crate::model::labels::{Label, Source, SourceKind, Target, Value as LabelValue};
+    let verifier = row.extra.get("verifier_result");
+    for name in ["failure_reason", "failure_kind"] {
+        let value = row.extra.get(name).or_else(|| verifier.and_then(|v| v.get(name)));
+        let Some(code) = value.and_then(Value::as_str).map(str::trim).filter(|c| !c.is_empty() && *c != "none") else {
+            continue;
+        };
+        b.import_label(Label {
+            name: name.to_owned(),
+            value: LabelValue::Word(code.to_owned()),
+            target: Target { trajectory: key.to_owned(), step: None },
+            source: Source { kind: SourceKind::File, name: format!("NeMo Gym ({name})") },
+            note: None,
+            time: None,
+        });
+    }
 }
 
 #[cfg(test)]

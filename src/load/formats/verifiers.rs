@@ -197,6 +197,9 @@ pub fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
 #[derive(serde::Deserialize)]
 struct Update {
     trace_id: String,
+    /// Facts merged into the trace's `info` (GAR's `{"gar": {...}}` verdict).
+    #[serde(default)]
+    info: Option<Value>,
     #[serde(default)]
     branches: Vec<BranchStreams>,
 }
@@ -263,6 +266,9 @@ impl Episodes {
             ));
             return;
         };
+        if let Some(gar) = update.info.as_ref().and_then(|i| i.get("gar")) {
+            import_gar(b, gar, keys);
+        }
         for branch in &update.branches {
             let Some(Some(key)) = keys.get(branch.index) else {
                 report.warn(Warning::kept(
@@ -286,6 +292,55 @@ impl Episodes {
                     }
                 }
             }
+        }
+    }
+}
+
+/// GAR's verdict on a trace (prime-rl `orchestrator/algo/gar.py`, `trace.info["gar"]` and its
+/// annotation update) as labels on each of the trace's rollouts (docs/LABELS.md): `gar_hack` with
+/// the grader's `hack` (`confirmed`, `suspected`; its cited evidence as the note), `gar_tier` with
+/// the rollout's ranking tier (0 best), and `gar_fallback` with the reason a group kept its plain
+/// GRPO advantages (`stale`, `timeout`, `error`, `invalid`).
+fn import_gar(b: &mut RunBuilder, gar: &Value, keys: &[Option<String>]) {
+    use crate::model::labels::{Label, Source, SourceKind, Target, Value as LabelValue};
+    let word = |key: &str| gar.get(key).and_then(Value::as_str).filter(|w| !w.is_empty() && *w != "none");
+    let evidence: Vec<String> = gar
+        .get("evidence")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let quote = e.get("quote").and_then(Value::as_str)?;
+            Some(match e.get("turn").and_then(Value::as_u64) {
+                Some(turn) => format!("turn {turn}: {quote:?}"),
+                None => format!("{quote:?}"),
+            })
+        })
+        .collect();
+    let mut found: Vec<(&str, LabelValue, Option<String>)> = Vec::new();
+    if let Some(hack) = word("hack") {
+        found.push((
+            "gar_hack",
+            LabelValue::Word(hack.to_owned()),
+            (!evidence.is_empty()).then(|| evidence.join("; ")),
+        ));
+    }
+    if let Some(tier) = gar.get("tier").and_then(Value::as_f64) {
+        found.push(("gar_tier", LabelValue::Number(tier), None));
+    }
+    if let Some(reason) = word("fallback_reason") {
+        found.push(("gar_fallback", LabelValue::Word(reason.to_owned()), None));
+    }
+    for key in keys.iter().flatten() {
+        for (name, value, note) in &found {
+            b.import_label(Label {
+                name: (*name).to_owned(),
+                value: value.clone(),
+                target: Target { trajectory: key.clone(), step: None },
+                source: Source { kind: SourceKind::File, name: "prime-rl GAR (trace.info.gar)".to_owned() },
+                note: note.clone(),
+                time: None,
+            });
         }
     }
 }
@@ -350,6 +405,9 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, line: &Line, report
     for (k, trace) in traces.iter().enumerate() {
         let trace_id = id_text(trace.id.as_ref()).unwrap_or_else(|| format!("{index}-{k}"));
         let branches = add_trace(b, record, group, &format!("{episode}/{trace_id}"), trace, report);
+        if let Some(gar) = trace.info.as_ref().and_then(|i| i.get("gar")) {
+            import_gar(b, gar, &branches);
+        }
         added.push((trace_id, branches));
     }
     added
