@@ -318,8 +318,8 @@ fn gar_verdicts_written_by_prime_rl_are_labels_a_person_can_take_off() {
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let stream = dir.join("stream.jsonl");
-    let text = std::fs::read_to_string(fixtures.join("episodes.jsonl")).unwrap()
-        + &std::fs::read_to_string(fixtures.join("gar_annotations.jsonl")).unwrap();
+    let mut text = std::fs::read_to_string(fixtures.join("episodes.jsonl")).unwrap();
+    text.push_str(&std::fs::read_to_string(fixtures.join("gar_annotations.jsonl")).unwrap());
     std::fs::write(&stream, text).unwrap();
     let path = stream.to_str().unwrap();
     let json = listed(&stream);
