@@ -229,13 +229,22 @@ impl LoadQueue {
         let progress = Progress::default();
         let shared = progress.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let outcome = match crate::source::open::fetch_bytes(&url, &shared).await {
+            let mut outcome = match crate::source::open::fetch_bytes(&url, &shared).await {
                 Ok(bytes) => LoadOutcome {
                     url: Some(url.clone()),
-                    ..LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load_paced(shared).await
+                    ..LoadSource::Bytes { name: url.clone(), bytes: bytes.into() }.load_paced(shared.clone()).await
                 },
                 Err(reason) => failed(url.clone(), &reason),
             };
+            // A run `vantage serve` lists: its labels from beside it (read-only, docs/LABELS.md).
+            if let (Some(id), Ok(run)) = (url.strip_prefix("runs/"), &mut outcome.result)
+                && let Ok(bytes) = crate::source::open::fetch_bytes(&format!("api/labels/{id}"), &shared).await
+            {
+                let (entries, _) = crate::load::labels::read(&bytes);
+                let imported = run.meta.imported_labels.iter().cloned().map(crate::model::labels::Entry::Add);
+                let labels = crate::model::labels::labels_of(imported.chain(entries));
+                run.meta.labels = std::sync::Arc::new(crate::model::labels::RunLabels::resolve(run, labels));
+            }
             let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
             repaint();
         });

@@ -5,7 +5,8 @@
 //! - `/` the web app (its files are in the binary, `assets`), which opens on the run list;
 //! - `/api/runs` the run list as JSON;
 //! - `/runs/<id>` a log served whole and by byte range; `/runs/<id>/<file>` a file of a v2
-//!   dataset (the run itself, or its converted copy, `runs`).
+//!   dataset (the run itself, or its converted copy, `runs`);
+//! - `/api/labels/<id>` the run's labels from beside it (docs/LABELS.md), JSON lines, read-only.
 //!
 //! Bound to a loopback address it answers only requests naming a loopback host (a page of another
 //! site cannot reach it by DNS rebinding); bound elsewhere it needs its token, printed at start.
@@ -227,6 +228,7 @@ fn respond(shared: &Shared, request: &Request) -> Response {
     match parts.as_slice() {
         [] | ["index.html"] => shared.web.index(&shared.catalog),
         ["api", "runs"] => run_list(shared),
+        ["api", "labels", ..] => run_labels(shared, &segments[2..]),
         ["runs", ..] => run_file(shared, request, &segments[1..]),
         [name] => shared.web.asset(name, request),
         _ => Response::text(404, "not found"),
@@ -287,6 +289,25 @@ fn run_list(shared: &Shared) -> Response {
     let (entries, left_out) = shared.catalog.list();
     let runs: Vec<serde_json::Value> = entries.iter().map(runs::Entry::to_json).collect();
     Response::json(&serde_json::json!({ "vantage_serve": 1, "runs": runs, "left_out": left_out }))
+}
+
+/// `/api/labels/<id>`: the labels beside the run (docs/LABELS.md), as JSON lines of the labels
+/// file, those of every place they may be; empty when it has none. Never written through here.
+fn run_labels(shared: &Shared, segments: &[String]) -> Response {
+    let Some((entry, rest)) = shared.catalog.resolve(segments) else {
+        return Response::text(404, "no such run");
+    };
+    if !rest.is_empty() {
+        return Response::text(404, "not found");
+    }
+    let read = crate::source::labels::read(&entry.path);
+    let lines: String = read.entries.iter().map(crate::load::labels::line).collect();
+    Response {
+        status: 200,
+        headers: vec![("Content-Type", "application/jsonl".to_owned())],
+        body: Body::Bytes(lines.into_bytes()),
+    }
+    .with("Cache-Control", "no-cache")
 }
 
 /// A run's bytes: the log itself, or a file of its dataset.

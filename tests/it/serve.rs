@@ -466,3 +466,41 @@ kill %1
         std::fs::read_dir(cache.join("vantage")).unwrap().count()
     );
 }
+
+#[test]
+fn a_runs_labels_are_served_read_only_and_are_no_run() {
+    let (base, served) = tree("serve-labels");
+    let run = served.join("tree.jsonl");
+    let opened = vantage::api::open(&run, &vantage::source::OpenOptions::default()).unwrap();
+    let key = opened.trajectory_key(opened.trajectories.ids().next().unwrap()).to_owned();
+    let label = |name: &str| vantage::model::labels::Label {
+        name: name.to_owned(),
+        value: vantage::model::labels::Value::Flag,
+        target: vantage::model::labels::Target { trajectory: key.clone(), step: Some(0) },
+        source: vantage::model::labels::Source {
+            kind: vantage::model::labels::SourceKind::Person,
+            name: "ana".to_owned(),
+        },
+        note: None,
+        time: None,
+    };
+    vantage::api::label::add(&run, &opened, vec![label("hack"), label("loop")]).unwrap();
+    let server = serve(&[served.to_str().unwrap(), "--cache", base.join("cache").to_str().unwrap()]);
+    // The labels file beside the run is not a run.
+    let list: serde_json::Value = serde_json::from_slice(&get(server.port, "/api/runs", "").body).unwrap();
+    let ids: Vec<&str> = list["runs"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["served/job/logs/rollouts.jsonl", "served/tree.jsonl", "served/verl/dump_3.jsonl"]);
+    // Its labels, as the page reads them.
+    let answer = get(server.port, "/api/labels/served/tree.jsonl", "");
+    assert_eq!(answer.status, 200, "{}", answer.head);
+    let (entries, warnings) = vantage::load::labels::read(&answer.body);
+    assert!(warnings.is_empty());
+    let names: Vec<String> = vantage::model::labels::labels_of(entries).into_iter().map(|l| l.name).collect();
+    assert_eq!(names, ["hack", "loop"]);
+    assert_eq!(get(server.port, "/api/labels/served/other.jsonl", "").status, 404);
+    let empty = get(server.port, "/api/labels/served/job/logs/rollouts.jsonl", "");
+    assert_eq!((empty.status, empty.body.len()), (200, 0));
+    // Read-only: nothing writes through the server.
+    let post = raw(server.port, b"POST /api/labels/served/tree.jsonl HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    assert_eq!(post.status, 405);
+}
