@@ -385,3 +385,46 @@ fn nemo_gym_failure_reasons_written_by_its_collector_are_labels_on_their_rollout
             .unwrap();
     assert_eq!(from_bytes.meta.labels.labels.len(), 2);
 }
+
+#[test]
+fn a_harbor_trials_exception_and_its_verifiers_other_rewards_are_labels_on_its_trajectory() {
+    // The Harbor job of tests/fixtures/trainers/atif (result.json shaped as Harbor's TrialResult):
+    // trial fix-git timed out (exception_info, no verifier result).
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/atif/job");
+    let dir = std::env::temp_dir().join(format!("vantage-labels-harbor-{}", std::process::id()));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    for trial in ["fix-git__Ab3Cd5E", "hello-world__Pq7Rt3Z"] {
+        std::fs::create_dir_all(dir.join(trial).join("agent")).unwrap();
+        for file in ["result.json", "agent/trajectory.json"] {
+            std::fs::copy(job.join(trial).join(file), dir.join(trial).join(file)).unwrap();
+        }
+    }
+    // hello-world's verifier also gave the share of tests passed beside its reward.
+    let result = dir.join("hello-world__Pq7Rt3Z/result.json");
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    json["verifier_result"]["rewards"]["tests_passed"] = json!(0.75);
+    std::fs::write(&result, json.to_string()).unwrap();
+    let opened = vantage::source::path::open_all(
+        &dir,
+        &OpenOptions::default(),
+        None,
+        &vantage::load::LoadReport::default(),
+        None,
+    );
+    let mut found: Vec<(String, String, String)> = opened
+        .iter()
+        .flat_map(|o| o.result.as_ref().unwrap().meta.labels.labels.clone())
+        .map(|l| (l.name, l.value.shown(), l.source.name))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("harbor_exception".to_owned(), "AgentTimeoutError".to_owned(), "fix-git__Ab3Cd5E/result.json".to_owned()),
+            ("verifier.tests_passed".to_owned(), "0.75".to_owned(), "hello-world__Pq7Rt3Z/result.json".to_owned()),
+        ],
+        "{:?}",
+        opened.iter().map(|o| o.result.as_ref().map(|r| r.meta.notes.clone()).unwrap_or_default()).collect::<Vec<_>>()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -43,6 +43,9 @@ pub struct Outcomes {
     pub entries: BTreeMap<String, Entry>,
     /// The task each id belongs to, where the file names it (a Harbor trial's `task_name`).
     pub tasks: BTreeMap<String, String>,
+    /// Labels (docs/LABELS.md) the file gives each id, by name: a Harbor trial's exception and
+    /// its verifier's rewards beside the outcome's.
+    pub labels: BTreeMap<String, Vec<(String, crate::model::labels::Value)>>,
 }
 
 /// The outcomes in `bytes` when the file is one of the results files above; `None` otherwise.
@@ -67,6 +70,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
         kind,
         entries,
         tasks: BTreeMap::new(),
+        labels: BTreeMap::new(),
     };
     // Lists of ids by what happened to them: the ids of the `judged` lists get an outcome
     // (resolved when in `resolved_key`); every listed id does when `judged` is empty.
@@ -89,7 +93,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
     if let (Some(trial), Some(verifier)) =
         (value.get("trial_name").and_then(serde_json::Value::as_str), value.get("verifier_result"))
     {
-        let mut trial_outcomes = harbor_trial(name, trial, verifier);
+        let mut trial_outcomes = harbor_trial(name, trial, verifier, value.get("exception_info"));
         if let Some(task) = value.get("task_name").and_then(serde_json::Value::as_str).filter(|t| !t.is_empty()) {
             trial_outcomes.tasks.insert(trial.to_owned(), task.to_owned());
         }
@@ -159,7 +163,29 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
 /// `models/verifier/result.py` `VerifierResult`): `rewards` by name, its `reward` the outcome (else
 /// the only reward); success is a reward above 0.5. A trial whose verifier did not run (an
 /// exception, `verifier_result: null`) has no entry, so its trajectory loads with no outcome.
-fn harbor_trial(name: &str, trial: &str, verifier: &serde_json::Value) -> Outcomes {
+/// Labels: the verifier's other rewards, `verifier.NAME` with the number, and the trial's
+/// `exception_info.exception_type` as `harbor_exception` (`AgentTimeoutError`).
+fn harbor_trial(
+    name: &str,
+    trial: &str,
+    verifier: &serde_json::Value,
+    exception: Option<&serde_json::Value>,
+) -> Outcomes {
+    use crate::model::labels::Value as LabelValue;
+    let mut labels = Vec::new();
+    if let Some(rewards) = verifier.get("rewards").and_then(serde_json::Value::as_object)
+        && rewards.contains_key("reward")
+    {
+        for (key, value) in rewards.iter().filter(|(k, _)| k.as_str() != "reward") {
+            if let Some(number) = value.as_f64().filter(|v| v.is_finite()) {
+                labels.push((format!("verifier.{key}"), LabelValue::Number(number)));
+            }
+        }
+    }
+    let exception_type = exception.and_then(|e| e.get("exception_type")).and_then(serde_json::Value::as_str);
+    if let Some(kind) = exception_type.filter(|k| !k.is_empty()) {
+        labels.push(("harbor_exception".to_owned(), LabelValue::Word(kind.to_owned())));
+    }
     let rewards = verifier.get("rewards").and_then(serde_json::Value::as_object);
     let reward = rewards.and_then(|r| {
         r.get("reward")
@@ -170,7 +196,8 @@ fn harbor_trial(name: &str, trial: &str, verifier: &serde_json::Value) -> Outcom
     if let Some(reward) = reward {
         entries.insert(trial.to_owned(), Entry { reward: reward as f32, success: reward > 0.5 });
     }
-    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries, tasks: BTreeMap::new() }
+    let labels = if labels.is_empty() { BTreeMap::new() } else { BTreeMap::from([(trial.to_owned(), labels)]) };
+    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries, tasks: BTreeMap::new(), labels }
 }
 
 /// The kind of a Harbor trial's `result.json`: one trial's outcome, beside its trajectory.
@@ -265,6 +292,30 @@ pub fn join_with(
     for (t, entry) in updates {
         run.trajectories.reward[t] = entry.reward;
         run.trajectories.success[t] = Some(entry.success);
+    }
+    // The labels a file gives a trajectory's id (docs/LABELS.md), from the first file that has
+    // some for it.
+    for t in run.trajectories.ids() {
+        let ids = candidate_ids(run, t);
+        let found = files_for(t)
+            .into_iter()
+            .filter_map(|f| outcomes.get(f))
+            .find_map(|o| ids.iter().find_map(|id| o.labels.get(id.as_str())).map(|labels| (o.file.clone(), labels)));
+        let Some((file, labels)) = found else { continue };
+        let key = run.trajectory_key(t).to_owned();
+        for (name, value) in labels {
+            run.meta.imported_labels.push(crate::model::labels::Label {
+                name: name.clone(),
+                value: value.clone(),
+                target: crate::model::labels::Target { trajectory: key.clone(), step: None },
+                source: crate::model::labels::Source {
+                    kind: crate::model::labels::SourceKind::File,
+                    name: file.clone(),
+                },
+                note: None,
+                time: None,
+            });
+        }
     }
     // A loader's note that the outcomes are missing no longer holds when every trajectory has one.
     if joined.matched == run.trajectories.len() {
