@@ -1,6 +1,6 @@
 //! `vantage mcp`: a Model Context Protocol server over stdio, so a coding agent can ask vantage
 //! about a run: its tools are the JSON analyses of docs/JSON.md (`check`, `compare`, `budget`,
-//! `runs`, `diff`, `step`, `health`, `forensics`) on runs opened by path, and `open_app`, which
+//! `runs`, `diff`, `step`, `health`, `forensics`, `label`) on runs opened by path, and `open_app`, which
 //! opens the desktop app at a deep link so the agent can show a person the step it found. Each
 //! tool's description and input schema are made from its command's declaration
 //! ([`super::declare`]), and its arguments are read into that same declaration.

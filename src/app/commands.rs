@@ -240,7 +240,7 @@ impl VantageApp {
         }
         #[cfg(target_arch = "wasm32")]
         {
-            let _ = (open, entries);
+            let _: (&mut crate::app::OpenRun, &[crate::model::labels::Entry]) = (open, entries);
             self.notifications
                 .push("labels: the web app shows labels; label with the desktop app or `vantage label`".to_owned());
         }

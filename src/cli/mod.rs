@@ -76,7 +76,8 @@ enum Command {
     Forensics(api::forensics::Args),
     Step(api::step::Args),
     /// A Model Context Protocol server over stdio for coding agents (docs/JSON.md): the tools `check`,
-    /// `compare`, `budget`, `runs`, `diff`, `step`, `health`, `forensics` and `open_app` on runs opened by path.
+    /// `compare`, `budget`, `runs`, `diff`, `step`, `health`, `forensics`, `label` and `open_app` on runs opened by
+    /// path.
     Mcp,
     Health(api::health::Args),
     /// Serve the web app and the runs under PATHs to a browser, read-only (docs/SERVE.md): open the
