@@ -2,10 +2,12 @@
 stdio: list the tools, open a sample run, compare two schemes, read the step they disagree on most
 with every scheme's credit and terms, align its rollout with one of the other outcome, read the
 signal budget and the prompts learned between training steps, get the run-health alarms and the
-baseline forensics, and bad arguments as tool errors. Run by tests/mcp/run.sh."""
+baseline forensics, label a step and split the comparison by it, and bad arguments as tool errors. Run by tests/mcp/run.sh."""
 import asyncio
 import json
+import shutil
 import sys
+import tempfile
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -29,7 +31,7 @@ async def main(vantage):
             info = await session.initialize()
             assert attr(info, "server_info", "serverInfo").name == "vantage", info
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["budget", "check", "compare", "diff", "forensics", "health", "open_app", "runs", "step"], tools
+            assert tools == ["budget", "check", "compare", "diff", "forensics", "health", "label", "open_app", "runs", "step"], tools
 
             run = "sample_runs/alfworld_roles.jsonl"
             check = payload(await session.call_tool("check", {"path": run}))
@@ -78,6 +80,19 @@ async def main(vantage):
             assert found["findings"][0]["trajectories"] == ["s1-p9-r6", "s1-p9-r7"] and found["findings"][0]["trainer_included"], found
             clean = payload(await session.call_tool("forensics", {"path": run}))
             assert clean["findings"] == [] and clean["findings_total"] == 0, clean
+
+            # Labels: the agent labels the step it found on a copy of the run, and the comparison
+            # splits by it (docs/LABELS.md).
+            with tempfile.TemporaryDirectory() as scratch:
+                copy = shutil.copy(run, scratch)
+                added = payload(await session.call_tool("label", {"path": copy, "add": "suspicious", "trajectory": top["trajectory"], "step": top["step"], "note": "A and B differ most here"}))
+                assert added["added"] == 1 and added["labels"][0]["source"]["kind"] == "agent", added
+                split = payload(await session.call_tool("compare", {"path": copy, "a": "grpo", "b": "triage", "by_label": True, "limit": 1}))
+                rows = {r["label"]: r for r in split["by_label"]}
+                assert rows["suspicious"]["steps"] == 1 and abs(rows["suspicious"]["a"]["mean"] - top["a"]) < 1e-6, split["by_label"]
+                print(f"label: {added['labels'][0]['source']['name']} labelled {top['trajectory']} step {top['step']}; by label: {len(rows)} rows")
+                refused = await session.call_tool("label", {"path": copy, "add": "x", "trajectory": top["trajectory"], "step": 10**6})
+                assert attr(refused, "is_error", "isError") and "past the end" in payload(refused)["error"], refused
 
             bad = await session.call_tool("compare", {"path": run, "a": "grpo", "b": "no_such_scheme"})
             assert attr(bad, "is_error", "isError") and "no_such_scheme" in payload(bad)["error"], bad
