@@ -3,14 +3,22 @@
 use crate::model::Run;
 
 /// CSV with `trajectory_id, group_id, step_index, node_id, role, credit_a, credit_b` (empty where
-/// a scheme gives no value); `a` and `b` are step credit per path position.
+/// a scheme gives no value), then a `label.NAME` column per label of the run (docs/LABELS.md: the
+/// step's value of it, its own or its rollout's, `true` for a flag; empty where it has none); `a`
+/// and `b` are step credit per path position.
 pub fn credit_csv(run: &Run, a: Option<&[f32]>, b: Option<&[f32]>, names: (&str, &str)) -> String {
     let tr = &run.trajectories;
+    let labels = &run.meta.labels.names;
     let mut out = format!(
-        "trajectory_id,group_id,step_index,node_id,role,credit_a ({}),credit_b ({})\n",
+        "trajectory_id,group_id,step_index,node_id,role,credit_a ({}),credit_b ({})",
         names.0.replace(',', ";"),
         names.1.replace(',', ";")
     );
+    for named in labels {
+        out.push(',');
+        out.push_str(&csv_field(&format!("label.{}", named.name)));
+    }
+    out.push('\n');
     let cell = |v: Option<&[f32]>, p: usize| match v.and_then(|v| v.get(p)) {
         Some(x) if x.is_finite() => x.to_string(),
         _ => String::new(),
@@ -28,6 +36,18 @@ pub fn credit_csv(run: &Run, a: Option<&[f32]>, b: Option<&[f32]>, names: (&str,
                 cell(a, p),
                 cell(b, p)
             ));
+            if !labels.is_empty() {
+                // Each label's column, before the row's line break.
+                out.pop();
+                for named in labels {
+                    out.push(',');
+                    if let Some(value) = named.at(t, p) {
+                        let shown = value.shown();
+                        out.push_str(&csv_field(if shown.is_empty() { "true" } else { &shown }));
+                    }
+                }
+                out.push('\n');
+            }
         }
     }
     out

@@ -428,3 +428,36 @@ fn a_harbor_trials_exception_and_its_verifiers_other_rewards_are_labels_on_its_t
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_run_browser_filters_by_label_and_the_exported_table_carries_them() {
+    let (dir, run) = run_copy("browse");
+    let path = run.to_str().unwrap();
+    assert!(
+        vantage(&["label", path, "--add", "hack=high", "--trajectory", "s0-task1-r5", "--step", "2"]).status.success()
+    );
+    assert!(vantage(&["label", path, "--add", "loop", "--trajectory", "s0-task0-r1"]).status.success());
+    let opened = vantage::api::open(&run, &OpenOptions::default()).unwrap();
+    let labels = &opened.meta.labels;
+    // The browser: the rollouts that carry the label, on a step or on themselves.
+    let options = |label: &str| vantage::app::state::BrowserOptions { label: label.to_owned(), ..Default::default() };
+    let keys = |label: &str| -> Vec<String> {
+        vantage::ui::views::run_browser::filtered_by(&opened, labels, &options(label))
+            .into_iter()
+            .map(|t| opened.trajectory_key(t).to_owned())
+            .collect()
+    };
+    assert_eq!(keys("hack"), ["s0-task1-r5"]);
+    assert_eq!(keys("loop"), ["s0-task0-r1"]);
+    assert!(keys("nothing").is_empty());
+    assert_eq!(keys("").len(), opened.trajectories.len());
+    assert!(options("hack").filters_on());
+    // The app's exported table: a column per label.
+    let csv = vantage::analysis::export::credit_csv(&opened, None, None, ("a", "b"));
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().ends_with(",label.hack,label.loop"));
+    let rows: Vec<&str> = lines.filter(|l| l.starts_with("s0-task1-r5,") || l.starts_with("s0-task0-r1,")).collect();
+    assert!(rows.iter().any(|r| r.starts_with("s0-task1-r5,s0-task1,2,") && r.ends_with(",high,")), "{rows:?}");
+    assert!(rows.iter().filter(|r| r.starts_with("s0-task0-r1,")).all(|r| r.ends_with(",,true")), "{rows:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
