@@ -534,13 +534,8 @@ impl Checker<'_> {
             }
             "score" | "component" => {
                 arity(1, 1, &format!("a name: {name}(\"prm\")"))?;
-                let ExprKind::Str(column) = &positional[0].kind else {
-                    return Err(self.error(
-                        positional[0].span.clone(),
-                        None,
-                        format!("write the name as a string: {name}(\"…\")"),
-                    ));
-                };
+                let column =
+                    self.name_argument(positional[0], &format!("write the name as a string: {name}(\"…\")"))?;
                 let at = positional[0].span.clone();
                 if name == "score" {
                     if !self.run.nodes.scores.contains_key(column) {
@@ -570,13 +565,8 @@ impl Checker<'_> {
             }
             "label" | "label_value" => {
                 arity(1, 1, &format!("a label's name: {name}(\"hack\")"))?;
-                let ExprKind::Str(label) = &positional[0].kind else {
-                    return Err(self.error(
-                        positional[0].span.clone(),
-                        None,
-                        format!("write the label's name as a string: {name}(\"…\")"),
-                    ));
-                };
+                let label =
+                    self.name_argument(positional[0], &format!("write the label's name as a string: {name}(\"…\")"))?;
                 if self.run.meta.labels.named(label).is_none() {
                     let has: Vec<&str> = self.run.meta.labels.names.iter().map(|n| n.name.as_str()).collect();
                     let has = if has.is_empty() {
@@ -629,6 +619,15 @@ impl Checker<'_> {
             _ => fail(format!(
                 "no function named {name}; see docs/EXPRESSIONS.md (mean, std, sum, min, max, count, rank, cumsum, revcumsum, discounted, cummin, prefix, suffix, value, parent, children_mean, whiten, credit, label, if, …)"
             )),
+        }
+    }
+
+    /// A call's argument that must be a string (a score's, a component's or a label's name), or
+    /// the error `why` at it.
+    fn name_argument<'e>(&self, argument: &'e Expr, why: &str) -> Result<&'e String, FormulaError> {
+        match &argument.kind {
+            ExprKind::Str(text) => Ok(text),
+            _ => Err(self.error(argument.span.clone(), None, why.to_owned())),
         }
     }
 
