@@ -140,6 +140,68 @@ fn entry(text: &str) -> Result<Entry, (String, String)> {
     Ok(Entry::Add(Label { name, value, target, source, note: text_field("note")?, time: text_field("time")? }))
 }
 
+/// One result of an Inspect Scout scanner (docs/LABELS.md): a row of a scan's `<scanner>.parquet`,
+/// as `inspect_scout`'s recorder writes it (`_recorder/file.py`; the columns of its results data
+/// frame).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoutResult {
+    /// The scanned transcript's task id (the Inspect sample's id).
+    pub task_id: String,
+    /// Its repeat (the sample's epoch).
+    pub repeat: i64,
+    /// Where the transcript came from (the Inspect log's path or URI).
+    pub source_uri: String,
+    /// The scanner's name.
+    pub scanner: String,
+    /// The result as a label's value: `None` for a result that found nothing (`false`, `null`).
+    pub value: Option<Value>,
+    /// The scanner's explanation.
+    pub explanation: Option<String>,
+}
+
+/// The results in a Scout scanner's Parquet file, or why they cannot be read.
+pub fn scout_results(bytes: &[u8]) -> Result<Vec<ScoutResult>, String> {
+    use crate::load::parquet_file::{Column, ParquetMeta};
+    if !bytes.starts_with(b"PAR1") {
+        return Err("not Parquet".to_owned());
+    }
+    let meta = ParquetMeta::of_file(bytes)?;
+    let read = |name: &str| -> Result<Option<Column>, String> {
+        let Some(leaf) = meta.leaf(name) else { return Ok(None) };
+        let chunks: Vec<&[u8]> =
+            meta.chunks(leaf).map(|c| bytes.get(c.start as usize..(c.start + c.len) as usize).unwrap_or(&[])).collect();
+        crate::load::parquet_file::decode(&meta, leaf, &chunks).map(Some).map_err(|e| format!("{name}: {e}"))
+    };
+    let need = |name: &str| read(name)?.ok_or_else(|| format!("no {name} column: not a Scout scanner's results"));
+    let (task, scanner, value, kind) =
+        (need("transcript_task_id")?, need("scanner_name")?, need("value")?, need("value_type")?);
+    let (repeat, uri, explanation) =
+        (read("transcript_task_repeat")?, read("transcript_source_uri")?, read("explanation")?);
+    let rows = task.slots();
+    let mut out = Vec::with_capacity(rows);
+    for i in 0..rows {
+        let text = |c: &Column| c.str(i).map(str::to_owned);
+        let (Some(task_id), Some(scanner)) = (text(&task), text(&scanner)) else { continue };
+        // `value` is the result as JSON text, `value_type` what it is.
+        let json: Option<Json> = value.str(i).and_then(|v| serde_json::from_str(v).ok());
+        let value = match (kind.str(i), json) {
+            (Some("boolean"), Some(Json::Bool(true))) => Some(Value::Flag),
+            (Some("number"), Some(Json::Number(n))) => n.as_f64().filter(|n| n.is_finite()).map(Value::Number),
+            (Some("string"), Some(Json::String(word))) if !word.is_empty() => Some(Value::Word(word)),
+            _ => None,
+        };
+        out.push(ScoutResult {
+            task_id,
+            repeat: repeat.as_ref().and_then(|r| r.int(i)).unwrap_or(1),
+            source_uri: uri.as_ref().and_then(text).unwrap_or_default(),
+            scanner,
+            value,
+            explanation: explanation.as_ref().and_then(text).filter(|e| !e.is_empty()),
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

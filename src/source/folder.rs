@@ -151,6 +151,7 @@ pub fn sidecar_dir(name: &str) -> Option<&'static str> {
         ".git" | ".svn" | ".hg" => Some("version control"),
         "__pycache__" | ".cache" | "cache" | ".ipynb_checkpoints" => Some("cache"),
         CONVERTED_DIR => Some("vantage's converted copies and labels"),
+        "scans" => Some("Inspect Scout scans (labels of the Inspect logs beside them)"),
         "wandb" | "tensorboard" | "tb_logs" | "runs" | "mlruns" => Some("experiment tracker files"),
         _ => None,
     }

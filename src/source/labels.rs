@@ -99,6 +99,60 @@ pub fn resolved(path: &Path, run: &crate::model::Run) -> (crate::model::labels::
     (labels, notes)
 }
 
+/// The labels Inspect Scout's scans give the Inspect log at `path` (docs/LABELS.md): each scanner's
+/// results in a `scans/scan_id=…/<scanner>.parquet` beside the log whose transcripts came from
+/// it, as `scout.<scanner>` on the sample's rollout (`<id>/epoch<n>`): a `true` result a flag, a
+/// number or a word that value, the explanation its note; a result that found nothing (`false`)
+/// is no label. A scan file that cannot be read is a note.
+pub fn scout(path: &Path, run: &crate::model::Run) -> (Vec<crate::model::labels::Label>, Vec<String>) {
+    use crate::model::labels::{Label, Source, SourceKind, Target};
+    let (mut labels, mut notes) = (Vec::new(), Vec::new());
+    let Some(log) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else { return (labels, notes) };
+    let is_inspect = run.meta.format.to_ascii_lowercase().contains("inspect");
+    let scans = path.parent().unwrap_or(Path::new(".")).join("scans");
+    if !is_inspect || !scans.is_dir() {
+        return (labels, notes);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&scans)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|dir| dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("scan_id=")))
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()))
+        .filter(|f| f.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    for file in files {
+        let scan =
+            file.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let results = match std::fs::read(&file).map_err(|e| e.to_string()).and_then(|b| file::scout_results(&b)) {
+            Ok(results) => results,
+            Err(why) => {
+                notes.push(format!("{}: {why}", file.display()));
+                continue;
+            }
+        };
+        for result in results {
+            // A scan of several logs: only this log's transcripts.
+            let from_here = result.source_uri.is_empty() || result.source_uri.ends_with(&log);
+            let key = format!("{}/epoch{}", result.task_id, result.repeat);
+            let Some(value) = result.value.filter(|_| from_here && run.trajectory_by_key(&key).is_some()) else {
+                continue;
+            };
+            labels.push(Label {
+                name: format!("scout.{}", result.scanner),
+                value,
+                target: Target { trajectory: key, step: None },
+                source: Source { kind: SourceKind::File, name: format!("Inspect Scout {scan}") },
+                note: result.explanation,
+                time: None,
+            });
+        }
+    }
+    (labels, notes)
+}
+
 /// Appends `entries` to the labels of the run at `run`, beside it when its folder can be written,
 /// else in the data folder; the file written.
 pub fn append(run: &Path, entries: &[Entry]) -> std::io::Result<PathBuf> {

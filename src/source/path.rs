@@ -176,6 +176,10 @@ fn open_one(
     if let Ok(run) = &mut opened.result {
         super::joined::finish(path, &options.outcomes, run, &mut opened.report);
         // Its labels, from beside it (docs/LABELS.md), last: they name its rollouts as joined.
+        // Inspect Scout's scans beside an Inspect log come with those the log carries.
+        let (scout, scout_notes) = super::labels::scout(path, run);
+        run.meta.imported_labels.extend(scout);
+        run.meta.notes.extend(scout_notes.into_iter().map(|n| format!("labels: {n}")));
         let (labels, notes) = super::labels::resolved(path, run);
         if !labels.labels.is_empty() || !notes.is_empty() || !run.meta.labels.labels.is_empty() {
             run.meta.labels = std::sync::Arc::new(labels);

@@ -461,3 +461,65 @@ fn the_run_browser_filters_by_label_and_the_exported_table_carries_them() {
     assert!(rows.iter().filter(|r| r.starts_with("s0-task0-r1,")).all(|r| r.ends_with(",,true")), "{rows:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn inspect_scout_scans_beside_an_inspect_log_are_labels_on_its_samples() {
+    // A real scan (tests/fixtures/labels/scout/make_scan.py: Scout's own scan() and recorder) of
+    // ../shared's popularity log, laid out as Scout writes it beside the log.
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/inspect-ai-logs/2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval");
+    if !log.is_file() {
+        crate::common::skipped("../shared/data/inspect-ai-logs is absent");
+        return;
+    }
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/labels/scout");
+    let dir = std::env::temp_dir().join(format!("vantage-labels-scout-{}", std::process::id()));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
+    let scan = dir.join("scans/scan_id=fixture");
+    std::fs::create_dir_all(&scan).unwrap();
+    let copy = dir.join(log.file_name().unwrap());
+    std::fs::copy(&log, &copy).unwrap();
+    for scanner in ["answered_yes.parquet", "reply_words.parquet"] {
+        std::fs::copy(fixtures.join(scanner), scan.join(scanner)).unwrap();
+    }
+    // What Scout's own reader says (make_scan.py's expected.json): true and numbers are labels,
+    // false is none.
+    let expected: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("expected.json")).unwrap()).unwrap();
+    let mut want: Vec<(String, String, String)> = expected
+        .iter()
+        .filter(|r| r["value"] != false)
+        .map(|r| {
+            let value = match &r["value"] {
+                Value::Bool(true) => String::new(),
+                other => other.as_f64().map_or_else(|| other.to_string(), |n| n.to_string()),
+            };
+            (
+                format!("scout.{}", r["scanner"].as_str().unwrap()),
+                format!("{}/epoch{}", r["sample"].as_str().unwrap(), r["epoch"]),
+                value,
+            )
+        })
+        .collect();
+    want.sort();
+    assert!(want.iter().any(|w| w.0 == "scout.answered_yes") && want.iter().any(|w| w.0 == "scout.reply_words"));
+    let run = vantage::source::path::load_path(&copy, None, &mut vantage::load::LoadReport::default()).unwrap();
+    let mut got: Vec<(String, String, String)> =
+        run.meta.labels.labels.iter().map(|l| (l.name.clone(), l.target.trajectory.clone(), l.value.shown())).collect();
+    got.sort();
+    assert_eq!(got, want, "{:?}", run.meta.notes);
+    let yes = run.meta.labels.labels.iter().find(|l| l.name == "scout.answered_yes").unwrap();
+    assert_eq!(yes.note.as_deref(), Some("last reply: 'Yes'"));
+    assert_eq!(yes.source.kind, vantage::model::labels::SourceKind::File);
+    // Opened as a folder, the scans are no run: the log opens, with its labels.
+    let opened = vantage::source::path::open_all(
+        &dir,
+        &OpenOptions::default(),
+        None,
+        &vantage::load::LoadReport::default(),
+        None,
+    );
+    assert_eq!(opened.len(), 1);
+    assert_eq!(opened[0].result.as_ref().unwrap().meta.labels.labels.len(), want.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
