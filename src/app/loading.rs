@@ -72,6 +72,8 @@ impl LoadQueue {
         let progress = Progress::default();
         let total_bytes = source.size();
         let shared = progress.clone();
+        #[cfg(target_arch = "wasm32")]
+        let name_of_source = name.clone();
         // The web opens no paths: its datasets carry their own training steps.
         #[cfg(target_arch = "wasm32")]
         drop(options);
@@ -102,7 +104,9 @@ impl LoadQueue {
         }
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
-            let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(source.load_paced(shared).await)));
+            let mut outcome = source.load_paced(shared.clone()).await;
+            served_labels(&name_of_source, &mut outcome, &shared).await;
+            let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
             repaint();
         });
         Some(self.push(name, receiver, progress, total_bytes))
@@ -236,15 +240,7 @@ impl LoadQueue {
                 },
                 Err(reason) => failed(url.clone(), &reason),
             };
-            // A run `vantage serve` lists: its labels from beside it (read-only, docs/LABELS.md).
-            if let (Some(id), Ok(run)) = (url.strip_prefix("runs/"), &mut outcome.result)
-                && let Ok(bytes) = crate::source::open::fetch_bytes(&format!("api/labels/{id}"), &shared).await
-            {
-                let (entries, _) = crate::load::labels::read(&bytes);
-                let imported = run.meta.imported_labels.iter().cloned().map(crate::model::labels::Entry::Add);
-                let labels = crate::model::labels::labels_of(imported.chain(entries));
-                run.meta.labels = std::sync::Arc::new(crate::model::labels::RunLabels::resolve(run, labels));
-            }
+            served_labels(&url, &mut outcome, &shared).await;
             let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
             repaint();
         });
@@ -282,4 +278,21 @@ impl LoadQueue {
     pub fn wait_all(&mut self) -> Vec<(u64, LoadMessage)> {
         self.pending.drain(..).flat_map(|p| p.receiver.into_iter().map(move |m| (p.id, m))).collect()
     }
+}
+
+/// A run `vantage serve` lists (`url` or name `runs/<id>`, a log or a dataset's root): its labels
+/// from beside it, read-only (`/api/labels/<id>`, docs/LABELS.md), put on the run with those its
+/// log carries. Anything else, or a server that answers none, leaves the run as it is.
+#[cfg(target_arch = "wasm32")]
+async fn served_labels(url: &str, outcome: &mut LoadOutcome, progress: &Progress) {
+    let id = url
+        .trim_start_matches('/')
+        .strip_prefix("runs/")
+        .map(|id| id.trim_end_matches("manifest.json").trim_end_matches('/'));
+    let (Some(id), Ok(run)) = (id.filter(|id| !id.is_empty()), &mut outcome.result) else { return };
+    let Ok(bytes) = crate::source::open::fetch_bytes(&format!("api/labels/{id}"), progress).await else { return };
+    let (entries, _) = crate::load::labels::read(&bytes);
+    let imported = run.meta.imported_labels.iter().cloned().map(crate::model::labels::Entry::Add);
+    let labels = crate::model::labels::labels_of(imported.chain(entries));
+    run.meta.labels = std::sync::Arc::new(crate::model::labels::RunLabels::resolve(run, labels));
 }

@@ -19,6 +19,13 @@ fs.rmSync(served, { recursive: true, force: true });
 fs.mkdirSync(served, { recursive: true });
 fs.copyFileSync(path.join(root, "sample_runs/tree_rollouts.jsonl"), path.join(served, "tree_rollouts.jsonl"));
 fs.writeFileSync(path.join(served, "config.json"), '{"lr": 1e-6}');
+// Labels beside the sample (docs/LABELS.md): the page reads them from /api/labels/<id> when it
+// opens the run (read-only).
+fs.mkdirSync(path.join(served, ".vantage/labels"), { recursive: true });
+fs.writeFileSync(
+  path.join(served, ".vantage/labels/tree_rollouts.jsonl.labels.jsonl"),
+  JSON.stringify({ vantage_label: 1, name: "hack", trajectory: "tree-s0-p0/n9", step: 2, source: { kind: "person", name: "web" } }) + "\n",
+);
 const line = (step, r) => JSON.stringify({
   type: "trajectory", id: `s${step}/r${r}`, group: `s${step}/g${r >> 3}`, train_step: step,
   outcome: { reward: r % 2 }, steps: [{ kind: "think", thought: `step ${step}\nrollout ${r}` }, { action: `answer ${r}` }],
@@ -108,6 +115,10 @@ async function waitTitle(page, name, test, timeout = 120000) {
     const colours = distinctColours(png);
     console.log(`serve_deep_link: ${colours} distinct colours`);
     if (colours < 50) fail(`serve_deep_link: the run looks undrawn (${colours} colours)`);
+    // Its labels came with it, from beside it.
+    const labels = requests.filter((r) => /"GET \/api\/labels\/web-serve\/tree_rollouts\.jsonl" 200/.test(r)).length;
+    console.log(`serve_deep_link: ${labels} request(s) for the run's labels`);
+    if (labels === 0) fail("serve_deep_link: the page did not read the run's labels");
   }
   await page.close();
 }
