@@ -388,22 +388,25 @@ fn nemo_gym_failure_reasons_written_by_its_collector_are_labels_on_their_rollout
 
 #[test]
 fn a_harbor_trials_exception_and_its_verifiers_other_rewards_are_labels_on_its_trajectory() {
-    // The Harbor job of tests/fixtures/trainers/atif (result.json shaped as Harbor's TrialResult):
-    // trial fix-git timed out (exception_info, no verifier result).
-    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/atif/job");
+    // Two result.json files written by Harbor's own models (tests/fixtures/labels/harbor), each in
+    // its trial folder beside an ATIF trajectory of tests/fixtures/trainers/atif/job.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let dir = std::env::temp_dir().join(format!("vantage-labels-harbor-{}", std::process::id()));
     let _: std::io::Result<()> = std::fs::remove_dir_all(&dir);
-    for trial in ["fix-git__Ab3Cd5E", "hello-world__Pq7Rt3Z"] {
+    for (trial, trajectory) in [("timed-out__Ab3Cd5E", "fix-git__Ab3Cd5E"), ("graded__Pq7Rt3Z", "hello-world__Pq7Rt3Z")]
+    {
         std::fs::create_dir_all(dir.join(trial).join("agent")).unwrap();
-        for file in ["result.json", "agent/trajectory.json"] {
-            std::fs::copy(job.join(trial).join(file), dir.join(trial).join(file)).unwrap();
-        }
+        std::fs::copy(
+            fixtures.join("labels/harbor").join(trial).join("result.json"),
+            dir.join(trial).join("result.json"),
+        )
+        .unwrap();
+        std::fs::copy(
+            fixtures.join("trainers/atif/job").join(trajectory).join("agent/trajectory.json"),
+            dir.join(trial).join("agent/trajectory.json"),
+        )
+        .unwrap();
     }
-    // hello-world's verifier also gave the share of tests passed beside its reward.
-    let result = dir.join("hello-world__Pq7Rt3Z/result.json");
-    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
-    json["verifier_result"]["rewards"]["tests_passed"] = json!(0.75);
-    std::fs::write(&result, json.to_string()).unwrap();
     let opened = vantage::source::path::open_all(
         &dir,
         &OpenOptions::default(),
@@ -420,8 +423,12 @@ fn a_harbor_trials_exception_and_its_verifiers_other_rewards_are_labels_on_its_t
     assert_eq!(
         found,
         [
-            ("harbor_exception".to_owned(), "AgentTimeoutError".to_owned(), "fix-git__Ab3Cd5E/result.json".to_owned()),
-            ("verifier.tests_passed".to_owned(), "0.75".to_owned(), "hello-world__Pq7Rt3Z/result.json".to_owned()),
+            (
+                "harbor_exception".to_owned(),
+                "AgentTimeoutError".to_owned(),
+                "timed-out__Ab3Cd5E/result.json".to_owned()
+            ),
+            ("verifier.tests_passed".to_owned(), "0.75".to_owned(), "graded__Pq7Rt3Z/result.json".to_owned()),
         ],
         "{:?}",
         opened.iter().map(|o| o.result.as_ref().map(|r| r.meta.notes.clone()).unwrap_or_default()).collect::<Vec<_>>()
