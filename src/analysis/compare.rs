@@ -86,10 +86,26 @@ pub struct GroupAgreement {
     pub spearman: f64,
     /// Share of those steps whose signs differ (each value within its tolerance of 0 counting as 0).
     pub sign_disagreement: f64,
+    /// Whether A, and B, give the group no credit (every value within its tolerance of 0): its
+    /// "disagreement" is one scheme's silence, not two opinions.
+    pub silent: [bool; 2],
+}
+
+impl GroupAgreement {
+    /// Which scheme is silent on the group: `a`, `b`, `both`, or `None` when both give credit.
+    pub fn silent_name(&self) -> Option<&'static str> {
+        match self.silent {
+            [true, true] => Some("both"),
+            [true, false] => Some("a"),
+            [false, true] => Some("b"),
+            [false, false] => None,
+        }
+    }
 }
 
 /// The groups ranked by how much A and B disagree on them: most steps of differing sign first,
-/// then the lowest rank correlation; groups with fewer than two paired steps are left out.
+/// then the lowest rank correlation; the groups one scheme gives no credit (silent) after all the
+/// others, so that two opinions lead; groups with fewer than two paired steps are left out.
 /// `tolerance` is [`Comparison::sign_tolerance`].
 pub fn groups_by_disagreement(run: &Run, a: &[f32], b: &[f32], tolerance: [f32; 2]) -> Vec<GroupAgreement> {
     let tr = &run.trajectories;
@@ -106,14 +122,17 @@ pub fn groups_by_disagreement(run: &Run, a: &[f32], b: &[f32], tolerance: [f32; 
         .groups
         .ids()
         .filter_map(|g| {
-            let (mut xs, mut ys, mut differ) = (Vec::new(), Vec::new(), 0usize);
+            let (mut xs, mut ys, mut differ, mut silent) = (Vec::new(), Vec::new(), 0usize, [true; 2]);
             for &t in run.groups.members(g) {
                 for p in tr.path_range(t) {
                     let (Some(&x), Some(&y)) = (a.get(p), b.get(p)) else { continue };
                     if !(x.is_finite() && y.is_finite()) {
                         continue;
                     }
-                    differ += usize::from(sign(x, tolerance[0]) != sign(y, tolerance[1]));
+                    let (sx, sy) = (sign(x, tolerance[0]), sign(y, tolerance[1]));
+                    differ += usize::from(sx != sy);
+                    silent[0] &= sx == 0;
+                    silent[1] &= sy == 0;
                     xs.push(x);
                     ys.push(y);
                 }
@@ -123,11 +142,18 @@ pub fn groups_by_disagreement(run: &Run, a: &[f32], b: &[f32], tolerance: [f32; 
                 steps: xs.len(),
                 spearman: spearman(&xs, &ys),
                 sign_disagreement: differ as f64 / xs.len() as f64,
+                silent,
             })
         })
         .collect();
     let rho = |g: &GroupAgreement| if g.spearman.is_nan() { 1.0 } else { g.spearman };
-    out.sort_by(|l, r| r.sign_disagreement.total_cmp(&l.sign_disagreement).then(rho(l).total_cmp(&rho(r))));
+    let apart = |g: &GroupAgreement| g.silent.iter().any(|&s| s);
+    out.sort_by(|l, r| {
+        apart(l)
+            .cmp(&apart(r))
+            .then(r.sign_disagreement.total_cmp(&l.sign_disagreement))
+            .then(rho(l).total_cmp(&rho(r)))
+    });
     out
 }
 

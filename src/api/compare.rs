@@ -153,6 +153,7 @@ pub fn comparison(
                 "steps": g.steps,
                 "spearman": if g.spearman.is_finite() { Some(g.spearman) } else { None },
                 "sign_disagreement": g.sign_disagreement,
+                "silent": g.silent_name(),
             })
         })
         .collect();
@@ -209,8 +210,14 @@ fn text(args: &Args, json: &serde_json::Value, kinds: &serde_json::Map<String, s
     }
     out.push_str(&format!("\ngroups where they disagree most ({} of {}):", groups.len(), json["groups_total"]));
     for g in &groups {
+        let silent = match g["silent"].as_str() {
+            Some("both") => " · neither gives credit here",
+            Some("a") => " · A gives no credit here",
+            Some("b") => " · B gives no credit here",
+            _ => "",
+        };
         out.push_str(&format!(
-            "\n  {} · {} steps · signs differ {:.0}%",
+            "\n  {} · {} steps · signs differ {:.0}%{silent}",
             g["group"].as_str().unwrap_or_default(),
             g["steps"],
             g["sign_disagreement"].as_f64().unwrap_or(0.0) * 100.0

@@ -259,3 +259,27 @@ fn bad_input_to_compare_is_an_error_object() {
         assert!(out["error"].as_str().is_some_and(|e| !e.is_empty()), "{args:?}: {out}");
     }
 }
+
+#[test]
+fn groups_a_scheme_gives_no_credit_are_ranked_after_two_opinions_and_named() {
+    // ALFWorld's zero-variance groups get no GRPO credit: 100% "sign disagreement" with TRIAGE,
+    // which used to lead the list.
+    let json = vantage(&[
+        "compare",
+        "sample_runs/alfworld_roles.jsonl",
+        "--a",
+        "grpo",
+        "--b",
+        "triage",
+        "--limit",
+        "1000",
+        "--json",
+    ]);
+    let groups = json["groups"].as_array().unwrap();
+    let silent: Vec<bool> = groups.iter().map(|g| !g["silent"].is_null()).collect();
+    let first_silent = silent.iter().position(|&s| s).expect("a group GRPO is silent on");
+    assert!(first_silent > 0, "a group where both give credit leads");
+    assert!(silent[first_silent..].iter().all(|&s| s), "the silent groups are ranked apart, last: {silent:?}");
+    assert!(groups[first_silent..].iter().all(|g| g["silent"] == "a"), "GRPO (A) is the silent one");
+    assert!(groups[..first_silent].iter().all(|g| g["sign_disagreement"].as_f64().unwrap() < 1.0));
+}

@@ -1323,13 +1323,22 @@ fn compare_ranks_groups_by_disagreement_and_opens_one_with_a_click() {
             open.credit[0].step().unwrap(),
             open.credit[1].step().unwrap(),
         );
-        assert!(c.groups.windows(2).all(|w| w[0].sign_disagreement >= w[1].sign_disagreement), "ranked");
+        // Ranked by disagreement, the groups one scheme gives no credit after all the others.
+        let apart = |g: &vantage::analysis::compare::GroupAgreement| g.silent.iter().any(|&s| s);
+        assert!(
+            c.groups.windows(2).all(|w| apart(&w[0]) < apart(&w[1])
+                || (apart(&w[0]) == apart(&w[1]) && w[0].sign_disagreement >= w[1].sign_disagreement)),
+            "ranked"
+        );
+        assert!(!apart(&c.groups[0]) && c.groups.iter().any(apart));
         (open.run.group_key(c.groups[0].group).to_owned(), c.groups[0].sign_disagreement)
     };
     assert!(share > 0.0, "GRPO and TRIAGE part on some steps of the top group");
     // Each group with its prompt's first words beside it (keys can be hashes).
     h.get_by_label("prompt");
     assert!(h.query_all_by_label_contains("You are in the middle of a room.").count() >= 1);
+    // A group GRPO gives no credit says so instead of "100%".
+    assert!(h.query_all_by_label("A gives no credit").count() >= 1);
     h.get_all_by_label(&top).last().unwrap().click();
     h.run_ok();
     assert_eq!(h.state().state.tab, Tab::Group);

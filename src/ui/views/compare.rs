@@ -440,7 +440,7 @@ fn groups_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, open: &OpenRun, c: 
     ui.label(egui::RichText::new("Groups where A and B disagree most").strong());
     ui.label(
         egui::RichText::new(
-            "ranked by the share of steps whose signs differ, then by Spearman ρ; click to open a group",
+            "ranked by the share of steps whose signs differ, then by Spearman ρ; the groups one scheme gives no credit come last; click to open a group",
         )
         .color(theme::MUTED),
     );
@@ -458,7 +458,13 @@ fn groups_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, open: &OpenRun, c: 
                 commands.push(Command::OpenGroup(g.group));
             }
             ui.label(g.steps.to_string());
-            ui.label(format!("{:.0}%", g.sign_disagreement * 100.0));
+            // A scheme silent on the group: its "disagreement" is that silence, said so.
+            match g.silent {
+                [true, true] => ui.label(egui::RichText::new("neither gives credit").color(theme::MUTED)),
+                [true, false] => ui.label(egui::RichText::new("A gives no credit").color(theme::MUTED)),
+                [false, true] => ui.label(egui::RichText::new("B gives no credit").color(theme::MUTED)),
+                [false, false] => ui.label(format!("{:.0}%", g.sign_disagreement * 100.0)),
+            };
             ui.label(format_value(g.spearman as f32));
             // Something readable beside a group key that is a hash (`prompt-94a41ed12d627c37`).
             let prompt = open.run.text(open.run.groups.prompt[g.group.index()]);
