@@ -365,11 +365,11 @@ fn status_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         let short = widgets::short_run_names(&full);
         if let Some(open) = app.current() {
             ui.label(format!(
-                "{} · {} groups · {} trajectories · {} steps",
+                "{} · {} · {} · {}",
                 short.get(app.selected).map_or(open.run.meta.name.as_str(), String::as_str),
-                open.run.groups.len(),
-                open.run.trajectories.len(),
-                open.run.num_path_steps()
+                widgets::count(open.run.groups.len(), "group"),
+                widgets::count(open.run.trajectories.len(), "trajectory"),
+                widgets::count(open.run.num_path_steps(), "step")
             ));
             #[cfg(not(target_arch = "wasm32"))]
             if let Some(follower) = &open.follower {

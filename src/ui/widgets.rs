@@ -59,6 +59,15 @@ pub fn role_index(role: &str, other_index: usize) -> usize {
     }
 }
 
+/// `n` things of a kind, in words: `1 step`, `2 steps`, `3 trajectories` (`what` singular).
+pub fn count(n: usize, what: &str) -> String {
+    match (n, what.strip_suffix('y')) {
+        (1, _) => format!("1 {what}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {what}s"),
+    }
+}
+
 /// A number with 4 significant digits (or "—" when missing).
 pub fn format_value(v: f32) -> String {
     if !v.is_finite() {
@@ -192,6 +201,14 @@ pub fn short_run_names(names: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counts_say_one_thing_or_many() {
+        assert_eq!(super::count(1, "step"), "1 step");
+        assert_eq!(super::count(0, "step"), "0 steps");
+        assert_eq!(super::count(96, "trajectory"), "96 trajectories");
+        assert_eq!(super::count(1, "trajectory"), "1 trajectory");
+    }
+
     #[test]
     fn a_hash_group_key_is_told_by_its_hex_part() {
         assert!(super::is_hash_key("train/step-1/prompt-94a41ed12d627c37"));

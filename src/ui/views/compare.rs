@@ -383,9 +383,12 @@ fn most_different_ui(
     let tolerance = c.sign_tolerance[0].max(c.sign_tolerance[1]);
     ui.label(
         egui::RichText::new(format!(
-            "{} of {} steps differ by more than {}{}",
-            c.num_differing,
-            c.num_paired,
+            "{} differ by more than {}{}",
+            if c.num_differing == c.num_paired && c.num_paired > 1 {
+                format!("all {} steps", c.num_paired)
+            } else {
+                format!("{} of {}", c.num_differing, crate::ui::widgets::count(c.num_paired, "step"))
+            },
             format_value(tolerance),
             match logged {
                 Some(0) =>

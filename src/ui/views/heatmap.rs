@@ -148,8 +148,12 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             legend_ui(ui, &cache.colors, &ctx.state.heat_value.label());
         }
         ui.label(
-            egui::RichText::new(format!("{} rollouts × {} steps", cache.grid.rows.len(), cache.grid.num_cols))
-                .color(theme::MUTED),
+            egui::RichText::new(format!(
+                "{} × {}",
+                crate::ui::widgets::count(cache.grid.rows.len(), "rollout"),
+                crate::ui::widgets::count(cache.grid.num_cols, "step")
+            ))
+            .color(theme::MUTED),
         );
     });
     // (Meeting mode's step strip says the same below.)

@@ -224,10 +224,10 @@ fn rollout_lines_ui(ui: &mut egui::Ui, run: &Run, members: &[crate::model::Traje
             None => "—",
         };
         ui.label(format!(
-            "  {mark} {} · R {} · {} steps",
+            "  {mark} {} · R {} · {}",
             run.trajectory_key(t),
             format_value(tr.reward[t.index()]),
-            tr.num_steps(t)
+            crate::ui::widgets::count(tr.num_steps(t), "step")
         ));
     }
     if members.len() > MAX_LISTED {

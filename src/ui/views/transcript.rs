@@ -20,7 +20,14 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     };
     let tr = &run.trajectories;
     let range = tr.path_range(t);
-    ui.label(egui::RichText::new(format!("Transcript · {} · {} steps", run.trajectory_key(t), range.len())).strong());
+    ui.label(
+        egui::RichText::new(format!(
+            "Transcript · {} · {}",
+            run.trajectory_key(t),
+            crate::ui::widgets::count(range.len(), "step")
+        ))
+        .strong(),
+    );
     start_ui(ui, run, t);
     let credits: [(Option<&[f32]>, f32, &str); 2] = [
         (open.credit[0].step(), open.credit[0].largest(), open.credit[0].shown_name()),
