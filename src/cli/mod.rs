@@ -104,10 +104,14 @@ struct ServeArgs {
     /// Logs larger than this are converted once to a v2 dataset, read by the page in byte ranges.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64M")]
     convert_above: u64,
-    /// Where converted copies go (default: `.vantage/` beside each run when its folder can be
-    /// written, else the user's cache directory).
+    /// Where converted copies go (default: the user's cache directory, `$XDG_CACHE_HOME/vantage`
+    /// or `~/.cache/vantage`): the served folders are left as they are.
     #[arg(long, value_name = "DIR")]
     cache: Option<PathBuf>,
+    /// Write converted copies beside each run instead (`.vantage/` in its folder, where the folder
+    /// can be written): they outlive the cache and travel with the runs.
+    #[arg(long, conflicts_with = "cache")]
+    convert_beside: bool,
     /// Serve this web app (a `trunk build` output) instead of the binary's own.
     #[arg(long, value_name = "DIR")]
     web_dir: Option<PathBuf>,
@@ -326,7 +330,7 @@ fn serve_config(args: ServeArgs) -> anyhow::Result<crate::serve::Config> {
         catalog: crate::serve::runs::CatalogOptions {
             convert_above: args.convert_above,
             cache,
-            beside: args.cache.is_none(),
+            beside: args.convert_beside,
             max_runs: 10_000,
         },
         limits: crate::serve::http::Limits {

@@ -370,7 +370,7 @@ kill %1
 #[test]
 fn a_large_log_is_converted_and_kept_current() {
     let (_base, served) = tree("serve-convert");
-    let server = serve(&[served.to_str().unwrap(), "--convert-above", "4k"]);
+    let server = serve(&[served.to_str().unwrap(), "--convert-above", "4k", "--convert-beside"]);
     let ready = |want_trajectories: u64| {
         let until = Instant::now() + Duration::from_secs(60);
         loop {
@@ -503,4 +503,64 @@ fn a_runs_labels_are_served_read_only_and_are_no_run() {
     // Read-only: nothing writes through the server.
     let post = raw(server.port, b"POST /api/labels/served/tree.jsonl HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     assert_eq!(post.status, 405);
+}
+
+/// Every file under `dir` with its bytes, sorted (what "unchanged" compares).
+fn snapshot_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file() {
+                out.push((path.strip_prefix(dir).unwrap().to_owned(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `vantage serve DIR` converts a large log into its own cache by default and leaves DIR byte for
+/// byte as it was.
+#[cfg(feature = "parquet")]
+#[test]
+fn serving_a_folder_leaves_it_unchanged_by_default() {
+    let (base, served) = tree("serve-untouched");
+    let before = snapshot_tree(&served);
+    let cache_home = base.join("xdg-cache");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["serve", served.to_str().unwrap(), "--convert-above", "4k", "--port", "0"])
+        .env("XDG_CACHE_HOME", &cache_home)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let port: u16 = loop {
+        let line = lines.next().expect("the server printed its address").unwrap();
+        if let Some(rest) = line.strip_prefix("open http://127.0.0.1:") {
+            break rest.trim_end_matches('/').split('/').next().unwrap().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let server = Server { child, port };
+    // Until the large log's conversion is ready: it was written somewhere.
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let list: serde_json::Value = serde_json::from_slice(&get(server.port, "/api/runs", "").body).unwrap();
+        let run = list["runs"].as_array().unwrap().iter().find(|r| r["id"] == "served/tree.jsonl").unwrap().clone();
+        if run["status"] == "ready" {
+            break;
+        }
+        assert!(Instant::now() < until, "not converted in time: {run}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(server);
+    assert_eq!(snapshot_tree(&served), before, "the served folder changed");
+    assert!(snapshot_tree(&cache_home).iter().any(|(p, _)| p.ends_with("manifest.json")), "converted into the cache");
 }
