@@ -27,10 +27,16 @@ impl Drop for Server {
 
 /// Starts `vantage serve ARGS… --port 0` and reads the port it printed.
 fn serve(args: &[&str]) -> Server {
+    serve_with(args, &[])
+}
+
+/// [`serve`] with environment variables `env` set for the server.
+fn serve_with(args: &[&str], env: &[(&str, &Path)]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_vantage"))
         .arg("serve")
         .args(args)
         .args(["--port", "0"])
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -532,23 +538,7 @@ fn serving_a_folder_leaves_it_unchanged_by_default() {
     let (base, served) = tree("serve-untouched");
     let before = snapshot_tree(&served);
     let cache_home = base.join("xdg-cache");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vantage"))
-        .args(["serve", served.to_str().unwrap(), "--convert-above", "4k", "--port", "0"])
-        .env("XDG_CACHE_HOME", &cache_home)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let port: u16 = loop {
-        let line = lines.next().expect("the server printed its address").unwrap();
-        if let Some(rest) = line.strip_prefix("open http://127.0.0.1:") {
-            break rest.trim_end_matches('/').split('/').next().unwrap().parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    let server = Server { child, port };
+    let server = serve_with(&[served.to_str().unwrap(), "--convert-above", "4k"], &[("XDG_CACHE_HOME", &cache_home)]);
     // Until the large log's conversion is ready: it was written somewhere.
     let until = Instant::now() + Duration::from_secs(60);
     loop {
