@@ -1492,3 +1492,31 @@ fn compare_marks_the_rows_baseline_forensics_flags() {
     assert!(h.query_all_by_label("failed_rollout").count() >= 1, "a failed row is marked");
     assert!(h.query_all_by_label("in a group with failed_rollout").count() >= 1, "its group's other rows too");
 }
+
+/// A kind of sign disagreement with no steps is a line in Compare, not a header that opens on
+/// nothing (a saved state used to leave two empty ones expanded).
+#[test]
+fn an_empty_kind_of_disagreement_is_a_line_that_opens_nothing() {
+    let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+    app.state.tab = Tab::Compare;
+    let mut h = harness_sized(app, 4000.0);
+    let empty: Vec<vantage::analysis::compare::Disagreement> = {
+        let open = h.state().current().unwrap();
+        let c = vantage::analysis::compare::Comparison::of(
+            &open.run,
+            open.credit[0].step().unwrap(),
+            open.credit[1].step().unwrap(),
+        );
+        vantage::analysis::compare::Disagreement::ALL
+            .into_iter()
+            .filter(|k| c.disagreements.get(k).is_none_or(Vec::is_empty))
+            .collect()
+    };
+    assert!(!empty.is_empty(), "the sample has a kind no step shows");
+    for kind in empty {
+        let line = format!("{} (0)", kind.label());
+        h.get_by_label(&line).click();
+        h.run_ok();
+        assert!(h.query_by_label(kind.explanation()).is_none(), "{line}: opened on nothing");
+    }
+}

@@ -489,11 +489,16 @@ fn disagreement_table_ui(
     kind: Disagreement,
     rows: &[crate::analysis::compare::DisagreeingStep],
 ) {
+    // An empty kind is a line, not a header a saved state could leave open on nothing.
+    if rows.is_empty() {
+        ui.label(egui::RichText::new(format!("{} (0)", kind.label())).color(theme::MUTED));
+        return;
+    }
     let run = &open.run;
     let tr = &run.trajectories;
     egui::CollapsingHeader::new(format!("{} ({})", kind.label(), rows.len()))
         .id_salt(("disagreement", kind as u8))
-        .default_open(!rows.is_empty())
+        .default_open(true)
         .show(ui, |ui| {
             ui.label(egui::RichText::new(kind.explanation()).color(theme::MUTED));
             for row in rows.iter().take(MAX_ROWS) {
