@@ -144,7 +144,7 @@ pub(crate) fn finish(path: &std::path::Path, outcomes: &[Outcomes], run: &mut Ru
 }
 
 /// vf-eval writes `metadata.json` beside `results.jsonl`: its environment, model and sizes go in
-/// the run's notes, and an `avg_reward` that is not the rows' mean reward is a warning (the rows
+/// the run's notes, the environment and model name the run, and an `avg_reward` that is not the rows' mean reward is a warning (the rows
 /// were saved part-way, or the file belongs to another evaluation).
 fn check_vf_eval_metadata(path: &std::path::Path, run: &mut Run, report: &mut LoadReport) {
     if !run.meta.format.starts_with("verifiers vf-eval") {
@@ -167,6 +167,18 @@ fn check_vf_eval_metadata(path: &std::path::Path, run: &mut Run, report: &mut Lo
     .collect();
     if !said.is_empty() {
         run.meta.notes.push(format!("metadata.json: {}", said.join(", ")));
+    }
+    // Every vf-eval run is a `results.jsonl`: named by its environment and model (and the run's
+    // folder, `outputs/evals/<env>--<model>/<run>/`, which tells two evaluations of one apart).
+    let env = text("env_id").or_else(|| text("env"));
+    if let (Some(env), Some(model)) = (env, text("model"))
+        && run.meta.name.ends_with("results.jsonl")
+    {
+        let folder = path.parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned());
+        run.meta.name = match folder {
+            Some(folder) if !folder.is_empty() => format!("{env} · {model} · {folder}"),
+            _ => format!("{env} · {model}"),
+        };
     }
     let Some(average) = meta.get("avg_reward").and_then(serde_json::Value::as_f64) else { return };
     let rewards: Vec<f64> = run.trajectories.reward.iter().filter(|r| r.is_finite()).map(|&r| f64::from(r)).collect();

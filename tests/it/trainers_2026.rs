@@ -1188,3 +1188,11 @@ fn art_yaml_logs_from_before_its_parquet_load_as_the_same_run() {
     let err = load_bytes("0001.yaml", b"- just: a list\n", &mut LoadReport::new("0001.yaml")).unwrap_err();
     assert!(err.to_string().contains("not a list of trajectory groups"), "{err}");
 }
+
+#[test]
+fn a_vf_eval_run_is_named_by_its_environment_model_and_folder_not_results_jsonl() {
+    let path = fixture_path("vf_eval/current/results.jsonl");
+    let run = vantage::source::path::load_path(&path, None, &mut LoadReport::default()).unwrap();
+    // metadata.json beside it: env_id "weather", model "m"; the run's folder is `current`.
+    assert_eq!(run.meta.name, "weather · m · current");
+}
