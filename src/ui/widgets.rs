@@ -137,8 +137,8 @@ pub fn rollout_name(run: &crate::model::Run, t: crate::model::TrajectoryId) -> &
     }
 }
 
-/// A group's name for a heading: its key, and when the key is a hash (`prompt-94a41ed12d627c37`,
-/// nothing a room can read) the start of its prompt beside it, in quotes.
+/// A group's name for a heading: its key, or when the key is a hash (`prompt-94a41ed12d627c37`,
+/// nothing a room can read) the start of its prompt, in quotes, with the key's start after it.
 pub fn group_title(run: &crate::model::Run, g: crate::model::GroupId) -> String {
     let key = run.group_key(g);
     if !is_hash_key(key) {
@@ -155,7 +155,9 @@ pub fn group_title(run: &crate::model::Run, g: crate::model::GroupId) -> String 
         if line.chars().count() > 48 {
             shown.push('…');
         }
-        format!("{key} \u{201c}{shown}\u{201d}")
+        // The prompt is the title; the hash only tells two groups of one prompt apart.
+        let short: String = key.rsplit('/').next().unwrap_or(key).chars().take(16).collect();
+        format!("\u{201c}{shown}\u{201d} ({short}…)")
     }
 }
 
@@ -207,6 +209,15 @@ mod tests {
         assert_eq!(super::count(0, "step"), "0 steps");
         assert_eq!(super::count(96, "trajectory"), "96 trajectories");
         assert_eq!(super::count(1, "trajectory"), "1 trajectory");
+    }
+
+    #[test]
+    fn a_hash_keyed_group_is_titled_by_its_prompt() {
+        let log = "{\"vantage\": 1}\n{\"type\": \"group\", \"id\": \"train/step-1/prompt-94a41ed12d627c37\", \"prompt\": \"What is the capital of France?\"}\n{\"type\": \"trajectory\", \"id\": \"t\", \"group\": \"train/step-1/prompt-94a41ed12d627c37\", \"outcome\": {\"reward\": 1}, \"steps\": [{\"thought\": \"Paris\"}]}\n";
+        let run = crate::load::load_bytes("t.jsonl", log.as_bytes(), &mut crate::load::LoadReport::new("t")).unwrap();
+        let title = super::group_title(&run, crate::model::GroupId::from_index(0));
+        assert!(title.starts_with("\u{201c}What is the capital of France?\u{201d}"), "{title}");
+        assert!(title.ends_with("(prompt-94a41ed12…)"), "{title}");
     }
 
     #[test]

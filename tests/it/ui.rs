@@ -1361,8 +1361,8 @@ fn a_constant_credit_is_not_jittered_into_a_cloud() {
     h.get_by_label_contains("4 steps, jittered by up to 0.6% of the B axis (every A value the same)");
 }
 
-/// A group whose key is a hash is named with its prompt's first words beside it, in the step
-/// inspector and in the Runs view's group headings.
+/// A group whose key is a hash is named by its prompt's first words, the key's start after them,
+/// in the step inspector, the Group view and the Runs view's group headings.
 #[test]
 fn a_hash_group_key_gets_its_prompt_beside_it() {
     let log = r#"{"vantage": 1}
@@ -1372,11 +1372,17 @@ fn a_hash_group_key_gets_its_prompt_beside_it() {
 "#;
     let app = app_with("hash.jsonl", log.as_bytes());
     let h = harness(app);
-    h.get_by_label_contains("group train/step-1/prompt-94a41ed12d627c37 \u{201c}What is six times seven? Answer in a box.\u{201d} · outcome");
+    h.get_by_label_contains(
+        "group \u{201c}What is six times seven? Answer in a box.\u{201d} (prompt-94a41ed12…) · outcome",
+    );
+    let mut app = app_with("hash.jsonl", log.as_bytes());
+    app.state.tab = Tab::Group;
+    let h = harness(app);
+    h.get_by_label_contains("Group \u{201c}What is six times seven?");
     let mut app = app_with("hash.jsonl", log.as_bytes());
     app.state.tab = Tab::Runs;
     let h = harness(app);
-    h.get_by_label_contains("group train/step-1/prompt-94a41ed12d627c37 \u{201c}What is six times seven?");
+    h.get_by_label_contains("group \u{201c}What is six times seven?");
 }
 
 /// The state file a real session wrote (tests/fixtures/state/SOURCE.md: the window's geometry,

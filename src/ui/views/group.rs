@@ -15,7 +15,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         } else {
             format!(" · task {task}")
         };
-        ui.label(egui::RichText::new(format!("Group {}{task}", run.group_key(g))).strong());
+        ui.label(egui::RichText::new(format!("Group {}{task}", crate::ui::widgets::group_title(run, g))).strong());
         let headline = crate::analysis::runs::headline(&prompt);
         if headline.is_empty() {
         } else if ctx.state.meeting_mode {
