@@ -22,6 +22,11 @@ fn run_copy(name: &str) -> (PathBuf, PathBuf) {
     (dir, run)
 }
 
+/// Every run of the folder at `dir`, as `vantage check` opens them.
+fn open_folder(dir: &Path) -> Vec<vantage::source::path::Opened> {
+    vantage::source::path::open_all(dir, &OpenOptions::default(), None, &vantage::load::LoadReport::default(), None)
+}
+
 fn vantage(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_vantage")).args(args).env("USER", "ana").output().unwrap()
 }
@@ -407,13 +412,7 @@ fn a_harbor_trials_exception_and_its_verifiers_other_rewards_are_labels_on_its_t
         )
         .unwrap();
     }
-    let opened = vantage::source::path::open_all(
-        &dir,
-        &OpenOptions::default(),
-        None,
-        &vantage::load::LoadReport::default(),
-        None,
-    );
+    let opened = open_folder(&dir);
     let mut found: Vec<(String, String, String)> = opened
         .iter()
         .flat_map(|o| o.result.as_ref().unwrap().meta.labels.labels.clone())
@@ -519,13 +518,7 @@ fn inspect_scout_scans_beside_an_inspect_log_are_labels_on_its_samples() {
     assert_eq!(yes.note.as_deref(), Some("last reply: 'Yes'"));
     assert_eq!(yes.source.kind, vantage::model::labels::SourceKind::File);
     // Opened as a folder, the scans are no run: the log opens, with its labels.
-    let opened = vantage::source::path::open_all(
-        &dir,
-        &OpenOptions::default(),
-        None,
-        &vantage::load::LoadReport::default(),
-        None,
-    );
+    let opened = open_folder(&dir);
     assert_eq!(opened.len(), 1);
     assert_eq!(opened[0].result.as_ref().unwrap().meta.labels.labels.len(), want.len());
     std::fs::remove_dir_all(&dir).unwrap();
