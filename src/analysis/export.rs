@@ -42,8 +42,7 @@ pub fn credit_csv(run: &Run, a: Option<&[f32]>, b: Option<&[f32]>, names: (&str,
                 for named in labels {
                     out.push(',');
                     if let Some(value) = named.at(t, p) {
-                        let shown = value.shown();
-                        out.push_str(&csv_field(if shown.is_empty() { "true" } else { &shown }));
+                        out.push_str(&csv_field(&value.cell()));
                     }
                 }
                 out.push('\n');

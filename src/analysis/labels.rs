@@ -58,7 +58,7 @@ pub struct Split {
 /// per label, a row per word of a label that takes words, and the row of steps with no label.
 pub fn split(run: &Run, labels: &RunLabels, a: &[f32], b: &[f32]) -> Vec<Split> {
     let n = run.num_path_steps();
-    let trajectory_of = step_trajectories(run);
+    let trajectory_of = super::tables::step_trajectories(run);
     let row = |label: Option<String>, word: Option<String>, mask: &dyn Fn(usize) -> bool| {
         let positions: Vec<usize> = (0..n).filter(|&p| mask(p)).collect();
         let value = |credit: &[f32], p: usize| credit.get(p).copied().unwrap_or(f32::NAN);
@@ -108,15 +108,6 @@ pub fn split(run: &Run, labels: &RunLabels, a: &[f32], b: &[f32]) -> Vec<Split> 
     rows
 }
 
-/// Each path step's trajectory, in path order.
-fn step_trajectories(run: &Run) -> Vec<TrajectoryId> {
-    let mut out = Vec::with_capacity(run.num_path_steps());
-    for t in run.trajectories.ids() {
-        out.extend(std::iter::repeat_n(t, run.trajectories.path_range(t).len()));
-    }
-    out
-}
-
 /// A label's credit mass per training step: the summed |credit| under a scheme of the steps that
 /// carry it, and its share of the step's whole |credit|.
 #[derive(Clone, Debug, PartialEq)]
@@ -135,7 +126,7 @@ pub struct Mass {
 
 /// Each label's |credit| mass per training step under `credit` (aligned with the path steps).
 pub fn mass_by_train_step(run: &Run, labels: &RunLabels, credit: &[f32]) -> Vec<Mass> {
-    let trajectory_of = step_trajectories(run);
+    let trajectory_of = super::tables::step_trajectories(run);
     let train_step = |p: usize| {
         let group = run.trajectories.group[trajectory_of[p].index()];
         run.groups.train_step.get(group.index()).copied().flatten()

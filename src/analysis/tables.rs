@@ -147,7 +147,7 @@ pub fn labels_of<'a>(texts: impl Iterator<Item = &'a str>) -> Values {
 }
 
 /// Each path step's trajectory, in path order.
-fn step_trajectories(run: &Run) -> Vec<TrajectoryId> {
+pub(crate) fn step_trajectories(run: &Run) -> Vec<TrajectoryId> {
     let mut out = Vec::with_capacity(run.num_path_steps());
     for t in run.trajectories.ids() {
         out.extend(std::iter::repeat_n(t, run.trajectories.path_range(t).len()));
@@ -191,9 +191,7 @@ pub fn add_label_columns(table: &mut Table, run: &Run, labels: &crate::model::la
         for (position, &t) in trajectories.iter().enumerate() {
             let value = named.at(t, position);
             valid.push(value.is_some());
-            strings.push(
-                &value.map_or_else(String::new, |v| if v.shown().is_empty() { "true".to_owned() } else { v.shown() }),
-            );
+            strings.push(&value.map_or_else(String::new, crate::model::labels::Value::cell));
         }
         table.columns.push(Column::new(format!("label.{}", named.name), Values::Text(strings)).with_valid(valid));
     }

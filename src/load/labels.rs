@@ -168,9 +168,7 @@ pub fn scout_results(bytes: &[u8]) -> Result<Vec<ScoutResult>, String> {
     let meta = ParquetMeta::of_file(bytes)?;
     let read = |name: &str| -> Result<Option<Column>, String> {
         let Some(leaf) = meta.leaf(name) else { return Ok(None) };
-        let chunks: Vec<&[u8]> =
-            meta.chunks(leaf).map(|c| bytes.get(c.start as usize..(c.start + c.len) as usize).unwrap_or(&[])).collect();
-        crate::load::parquet_file::decode(&meta, leaf, &chunks).map(Some).map_err(|e| format!("{name}: {e}"))
+        crate::load::parquet_file::decode_in(&meta, leaf, bytes).map(Some).map_err(|e| format!("{name}: {e}"))
     };
     let need = |name: &str| read(name)?.ok_or_else(|| format!("no {name} column: not a Scout scanner's results"));
     let (task, scanner, value, kind) =

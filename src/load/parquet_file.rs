@@ -621,6 +621,14 @@ pub fn decode(meta: &ParquetMeta, leaf: usize, chunks: &[&[u8]]) -> Result<Colum
     decode_with(meta, leaf, chunks, true)
 }
 
+/// Decodes leaf `leaf` of a file held whole in `bytes` (its chunks sliced from it; a chunk past the
+/// end reads as empty, which the decoder refuses).
+pub fn decode_in(meta: &ParquetMeta, leaf: usize, bytes: &[u8]) -> Result<Column, String> {
+    let chunks: Vec<&[u8]> =
+        meta.chunks(leaf).map(|c| bytes.get(c.start as usize..(c.start + c.len) as usize).unwrap_or(&[])).collect();
+    decode(meta, leaf, &chunks)
+}
+
 /// Decodes only which slots of leaf `leaf` hold a value (the values are not read: a
 /// [`Values::Bytes`] column with `valid` set).
 pub fn decode_validity(meta: &ParquetMeta, leaf: usize, chunks: &[&[u8]]) -> Result<Column, String> {

@@ -41,6 +41,14 @@ impl Value {
         }
     }
 
+    /// The value as a table's cell: `true` for a flag, else as shown.
+    pub fn cell(&self) -> String {
+        match self {
+            Self::Flag => "true".to_owned(),
+            _ => self.shown(),
+        }
+    }
+
     /// The value as it is shown (`hack`, `severity=high`, `confidence=0.8`): empty for a flag.
     pub fn shown(&self) -> String {
         match self {

@@ -89,11 +89,7 @@ pub fn resolved(path: &Path, run: &crate::model::Run) -> (crate::model::labels::
     // The labels the log carries come first: a labels file beside the run can take them off.
     let imported = run.meta.imported_labels.iter().cloned().map(Entry::Add);
     read.entries = imported.chain(read.entries).collect();
-    let mut notes: Vec<String> = read
-        .warnings
-        .iter()
-        .map(|(file, w)| format!("{}:{}: {}: {}", file.display(), w.line, w.field, w.reason))
-        .collect();
+    let mut notes: Vec<String> = read.warnings.iter().map(|(file, w)| w.located(&file.display().to_string())).collect();
     let labels = crate::model::labels::RunLabels::resolve(run, crate::model::labels::labels_of(read.entries));
     notes.extend(labels.notes());
     (labels, notes)

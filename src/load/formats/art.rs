@@ -106,9 +106,7 @@ fn add_rows(
         return Err(incompatible("no group_index, reward and messages.role columns".to_owned()));
     }
     let read = |leaf: usize| -> Result<Column, LoadError> {
-        let chunks: Vec<&[u8]> =
-            meta.chunks(leaf).map(|c| bytes.get(c.start as usize..(c.start + c.len) as usize).unwrap_or(&[])).collect();
-        crate::load::parquet_file::decode(&meta, leaf, &chunks).map_err(|reason| LoadError::Unsupported {
+        crate::load::parquet_file::decode_in(&meta, leaf, bytes).map_err(|reason| LoadError::Unsupported {
             line: 0,
             field: meta.leaves[leaf].path.clone(),
             reason,
