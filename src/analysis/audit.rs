@@ -16,6 +16,23 @@ pub const ESTIMATORS: [&str; 9] =
 /// logs float32 (or bfloat16-rounded) advantages, and the recomputation runs in another order.
 pub const TOLERANCE: f64 = 1e-4;
 
+/// Whether `b` agrees with `a` within [`TOLERANCE`] (absolute, plus relative to `a`).
+pub fn within_tolerance(a: f64, b: f64) -> bool {
+    (a - b).abs() <= TOLERANCE + TOLERANCE * a.abs()
+}
+
+/// Whether `a` and `b` differ only by the rounding noise of a zero-variance group whose noise
+/// reaches `bound` (`compare::zero_variance_noise`; `None` where the group's rewards differ).
+pub fn is_noise(a: f64, b: f64, bound: Option<f64>) -> bool {
+    bound.is_some_and(|bound| a.abs().max(b.abs()) <= bound)
+}
+
+/// Whether two credits of one step differ by no more than the audit counts as agreement:
+/// within [`TOLERANCE`], or both within the rounding noise of a zero-variance group.
+pub fn agree(a: f64, b: f64, bound: Option<f64>) -> bool {
+    within_tolerance(a, b) || is_noise(a, b, bound)
+}
+
 /// One estimator and preset put beside the logged advantages.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
@@ -119,10 +136,10 @@ fn compare(
             verdict.compared += 1;
             let (l, r) = (f64::from(l), f64::from(r));
             let gap = (l - r).abs();
-            if gap <= TOLERANCE + TOLERANCE * l.abs() {
+            if within_tolerance(l, r) {
                 continue;
             }
-            if bound.is_some_and(|b| l.abs().max(r.abs()) <= b) {
+            if is_noise(l, r, bound) {
                 verdict.noise += 1;
                 continue;
             }

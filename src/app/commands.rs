@@ -85,16 +85,11 @@ impl VantageApp {
     /// Applies one command.
     pub(super) fn apply(&mut self, command: Command, ctx: &egui::Context) {
         match command {
-            Command::SelectRun(i) if i < self.runs.len() => self.selected = i,
-            Command::CloseRun(i) if i < self.runs.len() => {
-                let closed = self.runs.remove(i);
-                #[cfg(target_arch = "wasm32")]
-                if let Some(remote) = closed.remote {
-                    crate::app::credit_worker::release(remote);
-                }
-                drop(closed);
-                self.selected = self.selected.min(self.runs.len().saturating_sub(1));
+            Command::SelectRun(i) if i < self.runs.len() => {
+                self.show_run(i);
+                self.fit_schemes();
             }
+            Command::CloseRun(i) if i < self.runs.len() => self.close_run(i),
             Command::ToggleMeetingMode => {
                 self.state.meeting_mode = !self.state.meeting_mode;
                 if self.state.meeting_mode && self.state.tab == Tab::Summary {
@@ -294,13 +289,33 @@ impl VantageApp {
         self.go_to_bookmark(marks[next as usize]);
     }
 
+    fn close_run(&mut self, i: usize) {
+        let closed = self.runs.remove(i);
+        #[cfg(target_arch = "wasm32")]
+        if let Some(remote) = closed.remote {
+            crate::app::credit_worker::release(remote);
+        }
+        drop(closed);
+        if i < self.selected {
+            self.selected -= 1;
+        } else if i == self.selected && !self.runs.is_empty() {
+            // The run shown next brings back its own schemes.
+            self.selected = self.selected.min(self.runs.len() - 1);
+            self.show_run(self.selected);
+            self.fit_schemes();
+        }
+    }
+
     fn go_to_bookmark(&mut self, i: usize) {
         let Some(mark) = self.state.bookmarks.get(i).cloned() else { return };
         let Some(run_index) = self.runs.iter().position(|r| r.run.meta.name == mark.run_name) else {
             self.notifications.push(format!("bookmark: run {} is not open", mark.run_name));
             return;
         };
-        self.selected = run_index;
+        if run_index != self.selected {
+            self.show_run(run_index);
+            self.fit_schemes();
+        }
         let open = &mut self.runs[run_index];
         let Some(t) = open.run.trajectory_by_key(&mark.trajectory_key) else { return };
         let range = open.run.trajectories.path_range(t);

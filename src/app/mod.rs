@@ -91,6 +91,8 @@ pub struct VantageApp {
     /// Schemes were chosen on the command line: the audit of a run's logged advantages does not
     /// replace them.
     pub schemes_given: bool,
+    /// A deep link chose schemes: their presets belong to the next run shown.
+    pub link_presets: bool,
     /// The first frame has run (it drops the scroll offsets an earlier session saved).
     pub started: bool,
     /// Follow the `?url=` log once it has loaded (web, `&follow=1`).
@@ -194,6 +196,10 @@ impl VantageApp {
         }
         if let Some(b) = link.scheme_b.clone() {
             self.state.scheme_b = b;
+        }
+        if link.scheme_a.is_some() || link.scheme_b.is_some() {
+            self.state.preset_run = self.current().map(|o| o.run.meta.name.clone());
+            self.link_presets = self.runs.is_empty();
         }
         if let Some(tab) = link.tab {
             self.state.tab = tab;
@@ -302,9 +308,7 @@ impl VantageApp {
                         self.accept_outcome(0, other, repaint.clone());
                     }
                     // The folder's first run stays shown: it carries the folder's note.
-                    if first < self.runs.len() {
-                        self.selected = first;
-                    }
+                    self.show_run(first);
                 }
                 LoadMessage::Picked(sources) if !sources.is_empty() => self.open_all(sources, repaint.clone()),
                 LoadMessage::Picked(_) => {}
@@ -339,7 +343,7 @@ impl VantageApp {
                     open
                 } else {
                     self.runs.push(OpenRun::new(run, outcome.report));
-                    self.selected = self.runs.len() - 1;
+                    self.show_run(self.runs.len() - 1);
                     &mut self.runs[self.selected]
                 };
                 // A large run's credit is computed off the page's thread, on the worker's copy.
@@ -420,11 +424,32 @@ impl VantageApp {
             preset: verdict.preset.map(str::to_owned),
             values: Vec::new(),
         };
+        self.state.preset_run = Some(open.run.meta.name.clone());
+    }
+
+    /// Shows run `i`: schemes A and B stay with the run shown until now, and come back with run
+    /// `i` when it was shown before (a preset belongs to the run it was chosen on).
+    pub(crate) fn show_run(&mut self, i: usize) {
+        if i >= self.runs.len() || i == self.selected && self.runs[i].schemes.is_none() {
+            self.selected = i.min(self.runs.len().saturating_sub(1));
+            return;
+        }
+        if i != self.selected
+            && let Some(shown) = self.runs.get_mut(self.selected)
+        {
+            shown.schemes = Some([self.state.scheme_a.clone(), self.state.scheme_b.clone()]);
+        }
+        self.selected = i;
+        if let Some([a, b]) = self.runs[i].schemes.take() {
+            self.state.scheme_a = a;
+            self.state.scheme_b = b;
+            self.state.preset_run = Some(self.runs[i].run.meta.name.clone());
+        }
     }
 
     fn push_run(&mut self, open: OpenRun) {
         self.runs.push(open);
-        self.selected = self.runs.len() - 1;
+        self.show_run(self.runs.len() - 1);
         self.fit_schemes();
         self.apply_pending_link();
     }
@@ -540,7 +565,7 @@ impl VantageApp {
 
     /// When scheme A or B does not apply to the current run (not supported by it, a saved formula
     /// that is an error on it, another trainer's preset), picks one that does instead.
-    fn fit_schemes(&mut self) {
+    pub(crate) fn fit_schemes(&mut self) {
         let Some(open) = self.runs.get(self.selected) else { return };
         let name = open.run.meta.name.clone();
         // Saved choices that do not apply to this run are not applied, and a notice says so: a
@@ -555,6 +580,12 @@ impl VantageApp {
         };
         let defaults = AppState::default();
         let mut said = Vec::new();
+        if std::mem::take(&mut self.link_presets) {
+            self.state.preset_run = Some(name.clone());
+        }
+        // A preset chosen on another run (or in an earlier session on another run) is that run's.
+        let owner = self.state.preset_run.clone().filter(|owner| *owner != name && !self.schemes_given);
+        let unowned = self.state.preset_run.is_none() && !self.schemes_given;
         for (slot, choice, default) in
             [("A", &mut self.state.scheme_a, &defaults.scheme_a), ("B", &mut self.state.scheme_b, &defaults.scheme_b)]
         {
@@ -584,6 +615,18 @@ impl VantageApp {
                 ));
                 choice.preset = None;
             }
+            if let Some(preset) = choice.preset.clone()
+                && (owner.is_some() || unowned)
+                && !audited(&choice.scheme_id, &preset)
+            {
+                let whose = owner.as_deref().map_or_else(|| "an earlier session's".to_owned(), |o| format!("{o}'s"));
+                said.push(format!(
+                    "{name}: the preset {preset} of {} ({slot}) was {whose} choice; here {slot} is {} with its defaults",
+                    choice.scheme_id, choice.scheme_id
+                ));
+                choice.preset = None;
+                choice.values.clear();
+            }
         }
         self.notifications.extend(said);
         let supported = |id: &str| {
@@ -611,6 +654,15 @@ impl VantageApp {
         {
             self.state.scheme_b = state::SchemeChoice::new(id);
         }
+        // B the same computation as A (a preset taken off, logged advantages the run lacks)
+        // would compare a scheme with itself: B is the first process scheme the run supports.
+        if self.state.scheme_a == self.state.scheme_b
+            && let Some(id) = PREFERRED_B.iter().find(|id| supported(id) && **id != self.state.scheme_a.scheme_id)
+        {
+            self.notifications.push(format!("{name}: A and B were both {}; B is {id}", self.state.scheme_a.scheme_id));
+            self.state.scheme_b = state::SchemeChoice::new(id);
+        }
+        self.state.preset_run = Some(name.clone());
         // A remembered color field the run lacks would draw everything grey: back to credit A.
         let choices = &open.facets.heat_choices;
         let mut reset = Vec::new();

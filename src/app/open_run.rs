@@ -230,6 +230,9 @@ pub struct Facets {
     pub kinds: Vec<String>,
     /// Tasks that recur across training steps, with their groups in step order.
     pub recurring_tasks: std::collections::BTreeMap<String, Vec<GroupId>>,
+    /// Per group, how far from 0 the rounding noise of a zero-variance group can reach (the
+    /// audit's bound; `None` where the rewards differ).
+    pub noise_bounds: Vec<Option<f64>>,
 }
 
 impl Facets {
@@ -248,6 +251,7 @@ impl Facets {
             roles: labels(&run.nodes.role),
             kinds: labels(&run.nodes.kind).into_iter().map(|(_, k)| k).collect(),
             recurring_tasks: crate::analysis::overview::recurring_tasks(run),
+            noise_bounds: crate::analysis::compare::zero_variance_bounds(run),
         }
     }
 }
@@ -278,6 +282,9 @@ pub struct OpenRun {
     /// What the audit of the run's own logged advantages found (`analysis::audit`), when it logs
     /// them: set as the run opens, for runs of at most `AUDIT_STEPS` steps.
     pub audit: Option<crate::analysis::audit::Audit>,
+    /// Schemes A and B as they were when another run was shown instead: showing this run again
+    /// brings them back (a preset chosen on it is its own).
+    pub schemes: Option<[crate::app::state::SchemeChoice; 2]>,
     /// Samples still to be read, for a run opened from its summaries.
     pub lazy: Option<LazyRun>,
     /// The credit worker's copy of this run (web, large runs): credit is computed there.
@@ -375,6 +382,7 @@ impl OpenRun {
             tree: None,
             every_scheme: None,
             audit: None,
+            schemes: None,
             lazy: None,
             remote: None,
             load_id: None,

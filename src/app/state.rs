@@ -269,6 +269,9 @@ pub struct AppState {
     pub scheme_a: SchemeChoice,
     /// Scheme B.
     pub scheme_b: SchemeChoice,
+    /// The run (by name) the presets of A and B were chosen on: a preset belongs to its run, and
+    /// another run opens without it unless its audit finds its own advantages are that preset's.
+    pub preset_run: Option<String>,
     /// What heatmap cells show.
     pub heat_value: HeatValue,
     /// Heatmap over the whole run instead of the selected group.
@@ -301,6 +304,7 @@ impl Default for AppState {
         Self {
             scheme_a: SchemeChoice::new("grpo"),
             scheme_b: SchemeChoice::new("prm_process"),
+            preset_run: None,
             heat_value: HeatValue::CreditA,
             heat_whole_run: false,
             tree_merge: TreeMerge::Logged,

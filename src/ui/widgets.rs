@@ -1,5 +1,6 @@
 //! Small reusable widgets: the colormap legend, role colors, value formatting.
 
+use crate::analysis::heatmap::HeatValue;
 use crate::ui::theme::{self, ValueColors};
 
 /// A plot's key as a row above it (a legend inside the plot covers points): each series' name in
@@ -28,7 +29,11 @@ pub fn legend_ui(ui: &mut egui::Ui, colors: &ValueColors, label: &str) {
     ui.horizontal(|ui| {
         ui.label(egui::RichText::new(label).color(theme::MUTED));
         if colors.is_flat() {
-            ui.label("0 everywhere (no credit to color)");
+            ui.label(if label == HeatValue::Difference.label() {
+                "A and B agree everywhere (within rounding)"
+            } else {
+                "0 everywhere (no credit to color)"
+            });
             return;
         }
         ui.label(format_value(colors.lo));

@@ -160,7 +160,7 @@ fn on_every_sample_the_epsilon_slider_moves_the_selected_cell_to_the_recomputed_
 }
 
 /// Two rollouts, rewards 1 and 0; step scores that call the winner's second step wrong.
-const TINY: &str = r#"{"vantage": 1}
+pub const TINY: &str = r#"{"vantage": 1}
 {"type": "trajectory", "id": "win", "group": "g", "outcome": {"reward": 1, "success": true}, "steps": [{"thought": "s1", "scores": {"prm": 0.9}}, {"thought": "s2", "scores": {"prm": 0.1}}, {"thought": "s3", "scores": {"prm": 0.9}}]}
 {"type": "trajectory", "id": "lose", "group": "g", "outcome": {"reward": 0, "success": false}, "steps": [{"thought": "t1", "scores": {"prm": 0.8}}, {"thought": "t2", "scores": {"prm": 0.2}}]}
 "#;
@@ -1292,7 +1292,8 @@ fn saved_schemes_that_do_not_fit_the_run_are_not_applied() {
     let run = load_bytes("tiny.jsonl", TINY.as_bytes(), &mut report).unwrap();
     app.open_loaded(run, report);
     assert_eq!(app.state.scheme_a.scheme_id, "grpo", "the run has no `judge` score");
-    assert_eq!((app.state.scheme_b.scheme_id.as_str(), app.state.scheme_b.preset.as_deref()), ("grpo", None));
+    // B without its preset would be A again: the first process scheme the run supports.
+    assert_eq!((app.state.scheme_b.scheme_id.as_str(), app.state.scheme_b.preset.as_deref()), ("prm_process", None));
     let said = app.notifications.join("\n");
     assert!(said.contains("the saved formula of scheme A does not apply to this run"), "{said}");
     assert!(said.contains("the saved preset prime_rl is prime-rl's and this is a vantage JSONL v1 run"), "{said}");

@@ -23,7 +23,14 @@ pub fn value_at(open: &OpenRun, value: &HeatValue, p: usize) -> f32 {
     match value {
         HeatValue::CreditA => credit(0),
         HeatValue::CreditB => credit(1),
-        HeatValue::Difference => credit(0) - credit(1),
+        // The rounding noise the audit recognises is no difference (else the colour scale would
+        // stretch over it and paint a whole tree red and blue).
+        HeatValue::Difference => {
+            let (a, b) = (credit(0), credit(1));
+            let group = run.trajectories.at_position(p).and_then(|t| run.trajectories.group.get(t.index()));
+            let bound = group.and_then(|g| open.facets.noise_bounds.get(g.index()).copied().flatten());
+            if crate::analysis::audit::agree(f64::from(a), f64::from(b), bound) { 0.0 } else { a - b }
+        }
         HeatValue::Score(name) => {
             run.nodes.scores.get(name).and_then(|c| c.get(node.index())).copied().unwrap_or(f32::NAN)
         }
