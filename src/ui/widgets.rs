@@ -263,3 +263,58 @@ mod tests {
         assert_eq!(super::short_run_names(&same), same, "names that cannot be told apart stay whole");
     }
 }
+
+/// The part of `text` shown folded: its first `lines` lines that are not blank and at most `chars`
+/// characters (cut at a character boundary), or `None` when all of it fits.
+pub fn fold(text: &str, lines: usize, chars: usize) -> Option<&str> {
+    let mut seen = 0;
+    let mut by_lines = text.len();
+    let mut start = 0;
+    for (i, _) in text.match_indices('\n') {
+        if !text[start..i].trim().is_empty() {
+            seen += 1;
+            if seen == lines {
+                by_lines = i;
+                break;
+            }
+        }
+        start = i + 1;
+    }
+    let by_chars = text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i);
+    let end = by_lines.min(by_chars);
+    (end < text.len()).then(|| &text[..end])
+}
+
+/// A text that may be long (a system prompt, a tool's output) folded to its first `lines` lines
+/// and `chars` characters, with a button that shows the rest ("show all 214 lines") and one that
+/// folds it again; which way it is stays for the session under `id`.
+pub fn folded_text(ui: &mut egui::Ui, id: egui::Id, text: &str, lines: usize, chars: usize) {
+    let Some(head) = fold(text, lines, chars) else {
+        ui.label(text);
+        return;
+    };
+    let open = ui.data(|d| d.get_temp::<bool>(id)).unwrap_or(false);
+    ui.label(if open { text } else { head.trim_end() });
+    let total = text.lines().count();
+    let more = if total > lines {
+        format!("show all {} ({})", count(total, "line"), count(text.chars().count(), "character"))
+    } else {
+        format!("show all {}", count(text.chars().count(), "character"))
+    };
+    let button = if open { "fold".to_owned() } else { format!("… {more}") };
+    if ui.small_button(button).clicked() {
+        ui.data_mut(|d| d.insert_temp(id, !open));
+    }
+}
+
+#[cfg(test)]
+mod fold_tests {
+    #[test]
+    fn a_text_folds_at_its_non_blank_lines_and_characters() {
+        let text = "You are opencode.\n\nIMPORTANT: never guess.\n\nIf the user asks\n- /help";
+        assert_eq!(super::fold(text, 2, 480), Some("You are opencode.\n\nIMPORTANT: never guess."));
+        assert_eq!(super::fold(text, 1, 8), Some("You are "));
+        assert_eq!(super::fold(text, 9, 480), None);
+        assert_eq!(super::fold("héllo", 1, 2), Some("hé"));
+    }
+}

@@ -603,3 +603,85 @@ fn the_difference_colours_ignore_rounding_noise() {
     }
     results.unwrap();
 }
+
+/// The `NeMo` Gym SWE rollouts (`deepswe`, written by its rollout collector), opened in the app.
+fn deepswe_app() -> VantageApp {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/nemo_gym/deepswe.jsonl");
+    let mut report = vantage::load::LoadReport::new("deepswe.jsonl");
+    let run = vantage::source::path::load_path(&path, None, &mut report).unwrap();
+    let mut app = VantageApp::default();
+    app.open_loaded(run, report);
+    app
+}
+
+/// #65 item 2: on a `NeMo` Gym SWE rollout the prompt (a system prompt, the issue, the
+/// instructions: 12,000 characters) folds to its first lines, so the steps show below it in the
+/// room; a button shows all of it, and the wheel scrolls it with the steps. On a rollout of many steps under such a prompt, → reaches each step.
+#[test]
+fn the_transcript_folds_a_long_prompt_and_the_wheel_and_arrows_reach_the_steps() {
+    let mut results = SnapshotResults::new();
+    for meeting in [false, true] {
+        let mut h = room_harness(deepswe_app(), Tab::Transcript, meeting);
+        let central = vantage::ui::central_rect(&h.ctx).unwrap();
+        let inside = |h: &Harness<'_, VantageApp>, text: &str| {
+            h.query_all_by_label_contains(text).any(|n| central.contains_rect(n.rect()))
+        };
+        let open = h.state().current().unwrap();
+        let g = open.run.trajectories.group[open.selection.trajectory.unwrap().index()].index();
+        let prompt = open.run.text(open.run.groups.prompt[g]).trim().to_owned();
+        assert!(prompt.len() > 8000, "a long prompt: {}", prompt.len());
+        h.snapshot_options(
+            format!("room/transcript_long_prompt{}", if meeting { "_meeting" } else { "" }),
+            &egui_kittest::SnapshotOptions::new().max_failed_pixels(8),
+        );
+        results.extend_harness(&mut h);
+        let unfold = h.get_by_label_contains("… show all ");
+        assert!(central.contains_rect(unfold.rect()), "the fold button shows: {:?} in {central:?}", unfold.rect());
+        assert!(inside(&h, "step 1 · "), "step 1 shows under the folded prompt");
+        // Unfolded, the prompt pushes step 1 down; the wheel brings it up.
+        h.get_by_label_contains("… show all ").click();
+        h.run_ok();
+        assert!(h.query_by_label("fold").is_some());
+        assert!(!inside(&h, "step 1 · "), "the whole prompt is above step 1");
+        for _ in 0..40 {
+            h.event(egui::Event::MouseWheel {
+                unit: egui::MouseWheelUnit::Point,
+                delta: egui::vec2(0.0, -400.0),
+                phase: egui::TouchPhase::Move,
+                modifiers: egui::Modifiers::NONE,
+                source: egui::MouseWheelSource::Unknown,
+            });
+            h.hover_at(central.center());
+            h.run_ok();
+            if inside(&h, "step 1 · ") {
+                break;
+            }
+        }
+        assert!(inside(&h, "step 1 · "), "the wheel reaches step 1");
+    }
+    // Twelve steps under that prompt: → selects each in turn and brings it into view.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/nemo_gym/deepswe.jsonl");
+    let first: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(path).unwrap().lines().next().unwrap()).unwrap();
+    let prompt = first["responses_create_params"]["input"].as_array().unwrap()[0]["content"].to_string();
+    let steps: Vec<String> = (1..=12)
+        .map(|k| {
+            format!("{{\"thought\": \"look {k}\", \"action\": \"ls\", \"observation\": \"{}\"}}", "file\\n".repeat(30))
+        })
+        .collect();
+    let log = format!(
+        "{{\"vantage\": 1}}\n{{\"type\": \"group\", \"id\": \"g\", \"prompt\": {prompt}}}\n{{\"type\": \"trajectory\", \"id\": \"t\", \"group\": \"g\", \"outcome\": {{\"reward\": 1}}, \"steps\": [{}]}}\n{{\"type\": \"trajectory\", \"id\": \"u\", \"group\": \"g\", \"outcome\": {{\"reward\": 0}}, \"steps\": [{{\"thought\": \"x\"}}]}}\n",
+        steps.join(", ")
+    );
+    for meeting in [false, true] {
+        let mut h = room_harness(crate::ui::app_with("swe_steps.jsonl", log.as_bytes()), Tab::Transcript, meeting);
+        let central = vantage::ui::central_rect(&h.ctx).unwrap();
+        for k in 2..=12 {
+            h.key_press(egui::Key::ArrowRight);
+            h.run_ok();
+            let heading = h.get_by_label_contains(&format!("step {k} · ")).rect();
+            assert!(central.contains_rect(heading), "step {k} in view (meeting {meeting}): {:?}", heading);
+        }
+    }
+    results.unwrap();
+}

@@ -999,7 +999,7 @@ fn the_transcript_shows_a_whole_rollout_with_both_credits_and_selects_a_clicked_
     // The task and the prompt it started from above, how it ended below, numbers alike.
     let g = run.trajectories.group[t.index()].index();
     h.get_by_label(&format!("task: {}", run.label(run.groups.task[g])));
-    h.get_by_label_contains("prompt: You are in the middle of a room.");
+    h.get_by_label_contains("You are in the middle of a room.");
     let finish = run.label(run.trajectories.finish[t.index()]);
     h.get_by_label_contains(&format!("outcome: reward {:+.4} · ", run.trajectories.reward[t.index()]));
     h.get_by_label_contains(&format!("finish: {finish}"));

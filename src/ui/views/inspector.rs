@@ -217,7 +217,13 @@ pub fn strip_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             {
                 let text = run.text(text);
                 if !text.is_empty() {
-                    ui.label(format!("{label}: {}", super::run_browser::truncate(text.trim(), 320)));
+                    // Three lines at most: a tool's output of a hundred lines would push the
+                    // view above off the screen (the Transcript shows all of it).
+                    let text = text.trim();
+                    match crate::ui::widgets::fold(text, 3, 320) {
+                        Some(head) => ui.label(format!("{label}: {} …", head.trim_end())),
+                        None => ui.label(format!("{label}: {text}")),
+                    };
                 }
             }
         });
