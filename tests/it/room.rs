@@ -680,7 +680,7 @@ fn the_transcript_folds_a_long_prompt_and_the_wheel_and_arrows_reach_the_steps()
             h.key_press(egui::Key::ArrowRight);
             h.run_ok();
             let heading = h.get_by_label_contains(&format!("step {k} · ")).rect();
-            assert!(central.contains_rect(heading), "step {k} in view (meeting {meeting}): {:?}", heading);
+            assert!(central.contains_rect(heading), "step {k} in view (meeting {meeting}): {heading:?}");
         }
     }
     results.unwrap();
