@@ -47,8 +47,8 @@ pub struct StartOptions {
     /// Print the seconds from `started` to the first frame that shows a run's group view, and
     /// close (the load benchmark's measure of the time to a first view).
     pub exit_after_first_view: Option<web_time::Instant>,
-    /// `--window-size`: the window's size in points, set on the first frame (it wins over the size
-    /// an earlier session saved, which the window system restores first).
+    /// `--window-size`: the window's size in screen pixels (logical pixels where the desktop
+    /// scales), set once the zoom is settled (it wins over the size an earlier session saved).
     pub window_size: Option<[f32; 2]>,
 }
 
@@ -86,8 +86,13 @@ pub struct VantageApp {
     pub shown_title: String,
     /// `--exit-after-first-view`: when the process started.
     pub exit_after_first_view: Option<web_time::Instant>,
-    /// `--window-size`, still to be given to the window (the first frame does).
+    /// `--window-size`, in screen pixels.
     pub window_size: Option<[f32; 2]>,
+    /// Whether `window_size` was given to the window (once the zoom the app draws with is the
+    /// one in effect: egui turns a size in points into pixels by the zoom).
+    pub window_size_sent: bool,
+    /// `--exit-after-first-view` printed the time to the first view.
+    pub first_view_said: bool,
     /// Schemes were chosen on the command line: the audit of a run's logged advantages does not
     /// replace them.
     pub schemes_given: bool,
@@ -687,11 +692,6 @@ impl VantageApp {
 
     /// Per-frame work that is not drawing: loads, dropped files, keys, commands, credit.
     pub fn logic(&mut self, ctx: &egui::Context) {
-        // eframe restores the size an earlier session saved whatever size the window was opened
-        // with: `--window-size` is applied again here, once.
-        if let Some([width, height]) = self.window_size.take() {
-            ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(egui::vec2(width, height)));
-        }
         // Every view opens at its top: the scroll offsets egui's saved memory holds are an earlier
         // session's, for other content (Compare reopened mid-table, the scheme panel past scheme A).
         if !std::mem::replace(&mut self.started, true) {

@@ -22,7 +22,21 @@ pub struct ViewCtx<'a> {
 
 /// Draws the whole app into `ui`: top bar, status bar, side panels and the current tab.
 pub fn app_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
-    ui.ctx().set_zoom_factor(if app.state.meeting_mode { theme::MEETING_ZOOM } else { 1.0 });
+    let zoom = if app.state.meeting_mode { theme::MEETING_ZOOM } else { 1.0 };
+    ui.ctx().set_zoom_factor(zoom);
+    // `--window-size` is in pixels and egui sizes a window in points of the zoom in effect when
+    // it sends the command: sent once that zoom is this frame's (the first frame can still have
+    // the zoom an earlier meeting-mode session saved), and again over the size eframe restores.
+    if let Some(size) = app.window_size
+        && !app.window_size_sent
+    {
+        if ui.ctx().zoom_factor() == zoom {
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::InnerSize(egui::Vec2::from(size) / zoom));
+            app.window_size_sent = true;
+        } else {
+            ui.ctx().request_repaint();
+        }
+    }
     egui::Panel::top("top_bar").show(ui, |ui| top_bar_ui(app, ui));
     egui::Panel::bottom("status_bar").show(ui, |ui| status_bar_ui(app, ui));
     let meeting = app.state.meeting_mode;

@@ -31,3 +31,4 @@ mod sample_runs;
 mod serve;
 mod trainers_2026;
 mod ui;
+mod window;

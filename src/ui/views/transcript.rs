@@ -143,13 +143,7 @@ fn start_ui(
         frame.stroke(egui::Stroke::new(0.5, theme::EDGE)).show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.label(egui::RichText::new("prompt").small().color(theme::MUTED));
-            folded_text(
-                ui,
-                egui::Id::unique(("transcript_prompt", instance, g)),
-                prompt.trim(),
-                lines,
-                chars,
-            );
+            folded_text(ui, egui::Id::unique(("transcript_prompt", instance, g)), prompt.trim(), lines, chars);
         });
     }
 }
