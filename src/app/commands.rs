@@ -12,6 +12,18 @@ pub enum Command {
     SelectGroup(GroupId),
     /// Select a group and show it in the Group view (the compare view's ranking of groups).
     OpenGroup(GroupId),
+    /// Walk a list of groups (an alarm's): open the first in the Group view, whose title line then
+    /// has previous and next.
+    WalkGroups {
+        /// What the groups are ("zero variance alarm").
+        what: String,
+        /// The groups, in order.
+        groups: Vec<GroupId>,
+    },
+    /// Open the next / previous group of the walk.
+    WalkBy(i32),
+    /// Stop walking.
+    EndWalk,
     /// Select a trajectory (and its first step).
     SelectTrajectory(TrajectoryId),
     /// Select a step by path position.
@@ -101,6 +113,13 @@ impl VantageApp {
                     open.select_group(g);
                 }
                 self.state.tab = Tab::Group;
+            }
+            Command::WalkGroups { what, groups } => self.walk(Some(super::open_run::Walk { what, groups, at: 0 }), 0),
+            Command::WalkBy(delta) => self.walk(None, delta),
+            Command::EndWalk => {
+                if let Some(open) = self.current_mut() {
+                    open.walk = None;
+                }
             }
             Command::ToggleBookmark => self.toggle_bookmark(),
             Command::BookmarkBy(delta) => self.bookmark_by(delta),
@@ -287,6 +306,25 @@ impl VantageApp {
             None => n - 1,
         };
         self.go_to_bookmark(marks[next as usize]);
+    }
+
+    /// Starts walking `start`'s groups, or moves the walk under way by `delta` (wrapping), and
+    /// opens the group it is at.
+    fn walk(&mut self, start: Option<super::open_run::Walk>, delta: i32) {
+        let Some(open) = self.current_mut() else { return };
+        if let Some(walk) = start {
+            open.walk = Some(walk);
+        }
+        let Some(walk) = &mut open.walk else { return };
+        let n = walk.groups.len();
+        if n == 0 {
+            open.walk = None;
+            return;
+        }
+        walk.at = (walk.at as i64 + i64::from(delta)).rem_euclid(n as i64) as usize;
+        let g = walk.groups[walk.at];
+        open.select_group(g);
+        self.state.tab = Tab::Group;
     }
 
     fn close_run(&mut self, i: usize) {

@@ -218,6 +218,17 @@ pub struct SchemeCredit {
     pub credit: Credit,
 }
 
+/// A list of groups walked one at a time (the groups behind a health alarm).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Walk {
+    /// What they are ("zero variance alarm").
+    pub what: String,
+    /// The groups, in order.
+    pub groups: Vec<GroupId>,
+    /// The one shown.
+    pub at: usize,
+}
+
 /// What the pickers offer for a run, gathered once at open (scanning the node columns every frame
 /// would cost O(steps)).
 #[derive(Clone, Debug, Default)]
@@ -273,6 +284,8 @@ pub struct OpenRun {
     pub facets: Facets,
     /// What is selected.
     pub selection: Selection,
+    /// The groups being walked (an alarm's), with previous and next in the Group view.
+    pub walk: Option<Walk>,
     /// Credit under scheme A and scheme B.
     pub credit: [CreditSlot; 2],
     /// The laid-out tree of the selected group (group, merge mode, tree).
@@ -383,6 +396,7 @@ impl OpenRun {
             every_scheme: None,
             audit: None,
             schemes: None,
+            walk: None,
             lazy: None,
             remote: None,
             load_id: None,

@@ -685,3 +685,77 @@ fn the_transcript_folds_a_long_prompt_and_the_wheel_and_arrows_reach_the_steps()
     }
     results.unwrap();
 }
+
+/// A run of 31 training steps, each with a group where every rollout failed: `vantage health`
+/// raises the `all_failed` alarm on each step.
+fn alarmed_log() -> String {
+    let mut log = String::from("{\"vantage\": 1}\n");
+    for s in 1..=31 {
+        for g in 0..2 {
+            for r in 0..2 {
+                let reward = if g == 0 { 0 } else { r };
+                log.push_str(&format!(
+                    "{{\"type\": \"trajectory\", \"id\": \"s{s}g{g}r{r}\", \"group\": \"s{s}g{g}\", \"train_step\": {s}, \"outcome\": {{\"reward\": {reward}}}, \"steps\": [{{\"thought\": \"x{r}\"}}]}}\n"
+                ));
+            }
+        }
+    }
+    log
+}
+
+/// #65 item 5: the health alarms are one button per alarm, not one per training step (31 here),
+/// inside the window in and out of meeting mode; a click walks the groups behind the alarm in the
+/// Group view, with next and previous (wrapping) and a way out.
+#[test]
+fn health_alarms_are_one_button_per_alarm_that_walks_its_groups() {
+    let log = alarmed_log();
+    let mut results = SnapshotResults::new();
+    for meeting in [false, true] {
+        let mut h = room_harness(crate::ui::app_with("alarms.jsonl", log.as_bytes()), Tab::Overview, meeting);
+        let central = vantage::ui::central_rect(&h.ctx).unwrap();
+        h.get_by_label("Health: 31 alarm(s)");
+        let chips: Vec<egui::Rect> = h.query_all_by_label_contains("all failed · ").map(|n| n.rect()).collect();
+        assert_eq!(chips.len(), 1, "one button for the alarm of 31 steps");
+        assert!(central.contains_rect(chips[0]), "{chips:?} in {central:?}");
+        h.get_by_label("all failed · 31 steps · worst 50% (step 1)");
+        // The first plot still shows whole below the strip.
+        let instance = h.state().current().unwrap().instance;
+        let id = vantage::ui::widgets::plot_id("overview_outcomes", instance);
+        let plot = *egui_plot::PlotMemory::load(&h.ctx, id).unwrap().transform().frame();
+        assert!(central.contains_rect(plot) && plot.height() >= 60.0, "the first plot is in the window: {plot:?}");
+        h.snapshot_options(
+            format!("room/health_alarms{}", if meeting { "_meeting" } else { "" }),
+            &egui_kittest::SnapshotOptions::new().max_failed_pixels(8),
+        );
+        results.extend_harness(&mut h);
+        h.get_by_label("all failed · 31 steps · worst 50% (step 1)").click();
+        h.run_ok();
+        let group = |h: &Harness<'_, VantageApp>| {
+            let open = h.state().current().unwrap();
+            open.run.group_key(open.selection.group.unwrap()).to_owned()
+        };
+        assert_eq!(h.state().state.tab, Tab::Group);
+        assert_eq!(group(&h), "s1g0");
+        h.get_by_label("all failed alarm: group 1 of 31");
+        h.get_by_label("next group of the walk").click();
+        h.run_ok();
+        assert_eq!(group(&h), "s2g0");
+        h.get_by_label("all failed alarm: group 2 of 31");
+        for _ in 0..2 {
+            h.get_by_label("previous group of the walk").click();
+            h.run_ok();
+        }
+        assert_eq!(group(&h), "s31g0", "previous from the first is the last");
+        if meeting {
+            h.snapshot_options(
+                "room/health_alarm_walk_meeting",
+                &egui_kittest::SnapshotOptions::new().max_failed_pixels(8),
+            );
+            results.extend_harness(&mut h);
+        }
+        h.get_by_label("stop").click();
+        h.run_ok();
+        assert!(h.query_by_label("next group of the walk").is_none());
+    }
+    results.unwrap();
+}

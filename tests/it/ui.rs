@@ -1227,7 +1227,7 @@ fn the_window_size_given_is_applied_on_the_first_frame() {
     );
     h.run_ok();
     assert_eq!(h.ctx.content_rect().size(), egui::vec2(1600.0, 1000.0));
-    assert!(h.state().window_size.is_none(), "asked for once");
+    assert!(h.state().window_size_sent, "asked for once");
 }
 
 /// A log that carries the trainer's advantages opens on them: A the logged advantages, B the
@@ -1464,8 +1464,8 @@ fn the_server_run_list_lists_the_runs_and_a_click_opens_one() {
     );
 }
 
-/// The Overview shows the run-health alarms in one strip; a click on one opens the first group
-/// behind it in the Group view.
+/// The Overview shows the run-health alarms in one strip, a button per alarm; a click opens the
+/// first group behind it in the Group view.
 #[test]
 fn the_overview_shows_the_health_alarms_and_a_click_opens_a_group() {
     let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
@@ -1478,7 +1478,7 @@ fn the_overview_shows_the_health_alarms_and_a_click_opens_a_group() {
         assert_eq!(alarms[0].name, "truncated");
         open.run.group_key(alarms[0].groups[0]).to_owned()
     };
-    h.get_by_label("truncated · step 0 · 40%").click();
+    h.get_by_label("truncated · 2 steps · worst 40% (step 0)").click();
     h.run_ok();
     assert_eq!(h.state().state.tab, Tab::Group);
     let open = h.state().current().unwrap();

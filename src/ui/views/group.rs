@@ -15,7 +15,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         } else {
             format!(" · task {task}")
         };
-        ui.label(egui::RichText::new(format!("Group {}{task}", crate::ui::widgets::group_title(run, g))).strong());
+        ui.horizontal_wrapped(|ui| {
+            ui.label(egui::RichText::new(format!("Group {}{task}", crate::ui::widgets::group_title(run, g))).strong());
+            walk_ui(ui, ctx.open, ctx.commands, g);
+        });
         let headline = crate::analysis::runs::headline(&prompt);
         if headline.is_empty() {
         } else if ctx.state.meeting_mode {
@@ -47,4 +50,37 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     });
     ui.separator();
     super::heatmap::ui(ui, ctx);
+}
+
+/// The groups being walked (an alarm's), on the title line: which of them this is, previous,
+/// next, and a way out.
+fn walk_ui(
+    ui: &mut egui::Ui,
+    open: &crate::app::OpenRun,
+    commands: &mut Vec<crate::app::Command>,
+    g: crate::model::GroupId,
+) {
+    use crate::app::Command;
+    let Some(walk) = &open.walk else { return };
+    ui.separator();
+    let n = walk.groups.len();
+    let here = if walk.groups.get(walk.at) == Some(&g) {
+        format!("{}: group {} of {n}", walk.what, walk.at + 1)
+    } else {
+        format!("{}: {} (this one is not among them)", walk.what, crate::ui::widgets::count(n, "group"))
+    };
+    ui.label(egui::RichText::new(here).color(crate::ui::theme::WARNING));
+    let previous = ui.add_enabled(n > 1, egui::Button::new("< previous").small());
+    crate::ui::widgets::name(&previous, "previous group of the walk");
+    if previous.clicked() {
+        commands.push(Command::WalkBy(-1));
+    }
+    let next = ui.add_enabled(n > 1, egui::Button::new("next >").small());
+    crate::ui::widgets::name(&next, "next group of the walk");
+    if next.clicked() {
+        commands.push(Command::WalkBy(1));
+    }
+    if ui.small_button("stop").on_hover_text("stop walking these groups").clicked() {
+        commands.push(Command::EndWalk);
+    }
 }

@@ -367,9 +367,9 @@ mod tick_tests {
     }
 }
 
-/// The run-health alarms (`analysis::health`, as `vantage health` prints them) in one strip: each a
-/// button naming the alarm, its training step and value, its message on hover; a click opens the
-/// first group behind it in the Group view.
+/// The run-health alarms (`analysis::health`, as `vantage health` prints them) in one strip: a
+/// button per alarm naming its training step and value (or how many steps raised it and the worst),
+/// its messages on hover; a click walks the groups behind it in the Group view.
 fn alarms_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let open = &*ctx.open;
     let key = open.cache_key();
@@ -396,19 +396,51 @@ fn alarms_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     } else {
         ui.label(egui::RichText::new(format!("Health: {} alarm(s)", alarms.len())).color(theme::WARNING).strong());
     }
+    // One button per alarm, not per training step (a run of 31 steps with one alarm each would
+    // be a wall): its steps and its worst value; a click walks the groups behind it.
+    let mut by_name: Vec<(&str, Vec<&crate::analysis::health::Alarm>)> = Vec::new();
     for alarm in alarms.iter() {
-        let step = alarm.train_step.map_or_else(|| "run".to_owned(), |s| format!("step {s}"));
-        let value = if alarm.name == "length_hacking" {
-            format!("ρ {:.2}", alarm.value)
-        } else {
-            format!("{:.0}%", alarm.value * 100.0)
+        match by_name.iter_mut().find(|(name, _)| *name == alarm.name) {
+            Some((_, list)) => list.push(alarm),
+            None => by_name.push((alarm.name, vec![alarm])),
+        }
+    }
+    for (name, list) in by_name {
+        let value = |a: &crate::analysis::health::Alarm| {
+            if a.name == "length_hacking" { format!("ρ {:.2}", a.value) } else { format!("{:.0}%", a.value * 100.0) }
         };
-        let text = format!("{} · {step} · {value}", alarm.name.replace('_', " "));
-        let button = ui.small_button(egui::RichText::new(text).color(theme::WARNING)).on_hover_text(&alarm.message);
-        if button.clicked()
-            && let Some(&g) = alarm.groups.first()
-        {
-            ctx.commands.push(Command::OpenGroup(g));
+        let step =
+            |a: &crate::analysis::health::Alarm| a.train_step.map_or_else(|| "run".to_owned(), |s| format!("step {s}"));
+        // The first step with the largest value.
+        let worst =
+            list.iter().copied().reduce(|best, a| if a.value > best.value { a } else { best }).unwrap_or(list[0]);
+        let text = match list.as_slice() {
+            [one] => format!("{} · {} · {}", name.replace('_', " "), step(one), value(one)),
+            _ => format!(
+                "{} · {} · worst {} ({})",
+                name.replace('_', " "),
+                crate::ui::widgets::count(list.len(), "step"),
+                value(worst),
+                step(worst)
+            ),
+        };
+        let mut groups: Vec<crate::model::GroupId> = Vec::new();
+        for g in list.iter().flat_map(|a| a.groups.iter().copied()) {
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+        let mut hover: Vec<String> = list.iter().take(6).map(|a| a.message.clone()).collect();
+        if list.len() > 6 {
+            hover.push(format!("… and {} more", list.len() - 6));
+        }
+        hover.push(format!(
+            "click to walk its {} (previous and next in the Group view)",
+            crate::ui::widgets::count(groups.len(), "group")
+        ));
+        let button = ui.small_button(egui::RichText::new(text).color(theme::WARNING)).on_hover_text(hover.join("\n"));
+        if button.clicked() && !groups.is_empty() {
+            ctx.commands.push(Command::WalkGroups { what: format!("{} alarm", name.replace('_', " ")), groups });
         }
     }
     if !open.run.text.holds_every_text() {
