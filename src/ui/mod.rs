@@ -182,8 +182,11 @@ fn strip_button(ui: &mut egui::Ui, arrow: &str, what: &str) -> bool {
 
 fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
     ui.horizontal_wrapped(|ui| {
-        ui.strong("vantage");
-        ui.separator();
+        // The app's name is the window's (and page's) title: the bar keeps its row for controls.
+        if app.runs.is_empty() {
+            ui.strong("vantage");
+            ui.separator();
+        }
         if let Some(list) = app.server.as_mut().filter(|_| !app.runs.is_empty()) {
             ui.toggle_value(&mut list.window_open, "Server runs").on_hover_text("the runs vantage serve offers");
         }
@@ -214,21 +217,26 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
                             app.commands.push(Command::SelectRun(i));
                         }
                     }
+                    ui.separator();
+                    if ui.button("Close this run").clicked() {
+                        app.commands.push(Command::CloseRun(app.selected));
+                    }
                 });
             widgets::name(&combo.response, "open run");
-            if ui.small_button("Close run").clicked() {
-                app.commands.push(Command::CloseRun(app.selected));
-            }
         }
         ui.separator();
         for tab in Tab::ALL {
             ui.selectable_value(&mut app.state.tab, tab, tab.label());
         }
         ui.separator();
-        let meeting = ui.selectable_label(app.state.meeting_mode, "Meeting mode (F2)");
+        let meeting = ui
+            .selectable_label(app.state.meeting_mode, "Meeting (F2)")
+            .on_hover_text("meeting mode: larger type, side panels hidden, schemes and step pinned in this bar");
         if meeting.clicked() {
             app.commands.push(Command::ToggleMeetingMode);
         }
+        // Copy link is in the Export menu: the bar holds one row at the desk and two in meeting
+        // mode at 1280×720.
         ui.menu_button("Export", |ui| {
             if ui.button("Current view as PNG…").clicked() {
                 app.commands.push(Command::ExportPng);
@@ -236,28 +244,33 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
             if ui.button("Credit table as CSV…").clicked() {
                 app.commands.push(Command::ExportCsv);
             }
+            if ui.button("Copy link").on_hover_text("a link to this view and step, for a meeting chat").clicked() {
+                copy_link(app, ui.ctx());
+            }
         });
         bookmarks_menu_ui(app, ui);
-        if ui.button("Copy link").on_hover_text("a link to this view and step, for a meeting chat").clicked() {
-            // A run fetched by URL is named by it (relative to the page when vantage serve sent it).
-            let served = app.server.is_some();
-            let run_url = app
-                .current()
-                .map(|o| o.run.meta.name.clone())
-                .filter(|n| n.starts_with("http") || (served && n.starts_with("runs/")));
-            let fragment = app.link_here(run_url).to_fragment();
-            let text = match crate::app::page_base_url() {
-                Some(base) => format!("{base}#{fragment}"),
-                None => format!("#{fragment}"),
-            };
-            ui.ctx().copy_text(text);
-            app.notifications.push("link to this step copied".to_owned());
-        }
         if app.state.meeting_mode {
             ui.separator();
             pinned_comparison_ui(app, ui);
         }
     });
+}
+
+/// Copies the deep link to this view and step.
+fn copy_link(app: &mut VantageApp, ctx: &egui::Context) {
+    // A run fetched by URL is named by it (relative to the page when vantage serve sent it).
+    let served = app.server.is_some();
+    let run_url = app
+        .current()
+        .map(|o| o.run.meta.name.clone())
+        .filter(|n| n.starts_with("http") || (served && n.starts_with("runs/")));
+    let fragment = app.link_here(run_url).to_fragment();
+    let text = match crate::app::page_base_url() {
+        Some(base) => format!("{base}#{fragment}"),
+        None => format!("#{fragment}"),
+    };
+    ctx.copy_text(text);
+    app.notifications.push("link to this step copied".to_owned());
 }
 
 /// Recently opened files (native only: the web has no paths to reopen).
@@ -340,7 +353,17 @@ fn pinned_comparison_ui(app: &VantageApp, ui: &mut egui::Ui) {
     item(ui, egui::RichText::new(format!("A {}", app.state.scheme_a.cache_key())).strong());
     item(ui, egui::RichText::new(format!("B {}", app.state.scheme_b.cache_key())).strong());
     if let (Some(t), Some(k)) = (open.selection.trajectory, open.selected_step_index()) {
-        item(ui, egui::RichText::new(format!("{} · step {}", open.run.trajectory_key(t), k + 1)));
+        // A long rollout id is cut to the row's end (whole on hover) rather than open a third row.
+        let text = format!("{} · step {}", open.run.trajectory_key(t), k + 1);
+        let room = ui.available_size_before_wrap().x;
+        if room >= 160.0 {
+            ui.scope(|ui| {
+                ui.set_max_width(room);
+                ui.add(egui::Label::new(text.clone()).truncate()).on_hover_text(text);
+            });
+        } else {
+            item(ui, egui::RichText::new(text));
+        }
     }
 }
 

@@ -759,3 +759,40 @@ fn health_alarms_are_one_button_per_alarm_that_walks_its_groups() {
     }
     results.unwrap();
 }
+
+/// #65 item 10: the top bar holds one row at the desk and two in meeting mode, with two runs open
+/// (the run picker) and a long rollout id (cut at the row's end, whole on hover).
+#[test]
+fn the_top_bar_holds_one_row_at_the_desk_and_two_in_meeting_mode() {
+    let long = "opencode_sandboxed_agent_deepswe/task-103/rollout-0-with-a-long-tail-of-attempts";
+    let log = crate::ui::TINY.replace("\"id\": \"win\"", &format!("\"id\": \"{long}\""));
+    for meeting in [false, true] {
+        let mut app = crate::ui::app_with("tiny.jsonl", log.as_bytes());
+        open_sample(&mut app, "alfworld_roles.jsonl");
+        app.commands.push(vantage::app::Command::SelectRun(0));
+        let h = room_harness(app, Tab::Group, meeting);
+        let row = h.get_by_label("Open…").rect();
+        let bar: Vec<egui::Rect> = ["Open…", "Summary", "Export", "Bookmarks (0)", "Meeting (F2)", "open run"]
+            .iter()
+            .map(|name| h.get_by_label(name).rect())
+            .collect();
+        let rows = |rects: &[egui::Rect]| {
+            let mut tops: Vec<i32> = rects.iter().map(|r| (r.center().y / (row.height() * 0.8)) as i32).collect();
+            tops.sort_unstable();
+            tops.dedup();
+            tops.len()
+        };
+        let mut all = bar.clone();
+        if meeting {
+            let pinned = h.query_all_by_label_contains("long-tail-of-attempts · step 1").map(|n| n.rect());
+            all.push(pinned.min_by(|a, b| a.top().total_cmp(&b.top())).unwrap());
+            assert!(h.state().current().unwrap().selection.trajectory.is_some());
+        }
+        let want = if meeting { 2 } else { 1 };
+        assert_eq!(rows(&all), want, "meeting {meeting}: {all:?}");
+        let window = h.ctx.content_rect();
+        for r in &all {
+            assert!(r.right() <= window.right() + 1.0, "{r:?} runs off the window");
+        }
+    }
+}

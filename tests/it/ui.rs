@@ -259,6 +259,8 @@ fn a_deep_link_opens_its_step_and_copy_link_reproduces_it() {
     let link = h.state().link_here(None);
     let again = vantage::app::deeplink::DeepLink::parse(&link.to_fragment());
     assert_eq!((again.trajectory.as_deref(), again.step), (Some("s1-task3-r2"), Some(4)));
+    h.get_by_label("Export").click();
+    h.run_ok();
     h.get_by_label("Copy link").click();
     h.run_ok();
     assert!(h.state().notifications.iter().any(|n| n.contains("copied")));

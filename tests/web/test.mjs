@@ -330,7 +330,7 @@ async function pickFolder(name, dir, opened) {
   const sample = await page.title();
   await page.waitForTimeout(1000);
   const chooser = page.waitForEvent("filechooser", { timeout: 15000 }).catch(() => null);
-  const button = process.env.VANTAGE_FOLDER_BUTTON || "195,14";
+  const button = process.env.VANTAGE_FOLDER_BUTTON || "135,20";
   const [x, y] = button.split(",").map(Number);
   // egui sees a click on a widget the pointer is over: hover first, as a person's pointer does.
   await page.mouse.move(x, y);
