@@ -122,8 +122,56 @@ pub fn format_credit(v: f32, largest: f32) -> String {
 /// Ctrl (⌘ on a Mac) with the wheel zooms it, dragging pans it and a double-click fits it again.
 /// Its memory is under [`plot_id`]`(name, run)`: each opened run (`OpenRun::instance`) fits its
 /// own plots, whatever an earlier run's were zoomed or panned to.
+///
+/// Its marks are labelled closer together than `egui_plot`'s default (y labels from 14 points apart,
+/// x from 40), so a short plot in meeting mode still has a scale, not a lone "0".
 pub fn page_plot(name: &'static str, run: u64) -> egui_plot::Plot<'static> {
-    egui_plot::Plot::new(name).id(plot_id(name, run)).allow_scroll(false)
+    egui_plot::Plot::new(name)
+        .id(plot_id(name, run))
+        .allow_scroll(false)
+        // Room for a row of marks and the axis's label under it, and for marks like "-0.25"
+        // beside it (egui_plot's 14 points let them overlap or be cut at the window's edge).
+        .custom_x_axes(vec![egui_plot::AxisHints::new_x().label_spacing(40.0..=60.0).min_thickness(30.0)])
+        .custom_y_axes(vec![egui_plot::AxisHints::new_y().label_spacing(14.0..=22.0).min_thickness(40.0)])
+        .x_grid_spacer(egui_plot::uniform_grid_spacer(|input| nice_steps(&input, 60.0 / 8.0)))
+        .y_grid_spacer(egui_plot::uniform_grid_spacer(|input| nice_steps(&input, 22.0 / 8.0)))
+        .x_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
+        .y_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
+}
+
+/// A mark's label with as many decimals as the marks' spacing `step` needs, so that marks 0.04
+/// apart read 0.12, 0.16, 0.20 (not 0.1, 0.2, 0.2).
+pub fn tick_label(value: f64, step: f64) -> String {
+    let decimals = if step > 0.0 && step.is_finite() { (-step.log10().floor()).max(0.0) as usize } else { 2 };
+    let text = format!("{value:.decimals$}");
+    // No "-0.00" at zero.
+    if text.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+        text.trim_start_matches('-').to_owned()
+    } else {
+        text
+    }
+}
+
+/// The grid's three step sizes, nested (each a multiple of the last), from the 1, 2, 5 sequence:
+/// the middle one the smallest whose marks are `label` times the thinnest lines' spacing apart
+/// (`egui_plot` draws its lines from 8 points apart and labels them from 14 points on y, 40 on x,
+/// fully from 22 and 60), so its marks are labelled. Powers of 10 alone leave a short plot with
+/// one labelled mark (a range of ±0.9 has marks 0.1 apart, too close to label, or 1 apart, outside it).
+pub fn nice_steps(input: &egui_plot::GridInput, label: f64) -> [f64; 3] {
+    let base = input.base_step_size.abs().max(f64::MIN_POSITIVE) * label;
+    let power = 10f64.powf(base.log10().floor());
+    let m = base / power;
+    let (m, below, above) = if m <= 1.0 + 1e-9 {
+        (1.0, 5.0, 5.0)
+    } else if m <= 2.0 + 1e-9 {
+        (2.0, 2.0, 5.0)
+    } else if m <= 5.0 + 1e-9 {
+        (5.0, 5.0, 2.0)
+    } else {
+        (10.0, 5.0, 5.0)
+    };
+    let labelled = m * power;
+    [labelled / below, labelled, labelled * above]
 }
 
 /// The id of the [`page_plot`] named `name` of the opened run `run` (where its bounds are kept).
@@ -316,5 +364,27 @@ mod fold_tests {
         assert_eq!(super::fold(text, 1, 8), Some("You are "));
         assert_eq!(super::fold(text, 9, 480), None);
         assert_eq!(super::fold("héllo", 1, 2), Some("hé"));
+    }
+}
+
+#[cfg(test)]
+mod nice_steps_tests {
+    #[test]
+    fn grid_steps_are_nested_and_the_middle_one_is_labelled() {
+        let steps = |base| super::nice_steps(&egui_plot::GridInput { bounds: (0.0, 1.0), base_step_size: base }, 1.0);
+        assert_eq!(steps(0.142), [0.1, 0.2, 1.0]);
+        assert_eq!(steps(0.3), [0.1, 0.5, 1.0]);
+        assert_eq!(steps(0.6), [0.2, 1.0, 5.0]);
+        assert_eq!(steps(1.0), [0.2, 1.0, 5.0]);
+        // A meeting-mode scatter of ±0.95 over 107 points: labelled 0.5 apart.
+        let short =
+            super::nice_steps(&egui_plot::GridInput { bounds: (-0.95, 0.95), base_step_size: 0.142 }, 22.0 / 8.0);
+        assert_eq!(short[1], 0.5);
+        for s in [steps(0.0012), steps(37.0), short] {
+            for w in s.windows(2) {
+                let ratio = w[1] / w[0];
+                assert!((ratio - ratio.round()).abs() < 1e-9, "{s:?} nested");
+            }
+        }
     }
 }

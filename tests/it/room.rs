@@ -97,7 +97,17 @@ impl Room<'_> {
             self.check(frame.right() <= central.right(), || {
                 format!("{plot} runs out of the central view {central:?} ({frame:?})")
             });
-            self.check(frame.height() >= 60.0, || format!("{plot} is {} points high", frame.height()));
+            // A plot has a scale: at least 100 points high (#65 item 6: meeting mode's were 105
+            // with one mark), with three labelled marks on y (egui_plot's grid starts at marks 8
+            // points apart; the page plots label marks `nice_steps`' middle step apart).
+            self.check(frame.height() >= 100.0, || format!("{plot} is {} points high", frame.height()));
+            let bounds = *memory.transform().bounds();
+            let (lo, hi) = (bounds.min()[1], bounds.max()[1]);
+            let input =
+                egui_plot::GridInput { bounds: (lo, hi), base_step_size: (hi - lo) / f64::from(frame.height()) * 8.0 };
+            let step = vantage::ui::widgets::nice_steps(&input, 22.0 / 8.0)[1];
+            let marks = ((hi / step).floor() - (lo / step).ceil() + 1.0).max(0.0);
+            self.check(marks >= 3.0, || format!("{plot} has {marks} labelled marks on y ({lo}..{hi}, every {step})"));
             if i == 0 || self.meeting && self.tab == Tab::Compare {
                 // The x axis and its label lie below the frame: about 30 points.
                 self.check(frame.bottom() + 30.0 <= bottom, || format!("{plot} ({frame:?}) runs under {bottom}"));
@@ -794,5 +804,32 @@ fn the_top_bar_holds_one_row_at_the_desk_and_two_in_meeting_mode() {
         for r in &all {
             assert!(r.right() <= window.right() + 1.0, "{r:?} runs off the window");
         }
+    }
+}
+
+/// #65 item 7: a TRL run logged at steps 1 to 30 and then at 300 is not a comb (thirty points in
+/// the first tenth of the axis): the Overview places uneven steps by rank, each mark naming its
+/// step, and says so on the axis.
+#[test]
+fn uneven_training_steps_are_spread_over_the_overview() {
+    let mut log = String::from("{\"vantage\": 1}\n");
+    for s in (1..=30).chain([300]) {
+        for r in 0..2 {
+            log.push_str(&format!(
+                "{{\"type\": \"trajectory\", \"id\": \"s{s}r{r}\", \"group\": \"g{s}\", \"train_step\": {s}, \"outcome\": {{\"reward\": {r}}}, \"steps\": [{{\"thought\": \"x\"}}]}}\n"
+            ));
+        }
+    }
+    for meeting in [false, true] {
+        let h = room_harness(crate::ui::app_with("uneven.jsonl", log.as_bytes()), Tab::Overview, meeting);
+        let instance = h.state().current().unwrap().instance;
+        let memory =
+            egui_plot::PlotMemory::load(&h.ctx, vantage::ui::widgets::plot_id("overview_outcomes", instance)).unwrap();
+        let bounds = *memory.transform().bounds();
+        assert!(bounds.max()[0] < 40.0, "the x axis spans the ranks, not the steps: {bounds:?}");
+        let frame = *memory.transform().frame();
+        // Steps 1 to 30 take most of the plot's width (a tenth of it by number).
+        let at = |x: f64| memory.transform().position_from_point_x(x);
+        assert!(at(29.0) - at(0.0) > 0.7 * frame.width(), "{} of {}", at(29.0) - at(0.0), frame.width());
     }
 }

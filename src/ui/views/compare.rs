@@ -63,11 +63,12 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     // The scatter and the histograms fit whole in what the view shows at first (above the
     // meeting strip at 1280×720 too), up to 320 points high.
     let plots_height = (ui.available_height() - 16.0).clamp(180.0, 320.0);
+    let meeting = ctx.state.meeting_mode;
     // Per opened run: a run opens at the top, not where an earlier session's run was scrolled to.
     egui::ScrollArea::vertical().id_salt(("compare_scroll", open.instance)).show(ui, |ui| {
         ui.horizontal(|ui| {
             let width = (ui.available_width() / 2.0 - 8.0).max(200.0);
-            ui.allocate_ui(egui::vec2(width, plots_height), |ui| ui.vertical(|ui| scatter_ui(ui, open)));
+            ui.allocate_ui(egui::vec2(width, plots_height), |ui| ui.vertical(|ui| scatter_ui(ui, open, meeting)));
             ui.allocate_ui(egui::vec2(width, plots_height), |ui| ui.vertical(|ui| histograms_ui(ui, open)));
         });
         ui.separator();
@@ -185,7 +186,7 @@ fn triage_fit_ui(ui: &mut egui::Ui, c: &Comparison) {
     });
 }
 
-fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
+fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun, meeting: bool) {
     let (Some(a), Some(b)) = (open.credit[0].step(), open.credit[1].step()) else { return };
     let run = &open.run;
     let tr = &run.trajectories;
@@ -237,11 +238,9 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
         (false, true) => "jittered by up to 0.6% of the B axis (every A value the same)",
         (false, false) => "not jittered (every value the same)",
     };
-    ui.label(egui::RichText::new(format!("{total} steps, {jittered}")).color(theme::MUTED));
     let color_of = |index: usize| if index == 99 { theme::MUTED } else { theme::category(index) };
     let key: Vec<(String, egui::Color32)> =
         series.iter().map(|((index, name), points)| (format!("{name} ({})", points.len()), color_of(*index))).collect();
-    crate::ui::widgets::series_key_ui(ui, &key, None);
     // The selected step, where it lies (not jittered), so a speaker can point at it.
     let selected = open.selection.position.and_then(|p| {
         let (x, y) = (*a.get(p)?, *b.get(p)?);
@@ -255,7 +254,21 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun) {
         ),
         None => "selected step: none, or no credit under A or B".to_owned(),
     };
-    ui.label(egui::RichText::new(marked).color(theme::SELECTED));
+    // The key, the selected step and how the points are jittered share a line (wrapped between
+    // items): the plot keeps the height meeting mode has little of.
+    ui.horizontal_wrapped(|ui| {
+        let item = |ui: &mut egui::Ui, text: String, color: egui::Color32| {
+            ui.add(egui::Label::new(egui::RichText::new(text).color(color)).wrap_mode(egui::TextWrapMode::Extend));
+        };
+        for (name, color) in &key {
+            item(ui, format!("— {name}"), *color);
+        }
+        item(ui, marked, theme::SELECTED);
+        // Not in meeting mode, where the line would wrap to a third row of the plot's height.
+        if !meeting {
+            item(ui, format!("{total} steps, {jittered}"), theme::MUTED);
+        }
+    });
     crate::ui::widgets::page_plot("scatter_ab", open.instance).x_axis_label("credit A").y_axis_label("credit B").show(
         ui,
         |plot| {

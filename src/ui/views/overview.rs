@@ -47,8 +47,9 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     // Two plots to a screen at the desk; one to a screen, with its title and key, in meeting
     // mode's larger type (the page scrolls to the others).
     let height = if ctx.state.meeting_mode {
-        // Its label, key and x axis take about 84 points.
-        (ui.available_height() - 84.0).max(64.0)
+        // Its title and key (one line) and x axis take about 64 points; never so short that its
+        // scale has one mark (the page scrolls instead).
+        (ui.available_height() - 64.0).max(MEETING_PLOT_HEIGHT)
     } else {
         (ui.available_height() / 2.0 - 60.0).max(160.0)
     };
@@ -111,41 +112,97 @@ fn label_mass_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun) {
         });
 }
 
-/// A plot over training steps: its x axis marked at whole steps only, its y axis at powers of 5
-/// (0.2 apart where powers of 10 would be 0.1 apart: labelled even on a short plot), each y mark
-/// with as many decimals as its spacing needs.
-fn steps_plot(name: &'static str, run: u64) -> egui_plot::Plot<'static> {
+/// The least height of a meeting-mode plot with its x axis, in points (its frame some 120).
+pub const MEETING_PLOT_HEIGHT: f32 = 150.0;
+
+/// A plot over training steps: its x axis marked at whole steps only, its y axis at the page
+/// plots' 1, 2, 5 steps, each y mark with as many decimals as its spacing needs.
+fn steps_plot(name: &'static str, run: u64, axis: &StepAxis) -> egui_plot::Plot<'static> {
+    let marks = axis.clone();
     crate::ui::widgets::page_plot(name, run)
-        .y_grid_spacer(egui_plot::log_grid_spacer(5))
         .y_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
-        .x_axis_label("training step")
-        .x_axis_formatter(
-            |mark, _| if mark.value.fract() == 0.0 { format!("{:.0}", mark.value) } else { String::new() },
-        )
+        .x_axis_label(if axis.ranks.is_some() {
+            "training step (in order: they are unevenly apart)"
+        } else {
+            "training step"
+        })
+        .x_axis_formatter(move |mark, _| marks.label(mark.value))
+}
+
+/// Where a training step lies on the Overview's x axis: at its number, or, when the steps are so
+/// unevenly apart that one gap would take most of the axis (thirty steps one apart, then step
+/// 300: the thirty crushed into a comb at one end), at its rank, each mark naming its step.
+#[derive(Clone, Debug, Default)]
+pub struct StepAxis {
+    /// The training steps in order, when they are placed by rank.
+    pub ranks: Option<Arc<Vec<i64>>>,
+}
+
+impl StepAxis {
+    /// The axis for these training steps.
+    pub fn of(steps: impl IntoIterator<Item = i64>) -> Self {
+        let mut steps: Vec<i64> = steps.into_iter().collect();
+        steps.sort_unstable();
+        steps.dedup();
+        if steps.len() < 3 {
+            return Self::default();
+        }
+        let mut gaps: Vec<i64> = steps.windows(2).map(|w| w[1] - w[0]).collect();
+        let span = steps[steps.len() - 1] - steps[0];
+        gaps.sort_unstable();
+        let (median, largest) = (gaps[gaps.len() / 2], gaps[gaps.len() - 1]);
+        let comb = 2 * largest >= span && largest >= 5 * median.max(1);
+        Self { ranks: comb.then(|| Arc::new(steps)) }
+    }
+
+    /// Where `step` lies.
+    pub fn x(&self, step: i64) -> f64 {
+        match &self.ranks {
+            Some(ranks) => match ranks.binary_search(&step) {
+                Ok(i) => i as f64,
+                Err(i) => i as f64 - 0.5,
+            },
+            None => step as f64,
+        }
+    }
+
+    /// The label of a mark at `value`: a whole step's number, nothing between steps.
+    pub fn label(&self, value: f64) -> String {
+        if value.fract() != 0.0 {
+            return String::new();
+        }
+        match &self.ranks {
+            Some(ranks) => {
+                usize::try_from(value as i64).ok().and_then(|i| ranks.get(i)).map_or_else(String::new, i64::to_string)
+            }
+            None => format!("{value:.0}"),
+        }
+    }
 }
 
 /// The overview's plots, each `height` tall.
 fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepStats], height: f32) {
+    let axis = StepAxis::of(stats.iter().map(|s| s.train_step));
     let series = |f: &dyn Fn(&TrainStepStats) -> f64| -> Vec<[f64; 2]> {
-        stats.iter().map(|s| [s.train_step as f64, f(s)]).filter(|p| p[1].is_finite()).collect()
+        stats.iter().map(|s| [axis.x(s.train_step), f(s)]).filter(|p| p[1].is_finite()).collect()
     };
     // Each plot's key sits above it (a legend inside would cover the last points); a lone step
     // gets an axis around it.
     let (first, last) = stats.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
-        (lo.min(s.train_step as f64), hi.max(s.train_step as f64))
+        (lo.min(axis.x(s.train_step)), hi.max(axis.x(s.train_step)))
     });
     let span = if last > first { last - first } else { 1.0 };
     let (x_min, x_max) = if first.is_finite() { (first - span * 0.05, last + span * 0.05) } else { (0.0, 1.0) };
     // The training step of the selected group, marked on both plots.
-    let chosen = open.selection.group.and_then(|g| open.run.groups.train_step[g.index()]).map(|s| s as f64);
+    let chosen = open.selection.group.and_then(|g| open.run.groups.train_step[g.index()]).map(|s| axis.x(s));
     let mark = |plot: &mut PlotUi<'_>| {
         if let Some(x) = chosen {
             plot.vline(VLine::new("selected step", x).color(theme::SELECTED));
         }
     };
-    ui.label("Outcomes");
-    key_ui(
+    title_key_ui(
         ui,
+        "Outcomes",
         &[
             ("mean reward (wide)", theme::category(0)),
             ("success rate (dashed)", theme::category(1)),
@@ -153,26 +210,36 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         ],
         chosen.is_some(),
     );
-    steps_plot("overview_outcomes", open.instance).height(height).include_x(x_min).include_x(x_max).show(ui, |plot| {
-        // Mean reward and success rate coincide for 0/1 rewards: the wide line under the dashed one.
-        series_ui(plot, "mean reward", series(&|s| s.mean_reward), theme::category(0), false, 3.0);
-        series_ui(plot, "success rate", series(&|s| s.success_rate), theme::category(1), true, 1.5);
-        series_ui(plot, "zero-variance groups", series(&|s| s.zero_variance_share), theme::category(3), false, 1.5);
-        mark(plot);
-    });
-    ui.label("Credit magnitude (mean solid, std dashed)");
-    key_ui(ui, &[("|A|", theme::category(1)), ("|B|", theme::category(4))], chosen.is_some());
-    steps_plot("overview_credit", open.instance).height(height).include_x(x_min).include_x(x_max).show(ui, |plot| {
-        for (slot, name, color) in [(0, "A", 1), (1, "B", 4)] {
-            let color = theme::category(color);
-            series_ui(plot, &format!("mean |{name}|"), series(&|s| s.abs_credit[slot].0), color, false, 2.0);
-            series_ui(plot, &format!("std |{name}|"), series(&|s| s.abs_credit[slot].1), color, true, 1.5);
-        }
-        mark(plot);
-    });
-    ui.label("Signal budget: rollouts that teach nothing");
-    key_ui(
+    steps_plot("overview_outcomes", open.instance, &axis).height(height).include_x(x_min).include_x(x_max).show(
         ui,
+        |plot| {
+            // Mean reward and success rate coincide for 0/1 rewards: the wide line under the dashed one.
+            series_ui(plot, "mean reward", series(&|s| s.mean_reward), theme::category(0), false, 3.0);
+            series_ui(plot, "success rate", series(&|s| s.success_rate), theme::category(1), true, 1.5);
+            series_ui(plot, "zero-variance groups", series(&|s| s.zero_variance_share), theme::category(3), false, 1.5);
+            mark(plot);
+        },
+    );
+    title_key_ui(
+        ui,
+        "Credit magnitude (mean solid, std dashed)",
+        &[("|A|", theme::category(1)), ("|B|", theme::category(4))],
+        chosen.is_some(),
+    );
+    steps_plot("overview_credit", open.instance, &axis).height(height).include_x(x_min).include_x(x_max).show(
+        ui,
+        |plot| {
+            for (slot, name, color) in [(0, "A", 1), (1, "B", 4)] {
+                let color = theme::category(color);
+                series_ui(plot, &format!("mean |{name}|"), series(&|s| s.abs_credit[slot].0), color, false, 2.0);
+                series_ui(plot, &format!("std |{name}|"), series(&|s| s.abs_credit[slot].1), color, true, 1.5);
+            }
+            mark(plot);
+        },
+    );
+    title_key_ui(
+        ui,
+        "Signal budget: rollouts that teach nothing",
         &[
             ("in zero-variance groups", theme::category(3)),
             ("truncated", theme::category(5)),
@@ -181,7 +248,7 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
         ],
         chosen.is_some(),
     );
-    steps_plot("overview_budget", open.instance)
+    steps_plot("overview_budget", open.instance, &axis)
         .height(height)
         .y_axis_label("share of rollouts")
         .include_x(x_min)
@@ -201,7 +268,7 @@ fn plots_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, stats: &[TrainStepSta
             series_ui(plot, "no credit under B", series(&|s| s.uncredited_share[1]), theme::category(4), true, 1.5);
             mark(plot);
         });
-    credit_share_ui(ui, open.instance, stats, height, (x_min, x_max), chosen);
+    credit_share_ui(ui, open.instance, stats, height, (&axis, x_min, x_max), chosen);
 }
 
 /// Where each scheme's |credit| goes, per training step: one line per kind of step, A solid, B
@@ -211,24 +278,24 @@ fn credit_share_ui(
     run: u64,
     stats: &[TrainStepStats],
     height: f32,
-    (x_min, x_max): (f64, f64),
+    (axis, x_min, x_max): (&StepAxis, f64, f64),
     chosen: Option<f64>,
 ) {
     let series = |f: &dyn Fn(&TrainStepStats) -> f64| -> Vec<[f64; 2]> {
-        stats.iter().map(|s| [s.train_step as f64, f(s)]).filter(|p| p[1].is_finite()).collect()
+        stats.iter().map(|s| [axis.x(s.train_step), f(s)]).filter(|p| p[1].is_finite()).collect()
     };
     let mark = |plot: &mut PlotUi<'_>| {
         if let Some(x) = chosen {
             plot.vline(VLine::new("selected step", x).color(theme::SELECTED));
         }
     };
-    ui.label("Where each scheme's |credit| goes (share of the step's total; A solid, B dashed)");
+    let title = "Where each scheme's |credit| goes (share of the step's total; A solid, B dashed)";
     let kinds: std::collections::BTreeSet<&String> =
         stats.iter().flat_map(|s| s.credit_share.iter().flat_map(|m| m.keys())).collect();
     let keys: Vec<(&str, egui::Color32)> =
         kinds.iter().enumerate().map(|(i, k)| (k.as_str(), share_color(i, k))).collect();
-    key_ui(ui, &keys, chosen.is_some());
-    steps_plot("overview_credit_share", run)
+    title_key_ui(ui, title, &keys, chosen.is_some());
+    steps_plot("overview_credit_share", run, axis)
         .height(height)
         .y_axis_label("share of |credit|")
         .include_x(x_min)
@@ -252,7 +319,10 @@ fn same_prompt_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let run = &ctx.open.run;
     let tasks = &ctx.open.facets.recurring_tasks;
     if tasks.is_empty() {
-        ui.label(egui::RichText::new("No task recurs across training steps").color(theme::MUTED));
+        // Not in meeting mode, where the plots need the line.
+        if !ctx.state.meeting_mode {
+            ui.label(egui::RichText::new("No task recurs across training steps").color(theme::MUTED));
+        }
         return;
     }
     let selected = ctx.open.selection.group;
@@ -295,6 +365,22 @@ fn key_ui(ui: &mut egui::Ui, series: &[(&str, egui::Color32)], marked: bool) {
     crate::ui::widgets::series_key_ui(ui, series, marked.then_some(("selected group's step", theme::SELECTED)));
 }
 
+/// A plot's title and key on one line (wrapped between items): the plot keeps the height.
+fn title_key_ui(ui: &mut egui::Ui, title: &str, series: &[(&str, egui::Color32)], marked: bool) {
+    let item = |ui: &mut egui::Ui, text: egui::RichText| {
+        ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
+    };
+    ui.horizontal_wrapped(|ui| {
+        item(ui, egui::RichText::new(title).strong());
+        for (name, color) in series {
+            item(ui, egui::RichText::new(format!("— {name}")).color(*color));
+        }
+        if marked {
+            item(ui, egui::RichText::new("| selected group's step").color(theme::SELECTED));
+        }
+    });
+}
+
 /// The whole partitioned run, every training step from its manifest (no Parquet read), the steps
 /// open shaded.
 fn whole_run_ui(ui: &mut egui::Ui, run: u64, meta: &crate::model::RunMeta) {
@@ -307,7 +393,7 @@ fn whole_run_ui(ui: &mut egui::Ui, run: u64, meta: &crate::model::RunMeta) {
     let (reward, success) = (series(&|s| s.mean_reward), series(&|s| s.success_rate));
     let (bottom, top) =
         reward.iter().chain(&success).fold((0.0_f64, 1.0_f64), |(lo, hi), p| (lo.min(p[1]), hi.max(p[1])));
-    steps_plot("overview_whole_run", run).height(140.0).include_y(0.0).show(ui, |plot| {
+    steps_plot("overview_whole_run", run, &StepAxis::default()).height(140.0).include_y(0.0).show(ui, |plot| {
         if let Some(window) = meta.step_window {
             let (lo, hi) = (window.open.0 as f64 - 0.5, window.open.1 as f64 + 0.5);
             let corners = vec![[lo, bottom], [hi, bottom], [hi, top], [lo, top]];
@@ -342,16 +428,19 @@ mod tests {
     }
 }
 
-/// A mark's label with as many decimals as the marks' spacing `step` needs, so that marks 0.04
-/// apart read 0.12, 0.16, 0.20 (not 0.1, 0.2, 0.2).
-pub fn tick_label(value: f64, step: f64) -> String {
-    let decimals = if step > 0.0 && step.is_finite() { (-step.log10().floor()).max(0.0) as usize } else { 2 };
-    let text = format!("{value:.decimals$}");
-    // No "-0.00" at zero.
-    if text.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
-        text.trim_start_matches('-').to_owned()
-    } else {
-        text
+pub use crate::ui::widgets::tick_label;
+
+#[cfg(test)]
+mod axis_tests {
+    #[test]
+    fn uneven_steps_are_placed_by_rank_and_even_ones_by_number() {
+        let comb = super::StepAxis::of((1..=30).chain([300]));
+        assert_eq!((comb.x(1), comb.x(30), comb.x(300)), (0.0, 29.0, 30.0));
+        assert_eq!((comb.label(30.0), comb.label(29.5)), ("300".to_owned(), String::new()));
+        for even in [super::StepAxis::of((10..=120).step_by(10)), super::StepAxis::of([1, 2, 4, 8, 16])] {
+            assert!(even.ranks.is_none());
+            assert_eq!(even.x(40), 40.0);
+        }
     }
 }
 
