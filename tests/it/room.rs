@@ -198,8 +198,28 @@ impl Room<'_> {
         let canvas = self.h.get_by_label("rollout tree").rect();
         let open = self.h.state().current().unwrap();
         let (_, _, tree) = open.tree.as_ref().unwrap();
-        let row = vantage::ui::views::tree::fit_view(canvas, tree).1.y * 26.0;
+        let (offset, scale) = vantage::ui::views::tree::fit_view(canvas, tree);
+        let row = scale.y * 26.0;
         self.check(row >= vantage::ui::views::tree::LEAF_LABEL_ROW, || format!("tree rows {row} points apart"));
+        // #65 item 8: labels above the nodes have room above the first row too.
+        self.check(!vantage::ui::views::tree::labels_shown(scale) || offset.y >= 20.0, || {
+            format!("the tree's first row of labels has {} points above it", offset.y)
+        });
+        // #65 item 8: in meeting mode, side by side, each heatmap row level with its leaf.
+        if self.meeting {
+            let rows = self
+                .h
+                .ctx
+                .data(|d| d.get_temp::<vantage::ui::views::tree::TreeRows>(vantage::ui::views::tree::rows_id()));
+            let n = group_rows(&self.h) as f32;
+            let height = heatmap.height() / n;
+            let level = rows.is_some_and(|r| {
+                (height - r.spacing).abs() < 0.5 && (heatmap.top() + height / 2.0 - r.first).abs() < 1.5
+            });
+            self.check(level, || {
+                format!("heatmap rows {heatmap:?} ({height} high) not level with the tree's {rows:?}")
+            });
+        }
     }
 }
 

@@ -197,6 +197,25 @@ fn grid_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache) {
         ui.label("No steps to show");
         return;
     }
+    // Beside the tree (meeting mode's Group view), each row level with its leaf: the tree's row
+    // spacing, from its first row.
+    let beside = (ctx.state.meeting_mode && !ctx.state.heat_whole_run)
+        .then(|| super::tree::rows_shown(ui, ctx.open, ctx.state.tree_merge))
+        .flatten()
+        .filter(|r| r.rows == grid.rows.len() && r.spacing >= MIN_ROW_HEIGHT);
+    if ctx.state.meeting_mode && !ctx.state.heat_whole_run {
+        let top = ui.cursor().top();
+        ui.data_mut(|d| d.insert_temp(super::tree::heatmap_top_id(), top));
+    }
+    if let Some(rows) = beside {
+        let top = rows.first - rows.spacing / 2.0;
+        let gap = top - ui.cursor().top();
+        if gap >= 0.0 && top + rows.spacing * rows.rows as f32 <= ui.max_rect().bottom() + 4.0 {
+            ui.add_space(gap);
+            grid_rows_ui(ui, ctx, cache, rows.spacing);
+            return;
+        }
+    }
     let size = ui.available_size();
     let row_height = (size.y / grid.rows.len() as f32).clamp(MIN_ROW_HEIGHT, 28.0);
     if row_height * grid.rows.len() as f32 > size.y + 0.5 {
@@ -208,9 +227,22 @@ fn grid_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache) {
 
 /// A row's label: its rollout (named within its group when the heatmap shows one group) and outcome.
 fn row_label(ctx: &ViewCtx<'_>, t: crate::model::TrajectoryId) -> String {
+    let (name, outcome) = row_label_parts(ctx, t);
+    format!("{name}{outcome}")
+}
+
+/// A row's label in parts: the rollout's name, and its outcome (" · R 1").
+fn row_label_parts(ctx: &ViewCtx<'_>, t: crate::model::TrajectoryId) -> (String, String) {
     let run = &ctx.open.run;
     let name = if ctx.state.heat_whole_run { run.trajectory_key(t) } else { crate::ui::widgets::rollout_name(run, t) };
-    format!("{name} · R {}", format_value(run.trajectories.reward[t.index()]))
+    (name.to_owned(), format!(" · R {}", format_value(run.trajectories.reward[t.index()])))
+}
+
+/// A row's label in at most `chars` characters: the name is cut, its outcome kept whole.
+fn row_label_cut(ctx: &ViewCtx<'_>, t: crate::model::TrajectoryId, chars: usize) -> String {
+    let (name, outcome) = row_label_parts(ctx, t);
+    let room = chars.saturating_sub(outcome.chars().count()).max(3);
+    format!("{}{outcome}", super::run_browser::truncate(&name, room))
 }
 
 fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_height: f32) {
@@ -221,7 +253,7 @@ fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_hei
     let gutter = if row_height >= LABELLED_ROW_HEIGHT {
         let longest = grid.rows.iter().map(|&t| row_label(ctx, t).chars().count()).max().unwrap_or(0);
         let needed = longest as f32 * (row_height * 0.7).min(13.0) * 0.55 + 14.0;
-        needed.min(150.0).min(size.x * 0.3)
+        needed.min(150.0).min(size.x * 0.4)
     } else {
         0.0
     };
@@ -251,7 +283,7 @@ fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_hei
             if y < ui.clip_rect().top() - row_height || y > ui.clip_rect().bottom() + row_height {
                 continue;
             }
-            let label = super::run_browser::truncate(&row_label(ctx, t), chars);
+            let label = row_label_cut(ctx, t, chars);
             painter.text(
                 egui::pos2(rect.left() - 6.0, y),
                 egui::Align2::RIGHT_CENTER,
