@@ -291,6 +291,15 @@ pub fn number32(value: f32) -> Value {
     if value.is_finite() { value.to_string().parse::<f64>().map_or(Value::Null, Value::from) } else { Value::Null }
 }
 
+/// A formula's term as the app's inspector writes it: a whole number without decimals (a count,
+/// a 0/1 reward: "group size = 2", not "2.0000"), else as [`shown`].
+pub fn shown_term(value: &Value) -> String {
+    match value.as_f64() {
+        Some(v) if v.fract() == 0.0 && v.abs() < 1e7 => format!("{v:.0}"),
+        _ => shown(value),
+    }
+}
+
 /// A number as the words print it: four decimals, or in scientific notation when that would show
 /// only zeros (`1e-6`), `—` when there is none.
 pub fn shown(value: &Value) -> String {

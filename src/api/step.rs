@@ -74,9 +74,10 @@ impl Analysis for Args {
         let steps = tr.num_steps(t);
         if self.step >= steps {
             anyhow::bail!(
-                "--step {}: {} has {steps} steps (0 to {})",
+                "--step {}: {} has {} (0 to {})",
                 self.step,
                 self.trajectory,
+                crate::analysis::count(steps, "step"),
                 steps.saturating_sub(1)
             );
         }
@@ -152,7 +153,7 @@ impl Analysis for Args {
                 .flatten()
                 .map(|t| match t["value"] {
                     Value::Null => t["name"].as_str().unwrap_or_default().to_owned(),
-                    ref v => format!("{} = {}", t["name"].as_str().unwrap_or_default(), super::shown(v)),
+                    ref v => format!("{} = {}", t["name"].as_str().unwrap_or_default(), super::shown_term(v)),
                 })
                 .collect();
             out.push_str(&format!(

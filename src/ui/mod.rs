@@ -1,5 +1,6 @@
 //! Everything that touches egui: the panels, the views, the theme.
 
+pub mod level;
 pub mod shell;
 pub mod theme;
 pub mod views;

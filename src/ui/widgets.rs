@@ -64,14 +64,7 @@ pub fn role_index(role: &str, other_index: usize) -> usize {
     }
 }
 
-/// `n` things of a kind, in words: `1 step`, `2 steps`, `3 trajectories` (`what` singular).
-pub fn count(n: usize, what: &str) -> String {
-    match (n, what.strip_suffix('y')) {
-        (1, _) => format!("1 {what}"),
-        (_, Some(stem)) => format!("{n} {stem}ies"),
-        _ => format!("{n} {what}s"),
-    }
-}
+pub use crate::analysis::count;
 
 /// A number with 4 significant digits (or "—" when missing).
 pub fn format_value(v: f32) -> String {
@@ -110,6 +103,19 @@ pub fn heat_value_ui(
         }
     });
     self::name(&combo.response, name);
+}
+
+/// A credit beside another in fixed form, so the two read alike ("1.0000" beside "0.0000", not
+/// beside "0"): four decimals (scientific below 0.001 and from 100000), rounding noise of a zero
+/// (within a millionth of `largest`) as 0.0000, "—" when missing.
+pub fn fixed_credit(v: f32, largest: f32) -> String {
+    if !v.is_finite() {
+        return "—".to_owned();
+    }
+    if v.abs() <= largest * 1e-6 || v == 0.0 {
+        return "0.0000".to_owned();
+    }
+    if (1e-3..1e5).contains(&v.abs()) { format!("{v:.4}") } else { format!("{v:.3e}") }
 }
 
 /// `v` as [`format_value`] writes it, but 0 when it is within a millionth of `largest` (the

@@ -207,10 +207,7 @@ impl Room<'_> {
         });
         // #65 item 8: in meeting mode, side by side, each heatmap row level with its leaf.
         if self.meeting {
-            let rows = self
-                .h
-                .ctx
-                .data(|d| d.get_temp::<vantage::ui::views::tree::TreeRows>(vantage::ui::views::tree::rows_id()));
+            let rows = self.h.ctx.data(|d| d.get_temp::<vantage::ui::level::TreeRows>(vantage::ui::level::rows_id()));
             let n = group_rows(&self.h) as f32;
             let height = heatmap.height() / n;
             let level = rows.is_some_and(|r| {
@@ -851,5 +848,29 @@ fn uneven_training_steps_are_spread_over_the_overview() {
         // Steps 1 to 30 take most of the plot's width (a tenth of it by number).
         let at = |x: f64| memory.transform().position_from_point_x(x);
         assert!(at(29.0) - at(0.0) > 0.7 * frame.width(), "{} of {}", at(29.0) - at(0.0), frame.width());
+    }
+}
+
+/// #65 item 9: the terms give the number shown: a group of one rollout under GRPO with TRL's
+/// preset is 0 because the group's mean is its own reward (not verl's mean 0 and std 1 beside a
+/// 0), and A and B read alike ("1.0000" beside "0.0000", not beside "0").
+#[test]
+fn a_group_of_one_shows_the_terms_of_its_zero() {
+    let log = "{\"vantage\": 1}\n{\"type\": \"trajectory\", \"id\": \"solo\", \"group\": \"g1\", \"outcome\": {\"reward\": 1}, \"steps\": [{\"thought\": \"a\"}]}\n{\"type\": \"trajectory\", \"id\": \"a\", \"group\": \"g2\", \"outcome\": {\"reward\": 1}, \"steps\": [{\"thought\": \"a\"}]}\n{\"type\": \"trajectory\", \"id\": \"b\", \"group\": \"g2\", \"outcome\": {\"reward\": 0}, \"steps\": [{\"thought\": \"b\"}]}\n";
+    for meeting in [false, true] {
+        let mut app = crate::ui::app_with("solo.jsonl", log.as_bytes());
+        app.state.scheme_a = vantage::app::state::SchemeChoice {
+            preset: Some("trl".to_owned()),
+            ..vantage::app::state::SchemeChoice::new("grpo")
+        };
+        app.state.scheme_b = vantage::app::state::SchemeChoice::new("grpo");
+        let h = room_harness(app, Tab::Group, meeting);
+        assert_eq!(
+            h.state().current().unwrap().run.trajectory_key(h.state().current().unwrap().selection.trajectory.unwrap()),
+            "solo"
+        );
+        h.get_by_label("A: grpo preset=trl = 0.0000");
+        h.get_by_label_contains("r = 1, mean = 1, std = 0, ε = 1.000e-4, group size = 1");
+        h.get_by_label("B: grpo = 1.0000");
     }
 }

@@ -390,6 +390,10 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
                 a = a.max(-clip).min(clip);
             }
             advantage[i] = a;
+            // A group of one given 0 (TRL, OpenRLHF): its mean is its own reward and it has no
+            // spread, so the terms give the 0 shown (not verl's mean 0 and std 1).
+            let zeroed = !s.is_nan() && valid.len() == 1 && zero_singleton && batch_mean.is_none();
+            let (mean, std) = if zeroed { (s, batch_std.unwrap_or(F::ZERO)) } else { (mean, std) };
             terms.set(i, &[s.f64(), mean.f64(), std.f64(), eps.f64(), valid.len() as f64]);
         }
     }

@@ -337,7 +337,8 @@ fn credit_line_ui(
     extra: &[(String, Option<f64>)],
 ) {
     let value = credit.step.get(position).copied().unwrap_or(f32::NAN);
-    let shown = largest.map_or_else(|| format_value(value), |l| crate::ui::widgets::format_credit(value, l));
+    // A and B in one form, one under the other.
+    let shown = crate::ui::widgets::fixed_credit(value, largest.unwrap_or(0.0));
     ui.horizontal_wrapped(|ui| {
         ui.label(egui::RichText::new(format!("{name} = {shown}")).monospace());
     });

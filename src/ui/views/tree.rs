@@ -64,8 +64,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     }
     ui.label(egui::RichText::new(format!("{} nodes · {} leaves", tree.nodes.len(), tree.num_rows)).color(theme::MUTED));
     let meeting = ctx.state.meeting_mode;
-    let (rect, response, view) =
-        canvas_ui(ui, (meeting, meeting && !ctx.state.heat_whole_run), key_of((&run_name, group.0, merge)), tree, fit);
+    let group_key = crate::ui::level::key(open, merge).unwrap_or_default();
+    let (rect, response, view) = canvas_ui(ui, (meeting, meeting && !ctx.state.heat_whole_run), group_key, tree, fit);
     // What is collapsed stays through a refit.
     let collapsed_id = egui::Id::unique(("tree_collapsed", key_of((&run_name, group.0, merge))));
     let mut collapsed: HashSet<u32> = ui.data(|d| d.get_temp::<HashSet<u32>>(collapsed_id)).unwrap_or_default();
@@ -150,54 +150,6 @@ fn hidden_below(tree: &GroupTree, collapsed: &HashSet<u32>) -> Vec<bool> {
     hidden
 }
 
-/// The pan offset and per-axis scale that fit `tree` into `rect` (as the view opens); rows never
-/// spread further apart than twice the layout spacing.
-pub fn fit_view(rect: egui::Rect, tree: &GroupTree) -> (egui::Vec2, egui::Vec2) {
-    let width = (tree.max_depth as f32 + 1.0) * DX;
-    let height = tree.num_rows.max(1) as f32 * DY;
-    let fit = |room: f32| {
-        let sy = (room / height).clamp(1e-5, 2.0);
-        // Rows far enough apart for their leaves' names keep room for them on the right.
-        let gutter = if sy * DY >= LEAF_LABEL_ROW { LEAF_GUTTER.min(rect.width() * 0.3) } else { 0.0 };
-        egui::vec2(((rect.width() - gutter) / width).clamp(1e-4, 2.0), sy)
-    };
-    // Nodes labelled above them: the first row's labels need room above it too.
-    let scale = fit(rect.height() - LABEL_ABOVE);
-    if labels_shown(scale) {
-        return (egui::vec2(8.0, 8.0 + LABEL_ABOVE), scale);
-    }
-    (egui::vec2(8.0, 8.0), fit(rect.height()))
-}
-
-/// The room a node's label takes above it, in points.
-const LABEL_ABOVE: f32 = 16.0;
-
-/// Where the tree's rows are on the screen this frame (the first row's centre and the rows'
-/// spacing, in points), for the heatmap beside it in meeting mode to put its rows level with them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TreeRows {
-    /// The group and merge mode the tree shows (hashed).
-    pub key: u64,
-    /// The first row's centre.
-    pub first: f32,
-    /// From one row to the next.
-    pub spacing: f32,
-    /// How many rows.
-    pub rows: usize,
-}
-
-/// Where [`TreeRows`] are kept.
-pub fn rows_id() -> egui::Id {
-    egui::Id::unique("tree_rows")
-}
-
-/// The rows of the tree drawn this frame, when it shows the selected group of `open` in `merge`.
-pub fn rows_shown(ui: &egui::Ui, open: &crate::app::OpenRun, merge: TreeMerge) -> Option<TreeRows> {
-    let group = open.selection.group?;
-    let key = key_of((&open.cache_key(), group.0, merge));
-    ui.data(|d| d.get_temp::<TreeRows>(rows_id())).filter(|r| r.key == key)
-}
-
 /// The tree's canvas and its view (fitted to a new group, merge mode, meeting mode or size, or on
 /// Fit; panned and zoomed by the pointer), its rows kept for the heatmap beside it.
 fn canvas_ui(
@@ -224,16 +176,19 @@ fn canvas_ui(
     pan_zoom(ui, &response, rect, &mut view);
     ui.data_mut(|d| d.insert_temp(view_id, view));
     let first = rect.top() + view.offset.y;
-    publish_rows(ui, TreeRows { key: group_key, first, spacing: DY * view.scale.y, rows: tree.num_rows });
+    publish_rows(
+        ui,
+        crate::ui::level::TreeRows { key: group_key, first, spacing: DY * view.scale.y, rows: tree.num_rows },
+    );
     (rect, response, view)
 }
 
 /// Keeps where the tree's rows are this frame (for the heatmap beside it, and for the next frame's
 /// [`level_with_heatmap`]).
-fn publish_rows(ui: &egui::Ui, rows: TreeRows) {
+fn publish_rows(ui: &egui::Ui, rows: crate::ui::level::TreeRows) {
     ui.data_mut(|d| {
-        d.insert_temp(rows_id(), rows);
-        if let Some((pad, _)) = d.get_temp::<(f32, TreeRows)>(pad_id()) {
+        d.insert_temp(crate::ui::level::rows_id(), rows);
+        if let Some((pad, _)) = d.get_temp::<(f32, crate::ui::level::TreeRows)>(pad_id()) {
             d.insert_temp(pad_id(), (pad, rows));
         }
     });
@@ -248,8 +203,8 @@ fn pad_id() -> egui::Id {
 /// heatmap's header is taller than the tree's (the heatmap follows the tree's rows): by what the
 /// last frame's first row lacked.
 fn level_with_heatmap(ui: &mut egui::Ui) {
-    let previous = ui.data(|d| d.get_temp::<(f32, TreeRows)>(pad_id()));
-    let heat_top = ui.data(|d| d.get_temp::<f32>(heatmap_top_id()));
+    let previous = ui.data(|d| d.get_temp::<(f32, crate::ui::level::TreeRows)>(pad_id()));
+    let heat_top = ui.data(|d| d.get_temp::<f32>(crate::ui::level::heatmap_top_id()));
     let pad = match (previous, heat_top) {
         (Some((pad, rows)), Some(top)) if rows.spacing > 0.0 => {
             (pad + top - (rows.first - rows.spacing / 2.0)).clamp(0.0, 200.0)
@@ -258,15 +213,31 @@ fn level_with_heatmap(ui: &mut egui::Ui) {
         _ => 0.0,
     };
     ui.add_space(pad);
-    let none = TreeRows { key: 0, first: 0.0, spacing: 0.0, rows: 0 };
+    let none = crate::ui::level::TreeRows { key: 0, first: 0.0, spacing: 0.0, rows: 0 };
     ui.data_mut(|d| d.insert_temp(pad_id(), (pad, previous.map_or(none, |(_, r)| r))));
 }
 
-/// Where the heatmap beside the tree could start its rows at the earliest (its header's bottom),
-/// last frame: the tree moves its canvas down to put its first row there.
-pub fn heatmap_top_id() -> egui::Id {
-    egui::Id::unique("heatmap_rows_top")
+/// The pan offset and per-axis scale that fit `tree` into `rect` (as the view opens); rows never
+/// spread further apart than twice the layout spacing.
+pub fn fit_view(rect: egui::Rect, tree: &GroupTree) -> (egui::Vec2, egui::Vec2) {
+    let width = (tree.max_depth as f32 + 1.0) * DX;
+    let height = tree.num_rows.max(1) as f32 * DY;
+    let fit = |room: f32| {
+        let sy = (room / height).clamp(1e-5, 2.0);
+        // Rows far enough apart for their leaves' names keep room for them on the right.
+        let gutter = if sy * DY >= LEAF_LABEL_ROW { LEAF_GUTTER.min(rect.width() * 0.3) } else { 0.0 };
+        egui::vec2(((rect.width() - gutter) / width).clamp(1e-4, 2.0), sy)
+    };
+    // Nodes labelled above them: the first row's labels need room above it too.
+    let scale = fit(rect.height() - LABEL_ABOVE);
+    if labels_shown(scale) {
+        return (egui::vec2(8.0, 8.0 + LABEL_ABOVE), scale);
+    }
+    (egui::vec2(8.0, 8.0), fit(rect.height()))
 }
+
+/// The room a node's label takes above it, in points.
+const LABEL_ABOVE: f32 = 16.0;
 
 /// Rows at least this far apart (points) name their leaves.
 pub const LEAF_LABEL_ROW: f32 = 12.0;
