@@ -454,7 +454,7 @@ fn save_into(dir: &std::path::Path, name: &str, bytes: &[u8], why: &str, said: &
         .find(|p| !p.exists())
         .unwrap_or_else(|| dir.join(name));
     match std::fs::create_dir_all(dir).and_then(|()| crate::source::disk::write_atomically(&path, bytes)) {
-        Ok(()) => say(said, format!("{why}; saved to {}", path.display())),
+        Ok(()) => say(said, format!("{why}; saved to {}", crate::analysis::shown_path(&path.display().to_string()))),
         Err(err) => say(said, format!("{why}, and {} could not be written: {err}", path.display())),
     }
 }
@@ -541,7 +541,7 @@ pub fn save_file(suggested_name: &str, bytes: Vec<u8>, said: &std::sync::mpsc::S
             let asked = std::time::Instant::now();
             match rfd::FileDialog::new().set_file_name(&name).save_file() {
                 Some(path) => match crate::source::disk::write_atomically(&path, &bytes) {
-                    Ok(()) => say(&said, format!("saved {}", path.display())),
+                    Ok(()) => say(&said, format!("saved {}", crate::analysis::shown_path(&path.display().to_string()))),
                     Err(err) => say(&said, format!("could not write {}: {err}", path.display())),
                 },
                 // Back within a moment: no dialog could open (a person takes longer to cancel).

@@ -335,6 +335,12 @@ impl VantageApp {
                         outcome.report.num_warnings() - 50
                     ));
                 }
+                // How the log was read (groups rebuilt, files of its folder skipped): among the
+                // notices too, not only in the Summary.
+                let short = outcome.name.trim_end_matches('/').rsplit(['/', '\\']).next().unwrap_or(&outcome.name);
+                for note in &run.meta.notes {
+                    self.notifications.push(format!("{short}: {note}"));
+                }
                 // Data that makes the comparison degenerate, said once as it opens.
                 for caution in crate::analysis::summary::RunSummary::of(&run).cautions() {
                     self.notifications.push(format!("{}: {caution}", outcome.name));

@@ -116,22 +116,50 @@ impl Folder {
     /// with `failed` (logs that did not load, as `NAME (why)`, named relative to the folder) among
     /// them.
     pub fn note(&self, name: &str, failed: &[String]) -> Option<String> {
-        let mut skipped: Vec<String> = self.skipped.iter().map(|(name, kind)| format!("{name} ({kind})")).collect();
-        skipped.extend(failed.iter().cloned());
-        skipped.sort();
+        let mut skipped: Vec<(String, String)> =
+            self.skipped.iter().map(|(name, kind)| (name.clone(), (*kind).to_owned())).collect();
+        for entry in failed {
+            // `NAME (why)`, as the callers write a log that did not load.
+            let (file, why) = entry
+                .rsplit_once(" (")
+                .map_or((entry.as_str(), "did not load"), |(f, w)| (f, w.strip_suffix(')').unwrap_or(w)));
+            skipped.push((file.to_owned(), why.to_owned()));
+        }
         if skipped.is_empty() && !self.unvisited {
             return None;
         }
-        let total = skipped.len();
-        let mut named = skipped.into_iter().take(NAMED).collect::<Vec<_>>().join(", ");
-        if total > NAMED {
-            named.push_str(&format!(", and {} more", total - NAMED));
-        }
+        let mut line = skipped_note(name, &skipped);
         if self.unvisited {
-            named.push_str(&format!("; entries past the first {MAX_ENTRIES} not looked at"));
+            line.push_str(&format!("; entries past the first {MAX_ENTRIES} not looked at"));
         }
-        Some(format!("skipped {total} file(s) in {name}/ that are not logs: {named}"))
+        Some(line)
     }
+}
+
+/// One line for the files skipped in the folder `name` (each `(file, why)`), by reason, most
+/// first, a few of each named: "skipped 125 files in run/ that are not logs: 80 configuration
+/// (a.yaml, b.yaml, c.yaml, …), 40 not a log (…)". A folder of many files is one line, not a wall.
+pub fn skipped_note(name: &str, skipped: &[(String, String)]) -> String {
+    let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for (file, why) in skipped {
+        by_reason.entry(why.as_str()).or_default().push(file.as_str());
+    }
+    let mut reasons: Vec<(&str, Vec<&str>)> = by_reason.into_iter().collect();
+    reasons.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    // A dozen names in all (at least two of each reason, at most eight of one).
+    let each = (NAMED / 2 / reasons.len().max(1)).clamp(2, 8);
+    let parts: Vec<String> = reasons
+        .iter_mut()
+        .map(|(why, files)| {
+            files.sort_unstable();
+            let mut named = files.iter().take(each).copied().collect::<Vec<_>>().join(", ");
+            if files.len() > each {
+                named.push_str(", …");
+            }
+            format!("{} {why} ({named})", files.len())
+        })
+        .collect();
+    format!("skipped {} file(s) in {name}/ that are not logs: {}", skipped.len(), parts.join(", "))
 }
 
 /// Whether a file's name (lower case) has a log's extension.
@@ -268,8 +296,19 @@ mod tests {
             ..Folder::default()
         };
         let note = folder.note("run", &["q.json (no loader recognises it)".to_owned()]).unwrap();
-        assert!(note.starts_with("skipped 31 file(s) in run/ that are not logs: "), "{note}");
-        assert!(note.contains("f00.yaml (configuration)") && note.ends_with("and 7 more"), "{note}");
+        assert_eq!(
+            note,
+            "skipped 31 file(s) in run/ that are not logs: 30 configuration (f00.yaml, f01.yaml, f02.yaml, f03.yaml, \
+             f04.yaml, f05.yaml, …), 1 no loader recognises it (q.json)"
+        );
         assert_eq!(Folder::default().note("run", &[]), None);
+        // 125 files of three kinds: one line, by reason, a few of each named.
+        let many: Vec<(String, String)> = (0..125)
+            .map(|i| (format!("f{i:03}"), ["configuration", "not a log", "checkpoints"][i % 3].to_owned()))
+            .collect();
+        let line = skipped_note("run", &many);
+        assert!(line.starts_with("skipped 125 file(s) in run/ that are not logs: 42 configuration (f000, "), "{line}");
+        assert!(line.contains("), 42 not a log (f001, ") && line.contains("), 41 checkpoints (f002, "), "{line}");
+        assert!(line.len() < 400, "{line}");
     }
 }

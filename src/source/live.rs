@@ -681,7 +681,10 @@ impl Live {
     fn note_skipped(&self, notes: &mut Vec<String>) {
         let (State::Verl { skipped, .. } | State::Files { skipped, .. }) = &self.state else { return };
         if !skipped.is_empty() {
-            notes.push(format!("files in the directory that are not part of the run, skipped: {}", skipped.join(", ")));
+            let name = self.name.rsplit(['/', '\\']).find(|p| !p.is_empty()).unwrap_or(&self.name);
+            let skipped: Vec<(String, String)> =
+                skipped.iter().map(|f| (f.clone(), "not part of the run".to_owned())).collect();
+            notes.push(super::folder::skipped_note(name, &skipped));
         }
     }
 

@@ -281,8 +281,10 @@ fn recent_files_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
         if app.state.recent_files.is_empty() {
             ui.label("No recent files");
         }
-        for path in app.state.recent_files.clone() {
-            if ui.button(&path).clicked() {
+        // By the last parts of their paths that tell them apart, the whole path on hover.
+        let recent = app.state.recent_files.clone();
+        for (path, name) in recent.iter().zip(widgets::short_run_names(&recent)) {
+            if ui.button(name).on_hover_text(widgets::shown_path(path)).clicked() {
                 let ctx = ui.ctx().clone();
                 app.open_all(vec![crate::source::open::LoadSource::Path(path.into())], move || ctx.request_repaint());
             }

@@ -64,7 +64,7 @@ pub fn role_index(role: &str, other_index: usize) -> usize {
     }
 }
 
-pub use crate::analysis::count;
+pub use crate::analysis::{count, shown_path};
 
 /// A number with 4 significant digits (or "—" when missing).
 pub fn format_value(v: f32) -> String {

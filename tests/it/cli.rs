@@ -489,8 +489,11 @@ fn a_run_with_trajectories_and_reports_in_sibling_folders_is_one_run() {
     assert!(out.contains("groups 2 · trajectories 2"), "{out}");
     assert!(out.contains("success 50.0%"), "{out}");
     let note = out.lines().find(|l| l.contains("note: skipped")).unwrap_or_default();
-    assert!(note.contains("results_summary.json (summary)") && note.contains("preds.json (predictions)"), "{out}");
-    assert!(note.contains("logs/sympy__sympy-20590/eval_result.json (no loader recognises it)"), "{out}");
+    assert!(note.contains("summary (results_summary.json)") && note.contains("predictions (preds.json)"), "{out}");
+    assert!(
+        note.contains("2 no loader recognises it (") && note.contains("logs/sympy__sympy-20590/eval_result.json"),
+        "{out}"
+    );
 }
 
 /// The folder rule: a run folder with one log and the files trainers write beside it (configs,
@@ -505,17 +508,17 @@ fn a_run_folder_with_the_usual_sidecars_is_one_run_and_one_note() {
     assert!(out.contains("rollouts.jsonl: vantage JSONL"), "{out}");
     let notes: Vec<&str> = out.lines().filter(|l| l.contains("note: skipped")).collect();
     assert_eq!(notes.len(), 1, "{out}");
+    // By reason, most first, each file named.
     for named in [
-        "README.md (readme)",
-        "checkpoint-100/ (checkpoints)",
-        "config.json (configuration)",
-        "config.yaml (configuration)",
-        "metadata.json (metadata)",
-        "notes.json (no loader recognises it)",
-        "report.html (report)",
-        "summary.json (summary)",
-        "train.log (text log)",
-        "uv.lock (lock file)",
+        "2 configuration (config.json, config.yaml)",
+        "1 readme (README.md)",
+        "1 checkpoints (checkpoint-100/)",
+        "1 metadata (metadata.json)",
+        "1 no loader recognises it (notes.json)",
+        "1 report (report.html)",
+        "1 summary (summary.json)",
+        "1 text log (train.log)",
+        "1 lock file (uv.lock)",
     ] {
         assert!(notes[0].contains(named), "{named} not named: {}", notes[0]);
     }
@@ -531,8 +534,8 @@ fn a_folder_exits_2_only_when_nothing_in_it_loads() {
     std::fs::write(dir.join("notes.json"), r#"{"a": 1}"#).unwrap();
     let (code, out, _) = vantage(&["check", dir.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{out}");
-    assert!(out.contains("nothing loaded") && out.contains("config.json (configuration)"), "{out}");
-    assert!(out.contains("notes.json (no loader recognises it)"), "{out}");
+    assert!(out.contains("nothing loaded") && out.contains("1 configuration (config.json)"), "{out}");
+    assert!(out.contains("1 no loader recognises it (notes.json)"), "{out}");
     std::fs::copy("sample_runs/tree_rollouts.jsonl", dir.join("good.jsonl")).unwrap();
     std::fs::copy("tests/fixtures/future_version.jsonl", dir.join("newer.jsonl")).unwrap();
     let (code, out, _) = vantage(&["check", dir.to_str().unwrap()]);
@@ -556,7 +559,11 @@ fn the_toolbench_folder_loads_its_answers_and_names_its_query_files() {
     assert_eq!(out.lines().filter(|l| l.ends_with(": ToolBench DFSDT")).count(), 15, "{out}");
     let notes: Vec<&str> = out.lines().filter(|l| l.contains("note: skipped")).collect();
     assert_eq!(notes.len(), 1, "{out}");
-    assert!(notes[0].contains("instruction/G1_query.json (no loader recognises it)"), "{}", notes[0]);
+    assert!(
+        notes[0].contains("no loader recognises it (") && notes[0].contains("instruction/G1_query.json"),
+        "{}",
+        notes[0]
+    );
 }
 
 /// sb-cli's report (written as `get-report` writes it): resolved and unresolved ids get their

@@ -1076,7 +1076,7 @@ fn a_mini_swe_agent_v1_submission_folder_is_one_run_with_its_reports_joined() {
     assert_eq!(reasons, ["\"django__django-11099\" of the results has no trajectory here"]);
     let notes = run.meta.notes.join("\n");
     assert!(notes.contains("logs/sympy__sympy-20590/report.json (SWE-bench instance report): 1 of 2"), "{notes}");
-    assert!(notes.contains("README.md (readme)") && notes.contains("metadata.yaml (configuration)"), "{notes}");
+    assert!(notes.contains("1 readme (README.md)") && notes.contains("1 configuration (metadata.yaml)"), "{notes}");
     // Each shape alone, as `--outcomes` reads it.
     let summary = std::fs::read(dir.join("results_summary.json")).unwrap();
     let parsed = vantage::load::formats::outcomes::parse("results_summary.json", &summary).unwrap();

@@ -874,3 +874,42 @@ fn a_group_of_one_shows_the_terms_of_its_zero() {
         h.get_by_label("B: grpo = 1.0000");
     }
 }
+
+/// #65 item 11: a run folder with 125 files beside its log (configs, checkpoints, text logs): the
+/// note naming them is one line by reason among the notices as well as in the Summary, inside
+/// the window, and the Summary's title is the log's name, not a wall under its absolute path.
+#[test]
+fn a_folder_of_many_sidecars_is_one_note_among_the_notices() {
+    let dir = crate::common::scratch("room-sidecars");
+    std::fs::copy(std::path::Path::new("sample_runs/alfworld_roles.jsonl"), dir.join("rollouts.jsonl")).unwrap();
+    for i in 0..125 {
+        let name = match i % 3 {
+            0 => format!("config_{i}.yaml"),
+            1 => format!("train_{i}.log"),
+            _ => format!("notes_{i}.json"),
+        };
+        std::fs::write(dir.join(name), "{\"a\": 1}\n").unwrap();
+    }
+    for meeting in [false, true] {
+        let mut app = VantageApp::default();
+        app.loads.start(vantage::source::open::LoadSource::Path(dir.clone()), || {});
+        let messages = app.loads.wait_all();
+        app.accept(messages, || {});
+        let note = app.current().unwrap().run.meta.notes.iter().find(|n| n.starts_with("skipped 125 file(s)")).cloned();
+        let note = note.unwrap_or_else(|| panic!("{:?}", app.current().unwrap().run.meta.notes));
+        assert!(
+            note.contains("42 configuration (config_0.yaml, ") && note.contains("42 text log (train_1.log, "),
+            "{note}"
+        );
+        assert!(note.contains("41 no loader recognises it (notes_"), "{note}");
+        assert!(note.chars().count() < 400, "one line, not a wall: {note}");
+        assert!(app.notifications.iter().any(|n| n.ends_with(&note)), "among the notices: {:?}", app.notifications);
+        let h = room_harness(app, Tab::Summary, meeting);
+        let central = vantage::ui::central_rect(&h.ctx).unwrap();
+        let line = h.get_by_label(&note).rect();
+        assert!(central.contains_rect(line), "{line:?} in {central:?}");
+        // Titled by the log's name, its path under it.
+        assert!(h.query_all_by_label("rollouts.jsonl").count() >= 1);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -275,7 +275,17 @@ fn the_summary_says_how_a_log_was_read() {
     app.open_loaded(run, report);
     app.state.tab = Tab::Summary;
     let h = harness(app);
-    h.get_by_label_contains("note: groups rebuilt from identical `input`");
+    let note = h
+        .state()
+        .current()
+        .unwrap()
+        .run
+        .meta
+        .notes
+        .iter()
+        .find(|n| n.contains("groups rebuilt from identical `input`"))
+        .cloned();
+    h.get_by_label(&note.unwrap());
 }
 
 #[test]
@@ -1138,11 +1148,20 @@ fn a_run_folder_opens_as_one_run_with_the_note_naming_its_sidecars() {
     assert_eq!(open.run.meta.format, "vantage JSONL v1");
     let note = open.run.meta.notes.iter().find(|n| n.starts_with("skipped 10 file(s)")).cloned();
     let note = note.unwrap_or_else(|| panic!("{:?}", open.run.meta.notes));
-    assert!(note.contains("checkpoint-100/ (checkpoints)") && note.contains("notes.json (no loader recognises it)"));
+    assert!(
+        note.contains("1 checkpoints (checkpoint-100/)") && note.contains("1 no loader recognises it (notes.json)")
+    );
+    // Among the notices too, not only in the Summary.
+    assert!(
+        app.notifications.iter().any(|n| n.contains(": skipped 10 file(s) in sidecars/")),
+        "{:?}",
+        app.notifications
+    );
     assert!(app.notifications.iter().all(|n| !n.contains("nothing loaded")), "{:?}", app.notifications);
     app.state.tab = Tab::Summary;
     let h = harness(app);
-    h.get_by_label_contains("skipped 10 file(s) in sidecars/ that are not logs");
+    // The Summary's line is the note itself (the status bar's notice names the run before it).
+    h.get_by_label(&note);
 }
 
 /// A folder of several logs opens each as a run, the note on the first.
@@ -1159,8 +1178,11 @@ fn a_folder_of_logs_opens_each_as_a_run() {
     app.accept(messages, || {});
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(app.runs.len(), 2, "{:?}", app.notifications);
-    let notes: Vec<usize> =
-        app.runs.iter().map(|r| r.run.meta.notes.iter().filter(|n| n.contains("README.md (readme)")).count()).collect();
+    let notes: Vec<usize> = app
+        .runs
+        .iter()
+        .map(|r| r.run.meta.notes.iter().filter(|n| n.contains("1 readme (README.md)")).count())
+        .collect();
     assert_eq!(notes, [1, 0], "said once, on the first run");
     assert_eq!(app.selected, 0, "the first run, with the note, is shown");
     assert!(app.runs.iter().all(|r| r.source_path.is_some()), "each run knows its file (Follow, Open steps)");

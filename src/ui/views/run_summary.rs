@@ -6,8 +6,22 @@ use crate::ui::{ViewCtx, theme};
 pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let open = &*ctx.open;
     let run = &open.run;
-    ui.label(egui::RichText::new(&run.meta.name).size(theme::TITLE_SIZE).strong());
+    // The run by its last name, the path it was opened from under it (`~/…` under the home folder).
+    let name = run.meta.name.trim_end_matches(['/', '\\']);
+    let short = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    ui.label(egui::RichText::new(short).size(theme::TITLE_SIZE).strong());
+    if short != name {
+        ui.label(egui::RichText::new(crate::ui::widgets::shown_path(name)).color(theme::MUTED));
+    }
     ui.label(egui::RichText::new(&run.meta.format).color(theme::MUTED));
+    // How the log was read (e.g. groups rebuilt from identical prompts): the user should know,
+    // first (also among the notices as the run opens).
+    for note in &run.meta.notes {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(egui::RichText::new("note:").color(theme::MUTED));
+            ui.label(note);
+        });
+    }
     ui.add_space(8.0);
     for line in open.summary.lines() {
         ui.label(line);
@@ -17,10 +31,6 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     }
     if let Some(window) = run.meta.step_window {
         steps_ui(ui, ctx.commands, window);
-    }
-    // How the log was read (e.g. groups rebuilt from identical prompts): the user should know.
-    for note in &run.meta.notes {
-        ui.label(egui::RichText::new(format!("note: {note}")).color(theme::WARNING));
     }
     if !run.meta.metadata.is_empty() {
         ui.add_space(8.0);
