@@ -29,7 +29,13 @@ pub fn start() {
             match result {
                 Ok(()) => loading.remove(),
                 Err(err) => {
-                    loading.set_inner_html("<p>The app has crashed. See the developer console for details.</p>");
+                    // Most often the browser cannot draw: say what vantage needs and what failed.
+                    let why = format!("{err:?}").replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+                    loading.set_inner_html(&format!(
+                        "<p>vantage could not start drawing: it needs WebGL2 or WebGPU, which this browser \
+                         does not give it.</p><p>Enable hardware acceleration, or try a current Chrome, Firefox \
+                         or Safari; the desktop app draws without them.</p><p><small>{why}</small></p>"
+                    ));
                     log::error!("failed to start: {err:?}");
                 }
             }

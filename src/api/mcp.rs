@@ -179,7 +179,8 @@ fn call_named(name: &str, arguments: &Value, options: &OpenOptions, agent: &str)
 pub struct OpenApp {
     /// The run: a log, a folder of runs or a v2 dataset.
     pub path: PathBuf,
-    /// The deep link, as the app's Copy link writes it (`#traj=ID&step=K&a=grpo&b=triage&view=compare`).
+    /// The deep link, as the app's Copy link writes it (`#traj=ID&step=K&a=grpo&b=triage&view=compare`;
+    /// `step` counts from 1 as the app shows steps: the `step` tool's step 3 is `step=4`).
     #[arg(long)]
     #[serde(default)]
     pub link: Option<String>,

@@ -14,7 +14,8 @@ pub struct DeepLink {
     pub group: Option<String>,
     /// Trajectory key.
     pub trajectory: Option<String>,
-    /// Step index along the trajectory (0-based).
+    /// Step index along the trajectory (0-based); the link's `step=K` counts from 1, as the app
+    /// shows steps (`step=0`, which links written before counted from, opens the first step).
     pub step: Option<usize>,
     /// Scheme A.
     pub scheme_a: Option<SchemeChoice>,
@@ -57,7 +58,7 @@ impl DeepLink {
                 "run" | "url" => link.run_url = Some(value),
                 "group" => link.group = Some(value),
                 "traj" => link.trajectory = Some(value),
-                "step" => link.step = value.parse().ok(),
+                "step" => link.step = value.parse::<usize>().ok().map(|k| k.saturating_sub(1)),
                 "view" => link.tab = Tab::ALL.into_iter().find(|t| t.label().eq_ignore_ascii_case(&value)),
                 "a" => schemes[0] = Some(value),
                 "b" => schemes[1] = Some(value),
@@ -106,7 +107,7 @@ impl DeepLink {
             push("traj", t);
         }
         if let Some(step) = self.step {
-            push("step", &step.to_string());
+            push("step", &(step + 1).to_string());
         }
         for (name, choice) in [("a", &self.scheme_a), ("b", &self.scheme_b)] {
             let Some(choice) = choice else { continue };
@@ -151,6 +152,10 @@ mod tests {
         };
         let fragment = link.to_fragment();
         assert!(fragment.contains("traj=s0-q0-r3%26x"), "{fragment}");
+        // Step 5 as the app shows it: index 4.
+        assert!(fragment.contains("&step=5"), "{fragment}");
+        assert_eq!(DeepLink::parse("#step=1").step, Some(0));
+        assert_eq!(DeepLink::parse("#step=0").step, Some(0), "an older link's first step");
         assert_eq!(DeepLink::parse(&format!("#{fragment}")), link);
         let junk = DeepLink::parse("#step=x&%zz=1&traj=%E2%9C%93&unknown=3");
         assert_eq!(junk.step, None);

@@ -271,8 +271,33 @@ impl VantageApp {
         if let Some(document) = web_sys::window().and_then(|w| w.document()) {
             document.set_title(&title);
         }
+        #[cfg(target_arch = "wasm32")]
+        self.show_url();
         ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
         self.shown_title = title;
+    }
+
+    /// The page's address follows the run and step shown (web): its fragment is the deep link to
+    /// them, so the address bar can be copied as it is, and a reload opens the same step. Not
+    /// while a link is still to be applied (it is the one in the address).
+    #[cfg(target_arch = "wasm32")]
+    fn show_url(&self) {
+        if self.pending_link.is_some() || self.current().is_none() {
+            return;
+        }
+        let served = self.server.is_some();
+        let run_url = self
+            .current()
+            .map(|o| o.run.meta.name.clone())
+            .filter(|n| n.starts_with("http") || (served && n.starts_with("runs/")));
+        let fragment = self.link_here(run_url).to_fragment();
+        let (Some(window), Some(base)) = (web_sys::window(), page_base_url()) else { return };
+        if let Ok(history) = window.history() {
+            let url = format!("{base}#{fragment}");
+            if let Err(err) = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)) {
+                log::warn!("could not set the page's address: {err:?}");
+            }
+        }
     }
 
     /// Starts loading `sources`, or the bundled sample when there are none.

@@ -242,7 +242,7 @@ fn the_compare_view_shows_the_role_constants_each_scheme_implies() {
 fn a_deep_link_opens_its_step_and_copy_link_reproduces_it() {
     let name = "alfworld_roles.jsonl";
     let mut app = VantageApp::default().with_start(vantage::app::StartOptions {
-        link: Some("#traj=s1-task3-r2&step=4&a=grpo&b=gigpo&view=compare".to_owned()),
+        link: Some("#traj=s1-task3-r2&step=5&a=grpo&b=gigpo&view=compare".to_owned()),
         ..Default::default()
     });
     let mut report = LoadReport::new(name);
@@ -291,7 +291,7 @@ fn the_summary_says_how_a_log_was_read() {
 #[test]
 fn an_inspect_eval_shows_its_summaries_first_and_reads_the_selected_sample_first() {
     let mut app = VantageApp::default().with_start(vantage::app::StartOptions {
-        link: Some("#traj=2/epoch1&step=1".to_owned()),
+        link: Some("#traj=2/epoch1&step=2".to_owned()),
         ..Default::default()
     });
     let source =
@@ -390,7 +390,7 @@ fn a_large_log_opens_in_parts_and_a_link_waits_for_its_trajectory() {
     std::fs::write(&path, &text).unwrap();
     let last = format!("t{}", n - 1);
     let mut app = VantageApp::default()
-        .with_start(vantage::app::StartOptions { link: Some(format!("#traj={last}&step=1")), ..Default::default() });
+        .with_start(vantage::app::StartOptions { link: Some(format!("#traj={last}&step=2")), ..Default::default() });
     app.loads.start(vantage::source::open::LoadSource::Path(path), || {});
     let messages = app.loads.wait_all();
     let partial = messages.iter().filter(|(_, m)| matches!(m, vantage::app::LoadMessage::Partial(..))).count();

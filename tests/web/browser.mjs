@@ -5,14 +5,15 @@ import { PNG } from "pngjs";
 
 /// Debian's Chromium (or $CHROMIUM), headless, drawing WebGL2 with SwiftShader; the background
 /// networking flags keep it from trying hosts a closed network refuses.
-export function launchChromium() {
+/// `extra` adds flags (`--disable-3d-apis`: a browser without WebGL, as some locked-down machines are).
+export function launchChromium(extra = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     headless: true,
     args: [
       "--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
       "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
-      "--disable-sync", "--no-first-run",
+      "--disable-sync", "--no-first-run", ...extra,
     ],
   });
 }

@@ -100,6 +100,12 @@ async function waitTitle(page, name, test, timeout = 120000) {
       const ranges = requests.filter((r) => /"GET \/runs\/run\/train_step=\d+\/\S+\.parquet" 206/.test(r)).length;
       console.log(`serve_open: ${ranges} Range requests for the dataset's Parquet files`);
       if (ranges === 0) fail("serve_open: the dataset was not read in ranges");
+      // The address follows the run opened: its fragment is the deep link to the step shown.
+      const url = page.url();
+      console.log(`serve_open: the address is ${url}`);
+      if (!/#run=runs(%2F|\/)run/.test(url) || !/[#&]step=[1-9]\d*/.test(url)) {
+        fail(`serve_open: the address does not follow the run opened (${url})`);
+      }
     }
   }
   await page.close();
@@ -108,7 +114,7 @@ async function waitTitle(page, name, test, timeout = 120000) {
 // 2. A deep link against the server (to a log it converted): the run, the step and schemes A and B.
 {
   const page = await newPage("serve_deep_link");
-  await page.goto(base + "/#run=runs/web-serve/tree_rollouts.jsonl/&traj=tree-s0-p0/n9&step=2&a=grpo&b=treeps_rag");
+  await page.goto(base + "/#run=runs/web-serve/tree_rollouts.jsonl/&traj=tree-s0-p0/n9&step=3&a=grpo&b=treeps_rag");
   if (await waitTitle(page, "serve_deep_link", "^vantage — tree-s0-p0/n9 · step 3$")) {
     await page.waitForTimeout(2000);
     const png = await page.screenshot({ path: path.join(shots, "serve_deep_link.png") });
@@ -147,10 +153,10 @@ async function followCase(name, url, file, total, aim, stays) {
 }
 
 // 3. A followed log: a group appended on disk appears on the page.
-await followCase("serve_follow", "/#run=runs/web-serve/growing.jsonl&traj=s0/r3&step=1", growing, 32, 2000, false);
+await followCase("serve_follow", "/#run=runs/web-serve/growing.jsonl&traj=s0/r3&step=2", growing, 32, 2000, false);
 // 4. A converted log that grows: the server writes what it gained into the dataset, and the page,
 // which looks at the manifest every second, opens it again.
-await followCase("serve_follow_converted", "/#run=runs/web-serve/big.jsonl/&traj=s0/r3&step=1", big, 216, 3000, true);
+await followCase("serve_follow_converted", "/#run=runs/web-serve/big.jsonl/&traj=s0/r3&step=2", big, 216, 3000, true);
 
 await browser.close();
 server.kill();

@@ -215,7 +215,7 @@ async function visit(name, url, titlePrefix) {
 await visit("bundled_sample", "/", "vantage — ");
 await visit(
   "deep_link",
-  "/?url=/sample_runs/tree_rollouts.jsonl#traj=tree-s0-p0/n9&step=2&a=grpo&b=treeps_rag",
+  "/?url=/sample_runs/tree_rollouts.jsonl#traj=tree-s0-p0/n9&step=3&a=grpo&b=treeps_rag",
   "vantage — tree-s0-p0/n9 · step 3",
 );
 // The page keeps drawing while a large log loads: the load runs in slices of the event loop.
@@ -240,15 +240,15 @@ if (big.slices < 10) {
     failures++;
   }
 }
-await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=1", "vantage — 1/epoch2 · step 2");
+await visit("inspect_eval", "/?url=/test/arith.eval#traj=1/epoch2&step=2", "vantage — 1/epoch2 · step 2");
 // The 2026 trainers' formats on the web: a verifiers episode stream (a branch of a trace's tree,
 // the trainer's advantages against prime-rl's preset) and a slime rollout dump (a torch .pt).
 await visit(
   "verifiers_episodes",
-  "/?url=/tests/fixtures/trainers/verifiers/episodes.jsonl#traj=e-1/t-a/branch-1&step=1&a=logged&b=grpo&b.preset=prime_rl",
+  "/?url=/tests/fixtures/trainers/verifiers/episodes.jsonl#traj=e-1/t-a/branch-1&step=2&a=logged&b=grpo&b.preset=prime_rl",
   "vantage — e-1/t-a/branch-1 · step 2",
 );
-await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_data/3.pt#traj=rollout-3/sample-2&step=0", "vantage — rollout-3/sample-2 · step 1");
+await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_data/3.pt#traj=rollout-3/sample-2&step=1", "vantage — rollout-3/sample-2 · step 1");
 
 // Following a URL: the page asks for the bytes past what it has every second (Range
 // requests); the records appended meanwhile, one written in two pieces, arrive once each.
@@ -259,7 +259,7 @@ await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_
     const grown = /followed: (\d+) trajectories/.exec(m.text());
     if (grown) followed.push(Number(grown[1]));
   });
-  await page.goto(base + "/?url=/test/growing.jsonl&follow=1#traj=s0/r3&step=1");
+  await page.goto(base + "/?url=/test/growing.jsonl&follow=1#traj=s0/r3&step=2");
   await page.waitForFunction(() => document.title.startsWith("vantage — s0/r3"), null, { timeout: 120000 });
   const more = Array.from({ length: 16 }, (_, r) => growingLine(1, r)).join("");
   const half = more.length / 2 + 7;
@@ -283,7 +283,7 @@ await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_
 }
 // A vantage Parquet v2 dataset by URL: read in ranges, its texts fetched when shown.
 {
-  const link = "#traj=s2/g5/r3&step=1";
+  const link = "#traj=s2/g5/r3&step=2";
   const opened = await visit("v2_dataset", `/?url=/v2/run/${link}`, "vantage — s2/g5/r3 · step 2");
   const missing = v2requests.filter((r) => r.status === 404);
   if (missing.length > 0) {
@@ -361,6 +361,21 @@ await pickFolder("v2_folder", v2root, /^vantage — s\d\/g/);
 // names its sidecars (tests/fixtures/runs/sidecars: one log, ten files that are not logs).
 await pickFolder("run_folder", path.join(root, "tests/fixtures/runs/sidecars"), /^vantage — s0-task0-r0/);
 await browser.close();
+
+// A browser without WebGL2 or WebGPU: the page says what vantage needs, not "The app has crashed".
+{
+  const bare = await launchChromium(["--disable-3d-apis", "--disable-webgl", "--disable-webgl2"]);
+  const page = await bare.newPage({ viewport: { width: 1280, height: 720 } });
+  await page.goto(base + "/");
+  await page.waitForTimeout(8000);
+  const said = (await page.textContent("#loading_text").catch(() => "")) || "";
+  console.log(`no_webgl: the page says "${said.trim()}"`);
+  if (!/WebGL2/.test(said) || /crashed/.test(said)) {
+    console.log(`FAIL no_webgl: the page does not say it needs WebGL2 or WebGPU ("${said.trim()}")`);
+    failures++;
+  }
+  await bare.close();
+}
 server.close();
 if (failures > 0) {
   console.log(`${failures} failure(s)`);
