@@ -65,7 +65,8 @@ impl SchemeChoice {
                 return format!("formula {compact}");
             }
             let title = crate::credit::expr::title(text);
-            let title = title.unwrap_or(&compact).chars().take(48).collect::<String>();
+            // Cut between words: a name cut mid-word reads as another word.
+            let title = crate::analysis::cut_at_word(title.unwrap_or(&compact), 48);
             let hash = {
                 use std::hash::{Hash as _, Hasher as _};
                 let mut h = std::hash::DefaultHasher::new();
@@ -403,6 +404,10 @@ mod tests {
         let (a, b) = (long("prm").cache_key(), long("judge").cache_key());
         assert!(a.starts_with("formula \"GRPO plus a bonus\" #"), "{a}");
         assert_ne!(a, b);
+        // A long name is cut between words (#65 item 13: "…weighted by the judg" read as a word).
+        let named = SchemeChoice::custom("# GRPO plus a PRM bonus weighted by the judge's confidence in it\nR + 1");
+        let key = named.cache_key();
+        assert!(key.starts_with("formula \"GRPO plus a PRM bonus weighted by the judge's…\" #"), "{key}");
         // Names given on the command line.
         assert_eq!(SchemeChoice::from_name("expr:R", &[]).unwrap().formula(), Some("R"));
         let saved = [SavedFormula { name: "mine".to_owned(), text: "R * 2".to_owned() }];

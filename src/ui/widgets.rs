@@ -196,28 +196,50 @@ pub fn rollout_name(run: &crate::model::Run, t: crate::model::TrajectoryId) -> &
     }
 }
 
-/// A group's name for a heading: its key, or when the key is a hash (`prompt-94a41ed12d627c37`,
-/// nothing a room can read) the start of its prompt, in quotes, with the key's start after it.
+/// A group's name for a heading: its key; or, when the key is a hash (`prompt-94a41ed12d627c37`,
+/// nothing a room can read), the start of its prompt in quotes with the key's start after it; or,
+/// when the key holds the prompt itself (TRL's `step12/<chat-template prompt>`), the key's own part
+/// and the prompt's start in quotes, so that the whole prompt is not printed twice (in the title
+/// and under it).
 pub fn group_title(run: &crate::model::Run, g: crate::model::GroupId) -> String {
     let key = run.group_key(g);
+    let prompt = run.text(run.groups.prompt[g.index()]);
+    let quoted = || {
+        let headline = crate::analysis::runs::headline(&prompt);
+        let line = headline.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!line.is_empty()).then(|| format!("\u{201c}{}\u{201d}", crate::analysis::cut_at_word(&line, 48)))
+    };
+    if let Some(own) = key_without_prompt(run, g) {
+        return match (own.is_empty(), quoted()) {
+            (_, None) => key.to_owned(),
+            (true, Some(q)) => q,
+            (false, Some(q)) => format!("{own} · {q}"),
+        };
+    }
     if !is_hash_key(key) {
         return key.to_owned();
     }
-    let prompt = run.text(run.groups.prompt[g.index()]);
-    let headline = crate::analysis::runs::headline(&prompt);
-    let line = headline.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.is_empty() {
-        key.to_owned()
-    } else {
-        // The first 48 characters (views' own `truncate` is above this module).
-        let mut shown: String = line.chars().take(48).collect();
-        if line.chars().count() > 48 {
-            shown.push('…');
+    match quoted() {
+        None => key.to_owned(),
+        Some(q) => {
+            // The prompt is the title; the hash only tells two groups of one prompt apart.
+            let short: String = key.rsplit('/').next().unwrap_or(key).chars().take(16).collect();
+            format!("{q} ({short}…)")
         }
-        // The prompt is the title; the hash only tells two groups of one prompt apart.
-        let short: String = key.rsplit('/').next().unwrap_or(key).chars().take(16).collect();
-        format!("\u{201c}{shown}\u{201d} ({short}…)")
     }
+}
+
+/// The part of a group's key before its prompt, when the key holds the whole prompt (TRL's
+/// `step12/<chat-template prompt>` is `step12`); `None` when it does not.
+pub fn key_without_prompt(run: &crate::model::Run, g: crate::model::GroupId) -> Option<&str> {
+    let key = run.group_key(g);
+    let prompt = run.text(run.groups.prompt[g.index()]);
+    let body = prompt.trim();
+    if body.chars().count() < 16 {
+        return None;
+    }
+    let at = key.find(body)?;
+    Some(key[..at].trim_end_matches(['/', ' ', ':', '-']))
 }
 
 /// Whether a key holds a hash: a part of 12 or more hexadecimal digits with letters and digits both.

@@ -913,3 +913,23 @@ fn a_folder_of_many_sidecars_is_one_note_among_the_notices() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// #65 item 13: a TRL group (its key `step10/` and the whole chat-template prompt) is titled by the
+/// key's own part and the prompt's start (the Group view: its own part, the prompt under it), not
+/// the whole prompt twice.
+#[test]
+fn a_group_whose_key_holds_its_prompt_is_titled_without_it() {
+    for meeting in [false, true] {
+        let h = room_harness(trl_app(), Tab::Group, meeting);
+        let open = h.state().current().unwrap();
+        let g = open.selection.group.unwrap();
+        let (key, prompt) =
+            (open.run.group_key(g).to_owned(), open.run.text(open.run.groups.prompt[g.index()]).trim().to_owned());
+        assert!(key.contains(&prompt) && key.starts_with("step10/"), "{key:?} holds {prompt:?}");
+        let title = vantage::ui::widgets::group_title(&open.run, g);
+        assert!(title.starts_with("step10 · \u{201c}"), "{title}");
+        // The Group view: "Group step10", the prompt once, under it.
+        h.get_by_label("Group step10");
+        assert_eq!(h.query_all_by_label_contains(&prompt).count(), 1, "the prompt shows once");
+    }
+}
