@@ -348,7 +348,7 @@ fn a_followed_run_gains_a_training_step_and_the_overview_shows_it() {
     assert!(app.current().unwrap().follower.is_some(), "followed");
     app.state.tab = Tab::Overview;
     let mut h = harness(app);
-    h.get_by_label("1 training step(s)");
+    h.get_by_label("1 training step");
     h.get_by_label_contains("following · last data");
     let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     std::io::Write::write_all(&mut file, format!("{}{}", line(1, 0), line(1, 1)).as_bytes()).unwrap();
@@ -362,7 +362,7 @@ fn a_followed_run_gains_a_training_step_and_the_overview_shows_it() {
         h.step();
     }
     h.run_ok();
-    h.get_by_label("2 training step(s)");
+    h.get_by_label("2 training steps");
     assert_eq!(h.state().current().unwrap().selection, selected, "the selection is kept");
     // The Follow toggle stops following.
     h.get_by_label("Follow").click();

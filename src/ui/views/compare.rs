@@ -49,8 +49,8 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         return;
     };
     ui.label(format!(
-        "{} steps with both · Spearman ρ = {} · signs differ on {:.1}%",
-        c.num_paired,
+        "{} with both · Spearman ρ = {} · signs differ on {:.1}%",
+        crate::ui::widgets::count(c.num_paired, "step"),
         format_value(c.spearman as f32),
         c.sign_disagreement * 100.0
     ))

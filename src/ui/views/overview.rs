@@ -28,7 +28,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     // The heading, the health alarms and the baseline findings share a line (meeting mode has
     // little height to spare).
     ui.horizontal_wrapped(|ui| {
-        ui.label(egui::RichText::new(format!("{} training step(s)", stats.len())).strong());
+        ui.label(egui::RichText::new(crate::ui::widgets::count(stats.len(), "training step")).strong());
         ui.separator();
         alarms_ui(ui, ctx);
         ui.separator();

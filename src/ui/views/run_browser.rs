@@ -170,10 +170,10 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 let reward = tr.reward[t.index()];
                 let flag = if is_zero_variance(run, g) { " · zero variance" } else { "" };
                 let text = format!(
-                    "{}  ·  R {}  ·  {} steps{}",
+                    "{}  ·  R {}  ·  {}{}",
                     run.trajectory_key(t),
                     format_value(reward),
-                    tr.num_steps(t),
+                    crate::ui::widgets::count(tr.num_steps(t), "step"),
                     flag
                 );
                 let response = ui.selectable_label(selected == Some(t), text);

@@ -209,7 +209,7 @@ fn group_rollouts_ui(ui: &mut egui::Ui, commands: &mut Vec<Command>, run: &Run, 
     super::tree::mini_ui(ui, run, g);
     let members = run.groups.members(g);
     let id = (std::ptr::from_ref(run) as usize, g.0);
-    egui::CollapsingHeader::new(format!("{} rollouts", members.len())).id_salt(id).show(ui, |ui| {
+    egui::CollapsingHeader::new(crate::ui::widgets::count(members.len(), "rollout")).id_salt(id).show(ui, |ui| {
         rollout_lines_ui(ui, run, members);
     });
 }
