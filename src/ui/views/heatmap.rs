@@ -248,12 +248,12 @@ fn row_label_cut(ctx: &ViewCtx<'_>, t: crate::model::TrajectoryId, chars: usize)
 fn grid_rows_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache, row_height: f32) {
     let grid = &cache.grid;
     let size = ui.available_size();
-    // As wide as the longest row label needs (about 0.55 em a character), at most 150 points.
+    // As wide as the longest row label needs (about 0.55 em a character), at most 180 points.
     // (Rows this tall are few: they fit the view.)
     let gutter = if row_height >= LABELLED_ROW_HEIGHT {
         let longest = grid.rows.iter().map(|&t| row_label(ctx, t).chars().count()).max().unwrap_or(0);
         let needed = longest as f32 * (row_height * 0.7).min(13.0) * 0.55 + 14.0;
-        needed.min(150.0).min(size.x * 0.4)
+        needed.min(180.0).min(size.x * 0.4)
     } else {
         0.0
     };
