@@ -127,6 +127,7 @@ pub fn run(target: &str, data: &[u8]) -> bool {
                 let mut run = tiny_run().clone();
                 let joined = load::formats::outcomes::join(&mut run, &[&outcomes]);
                 consume(load::formats::outcomes::warnings(&joined, &[&outcomes]));
+                consume(load::formats::outcomes::notes(&joined, &[&outcomes]));
             }
         }
         "tokenizer" => {

@@ -228,9 +228,6 @@ pub(crate) fn join_outcomes(run: &mut Run, files: &[Outcomes], report: &mut Load
         return;
     }
     let refs: Vec<&crate::load::formats::outcomes::Outcomes> = files.iter().collect();
-    let joined = crate::load::formats::outcomes::join(run, &refs);
-    for warning in crate::load::formats::outcomes::warnings(&joined, &refs) {
-        report.warn(warning.clone());
-        run.meta.warnings.push(warning);
-    }
+    let all = (0..refs.len()).collect::<Vec<_>>();
+    crate::load::formats::outcomes::join_and_report(run, &refs, |_| all.clone(), report);
 }

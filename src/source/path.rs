@@ -283,6 +283,7 @@ pub(crate) fn load_joined(
     };
     let chosen: Vec<Vec<usize>> = run.trajectories.ids().map(files_for).collect();
     let joined = crate::load::formats::outcomes::join_with(&mut run, &outcomes, |t| chosen[t.index()].clone());
+    run.meta.notes.extend(crate::load::formats::outcomes::notes(&joined, &outcomes));
     for warning in crate::load::formats::outcomes::warnings(&joined, &outcomes) {
         report.warn(warning);
     }

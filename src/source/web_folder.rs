@@ -86,11 +86,8 @@ pub async fn open(name: &str, files: Vec<(String, web_sys::File)>, progress: &Pr
         if let Ok(run) = result
             && !refs.is_empty()
         {
-            let joined = outcomes::join(run, &refs);
-            for warning in outcomes::warnings(&joined, &refs) {
-                report.warn(warning.clone());
-                run.meta.warnings.push(warning);
-            }
+            let all = (0..refs.len()).collect::<Vec<_>>();
+            outcomes::join_and_report(run, &refs, |_| all.clone(), report);
         }
     }
     if let (Some(note), Some(run)) = (note, runs.iter_mut().find_map(|(_, result, _)| result.as_mut().ok())) {

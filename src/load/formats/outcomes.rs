@@ -343,21 +343,58 @@ pub fn join_with(
     joined
 }
 
-/// The warnings for what [`join`] left unmatched, on either side.
+/// The warnings for what [`join`] left unmatched: a trajectory without an outcome, only when a
+/// results file matched some of the run's (a file that matches none is about another run: one
+/// note says so, [`notes`]). Ids of the results without a trajectory are a note too: results files
+/// cover a whole benchmark, a folder holds some of its instances.
 pub fn warnings(joined: &Joined, files: &[&Outcomes]) -> Vec<Warning> {
+    if joined.matched == 0 {
+        return Vec::new();
+    }
     let names: Vec<&str> = files.iter().map(|o| o.file.as_str()).collect();
-    let mut out: Vec<Warning> = joined
+    joined
         .unmatched_trajectories
         .iter()
         .map(|t| Warning::kept(0, "outcome", format!("trajectory {t:?} has no outcome in {}", names.join(", "))))
-        .collect();
-    out.extend(
-        joined
-            .unmatched_ids
-            .iter()
-            .map(|id| Warning::kept(0, "outcome", format!("{id:?} of the results has no trajectory here"))),
-    );
+        .collect()
+}
+
+/// The notes for what [`join`] left unmatched that is not a fault of the run: how many ids of the
+/// results have no trajectory here (a few named), and that no results file matched any trajectory.
+pub fn notes(joined: &Joined, files: &[&Outcomes]) -> Vec<String> {
+    let mut out = Vec::new();
+    if !joined.unmatched_ids.is_empty() {
+        let n = joined.unmatched_ids.len();
+        let named: Vec<String> = joined.unmatched_ids.iter().take(3).map(|id| format!("{id:?}")).collect();
+        let more = if n > 3 { ", …" } else { "" };
+        let ids = if n == 1 { "1 id of the results has" } else { "ids of the results have" };
+        let count = if n == 1 { String::new() } else { format!("{n} ") };
+        out.push(format!("{count}{ids} no trajectory here ({}{more})", named.join(", ")));
+    }
+    if joined.matched == 0 && !files.is_empty() {
+        let names: Vec<&str> = files.iter().map(|o| o.file.as_str()).collect();
+        out.push(format!(
+            "no trajectory of this run is in {}: its outcomes are not joined (the results of another run?)",
+            names.join(", ")
+        ));
+    }
     out
+}
+
+/// Joins `outcomes` to `run` ([`join_with`]) and records what did not match: the notes
+/// ([`notes`]) in the run's notes, the warnings ([`warnings`]) in `report` and the run.
+pub fn join_and_report(
+    run: &mut Run,
+    outcomes: &[&Outcomes],
+    files_for: impl Fn(crate::model::TrajectoryId) -> Vec<usize>,
+    report: &mut crate::load::LoadReport,
+) {
+    let joined = join_with(run, outcomes, files_for);
+    run.meta.notes.extend(notes(&joined, outcomes));
+    for warning in warnings(&joined, outcomes) {
+        report.warn(warning.clone());
+        run.meta.warnings.push(warning);
+    }
 }
 
 #[cfg(test)]
