@@ -432,6 +432,16 @@ fn a_harbor_trials_exception_and_its_verifiers_other_rewards_are_labels_on_its_t
         "{:?}",
         opened.iter().map(|o| o.result.as_ref().map(|r| r.meta.notes.clone()).unwrap_or_default()).collect::<Vec<_>>()
     );
+    // Every reward of the verifier's reward.json is an outcome component too (#66): `reward` and
+    // `tests_passed` on the graded trial, none on the one whose verifier did not run.
+    let run = opened.iter().find_map(|o| o.result.as_ref().ok()).unwrap();
+    let graded = run.trajectory_by_key("graded__Pq7Rt3Z").unwrap();
+    let timed_out = run.trajectory_by_key("timed-out__Ab3Cd5E").unwrap();
+    let components = &run.trajectories.components;
+    assert_eq!(components.keys().collect::<Vec<_>>(), ["reward", "tests_passed"], "{components:?}");
+    assert_eq!((components["reward"][graded.index()], components["tests_passed"][graded.index()]), (1.0, 0.75));
+    assert!(components["tests_passed"][timed_out.index()].is_nan());
+    assert_eq!(run.trajectories.reward[graded.index()], 1.0, "reward stays the outcome");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

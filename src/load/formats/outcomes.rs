@@ -46,6 +46,9 @@ pub struct Outcomes {
     /// Labels (docs/LABELS.md) the file gives each id, by name: a Harbor trial's exception and
     /// its verifier's rewards beside the outcome's.
     pub labels: BTreeMap<String, Vec<(String, crate::model::labels::Value)>>,
+    /// Named outcome components the file gives each id: every reward of a Harbor verifier's
+    /// `reward.json` when it writes several.
+    pub components: BTreeMap<String, Vec<(String, f32)>>,
 }
 
 /// The outcomes in `bytes` when the file is one of the results files above; `None` otherwise.
@@ -71,6 +74,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
         entries,
         tasks: BTreeMap::new(),
         labels: BTreeMap::new(),
+        components: BTreeMap::new(),
     };
     // Lists of ids by what happened to them: the ids of the `judged` lists get an outcome
     // (resolved when in `resolved_key`); every listed id does when `judged` is empty.
@@ -197,7 +201,16 @@ fn harbor_trial(
         entries.insert(trial.to_owned(), Entry { reward: reward as f32, success: reward > 0.5 });
     }
     let labels = if labels.is_empty() { BTreeMap::new() } else { BTreeMap::from([(trial.to_owned(), labels)]) };
-    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries, tasks: BTreeMap::new(), labels }
+    // A verifier that wrote `reward.json` with several rewards: each is an outcome component
+    // (`reward.txt` is one reward, `{reward: x}`: the outcome alone).
+    let named: Vec<(String, f32)> = rewards
+        .filter(|r| r.len() > 1)
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, value)| Some((key.clone(), value.as_f64().filter(|v| v.is_finite())? as f32)))
+        .collect();
+    let components = if named.is_empty() { BTreeMap::new() } else { BTreeMap::from([(trial.to_owned(), named)]) };
+    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries, tasks: BTreeMap::new(), labels, components }
 }
 
 /// The kind of a Harbor trial's `result.json`: one trial's outcome, beside its trajectory.
@@ -292,6 +305,15 @@ pub fn join_with(
     for (t, entry) in updates {
         run.trajectories.reward[t] = entry.reward;
         run.trajectories.success[t] = Some(entry.success);
+    }
+    // The named rewards a file gives a matched id, as outcome components.
+    let n = run.trajectories.len();
+    for (t, hit) in hits.iter().enumerate() {
+        let Some((f, id, _)) = hit else { continue };
+        for (name, value) in outcomes[*f].components.get(id).into_iter().flatten() {
+            let column = run.trajectories.components.entry(name.clone()).or_insert_with(|| vec![f32::NAN; n]);
+            column[t] = *value;
+        }
     }
     // The labels a file gives a trajectory's id (docs/LABELS.md), from the first file that has
     // some for it.
