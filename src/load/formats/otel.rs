@@ -48,6 +48,15 @@ impl Loader for Otel {
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
         let text = String::from_utf8_lossy(bytes);
         if !accepts(&text) {
+            // OTLP export requests of the other signals: say what the file holds, not "not a log".
+            if let Some(held) = other_signals(&text) {
+                return Err(LoadError::NothingLoadable {
+                    reason: format!(
+                        "an OpenTelemetry file of {held} and no spans: vantage reads traces (OTLP `resourceSpans`); \
+                         export the agent's traces too"
+                    ),
+                });
+            }
             return Err(LoadError::Incompatible {
                 format: FORMAT,
                 reason: "the first lines are not OTLP export requests (resourceSpans)".to_owned(),
@@ -56,6 +65,61 @@ impl Loader for Otel {
         let spans = read_spans(&text, report);
         build(name, &spans, report)
     }
+}
+
+/// What a file of OTLP export requests of the other signals holds ("4 log records", "2 metrics
+/// (gen_ai.client.token.usage, …)"), when its first lines are such requests and no line holds
+/// spans; `None` otherwise.
+pub fn other_signals(text: &str) -> Option<String> {
+    let keys = ["resourceLogs", "resourceMetrics", "resourceProfiles"];
+    let head = crate::load::records::head_matches(text, |r| {
+        serde_json::from_str::<serde_json::Map<String, Value>>(r.text)
+            .is_ok_and(|m| keys.iter().any(|k| m.get(*k).is_some_and(Value::is_array)))
+    });
+    if !head {
+        return None;
+    }
+    let (mut logs, mut metrics, mut profiles) = (0usize, Vec::<String>::new(), 0usize);
+    let items = |v: &Value, outer: &str, inner: &str| -> Vec<Value> {
+        v.get(outer)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|r| r.as_object().into_iter().flat_map(|o| o.values()).filter_map(Value::as_array).flatten())
+            .flat_map(|scope| scope.get(inner).and_then(Value::as_array).cloned().unwrap_or_default())
+            .collect()
+    };
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<Value>(line.trim()) else { continue };
+        if value.get("resourceSpans").and_then(Value::as_array).is_some_and(|a| !a.is_empty()) {
+            return None;
+        }
+        logs += items(&value, "resourceLogs", "logRecords").len();
+        for metric in items(&value, "resourceMetrics", "metrics") {
+            if let Some(name) = metric.get("name").and_then(Value::as_str)
+                && !metrics.iter().any(|m| m == name)
+            {
+                metrics.push(name.to_owned());
+            }
+        }
+        profiles += items(&value, "resourceProfiles", "profiles").len();
+    }
+    let mut held = Vec::new();
+    if logs > 0 {
+        held.push(crate::analysis::count(logs, "log record"));
+    }
+    if !metrics.is_empty() {
+        let named: Vec<&str> = metrics.iter().take(3).map(String::as_str).collect();
+        let more = if metrics.len() > 3 { ", …" } else { "" };
+        held.push(format!("{} ({}{more})", crate::analysis::count(metrics.len(), "metric"), named.join(", ")));
+    }
+    if profiles > 0 {
+        held.push(crate::analysis::count(profiles, "profile"));
+    }
+    if held.is_empty() {
+        held.push("empty export requests".to_owned());
+    }
+    Some(held.join(" and "))
 }
 
 /// Whether one of the first lines of `text` is an OTLP export request.
