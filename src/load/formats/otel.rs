@@ -68,7 +68,7 @@ impl Loader for Otel {
 }
 
 /// What a file of OTLP export requests of the other signals holds ("4 log records", "2 metrics
-/// (gen_ai.client.token.usage, …)"), when its first lines are such requests and no line holds
+/// (`gen_ai.client.token.usage`, …)"), when its first lines are such requests and no line holds
 /// spans; `None` otherwise.
 pub fn other_signals(text: &str) -> Option<String> {
     let keys = ["resourceLogs", "resourceMetrics", "resourceProfiles"];
