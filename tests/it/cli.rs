@@ -657,7 +657,7 @@ fn results_files_that_cover_other_instances_are_notes_not_warnings() {
 }
 
 /// An OpenTelemetry file of log records or metrics and no spans (written by the OpenTelemetry SDK
-/// and its OTLP encoders, tests/fixtures/trainers/otel/make_signals.py) says which signals it holds
+/// and its OTLP encoders, `tests/fixtures/trainers/otel/make_signals.py`) says which signals it holds
 /// and that it has no spans: nothing loaded, exit 2, not "not a recognised log format" (#66).
 #[test]
 fn an_otlp_file_of_logs_or_metrics_says_it_has_no_spans() {
