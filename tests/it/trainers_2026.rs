@@ -1196,3 +1196,61 @@ fn a_vf_eval_run_is_named_by_its_environment_model_and_folder_not_results_jsonl(
     // metadata.json beside it: env_id "weather", model "m"; the run's folder is `current`.
     assert_eq!(run.meta.name, "weather · m · current");
 }
+
+/// An agent's traces under the OpenTelemetry `GenAI` conventions, written by the OpenTelemetry SDK
+/// (`tests/fixtures/trainers/otel/make_genai.py`) in the two shapes no reader took (#66): the
+/// console exporter's spans and OTLP JSON export requests pretty-printed one after another. Each
+/// `invoke_agent` span is a trajectory, grouped by `gen_ai.conversation.id`; model calls are steps
+/// with their tool calls, a tool's result is their observation, a failed tool call is a failed
+/// step with its message, an evaluation score is the outcome.
+#[test]
+fn otel_genai_traces_load_from_the_console_exporter_and_pretty_printed_otlp() {
+    let mut runs = Vec::new();
+    for file in ["otel/genai/console.json", "otel/genai/otlp.json"] {
+        let (run, report) = fixture(file);
+        assert_eq!(run.meta.format, "OpenTelemetry GenAI trace", "{file}");
+        assert!(report.warnings.is_empty(), "{file}: {:?}", report.warnings);
+        assert_eq!(counts(&run), (2, 3, 8), "{file}");
+        let groups: Vec<&str> = run.groups.ids().map(|g| run.group_key(g)).collect();
+        assert_eq!(groups, ["conv-1", "conv-2"], "{file}");
+        assert!(
+            run.meta.notes.iter().any(|n| n == "models: gpt-4o (7 calls); tokens: 840 in, 210 out"),
+            "{:?}",
+            run.meta.notes
+        );
+        // The first task: three model calls, the tool results their observations, scored 1.
+        let first = run.trajectories.ids().next().unwrap();
+        assert_eq!(run.trajectories.reward[first.index()], 1.0);
+        let path = run.trajectories.path(first);
+        assert_eq!(path.len(), 3);
+        let read = path[0].index();
+        assert_eq!(run.text(run.nodes.thought[read]), "I will read the failing test.");
+        assert_eq!(run.text(run.nodes.action[read]), "bash({\"cmd\": \"pytest -x tests/test_dates.py\"})");
+        assert_eq!(run.text(run.nodes.observation[read]), "1 failed: test_leap_year");
+        let g = run.trajectories.group[first.index()];
+        assert_eq!(run.text(run.groups.prompt[g.index()]), "Fix the failing date test in dates.py.");
+        assert_eq!(run.label(run.groups.task[g.index()]), "fixer");
+        // The lint task: its failed tool call is a step of kind `error` with the message; no score.
+        let lint =
+            run.trajectories.ids().find(|&t| run.group_key(run.trajectories.group[t.index()]) == "conv-2").unwrap();
+        assert!(run.trajectories.reward[lint.index()].is_nan());
+        let kinds: Vec<&str> =
+            run.trajectories.path(lint).iter().map(|n| run.label(run.nodes.kind[n.index()])).collect();
+        assert_eq!(kinds, ["chat", "error", "chat"]);
+        let failed = run.trajectories.path(lint)[1].index();
+        assert_eq!(run.text(run.nodes.observation[failed]), "error: ruff: command not found");
+        runs.push(vantage::load::formats::vantage_jsonl::write::to_jsonl(&run));
+    }
+    // Both shapes are the same spans: the same run.
+    assert_eq!(runs[0], runs[1]);
+    // Without any evaluation score, the notes say the run has no outcome.
+    let text = std::fs::read_to_string(fixture_path("otel/genai/console.json")).unwrap();
+    let unscored = text.replace("gen_ai.evaluation.score.value", "gen_ai.evaluation.other");
+    let mut report = LoadReport::new("unscored.json");
+    let run = load_bytes("unscored.json", unscored.as_bytes(), &mut report).unwrap();
+    assert!(
+        run.meta.notes.iter().any(|n| n.starts_with("no outcome: no span carries an evaluation score")),
+        "{:?}",
+        run.meta.notes
+    );
+}

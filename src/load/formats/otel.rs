@@ -22,6 +22,9 @@
 
 use std::collections::HashMap;
 
+#[path = "otel_genai.rs"]
+mod genai;
+
 use serde_json::Value;
 
 use crate::load::lenient::FieldError;
@@ -122,12 +125,75 @@ pub fn other_signals(text: &str) -> Option<String> {
     Some(held.join(" and "))
 }
 
-/// Whether one of the first lines of `text` is an OTLP export request.
+/// Whether `text` holds OTLP trace export requests: one of its first lines (JSON lines), or its
+/// first JSON value (export requests pretty-printed one after another), or spans as the SDK's
+/// console exporter writes them (`ReadableSpan.to_json()`: `name`, `context.trace_id`).
 pub fn accepts(text: &str) -> bool {
-    crate::load::records::head_matches(text, |r| {
+    let line = crate::load::records::head_matches(text, |r| {
         serde_json::from_str::<serde_json::Map<String, Value>>(r.text)
             .is_ok_and(|m| m.get("resourceSpans").is_some_and(Value::is_array))
-    })
+    });
+    line || first_value(text).is_some_and(|v| is_request(&v) || is_console_span(&v))
+}
+
+/// The first JSON value of `text` when it starts with an object (read up to its end only).
+fn first_value(text: &str) -> Option<Value> {
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    if !body.starts_with('{') {
+        return None;
+    }
+    serde_json::Deserializer::from_str(body).into_iter::<Value>().next()?.ok()
+}
+
+fn is_request(value: &Value) -> bool {
+    value.get("resourceSpans").is_some_and(Value::is_array)
+}
+
+/// A span as `ReadableSpan.to_json()` writes it.
+fn is_console_span(value: &Value) -> bool {
+    value.get("name").is_some_and(Value::is_string)
+        && value.get("context").and_then(|c| c.get("trace_id")).is_some_and(Value::is_string)
+}
+
+/// The records of `text`: one per line when its lines are JSON values (OTLP JSON lines), else each
+/// JSON value in turn (pretty-printed export requests or console spans one after another), with
+/// the line each starts on. A value that does not parse ends the reading with a located warning.
+fn records(text: &str, report: &mut LoadReport) -> Vec<(u64, Value)> {
+    let per_line = crate::load::records::head_matches(text, |r| serde_json::from_str::<Value>(r.text).is_ok());
+    if per_line {
+        let mut out = Vec::new();
+        for record in line_records(text) {
+            report.records_seen += 1;
+            match parse_json::<Value>(record.text) {
+                Ok(value) => out.push((record.line, value)),
+                Err(FieldError { field, reason }) => report.warn(Warning::skipped(record.line, field, reason)),
+            }
+        }
+        return out;
+    }
+    let mut out = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut line = 1u64;
+    let mut at = 0usize;
+    loop {
+        // The line the next value starts on: past the whitespace after the last one.
+        let start = at + text[at..].len() - text[at..].trim_start().len();
+        line += text[at..start].matches('\n').count() as u64;
+        at = start;
+        let Some(next) = stream.next() else { break };
+        report.records_seen += 1;
+        match next {
+            Ok(value) => out.push((line, value)),
+            Err(err) => {
+                report.warn(Warning::skipped(line + err.line().saturating_sub(1) as u64, "record", err.to_string()));
+                break;
+            }
+        }
+        let end = stream.byte_offset();
+        line += text[at..end].matches('\n').count() as u64;
+        at = end;
+    }
+    out
 }
 
 #[derive(serde::Deserialize)]
@@ -174,6 +240,8 @@ struct SpanJson {
     start_time_unix_nano: Option<Value>,
     #[serde(default)]
     attributes: Vec<KeyValue>,
+    #[serde(default)]
+    status: Option<Value>,
 }
 
 #[derive(serde::Deserialize, PartialEq)]
@@ -192,6 +260,8 @@ struct Span {
     start: u64,
     attributes: Vec<KeyValue>,
     line: u64,
+    /// The span's error, when its status is an error: its message (or "error").
+    error: Option<String>,
 }
 
 impl Span {
@@ -235,18 +305,37 @@ fn any_number(value: &Value) -> Option<f64> {
     }
 }
 
-/// The spans of every line, in file order; a line that is not an export request, or a span without
-/// an id, is a located warning, and a span seen before (the same trace and span id) is left out.
+/// The spans of every record (an export request, or a console exporter's span), in file order; a
+/// record that is neither, or a span without an id, is a located warning, and a span seen before
+/// (the same trace and span id) is left out.
 fn read_spans(text: &str, report: &mut LoadReport) -> (Vec<Span>, Vec<Vec<KeyValue>>) {
     let mut spans = Vec::new();
     let mut resources: Vec<Vec<KeyValue>> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for record in line_records(text) {
-        report.records_seen += 1;
-        let request: Request = match parse_json(record.text) {
+    let mut keep = |span: Span, report: &mut LoadReport, spans: &mut Vec<Span>| {
+        if span.id.is_empty() {
+            report.warn(Warning::skipped(span.line, "spanId", "a span without an id"));
+        } else if !seen.insert((span.trace.clone(), span.id.clone())) {
+            let reason = format!("span {} of trace {} seen before", span.id, span.trace);
+            report.warn(Warning::skipped(span.line, "spanId", reason));
+        } else {
+            spans.push(span);
+        }
+    };
+    for (line, value) in records(text, report) {
+        if is_console_span(&value) {
+            report.records_loaded += 1;
+            let (span, resource) = console_span(&value, line);
+            if !resource.is_empty() && !resources.contains(&resource) {
+                resources.push(resource);
+            }
+            keep(span, report, &mut spans);
+            continue;
+        }
+        let request: Request = match serde_json::from_value(value) {
             Ok(request) => request,
-            Err(FieldError { field, reason }) => {
-                report.warn(Warning::skipped(record.line, field, reason));
+            Err(err) => {
+                report.warn(Warning::skipped(line, "resourceSpans", err.to_string()));
                 continue;
             }
         };
@@ -257,32 +346,110 @@ fn read_spans(text: &str, report: &mut LoadReport) -> (Vec<Span>, Vec<Vec<KeyVal
                 resources.push(attributes);
             }
             for span in resource.scope_spans.into_iter().flat_map(|s| s.spans) {
-                if span.span_id.is_empty() {
-                    report.warn(Warning::skipped(record.line, "spanId", "a span without an id"));
-                    continue;
-                }
-                if !seen.insert((span.trace_id.clone(), span.span_id.clone())) {
-                    let reason = format!("span {} of trace {} seen before", span.span_id, span.trace_id);
-                    report.warn(Warning::skipped(record.line, "spanId", reason));
-                    continue;
-                }
                 let start = span.start_time_unix_nano.as_ref().and_then(|v| match v {
                     Value::String(s) => s.parse().ok(),
                     other => other.as_u64(),
                 });
-                spans.push(Span {
-                    trace: span.trace_id,
-                    id: span.span_id,
-                    parent: span.parent_span_id,
+                let error = span.status.as_ref().and_then(otlp_error);
+                let span = Span {
+                    trace: hex_id(span.trace_id),
+                    id: hex_id(span.span_id),
+                    parent: hex_id(span.parent_span_id),
                     name: span.name,
                     start: start.unwrap_or(0),
                     attributes: span.attributes,
-                    line: record.line,
-                });
+                    line,
+                    error,
+                };
+                keep(span, report, &mut spans);
             }
         }
     }
     (spans, resources)
+}
+
+/// A trace or span id in hex, as OTLP JSON writes it: one that protobuf's JSON printer wrote in
+/// base64 (16 or 8 bytes: `MessageToJson` of an export request) is turned to hex, so both
+/// writings of one span read the same.
+fn hex_id(id: String) -> String {
+    use base64::Engine as _;
+    if id.is_empty() || id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return id;
+    }
+    match base64::engine::general_purpose::STANDARD.decode(&id) {
+        Ok(bytes) if bytes.len() == 8 || bytes.len() == 16 => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        _ => id,
+    }
+}
+
+/// The error of an OTLP JSON span status (`{code: 2 | "STATUS_CODE_ERROR", message}`).
+fn otlp_error(status: &Value) -> Option<String> {
+    let code = status.get("code")?;
+    let error = code.as_u64() == Some(2) || code.as_str() == Some("STATUS_CODE_ERROR");
+    error.then(|| status.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()).unwrap_or("error").to_owned())
+}
+
+/// A span as the SDK's console exporter writes it (`ReadableSpan.to_json()`: ids `0x…` in
+/// `context`, `parent_id`, ISO times, attributes as a plain object), and its resource's attributes.
+fn console_span(value: &Value, line: u64) -> (Span, Vec<KeyValue>) {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(|s| s.trim_start_matches("0x").to_owned());
+    let context = value.get("context");
+    let attributes = |v: Option<&Value>| -> Vec<KeyValue> {
+        v.and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(key, value)| KeyValue { key: key.clone(), value: any_value(value) })
+            .collect()
+    };
+    let status = value.get("status");
+    let error = (status.and_then(|s| s.get("status_code")).and_then(Value::as_str) == Some("ERROR"))
+        .then(|| status.and_then(|s| s.get("description")).and_then(Value::as_str).unwrap_or("error").to_owned());
+    let span = Span {
+        trace: text(context.and_then(|c| c.get("trace_id"))).unwrap_or_default(),
+        id: text(context.and_then(|c| c.get("span_id"))).unwrap_or_default(),
+        parent: text(value.get("parent_id")).unwrap_or_default(),
+        name: value.get("name").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        start: value.get("start_time").and_then(Value::as_str).and_then(iso_nanos).unwrap_or(0),
+        attributes: attributes(value.get("attributes")),
+        line,
+        error,
+    };
+    (span, attributes(value.get("resource").and_then(|r| r.get("attributes"))))
+}
+
+/// A plain JSON value as an OTLP `AnyValue` (what [`any_text`] and [`any_number`] read).
+fn any_value(value: &Value) -> Value {
+    let kind = match value {
+        Value::String(_) => "stringValue",
+        Value::Bool(_) => "boolValue",
+        Value::Number(n) if n.is_f64() => "doubleValue",
+        Value::Number(_) => "intValue",
+        Value::Array(_) => "arrayValue",
+        _ => "kvlistValue",
+    };
+    serde_json::json!({ kind: value })
+}
+
+/// Nanoseconds since 1970 of an ISO 8601 UTC time (`2026-12-07T05:34:53.633252Z`, the console
+/// exporter's); `None` when it is not one.
+fn iso_nanos(text: &str) -> Option<u64> {
+    let (date, time) = text.trim_end_matches('Z').split_once('T')?;
+    let mut d = date.split('-').map(str::parse::<i64>);
+    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
+    let (hms, fraction) = time.split_once('.').unwrap_or((time, "0"));
+    let mut t = hms.split(':').map(str::parse::<i64>);
+    let (h, min, sec) = (t.next()?.ok()?, t.next()?.ok()?, t.next()?.ok()?);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let digits: String = fraction.chars().take(9).collect();
+    let nanos = format!("{digits:0<9}").parse::<i64>().ok()?;
+    u64::try_from(((days * 86_400 + h * 3_600 + min * 60 + sec) * 1_000_000_000) + nanos).ok()
 }
 
 /// The run from the spans read.
@@ -322,6 +489,10 @@ fn build(
     }
     let mut builder = RunBuilder::new(name, FORMAT);
     builder.meta_mut().notes.extend(notes(resources, &outside));
+    // No `rl.*` spans: an agent's traces under the GenAI conventions, as agents write them.
+    if samples.is_empty() && spans.iter().any(genai::is_genai) {
+        return genai::build(name, spans, resources, &parent, report);
+    }
     if samples.is_empty() {
         let mut names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
         names.sort_unstable();
@@ -417,6 +588,15 @@ fn notes(resources: &[Vec<KeyValue>], outside: &[&str]) -> Vec<String> {
 /// For each span, the nearest span named `wanted` at or above it; each span is walked over once
 /// (what is found is kept for every span on the way), and a parent cycle ends a walk.
 fn nearest_named(spans: &[Span], parent: &dyn Fn(usize) -> Option<usize>, wanted: &str) -> Vec<Option<usize>> {
+    nearest_where(spans, parent, &|s: &Span| s.name == wanted)
+}
+
+/// For each span, the nearest span at or above it for which `wanted` holds (as [`nearest_named`]).
+fn nearest_where(
+    spans: &[Span],
+    parent: &dyn Fn(usize) -> Option<usize>,
+    wanted: &dyn Fn(&Span) -> bool,
+) -> Vec<Option<usize>> {
     let mut found: Vec<Option<Option<usize>>> = vec![None; spans.len()];
     for i in 0..spans.len() {
         let mut path = Vec::new();
@@ -427,7 +607,7 @@ fn nearest_named(spans: &[Span], parent: &dyn Fn(usize) -> Option<usize>, wanted
                 nearest = known;
                 break;
             }
-            if spans[here].name == wanted {
+            if wanted(&spans[here]) {
                 nearest = Some(here);
                 break;
             }
