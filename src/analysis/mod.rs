@@ -18,14 +18,7 @@ pub mod tree_layout;
 
 pub use summary::{RunSummary, is_zero_variance};
 
-/// `n` things of a kind, in words: `1 step`, `2 steps`, `3 trajectories` (`what` singular).
-pub fn count(n: usize, what: &str) -> String {
-    match (n, what.strip_suffix('y')) {
-        (1, _) => format!("1 {what}"),
-        (_, Some(stem)) => format!("{n} {stem}ies"),
-        _ => format!("{n} {what}s"),
-    }
-}
+pub use crate::model::count;
 
 /// `text` in at most `limit` characters, cut after its last whole word that fits (mid-word only
 /// when its first word alone is longer), with "…" when anything was cut.

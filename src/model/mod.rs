@@ -42,3 +42,12 @@ pub use text::{
 pub use tokens::{NewTokens, Tokens};
 pub use trajectories::{Outcome, PathCodes, Trajectories};
 pub use warning::Warning;
+
+/// `n` things of a kind, in words: `1 step`, `2 steps`, `3 trajectories` (`what` singular).
+pub fn count(n: usize, what: &str) -> String {
+    match (n, what.strip_suffix('y')) {
+        (1, _) => format!("1 {what}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {what}s"),
+    }
+}

@@ -109,15 +109,15 @@ pub fn other_signals(text: &str) -> Option<String> {
     }
     let mut held = Vec::new();
     if logs > 0 {
-        held.push(crate::analysis::count(logs, "log record"));
+        held.push(crate::model::count(logs, "log record"));
     }
     if !metrics.is_empty() {
         let named: Vec<&str> = metrics.iter().take(3).map(String::as_str).collect();
         let more = if metrics.len() > 3 { ", …" } else { "" };
-        held.push(format!("{} ({}{more})", crate::analysis::count(metrics.len(), "metric"), named.join(", ")));
+        held.push(format!("{} ({}{more})", crate::model::count(metrics.len(), "metric"), named.join(", ")));
     }
     if profiles > 0 {
-        held.push(crate::analysis::count(profiles, "profile"));
+        held.push(crate::model::count(profiles, "profile"));
     }
     if held.is_empty() {
         held.push("empty export requests".to_owned());

@@ -139,7 +139,7 @@ fn usage_notes(models: &[(String, usize)], tokens: (u64, u64), scored: usize) ->
     let mut notes = Vec::new();
     if !models.is_empty() {
         let named: Vec<String> =
-            models.iter().map(|(m, n)| format!("{m} ({})", crate::analysis::count(*n, "call"))).collect();
+            models.iter().map(|(m, n)| format!("{m} ({})", crate::model::count(*n, "call"))).collect();
         notes.push(format!("models: {}; tokens: {} in, {} out", named.join(", "), tokens.0, tokens.1));
     }
     if scored == 0 {
