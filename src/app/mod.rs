@@ -230,6 +230,18 @@ impl VantageApp {
         }
     }
 
+    /// The deep link to the current view and step as a URL fragment, naming the run when it was
+    /// fetched by URL (relative to the page when `vantage serve` sent it): what Copy link writes
+    /// and the web page's address shows.
+    pub fn shared_fragment(&self) -> String {
+        let served = self.server.is_some();
+        let run_url = self
+            .current()
+            .map(|o| o.run.meta.name.clone())
+            .filter(|n| n.starts_with("http") || (served && n.starts_with("runs/")));
+        self.link_here(run_url).to_fragment()
+    }
+
     /// The deep link to the current view and step (`run` is where the run can be fetched from).
     pub fn link_here(&self, run: Option<String>) -> deeplink::DeepLink {
         let open = self.current();
@@ -285,12 +297,7 @@ impl VantageApp {
         if self.pending_link.is_some() || self.current().is_none() {
             return;
         }
-        let served = self.server.is_some();
-        let run_url = self
-            .current()
-            .map(|o| o.run.meta.name.clone())
-            .filter(|n| n.starts_with("http") || (served && n.starts_with("runs/")));
-        let fragment = self.link_here(run_url).to_fragment();
+        let fragment = self.shared_fragment();
         let (Some(window), Some(base)) = (web_sys::window(), page_base_url()) else { return };
         if let Ok(history) = window.history() {
             let url = format!("{base}#{fragment}");

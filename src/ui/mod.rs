@@ -259,13 +259,7 @@ fn top_bar_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
 
 /// Copies the deep link to this view and step.
 fn copy_link(app: &mut VantageApp, ctx: &egui::Context) {
-    // A run fetched by URL is named by it (relative to the page when vantage serve sent it).
-    let served = app.server.is_some();
-    let run_url = app
-        .current()
-        .map(|o| o.run.meta.name.clone())
-        .filter(|n| n.starts_with("http") || (served && n.starts_with("runs/")));
-    let fragment = app.link_here(run_url).to_fragment();
+    let fragment = app.shared_fragment();
     let text = match crate::app::page_base_url() {
         Some(base) => format!("{base}#{fragment}"),
         None => format!("#{fragment}"),

@@ -642,14 +642,7 @@ fn steps_of(spans: &[Span], children: &[usize]) -> (Vec<Step>, Option<usize>) {
             continue;
         }
         match span.operation().as_str() {
-            "chat" | "text_completion" | "generate_content" => {
-                let (text, calls) = output_of(span);
-                if calls.is_empty() {
-                    steps.push(("chat", String::new(), text, String::new()));
-                } else {
-                    steps.push(("chat", text, calls.join("\n"), String::new()));
-                }
-            }
+            "chat" | "text_completion" | "generate_content" => steps.push(chat_step(span)),
             "execute_tool" => {
                 let result = span.text("gen_ai.tool.call.result").unwrap_or_default();
                 match steps.last_mut() {
@@ -668,6 +661,17 @@ fn steps_of(spans: &[Span], children: &[usize]) -> (Vec<Step>, Option<usize>) {
         }
     }
     (steps, reward)
+}
+
+/// A model call's step: its text the thought and its tool calls the action, or its text the action
+/// when it calls none.
+fn chat_step(span: &Span) -> Step {
+    let (text, calls) = output_of(span);
+    if calls.is_empty() {
+        ("chat", String::new(), text, String::new())
+    } else {
+        ("chat", text, calls.join("\n"), String::new())
+    }
 }
 
 /// The text and the tool calls (`name(arguments)`) of a model call's `gen_ai.output.messages`.

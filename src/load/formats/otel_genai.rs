@@ -13,7 +13,7 @@
 //! below it); otherwise the run has none and its notes say so. The models called and the tokens
 //! used go in the notes.
 
-use super::{KeyValue, Span, output_of, prompt_of};
+use super::{KeyValue, Span, prompt_of};
 use crate::load::{LoadError, LoadReport};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder};
 
@@ -168,12 +168,7 @@ fn steps_of(spans: &[Span], children: &[usize]) -> Vec<super::Step> {
                     steps.push(("error", String::new(), span.name.clone(), format!("error: {error}")));
                     continue;
                 }
-                let (text, calls) = output_of(span);
-                if calls.is_empty() {
-                    steps.push(("chat", String::new(), text, String::new()));
-                } else {
-                    steps.push(("chat", text, calls.join("\n"), String::new()));
-                }
+                steps.push(super::chat_step(span));
             }
             "execute_tool" => {
                 if let Some(error) = &span.error {
