@@ -1243,6 +1243,28 @@ fn otel_genai_traces_load_from_the_console_exporter_and_pretty_printed_otlp() {
     }
     // Both shapes are the same spans: the same run.
     assert_eq!(runs[0], runs[1]);
+    // The console exporter's spans separated by blank lines, or one to a line (a formatter
+    // without indentation): the same run too.
+    let console = std::fs::read_to_string(fixture_path("otel/genai/console.json")).unwrap();
+    let spans: Vec<serde_json::Value> =
+        serde_json::Deserializer::from_str(&console).into_iter::<serde_json::Value>().map(Result::unwrap).collect();
+    let blank = spans.iter().map(|v| serde_json::to_string_pretty(v).unwrap()).collect::<Vec<_>>().join("\n\n");
+    let compact = spans.iter().map(serde_json::Value::to_string).collect::<Vec<_>>().join("\n");
+    for (name, text) in [("blank.json", blank), ("compact.jsonl", compact)] {
+        let mut report = LoadReport::new(name);
+        let run = load_bytes(name, text.as_bytes(), &mut report).unwrap();
+        assert_eq!(vantage::load::formats::vantage_jsonl::write::to_jsonl(&run), runs[0], "{name}");
+    }
+    // A file cut in its third export request: the two before it load, one warning located at the
+    // line the broken request starts on.
+    let otlp = std::fs::read_to_string(fixture_path("otel/genai/otlp.json")).unwrap();
+    let third = otlp.match_indices("\n{").nth(1).unwrap().0 + 1;
+    let start = otlp[..third].matches('\n').count() as u64 + 1;
+    let mut report = LoadReport::new("cut.json");
+    let run = load_bytes("cut.json", &otlp.as_bytes()[..third + 500], &mut report).unwrap();
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert_eq!(report.warnings[0].line, start);
+    assert!(!run.trajectories.is_empty());
     // Without any evaluation score, the notes say the run has no outcome.
     let text = std::fs::read_to_string(fixture_path("otel/genai/console.json")).unwrap();
     let unscored = text.replace("gen_ai.evaluation.score.value", "gen_ai.evaluation.other");

@@ -185,7 +185,8 @@ fn records(text: &str, report: &mut LoadReport) -> Vec<(u64, Value)> {
         match next {
             Ok(value) => out.push((line, value)),
             Err(err) => {
-                report.warn(Warning::skipped(line + err.line().saturating_sub(1) as u64, "record", err.to_string()));
+                // Located at the line the broken record starts on; the message says where it broke.
+                report.warn(Warning::skipped(line, "record", err.to_string()));
                 break;
             }
         }
