@@ -369,7 +369,7 @@ impl VantageApp {
                 }
                 // How the log was read (groups rebuilt, files of its folder skipped): among the
                 // notices too, not only in the Summary.
-                let short = outcome.name.trim_end_matches('/').rsplit(['/', '\\']).next().unwrap_or(&outcome.name);
+                let short = crate::model::last_name(&outcome.name);
                 for note in &run.meta.notes {
                     self.notifications.push(format!("{short}: {note}"));
                 }
@@ -473,8 +473,7 @@ impl VantageApp {
     /// Shows run `i`: schemes A and B stay with the run shown until now, and come back with run
     /// `i` when it was shown before (a preset belongs to the run it was chosen on).
     pub(crate) fn show_run(&mut self, i: usize) {
-        if i >= self.runs.len() || i == self.selected && self.runs[i].schemes.is_none() {
-            self.selected = i.min(self.runs.len().saturating_sub(1));
+        if i >= self.runs.len() {
             return;
         }
         if i != self.selected

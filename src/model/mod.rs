@@ -51,3 +51,21 @@ pub fn count(n: usize, what: &str) -> String {
         _ => format!("{n} {what}s"),
     }
 }
+
+/// The last part of a path as text (`runs/exp42/` is `exp42`), `/` or `\` apart, a trailing one
+/// left out; the whole text when it has no part.
+pub fn last_name(path: &str) -> &str {
+    let trimmed = path.trim_end_matches(['/', '\\']);
+    trimmed.rsplit(['/', '\\']).next().filter(|p| !p.is_empty()).unwrap_or(path)
+}
+
+#[cfg(test)]
+mod name_tests {
+    #[test]
+    fn the_last_name_of_a_path() {
+        assert_eq!(super::last_name("runs/exp42/"), "exp42");
+        assert_eq!(super::last_name("C:\\runs\\a.jsonl"), "a.jsonl");
+        assert_eq!(super::last_name("a.jsonl"), "a.jsonl");
+        assert_eq!(super::last_name("/"), "/");
+    }
+}

@@ -681,7 +681,7 @@ impl Live {
     fn note_skipped(&self, notes: &mut Vec<String>) {
         let (State::Verl { skipped, .. } | State::Files { skipped, .. }) = &self.state else { return };
         if !skipped.is_empty() {
-            let name = self.name.rsplit(['/', '\\']).find(|p| !p.is_empty()).unwrap_or(&self.name);
+            let name = crate::model::last_name(&self.name);
             let skipped: Vec<(String, String)> =
                 skipped.iter().map(|f| (f.clone(), "not part of the run".to_owned())).collect();
             notes.push(super::folder::skipped_note(name, &skipped));

@@ -8,7 +8,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let run = &open.run;
     // The run by its last name, the path it was opened from under it (`~/…` under the home folder).
     let name = run.meta.name.trim_end_matches(['/', '\\']);
-    let short = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let short = crate::model::last_name(name);
     ui.label(egui::RichText::new(short).size(theme::TITLE_SIZE).strong());
     if short != name {
         ui.label(egui::RichText::new(crate::ui::widgets::shown_path(name)).color(theme::MUTED));
