@@ -113,18 +113,12 @@ pub fn read(dir: &Path, runs_below: bool) -> Folder {
 
 impl Folder {
     /// The one note line naming what was skipped in the folder `name` (`None` when nothing was),
-    /// with `failed` (logs that did not load, as `NAME (why)`, named relative to the folder) among
-    /// them.
-    pub fn note(&self, name: &str, failed: &[String]) -> Option<String> {
+    /// with `failed` (logs that did not load, each `(file, why)`, named relative to the folder)
+    /// among them.
+    pub fn note(&self, name: &str, failed: &[(String, String)]) -> Option<String> {
         let mut skipped: Vec<(String, String)> =
             self.skipped.iter().map(|(name, kind)| (name.clone(), (*kind).to_owned())).collect();
-        for entry in failed {
-            // `NAME (why)`, as the callers write a log that did not load.
-            let (file, why) = entry
-                .rsplit_once(" (")
-                .map_or((entry.as_str(), "did not load"), |(f, w)| (f, w.strip_suffix(')').unwrap_or(w)));
-            skipped.push((file.to_owned(), why.to_owned()));
-        }
+        skipped.extend(failed.iter().cloned());
         if skipped.is_empty() && !self.unvisited {
             return None;
         }
@@ -295,7 +289,7 @@ mod tests {
             skipped: (0..30).map(|i| (format!("f{i:02}.yaml"), "configuration")).collect(),
             ..Folder::default()
         };
-        let note = folder.note("run", &["q.json (no loader recognises it)".to_owned()]).unwrap();
+        let note = folder.note("run", &[("q.json".to_owned(), "no loader recognises it".to_owned())]).unwrap();
         assert_eq!(
             note,
             "skipped 31 file(s) in run/ that are not logs: 30 configuration (f00.yaml, f01.yaml, f02.yaml, f03.yaml, \

@@ -93,7 +93,7 @@ pub fn open_all(
         match &one.result {
             Err(err) if err.is_unrecognised() => {
                 let shown = log.strip_prefix(path).unwrap_or(log).display();
-                unrecognised.push(format!("{shown} (no loader recognises it)"));
+                unrecognised.push((shown.to_string(), "no loader recognises it".to_owned()));
             }
             _ => opened.push(one),
         }
@@ -232,7 +232,8 @@ pub(crate) fn load_joined(
     };
     let mut folder = super::folder::read(dir, false);
     let mut merged = String::from("{\"vantage\": 1}\n");
-    let (mut formats, mut notes, mut skipped) = (Vec::<String>::new(), Vec::<String>::new(), Vec::<String>::new());
+    let (mut formats, mut notes) = (Vec::<String>::new(), Vec::<String>::new());
+    let mut skipped: Vec<(String, String)> = Vec::new();
     let mut source_of: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
     for path in std::mem::take(&mut folder.logs).into_iter().filter(|p| !results.iter().any(|(r, _)| r == p)) {
         let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
@@ -258,7 +259,7 @@ pub(crate) fn load_joined(
             }
             Err(err) => {
                 let reason = if err.is_unrecognised() { "no loader recognises it".to_owned() } else { err.to_string() };
-                skipped.push(format!("{shown} ({reason})"));
+                skipped.push((shown.clone(), reason));
             }
         }
     }

@@ -43,7 +43,7 @@ pub async fn open(name: &str, files: Vec<(String, web_sys::File)>, progress: &Pr
             folder.skipped.push((inner, "not a log"));
         }
     }
-    let (mut runs, mut results, mut failed): (Vec<Opened>, Vec<Outcomes>, Vec<String>) =
+    let (mut runs, mut results, mut failed): (Vec<Opened>, Vec<Outcomes>, Vec<(String, String)>) =
         (Vec::new(), Vec::new(), Vec::new());
     for (inner, file) in logs {
         let bytes = match super::web_dataset::blob_bytes(&file).await {
@@ -53,7 +53,7 @@ pub async fn open(name: &str, files: Vec<(String, web_sys::File)>, progress: &Pr
                     crate::load::formats::vantage_v2::remote::PieceError::Missing => "missing".to_owned(),
                     crate::load::formats::vantage_v2::remote::PieceError::Failed(why) => why,
                 };
-                failed.push(format!("{inner} ({why})"));
+                failed.push((inner.clone(), why));
                 continue;
             }
         };
@@ -68,7 +68,7 @@ pub async fn open(name: &str, files: Vec<(String, web_sys::File)>, progress: &Pr
         report.progress = progress.clone();
         let result = crate::load::load_shared_paced(&shown, bytes.into(), &mut report).await;
         match &result {
-            Err(err) if err.is_unrecognised() => failed.push(format!("{inner} (no loader recognises it)")),
+            Err(err) if err.is_unrecognised() => failed.push((inner.clone(), "no loader recognises it".to_owned())),
             _ => runs.push((shown, result, report)),
         }
     }
