@@ -344,9 +344,7 @@ fn bookmarks_menu_ui(app: &mut VantageApp, ui: &mut egui::Ui) {
 fn pinned_comparison_ui(app: &VantageApp, ui: &mut egui::Ui) {
     let Some(open) = app.current() else { return };
     // Each item whole: the bar wraps between items, never inside one.
-    let item = |ui: &mut egui::Ui, text: egui::RichText| {
-        ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
-    };
+    let item = widgets::whole;
     item(ui, egui::RichText::new(format!("A {}", app.state.scheme_a.cache_key())).strong());
     item(ui, egui::RichText::new(format!("B {}", app.state.scheme_b.cache_key())).strong());
     if let (Some(t), Some(k)) = (open.selection.trajectory, open.selected_step_index()) {

@@ -10,18 +10,26 @@ pub fn series_key_ui(
     series: &[(impl AsRef<str>, egui::Color32)],
     marker: Option<(&str, egui::Color32)>,
 ) {
-    // Wrapped between items, never inside one.
-    let item = |ui: &mut egui::Ui, text: String, color: egui::Color32| {
-        ui.add(egui::Label::new(egui::RichText::new(text).color(color)).wrap_mode(egui::TextWrapMode::Extend));
-    };
-    ui.horizontal_wrapped(|ui| {
-        for (name, color) in series {
-            item(ui, format!("— {}", name.as_ref()), *color);
-        }
-        if let Some((text, color)) = marker {
-            item(ui, format!("| {text}"), color);
-        }
-    });
+    ui.horizontal_wrapped(|ui| key_items(ui, series, marker));
+}
+
+/// [`series_key_ui`]'s items, in a row the caller lays out (beside a title, before a note).
+pub fn key_items(
+    ui: &mut egui::Ui,
+    series: &[(impl AsRef<str>, egui::Color32)],
+    marker: Option<(&str, egui::Color32)>,
+) {
+    for (name, color) in series {
+        whole(ui, egui::RichText::new(format!("— {}", name.as_ref())).color(*color));
+    }
+    if let Some((text, color)) = marker {
+        whole(ui, egui::RichText::new(format!("| {text}")).color(color));
+    }
+}
+
+/// One item of a row that wraps between items, never inside one.
+pub fn whole(ui: &mut egui::Ui, text: egui::RichText) {
+    ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
 }
 
 /// A horizontal legend: the colormap from `colors.lo` to `colors.hi` with its end values.

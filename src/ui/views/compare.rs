@@ -257,16 +257,14 @@ fn scatter_ui(ui: &mut egui::Ui, open: &OpenRun, meeting: bool) {
     // The key, the selected step and how the points are jittered share a line (wrapped between
     // items): the plot keeps the height meeting mode has little of.
     ui.horizontal_wrapped(|ui| {
-        let item = |ui: &mut egui::Ui, text: String, color: egui::Color32| {
-            ui.add(egui::Label::new(egui::RichText::new(text).color(color)).wrap_mode(egui::TextWrapMode::Extend));
-        };
-        for (name, color) in &key {
-            item(ui, format!("— {name}"), *color);
-        }
-        item(ui, marked, theme::SELECTED);
+        crate::ui::widgets::key_items(ui, &key, None);
+        crate::ui::widgets::whole(ui, egui::RichText::new(marked).color(theme::SELECTED));
         // Not in meeting mode, where the line would wrap to a third row of the plot's height.
         if !meeting {
-            item(ui, format!("{total} steps, {jittered}"), theme::MUTED);
+            crate::ui::widgets::whole(
+                ui,
+                egui::RichText::new(format!("{total} steps, {jittered}")).color(theme::MUTED),
+            );
         }
     });
     crate::ui::widgets::page_plot("scatter_ab", open.instance).x_axis_label("credit A").y_axis_label("credit B").show(

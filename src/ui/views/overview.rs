@@ -367,17 +367,9 @@ fn key_ui(ui: &mut egui::Ui, series: &[(&str, egui::Color32)], marked: bool) {
 
 /// A plot's title and key on one line (wrapped between items): the plot keeps the height.
 fn title_key_ui(ui: &mut egui::Ui, title: &str, series: &[(&str, egui::Color32)], marked: bool) {
-    let item = |ui: &mut egui::Ui, text: egui::RichText| {
-        ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
-    };
     ui.horizontal_wrapped(|ui| {
-        item(ui, egui::RichText::new(title).strong());
-        for (name, color) in series {
-            item(ui, egui::RichText::new(format!("— {name}")).color(*color));
-        }
-        if marked {
-            item(ui, egui::RichText::new("| selected group's step").color(theme::SELECTED));
-        }
+        crate::ui::widgets::whole(ui, egui::RichText::new(title).strong());
+        crate::ui::widgets::key_items(ui, series, marked.then_some(("selected group's step", theme::SELECTED)));
     });
 }
 
