@@ -186,15 +186,10 @@ fn canvas_ui(
 /// Keeps where the tree's rows are this frame (for the heatmap beside it, and for the next frame's
 /// [`level_with_heatmap`]).
 fn publish_rows(ui: &egui::Ui, rows: crate::ui::level::TreeRows) {
-    ui.data_mut(|d| {
-        d.insert_temp(crate::ui::level::rows_id(), rows);
-        if let Some((pad, _)) = d.get_temp::<(f32, crate::ui::level::TreeRows)>(pad_id()) {
-            d.insert_temp(pad_id(), (pad, rows));
-        }
-    });
+    ui.data_mut(|d| d.insert_temp(crate::ui::level::rows_id(), rows));
 }
 
-/// Where the tree keeps the space it put above its canvas and the rows it drew below it.
+/// Where the tree keeps the space it put above its canvas.
 fn pad_id() -> egui::Id {
     egui::Id::unique("tree_rows_pad")
 }
@@ -203,18 +198,21 @@ fn pad_id() -> egui::Id {
 /// heatmap's header is taller than the tree's (the heatmap follows the tree's rows): by what the
 /// last frame's first row lacked.
 fn level_with_heatmap(ui: &mut egui::Ui) {
-    let previous = ui.data(|d| d.get_temp::<(f32, crate::ui::level::TreeRows)>(pad_id()));
-    let heat_top = ui.data(|d| d.get_temp::<f32>(crate::ui::level::heatmap_top_id()));
-    let pad = match (previous, heat_top) {
-        (Some((pad, rows)), Some(top)) if rows.spacing > 0.0 => {
+    let (pad, rows, heat_top) = ui.data(|d| {
+        (
+            d.get_temp::<f32>(pad_id()),
+            d.get_temp::<crate::ui::level::TreeRows>(crate::ui::level::rows_id()),
+            d.get_temp::<f32>(crate::ui::level::heatmap_top_id()),
+        )
+    });
+    let pad = match (pad, rows, heat_top) {
+        (Some(pad), Some(rows), Some(top)) if rows.spacing > 0.0 => {
             (pad + top - (rows.first - rows.spacing / 2.0)).clamp(0.0, 200.0)
         }
-        (Some((pad, _)), _) => pad,
-        _ => 0.0,
+        (pad, _, _) => pad.unwrap_or(0.0),
     };
     ui.add_space(pad);
-    let none = crate::ui::level::TreeRows { key: 0, first: 0.0, spacing: 0.0, rows: 0 };
-    ui.data_mut(|d| d.insert_temp(pad_id(), (pad, previous.map_or(none, |(_, r)| r))));
+    ui.data_mut(|d| d.insert_temp(pad_id(), pad));
 }
 
 /// The pan offset and per-axis scale that fit `tree` into `rect` (as the view opens); rows never
