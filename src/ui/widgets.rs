@@ -217,7 +217,7 @@ pub fn group_title(run: &crate::model::Run, g: crate::model::GroupId) -> String 
         let line = headline.split_whitespace().collect::<Vec<_>>().join(" ");
         (!line.is_empty()).then(|| format!("\u{201c}{}\u{201d}", crate::analysis::cut_at_word(&line, 48)))
     };
-    if let Some(own) = key_without_prompt(run, g) {
+    if let Some(own) = key_without_prompt(key, &prompt) {
         return match (own.is_empty(), quoted()) {
             (_, None) => key.to_owned(),
             (true, Some(q)) => q,
@@ -237,11 +237,9 @@ pub fn group_title(run: &crate::model::Run, g: crate::model::GroupId) -> String 
     }
 }
 
-/// The part of a group's key before its prompt, when the key holds the whole prompt (TRL's
+/// The part of a group's `key` before its `prompt`, when the key holds the whole prompt (TRL's
 /// `step12/<chat-template prompt>` is `step12`); `None` when it does not.
-pub fn key_without_prompt(run: &crate::model::Run, g: crate::model::GroupId) -> Option<&str> {
-    let key = run.group_key(g);
-    let prompt = run.text(run.groups.prompt[g.index()]);
+pub fn key_without_prompt<'k>(key: &'k str, prompt: &str) -> Option<&'k str> {
     let body = prompt.trim();
     if body.chars().count() < 16 {
         return None;

@@ -17,10 +17,11 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         };
         ui.horizontal_wrapped(|ui| {
             // A key that holds the prompt is titled by its own part: the prompt is the line below.
-            let title = match crate::ui::widgets::key_without_prompt(run, g).filter(|own| !own.is_empty()) {
-                Some(own) if !prompt.trim().is_empty() => own.to_owned(),
-                _ => crate::ui::widgets::group_title(run, g),
-            };
+            let title =
+                match crate::ui::widgets::key_without_prompt(run.group_key(g), &prompt).filter(|own| !own.is_empty()) {
+                    Some(own) => own.to_owned(),
+                    _ => crate::ui::widgets::group_title(run, g),
+                };
             ui.label(egui::RichText::new(format!("Group {title}{task}")).strong());
             walk_ui(ui, ctx.open, ctx.commands, g);
         });
