@@ -54,6 +54,21 @@ fn key_differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
     }
 }
 
+/// `vantage compare` of GRPO against TRIAGE on the `ALFWorld` sample, `--limit` groups, as JSON.
+fn alfworld_grpo_triage(limit: &str) -> Value {
+    vantage(&[
+        "compare",
+        "sample_runs/alfworld_roles.jsonl",
+        "--a",
+        "grpo",
+        "--b",
+        "triage",
+        "--limit",
+        limit,
+        "--json",
+    ])
+}
+
 fn vantage(args: &[&str]) -> Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_vantage"))
         .args(args)
@@ -67,17 +82,7 @@ fn vantage(args: &[&str]) -> Value {
 fn the_documented_json_is_what_the_commands_print() {
     let examples = examples();
     let check = vantage(&["check", "sample_runs/search_qa_rag.jsonl", "--json"]);
-    let compare = vantage(&[
-        "compare",
-        "sample_runs/alfworld_roles.jsonl",
-        "--a",
-        "grpo",
-        "--b",
-        "triage",
-        "--limit",
-        "1",
-        "--json",
-    ]);
+    let compare = alfworld_grpo_triage("1");
     let health = vantage(&["health", "sample_runs/tree_rollouts.jsonl", "--json"]);
     let alfworld = "sample_runs/alfworld_roles.jsonl";
     let budget = vantage(&["budget", alfworld, "--a", "grpo", "--b", "triage", "--limit", "1", "--json"]);
@@ -264,17 +269,7 @@ fn bad_input_to_compare_is_an_error_object() {
 fn groups_a_scheme_gives_no_credit_are_ranked_after_two_opinions_and_named() {
     // ALFWorld's zero-variance groups get no GRPO credit: 100% "sign disagreement" with TRIAGE,
     // which used to lead the list.
-    let json = vantage(&[
-        "compare",
-        "sample_runs/alfworld_roles.jsonl",
-        "--a",
-        "grpo",
-        "--b",
-        "triage",
-        "--limit",
-        "1000",
-        "--json",
-    ]);
+    let json = alfworld_grpo_triage("1000");
     let groups = json["groups"].as_array().unwrap();
     let silent: Vec<bool> = groups.iter().map(|g| !g["silent"].is_null()).collect();
     let first_silent = silent.iter().position(|&s| s).expect("a group GRPO is silent on");
