@@ -199,11 +199,12 @@ fn grid_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>, cache: &Cache) {
     }
     // Beside the tree (meeting mode's Group view), each row level with its leaf: the tree's row
     // spacing, from its first row.
-    let beside = (ctx.state.meeting_mode && !ctx.state.heat_whole_run)
+    let beside_tree = ctx.state.meeting_mode && !ctx.state.heat_whole_run;
+    let beside = beside_tree
         .then(|| crate::ui::level::rows_shown(ui, ctx.open, ctx.state.tree_merge))
         .flatten()
         .filter(|r| r.rows == grid.rows.len() && r.spacing >= MIN_ROW_HEIGHT);
-    if ctx.state.meeting_mode && !ctx.state.heat_whole_run {
+    if beside_tree {
         let top = ui.cursor().top();
         ui.data_mut(|d| d.insert_temp(crate::ui::level::heatmap_top_id(), top));
     }
