@@ -420,7 +420,11 @@ fn read_path(
                 let part =
                     std::fs::read(&file).map_err(|e| LoadError::from(e).with_path(&file.display().to_string()))?;
                 joined.extend_from_slice(&part);
-                if !joined.ends_with(b"\n") {
+                // Text parts end in a newline; binary ones (OTLP protobuf) join as they are.
+                let head = &part[..part.len().min(256)];
+                let text =
+                    !head.contains(&0) && std::str::from_utf8(head).map_or_else(|e| e.error_len().is_none(), |_| true);
+                if !joined.ends_with(b"\n") && text {
                     joined.push(b'\n');
                 }
             }

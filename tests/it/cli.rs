@@ -661,13 +661,12 @@ fn results_files_that_cover_other_instances_are_notes_not_warnings() {
 /// and that it has no spans: nothing loaded, exit 2, not "not a recognised log format" (#66).
 #[test]
 fn an_otlp_file_of_logs_or_metrics_says_it_has_no_spans() {
-    for (file, holds) in [
-        ("logs.jsonl", "an OpenTelemetry file of 4 log records and no spans"),
-        (
-            "metrics.jsonl",
-            "an OpenTelemetry file of 2 metrics (gen_ai.client.token.usage, gen_ai.client.operation.duration) and no spans",
-        ),
-    ] {
+    let metrics =
+        "an OpenTelemetry file of 2 metrics (gen_ai.client.token.usage, gen_ai.client.operation.duration) and no spans";
+    let logs = "an OpenTelemetry file of 4 log records and no spans";
+    // In OTLP JSON lines and in OTLP protobuf (the file exporter's `format: proto`).
+    for (file, holds) in [("logs.jsonl", logs), ("metrics.jsonl", metrics), ("logs.pb", logs), ("metrics.pb", metrics)]
+    {
         let path = format!("tests/fixtures/trainers/otel/signals/{file}");
         let (code, out, err) = vantage(&["check", &path]);
         assert_eq!(code, Some(2), "{out}{err}");

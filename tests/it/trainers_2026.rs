@@ -1276,3 +1276,104 @@ fn otel_genai_traces_load_from_the_console_exporter_and_pretty_printed_otlp() {
         run.meta.notes
     );
 }
+
+/// The kinds of each trajectory's steps, in order.
+fn step_kinds(run: &vantage::model::Run) -> Vec<Vec<&str>> {
+    run.trajectories
+        .ids()
+        .map(|t| run.trajectories.path(t).iter().map(|n| run.label(run.nodes.kind[n.index()])).collect())
+        .collect()
+}
+
+/// The Microsoft Agent Framework's own telemetry (`make_agent_framework.py`: the framework's
+/// `Agent`, `@tool` and telemetry layers, exported by the SDK's console exporter): each
+/// `invoke_agent` span, one per `run`, is a trajectory of its own trace; a tool's result is the
+/// observation of the call that asked for it; the tool that raised is a failed step with the
+/// exception; the invocation's own token usage (the sum of its calls') is not counted twice.
+#[test]
+fn otel_genai_traces_of_the_microsoft_agent_framework_load() {
+    let (run, report) = fixture("otel/agent_framework/console.json");
+    assert_eq!(run.meta.format, "OpenTelemetry GenAI trace");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(counts(&run), (3, 3, 6));
+    assert_eq!(step_kinds(&run), [vec!["chat", "chat"], vec!["chat"], vec!["chat", "error", "chat"]]);
+    assert!(
+        run.meta.notes.iter().any(|n| n == "models: qwen3-8b (5 calls); tokens: 1110 in, 83 out"),
+        "{:?}",
+        run.meta.notes
+    );
+    assert!(run.meta.notes.iter().any(|n| n.starts_with("no outcome: no span carries an evaluation score")));
+    let first = run.trajectories.ids().next().unwrap();
+    let read = run.trajectories.path(first)[0].index();
+    assert_eq!(run.text(run.nodes.action[read]), "read_file({\"path\":\"calc.py\"})");
+    assert_eq!(run.text(run.nodes.observation[read]), "def add(a, b):\n    return a - b\n");
+    let g = run.trajectories.group[first.index()];
+    assert_eq!(run.text(run.groups.prompt[g.index()]), "Why does add(2, 2) give 0?");
+    assert_eq!(run.label(run.groups.task[g.index()]), "fixer");
+    let last = run.trajectories.ids().last().unwrap();
+    let failed = run.trajectories.path(last)[1].index();
+    assert_eq!(run.text(run.nodes.action[failed]), "read_file({\"path\": \"missing.py\"})");
+    assert_eq!(run.text(run.nodes.observation[failed]), "error: FileNotFoundError('no such file: missing.py')");
+}
+
+/// The OpenAI Agents SDK under its OpenTelemetry instrumentation (`make_openai_agents.py`: the
+/// SDK's `Runner` and Chat Completions model over a recorded HTTP transport), as the Collector's
+/// file exporter writes it in OTLP JSON lines, in OTLP protobuf, and rotated into backups: the
+/// same run each time. The workflow span is the trajectory and names no agent (the agent below it
+/// does); the instrumentation writes a tool-calling answer as text, so the tool span's call is the
+/// step's action and the text its thought; the agent span's request model is not a model call.
+#[test]
+fn otel_genai_traces_of_the_openai_agents_sdk_load_from_json_protobuf_and_rotations() {
+    let mut written = Vec::new();
+    for file in ["otel/openai_agents/traces.jsonl", "otel/openai_agents/traces.pb", "otel/openai_agents/rotated"] {
+        let path = fixture_path(file);
+        let mut report = LoadReport::new(file);
+        let run = vantage::source::path::load_path(&path, None, &mut report).unwrap();
+        assert_eq!(run.meta.format, "OpenTelemetry GenAI trace", "{file}");
+        assert!(report.warnings.is_empty(), "{file}: {:?}", report.warnings);
+        assert_eq!(counts(&run), (2, 2, 5), "{file}");
+        assert_eq!(step_kinds(&run), [vec!["chat", "chat"], vec!["chat", "error", "chat"]], "{file}");
+        assert!(
+            run.meta.notes.iter().any(|n| n == "models: gpt-4o (4 calls); tokens: 940 in, 116 out"),
+            "{:?}",
+            run.meta.notes
+        );
+        let first = run.trajectories.ids().next().unwrap();
+        let g = run.trajectories.group[first.index()];
+        assert_eq!(run.label(run.groups.task[g.index()]), "fixer", "{file}");
+        let read = run.trajectories.path(first)[0].index();
+        assert_eq!(run.text(run.nodes.action[read]), "read_file({\"path\": \"calc.py\"})", "{file}");
+        assert!(run.text(run.nodes.thought[read]).contains("'tool_calls'"), "{file}");
+        assert_eq!(run.text(run.nodes.observation[read]), "def add(a, b):\n    return a - b\n", "{file}");
+        let second = run.trajectories.ids().nth(1).unwrap();
+        let failed = run.trajectories.path(second)[1].index();
+        assert!(run.text(run.nodes.observation[failed]).starts_with("error: Error running tool (non-fatal)"), "{file}");
+        written.push(vantage::load::formats::vantage_jsonl::write::to_jsonl(&run));
+    }
+    assert!(written.windows(2).all(|w| w[0] == w[1]), "JSON, protobuf and rotations read differently");
+    // A protobuf file cut inside its last request (still being written): the requests before it
+    // load, one warning says the last is cut short.
+    let bytes = std::fs::read(fixture_path("otel/openai_agents/traces.pb")).unwrap();
+    let mut report = LoadReport::new("cut.pb");
+    let run = load_bytes("cut.pb", &bytes[..bytes.len() - 100], &mut report).unwrap();
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert!(report.warnings[0].reason.contains("cut short"), "{:?}", report.warnings);
+    assert!(!run.trajectories.is_empty());
+    // The same requests with a varint before each (the OTLP file exporter specification's
+    // delimited writing) read the same.
+    let mut varint = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let mut n = len;
+        while n >= 0x80 {
+            varint.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        varint.push(n as u8);
+        varint.extend_from_slice(&bytes[at + 4..at + 4 + len]);
+        at += 4 + len;
+    }
+    let run = load_bytes("delimited.pb", &varint, &mut LoadReport::new("delimited.pb")).unwrap();
+    assert_eq!(vantage::load::formats::vantage_jsonl::write::to_jsonl(&run), written[0]);
+}

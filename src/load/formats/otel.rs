@@ -24,6 +24,8 @@ use std::collections::HashMap;
 
 #[path = "otel_genai.rs"]
 mod genai;
+#[path = "otel_proto.rs"]
+mod proto;
 
 use serde_json::Value;
 
@@ -49,23 +51,33 @@ impl Loader for Otel {
     }
 
     fn load_bytes(&self, name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, LoadError> {
+        // OTLP protobuf: length-prefixed export requests.
+        if !bytes.starts_with(b"{")
+            && let Some((messages, cut)) = proto::frames(bytes)
+        {
+            if let Some(records) = proto::records(&messages, cut, report) {
+                let spans = read_spans(records, report);
+                return build(name, &spans, report);
+            }
+            if let Some(values) = proto::other_signals(&messages) {
+                return Err(no_spans(&signals_held(&values)));
+            }
+        }
         let text = String::from_utf8_lossy(bytes);
         if !accepts(&text) {
             // OTLP export requests of the other signals: say what the file holds, not "not a log".
             if let Some(held) = other_signals(&text) {
-                return Err(LoadError::NothingLoadable {
-                    reason: format!(
-                        "an OpenTelemetry file of {held} and no spans: vantage reads traces (OTLP `resourceSpans`); \
-                         export the agent's traces too"
-                    ),
-                });
+                return Err(no_spans(&held));
             }
             return Err(LoadError::Incompatible {
                 format: FORMAT,
-                reason: "the first lines are not OTLP export requests (resourceSpans)".to_owned(),
+                reason:
+                    "the first lines are not OTLP export requests (resourceSpans), and the file is not OTLP protobuf"
+                        .to_owned(),
             });
         }
-        let spans = read_spans(&text, report);
+        let records = records(&text, report);
+        let spans = read_spans(records, report);
         build(name, &spans, report)
     }
 }
@@ -82,31 +94,45 @@ pub fn other_signals(text: &str) -> Option<String> {
     if !head {
         return None;
     }
-    let (mut logs, mut metrics, mut profiles) = (0usize, Vec::<String>::new(), 0usize);
-    let items = |v: &Value, outer: &str, inner: &str| -> Vec<Value> {
-        v.get(outer)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .flat_map(|r| r.as_object().into_iter().flat_map(|o| o.values()).filter_map(Value::as_array).flatten())
-            .flat_map(|scope| scope.get(inner).and_then(Value::as_array).cloned().unwrap_or_default())
-            .collect()
-    };
+    let mut values = Vec::new();
     for line in text.lines() {
         let Ok(value) = serde_json::from_str::<Value>(line.trim()) else { continue };
         if value.get("resourceSpans").and_then(Value::as_array).is_some_and(|a| !a.is_empty()) {
             return None;
         }
-        logs += items(&value, "resourceLogs", "logRecords").len();
-        for metric in items(&value, "resourceMetrics", "metrics") {
-            if let Some(name) = metric.get("name").and_then(Value::as_str)
-                && !metrics.iter().any(|m| m == name)
-            {
-                metrics.push(name.to_owned());
-            }
-        }
-        profiles += items(&value, "resourceProfiles", "profiles").len();
+        values.push(value);
     }
+    Some(signals_held(&values))
+}
+
+/// The items of one signal (`logs`, `metrics`, `profiles`) in OTLP export requests.
+fn signal_items(values: &[Value], signal: &str) -> Vec<Value> {
+    let (outer, inner) = match signal {
+        "logs" => ("resourceLogs", "logRecords"),
+        "metrics" => ("resourceMetrics", "metrics"),
+        _ => ("resourceProfiles", "profiles"),
+    };
+    values
+        .iter()
+        .filter_map(|v| v.get(outer).and_then(Value::as_array))
+        .flatten()
+        .flat_map(|r| r.as_object().into_iter().flat_map(|o| o.values()).filter_map(Value::as_array).flatten())
+        .flat_map(|scope| scope.get(inner).and_then(Value::as_array).cloned().unwrap_or_default())
+        .collect()
+}
+
+/// What export requests of the other signals hold, in words.
+fn signals_held(values: &[Value]) -> String {
+    let logs = signal_items(values, "logs").len();
+    let mut metrics = Vec::<String>::new();
+    for metric in signal_items(values, "metrics") {
+        if let Some(name) = metric.get("name").and_then(Value::as_str)
+            && !metrics.iter().any(|m| m == name)
+        {
+            metrics.push(name.to_owned());
+        }
+    }
+    let profiles = signal_items(values, "profiles").len();
     let mut held = Vec::new();
     if logs > 0 {
         held.push(crate::model::count(logs, "log record"));
@@ -122,7 +148,17 @@ pub fn other_signals(text: &str) -> Option<String> {
     if held.is_empty() {
         held.push("empty export requests".to_owned());
     }
-    Some(held.join(" and "))
+    held.join(" and ")
+}
+
+/// The error for a file of the other signals.
+fn no_spans(held: &str) -> LoadError {
+    LoadError::NothingLoadable {
+        reason: format!(
+            "an OpenTelemetry file of {held} and no spans: vantage reads traces (OTLP `resourceSpans`); \
+             export the agent's traces too"
+        ),
+    }
 }
 
 /// Whether `text` holds OTLP trace export requests: one of its first lines (JSON lines), or its
@@ -134,6 +170,12 @@ pub fn accepts(text: &str) -> bool {
             .is_ok_and(|m| m.get("resourceSpans").is_some_and(Value::is_array))
     });
     line || first_value(text).is_some_and(|v| is_request(&v) || is_console_span(&v))
+}
+
+/// Whether the first bytes of a file start an OTLP trace file: protobuf ([`proto::starts`]) or
+/// JSON ([`accepts`]).
+pub fn accepts_head(head: &[u8]) -> bool {
+    proto::starts(head) || accepts(&crate::load::lines::head_text(head))
 }
 
 /// The first JSON value of `text` when it starts with an object (read up to its end only).
@@ -309,7 +351,7 @@ fn any_number(value: &Value) -> Option<f64> {
 /// The spans of every record (an export request, or a console exporter's span), in file order; a
 /// record that is neither, or a span without an id, is a located warning, and a span seen before
 /// (the same trace and span id) is left out.
-fn read_spans(text: &str, report: &mut LoadReport) -> (Vec<Span>, Vec<Vec<KeyValue>>) {
+fn read_spans(records: Vec<(u64, Value)>, report: &mut LoadReport) -> (Vec<Span>, Vec<Vec<KeyValue>>) {
     let mut spans = Vec::new();
     let mut resources: Vec<Vec<KeyValue>> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -323,7 +365,7 @@ fn read_spans(text: &str, report: &mut LoadReport) -> (Vec<Span>, Vec<Vec<KeyVal
             spans.push(span);
         }
     };
-    for (line, value) in records(text, report) {
+    for (line, value) in records {
         if is_console_span(&value) {
             report.records_loaded += 1;
             let (span, resource) = console_span(&value, line);
@@ -378,7 +420,7 @@ fn hex_id(id: String) -> String {
         return id;
     }
     match base64::engine::general_purpose::STANDARD.decode(&id) {
-        Ok(bytes) if bytes.len() == 8 || bytes.len() == 16 => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        Ok(bytes) if bytes.len() == 8 || bytes.len() == 16 => proto::hex(&bytes),
         _ => id,
     }
 }

@@ -83,7 +83,9 @@ pub fn build(
     for &root in &roots {
         let r = &spans[root];
         let children = below.get(&root).map(Vec::as_slice).unwrap_or_default();
-        for &c in children {
+        // Model calls only: an invocation's own usage sums its calls' (the Microsoft Agent
+        // Framework's), and its request model is not a call (the OpenAI Agents instrumentation's).
+        for &c in children.iter().filter(|&&c| is_model_call(&spans[c])) {
             let span = &spans[c];
             if let Some(model) = span.text("gen_ai.response.model").or_else(|| span.text("gen_ai.request.model")) {
                 match models.iter_mut().find(|(m, _)| *m == model) {
@@ -111,7 +113,14 @@ pub fn build(
             g
         } else {
             let prompt = prompt_of(r).or_else(|| children.iter().find_map(|&c| prompt_of(&spans[c])));
-            let agent = r.text("gen_ai.agent.name");
+            // A workflow's root invocation names no agent (the OpenAI Agents SDK's "Agent
+            // workflow"): the first agent invoked below it does.
+            let agent = r.text("gen_ai.agent.name").or_else(|| {
+                children
+                    .iter()
+                    .find(|&&c| spans[c].operation() == "invoke_agent")
+                    .and_then(|&c| spans[c].text("gen_ai.agent.name"))
+            });
             let new =
                 NewGroup { key: &group_key, task: agent.as_deref(), prompt: prompt.as_deref(), ..NewGroup::default() };
             builder.add_group(&new).0
@@ -150,9 +159,16 @@ fn usage_notes(models: &[(String, usize)], tokens: (u64, u64), scored: usize) ->
     notes
 }
 
+/// Whether a span is a call to a model (`chat`, `text_completion`, `generate_content`).
+fn is_model_call(span: &Span) -> bool {
+    matches!(span.operation().as_str(), "chat" | "text_completion" | "generate_content")
+}
+
 /// An invocation's steps (kind, thought, action, observation) from the spans below it.
 fn steps_of(spans: &[Span], children: &[usize]) -> Vec<super::Step> {
     let mut steps: Vec<super::Step> = Vec::new();
+    // Whether the last model call's output named its tool calls.
+    let mut named_calls = false;
     for &c in children {
         let span = &spans[c];
         let call = || {
@@ -168,6 +184,7 @@ fn steps_of(spans: &[Span], children: &[usize]) -> Vec<super::Step> {
                     steps.push(("error", String::new(), span.name.clone(), format!("error: {error}")));
                     continue;
                 }
+                named_calls = !super::output_of(span).1.is_empty();
                 steps.push(super::chat_step(span));
             }
             "execute_tool" => {
@@ -178,7 +195,16 @@ fn steps_of(spans: &[Span], children: &[usize]) -> Vec<super::Step> {
                 }
                 let result = span.text("gen_ai.tool.call.result").unwrap_or_default();
                 match steps.last_mut() {
-                    Some(last) if last.0 == "chat" && last.3.is_empty() => last.3 = result,
+                    Some(last) if last.0 == "chat" && last.3.is_empty() => {
+                        // A model call whose output names no tool call (the OpenAI Agents
+                        // instrumentation writes a tool-calling message as text): its text is
+                        // the thought and the call the action.
+                        if !named_calls {
+                            last.1 = std::mem::replace(&mut last.2, call());
+                            named_calls = true;
+                        }
+                        last.3 = result;
+                    }
                     _ => steps.push(("tool", String::new(), call(), result)),
                 }
             }
