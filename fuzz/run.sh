@@ -32,7 +32,7 @@ for t in "${targets[@]}"; do
     -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1
   rc=$?
   set -e
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  runs=$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   result=$([ $rc -eq 0 ] && echo ok || echo "finding (exit $rc, see $log)")
   printf '%s\t%s\t%s\t%s\t%s\n' "$t" "${runs:-0}" "$(( $(date +%s) - start ))" "$result" "${features:-default}" | tee -a runs.tsv
 done

@@ -48,7 +48,7 @@ if os.environ.get("SHARED") == "1" and shared.is_dir():
 targets = ["detect", "stream", "outcomes"] + [
     "format_" + f
     for f in "vantage processbench tau2 openai_chat prmbench math_shepherd toolbench verl tot math_aps prm800k "
-    "swe_agent openhands inspect trackio vantage_parquet trl verifiers nemo_gym nemo_rl vf_eval atif slime tinker skyrl roll open_instruct art otel".split()
+    "swe_agent openhands inspect trackio vantage_parquet trl verifiers nemo_gym nemo_rl vf_eval atif slime tinker skyrl roll open_instruct art otel claude_code codex".split()
 ]
 count = 0
 for target in targets + ["zip", "pickle", "decompress", "deeplink", "state", "params", "formula", "tokenizer"]:

@@ -41,6 +41,7 @@ pub mod parquet_file;
 mod parquet_guard;
 mod records;
 mod report;
+pub(crate) mod sessions;
 pub mod thrift;
 pub mod tokenizer;
 pub mod torch_pickle;

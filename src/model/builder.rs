@@ -177,7 +177,8 @@ impl RunBuilder {
         parent
     }
 
-    /// Adds a trajectory ending at `leaf`; `None` if the key is taken or `leaf` does not exist.
+    /// Adds a trajectory ending at `leaf` ([`NodeId::NONE`]: a trajectory of no step, its outcome
+    /// alone); `None` if the key is taken or `leaf` does not exist.
     /// Token arrays must have equal lengths (checked by the caller); extra values are ignored.
     pub fn add_trajectory(
         &mut self,
@@ -190,7 +191,7 @@ impl RunBuilder {
     ) -> Option<TrajectoryId> {
         let run = &mut self.run;
         let sym = run.labels.intern(key);
-        if self.trajectories_by_key.contains_key(&sym) || leaf.index() >= run.nodes.len() {
+        if self.trajectories_by_key.contains_key(&sym) || (leaf != NodeId::NONE && leaf.index() >= run.nodes.len()) {
             return None;
         }
         let index = run.trajectories.len();
@@ -213,6 +214,17 @@ impl RunBuilder {
         let id = TrajectoryId::from_index(index);
         self.trajectories_by_key.insert(sym, id);
         Some(id)
+    }
+
+    /// Adds a trajectory of no step: its outcome alone (a trial whose agent did nothing, a failed
+    /// generation that still entered its group). `None` if the key is taken.
+    pub fn add_outcome_only_trajectory(
+        &mut self,
+        key: &str,
+        group: GroupId,
+        outcome: &Outcome<'_>,
+    ) -> Option<TrajectoryId> {
+        self.add_trajectory(key, group, TreeId::NONE, NodeId::NONE, outcome, &NewTokens::default())
     }
 
     /// Adds a plain trajectory: a chain of `steps` under the group's prompt, ending in the outcome.

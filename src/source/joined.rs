@@ -34,7 +34,68 @@ pub(crate) fn results_file(
     }
     let bytes = std::fs::read(path).ok()?;
     let shown = path.strip_prefix(dir).unwrap_or(path).display().to_string();
-    crate::load::formats::outcomes::parse(&shown, &bytes)
+    let mut outcomes = crate::load::formats::outcomes::parse(&shown, &bytes)?;
+    if outcomes.kind == crate::load::formats::outcomes::HARBOR_TRIAL
+        && let Some(trial_dir) = path.parent()
+    {
+        let trials: Vec<String> = outcomes.entries.keys().chain(outcomes.labels.keys()).cloned().collect();
+        let (files, tests) = verifier_files(trial_dir);
+        for trial in trials {
+            if !files.is_empty() {
+                outcomes.files.insert(trial.clone(), files.clone());
+            }
+            outcomes.labels.entry(trial).or_default().extend(tests.iter().cloned());
+        }
+    }
+    Some(outcomes)
+}
+
+/// A Harbor trial's verifier files (`<trial>/verifier/`: the reward, the test output, a CTRF
+/// report), each named with its size and a CTRF report with its summary ("ctrf.json: 3 of 4
+/// tests passed, 1 failed"), and the report's counts as labels (`tests.passed`, `tests.failed`,
+/// `tests.total`).
+fn verifier_files(trial_dir: &std::path::Path) -> (Vec<String>, Vec<(String, crate::model::labels::Value)>) {
+    use crate::model::labels::Value;
+    let verifier = trial_dir.join("verifier");
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&verifier)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    let (mut files, mut labels) = (Vec::new(), Vec::new());
+    for path in paths.iter().take(64) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let summary = ctrf_summary(path);
+        let shown = match &summary {
+            Some((passed, failed, total)) => {
+                labels.push(("tests.passed".to_owned(), Value::Number(*passed as f64)));
+                labels.push(("tests.failed".to_owned(), Value::Number(*failed as f64)));
+                labels.push(("tests.total".to_owned(), Value::Number(*total as f64)));
+                format!("verifier/{name}: {passed} of {total} tests passed, {failed} failed")
+            }
+            None => format!("verifier/{name} ({})", crate::load::budget::size(size)),
+        };
+        files.push(shown);
+    }
+    (files, labels)
+}
+
+/// A CTRF test report's summary (passed, failed, total): `{"results": {"summary": {tests, passed,
+/// failed, …}}}`, the Common Test Report Format pytest-json-ctrf writes; `None` for another file.
+fn ctrf_summary(path: &std::path::Path) -> Option<(u64, u64, u64)> {
+    let name = path.file_name()?.to_str()?;
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= 16 << 20);
+    if !name.ends_with(".json") || !small {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let summary = value.get("results")?.get("summary")?;
+    let n = |key: &str| summary.get(key).and_then(serde_json::Value::as_u64);
+    Some((n("passed")?, n("failed").unwrap_or(0), n("tests")?))
 }
 
 /// Whether `dir` is one run of trajectories and the results files holding their outcomes: it holds

@@ -235,6 +235,16 @@ pub(crate) fn load_joined(
     let (mut formats, mut notes) = (Vec::<String>::new(), Vec::<String>::new());
     let mut skipped: Vec<(String, String)> = Vec::new();
     let mut source_of: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
+    // A Harbor trial's verifier files are kept with its outcome (`joined::results_file`), not
+    // logs to try nor files to name as skipped.
+    let verifiers: Vec<std::path::PathBuf> = results
+        .iter()
+        .filter(|(_, o)| o.kind == crate::load::formats::outcomes::HARBOR_TRIAL)
+        .filter_map(|(p, _)| Some(p.parent()?.join("verifier")))
+        .collect();
+    let in_verifier = |p: &std::path::Path| verifiers.iter().any(|v| p.starts_with(v));
+    folder.logs.retain(|p| !in_verifier(p));
+    folder.skipped.retain(|(name, _)| !in_verifier(&dir.join(name)));
     for path in std::mem::take(&mut folder.logs).into_iter().filter(|p| !results.iter().any(|(r, _)| r == p)) {
         let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
         let mut file_report = LoadReport::with_budget(&shown, report.budget);
@@ -263,6 +273,15 @@ pub(crate) fn load_joined(
             }
         }
     }
+    let agentless = agentless_trials(results, &source_of, &mut merged);
+    if agentless > 0 {
+        formats.push(crate::load::formats::outcomes::HARBOR_TRIAL.to_owned());
+        notes.push(format!(
+            "{} without a trajectory (no agent/ folder, as Harbor's nop agent leaves it, or none in it): \
+             each a rollout of no step, with its outcome",
+            crate::model::count(agentless, "trial")
+        ));
+    }
     let mut run = crate::load::formats::vantage_jsonl::load(
         &name,
         merged.as_bytes(),
@@ -290,6 +309,39 @@ pub(crate) fn load_joined(
     }
     run.meta.warnings.clone_from(&report.warnings);
     Ok(run)
+}
+
+/// The Harbor trials with an outcome and no trajectory loaded (their agent wrote none: Harbor's
+/// `nop` agent runs nothing and leaves no `agent/` folder), each added to `merged` as a
+/// trajectory of no step with its outcome, in its task's group; how many.
+fn agentless_trials(
+    results: &[(PathBuf, crate::load::formats::outcomes::Outcomes)],
+    source_of: &std::collections::BTreeMap<String, PathBuf>,
+    merged: &mut String,
+) -> usize {
+    let mut added = 0;
+    for (path, outcomes) in results.iter().filter(|(_, o)| o.kind == crate::load::formats::outcomes::HARBOR_TRIAL) {
+        let Some(trial_dir) = path.parent() else { continue };
+        for (trial, entry) in &outcomes.entries {
+            if source_of.contains_key(trial) {
+                continue;
+            }
+            let cut = trial.rsplit_once("__").map_or(trial.as_str(), |(task, _)| task).to_owned();
+            let task = harbor_task(&trial_dir.join("agent").join("trajectory.json"), results).map_or(cut, |(_, t)| t);
+            let record = serde_json::json!({
+                "type": "trajectory",
+                "id": trial,
+                "group": task,
+                "task": task,
+                "steps": [],
+                "outcome": { "reward": entry.reward, "success": entry.success },
+            });
+            merged.push_str(&record.to_string());
+            merged.push('\n');
+            added += 1;
+        }
+    }
+    added
 }
 
 /// The task of a Harbor trial's trajectory (`<trial>/agent/trajectory*.json`), as the name its

@@ -80,7 +80,7 @@ const CASES: &[Case] = &[
         file: "nothing_loadable.jsonl",
         exit: 2,
         trajectories: 0,
-        located: "nothing_loadable.jsonl:2: steps: empty; a trajectory needs at least one step",
+        located: "nothing_loadable.jsonl:2: steps: empty and no outcome; a trajectory needs at least one step, or an outcome alone",
     },
     Case {
         file: "not_vantage.jsonl",

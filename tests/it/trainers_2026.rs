@@ -1377,3 +1377,189 @@ fn otel_genai_traces_of_the_openai_agents_sdk_load_from_json_protobuf_and_rotati
     let run = load_bytes("delimited.pb", &varint, &mut LoadReport::new("delimited.pb")).unwrap();
     assert_eq!(vantage::load::formats::vantage_jsonl::write::to_jsonl(&run), written[0]);
 }
+
+/// A folder of session files opened as one run, with its report.
+fn folder_run(path: &str) -> (Run, LoadReport) {
+    let path = fixture_path(path);
+    let mut report = LoadReport::new(&path.display().to_string());
+    let run = vantage::source::path::load_path(&path, None, &mut report).unwrap();
+    (run, report)
+}
+
+/// The trajectory whose steps' kinds are `kinds`.
+fn trajectory_with(run: &Run, kinds: &[&str]) -> vantage::model::TrajectoryId {
+    let found = run.trajectories.ids().find(|&t| {
+        let path = run.trajectories.path(t);
+        path.len() == kinds.len() && path.iter().zip(kinds).all(|(n, k)| run.label(run.nodes.kind[n.index()]) == *k)
+    });
+    found.unwrap_or_else(|| panic!("no trajectory of kinds {kinds:?}: {:?}", step_kinds(run)))
+}
+
+/// Claude Code's own session files (`tests/fixtures/trainers/claude_code/make_sessions.py`: Claude
+/// Code 2.1.332 in print mode against a scripted Messages API, running its tools itself): the
+/// project folder is one run, each session a trajectory, the two sessions of the same prompt one
+/// group. A tool call is a step named after the tool, its result the observation, a result marked
+/// `is_error` an `error` step; the text before a call its thought, the last answer a `message`
+/// step. A message streamed one block per line is one model call, its usage counted once.
+#[test]
+fn claude_code_sessions_are_trajectories_and_a_project_folder_one_run() {
+    let (run, report) = folder_run("claude_code/projects/-tmp-ccwork");
+    assert_eq!(run.meta.format, "Claude Code sessions");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(counts(&run), (2, 3, 9));
+    assert!(
+        run.meta.notes.iter().any(|n| n == "models: claude-sonnet-4-5-20250929 (9 calls); tokens: 12850 in, 360 out"),
+        "{:?}",
+        run.meta.notes
+    );
+    assert!(run.meta.notes.iter().any(|n| n.starts_with("no outcome: a session records no reward")));
+    let long = trajectory_with(&run, &["error", "Read", "Edit", "error", "message"]);
+    let path = run.trajectories.path(long);
+    let first = path[0].index();
+    assert_eq!(run.text(run.nodes.thought[first]), "I'll run the tests first.");
+    assert_eq!(
+        run.text(run.nodes.action[first]),
+        "Bash({\"command\":\"python3 test_calc.py\",\"description\":\"Run the tests\"})"
+    );
+    assert!(run.text(run.nodes.observation[first]).contains("AssertionError: 0"));
+    assert_eq!(run.text(run.nodes.observation[path[1].index()]), "1\tdef add(a, b):\n2\t    return a - b\n3\t");
+    assert!(run.text(run.nodes.observation[path[3].index()]).contains("cat: NOTES.md: No such file or directory"));
+    assert_eq!(run.text(run.nodes.action[path[4].index()]), "Fixed: add() subtracted; it now returns a + b.");
+    let g = run.trajectories.group[long.index()];
+    assert_eq!(run.text(run.groups.prompt[g.index()]), "The test in test_calc.py fails. Fix calc.py.");
+    let short = trajectory_with(&run, &["Edit", "message"]);
+    assert_eq!(run.trajectories.group[short.index()], g, "the same prompt is one group");
+    let ask = trajectory_with(&run, &["Read", "message"]);
+    assert_ne!(run.trajectories.group[ask.index()], g);
+    // One session file alone is a run of one trajectory.
+    let one =
+        std::fs::read_dir(fixture_path("claude_code/projects/-tmp-ccwork")).unwrap().next().unwrap().unwrap().path();
+    let mut report = LoadReport::new("one.jsonl");
+    let run = load_bytes("one.jsonl", &std::fs::read(one).unwrap(), &mut report).unwrap();
+    assert_eq!(run.trajectories.len(), 1);
+    // A broken line is a located warning; the rest loads.
+    let text = std::fs::read_to_string(
+        fixture_path("claude_code/projects/-tmp-ccwork").join(
+            std::fs::read_dir(fixture_path("claude_code/projects/-tmp-ccwork"))
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .file_name(),
+        ),
+    )
+    .unwrap();
+    let broken = text.replacen("\n{", "\n{broken\n{", 1);
+    let mut report = LoadReport::new("broken.jsonl");
+    let run = load_bytes("broken.jsonl", broken.as_bytes(), &mut report).unwrap();
+    assert_eq!(run.trajectories.len(), 1);
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert_eq!(report.warnings[0].line, 2);
+}
+
+/// Codex CLI's own rollouts (`tests/fixtures/trainers/codex/make_rollouts.py`: Codex 0.171.0
+/// `exec` against a scripted Responses API, running the commands itself), filed by date under
+/// `sessions/`: the folder is one run, each rollout a trajectory, the two of the same prompt one
+/// group; the context Codex injects is not the prompt; a command that exited with a code other
+/// than 0 is an `error` step whose observation is its output; the last token totals count.
+#[test]
+fn codex_rollouts_are_trajectories_and_the_sessions_folder_one_run() {
+    let (run, report) = folder_run("codex/sessions");
+    assert_eq!(run.meta.format, "Codex CLI rollouts");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(counts(&run), (2, 3, 7));
+    assert!(
+        run.meta.notes.iter().any(|n| n == "models: gpt-5-codex (7 calls); tokens: 15200 in, 166 out"),
+        "{:?}",
+        run.meta.notes
+    );
+    let long = trajectory_with(&run, &["error", "exec_command", "error", "message"]);
+    let path = run.trajectories.path(long);
+    let first = path[0].index();
+    assert_eq!(run.text(run.nodes.thought[first]), "Running the test first.");
+    assert_eq!(run.text(run.nodes.action[first]), "exec_command({\"cmd\": \"python3 test_calc.py\"})");
+    assert!(run.text(run.nodes.observation[first]).ends_with("AssertionError: 0\n"));
+    assert_eq!(run.text(run.nodes.observation[path[1].index()]), "ok\n");
+    let g = run.trajectories.group[long.index()];
+    assert_eq!(run.text(run.groups.prompt[g.index()]), "The test in test_calc.py fails. Fix calc.py.");
+    assert_eq!(run.trajectories.group[trajectory_with(&run, &["message"]).index()], g);
+    assert_ne!(run.trajectories.group[trajectory_with(&run, &["exec_command", "message"]).index()], g);
+    // A day's folder, and one rollout alone, read the same way.
+    let (day, _) = folder_run("codex/sessions/2026/12/07");
+    assert_eq!(counts(&day), (2, 3, 7));
+}
+
+/// A Harbor job with a trial its `nop` agent ran (`atif/make_job_nop.py`: no `agent/` folder, the
+/// verifier's files written by pytest and pytest-json-ctrf): the trial is a rollout of no step
+/// with its outcome, in its task's group, so GRPO's baseline counts it and forensics names it; the
+/// verifier files are kept with each trial and the CTRF counts are its labels; the files are not
+/// named as skipped. A job of nop trials alone opens too, and a rollout of no step survives
+/// vantage JSONL and Parquet v2.
+#[test]
+fn a_harbor_trial_without_an_agent_folder_is_a_rollout_of_no_step_with_its_outcome() {
+    let (run, report) = folder_run("atif/job_nop");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(counts(&run), (1, 2, 2));
+    let nop = run.trajectories.ids().find(|&t| run.trajectory_key(t) == "hello-world__Nop4Kd2").unwrap();
+    assert_eq!(run.trajectories.num_steps(nop), 0);
+    assert_eq!(run.trajectories.reward[nop.index()], 0.0);
+    assert_eq!(run.trajectories.success[nop.index()], Some(false));
+    let g = run.trajectories.group[nop.index()];
+    assert_eq!(run.group_key(g), "hello-world");
+    assert_eq!(run.groups.members(g).len(), 2, "the nop trial is in its task's group");
+    assert!(
+        run.meta.notes.iter().any(|n| n.starts_with("1 trial without a trajectory (no agent/ folder")),
+        "{:?}",
+        run.meta.notes
+    );
+    assert!(
+        run.meta.notes.iter().all(|n| !n.contains("verifier/")),
+        "verifier files named as skipped: {:?}",
+        run.meta.notes
+    );
+    let files = &run.meta.metadata[vantage::load::formats::outcomes::FILES_KEY];
+    assert_eq!(files["hello-world__Nop4Kd2"][0], "verifier/ctrf.json: 0 of 2 tests passed, 2 failed");
+    assert_eq!(files["hello-world__Xk2Lm9Q"][0], "verifier/ctrf.json: 2 of 2 tests passed, 0 failed");
+    assert!(files["hello-world__Xk2Lm9Q"][2].as_str().unwrap().starts_with("verifier/test-stdout.txt ("));
+    let failed = run
+        .meta
+        .imported_labels
+        .iter()
+        .find(|l| l.name == "tests.failed" && l.target.trajectory == "hello-world__Nop4Kd2")
+        .unwrap();
+    assert_eq!(failed.value, vantage::model::labels::Value::Number(2.0));
+    // GRPO's baseline counts the nop trial: the other trial's steps get (1 - 0.5) / std.
+    let credit = credit(&run, "grpo", None, &[]);
+    let done = run.trajectories.ids().find(|&t| t != nop).unwrap();
+    let first = run.trajectories.path_range(done).start;
+    assert!((credit[first] - 0.707_105_7).abs() < 1e-4, "{}", credit[first]);
+    // Vantage JSONL and Parquet v2 keep the rollout of no step.
+    let jsonl = vantage::load::formats::vantage_jsonl::write::to_jsonl(&run);
+    let again = load_bytes("nop.jsonl", jsonl.as_bytes(), &mut LoadReport::new("nop.jsonl")).unwrap();
+    assert_eq!(counts(&again), (1, 2, 2));
+    assert_eq!(again.trajectories.ids().filter(|&t| again.trajectories.num_steps(t) == 0).count(), 1);
+    // A job of the nop trial alone: one rollout of no step.
+    let dir = std::env::temp_dir().join(format!("vantage-nop-only-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    copy_dir(&fixture_path("atif/job_nop/hello-world__Nop4Kd2"), &dir.join("hello-world__Nop4Kd2"));
+    std::fs::copy(fixture_path("atif/job_nop/result.json"), dir.join("result.json")).unwrap();
+    let mut report = LoadReport::new("nop-only");
+    let only = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
+    assert_eq!(counts(&only), (1, 1, 0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}

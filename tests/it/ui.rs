@@ -1551,3 +1551,41 @@ fn an_empty_kind_of_disagreement_is_a_line_that_opens_nothing() {
         assert!(h.query_by_label(kind.explanation()).is_none(), "{line}: opened on nothing");
     }
 }
+
+/// A Harbor job with a trial its `nop` agent ran (no `agent/` folder): every tab draws with a
+/// rollout of no step in the group; that rollout selected, the inspector says it has no step and
+/// shows its outcome and verifier files; a step of the other trial shows its trial's files.
+#[test]
+fn a_rollout_of_no_step_draws_in_every_view_and_the_inspector_lists_its_trial_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trainers/atif/job_nop");
+    let mut report = LoadReport::new("job_nop");
+    let run = vantage::source::path::load_path(&dir, None, &mut report).unwrap();
+    let nop = run.trajectories.ids().find(|&t| run.trajectories.num_steps(t) == 0).unwrap();
+    let done = run.trajectories.ids().find(|&t| run.trajectories.num_steps(t) > 0).unwrap();
+    let mut app = VantageApp::default();
+    app.open_loaded(run, report);
+    let mut h = harness(app);
+    for trajectory in [nop, done] {
+        for tab in Tab::ALL {
+            {
+                let open = h.state_mut().current_mut().unwrap();
+                open.selection.trajectory = Some(trajectory);
+                open.selection.position =
+                    (trajectory == done).then(|| open.run.trajectories.path_range(trajectory).start);
+            }
+            h.state_mut().state.tab = tab;
+            h.run_ok();
+        }
+    }
+    h.state_mut().state.tab = Tab::Group;
+    h.state_mut().current_mut().unwrap().selection.position = None;
+    h.state_mut().current_mut().unwrap().selection.trajectory = Some(nop);
+    h.run_ok();
+    h.get_by_label_contains("hello-world__Nop4Kd2 · no steps: its outcome alone, 0");
+    h.get_by_label_contains("trial files: verifier/ctrf.json: 0 of 2 tests passed, 2 failed");
+    let start = h.state().current().unwrap().run.trajectories.path_range(done).start;
+    h.state_mut().current_mut().unwrap().selection.trajectory = Some(done);
+    h.state_mut().current_mut().unwrap().selection.position = Some(start);
+    h.run_ok();
+    h.get_by_label_contains("trial files: verifier/ctrf.json: 2 of 2 tests passed, 0 failed");
+}

@@ -6,6 +6,8 @@ use super::Loader;
 
 pub mod art;
 pub(super) mod atif;
+pub mod claude_code;
+pub mod codex;
 pub mod inspect;
 pub(super) mod math_aps;
 pub(super) mod math_shepherd;
@@ -63,6 +65,8 @@ pub static LOADERS: &[&dyn Loader] = &[
     &slime_dump::SlimeDump,
     &trackio::Trackio,
     &atif::Atif,
+    &claude_code::ClaudeCode,
+    &codex::Codex,
     &tinker::Tinker,
     &skyrl::SkyRl,
     &open_instruct::OpenInstruct,

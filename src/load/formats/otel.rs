@@ -482,6 +482,11 @@ fn iso_nanos(text: &str) -> Option<u64> {
     let (hms, fraction) = time.split_once('.').unwrap_or((time, "0"));
     let mut t = hms.split(':').map(str::parse::<i64>);
     let (h, min, sec) = (t.next()?.ok()?, t.next()?.ok()?, t.next()?.ok()?);
+    // A field out of its range is no time (and would overflow below).
+    let ranges = [(y, 0, 9_999), (m, 1, 12), (day, 1, 31), (h, 0, 24), (min, 0, 59), (sec, 0, 60)];
+    if ranges.iter().any(|&(v, lo, hi)| !(lo..=hi).contains(&v)) {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -492,7 +497,9 @@ fn iso_nanos(text: &str) -> Option<u64> {
     let days = era * 146_097 + doe - 719_468;
     let digits: String = fraction.chars().take(9).collect();
     let nanos = format!("{digits:0<9}").parse::<i64>().ok()?;
-    u64::try_from(((days * 86_400 + h * 3_600 + min * 60 + sec) * 1_000_000_000) + nanos).ok()
+    // In i128: nanoseconds past the year 2262 do not fit an i64 (and are no u64 either).
+    let seconds = i128::from(days * 86_400 + h * 3_600 + min * 60 + sec);
+    u64::try_from(seconds * 1_000_000_000 + i128::from(nanos)).ok()
 }
 
 /// The run from the spans read.
@@ -773,6 +780,20 @@ mod tests {
 
     fn request(spans: &[String]) -> String {
         format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#, spans.join(","))
+    }
+
+    #[test]
+    fn times_out_of_range_are_none_not_an_overflow() {
+        assert_eq!(iso_nanos("1970-01-01T00:00:01.5Z"), Some(1_500_000_000));
+        assert_eq!(iso_nanos("2026-12-07T05:34:53.633252Z").map(|n| n / 1_000_000_000), Some(1_796_621_693));
+        for text in [
+            "6155-12-07T05:34:53.6Z",
+            "9223372036854775807-01-01T00:00:00Z",
+            "2026-99-07T05:34:53Z",
+            "1969-12-31T23:59:59Z",
+        ] {
+            assert_eq!(iso_nanos(text), None, "{text}");
+        }
     }
 
     #[test]

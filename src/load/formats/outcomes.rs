@@ -49,7 +49,15 @@ pub struct Outcomes {
     /// Named outcome components the file gives each id: every reward of a Harbor verifier's
     /// `reward.json` when it writes several.
     pub components: BTreeMap<String, Vec<(String, f32)>>,
+    /// The files beside each id's outcome, in words (a Harbor trial's verifier files: its test
+    /// output, its CTRF report with what passed), shown with the trajectory. Filled by the native
+    /// opener, which sees the folder (`source::joined`).
+    pub files: BTreeMap<String, Vec<String>>,
 }
+
+/// Where the joined trajectories' files are kept in the run's metadata: trajectory id → the
+/// files in words (shown by the step inspector).
+pub const FILES_KEY: &str = "trial_files";
 
 /// The outcomes in `bytes` when the file is one of the results files above; `None` otherwise.
 pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
@@ -75,6 +83,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Option<Outcomes> {
         tasks: BTreeMap::new(),
         labels: BTreeMap::new(),
         components: BTreeMap::new(),
+        files: BTreeMap::new(),
     };
     // Lists of ids by what happened to them: the ids of the `judged` lists get an outcome
     // (resolved when in `resolved_key`); every listed id does when `judged` is empty.
@@ -210,7 +219,27 @@ fn harbor_trial(
         .filter_map(|(key, value)| Some((key.clone(), value.as_f64().filter(|v| v.is_finite())? as f32)))
         .collect();
     let components = if named.is_empty() { BTreeMap::new() } else { BTreeMap::from([(trial.to_owned(), named)]) };
-    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries, tasks: BTreeMap::new(), labels, components }
+    let tasks = BTreeMap::new();
+    Outcomes { file: name.to_owned(), kind: HARBOR_TRIAL, entries, tasks, labels, components, files: BTreeMap::new() }
+}
+
+/// The files beside each matched id's outcome, kept with its trajectory in the run's metadata
+/// ([`FILES_KEY`]).
+fn keep_files(run: &mut Run, outcomes: &[&Outcomes], hits: &[Option<(usize, String, Entry)>]) {
+    for (t, hit) in hits.iter().enumerate() {
+        let Some((f, id, _)) = hit else { continue };
+        let Some(files) = outcomes[*f].files.get(id).filter(|f| !f.is_empty()) else { continue };
+        let key = run.label(run.trajectories.key[t]).to_owned();
+        let listed = files.iter().cloned().map(serde_json::Value::String).collect();
+        let map = run
+            .meta
+            .metadata
+            .entry(FILES_KEY.to_owned())
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        if let Some(map) = map.as_object_mut() {
+            map.insert(key, serde_json::Value::Array(listed));
+        }
+    }
 }
 
 /// The kind of a Harbor trial's `result.json`: one trial's outcome, beside its trajectory.
@@ -339,6 +368,7 @@ pub fn join_with(
             });
         }
     }
+    keep_files(run, outcomes, &hits);
     // A loader's note that the outcomes are missing no longer holds when every trajectory has one.
     if joined.matched == run.trajectories.len() {
         run.meta.notes.retain(|n| !n.contains("outcomes are missing"));

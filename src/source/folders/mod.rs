@@ -12,6 +12,8 @@ use crate::load::LoadReport;
 use crate::load::lines::LineFeed;
 
 mod art;
+mod claude_code;
+mod codex;
 mod nemo_rl;
 mod open_instruct;
 mod otel;
@@ -34,6 +36,8 @@ pub static FOLDERS: &[&FolderFormat] = &[
     &open_instruct::FORMAT,
     &art::FORMAT,
     &otel::FORMAT,
+    &claude_code::FORMAT,
+    &codex::FORMAT,
     &trl::FORMAT,
 ];
 

@@ -15,6 +15,17 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.heading("Step");
     let open = &mut *ctx.open;
     let (Some(t), Some(p)) = (open.selection.trajectory, open.selection.position) else {
+        // A rollout of no step (a trial whose agent ran nothing): its outcome and files alone.
+        if let Some(t) = open.selection.trajectory.filter(|&t| open.run.trajectories.num_steps(t) == 0) {
+            let run = &open.run;
+            let reward = format_value(run.trajectories.reward[t.index()]);
+            ui.label(
+                egui::RichText::new(format!("{} · no steps: its outcome alone, {reward}", run.trajectory_key(t)))
+                    .strong(),
+            );
+            trial_files_ui(ui, run, t);
+            return;
+        }
         ui.label("Click a step in the tree, the heatmap or a table");
         return;
     };
@@ -41,6 +52,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         ))
         .color(theme::MUTED),
     );
+    trial_files_ui(ui, &open.run, t);
     labels_ui(ui, open, ctx.commands, t, p);
     let open = &*ctx.open;
     let run = &open.run;
@@ -89,6 +101,22 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
             credit_line_ui(ui, scheme.info.display_name, &scheme.credit, None, t.index(), p, &extra);
         }
     });
+}
+
+/// The files that came with the rollout's outcome (a Harbor trial's verifier files: its test
+/// output, its CTRF report's counts), when the run keeps any.
+fn trial_files_ui(ui: &mut egui::Ui, run: &crate::model::Run, t: crate::model::TrajectoryId) {
+    let files =
+        run.meta.metadata.get(crate::load::formats::outcomes::FILES_KEY).and_then(|m| m.get(run.trajectory_key(t)));
+    let names: Vec<&str> = files
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    if !names.is_empty() {
+        ui.label(egui::RichText::new(format!("trial files: {}", names.join(" · "))).color(theme::MUTED));
+    }
 }
 
 /// The step's fields: kind, role, state key, env reward, scores, MC statistics, first error,

@@ -407,8 +407,14 @@ impl VantageLoader {
         let Some(steps) = record.steps.as_ref() else {
             return Err(Warning::skipped(line, "steps", "missing; a trajectory needs at least one step"));
         };
-        if steps.is_empty() {
-            return Err(Warning::skipped(line, "steps", "empty; a trajectory needs at least one step"));
+        // No step: its outcome alone (a trial whose agent did nothing), when it has one.
+        let outcome_only = steps.is_empty();
+        if outcome_only && record.outcome.as_ref().is_none_or(|o| o.reward.is_none() && o.success.is_none()) {
+            return Err(Warning::skipped(
+                line,
+                "steps",
+                "empty and no outcome; a trajectory needs at least one step, or an outcome alone",
+            ));
         }
         if record.nodes.is_some() {
             return Err(Warning::skipped(
@@ -428,9 +434,13 @@ impl VantageLoader {
         let outcome = outcome(record.outcome.as_ref(), "outcome", line, &mut kept);
         let group = new_group(group_key, record);
         let group = self.add_group(line, &group);
-        let new_steps: Vec<_> = steps.iter().map(new_step).collect();
-        let texts = tokens.texts();
-        self.builder.add_chain_trajectory(id, group, &new_steps, &outcome, &tokens.borrow_with(texts.as_deref()));
+        if outcome_only {
+            self.builder.add_outcome_only_trajectory(id, group, &outcome);
+        } else {
+            let new_steps: Vec<_> = steps.iter().map(new_step).collect();
+            let texts = tokens.texts();
+            self.builder.add_chain_trajectory(id, group, &new_steps, &outcome, &tokens.borrow_with(texts.as_deref()));
+        }
         for warning in kept {
             self.report.warn(warning);
         }

@@ -390,9 +390,14 @@ impl DatasetReader {
                 report.warn(Warning::skipped(line, t.field("trajectory"), "no trajectory id or group"));
                 continue;
             };
-            let Some(&leaf) = leaf.u64(row).and_then(|l| nodes.get(&l)) else {
-                report.warn(Warning::skipped(line, t.field("leaf"), "not a node of this part's steps file"));
-                continue;
+            // No leaf: a trajectory of no step, its outcome alone.
+            let leaf = match leaf.u64(row).map(|l| nodes.get(&l)) {
+                None => crate::model::NodeId::NONE,
+                Some(Some(&leaf)) => leaf,
+                Some(None) => {
+                    report.warn(Warning::skipped(line, t.field("leaf"), "not a node of this part's steps file"));
+                    continue;
+                }
             };
             let group = self.group(group_key, train_step);
             let tree = get(tree.as_ref(), row).and_then(|k| self.builder.tree(k)).unwrap_or(TreeId::NONE);
