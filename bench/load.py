@@ -4,6 +4,7 @@
     python3 bench/load.py gen SIZE OUT_DIR      # writes OUT_DIR/run_SIZE.jsonl (vantage) and run_SIZE_nested.jsonl
     python3 bench/load.py gen SIZE OUT_DIR --profile text-heavy   # run_SIZE_text.jsonl and run_SIZE_text_nested.jsonl
                                                                   # (times them: run OUT_DIR SIZE_text)
+    python3 bench/load.py gen SIZE OUT_DIR --profile step-dense   # run_SIZE_dense.jsonl, …_dense_nested.jsonl
     python3 bench/load.py run OUT_DIR [SIZE…]   # times every tool on those files, three runs each
     python3 bench/load.py repeat SRC N OUT      # OUT: SRC's records N times over, ids made distinct (a 10 GiB log from the 1 GiB one)
     python3 bench/load.py repeat SRC N OUT --later-steps   # the same, each copy's training steps after the last's
@@ -38,6 +39,7 @@ The Python tools are installed into bench/.venv from PyPI on first use.
 """
 
 import json
+import math
 import os
 import random
 import re
@@ -106,6 +108,37 @@ def heavy_text(rng, low, high):
     return " ".join(out)
 
 
+# The step-dense profile's pieces: dense escapes (backslashes, quotes, newlines, tabs) and some non-ASCII.
+DENSE = ["\\", '"', "\n", "\t", "C:\\tmp\\out", '"ok"', "a\tb", "line\n  ", "é", "→", "日本"]
+
+
+def dense_text(rng, low, high, log_uniform=False):
+    """Words up to a length in [low, high] (log-uniform when asked: many short texts), about one
+    piece in five an escape or a non-ASCII character."""
+    target = int(math.exp(rng.uniform(math.log(low), math.log(high)))) if log_uniform else rng.randint(low, high)
+    out = []
+    n = 0
+    while n < target:
+        w = rng.choice(DENSE) if rng.random() < 0.2 else rng.choice(WORDS)
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)[:target]
+
+
+def dense_step(rng, tool):
+    """A step of the step-dense profile: a thought, a tool call, its observation (log-uniform
+    length), a `scores` object, an `env_reward` and a state key."""
+    return {
+        "kind": tool,
+        "thought": dense_text(rng, 100, 600),
+        "action": f"{tool}(" + text(rng, 10, 60) + ")",
+        "observation": dense_text(rng, 50, 2000, log_uniform=True),
+        "scores": {"prm": round(rng.random(), 4), "format": round(rng.random(), 3)},
+        "env_reward": round(rng.uniform(-0.1, 0.5), 3),
+        "state": f"room{rng.randint(0, 40)}/{rng.choice(TOOLS)}",
+    }
+
+
 def parse_size(text_):
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMG]i?B?)?", text_.strip(), re.I)
     if not m:
@@ -118,18 +151,25 @@ def gen(size_text, out_dir, profile="default"):
     """`default`: the profile above. `text-heavy`: an agent log as #41 tried it: long thoughts
     (300–3,000 characters) and tool observations (200–4,000) dense with escapes and multi-byte
     characters, 12–28 steps per trajectory; its files are `run_SIZE_text.jsonl` and
-    `run_SIZE_text_nested.jsonl`."""
+    `run_SIZE_text_nested.jsonl`. `step-dense`: what many agent trainers write, as #67 measured it:
+    8–40 steps per trajectory, thoughts of 100–600 characters, observations of 50–2,000 characters
+    log-uniform (many short ones), a `scores` object, an `env_reward` and a state key on each
+    step, dense escapes and some non-ASCII kept as UTF-8; `run_SIZE_dense.jsonl` and
+    `run_SIZE_dense_nested.jsonl`."""
     target = parse_size(size_text)
     os.makedirs(out_dir, exist_ok=True)
     rng = random.Random(20261201)
     heavy = profile == "text-heavy"
-    if profile not in ("default", "text-heavy"):
-        raise SystemExit(f"no profile {profile} (default, text-heavy)")
-    stem = f"run_{size_text}_text" if heavy else f"run_{size_text}"
+    dense = profile == "step-dense"
+    if profile not in ("default", "text-heavy", "step-dense"):
+        raise SystemExit(f"no profile {profile} (default, text-heavy, step-dense)")
+    stem = f"run_{size_text}" + ("_text" if heavy else "_dense" if dense else "")
     native_path = os.path.join(out_dir, f"{stem}.jsonl")
     nested_path = os.path.join(out_dir, f"{stem}_nested.jsonl")
     words = heavy_text if heavy else text
     thought, observation, turns = ((300, 3000), (200, 4000), (12, 28)) if heavy else ((100, 600), (50, 2000), (4, 40))
+    if dense:
+        turns = (8, 40)
     written = 0
     with open(native_path, "w", encoding="utf-8") as native, open(nested_path, "w", encoding="utf-8") as nested:
         header = {"vantage": 1, "name": f"generated GRPO run ({size_text}, {profile})", "meta": {"trainer": "bench/load.py gen"}}
@@ -146,6 +186,9 @@ def gen(size_text, out_dir, profile="default"):
                     steps = []
                     for k in range(rng.randint(*turns)):
                         tool = rng.choice(TOOLS)
+                        if dense:
+                            steps.append(dense_step(rng, tool))
+                            continue
                         steps.append({
                             "kind": tool,
                             "thought": words(rng, *thought),
@@ -165,10 +208,10 @@ def gen(size_text, out_dir, profile="default"):
                         "steps": steps,
                     }
                     # The text-heavy log keeps its non-ASCII as UTF-8, as most trainers write it.
-                    line = json.dumps(record, ensure_ascii=not heavy)
+                    line = json.dumps(record, ensure_ascii=not (heavy or dense))
                     native.write(line + "\n")
                     del record["type"]
-                    nested.write(json.dumps(record, ensure_ascii=not heavy) + "\n")
+                    nested.write(json.dumps(record, ensure_ascii=not (heavy or dense)) + "\n")
                     written += len(line.encode()) + 1
                     trajectories += 1
                     steps_total += len(steps)

@@ -4,7 +4,7 @@
 //! `parentUuid`; the other records (`summary`, `queue-operation`, `attachment`,
 //! `file-history-snapshot`, `system`, `cost-state`, …) are the tool's bookkeeping.
 //!
-//! Each session (`sessionId`) is a trajectory ([`crate::load::sessions`]: sessions with the same
+//! Each session (`sessionId`) is a trajectory (`load::sessions`: sessions with the same
 //! first prompt are a group). An assistant message is written one content block per line (the same
 //! `message.id` on each): its text and thinking are the thought of its next `tool_use`, which is a
 //! step whose kind is the tool's name and whose action is the call; the `tool_result` with that

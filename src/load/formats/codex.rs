@@ -6,7 +6,7 @@
 //! `turn_context` (the turn's `model`), `event_msg` (`token_count`, `task_complete`, …) and others.
 //! Older rollouts wrote the items bare, one per line after a first line of session metadata.
 //!
-//! Each session (from its `session_meta` to the next) is a trajectory ([`crate::load::sessions`]:
+//! Each session (from its `session_meta` to the next) is a trajectory (`load::sessions`:
 //! sessions with the same first prompt are a group). The user's first message is the prompt (the
 //! context Codex injects as user or developer messages, `<environment_context>` and its kin, is
 //! left out); an assistant message's text and a reasoning summary are the thought of the next call;

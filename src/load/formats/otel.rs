@@ -172,7 +172,7 @@ pub fn accepts(text: &str) -> bool {
     line || first_value(text).is_some_and(|v| is_request(&v) || is_console_span(&v))
 }
 
-/// Whether the first bytes of a file start an OTLP trace file: protobuf ([`proto::starts`]) or
+/// Whether the first bytes of a file start an OTLP trace file: protobuf (`proto::starts`) or
 /// JSON ([`accepts`]).
 pub fn accepts_head(head: &[u8]) -> bool {
     proto::starts(head) || accepts(&crate::load::lines::head_text(head))
