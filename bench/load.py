@@ -96,16 +96,20 @@ HEAVY = [
 ]
 
 
-def heavy_text(rng, low, high):
-    """Like `text`, but about one piece in five an escape or a multi-byte character."""
-    target = rng.randint(low, high)
+def mixed_words(rng, target, pieces):
+    """Words up to `target` characters, about one piece in five one of `pieces`."""
     out = []
     n = 0
     while n < target:
-        w = rng.choice(HEAVY) if rng.random() < 0.2 else rng.choice(WORDS)
+        w = rng.choice(pieces) if rng.random() < 0.2 else rng.choice(WORDS)
         out.append(w)
         n += len(w) + 1
     return " ".join(out)
+
+
+def heavy_text(rng, low, high):
+    """Like `text`, but about one piece in five an escape or a multi-byte character."""
+    return mixed_words(rng, rng.randint(low, high), HEAVY)
 
 
 # The step-dense profile's pieces: dense escapes (backslashes, quotes, newlines, tabs) and some non-ASCII.
@@ -116,13 +120,7 @@ def dense_text(rng, low, high, log_uniform=False):
     """Words up to a length in [low, high] (log-uniform when asked: many short texts), about one
     piece in five an escape or a non-ASCII character."""
     target = int(math.exp(rng.uniform(math.log(low), math.log(high)))) if log_uniform else rng.randint(low, high)
-    out = []
-    n = 0
-    while n < target:
-        w = rng.choice(DENSE) if rng.random() < 0.2 else rng.choice(WORDS)
-        out.append(w)
-        n += len(w) + 1
-    return " ".join(out)[:target]
+    return mixed_words(rng, target, DENSE)[:target]
 
 
 def dense_step(rng, tool):
@@ -413,27 +411,32 @@ def verl(src, out_dir):
     table(tools, total)
 
 
+def write_chat(src, out):
+    """Writes SRC's trajectories (a `gen` file) as OpenAI chat lines at OUT (`openai_chat`: `{task_id,
+    trial, reward, messages}`, each step an assistant turn with its thought and a tool call, then
+    the tool's result)."""
+    heavy = "_text" in os.path.basename(src) or "_dense" in os.path.basename(src)
+    with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+        f.readline()
+        for line in f:
+            record = json.loads(line)
+            messages = [{"role": "system", "content": "You are an agent with tools."},
+                        {"role": "user", "content": record["prompt"]}]
+            for k, step in enumerate(record["steps"]):
+                call = {"id": f"call_{k}", "type": "function",
+                        "function": {"name": step["kind"], "arguments": json.dumps({"input": step["action"]})}}
+                messages.append({"role": "assistant", "content": step["thought"], "tool_calls": [call]})
+                messages.append({"role": "tool", "tool_call_id": f"call_{k}", "content": step["observation"]})
+            group, r = record["id"].rsplit("/r", 1)
+            o.write(json.dumps({"task_id": group, "trial": int(r), "reward": record["outcome"]["reward"],
+                                "messages": messages}, ensure_ascii=not heavy) + "\n")
+
+
 def chat(src, out):
-    """Writes SRC's trajectories (a `gen` file) as OpenAI chat lines (`openai_chat`: `{task_id, trial,
-    reward, messages}`, each step an assistant turn with its thought and a tool call, then the tool's
-    result), unless OUT exists, then times `vantage check OUT` against pyarrow.json.read_json and
-    the floors on it, three runs each."""
+    """Writes SRC's trajectories as OpenAI chat lines at OUT (`write_chat`), unless OUT exists, then
+    times `vantage check OUT` against pyarrow.json.read_json and the floors on it, three runs each."""
     if not os.path.exists(out):
-        heavy = "_text" in os.path.basename(src)
-        with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
-            f.readline()
-            for line in f:
-                record = json.loads(line)
-                messages = [{"role": "system", "content": "You are an agent with tools."},
-                            {"role": "user", "content": record["prompt"]}]
-                for k, step in enumerate(record["steps"]):
-                    call = {"id": f"call_{k}", "type": "function",
-                            "function": {"name": step["kind"], "arguments": json.dumps({"input": step["action"]})}}
-                    messages.append({"role": "assistant", "content": step["thought"], "tool_calls": [call]})
-                    messages.append({"role": "tool", "tool_call_id": f"call_{k}", "content": step["observation"]})
-                group, r = record["id"].rsplit("/r", 1)
-                o.write(json.dumps({"task_id": group, "trial": int(r), "reward": record["outcome"]["reward"],
-                                    "messages": messages}, ensure_ascii=not heavy) + "\n")
+        write_chat(src, out)
     total = os.path.getsize(out)
     print(f"{out}: {total} bytes")
     vantage = os.path.join(ROOT, "target", "release", "vantage")

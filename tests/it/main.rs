@@ -21,6 +21,7 @@ mod invariants;
 mod json_docs;
 mod labels;
 mod live;
+mod load_identity;
 mod parquet_decode;
 #[cfg(feature = "parquet")]
 mod partitions;
