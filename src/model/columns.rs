@@ -22,16 +22,29 @@ pub(crate) fn push_opt<T: Copy>(column: &mut Option<Vec<T>>, row: usize, value: 
 /// Pushes one row into a set of named `f32` columns: each named value goes to its column (created
 /// NaN-filled when new), every other column gets NaN.
 pub(crate) fn push_named(columns: &mut BTreeMap<String, Vec<f32>>, row: usize, values: &[(&str, f32)]) {
-    for &(name, _) in values {
-        if !columns.contains_key(name) {
-            columns.insert(name.to_owned(), vec![f32::NAN; row]);
+    // The last of a name given twice wins: the values from the last, each pushed to a column that
+    // has no value for this row yet.
+    let mut pushed = 0;
+    for &(name, value) in values.iter().rev() {
+        match columns.get_mut(name) {
+            Some(col) if col.len() == row => col.push(value),
+            Some(_) => continue,
+            None => {
+                let mut col = vec![f32::NAN; row];
+                col.push(value);
+                columns.insert(name.to_owned(), col);
+            }
+        }
+        pushed += 1;
+    }
+    if pushed < columns.len() {
+        for col in columns.values_mut() {
+            if col.len() == row {
+                col.push(f32::NAN);
+            }
         }
     }
-    for (name, col) in columns.iter_mut() {
-        let value = values.iter().rev().find(|(n, _)| *n == name.as_str()).map_or(f32::NAN, |&(_, v)| v);
-        debug_assert_eq!(col.len(), row);
-        col.push(value);
-    }
+    debug_assert!(columns.values().all(|c| c.len() == row + 1));
 }
 
 /// Heap bytes of an optional column.

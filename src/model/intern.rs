@@ -8,7 +8,7 @@ use super::Sym;
 #[derive(Clone, Default)]
 pub struct Interner {
     strings: Vec<Box<str>>,
-    index: HashMap<Box<str>, Sym>,
+    index: HashMap<Box<str>, Sym, foldhash::fast::FixedState>,
 }
 
 impl std::fmt::Debug for Interner {

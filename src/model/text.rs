@@ -74,13 +74,23 @@ pub struct RawWindow {
     start: usize,
     end: usize,
     offset: u64,
+    /// Every text handed over in the window is the inside of a literal (or a piece of one), so
+    /// its bytes need not be looked at for quotes ([`RawWindow::of_insides`]).
+    insides: bool,
 }
 
 impl RawWindow {
     /// The window of `buffer`, which holds the source's bytes from `offset` on.
     pub fn of(buffer: &[u8], offset: u64) -> Self {
         let start = buffer.as_ptr() as usize;
-        Self { start, end: start + buffer.len(), offset }
+        Self { start, end: start + buffer.len(), offset, insides: false }
+    }
+
+    /// The window of `buffer`, where the loader hands over only the insides of literals: the
+    /// arena keeps each one's place without reading its first and last bytes (on the thread that
+    /// builds the run they are seldom in its cache: the line was parsed on another core).
+    pub fn of_insides(buffer: &[u8], offset: u64) -> Self {
+        Self { insides: true, ..Self::of(buffer, offset) }
     }
 
     /// The source offset of `text` when it lies inside the window.
@@ -114,7 +124,10 @@ impl TextArena {
     /// [`RawWindow`] is set and `text` lies in it, `text` is raw JSON (a literal with its quotes,
     /// or a piece of one's inside) and only its place is kept.
     pub fn push(&mut self, text: &str) -> TextId {
-        if let Some(offset) = self.window.and_then(|w| w.locate(text)) {
+        if let Some((offset, window)) = self.window.and_then(|w| Some((w.locate(text)?, w))) {
+            if window.insides {
+                return self.push_span(text, offset);
+            }
             return match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
                 Some(inside) if text.len() >= 2 => self.push_span(inside, offset + 1),
                 _ => self.push_span(text, offset),

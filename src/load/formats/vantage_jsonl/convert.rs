@@ -84,7 +84,7 @@ pub fn new_step<'a>(raw: &'a RawStep<'_>) -> NewStep<'a> {
         observation: raw.observation.as_ref().map(JsonText::as_str),
         scores: raw.scores.iter().flat_map(Scores::iter).map(|(k, v)| (k.as_ref(), v.0)).collect(),
         env_reward: raw.env_reward.map(|n| n.0),
-        state_key: raw.state.as_ref().map(|s| s.0.as_str()),
+        state_key: raw.state.as_ref().map(|s| s.0.as_ref()),
         mc: raw.mc.as_ref().map(|m| McStats { n: m.n, mean: m.mean.0 }),
         mc_rollouts: rollouts(raw.mc.as_ref()),
         first_error: raw.first_error,

@@ -145,7 +145,7 @@ impl LineFeed for VantageStream {
         let body = if offset == 0 { chunk.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(chunk) } else { chunk };
         let body_offset = offset + (chunk.len() - body.len()) as u64;
         let pieces = parts(body, self.min_part_bytes);
-        let window = RawWindow::of(body, body_offset);
+        let window = RawWindow::of_insides(body, body_offset);
         self.loader.builder.set_raw_window(self.lazy.then_some(window));
         let mut line = first_line;
         let (loader, lazy, header_line) = (&mut self.loader, self.lazy, self.header_line);
@@ -429,7 +429,7 @@ impl VantageLoader {
         check_spans(spans, num_tokens, line)?;
         let mut kept = Vec::new();
         for (i, step) in steps.iter().enumerate() {
-            warn_tree_only_fields(step, &format!("steps[{i}]"), line, &mut kept);
+            warn_tree_only_fields(step, || format!("steps[{i}]"), line, &mut kept);
         }
         let outcome = outcome(record.outcome.as_ref(), "outcome", line, &mut kept);
         let group = new_group(group_key, record);
@@ -481,7 +481,8 @@ fn required_id<'a>(id: Option<&'a crate::load::lenient::Id>, field: &str, line: 
     }
 }
 
-fn warn_tree_only_fields(step: &RawStep<'_>, field: &str, line: u64, warnings: &mut Vec<Warning>) {
+/// `field` names the step (made only when there is a warning: most steps have none).
+fn warn_tree_only_fields(step: &RawStep<'_>, field: impl Fn() -> String, line: u64, warnings: &mut Vec<Warning>) {
     for (name, present) in [
         ("parent", step.parent.is_some()),
         ("outcome", step.outcome.is_some()),
@@ -491,7 +492,7 @@ fn warn_tree_only_fields(step: &RawStep<'_>, field: &str, line: u64, warnings: &
         if present {
             warnings.push(Warning::kept(
                 line,
-                format!("{field}.{name}"),
+                format!("{}.{name}", field()),
                 "only tree nodes have this field; ignored in a trajectory's steps",
             ));
         }

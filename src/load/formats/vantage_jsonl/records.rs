@@ -1,6 +1,6 @@
 //! The serde shape of "vantage JSONL v1" records (see docs/FORMAT.md). Texts (thoughts, actions,
-//! observations, prompts, gold answers) are borrowed from the line as JSON string literals
-//! ([`JsonText`]), so a run can keep them as byte ranges of the log instead of copies.
+//! observations, prompts, gold answers) are borrowed from the line as the insides of JSON string
+//! literals ([`JsonText`]), so a run can keep them as byte ranges of the log instead of copies.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -10,11 +10,12 @@ use serde_json::value::RawValue;
 
 use crate::load::lenient::{Flag, Id, Num, describe_json_error};
 
-/// A JSON string as it stands in the line (a literal with its quotes and escapes), or decoded.
+/// A JSON string as it stands in the line (the inside of a literal: escapes as they are, without
+/// its quotes), or decoded.
 #[derive(Debug)]
 pub enum JsonText<'a> {
-    /// The literal, borrowed from the line.
-    Literal(&'a RawValue),
+    /// The literal's inside, borrowed from the line.
+    Literal(&'a str),
     /// The decoded text.
     Decoded(Cow<'a, str>),
 }
@@ -22,32 +23,63 @@ pub enum JsonText<'a> {
 impl<'de: 'a, 'a> Deserialize<'de> for JsonText<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue as Deserialize<'de>>::deserialize(deserializer)?;
-        let literal = raw.get();
-        // Not a string, or a string whose escapes do not decode: the error a `String` field gives.
-        // A `\u` escape may be a lone surrogate, which only decoding finds (a vectorised search for the two bytes).
-        let unicode_escape = || literal.contains("\\u");
-        if (!literal.starts_with('"') || unicode_escape())
-            && let Err(err) = serde_json::from_str::<Cow<'_, str>>(literal)
-        {
-            return Err(serde::de::Error::custom(describe_json_error(&err)));
+        let literal: &'de str = raw.get();
+        let inside = literal.strip_prefix('"').and_then(|l| l.strip_suffix('"')).filter(|_| literal.len() >= 2);
+        // Not a string, or a string whose escapes do not decode (a `\u` escape may be a lone
+        // surrogate, which serde_json's scan lets through): the error a `String` field gives.
+        match inside {
+            Some(inside) if surrogates_pair(inside.as_bytes()) => Ok(Self::Literal(inside)),
+            _ => match serde_json::from_str::<Cow<'_, str>>(literal) {
+                Err(err) => Err(serde::de::Error::custom(describe_json_error(&err))),
+                // Not reached (what serde_json decodes, the check above lets through); kept whole.
+                Ok(_) => Ok(Self::Literal(inside.unwrap_or_default())),
+            },
         }
-        Ok(Self::Literal(raw))
     }
 }
 
+thread_local! {
+    /// The search for `\u` (a vectorised search for the two bytes, built once per thread).
+    static UNICODE_ESCAPE: memchr::memmem::Finder<'static> = memchr::memmem::Finder::new(b"\\u");
+}
+
+/// Whether every `\u` escape of a literal's inside (which `serde_json`'s scan has checked for hex
+/// digits) decodes as `serde_json` decodes it: a surrogate only as the first of a pair. Only the
+/// `\u` escapes are looked at, where they stand; nothing is decoded or allocated.
+fn surrogates_pair(bytes: &[u8]) -> bool {
+    UNICODE_ESCAPE.with(|finder| {
+        let mut from = 0;
+        while let Some(found) = bytes.get(from..).and_then(|rest| finder.find(rest)) {
+            let at = from + found;
+            // An escape when the run of backslashes that ends at it is odd (`\\u` is a backslash, then `u`).
+            let run = bytes[..=at].iter().rev().take_while(|&&b| b == b'\\').count();
+            if run % 2 == 0 {
+                from = at + 2;
+                continue;
+            }
+            match crate::model::decode_escape(bytes, at) {
+                Some((_, len)) => from = at + len,
+                None => return false,
+            }
+        }
+        true
+    })
+}
+
 impl JsonText<'_> {
-    /// The literal while not decoded (the builder keeps its place in the log), else the text.
+    /// The literal's inside while not decoded (the builder keeps its place in the log), else the
+    /// text.
     pub fn as_str(&self) -> &str {
         match self {
-            Self::Literal(raw) => raw.get(),
+            Self::Literal(inside) => inside,
             Self::Decoded(text) => text,
         }
     }
 
     /// Decodes the literal in place (for a run that keeps its texts in memory).
     pub fn decode(&mut self) {
-        if let Self::Literal(raw) = self {
-            let text = serde_json::from_str::<Cow<'_, str>>(raw.get()).unwrap_or(Cow::Borrowed(""));
+        if let Self::Literal(inside) = self {
+            let text = crate::model::decode_raw(inside.as_bytes()).unwrap_or(Cow::Borrowed(""));
             *self = Self::Decoded(text);
         }
     }
@@ -116,6 +148,39 @@ impl<'de: 'a, 'a> Deserialize<'de> for Scores<'a> {
             }
         }
         deserializer.deserialize_map(ScoresVisitor)
+    }
+}
+
+/// A string or integer id, as [`Id`] reads it, borrowed from the line when it is a string
+/// without escapes (a step's state key: one per step, not worth an allocation each).
+#[derive(Debug)]
+pub struct Key<'a>(pub Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or integer id")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        deserializer.deserialize_any(KeyVisitor)
     }
 }
 
@@ -234,7 +299,8 @@ macro_rules! record_types {
             /// Environment reward.
             pub env_reward: Option<Num>,
             /// State key.
-            pub state: Option<Id>,
+            #[serde(borrow)]
+            pub state: Option<Key<'a>>,
             /// Monte-Carlo statistics.
             pub mc: Option<RawMc>,
             /// First-error label.
@@ -291,7 +357,7 @@ record_types!();
 /// fields takes; any other record is parsed again with both (`lenient::parse_located`), so its
 /// warnings are the same.
 pub mod strict {
-    use super::{BTreeMap, Cow, Deserialize, Flag, Id, JsonText, Num, Scores};
+    use super::{BTreeMap, Cow, Deserialize, Flag, Id, JsonText, Key, Num, Scores};
 
     record_types!(#[serde(deny_unknown_fields)]);
 }
@@ -372,6 +438,43 @@ impl From<strict::RawTokens> for RawTokens {
             prm_logprob: t.prm_logprob,
             advantage: t.advantage,
             text: t.text,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_literal_is_kept_exactly_when_serde_json_decodes_it() {
+        let cases = [
+            r#"plain"#,
+            r#"a\nb\t\"q\" \\ \/ \b\f\r"#,
+            r#"caf\u00e9 \u2192 \u65e5\u672c"#,
+            r#"\ud83d\ude42 pair"#,
+            r#"lone lead \ud83d then text"#,
+            r#"lone lead at the end \ud83d"#,
+            r#"lead then lead \ud83d\ud83d"#,
+            r#"lone trail \ude42"#,
+            r#"escaped backslash then u: \\ud83d"#,
+            r#"three backslashes: \\\ud83d\ude42"#,
+            r#"three backslashes, lone: \\\ud83d"#,
+            r#"\\\\ude42"#,
+            r#"\u0000 nul"#,
+        ];
+        for case in cases {
+            let line = format!("{{\"thought\": \"{case}\"}}");
+            let serde = serde_json::from_str::<serde_json::Value>(&line).is_ok();
+            let ours = serde_json::from_str::<RawStep<'_>>(&line);
+            assert_eq!(ours.is_ok(), serde, "{case}");
+            if let Ok(step) = ours {
+                assert_eq!(step.thought.as_ref().map(JsonText::as_str), Some(case));
+                let mut text = step.thought.unwrap_or(JsonText::Literal(""));
+                text.decode();
+                let decoded: String = serde_json::from_str(&format!("\"{case}\"")).unwrap_or_default();
+                assert_eq!(text.as_str(), decoded, "{case}");
+            }
         }
     }
 }
