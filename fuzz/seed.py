@@ -51,7 +51,8 @@ targets = ["detect", "stream", "outcomes"] + [
     "swe_agent openhands inspect trackio vantage_parquet trl verifiers nemo_gym nemo_rl vf_eval atif slime tinker skyrl roll open_instruct art otel claude_code codex".split()
 ]
 count = 0
-for target in targets + ["zip", "pickle", "decompress", "deeplink", "state", "params", "formula", "tokenizer"]:
+for target in targets + ["zip", "pickle", "decompress", "deeplink", "state", "params", "formula", "tokenizer",
+                         "vantage_fast_path"]:
     (seeds / target).mkdir(parents=True, exist_ok=True)
 for i, path in enumerate(files):
     raw = path.read_bytes()
@@ -62,6 +63,10 @@ for i, path in enumerate(files):
     for target in targets:
         (seeds / target / f"{i:03}-{path.name}").write_bytes(bytes([name_byte(path)]) + data)
         count += 1
+    # The fast path of a vantage JSONL line reads lines: a vantage log's first lines, one seed each.
+    if path.suffix == ".jsonl" and raw.startswith(b'{"vantage"'):
+        for k, line in enumerate(raw.splitlines()[1:9]):
+            (seeds / "vantage_fast_path" / f"{i:03}-{k}-{path.name}").write_bytes(line[:64 << 10])
     if path.suffix == ".eval":
         (seeds / "zip" / f"{i:03}-{path.name}").write_bytes(raw)
     if len(data) <= 16 << 10:

@@ -26,6 +26,7 @@ pub const ENTRY_POINTS: &[&str] = &[
     "state",
     "params",
     "formula",
+    "vantage_fast_path",
 ];
 
 /// `data` as a replay of a kept input should see it: where it holds a ZIP archive (from its first
@@ -148,6 +149,15 @@ pub fn run(target: &str, data: &[u8]) -> bool {
             }
         }
         "formula" => formula(&String::from_utf8_lossy(data)),
+        // Each line: the fast path of a vantage JSONL line reads what serde_json reads, or leaves it.
+        "vantage_fast_path" => {
+            for line in String::from_utf8_lossy(data).lines() {
+                assert!(
+                    load::formats::vantage_jsonl::fast_path_agrees(line),
+                    "the fast path and serde_json read this line differently: {line}"
+                );
+            }
+        }
         "state" => {
             consume(crate::app::state::AppState::restore(Some(&String::from_utf8_lossy(data))));
         }

@@ -244,6 +244,34 @@ impl RunBuilder {
         self.add_trajectory(key, group, TreeId::NONE, leaf, outcome, tokens)
     }
 
+    /// Adds a plain trajectory whose steps' texts (thought, action, observation) are already
+    /// stored ([`RunBuilder::push_composed_text`]); the steps' own texts are not read. `None` if
+    /// the key is taken or there are no steps.
+    pub fn add_chain_trajectory_with_texts(
+        &mut self,
+        key: &str,
+        group: GroupId,
+        steps: &[NewStep<'_>],
+        texts: &[[TextId; 3]],
+        outcome: &Outcome<'_>,
+        tokens: &NewTokens<'_>,
+    ) -> Option<TrajectoryId> {
+        if steps.is_empty() || self.has_trajectory(key) {
+            return None;
+        }
+        let mut parent = NodeId::NONE;
+        for (i, step) in steps.iter().enumerate() {
+            parent = self.add_node(group, parent, step);
+            self.set_node_texts(parent, texts.get(i).copied().unwrap_or([TextId::NONE; 3]));
+        }
+        self.add_trajectory(key, group, TreeId::NONE, parent, outcome, tokens)
+    }
+
+    /// Stores a text made of `parts` ([`super::TextArena::push_composed`]).
+    pub fn push_composed_text(&mut self, parts: &[super::TextPart<'_>]) -> TextId {
+        self.run.text.push_composed(parts)
+    }
+
     /// The run's token columns and the token range of the trajectory `key`, to fill in values a
     /// log gives after the trajectory (a trainer's later annotations); `None` without it.
     pub fn trajectory_tokens_mut(&mut self, key: &str) -> Option<(std::ops::Range<usize>, &mut super::Tokens)> {

@@ -37,7 +37,8 @@ pub use nodes::{
 pub use run::{Run, RunMeta, StepOutcome, StepWindow};
 pub use slots::StateSlots;
 pub use text::{
-    BytesSource, GrowingSource, RawWindow, TextArena, TextSource, UNREADABLE, decode_escape, decode_raw, truncate,
+    BytesSource, GrowingSource, RawWindow, TextArena, TextPart, TextSource, UNREADABLE, decode_escape, decode_raw,
+    truncate,
 };
 pub use tokens::{NewTokens, Tokens};
 pub use trajectories::{Outcome, PathCodes, Trajectories};

@@ -61,6 +61,20 @@ impl TextSource for GrowingSource {
 /// Bit of a [`TextId`] that marks a text left in the source (the rest is its index in the spans).
 const IN_SOURCE: u32 = 1 << 31;
 
+/// The length of a span that marks a text made of parts ([`TextArena::push_composed`]): its start
+/// is the place of its parts in `parts`.
+const COMPOSED: u32 = u32::MAX;
+
+/// A part of a text made of several ([`TextArena::push_composed`]).
+#[derive(Clone, Copy, Debug)]
+pub enum TextPart<'a> {
+    /// Text as it is.
+    Plain(&'a str),
+    /// The inside of a JSON string literal of the log, escapes as they are: kept as its place
+    /// when it lies in the raw window, else decoded.
+    Raw(&'a str),
+}
+
 /// The text shown for a text of the source that can no longer be read.
 pub const UNREADABLE: &str = "⟨text unavailable: the log changed since it was opened⟩";
 
@@ -109,6 +123,10 @@ pub struct TextArena {
     /// (without quotes; escapes are decoded when it is read).
     span_start: Vec<u64>,
     span_len: Vec<u32>,
+    /// The parts of the texts made of several, each text's count of parts then its parts.
+    parts: Vec<TextId>,
+    /// The plain parts held in memory, each once (`[tool search] ` recurs at every step).
+    shared: std::collections::HashMap<Box<str>, TextId, foldhash::fast::FixedState>,
     source: Option<Arc<dyn TextSource>>,
     window: Option<RawWindow>,
 }
@@ -147,7 +165,9 @@ impl TextArena {
             return TextId::NONE;
         }
         // The builder refuses to grow past u32 ids; a single text over 4 GiB is copied instead.
-        let Ok(len) = u32::try_from(raw.len()) else { return self.push_decoded(raw) };
+        let Some(len) = u32::try_from(raw.len()).ok().filter(|&len| len != COMPOSED) else {
+            return self.push_decoded(raw);
+        };
         if self.span_len.len() >= (IN_SOURCE - 1) as usize {
             return self.push_decoded(raw);
         }
@@ -166,6 +186,81 @@ impl TextArena {
         };
         self.window = window;
         id
+    }
+
+    /// Stores the text made of `parts`, in their order: a raw part that lies in the window is
+    /// kept as its place in the log and each plain part is held once, so that a text that is
+    /// mostly the log's (`[tool search] ` and a tool's output) costs a few numbers; with no raw
+    /// part in the window, the parts joined are stored as one text, as [`TextArena::push`] would.
+    pub fn push_composed(&mut self, parts: &[TextPart<'_>]) -> TextId {
+        let window = self.window;
+        let in_window = move |text: &str| window.and_then(|w| w.locate(text));
+        if !parts.iter().any(|p| matches!(p, TextPart::Raw(t) if !t.is_empty() && in_window(t).is_some())) {
+            let mut text = String::new();
+            for part in parts {
+                match part {
+                    TextPart::Plain(t) => text.push_str(t),
+                    TextPart::Raw(t) => text.push_str(&decode_raw(t.as_bytes()).unwrap_or_default()),
+                }
+            }
+            return self.push_owned(&text);
+        }
+        let mut ids = Vec::with_capacity(parts.len());
+        for part in parts {
+            let id = match *part {
+                TextPart::Raw(t) => match in_window(t) {
+                    Some(offset) => self.push_span(t, offset),
+                    None => self.push_owned(&decode_raw(t.as_bytes()).unwrap_or_default()),
+                },
+                TextPart::Plain(t) => self.push_shared(t),
+            };
+            if id.is_some() {
+                ids.push(id);
+            }
+        }
+        match ids.as_slice() {
+            [] => TextId::NONE,
+            [one] => *one,
+            _ if self.span_len.len() >= (IN_SOURCE - 1) as usize => {
+                let text: String = ids.iter().map(|&id| self.get(id)).collect();
+                self.push_owned(&text)
+            }
+            _ => {
+                self.span_start.push(self.parts.len() as u64);
+                self.span_len.push(COMPOSED);
+                self.parts.push(TextId(ids.len() as u32));
+                self.parts.extend(ids);
+                TextId(IN_SOURCE | (self.span_len.len() - 1) as u32)
+            }
+        }
+    }
+
+    /// Stores `text` in memory, whatever the window.
+    fn push_owned(&mut self, text: &str) -> TextId {
+        if text.is_empty() {
+            return TextId::NONE;
+        }
+        self.bytes.push_str(text);
+        self.ends.push(self.bytes.len() as u64);
+        TextId::from_index(self.ends.len() - 1)
+    }
+
+    /// Stores `text` in memory once: the same text again gets the same id.
+    fn push_shared(&mut self, text: &str) -> TextId {
+        if let Some(&id) = self.shared.get(text) {
+            return id;
+        }
+        let id = self.push_owned(text);
+        self.shared.insert(text.into(), id);
+        id
+    }
+
+    /// The text made of the parts at `at` in `parts`.
+    fn composed(&self, at: u64) -> String {
+        let at = usize::try_from(at).unwrap_or(usize::MAX);
+        let Some(count) = self.parts.get(at) else { return String::new() };
+        let parts = self.parts.get(at + 1..at + 1 + count.index()).unwrap_or_default();
+        parts.iter().map(|&id| self.get(id)).collect()
     }
 
     /// A text the source holds under `key` (a vantage Parquet v2 dataset's file, column and row),
@@ -212,6 +307,9 @@ impl TextArena {
             return Cow::Borrowed(self.get_owned(id));
         }
         let Some((start, len)) = self.span(id) else { return Cow::Borrowed("") };
+        if len == COMPOSED {
+            return Cow::Owned(self.composed(start));
+        }
         self.read_span(start, len).unwrap_or(Cow::Borrowed(UNREADABLE))
     }
 
@@ -227,7 +325,7 @@ impl TextArena {
         let mut spans = Vec::new();
         for (place, &id) in ids.iter().enumerate() {
             match self.span(id) {
-                Some((start, len)) if len > 0 => spans.push((place, start, u64::from(len))),
+                Some((start, len)) if len > 0 && len != COMPOSED => spans.push((place, start, u64::from(len))),
                 _ => texts[place] = self.get(id),
             }
         }
@@ -291,7 +389,7 @@ impl TextArena {
             return Some(0);
         }
         match self.span(id) {
-            Some((_, 0)) => None,
+            Some((_, 0 | COMPOSED)) => None,
             Some((_, len)) => Some(len as usize),
             None => Some(self.get_owned(id).len()),
         }
@@ -312,6 +410,7 @@ impl TextArena {
         self.ends.shrink_to_fit();
         self.span_start.shrink_to_fit();
         self.span_len.shrink_to_fit();
+        self.parts.shrink_to_fit();
     }
 
     /// Number of stored texts (in memory and in the source).
@@ -336,7 +435,12 @@ impl TextArena {
 
     /// Heap bytes used (the source's bytes are not counted).
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() + self.ends.capacity() * 8 + self.span_start.capacity() * 8 + self.span_len.capacity() * 4
+        self.bytes.capacity()
+            + self.ends.capacity() * 8
+            + self.span_start.capacity() * 8
+            + self.span_len.capacity() * 4
+            + self.parts.capacity() * 4
+            + self.shared.capacity() * 40
     }
 }
 

@@ -191,7 +191,7 @@ fn importers_of_json_lines_read_in_pieces_give_the_run_one_thread_gives() {
         let mut lazy_report = LoadReport::default();
         let lazy = vantage::source::path::load_path(Path::new(name), None, &mut lazy_report).unwrap();
         assert_eq!(fingerprint(&lazy, &lazy_report), expected, "{name}: read from the file");
-        if whole.meta.format == "verl rollout dump" {
+        if ["verl rollout dump", "OpenAI chat trajectories"].contains(&whole.meta.format.as_str()) {
             assert!(lazy.text.in_source() > 0, "{name}: texts were copied");
             assert!(lazy.heap_bytes() < whole.heap_bytes(), "{name}");
         }
@@ -234,6 +234,48 @@ fn verl_texts_with_escapes_are_pieces_of_the_file_that_read_back_decoded() {
         assert_eq!(expected[0][1], "plan \"a\"");
         assert_eq!(expected[2][2], if k == 0 { "r1\\\nr2" } else { "r1\nr2é" });
     }
+}
+
+#[test]
+fn chat_texts_left_in_the_file_are_its_messages_and_read_back_as_the_copies() {
+    let dir = scratch("chat-ranges");
+    let lines = [
+        // Escapes, \u escapes and a pair, two tool results after one turn, two calls, arguments as
+        // a string and as an object, content as a list of parts, a message of no call.
+        r#"{"task_id": "t1", "trial": 0, "reward": 1.0, "messages": [{"role": "system", "content": "sys \"q\"\n"}, {"role": "user", "content": "Q \u00e9"}, {"role": "assistant", "content": "think\tfirst \ud83d\ude00", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"x\\/y\"}"}}, {"function": {"name": "calc", "arguments": {"x": [1, 2.5]}}}]}, {"role": "tool", "name": "search", "content": "r1\nline"}, {"role": "tool", "content": [{"type": "text", "text": "part a"}, {"type": "text", "text": "part b"}]}, {"role": "user", "content": null}, {"role": "assistant", "content": "done \\ 42"}]}"#,
+        // A bare NaN: the line is quoted first, and its texts are copies.
+        r#"{"task_id": "t1", "trial": 1, "reward": NaN, "messages": [{"role": "user", "content": "Q \u00e9"}, {"role": "assistant", "content": "x", "tool_calls": [{"function": {"name": "f", "arguments": null}}]}, {"role": "tool", "name": "f", "content": "out"}]}"#,
+        // A message that does not decode (a lone surrogate): a located warning, as before.
+        r#"{"task_id": "t2", "trial": 0, "reward": 0, "messages": [{"role": "assistant", "content": "bad \ud83d"}]}"#,
+    ];
+    let text = format!("{}\n", lines.join("\n"));
+    let path = dir.join("chat.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    let mut lazy_report = LoadReport::default();
+    let lazy = vantage::source::path::load_path(&path, None, &mut lazy_report).unwrap();
+    let mut report = LoadReport::new(&path.display().to_string());
+    let copied = load_bytes(&path.display().to_string(), text.as_bytes(), &mut report).unwrap();
+    assert_eq!(lazy.meta.format, "OpenAI chat trajectories");
+    assert!(lazy.text.in_source() >= 4, "{}", lazy.text.in_source());
+    assert_eq!(copied.text.in_source(), 0);
+    assert_eq!(fingerprint(&lazy, &lazy_report), fingerprint(&copied, &report));
+    assert_eq!(lazy.trajectories.len(), 2);
+    assert_eq!(lazy_report.warnings.len(), 1, "{:?}", lazy_report.warnings);
+    let n = &lazy.nodes;
+    let texts: Vec<[String; 3]> = (0..n.len())
+        .map(|i| [n.thought[i], n.action[i], n.observation[i]].map(|id| lazy.text(id).into_owned()))
+        .collect();
+    assert_eq!(
+        texts[0],
+        [
+            "think\tfirst 😀".to_owned(),
+            "search({\"q\": \"x\\/y\"})\ncalc({\"x\":[1,2.5]})".to_owned(),
+            "[tool search] r1\nline\n[tool] part a\npart b\n[user] ".to_owned(),
+        ]
+    );
+    assert_eq!(texts[1], [String::new(), "done \\ 42".to_owned(), String::new()]);
+    assert_eq!(texts[2], ["x".to_owned(), "f()".to_owned(), "[tool f] out".to_owned()]);
+    assert_eq!(lazy.text(lazy.groups.prompt[0]), "[system] sys \"q\"\n\n[user] Q é");
 }
 
 #[test]

@@ -3,14 +3,22 @@
 //! turn is a step (its tool call the action, its text the thought, or the action when it calls no
 //! tool); the tool results and user replies up to the next assistant turn are its observation. The
 //! system message and the first user message are the prompt; `task_id` groups the trials.
+//!
+//! Read from a file, a message's text and a call's arguments stay in the log: each is kept as its
+//! place there (a part of the step's text, beside the few words the step adds, `[tool search] `),
+//! not copied.
 
-use crate::load::lines::{LineFeed, head_text, read_all, records};
+use std::ops::Range;
+
+use serde_json::value::RawValue;
+
+use crate::load::lenient::{FieldError, Num};
+use crate::load::lines::{JsonLines, LineFeed, LineStream, head_text, parse_json, read_all};
 use crate::load::records::{
-    ChatMessage, Record, array_records, chat_prompt, chat_steps, finish, id_text, line_records, object_has, parse,
-    text_of, text_step,
+    ChatMessage, Record, array_records, finish, id_text, line_records, message_text, object_has, parse, text_of,
 };
 use crate::load::{LoadError, LoadReport, Loader};
-use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, Warning};
+use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, TextId, TextPart, Warning};
 
 /// The format name.
 const FORMAT: &str = "OpenAI chat trajectories";
@@ -23,12 +31,81 @@ struct Trajectory {
     #[serde(alias = "traj")]
     messages: Vec<ChatMessage>,
     #[serde(default)]
-    reward: Option<crate::load::lenient::Num>,
+    reward: Option<Num>,
     #[serde(default)]
     task_id: Option<serde_json::Value>,
     #[serde(default)]
     trial: Option<serde_json::Value>,
     #[serde(default)]
+    id: Option<serde_json::Value>,
+}
+
+/// The same record with its messages' texts and calls' arguments borrowed as raw JSON.
+#[derive(serde::Deserialize)]
+struct RawTrajectory<'a> {
+    #[serde(alias = "traj", borrow)]
+    messages: Vec<RawMessage<'a>>,
+    #[serde(default)]
+    reward: Option<Num>,
+    #[serde(default)]
+    task_id: Option<serde_json::Value>,
+    #[serde(default)]
+    trial: Option<serde_json::Value>,
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawMessage<'a> {
+    role: String,
+    #[serde(default, borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    tool_calls: Vec<RawCall<'a>>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawCall<'a> {
+    #[serde(borrow)]
+    function: RawFunction<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawFunction<'a> {
+    name: String,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+}
+
+/// A text of a record: the inside of a JSON string of its line (by its bytes in the line), or a
+/// text made here.
+#[derive(Clone, Debug)]
+enum Text {
+    /// Nothing (`null`, absent).
+    Empty,
+    /// The inside of a string literal: these bytes of the line.
+    Inside(Range<usize>),
+    /// Made here (a list of content parts, a value that is not a string).
+    Made(String),
+}
+
+/// A message as the steps need it.
+struct Message {
+    role: String,
+    content: Text,
+    /// Each call's function and arguments (`name(arguments)`).
+    calls: Vec<(String, Text)>,
+    name: Option<String>,
+}
+
+/// A record as parsed on a parse thread (no borrow of the line: its texts are ranges of it).
+pub struct Item {
+    messages: Vec<Message>,
+    reward: Option<Num>,
+    task_id: Option<serde_json::Value>,
+    trial: Option<serde_json::Value>,
     id: Option<serde_json::Value>,
 }
 
@@ -67,7 +144,7 @@ async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, 
     for (i, record) in records.into_iter().enumerate() {
         crate::load::records::advance(report, &text, record).await;
         if let Some(t) = parse::<Trajectory>(record, report) {
-            add(&mut b, record, i, &t, report);
+            add(&mut b, record, i, &Item::made(t), report);
         }
     }
     finish(b, report, "trajectory")
@@ -87,21 +164,203 @@ fn accepts(head: &str) -> bool {
 }
 
 fn stream(name: &str, report: LoadReport) -> Box<dyn LineFeed> {
-    records(RunBuilder::new(name, FORMAT), "trajectory", add, report)
+    Box::new(LineStream::new(ChatLines, RunBuilder::new(name, FORMAT), report))
 }
 
-fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, t: &Trajectory, report: &mut LoadReport) {
-    let steps = chat_steps(&t.messages);
+/// The JSON-lines form, its texts kept as ranges of the lines.
+struct ChatLines;
+
+impl JsonLines for ChatLines {
+    type Item = Item;
+
+    fn what(&self) -> &'static str {
+        "trajectory"
+    }
+
+    fn parse(text: &str) -> Result<Item, FieldError> {
+        // Borrowed first; a record it refuses (or whose texts do not decode) is read as before,
+        // for the same located error (or the same texts).
+        match serde_json::from_str::<RawTrajectory<'_>>(text).ok().and_then(|t| Item::ranges(text, t)) {
+            Some(item) => Ok(item),
+            None => parse_json::<Trajectory>(text).map(Item::made),
+        }
+    }
+
+    fn add(&mut self, b: &mut RunBuilder, record: Record<'_>, index: usize, item: Item, report: &mut LoadReport) {
+        add(b, record, index, &item, report);
+    }
+}
+
+impl Item {
+    /// A record parsed with its texts as they were decoded.
+    fn made(t: Trajectory) -> Self {
+        let messages = t
+            .messages
+            .into_iter()
+            .map(|m| Message {
+                content: Text::Made(message_text(m.content.as_ref())),
+                calls: m
+                    .tool_calls
+                    .into_iter()
+                    .map(|c| (c.function.name, Text::Made(arguments_text(c.function.arguments.as_ref()))))
+                    .collect(),
+                role: m.role,
+                name: m.name,
+            })
+            .collect();
+        Self { messages, reward: t.reward, task_id: t.task_id, trial: t.trial, id: t.id }
+    }
+
+    /// A record parsed from `line` with its strings as ranges of it; `None` when one of them does
+    /// not decode (the record is then read as before, and gives its error).
+    fn ranges(line: &str, t: RawTrajectory<'_>) -> Option<Self> {
+        let mut messages = Vec::with_capacity(t.messages.len());
+        for m in t.messages {
+            let content = match m.content {
+                None => Text::Empty,
+                Some(raw) => match string_range(line, raw) {
+                    Some(range) => Text::Inside(range),
+                    // A list of parts, or another value: made as a `serde_json::Value` makes it.
+                    None => Text::Made(message_text(Some(&serde_json::from_str(raw.get()).ok()?))),
+                },
+            };
+            let mut calls = Vec::with_capacity(m.tool_calls.len());
+            for call in m.tool_calls {
+                let arguments = match call.function.arguments {
+                    None => Text::Empty,
+                    Some(raw) => match string_range(line, raw) {
+                        Some(range) => Text::Inside(range),
+                        None => Text::Made(arguments_text(Some(&serde_json::from_str(raw.get()).ok()?))),
+                    },
+                };
+                calls.push((call.function.name, arguments));
+            }
+            messages.push(Message { role: m.role, content, calls, name: m.name });
+        }
+        Some(Self { messages, reward: t.reward, task_id: t.task_id, trial: t.trial, id: t.id })
+    }
+}
+
+/// The range of `raw`'s inside in `line` when it is a string literal that decodes (`None` for
+/// another value; a string that does not decode makes the caller give up).
+fn string_range(line: &str, raw: &RawValue) -> Option<Range<usize>> {
+    let literal = raw.get();
+    let inside = literal.strip_prefix('"')?.strip_suffix('"')?;
+    crate::model::decode_raw(inside.as_bytes())?;
+    let start = (inside.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+    Some(start..start + inside.len())
+}
+
+/// A call's arguments as the action shows them: a JSON string as it is, any other JSON value as
+/// JSON (`call_text`).
+fn arguments_text(arguments: Option<&serde_json::Value>) -> String {
+    match arguments {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    }
+}
+
+/// One step's texts as parts (thought, action, observation), and its kind.
+struct StepParts {
+    kind: &'static str,
+    texts: [Vec<Part>; 3],
+}
+
+/// A part of a step's text.
+#[derive(Clone, Debug)]
+enum Part {
+    Text(Text),
+    Words(String),
+}
+
+impl Part {
+    fn is_empty(&self) -> bool {
+        match self {
+            Self::Text(Text::Empty) => true,
+            Self::Text(Text::Made(s)) | Self::Words(s) => s.is_empty(),
+            Self::Text(Text::Inside(r)) => r.is_empty(),
+        }
+    }
+}
+
+/// One step per assistant turn, as `records::chat_steps` makes them, each text as parts.
+fn steps(messages: &[Message]) -> Vec<StepParts> {
+    let mut steps: Vec<StepParts> = Vec::new();
+    for m in messages.iter().skip_while(|m| m.role != "assistant") {
+        let text = Part::Text(m.content.clone());
+        if m.role == "assistant" {
+            if m.calls.is_empty() {
+                steps.push(StepParts { kind: "message", texts: [Vec::new(), vec![text], Vec::new()] });
+            } else {
+                let mut action = Vec::new();
+                for (k, (name, arguments)) in m.calls.iter().enumerate() {
+                    let open = if k == 0 { format!("{name}(") } else { format!("\n{name}(") };
+                    action.extend([Part::Words(open), Part::Text(arguments.clone()), Part::Words(")".to_owned())]);
+                }
+                steps.push(StepParts { kind: "tool_call", texts: [vec![text], action, Vec::new()] });
+            }
+        } else if let Some(last) = steps.last_mut() {
+            let who = match (m.role.as_str(), &m.name) {
+                ("tool", Some(name)) => format!("tool {name}"),
+                (role, _) => role.to_owned(),
+            };
+            let observation = &mut last.texts[2];
+            let newline = if observation.is_empty() { "" } else { "\n" };
+            observation.extend([Part::Words(format!("{newline}[{who}] ")), text]);
+        }
+    }
+    steps
+}
+
+/// The text of `parts` for the builder: each part of the line kept as its place there (when the
+/// builder keeps texts in the log), the rest as words.
+fn push_parts(b: &mut RunBuilder, line: &str, parts: &[Part]) -> TextId {
+    let parts: Vec<TextPart<'_>> = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| match p {
+            Part::Text(Text::Inside(range)) => TextPart::Raw(line.get(range.clone()).unwrap_or_default()),
+            Part::Text(Text::Made(s)) | Part::Words(s) => TextPart::Plain(s),
+            Part::Text(Text::Empty) => TextPart::Plain(""),
+        })
+        .collect();
+    b.push_composed_text(&parts)
+}
+
+/// The prompt of a chat: its system and user messages before the first assistant turn, one
+/// `[role] text` line each (`records::chat_prompt`).
+fn prompt(line: &str, messages: &[Message]) -> String {
+    let lines: Vec<String> = messages
+        .iter()
+        .take_while(|m| m.role != "assistant")
+        .filter(|m| m.role == "user" || m.role == "system")
+        .map(|m| {
+            let text = match &m.content {
+                Text::Empty => String::new(),
+                Text::Inside(range) => crate::model::decode_raw(line.get(range.clone()).unwrap_or_default().as_bytes())
+                    .unwrap_or_default()
+                    .into_owned(),
+                Text::Made(s) => s.clone(),
+            };
+            format!("[{}] {text}", m.role)
+        })
+        .collect();
+    lines.join("\n")
+}
+
+fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, t: &Item, report: &mut LoadReport) {
+    let steps = steps(&t.messages);
     if steps.is_empty() {
         report.warn(Warning::skipped(record.line, "messages", "no assistant turn"));
         return;
     }
-    let prompt = chat_prompt(&t.messages);
     let task = id_text(t.task_id.as_ref());
     let group_key = task.as_ref().map_or_else(|| format!("record-{index}"), |task| format!("task-{task}"));
     let group = if let Some(g) = b.group(&group_key) {
         g
     } else {
+        let prompt = prompt(record.text, &t.messages);
         b.add_group(&NewGroup { key: &group_key, task: task.as_deref(), prompt: Some(&prompt), ..NewGroup::default() })
             .0
     };
@@ -114,11 +373,11 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, t: &Trajectory, rep
         report.warn(Warning::skipped(record.line, "trial", format!("duplicate trajectory {key:?}")));
         return;
     }
-    let new_steps: Vec<NewStep<'_>> = steps
-        .iter()
-        .map(|(kind, thought, action, observation)| text_step(kind, thought, action, observation))
-        .collect();
+    let new_steps: Vec<NewStep<'_>> =
+        steps.iter().map(|s| NewStep { kind: Some(s.kind), ..NewStep::default() }).collect();
+    let texts: Vec<[TextId; 3]> =
+        steps.iter().map(|s| s.texts.each_ref().map(|parts| push_parts(b, record.text, parts))).collect();
     let reward = t.reward.map(|r| r.0).filter(|r| !r.is_nan());
     let outcome = Outcome { reward, success: reward.map(|r| r > 0.5), components: Vec::new(), finish: None };
-    b.add_chain_trajectory(&key, group, &new_steps, &outcome, &NewTokens::default());
+    b.add_chain_trajectory_with_texts(&key, group, &new_steps, &texts, &outcome, &NewTokens::default());
 }

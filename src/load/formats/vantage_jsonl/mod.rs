@@ -2,6 +2,7 @@
 //! records, one JSON object per line. docs/FORMAT.md describes every field.
 
 mod convert;
+mod fast;
 mod records;
 mod tree;
 pub mod write;
@@ -15,7 +16,7 @@ use crate::load::{LoadError, LoadReport, Loader};
 use crate::model::{BytesSource, GroupId, GrowingSource, NewGroup, RawWindow, Run, RunBuilder, TextSource, Warning};
 
 use convert::{TokenColumns, check_spans, new_step, outcome};
-use records::{JsonText, RawRecord, RawStep};
+use records::{JsonText, RawRecord, RawStep, located};
 
 /// The format name shown to users.
 pub const FORMAT_NAME: &str = "vantage JSONL v1";
@@ -46,6 +47,12 @@ fn header_version(first_line: &str) -> Option<serde_json::Value> {
         return None;
     }
     serde_json::from_str::<Header>(first_line).ok()?.vantage
+}
+
+/// Whether the fast path of a line agrees with `serde_json` on `line` (the fuzz target
+/// `vantage_fast_path`): when it reads a record, `serde_json` reads the same one.
+pub fn fast_path_agrees(line: &str) -> bool {
+    fast::agrees_with_serde(line)
 }
 
 /// Reads a vantage JSONL run (its texts copied into memory).
@@ -256,28 +263,33 @@ enum Parsed<'a> {
 /// Parses the lines of `piece` (one entry per line, a last line without terminator included).
 fn parse_piece(piece: &[u8]) -> Vec<Parsed<'_>> {
     let mut ignored = Vec::new();
+    let mut labels = fast::Labels::default();
     lines_of(piece)
         .into_iter()
         .map(|line| match line {
-            Ok(text) => parse_line(text, &mut ignored),
+            Ok(text) => parse_line(text, &mut ignored, &mut labels),
             Err(at) => Parsed::NotUtf8(at),
         })
         .collect()
 }
 
 /// Parses one line (UTF-8, without its terminator).
-fn parse_line<'a>(text: &'a str, ignored: &mut Vec<String>) -> Parsed<'a> {
+fn parse_line<'a>(text: &'a str, ignored: &mut Vec<String>, labels: &mut fast::Labels<'a>) -> Parsed<'a> {
     if text.bytes().all(|b| b.is_ascii_whitespace()) {
         return Parsed::Blank;
     }
-    // The fast parse; a record it refuses (an unknown field, an error) is parsed again with
-    // field paths and unknown-field tracking, for its located warnings.
-    if let Ok(record) = serde_json::from_str::<records::strict::RawRecord<'_>>(text) {
-        return Parsed::Record(Box::new(record.into()), Vec::new());
+    // The fast path of a trajectory of the common shape (`fast`), else the fast parse; a record
+    // it refuses (an unknown field, an error) is parsed again with field paths and unknown-field
+    // tracking, for its located warnings.
+    if let Some(record) = fast::parse(text, labels) {
+        return Parsed::Record(Box::new(record), Vec::new());
+    }
+    if let Ok(record) = serde_json::from_str::<RawRecord<'_>>(text) {
+        return Parsed::Record(Box::new(record), Vec::new());
     }
     ignored.clear();
-    match parse_located::<RawRecord<'_>>(text, ignored) {
-        Ok(record) => Parsed::Record(Box::new(record), std::mem::take(ignored)),
+    match parse_located::<located::RawRecord<'_>>(text, ignored) {
+        Ok(record) => Parsed::Record(Box::new(record.into()), std::mem::take(ignored)),
         // Bare `NaN` / `Infinity` are invalid JSON: quoted, the line is parsed again when it
         // is added (a line without them keeps its error). Looked for only when parsing
         // failed, which costs nothing on the lines that parse.
@@ -296,7 +308,7 @@ impl VantageLoader {
     fn header(&mut self, line: u64, text: &str) {
         self.report.records_seen += 1;
         self.ignored.clear();
-        match parse_located::<RawRecord<'_>>(text, &mut self.ignored) {
+        match parse_located::<located::RawRecord<'_>>(text, &mut self.ignored) {
             Ok(record) => {
                 self.warn_ignored(line);
                 self.report.records_loaded += 1;
@@ -328,9 +340,10 @@ impl VantageLoader {
             Parsed::Quoted(text) => {
                 let text = quote_non_finite(text);
                 self.ignored.clear();
-                match parse_located::<RawRecord<'_>>(&text, &mut self.ignored) {
+                match parse_located::<located::RawRecord<'_>>(&text, &mut self.ignored) {
                     // The quoted line is a copy, outside the raw window: its texts are decoded.
-                    Ok(mut record) => {
+                    Ok(record) => {
+                        let mut record = RawRecord::from(record);
                         self.add_record(line, &mut record, true);
                         return None;
                     }

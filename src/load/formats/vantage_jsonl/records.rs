@@ -111,7 +111,7 @@ pub struct Scores<'a> {
 const INLINE_SCORES: usize = 3;
 
 impl<'a> Scores<'a> {
-    fn push(&mut self, name: Cow<'a, str>, value: Num) {
+    pub(super) fn push(&mut self, name: Cow<'a, str>, value: Num) {
         match self.inline.get_mut(self.len) {
             Some(slot) => {
                 *slot = (name, value);
@@ -350,21 +350,23 @@ macro_rules! record_types {
     };
 }
 
-record_types!();
+// The records, refusing unknown fields: the fast parse (no field paths, no unknown-field
+// tracking, each of which costs an allocation per key) that every valid record without unknown
+// fields takes, and the type the loader works with (no conversion on the fast path).
+record_types!(#[serde(deny_unknown_fields)]);
 
-/// The same records, refusing unknown fields: the fast parse (no field paths, no unknown-field
-/// tracking, each of which costs an allocation per key) that every valid record without unknown
-/// fields takes; any other record is parsed again with both (`lenient::parse_located`), so its
-/// warnings are the same.
-pub mod strict {
+/// The same records, taking unknown fields: a record the fast parse refuses is parsed again as one
+/// of these with field paths and unknown-field tracking (`lenient::parse_located`), for its
+/// located warnings, then converted.
+pub mod located {
     use super::{BTreeMap, Cow, Deserialize, Flag, Id, JsonText, Key, Num, Scores};
 
-    record_types!(#[serde(deny_unknown_fields)]);
+    record_types!();
 }
 
-impl<'a> From<strict::RawRecord<'a>> for RawRecord<'a> {
-    fn from(r: strict::RawRecord<'a>) -> Self {
-        let steps = |v: Option<Vec<strict::RawStep<'a>>>| v.map(|v| v.into_iter().map(RawStep::from).collect());
+impl<'a> From<located::RawRecord<'a>> for RawRecord<'a> {
+    fn from(r: located::RawRecord<'a>) -> Self {
+        let steps = |v: Option<Vec<located::RawStep<'a>>>| v.map(|v| v.into_iter().map(RawStep::from).collect());
         Self {
             vantage: r.vantage,
             kind: r.kind,
@@ -385,8 +387,8 @@ impl<'a> From<strict::RawRecord<'a>> for RawRecord<'a> {
     }
 }
 
-impl<'a> From<strict::RawStep<'a>> for RawStep<'a> {
-    fn from(s: strict::RawStep<'a>) -> Self {
+impl<'a> From<located::RawStep<'a>> for RawStep<'a> {
+    fn from(s: located::RawStep<'a>) -> Self {
         Self {
             id: s.id,
             parent: s.parent,
@@ -411,22 +413,22 @@ impl<'a> From<strict::RawStep<'a>> for RawStep<'a> {
     }
 }
 
-impl From<strict::RawMc> for RawMc {
-    fn from(m: strict::RawMc) -> Self {
+impl From<located::RawMc> for RawMc {
+    fn from(m: located::RawMc) -> Self {
         let rollouts =
             m.rollouts.map(|r| r.into_iter().map(|r| RawRollout { reward: r.reward, finish: r.finish }).collect());
         Self { n: m.n, mean: m.mean, rollouts }
     }
 }
 
-impl From<strict::RawOutcome> for RawOutcome {
-    fn from(o: strict::RawOutcome) -> Self {
+impl From<located::RawOutcome> for RawOutcome {
+    fn from(o: located::RawOutcome) -> Self {
         Self { reward: o.reward, success: o.success, components: o.components, finish: o.finish }
     }
 }
 
-impl From<strict::RawTokens> for RawTokens {
-    fn from(t: strict::RawTokens) -> Self {
+impl From<located::RawTokens> for RawTokens {
+    fn from(t: located::RawTokens) -> Self {
         Self {
             mask: t.mask,
             reward: t.reward,
