@@ -26,25 +26,13 @@ const FORMAT: &str = "OpenAI chat trajectories";
 /// The OpenAI chat loader.
 pub struct OpenAiChat;
 
+/// A record: its messages (decoded, [`ChatMessage`], or with their texts borrowed as raw JSON,
+/// [`RawMessage`]), reward and ids.
 #[derive(serde::Deserialize)]
-struct Trajectory {
+#[serde(bound(deserialize = "M: serde::Deserialize<'de>"))]
+struct Trajectory<M> {
     #[serde(alias = "traj")]
-    messages: Vec<ChatMessage>,
-    #[serde(default)]
-    reward: Option<Num>,
-    #[serde(default)]
-    task_id: Option<serde_json::Value>,
-    #[serde(default)]
-    trial: Option<serde_json::Value>,
-    #[serde(default)]
-    id: Option<serde_json::Value>,
-}
-
-/// The same record with its messages' texts and calls' arguments borrowed as raw JSON.
-#[derive(serde::Deserialize)]
-struct RawTrajectory<'a> {
-    #[serde(alias = "traj", borrow)]
-    messages: Vec<RawMessage<'a>>,
+    messages: Vec<M>,
     #[serde(default)]
     reward: Option<Num>,
     #[serde(default)]
@@ -143,7 +131,7 @@ async fn read(name: &str, bytes: &[u8], report: &mut LoadReport) -> Result<Run, 
     let mut b = RunBuilder::new(name, FORMAT);
     for (i, record) in records.into_iter().enumerate() {
         crate::load::records::advance(report, &text, record).await;
-        if let Some(t) = parse::<Trajectory>(record, report) {
+        if let Some(t) = parse::<Trajectory<ChatMessage>>(record, report) {
             add(&mut b, record, i, &Item::made(t), report);
         }
     }
@@ -180,9 +168,9 @@ impl JsonLines for ChatLines {
     fn parse(text: &str) -> Result<Item, FieldError> {
         // Borrowed first; a record it refuses (or whose texts do not decode) is read as before,
         // for the same located error (or the same texts).
-        match serde_json::from_str::<RawTrajectory<'_>>(text).ok().and_then(|t| Item::ranges(text, t)) {
+        match serde_json::from_str::<Trajectory<RawMessage<'_>>>(text).ok().and_then(|t| Item::ranges(text, t)) {
             Some(item) => Ok(item),
-            None => parse_json::<Trajectory>(text).map(Item::made),
+            None => parse_json::<Trajectory<ChatMessage>>(text).map(Item::made),
         }
     }
 
@@ -193,7 +181,7 @@ impl JsonLines for ChatLines {
 
 impl Item {
     /// A record parsed with its texts as they were decoded.
-    fn made(t: Trajectory) -> Self {
+    fn made(t: Trajectory<ChatMessage>) -> Self {
         let messages = t
             .messages
             .into_iter()
@@ -213,7 +201,7 @@ impl Item {
 
     /// A record parsed from `line` with its strings as ranges of it; `None` when one of them does
     /// not decode (the record is then read as before, and gives its error).
-    fn ranges(line: &str, t: RawTrajectory<'_>) -> Option<Self> {
+    fn ranges(line: &str, t: Trajectory<RawMessage<'_>>) -> Option<Self> {
         let mut messages = Vec::with_capacity(t.messages.len());
         for m in t.messages {
             let content = match m.content {

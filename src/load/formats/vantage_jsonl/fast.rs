@@ -541,9 +541,30 @@ mod tests {
 
     #[test]
     fn the_special_bytes_are_found_where_they_are() {
-        for text in ["", "abc", "abcdefgh\"", "abcdefghijklmnop\\", "a\u{1}", "ééééééé\"", "\u{1f}bcdefghi"] {
+        let mut texts: Vec<String> =
+            ["", "abc", "abcdefgh\"", "abcdefghijklmnop\\", "a\u{1}", "ééééééé\"", "\u{1f}bcdefghi"]
+                .map(String::from)
+                .into();
+        // Each special byte at each place of a 40-byte text, after ones that only look near it.
+        for special in ['"', '\\', '\n', '\u{1f}'] {
+            for at in 0..40 {
+                let mut text: String = "!#[]ab é\u{7f}".chars().cycle().take(40).collect();
+                text.replace_range(text.char_indices().nth(at).map_or(0, |(i, _)| i)..text.len(), "");
+                text.push(special);
+                text.push_str("tail\"");
+                texts.push(text);
+            }
+        }
+        for text in &texts {
             let bytes = text.as_bytes();
             let expected = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(bytes.len());
+            for from in 0..bytes.len().min(3) {
+                let expected = bytes[from..]
+                    .iter()
+                    .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                    .map_or(bytes.len(), |p| p + from);
+                assert_eq!(special_from(bytes, from), expected, "{text:?} from {from}");
+            }
             assert_eq!(special_from(bytes, 0), expected, "{text:?}");
         }
     }
