@@ -104,26 +104,41 @@ pub struct Id(pub String);
 
 impl<'de> serde::Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct IdVisitor;
-        impl Visitor<'_> for IdVisitor {
-            type Value = Id;
+        Key::deserialize(deserializer).map(|key| Self(key.0.into_owned()))
+    }
+}
+
+/// A string or integer id, as [`Id`] reads it, borrowed from the input when it is a string
+/// without escapes (a step's state key in vantage JSONL: one per step, not worth an allocation
+/// each).
+#[derive(Debug)]
+pub struct Key<'a>(pub Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string or integer id")
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Id, E> {
-                Ok(Id(v.to_owned()))
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
             }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Id, E> {
-                Ok(Id(v))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Id, E> {
-                Ok(Id(v.to_string()))
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Id, E> {
-                Ok(Id(v.to_string()))
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
             }
         }
-        deserializer.deserialize_any(IdVisitor)
+        deserializer.deserialize_any(KeyVisitor)
     }
 }
 

@@ -93,12 +93,17 @@ pub fn text_step<'a>(kind: &'a str, thought: &'a str, action: &'a str, observati
 /// A tool call as an action: `name(arguments)`, the arguments as written (a JSON string as it is,
 /// any other JSON value as JSON).
 pub fn call_text(name: &str, arguments: Option<&serde_json::Value>) -> String {
-    let args = match arguments {
+    format!("{name}({})", arguments_text(arguments))
+}
+
+/// A call's arguments as [`call_text`] shows them: a JSON string as it is, any other JSON value as
+/// JSON.
+pub fn arguments_text(arguments: Option<&serde_json::Value>) -> String {
+    match arguments {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
         None => String::new(),
-    };
-    format!("{name}({args})")
+    }
 }
 
 /// Appends `[who] text` to an observation, on a line of its own after what is there.
@@ -223,40 +228,143 @@ pub struct Function {
     pub arguments: Option<serde_json::Value>,
 }
 
-/// One step per assistant turn: (kind, thought, action, observation).
-pub fn chat_steps(messages: &[ChatMessage]) -> Vec<(&'static str, String, String, String)> {
-    let mut steps: Vec<(&'static str, String, String, String)> = Vec::new();
-    for m in messages.iter().skip_while(|m| m.role != "assistant") {
-        let text = message_text(m.content.as_ref());
+/// A text of a chat message: the inside of a JSON string of its line (by its bytes there, kept in
+/// the log by a reader that has the line), or a text made here.
+#[derive(Clone, Debug)]
+pub enum ChatText {
+    /// Nothing (`null`, absent).
+    Empty,
+    /// The inside of a string literal: these bytes of the line.
+    Inside(std::ops::Range<usize>),
+    /// Made here (a decoded string, a list of content parts, a value that is not a string).
+    Made(String),
+}
+
+/// A chat message as the steps need it.
+pub struct ChatTurn {
+    /// `system`, `user`, `assistant`, `tool`.
+    pub role: String,
+    /// Its text.
+    pub content: ChatText,
+    /// Each call's function and arguments (`name(arguments)`).
+    pub calls: Vec<(String, ChatText)>,
+    /// A tool message's tool.
+    pub name: Option<String>,
+}
+
+impl ChatTurn {
+    /// A decoded message, its texts made.
+    pub fn decoded(m: &ChatMessage) -> Self {
+        Self {
+            role: m.role.clone(),
+            content: ChatText::Made(message_text(m.content.as_ref())),
+            calls: m
+                .tool_calls
+                .iter()
+                .map(|c| (c.function.name.clone(), ChatText::Made(arguments_text(c.function.arguments.as_ref()))))
+                .collect(),
+            name: m.name.clone(),
+        }
+    }
+}
+
+/// A part of a chat step's text: a message's text, or words the step adds (`[tool search] `).
+#[derive(Clone, Debug)]
+pub enum ChatPart {
+    /// A message's text or a call's arguments.
+    Text(ChatText),
+    /// Words of the step's own.
+    Words(String),
+}
+
+/// One chat step: its kind, and its thought, action and observation, each as parts.
+pub struct ChatStep {
+    /// `tool_call`, or `message` for a turn that calls no tool.
+    pub kind: &'static str,
+    /// Thought, action, observation.
+    pub texts: [Vec<ChatPart>; 3],
+}
+
+/// One step per assistant turn (its calls the action and its text the thought, or its text the
+/// action when it calls no tool); the messages up to the next assistant turn are its observation,
+/// `[role] text` each (`[tool name] text` for a named tool), on lines of their own.
+pub fn chat_step_parts(turns: &[ChatTurn]) -> Vec<ChatStep> {
+    let mut steps: Vec<ChatStep> = Vec::new();
+    for m in turns.iter().skip_while(|m| m.role != "assistant") {
+        let text = ChatPart::Text(m.content.clone());
         if m.role == "assistant" {
-            if m.tool_calls.is_empty() {
-                steps.push(("message", String::new(), text, String::new()));
+            if m.calls.is_empty() {
+                steps.push(ChatStep { kind: "message", texts: [Vec::new(), vec![text], Vec::new()] });
             } else {
-                let calls: Vec<String> =
-                    m.tool_calls.iter().map(|c| call_text(&c.function.name, c.function.arguments.as_ref())).collect();
-                steps.push(("tool_call", text, calls.join("\n"), String::new()));
+                let mut action = Vec::new();
+                for (k, (name, arguments)) in m.calls.iter().enumerate() {
+                    let open = if k == 0 { format!("{name}(") } else { format!("\n{name}(") };
+                    action.extend([
+                        ChatPart::Words(open),
+                        ChatPart::Text(arguments.clone()),
+                        ChatPart::Words(")".into()),
+                    ]);
+                }
+                steps.push(ChatStep { kind: "tool_call", texts: [vec![text], action, Vec::new()] });
             }
         } else if let Some(last) = steps.last_mut() {
             let who = match (m.role.as_str(), &m.name) {
                 ("tool", Some(name)) => format!("tool {name}"),
                 (role, _) => role.to_owned(),
             };
-            push_observation(&mut last.3, &who, &text);
+            let observation = &mut last.texts[2];
+            let newline = if observation.is_empty() { "" } else { "\n" };
+            observation.extend([ChatPart::Words(format!("{newline}[{who}] ")), text]);
         }
     }
     steps
 }
 
 /// The prompt of a chat: its system and user messages before the first assistant turn, one
-/// `[role] text` line each.
-pub fn chat_prompt(messages: &[ChatMessage]) -> String {
-    let lines: Vec<String> = messages
+/// `[role] text` line each, each text as `text` gives it.
+pub fn chat_prompt_of(turns: &[ChatTurn], text: impl Fn(&ChatText) -> String) -> String {
+    let lines: Vec<String> = turns
         .iter()
         .take_while(|m| m.role != "assistant")
         .filter(|m| m.role == "user" || m.role == "system")
-        .map(|m| format!("[{}] {}", m.role, message_text(m.content.as_ref())))
+        .map(|m| format!("[{}] {}", m.role, text(&m.content)))
         .collect();
     lines.join("\n")
+}
+
+/// A made text (an empty one for text of a line, which decoded messages do not have).
+fn made(text: &ChatText) -> &str {
+    match text {
+        ChatText::Made(s) => s,
+        ChatText::Empty | ChatText::Inside(_) => "",
+    }
+}
+
+/// One step per assistant turn ([`chat_step_parts`]): (kind, thought, action, observation).
+pub fn chat_steps(messages: &[ChatMessage]) -> Vec<(&'static str, String, String, String)> {
+    let turns: Vec<ChatTurn> = messages.iter().map(ChatTurn::decoded).collect();
+    let joined = |parts: &[ChatPart]| -> String {
+        parts
+            .iter()
+            .map(|p| match p {
+                ChatPart::Text(t) => made(t),
+                ChatPart::Words(w) => w,
+            })
+            .collect()
+    };
+    chat_step_parts(&turns)
+        .into_iter()
+        .map(|s| {
+            let [thought, action, observation] = s.texts.each_ref().map(|parts| joined(parts));
+            (s.kind, thought, action, observation)
+        })
+        .collect()
+}
+
+/// The prompt of a chat ([`chat_prompt_of`]).
+pub fn chat_prompt(messages: &[ChatMessage]) -> String {
+    let turns: Vec<ChatTurn> = messages.iter().map(ChatTurn::decoded).collect();
+    chat_prompt_of(&turns, |t| made(t).to_owned())
 }
 
 #[cfg(test)]

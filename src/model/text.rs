@@ -151,12 +151,7 @@ impl TextArena {
                 _ => self.push_span(text, offset),
             };
         }
-        if text.is_empty() {
-            return TextId::NONE;
-        }
-        self.bytes.push_str(text);
-        self.ends.push(self.bytes.len() as u64);
-        TextId::from_index(self.ends.len() - 1)
+        self.push_owned(text)
     }
 
     /// Keeps `raw` (the inside of a JSON string, at `offset` of the source) as a span.
@@ -179,13 +174,7 @@ impl TextArena {
 
     /// Raw JSON string content that cannot be kept as a span: decoded and copied.
     fn push_decoded(&mut self, raw: &str) -> TextId {
-        let window = self.window.take();
-        let id = match decode_raw(raw.as_bytes()) {
-            Some(text) => self.push(&text),
-            None => TextId::NONE,
-        };
-        self.window = window;
-        id
+        decode_raw(raw.as_bytes()).map_or(TextId::NONE, |text| self.push_owned(&text))
     }
 
     /// Stores the text made of `parts`, in their order: a raw part that lies in the window is
@@ -210,7 +199,7 @@ impl TextArena {
             let id = match *part {
                 TextPart::Raw(t) => match in_window(t) {
                     Some(offset) => self.push_span(t, offset),
-                    None => self.push_owned(&decode_raw(t.as_bytes()).unwrap_or_default()),
+                    None => self.push_decoded(t),
                 },
                 TextPart::Plain(t) => self.push_shared(t),
             };
@@ -247,6 +236,9 @@ impl TextArena {
 
     /// Stores `text` in memory once: the same text again gets the same id.
     fn push_shared(&mut self, text: &str) -> TextId {
+        if text.is_empty() {
+            return TextId::NONE;
+        }
         if let Some(&id) = self.shared.get(text) {
             return id;
         }
@@ -397,8 +389,9 @@ impl TextArena {
 
     /// Whether the text of `id` is `text` (raw JSON while the window holds it).
     pub fn equals(&self, id: TextId, text: &str) -> bool {
-        if self.window.is_some_and(|w| w.locate(text).is_some()) {
-            let inside = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
+        if let Some(window) = self.window.filter(|w| w.locate(text).is_some()) {
+            let literal = (!window.insides).then(|| text.strip_prefix('"').and_then(|t| t.strip_suffix('"')));
+            let inside = literal.flatten().unwrap_or(text);
             return decode_raw(inside.as_bytes()).is_some_and(|t| self.get(id) == t);
         }
         self.get(id) == text

@@ -15,7 +15,8 @@ use serde_json::value::RawValue;
 use crate::load::lenient::{FieldError, Num};
 use crate::load::lines::{JsonLines, LineFeed, LineStream, head_text, parse_json, read_all};
 use crate::load::records::{
-    ChatMessage, Record, array_records, finish, id_text, line_records, message_text, object_has, parse, text_of,
+    ChatMessage, ChatPart, ChatText, ChatTurn, Record, arguments_text, array_records, chat_prompt_of, chat_step_parts,
+    finish, id_text, line_records, message_text, object_has, parse, text_of,
 };
 use crate::load::{LoadError, LoadReport, Loader};
 use crate::model::{NewGroup, NewStep, NewTokens, Outcome, Run, RunBuilder, TextId, TextPart, Warning};
@@ -67,30 +68,9 @@ struct RawFunction<'a> {
     arguments: Option<&'a RawValue>,
 }
 
-/// A text of a record: the inside of a JSON string of its line (by its bytes in the line), or a
-/// text made here.
-#[derive(Clone, Debug)]
-enum Text {
-    /// Nothing (`null`, absent).
-    Empty,
-    /// The inside of a string literal: these bytes of the line.
-    Inside(Range<usize>),
-    /// Made here (a list of content parts, a value that is not a string).
-    Made(String),
-}
-
-/// A message as the steps need it.
-struct Message {
-    role: String,
-    content: Text,
-    /// Each call's function and arguments (`name(arguments)`).
-    calls: Vec<(String, Text)>,
-    name: Option<String>,
-}
-
 /// A record as parsed on a parse thread (no borrow of the line: its texts are ranges of it).
 pub struct Item {
-    messages: Vec<Message>,
+    messages: Vec<ChatTurn>,
     reward: Option<Num>,
     task_id: Option<serde_json::Value>,
     trial: Option<serde_json::Value>,
@@ -182,20 +162,7 @@ impl JsonLines for ChatLines {
 impl Item {
     /// A record parsed with its texts as they were decoded.
     fn made(t: Trajectory<ChatMessage>) -> Self {
-        let messages = t
-            .messages
-            .into_iter()
-            .map(|m| Message {
-                content: Text::Made(message_text(m.content.as_ref())),
-                calls: m
-                    .tool_calls
-                    .into_iter()
-                    .map(|c| (c.function.name, Text::Made(arguments_text(c.function.arguments.as_ref()))))
-                    .collect(),
-                role: m.role,
-                name: m.name,
-            })
-            .collect();
+        let messages = t.messages.iter().map(ChatTurn::decoded).collect();
         Self { messages, reward: t.reward, task_id: t.task_id, trial: t.trial, id: t.id }
     }
 
@@ -205,25 +172,25 @@ impl Item {
         let mut messages = Vec::with_capacity(t.messages.len());
         for m in t.messages {
             let content = match m.content {
-                None => Text::Empty,
+                None => ChatText::Empty,
                 Some(raw) => match string_range(line, raw) {
-                    Some(range) => Text::Inside(range),
+                    Some(range) => ChatText::Inside(range),
                     // A list of parts, or another value: made as a `serde_json::Value` makes it.
-                    None => Text::Made(message_text(Some(&serde_json::from_str(raw.get()).ok()?))),
+                    None => ChatText::Made(message_text(Some(&serde_json::from_str(raw.get()).ok()?))),
                 },
             };
             let mut calls = Vec::with_capacity(m.tool_calls.len());
             for call in m.tool_calls {
                 let arguments = match call.function.arguments {
-                    None => Text::Empty,
+                    None => ChatText::Empty,
                     Some(raw) => match string_range(line, raw) {
-                        Some(range) => Text::Inside(range),
-                        None => Text::Made(arguments_text(Some(&serde_json::from_str(raw.get()).ok()?))),
+                        Some(range) => ChatText::Inside(range),
+                        None => ChatText::Made(arguments_text(Some(&serde_json::from_str(raw.get()).ok()?))),
                     },
                 };
                 calls.push((call.function.name, arguments));
             }
-            messages.push(Message { role: m.role, content, calls, name: m.name });
+            messages.push(ChatTurn { role: m.role, content, calls, name: m.name });
         }
         Some(Self { messages, reward: t.reward, task_id: t.task_id, trial: t.trial, id: t.id })
     }
@@ -239,106 +206,33 @@ fn string_range(line: &str, raw: &RawValue) -> Option<Range<usize>> {
     Some(start..start + inside.len())
 }
 
-/// A call's arguments as the action shows them: a JSON string as it is, any other JSON value as
-/// JSON (`call_text`).
-fn arguments_text(arguments: Option<&serde_json::Value>) -> String {
-    match arguments {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-        None => String::new(),
-    }
-}
-
-/// One step's texts as parts (thought, action, observation), and its kind.
-struct StepParts {
-    kind: &'static str,
-    texts: [Vec<Part>; 3],
-}
-
-/// A part of a step's text.
-#[derive(Clone, Debug)]
-enum Part {
-    Text(Text),
-    Words(String),
-}
-
-impl Part {
-    fn is_empty(&self) -> bool {
-        match self {
-            Self::Text(Text::Empty) => true,
-            Self::Text(Text::Made(s)) | Self::Words(s) => s.is_empty(),
-            Self::Text(Text::Inside(r)) => r.is_empty(),
-        }
-    }
-}
-
-/// One step per assistant turn, as `records::chat_steps` makes them, each text as parts.
-fn steps(messages: &[Message]) -> Vec<StepParts> {
-    let mut steps: Vec<StepParts> = Vec::new();
-    for m in messages.iter().skip_while(|m| m.role != "assistant") {
-        let text = Part::Text(m.content.clone());
-        if m.role == "assistant" {
-            if m.calls.is_empty() {
-                steps.push(StepParts { kind: "message", texts: [Vec::new(), vec![text], Vec::new()] });
-            } else {
-                let mut action = Vec::new();
-                for (k, (name, arguments)) in m.calls.iter().enumerate() {
-                    let open = if k == 0 { format!("{name}(") } else { format!("\n{name}(") };
-                    action.extend([Part::Words(open), Part::Text(arguments.clone()), Part::Words(")".to_owned())]);
-                }
-                steps.push(StepParts { kind: "tool_call", texts: [vec![text], action, Vec::new()] });
-            }
-        } else if let Some(last) = steps.last_mut() {
-            let who = match (m.role.as_str(), &m.name) {
-                ("tool", Some(name)) => format!("tool {name}"),
-                (role, _) => role.to_owned(),
-            };
-            let observation = &mut last.texts[2];
-            let newline = if observation.is_empty() { "" } else { "\n" };
-            observation.extend([Part::Words(format!("{newline}[{who}] ")), text]);
-        }
-    }
-    steps
-}
-
 /// The text of `parts` for the builder: each part of the line kept as its place there (when the
 /// builder keeps texts in the log), the rest as words.
-fn push_parts(b: &mut RunBuilder, line: &str, parts: &[Part]) -> TextId {
+fn push_parts(b: &mut RunBuilder, line: &str, parts: &[ChatPart]) -> TextId {
     let parts: Vec<TextPart<'_>> = parts
         .iter()
-        .filter(|p| !p.is_empty())
         .map(|p| match p {
-            Part::Text(Text::Inside(range)) => TextPart::Raw(line.get(range.clone()).unwrap_or_default()),
-            Part::Text(Text::Made(s)) | Part::Words(s) => TextPart::Plain(s),
-            Part::Text(Text::Empty) => TextPart::Plain(""),
+            ChatPart::Text(ChatText::Inside(range)) => TextPart::Raw(line.get(range.clone()).unwrap_or_default()),
+            ChatPart::Text(ChatText::Made(s)) | ChatPart::Words(s) => TextPart::Plain(s),
+            ChatPart::Text(ChatText::Empty) => TextPart::Plain(""),
         })
         .collect();
     b.push_composed_text(&parts)
 }
 
-/// The prompt of a chat: its system and user messages before the first assistant turn, one
-/// `[role] text` line each (`records::chat_prompt`).
-fn prompt(line: &str, messages: &[Message]) -> String {
-    let lines: Vec<String> = messages
-        .iter()
-        .take_while(|m| m.role != "assistant")
-        .filter(|m| m.role == "user" || m.role == "system")
-        .map(|m| {
-            let text = match &m.content {
-                Text::Empty => String::new(),
-                Text::Inside(range) => crate::model::decode_raw(line.get(range.clone()).unwrap_or_default().as_bytes())
-                    .unwrap_or_default()
-                    .into_owned(),
-                Text::Made(s) => s.clone(),
-            };
-            format!("[{}] {text}", m.role)
-        })
-        .collect();
-    lines.join("\n")
+/// A message's text decoded.
+fn decoded(line: &str, text: &ChatText) -> String {
+    match text {
+        ChatText::Empty => String::new(),
+        ChatText::Inside(range) => {
+            crate::model::decode_raw(line.get(range.clone()).unwrap_or_default().as_bytes()).unwrap_or_default().into()
+        }
+        ChatText::Made(s) => s.clone(),
+    }
 }
 
 fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, t: &Item, report: &mut LoadReport) {
-    let steps = steps(&t.messages);
+    let steps = chat_step_parts(&t.messages);
     if steps.is_empty() {
         report.warn(Warning::skipped(record.line, "messages", "no assistant turn"));
         return;
@@ -348,7 +242,7 @@ fn add(b: &mut RunBuilder, record: Record<'_>, index: usize, t: &Item, report: &
     let group = if let Some(g) = b.group(&group_key) {
         g
     } else {
-        let prompt = prompt(record.text, &t.messages);
+        let prompt = chat_prompt_of(&t.messages, |text| decoded(record.text, text));
         b.add_group(&NewGroup { key: &group_key, task: task.as_deref(), prompt: Some(&prompt), ..NewGroup::default() })
             .0
     };

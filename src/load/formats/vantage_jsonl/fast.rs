@@ -15,8 +15,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::records::{JsonText, Key, RawOutcome, RawRecord, RawStep, Scores};
-use crate::load::lenient::{Id, Num};
+use super::records::{JsonText, RawOutcome, RawRecord, RawStep, Scores};
+use crate::load::lenient::{Id, Key, Num};
 
 /// The record of `line` when it is a trajectory of the common shape, read as `serde_json` reads
 /// it; `None` otherwise (the caller reads the line with `serde_json`). Its labels (kinds, roles,

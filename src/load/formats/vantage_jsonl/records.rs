@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::load::lenient::{Flag, Id, Num, describe_json_error};
+use crate::load::lenient::{Flag, Id, Key, Num, describe_json_error};
 
 /// A JSON string as it stands in the line (the inside of a literal: escapes as they are, without
 /// its quotes), or decoded.
@@ -148,39 +148,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Scores<'a> {
             }
         }
         deserializer.deserialize_map(ScoresVisitor)
-    }
-}
-
-/// A string or integer id, as [`Id`] reads it, borrowed from the line when it is a string
-/// without escapes (a step's state key: one per step, not worth an allocation each).
-#[derive(Debug)]
-pub struct Key<'a>(pub Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string or integer id")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-        }
-        deserializer.deserialize_any(KeyVisitor)
     }
 }
 
