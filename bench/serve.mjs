@@ -35,8 +35,39 @@ const bin = process.env.VANTAGE_BIN || path.join(root, "target/release/vantage")
 const dist = path.join(root, "dist");
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-// 1. vantage serve, on the log's folder.
+const browser = await launchChromium();
+
+// 0. The first view while the log is converted: a fresh server (no converted copy), the page
+// opened as soon as the run list gives the run a URL (its first pieces converted), timed from the
+// server's start; RUNS times.
 const converted = path.join(path.dirname(log), ".vantage", `${path.basename(log)}.v2`);
+const whileConverting = [];
+for (let i = 0; i < runs && !process.env.WAYS; i++) {
+  fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
+  const started = Date.now();
+  const { server: fresh, base: freshBase } = await startServe(spawn, bin, [path.dirname(log), "--port", "0"]);
+  let listed;
+  for (;;) {
+    const list = await (await fetch(freshBase + "/api/runs")).json();
+    listed = list.runs.find((r) => r.id.endsWith(path.basename(log)));
+    if (listed && listed.url) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const opened = await firstView(`${freshBase}/#run=${listed.url}`, started);
+  let done;
+  for (;;) {
+    const list = await (await fetch(freshBase + "/api/runs")).json();
+    done = list.runs.find((r) => r.id.endsWith(path.basename(log)));
+    if (done.status !== "converting") break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const conversionDone = (Date.now() - started) / 1000;
+  fresh.kill();
+  whileConverting.push([opened, conversionDone]);
+  console.log(`while converting: first view ${opened === null ? "-" : (opened / 1000).toFixed(2) + " s"} after the server's start (the list named it ${listed.status}); conversion done after ${conversionDone.toFixed(1)} s`);
+}
+
+// 1. vantage serve, on the log's folder.
 fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
 const startedServe = Date.now();
 const { server, base } = await startServe(spawn, bin, [path.dirname(log), "--port", "0"]);
@@ -79,15 +110,13 @@ const statics = http.createServer((req, res) => {
 await new Promise((resolve) => statics.listen(0, "127.0.0.1", resolve));
 const staticBase = `http://127.0.0.1:${statics.address().port}`;
 
-const browser = await launchChromium();
-
-// Milliseconds from navigation to a title naming a step (null past the time limit).
-async function firstView(url) {
+// Milliseconds from navigation (or from `since`) to a title naming a step (null past the time limit).
+async function firstView(url, since) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
   const said = [];
   page.on("console", (m) => { const t = m.text(); if (!/Software rasterizer/.test(t) && /error|could not|failed|budget|memory|bytes/i.test(t)) said.push(t.slice(0, 400)); });
   page.on("crash", () => said.push("the page crashed"));
-  const started = Date.now();
+  const started = since || Date.now();
   await page.goto(url);
   const until = started + 600_000;
   let ms = null;
@@ -136,6 +165,11 @@ statics.close();
 
 const serveMedian = median(results[0][1]);
 console.log(`\nlog ${(fs.statSync(log).size / 2 ** 30).toFixed(2)} GiB; conversion at the server's start ${conversion.toFixed(1)} s`);
+if (whileConverting.length > 0) {
+  const views = whileConverting.map(([v]) => v);
+  const shown = views.every((v) => v !== null) ? `median ${(median(views) / 1000).toFixed(2)} s` : "-";
+  console.log(`first view while converting, from the server's start: ${shown} (${views.map((v) => (v === null ? "-" : (v / 1000).toFixed(2))).join(", ")}); conversions done after ${whileConverting.map(([, c]) => c.toFixed(1)).join(", ")} s`);
+}
 for (const [name, times] of results) {
   const done = times.filter((t) => t !== null);
   const m = done.length > 0 && done.length === times.length ? median(done) : null;

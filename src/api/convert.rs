@@ -160,7 +160,8 @@ fn follow_convert(
     let mut report = LoadReport::new(&file.display().to_string());
     let idle = until_idle.map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
     let piece = piece.unwrap_or(crate::source::dataset::DEFAULT_PIECE);
-    let manifest = crate::source::convert::follow(file, out, options, format, piece, idle, &mut report);
+    let following = crate::source::convert::Following { piece, until_idle: idle, caught_up: &mut || {} };
+    let manifest = crate::source::convert::follow(file, out, options, format, following, &mut report);
     let m = reported(manifest, &report)?;
     Ok(format!(
         "{}: followed until idle; {} training-step partitions, {} trajectories -> {}/",

@@ -2,6 +2,8 @@
 
 use std::sync::mpsc;
 
+#[cfg(target_arch = "wasm32")]
+use crate::load::formats::vantage_v2::remote::RemoteTexts;
 use crate::load::{LoadReport, Progress};
 use crate::model::Run;
 use crate::source::OpenOptions;
@@ -104,7 +106,20 @@ impl LoadQueue {
         }
         #[cfg(target_arch = "wasm32")]
         wasm_bindgen_futures::spawn_local(async move {
-            let mut outcome = source.load_paced(shared.clone()).await;
+            // A v2 dataset of several partitions shows its latest first, its texts fetched as shown.
+            let dataset = match &source {
+                LoadSource::Dataset(dataset, _) => Some(dataset.clone()),
+                _ => None,
+            };
+            let (partials, again) = (sender.clone(), repaint.clone());
+            let mut first = move |run: Run, texts: std::sync::Arc<RemoteTexts>, report: &LoadReport| {
+                if let Some(dataset) = &dataset {
+                    crate::source::web_dataset::fetch_texts(dataset.clone(), texts, again.clone());
+                }
+                let _: Result<(), _> = partials.send(LoadMessage::Partial(Box::new(run), report.clone()));
+                again();
+            };
+            let mut outcome = source.load_paced_showing(shared.clone(), Some(&mut first)).await;
             served_labels(&name_of_source, &mut outcome, &shared).await;
             let _: Result<(), _> = sender.send(LoadMessage::Done(Box::new(outcome)));
             repaint();

@@ -77,7 +77,7 @@ pub struct Chunk {
 }
 
 /// A file's footer: its rows, leaf columns and the chunks of each row group.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ParquetMeta {
     /// Rows in the file.
     pub rows: u64,

@@ -18,6 +18,33 @@ pub const NO_WEB_APP: &str = "this vantage was built without its web app (a debu
 /// The line that tells the page it is served by `vantage serve`.
 const MARKER: &str = "<meta name=\"vantage-serve\" content=\"api/runs\" />";
 
+/// The script the page gets with the marker: when its address names a run served as a dataset
+/// (`#run=runs/<id>/`, `?url=…`), it asks for the run's first view (`api/first/<id>`, docs/SERVE.md)
+/// while the app's wasm is fetched and compiled, and leaves the answer's promise in
+/// `window.vantageFirstView` for the app (`source::web_dataset`), which reads the URL the same way.
+const FIRST_VIEW_SCRIPT: &str = r#"<script>
+    (function () {
+      var named = null;
+      [location.search, location.hash].forEach(function (part) {
+        part.replace(/^[?#]/, "").split("&").forEach(function (pair) {
+          var at = pair.indexOf("="), key = at < 0 ? pair : pair.slice(0, at);
+          if (named === null && (key === "run" || key === "url") && at >= 0) {
+            try { named = decodeURIComponent(pair.slice(at + 1).replace(/\+/g, " ")); } catch (e) { named = ""; }
+          }
+        });
+      });
+      if (!named) return;
+      var root = named.split(/[?#]/)[0].replace(/manifest\.json$/, "");
+      if (!/\/$/.test(root)) return;
+      var id = root.replace(/^\/+/, "");
+      if (id.indexOf("runs/") !== 0) return;
+      id = id.slice(5).replace(/\/+$/, "");
+      if (!id) return;
+      var url = "api/first/" + id;
+      window.vantageFirstView = { url: url, answer: fetch(url, { cache: "no-store" }) };
+    })();
+  </script>"#;
+
 /// The page's Content-Security-Policy: its own scripts and wasm (and the credit worker, started
 /// from a blob URL), requests to this server only, no framing.
 const PAGE_POLICY: &str = "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' blob:; \
@@ -64,7 +91,7 @@ impl WebApp {
             Self::Missing => None,
         };
         let html = match html {
-            Some(html) => html.replacen("<head>", &format!("<head>\n  {MARKER}"), 1),
+            Some(html) => html.replacen("<head>", &format!("<head>\n  {MARKER}\n  {FIRST_VIEW_SCRIPT}"), 1),
             None => plain_list(catalog),
         };
         Response {

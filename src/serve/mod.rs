@@ -6,13 +6,16 @@
 //! - `/api/runs` the run list as JSON;
 //! - `/runs/<id>` a log served whole and by byte range; `/runs/<id>/<file>` a file of a v2
 //!   dataset (the run itself, or its converted copy, `runs`);
-//! - `/api/labels/<id>` the run's labels from beside it (docs/LABELS.md), JSON lines, read-only.
+//! - `/api/labels/<id>` the run's labels from beside it (docs/LABELS.md), JSON lines, read-only;
+//! - `/api/first/<id>` what the first view of a run served as a v2 dataset reads, in one answer
+//!   (`first_view`).
 //!
 //! Bound to a loopback address it answers only requests naming a loopback host (a page of another
 //! site cannot reach it by DNS rebinding); bound elsewhere it needs its token, printed at start.
 
 pub mod assets;
 pub mod content_type;
+pub mod first_view;
 pub mod http;
 pub mod runs;
 
@@ -229,6 +232,7 @@ fn respond(shared: &Shared, request: &Request) -> Response {
         [] | ["index.html"] => shared.web.index(&shared.catalog),
         ["api", "runs"] => run_list(shared),
         ["api", "labels", ..] => run_labels(shared, &segments[2..]),
+        ["api", "first", ..] => first_view(shared, &segments[2..]),
         ["runs", ..] => run_file(shared, request, &segments[1..]),
         [name] => shared.web.asset(name, request),
         _ => Response::text(404, "not found"),
@@ -310,6 +314,27 @@ fn run_labels(shared: &Shared, segments: &[String]) -> Response {
     .with("Cache-Control", "no-cache")
 }
 
+/// `/api/first/<id>`: the pieces of a dataset's files its first view reads, as one pack
+/// (`first_view`); 404 for a run not served as a dataset (yet).
+fn first_view(shared: &Shared, segments: &[String]) -> Response {
+    let Some((entry, rest)) = shared.catalog.resolve(segments) else {
+        return Response::text(404, "no such run");
+    };
+    let (Served::Dataset(dir) | Served::Growing(dir), true) = (&entry.served, rest.is_empty()) else {
+        return Response::text(404, "this run is not served as a v2 dataset (yet)");
+    };
+    let Ok(root) = dir.canonicalize() else { return Response::text(404, "not found") };
+    match first_view::pack(&root, &entry.id) {
+        Ok(pack) => Response {
+            status: 200,
+            headers: vec![("Content-Type", "application/octet-stream".to_owned())],
+            body: Body::Bytes(pack),
+        }
+        .with("Cache-Control", "no-store"),
+        Err(why) => Response::text(500, &why),
+    }
+}
+
 /// A run's bytes: the log itself, or a file of its dataset.
 fn run_file(shared: &Shared, request: &Request, segments: &[String]) -> Response {
     let Some((entry, rest)) = shared.catalog.resolve(segments) else {
@@ -318,7 +343,7 @@ fn run_file(shared: &Shared, request: &Request, segments: &[String]) -> Response
     match &entry.served {
         Served::Raw if rest.is_empty() => serve_file(&entry.path, request, "application/octet-stream"),
         Served::Raw => Response::text(404, "not found"),
-        Served::Dataset(dir) => {
+        Served::Dataset(dir) | Served::Growing(dir) => {
             let Ok(root) = dir.canonicalize() else { return Response::text(404, "not found") };
             let path = rest.iter().fold(root.clone(), |p, s| p.join(s));
             // The file, through any link, must be inside the dataset's directory.

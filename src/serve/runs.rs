@@ -17,7 +17,10 @@ pub enum Served {
     Raw,
     /// A v2 dataset: its directory on disk (the run itself, or its converted copy).
     Dataset(PathBuf),
-    /// Being converted into the dataset at this directory.
+    /// Being converted into the dataset at this directory, which lists the log's first pieces
+    /// already: the page may open them, and follows the dataset as the rest is converted.
+    Growing(PathBuf),
+    /// Being converted into the dataset at this directory (nothing of it written yet).
     Converting(PathBuf),
     /// Conversion failed, why.
     Failed(String),
@@ -49,7 +52,7 @@ impl Entry {
         let base = format!("runs/{}", encoded.join("/"));
         match &self.served {
             Served::Raw => Some(base),
-            Served::Dataset(_) => Some(format!("{base}/")),
+            Served::Dataset(_) | Served::Growing(_) => Some(format!("{base}/")),
             Served::Converting(_) | Served::Failed(_) => None,
         }
     }
@@ -60,7 +63,7 @@ impl Entry {
     pub fn follow(&self) -> bool {
         match self.served {
             Served::Raw => self.format == "vantage",
-            Served::Dataset(_) => true,
+            Served::Dataset(_) | Served::Growing(_) => true,
             Served::Converting(_) | Served::Failed(_) => false,
         }
     }
@@ -71,6 +74,7 @@ impl Entry {
         let (status, detail) = match &self.served {
             Served::Raw | Served::Dataset(_) => ("ready", String::new()),
             Served::Converting(_) => ("converting", String::new()),
+            Served::Growing(_) => ("converting", "its first steps can be opened".to_owned()),
             Served::Failed(why) => ("failed", why.clone()),
         };
         serde_json::json!({
@@ -134,6 +138,9 @@ struct Job {
     /// when they change; a followed one is kept current by its thread).
     source: (u64, SystemTime),
     followed: bool,
+    /// Whether the log as it was at the start is converted (a followed log's dataset lists its
+    /// first pieces before then, and the page may open them).
+    caught_up: std::sync::atomic::AtomicBool,
     failed: Mutex<Option<String>>,
 }
 
@@ -268,17 +275,24 @@ impl Catalog {
                 if let Some(why) = failed {
                     return Served::Failed(why);
                 }
-                return if job.out.join(crate::load::formats::vantage_v2::MANIFEST).is_file() {
-                    Served::Dataset(job.out.clone())
-                } else {
-                    Served::Converting(job.out.clone())
+                let listed = job.out.join(crate::load::formats::vantage_v2::MANIFEST).is_file();
+                return match (listed, job.caught_up.load(std::sync::atomic::Ordering::Relaxed)) {
+                    (true, true) => Served::Dataset(job.out.clone()),
+                    (true, false) => Served::Growing(job.out.clone()),
+                    (false, _) => Served::Converting(job.out.clone()),
                 };
             }
         }
         let out = self.out_dir(path);
         let followed = crate::source::folders::reads_as_stream(path, None)
             && !path.extension().is_some_and(|e| e == "gz" || e == "zst");
-        let job = Arc::new(Job { out: out.clone(), source: (size, modified), followed, failed: Mutex::new(None) });
+        let job = Arc::new(Job {
+            out: out.clone(),
+            source: (size, modified),
+            followed,
+            caught_up: std::sync::atomic::AtomicBool::new(false),
+            failed: Mutex::new(None),
+        });
         state.jobs.insert(id.to_owned(), Arc::clone(&job));
         let input = path.to_path_buf();
         let spawned = std::thread::Builder::new().name(format!("convert {id}")).spawn(move || {
@@ -341,10 +355,13 @@ fn convert_job(input: &Path, job: &Job) -> anyhow::Result<()> {
     // Each conversion holds about one piece of the log at a time; a folder of many large runs
     // converts them side by side, so the pieces are kept small.
     let piece = 64 << 20;
+    let caught_up = || job.caught_up.store(true, std::sync::atomic::Ordering::Relaxed);
     if job.followed {
-        crate::source::convert::follow(input, out, &options, None, piece, None, &mut report)?;
+        let following = crate::source::convert::Following { piece, until_idle: None, caught_up: &mut { caught_up } };
+        crate::source::convert::follow(input, out, &options, None, following, &mut report)?;
     } else {
         crate::source::convert::convert(input, out, &options, None, piece, &mut report)?;
+        caught_up();
     }
     Ok(())
 }

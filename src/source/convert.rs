@@ -102,20 +102,31 @@ fn open_stream(
     crate::source::live::Live::open_segmented(input, format, report.clone(), segments)
 }
 
+/// How a followed conversion goes.
+pub struct Following<'a> {
+    /// About how many bytes of the log are read (and written as parts) at a time.
+    pub piece: usize,
+    /// Stop when nothing arrived for this long (never when `None`).
+    pub until_idle: Option<std::time::Duration>,
+    /// Called once, when the log as it was at the start is converted (the manifest is replaced
+    /// after each piece before then, so a reader sees the first steps at once).
+    pub caught_up: &'a mut dyn FnMut(),
+}
+
 /// Converts a log that is still being written, as `vantage convert LOG RUN_DIR/ --follow` does:
-/// reads what it has (in pieces), then looks every second for what it gained, writes that as
-/// new parts and replaces the manifest; stops when nothing arrived for `until_idle` (never when
-/// `None`). A log that was truncated or replaced while followed stops it with an error (its rows
-/// would be written twice).
+/// reads what it has (in pieces, each written as new parts under a new manifest at once), then
+/// looks every second for what it gained, writes that as new parts and replaces the manifest;
+/// stops when nothing arrived for `until_idle` (never when `None`). A log that was truncated or
+/// replaced while followed stops it with an error (its rows would be written twice).
 pub fn follow(
     input: &Path,
     out: &Path,
     options: &super::OpenOptions,
     format: Option<&str>,
-    piece: usize,
-    until_idle: Option<std::time::Duration>,
+    following: Following<'_>,
     report: &mut LoadReport,
 ) -> anyhow::Result<Manifest> {
+    let Following { piece, until_idle, caught_up } = following;
     report.budget = options.memory_budget;
     let mut output = DatasetOut::create_growing(out)?;
     let name = input.display().to_string();
@@ -123,7 +134,10 @@ pub fn follow(
     // What joining `--outcomes` to the pieces read first found.
     let mut scratch = LoadReport::with_budget(&name, report.budget);
     let mut live = {
-        let mut each = |run: Run| output.add(run, &options.outcomes, &mut scratch);
+        let mut each = |run: Run| {
+            output.add(run, &options.outcomes, &mut scratch)?;
+            output.publish().map(drop).map_err(LoadError::from)
+        };
         let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each };
         let Some(mut live) = open_stream(input, format, report, &mut segments)? else {
             anyhow::bail!("{name}: only a JSON-lines log or a verl or TRL directory can be followed");
@@ -140,6 +154,7 @@ pub fn follow(
     }
     output.add(live.take_segment(), &options.outcomes, report)?;
     output.publish()?;
+    caught_up();
     let mut idle_since = std::time::Instant::now();
     while until_idle.is_none_or(|idle| idle_since.elapsed() < idle) {
         std::thread::sleep(std::time::Duration::from_millis(500));

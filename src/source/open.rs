@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::load::formats::inspect::EvalFile;
+use crate::load::formats::vantage_v2::remote::First;
 use crate::load::{LoadError, LoadReport, Progress, load_shared_paced};
 use crate::model::Run;
 #[cfg(not(target_arch = "wasm32"))]
@@ -111,14 +112,28 @@ impl LoadSource {
 
     /// Loads, giving the event loop back between records where a yielder is installed (the web).
     pub async fn load_paced(self, progress: Progress) -> LoadOutcome {
+        self.load_paced_showing(progress, None).await
+    }
+
+    /// Loads as [`Self::load_paced`] does; a v2 dataset of several partitions first hands
+    /// `first` the run of its latest partition (`remote::open_showing_first`).
+    pub async fn load_paced_showing(self, progress: Progress, first: Option<First<'_>>) -> LoadOutcome {
         let yields = crate::load::pace::yields();
-        let outcome = self.read_paced(progress).await;
+        let outcome = self.read_paced(progress, first).await;
         let slices = crate::load::pace::yields() - yields + 1;
         log::info!("{}: read in {slices} slice(s) of the event loop", outcome.name);
         outcome
     }
 
-    async fn read_paced(self, progress: Progress) -> LoadOutcome {
+    async fn read_paced(
+        self,
+        progress: Progress,
+        #[cfg_attr(
+            not(target_arch = "wasm32"),
+            expect(unused_variables, reason = "only a v2 dataset (web) shows a first run of its own")
+        )]
+        first: Option<First<'_>>,
+    ) -> LoadOutcome {
         let name = self.name();
         let mut report = LoadReport::new(&name);
         report.progress = progress;
@@ -126,7 +141,7 @@ impl LoadSource {
             Self::Bytes { bytes, .. } => bytes,
             #[cfg(target_arch = "wasm32")]
             Self::Dataset(dataset, range) => {
-                let opened = crate::load::formats::vantage_v2::remote::open(&dataset, &name, range, &mut report).await;
+                let opened = crate::source::web_dataset::open(&dataset, &name, range, &mut report, first).await;
                 return match opened {
                     Ok((run, texts)) => {
                         LoadOutcome { dataset: Some((dataset, texts)), ..LoadOutcome::new(name, Ok(run), report) }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use eframe::wasm_bindgen::JsCast as _;
 
+use crate::load::formats::vantage_v2::pack::Packed;
 use crate::load::formats::vantage_v2::remote::{self, Piece, PieceError, PieceSource, RemoteTexts, Want};
 
 /// Where a dataset opened on the web is.
@@ -103,6 +104,76 @@ impl PieceSource for WebDataset {
             }
         }
     }
+}
+
+/// Opens `dataset` (shown as `name`) as `remote::open_showing_first` does. A dataset that
+/// `vantage serve` serves is opened from the pack of its first view (`/api/first/<id>`: one
+/// request instead of one for each piece the first view reads), and the rest by byte ranges.
+pub async fn open(
+    dataset: &WebDataset,
+    name: &str,
+    range: Option<(i64, i64)>,
+    report: &mut crate::load::LoadReport,
+    first: Option<remote::First<'_>>,
+) -> Result<(crate::model::Run, Arc<RemoteTexts>), crate::load::LoadError> {
+    if range.is_none()
+        && let Some(bytes) = first_view_pack(dataset).await
+    {
+        match Packed::new(&bytes, dataset.clone()) {
+            Ok(packed) => {
+                let opened = remote::open_showing_first(&packed, name, range, report, first).await;
+                log::info!("{name}: opened from its first view's pack ({} piece(s) of it unused)", packed.unused());
+                return opened;
+            }
+            Err(why) => log::warn!("{name}: the server's first view could not be read ({why}); reading it in ranges"),
+        }
+    }
+    remote::open_showing_first(dataset, name, range, report, first).await
+}
+
+/// Whether this page was sent by `vantage serve` (it then carries `<meta name="vantage-serve">`).
+pub fn served_page() -> bool {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("meta[name=vantage-serve]").ok().flatten())
+        .is_some()
+}
+
+/// The pack of the first view of a dataset the page's server serves (`runs/<id>/` is asked
+/// for at `api/first/<id>`), taken from the request the page started before the app ran
+/// (`window.vantageFirstView`, when it named this dataset) or asked for now; `None` from any
+/// other server, or when the server has none.
+async fn first_view_pack(dataset: &WebDataset) -> Option<Vec<u8>> {
+    let WebDataset::Url(root) = dataset else { return None };
+    let id = root.trim_start_matches('/').strip_prefix("runs/")?.trim_end_matches('/');
+    if id.is_empty() || !served_page() {
+        return None;
+    }
+    let url = format!("api/first/{id}");
+    let response = match prefetched(&url).await {
+        Some(response) => response,
+        None => super::http::get(&url, None, Some(web_sys::RequestCache::NoStore)).await.ok()?,
+    };
+    if !response.ok() {
+        log::info!("{url}: HTTP {}; the first view is read in ranges", response.status());
+        return None;
+    }
+    super::http::body(&response).await.ok()
+}
+
+/// The answer to `url` that the page's script asked for before the app started (docs/SERVE.md:
+/// `window.vantageFirstView = {url, answer}`), taken once.
+async fn prefetched(url: &str) -> Option<web_sys::Response> {
+    let window = web_sys::window()?;
+    let key = eframe::wasm_bindgen::JsValue::from_str("vantageFirstView");
+    let started = js_sys::Reflect::get(&window, &key).ok().filter(|v| v.is_object())?;
+    let _: Result<bool, _> = js_sys::Reflect::delete_property(&window, &key);
+    let named = js_sys::Reflect::get(&started, &"url".into()).ok()?.as_string()?;
+    if named != url {
+        return None;
+    }
+    let answer: js_sys::Promise = js_sys::Reflect::get(&started, &"answer".into()).ok()?.dyn_into().ok()?;
+    wasm_bindgen_futures::JsFuture::from(answer).await.ok()?.dyn_into().ok()
 }
 
 /// An HTTP answer.

@@ -535,6 +535,103 @@ fn a_dataset_read_in_byte_ranges_is_the_run_read_from_disk() {
     let _: std::io::Result<()> = std::fs::remove_dir_all(&mdir);
 }
 
+#[test]
+fn a_large_dataset_shows_its_latest_partition_first_then_the_whole_run() {
+    use vantage::load::formats::vantage_v2::remote;
+    use vantage::load::pace::block_on;
+    let (mdir, math) = math_dataset("first-math");
+    let manifest = Dataset::open(&math).unwrap().manifest;
+    let latest = manifest.partitions.iter().filter_map(|p| p.train_step).max().unwrap();
+    assert!(manifest.partitions.len() > 1, "the sample has several training steps");
+    let source = DirPieces { root: math.clone(), ranges: true, served: std::cell::RefCell::new(Vec::new()) };
+    let mut shown = Vec::new();
+    let mut first = |run: Run, texts: std::sync::Arc<remote::RemoteTexts>, report: &LoadReport| {
+        assert!(report.warnings.is_empty(), "{:?}", report.located().collect::<Vec<_>>());
+        shown.push((run, texts, source.served.borrow().len()));
+    };
+    let mut report = LoadReport::new("math");
+    let (run, texts) =
+        block_on(remote::open_showing_first(&source, "math", None, &mut report, Some(&mut first))).unwrap();
+    assert_eq!(shown.len(), 1, "one run shown first");
+    let (first_run, first_texts, reads_then) = &shown[0];
+    // The first run is the latest training step's partition, whole, read before the others.
+    assert!(first_run.groups.train_step.iter().all(|&s| s == Some(latest)));
+    let latest_on_disk = content(&load(&math, Some((latest, latest))));
+    assert_eq!(content_with_texts(first_run, first_texts, &source), latest_on_disk);
+    assert!(*reads_then < source.served.borrow().len(), "the other partitions are read after it");
+    assert!(
+        source.served.borrow()[..*reads_then].iter().all(|(p, _, _)| p.starts_with(&format!("train_step={latest}/")))
+    );
+    // The whole run is what the disk holds.
+    assert_eq!(content_with_texts(&run, &texts, &source), content(&load(&math, None)));
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&mdir);
+}
+
+#[test]
+fn a_pack_holds_every_piece_the_first_view_reads_and_the_rest_is_fetched() {
+    use vantage::load::formats::vantage_v2::pack::{Packed, Recorder};
+    use vantage::load::formats::vantage_v2::remote;
+    use vantage::load::pace::block_on;
+    let (mdir, math) = math_dataset("pack-math");
+    let pieces = || DirPieces { root: math.clone(), ranges: true, served: std::cell::RefCell::new(Vec::new()) };
+    // What the server sends: the pieces the first view reads, recorded.
+    let recorder = Recorder::new(pieces());
+    block_on(remote::read_first(&recorder, "math")).unwrap();
+    let pack = recorder.pack();
+    // The page opens through it: the first run needs no request at all.
+    let packed = Packed::new(&pack, pieces()).unwrap();
+    let mut requests_before_first = None;
+    let mut first = |_run: Run, _texts: std::sync::Arc<remote::RemoteTexts>, _report: &LoadReport| {
+        requests_before_first = Some(packed.inner().served.borrow().len());
+    };
+    let mut report = LoadReport::new("math");
+    let (run, texts) =
+        block_on(remote::open_showing_first(&packed, "math", None, &mut report, Some(&mut first))).unwrap();
+    assert_eq!(requests_before_first, Some(0));
+    assert_eq!(packed.unused(), 0, "every piece of the pack was used");
+    assert!(!packed.inner().served.borrow().is_empty(), "the other partitions were fetched");
+    // The run is the one read without a pack (its texts fetched from the source behind it).
+    let plain = pieces();
+    let (expected, expected_texts) = block_on(remote::open(&plain, "math", None, &mut LoadReport::new("m"))).unwrap();
+    assert_eq!(content_with_texts(&run, &texts, &packed), content_with_texts(&expected, &expected_texts, &plain));
+    // The pack held the first view's pieces and nothing more: the rest went to the source.
+    let pack_pieces = std::str::from_utf8(&pack[..memchr_newline(&pack)]).unwrap().matches("\"path\"").count();
+    let total = plain.served.borrow().len() + 1;
+    assert!(pack_pieces < total, "{pack_pieces} of {total}");
+    // Not a pack, a pack cut short, a newer pack: said, not read.
+    for (bad, says) in [
+        (b"hello".to_vec(), "no header line"),
+        (pack[..pack.len() - 1].to_vec(), "cut short"),
+        ([b"{\"vantage_pack\":9,\"pieces\":[]}\n".as_slice()].concat(), "version 9"),
+        (
+            b"{\"vantage_pack\":1,\"pieces\":[{\"path\":\"a\",\"offset\":5,\"len\":1,\"file_len\":3}]}\nx".to_vec(),
+            "past",
+        ),
+    ] {
+        let err = Packed::new(&bad, pieces()).err().unwrap();
+        assert!(err.contains(says), "{err}");
+    }
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&mdir);
+}
+
+fn memchr_newline(bytes: &[u8]) -> usize {
+    bytes.iter().position(|&b| b == b'\n').unwrap()
+}
+
+/// The content of a run opened in pieces, once every text it shows has been fetched.
+fn content_with_texts(
+    run: &Run,
+    texts: &vantage::load::formats::vantage_v2::remote::RemoteTexts,
+    source: &impl vantage::load::formats::vantage_v2::remote::PieceSource,
+) -> Vec<String> {
+    let mut lines = content(run);
+    while texts.pending() > 0 {
+        vantage::load::pace::block_on(vantage::load::formats::vantage_v2::remote::fetch_wanted(source, texts)).unwrap();
+        lines = content(run);
+    }
+    lines
+}
+
 /// The bytes of every file under `dir`.
 fn walk_bytes(dir: &Path) -> u64 {
     let mut total = 0;

@@ -141,6 +141,8 @@ fn the_run_list_and_a_run_by_range() {
     assert_eq!(tail.status, 416, "a follower asking past the end hears 416: {}", tail.head);
     let all = get(server.port, &format!("/{url}"), "");
     assert_eq!((all.status, all.body.len()), (200, whole.len()));
+    // A log served as it is has no first view's pack (the page reads it whole).
+    assert_eq!(get(server.port, "/api/first/served/tree.jsonl", "").status, 404);
     let head =
         raw(server.port, format!("HEAD /{url} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes());
     assert_eq!(head.status, 200);
@@ -411,6 +413,23 @@ fn a_large_log_is_converted_and_kept_current() {
     let part = get(server.port, &format!("/{url}{}", file.replace('=', "%3D")), "Range: bytes=0-3\r\n");
     assert_eq!(part.status, 206, "{file}: {}", part.head);
     assert_eq!(part.body, b"PAR1");
+    // The first view's pieces in one answer: the manifest, then the latest partition's pieces.
+    let first = get(server.port, "/api/first/served/tree.jsonl", "");
+    assert_eq!(first.status, 200, "{}", first.head);
+    let end = first.body.iter().position(|&b| b == b'\n').unwrap();
+    let header: serde_json::Value = serde_json::from_slice(&first.body[..end]).unwrap();
+    assert_eq!(header["vantage_pack"], 1, "{header}");
+    let pieces = header["pieces"].as_array().unwrap();
+    assert_eq!(pieces[0]["path"], "manifest.json", "{header}");
+    let latest = manifest["partitions"].as_array().unwrap().last().unwrap()["dir"].as_str().unwrap().to_owned();
+    assert!(pieces[1..].iter().all(|p| p["path"].as_str().unwrap().starts_with(&format!("{latest}/"))), "{header}");
+    let lens: u64 = pieces.iter().map(|p| p["len"].as_u64().unwrap()).sum();
+    assert_eq!(first.body.len() as u64, end as u64 + 1 + lens);
+    let on_disk = std::fs::read(served.join(".vantage/tree.jsonl.v2/manifest.json")).unwrap();
+    assert_eq!(&first.body[end + 1..end + 1 + on_disk.len()], on_disk.as_slice());
+    // A run that is not there has none.
+    assert_eq!(get(server.port, "/api/first/served/nothing.jsonl", "").status, 404);
+    assert_eq!(get(server.port, "/api/first/served/..%2Fsecret", "").status, 404);
     let before: u64 =
         manifest["partitions"].as_array().unwrap().iter().map(|p| p["trajectories"].as_u64().unwrap_or(0)).sum();
     // The log grows by a copy of its records (new group keys): the dataset follows.

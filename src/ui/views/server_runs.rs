@@ -60,6 +60,7 @@ pub fn ui(ui: &mut egui::Ui, list: &mut ServerRuns, commands: &mut Vec<Command>)
                 match run.status.as_str() {
                     "ready" if run.follow => ui.label("ready · followed"),
                     "ready" => ui.label("ready"),
+                    "converting" if run.url.is_some() => ui.label("converting to v2… · its first steps open"),
                     "converting" => ui.label("converting to v2…"),
                     _ => ui.colored_label(ui.visuals().warn_fg_color, format!("{}: {}", run.status, run.detail)),
                 };

@@ -6,6 +6,7 @@
 //! `crate::load::parquet_file`); writing uses polars (native only).
 
 pub mod manifest;
+pub mod pack;
 pub mod read;
 pub mod remote;
 #[cfg(all(not(target_arch = "wasm32"), feature = "parquet"))]

@@ -129,6 +129,97 @@ fn everything(meta: &ParquetMeta) -> Vec<(u64, u64)> {
     ranges
 }
 
+/// The files of one part as read: the groups and steps files with their footers (their texts
+/// are read later, from these), the trajectories and tokens files.
+struct PartRead {
+    groups: (FileBytes, ParquetMeta),
+    steps: (FileBytes, ParquetMeta),
+    trajectories: FileBytes,
+    tokens: Option<FileBytes>,
+}
+
+impl PartRead {
+    /// A copy (the run shown first is built from the same bytes as the whole run after it).
+    fn copy(&self) -> Self {
+        let file = |f: &FileBytes| FileBytes { len: f.len, pieces: f.pieces.clone() };
+        Self {
+            groups: (file(&self.groups.0), self.groups.1.clone()),
+            steps: (file(&self.steps.0), self.steps.1.clone()),
+            trajectories: file(&self.trajectories),
+            tokens: self.tokens.as_ref().map(file),
+        }
+    }
+}
+
+/// Reads the files of part `part` of `partition`: of the groups and steps files their footers
+/// and every column but the texts, the trajectories and tokens files whole.
+async fn read_part(source: &impl PieceSource, partition: &Partition, part: u32) -> Result<PartRead, LoadError> {
+    let read = |table: &str| partition.file(table, part);
+    let (groups, steps, trajectories) = futures_util::future::join3(
+        read_file(source, &read("groups"), super::read::ranges_without_texts),
+        read_file(source, &read("steps"), super::read::ranges_without_texts),
+        read_file(source, &read("trajectories"), everything),
+    )
+    .await;
+    let groups = groups.map_err(|e| failed(&read("groups"), &e))?;
+    let steps = steps.map_err(|e| failed(&read("steps"), &e))?;
+    let trajectories = trajectories.map_err(|e| failed(&read("trajectories"), &e))?.0;
+    // A partition without token rows has no tokens files (not asked for: no 404s).
+    let tokens = match partition.tokens {
+        0 => None,
+        _ => match read_file(source, &read("tokens"), everything).await {
+            Ok((bytes, _)) => Some(bytes),
+            Err(PieceError::Missing) => None,
+            Err(e) => return Err(failed(&read("tokens"), &e)),
+        },
+    };
+    Ok(PartRead { groups, steps, trajectories, tokens })
+}
+
+/// Reads every part of `partitions` (side by side: a browser keeps several requests in flight),
+/// in the order given.
+async fn read_parts(source: &impl PieceSource, partitions: &[&Partition]) -> Result<Vec<PartRead>, LoadError> {
+    let reads = partitions.iter().flat_map(|p| (0..p.parts).map(move |part| read_part(source, p, part)));
+    futures_util::future::join_all(reads).await.into_iter().collect()
+}
+
+/// The run of `partitions` (of `manifest`, chosen from it), from their parts' files `reads` (in
+/// the order of the partitions and their parts), with its texts' source.
+fn build(
+    name: &str,
+    manifest: &Manifest,
+    partitions: &[&Partition],
+    reads: Vec<PartRead>,
+    report: &mut LoadReport,
+) -> Result<(Run, Arc<RemoteTexts>), LoadError> {
+    let mut reader = DatasetReader::new(name, manifest);
+    let texts = Arc::new(RemoteTexts::default());
+    reader.leave_texts(Arc::clone(&texts) as Arc<dyn crate::model::TextSource>);
+    let parts = partitions.iter().flat_map(|p| (0..p.parts).map(move |part| (*p, part)));
+    let mut files_read = 0usize;
+    for ((partition, part), read) in parts.zip(reads) {
+        let PartRead { groups: (groups, gm), steps: (steps, sm), trajectories, tokens } = read;
+        files_read += 3 + usize::from(tokens.is_some());
+        let files = PartBytes { groups, trajectories, steps, tokens };
+        reader.add_part(partition, part, &files, report).map_err(|e| e.with_path(name))?;
+        // The groups and steps files, as the reader registered them (in that order).
+        let PartBytes { groups, steps, .. } = files;
+        texts.hold(partition.file("groups", part), groups, gm);
+        texts.hold(partition.file("steps", part), steps, sm);
+    }
+    let _: Result<(), Vec<String>> = texts.files.set(reader.text_files());
+    let mut run = reader.finish_with_ids(report).map_err(|e| e.with_path(name))?.0;
+    log::info!("{name}: {} partition(s), {files_read} file(s) read in pieces", partitions.len());
+    if partitions.len() < manifest.partitions.len() {
+        super::read::note_window(&mut run, manifest, partitions);
+    }
+    Ok((run, texts))
+}
+
+/// What is shown first while a dataset opens: the run of its latest partition and its texts'
+/// source, as [`open_showing_first`] hands it over.
+pub type First<'a> = &'a mut dyn FnMut(Run, Arc<RemoteTexts>, &LoadReport);
+
 /// Opens the dataset at `source` (shown as `name`): the partitions of the training steps in
 /// `range`, or as [`Manifest::opening_range`] chooses them. Returns the run and its texts' source.
 pub async fn open(
@@ -137,51 +228,58 @@ pub async fn open(
     range: Option<(i64, i64)>,
     report: &mut LoadReport,
 ) -> Result<(Run, Arc<RemoteTexts>), LoadError> {
+    open_showing_first(source, name, range, report, None).await
+}
+
+/// Opens the dataset as [`open`] does; with `first`, when more than one partition opens, the
+/// latest is read first and handed to `first` as a run of its own (the first view of a large
+/// run waits for one partition, not the window), then the others are read and the whole run
+/// returned.
+pub async fn open_showing_first(
+    source: &impl PieceSource,
+    name: &str,
+    range: Option<(i64, i64)>,
+    report: &mut LoadReport,
+    first: Option<First<'_>>,
+) -> Result<(Run, Arc<RemoteTexts>), LoadError> {
     let manifest = manifest(source, name).await?;
     let (range, note) = manifest.opening_range(range, size);
     let partitions = super::read::select(&manifest, range, name)?;
-    let mut reader = DatasetReader::new(name, &manifest);
-    let texts = Arc::new(RemoteTexts::default());
-    reader.leave_texts(Arc::clone(&texts) as Arc<dyn crate::model::TextSource>);
-    let mut files_read = 0usize;
-    for partition in &partitions {
-        for part in 0..partition.parts {
-            let read = |table: &str| partition.file(table, part);
-            let (groups, gm) = read_file(source, &read("groups"), super::read::ranges_without_texts)
-                .await
-                .map_err(|e| failed(&read("groups"), &e))?;
-            let (steps, sm) = read_file(source, &read("steps"), super::read::ranges_without_texts)
-                .await
-                .map_err(|e| failed(&read("steps"), &e))?;
-            let (trajectories, _) = read_file(source, &read("trajectories"), everything)
-                .await
-                .map_err(|e| failed(&read("trajectories"), &e))?;
-            // A partition without token rows has no tokens files (not asked for: no 404s).
-            let tokens = match partition.tokens {
-                0 => None,
-                _ => match read_file(source, &read("tokens"), everything).await {
-                    Ok((bytes, _)) => Some(bytes),
-                    Err(PieceError::Missing) => None,
-                    Err(e) => return Err(failed(&read("tokens"), &e)),
-                },
-            };
-            files_read += 3 + usize::from(tokens.is_some());
-            let files = PartBytes { groups, trajectories, steps, tokens };
-            reader.add_part(partition, part, &files, report).map_err(|e| e.with_path(name))?;
-            // The groups and steps files, as the reader registered them (in that order).
-            let PartBytes { groups, steps, .. } = files;
-            texts.hold(read("groups"), groups, gm);
-            texts.hold(read("steps"), steps, sm);
+    let (mut run, texts) = match (first, partitions.split_last()) {
+        (Some(first), Some((latest, earlier))) if !earlier.is_empty() => {
+            let latest_read = read_parts(source, &[latest]).await?;
+            let copies = latest_read.iter().map(PartRead::copy).collect();
+            let mut scratch = LoadReport::new(name);
+            let (mut shown, texts) = build(name, &manifest, &[latest], copies, &mut scratch)?;
+            shown.meta.notes.push(format!(
+                "the latest training step's partition, shown while the {} others are read",
+                earlier.len()
+            ));
+            first(shown, texts, &scratch);
+            let mut reads = read_parts(source, earlier).await?;
+            reads.extend(latest_read);
+            build(name, &manifest, &partitions, reads, report)?
         }
-    }
-    let _: Result<(), Vec<String>> = texts.files.set(reader.text_files());
-    let mut run = reader.finish_with_ids(report).map_err(|e| e.with_path(name))?.0;
-    log::info!("{name}: {} partition(s), {files_read} file(s) read in pieces", partitions.len());
-    if partitions.len() < manifest.partitions.len() {
-        super::read::note_window(&mut run, &manifest, &partitions);
-    }
+        _ => {
+            let reads = read_parts(source, &partitions).await?;
+            build(name, &manifest, &partitions, reads, report)?
+        }
+    };
     run.meta.notes.extend(note.map(str::to_owned));
     Ok((run, texts))
+}
+
+/// Reads what the first view of the dataset at `source` needs, as [`open_showing_first`] reads
+/// it: the manifest and the latest partition of the steps that open (what `vantage serve` reads
+/// for the page in one answer, `super::pack`).
+pub async fn read_first(source: &impl PieceSource, name: &str) -> Result<(), LoadError> {
+    let manifest = manifest(source, name).await?;
+    let (range, _) = manifest.opening_range(None, size);
+    let partitions = super::read::select(&manifest, range, name)?;
+    if let Some(latest) = partitions.last() {
+        read_parts(source, &[latest]).await?;
+    }
+    Ok(())
 }
 
 /// The texts of a run opened piece by piece: the text columns read so far, the files held

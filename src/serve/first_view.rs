@@ -1,0 +1,56 @@
+//! `/api/first/<id>`: what the page needs for the first view of a run served as a v2 dataset, in
+//! one answer (docs/SERVE.md). The server reads it from disk as the page would read it by byte
+//! ranges (the manifest, then the latest partition's footers and non-text columns:
+//! `remote::read_first`), and sends those pieces as a pack (`vantage_v2::pack`): the page then
+//! opens the run without waiting on a request for each piece, one after another.
+
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use crate::load::formats::vantage_v2::pack::Recorder;
+use crate::load::formats::vantage_v2::remote::{self, Piece, PieceError, PieceSource, Want};
+
+/// A dataset's directory, read in pieces, as the page reads it through the server (no file
+/// outside the directory, through any link).
+struct DiskPieces {
+    root: PathBuf,
+}
+
+impl DiskPieces {
+    fn open(&self, path: &str) -> Result<std::fs::File, PieceError> {
+        let real = self.root.join(path).canonicalize().map_err(|_e| PieceError::Missing)?;
+        if !real.starts_with(&self.root) || !real.is_file() {
+            return Err(PieceError::Missing);
+        }
+        std::fs::File::open(real).map_err(|e| PieceError::Failed(format!("{path}: {e}")))
+    }
+}
+
+impl PieceSource for DiskPieces {
+    async fn whole(&self, path: &str) -> Result<Vec<u8>, PieceError> {
+        let mut bytes = Vec::new();
+        self.open(path)?.read_to_end(&mut bytes).map_err(|e| PieceError::Failed(format!("{path}: {e}")))?;
+        Ok(bytes)
+    }
+
+    async fn piece(&self, path: &str, want: Want) -> Result<Piece, PieceError> {
+        let mut file = self.open(path)?;
+        let failed = |e: std::io::Error| PieceError::Failed(format!("{path}: {e}"));
+        let file_len = file.metadata().map_err(failed)?.len();
+        let (start, end) = match want {
+            Want::Tail(n) => (file_len.saturating_sub(n), file_len),
+            Want::Range(start, len) => (start.min(file_len), start.saturating_add(len).min(file_len)),
+        };
+        file.seek(SeekFrom::Start(start)).map_err(failed)?;
+        let mut bytes = Vec::new();
+        file.take(end - start).read_to_end(&mut bytes).map_err(failed)?;
+        Ok(Piece { offset: start, bytes, file_len })
+    }
+}
+
+/// The pack of the first view of the dataset at `dir` (canonical), shown as `name`.
+pub fn pack(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
+    let recorder = Recorder::new(DiskPieces { root: dir.to_path_buf() });
+    crate::load::pace::block_on(remote::read_first(&recorder, name)).map_err(|e| e.to_string())?;
+    Ok(recorder.pack())
+}
