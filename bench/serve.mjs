@@ -3,17 +3,23 @@
 //
 //     cargo build --release && (cd tests/web && npm install) && node bench/serve.mjs LOG [RUNS]
 //
-// LOG is a vantage JSONL log (`python3 bench/load.py gen 1GiB DIR`). Three ways to the same run,
-// each opened RUNS times (default 3) in a fresh headless Chromium page, timed from navigation to
-// the run's first view (the page's title names a step):
+// LOG is a vantage JSONL log (`python3 bench/load.py gen 1GiB DIR`). First, RUNS times, a fresh
+// `vantage serve DIR --convert-beside` and the page opened as soon as the run list gives the run a
+// URL, while its log is still converted: the first view timed from the server's start. Then three
+// ways to the same run, each opened RUNS times (default 3) in a fresh headless Chromium page, timed
+// from navigation to the run's first view (the page's title names a step):
 //
-// 1. `vantage serve DIR` (target/release/vantage, its web app inside): the log is converted once
-//    into a v2 dataset beside it (timed separately: the server's start), then the page reads the
-//    manifest and the latest steps' columns in byte ranges;
+// 1. `vantage serve DIR --convert-beside` (target/release/vantage, its web app inside): the log is
+//    converted once into a v2 dataset beside it (timed separately: the server's start); the page
+//    gets the first view's pieces in one answer (`api/first/<id>`, asked for while its wasm loads),
+//    shows the latest step, then reads the other latest steps' columns in byte ranges;
 // 2. a static file server (Node's http, answering Range requests) serving dist/ and that same
-//    converted dataset: the page opens it by URL (`?url=/run/`), as it would from any static host;
+//    converted dataset: the page opens it by URL (`?url=/run/`), as it would from any static host
+//    (the latest step first too, each of its pieces a request);
 // 3. a static file server serving dist/ and the log itself: the page downloads it whole and parses
-//    it (`?url=/run.jsonl`), what a viewer that serves files as they are does.
+//    it (`?url=/run.jsonl`), what a viewer that serves files as they are does;
+// 4. the floor: the same page with no run named, which opens the sample bundled in the app (a few
+//    kB): what starting the app costs, with nothing to read.
 //
 // It prints each time, the medians and their ratios to vantage serve's.
 import http from "node:http";
@@ -45,7 +51,7 @@ const whileConverting = [];
 for (let i = 0; i < runs && !process.env.WAYS; i++) {
   fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
   const started = Date.now();
-  const { server: fresh, base: freshBase } = await startServe(spawn, bin, [path.dirname(log), "--port", "0"]);
+  const { server: fresh, base: freshBase } = await startServe(spawn, bin, [path.dirname(log), "--convert-beside", "--port", "0"]);
   let listed;
   for (;;) {
     const list = await (await fetch(freshBase + "/api/runs")).json();
@@ -70,7 +76,7 @@ for (let i = 0; i < runs && !process.env.WAYS; i++) {
 // 1. vantage serve, on the log's folder.
 fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
 const startedServe = Date.now();
-const { server, base } = await startServe(spawn, bin, [path.dirname(log), "--port", "0"]);
+const { server, base } = await startServe(spawn, bin, [path.dirname(log), "--convert-beside", "--port", "0"]);
 let entry;
 for (;;) {
   const list = await (await fetch(base + "/api/runs")).json();
@@ -141,11 +147,12 @@ async function firstView(url, since) {
   return ms;
 }
 
-const only = process.env.WAYS ? process.env.WAYS.split(",").map(Number) : [0, 1, 2];
+const only = process.env.WAYS ? process.env.WAYS.split(",").map(Number) : [0, 1, 2, 3];
 const ways = [
   ["vantage serve", `${base}/#run=${entry.url}`],
   ["static server, the converted v2 dataset", `${staticBase}/?url=/run/`],
   ["static server, the log itself", `${staticBase}/?url=/run.jsonl`],
+  ["the floor: the app's bundled sample (no run to read)", `${staticBase}/`],
 ];
 const results = [];
 for (const [name, url] of ways.filter((_, i) => only.includes(i))) {

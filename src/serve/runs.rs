@@ -156,6 +156,8 @@ impl Catalog {
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if state.scanned.is_none_or(|t| t.elapsed() > Duration::from_secs(1)) {
             self.scan(&mut state);
+        } else {
+            Self::refresh_conversions(&mut state);
         }
         (state.entries.values().cloned().collect(), state.left_out)
     }
@@ -181,6 +183,19 @@ impl Catalog {
             return longest(&state);
         }
         None
+    }
+
+    /// Between two scans, the runs being converted say how far their conversion came (a run
+    /// whose first steps were just written can be opened at once, not a second later).
+    fn refresh_conversions(state: &mut State) {
+        #[cfg(feature = "parquet")]
+        for (id, entry) in &mut state.entries {
+            if let (Served::Converting(_) | Served::Growing(_), Some(job)) = (&entry.served, state.jobs.get(id)) {
+                entry.served = job.served();
+            }
+        }
+        #[cfg(not(feature = "parquet"))]
+        let _: &mut State = state;
     }
 
     fn scan(&self, state: &mut State) {
@@ -272,15 +287,7 @@ impl Catalog {
             // by its thread, unless that stopped (the log was truncated or replaced): then again.
             let stale = (!job.followed || failed.is_some()) && job.source != (size, modified);
             if !stale {
-                if let Some(why) = failed {
-                    return Served::Failed(why);
-                }
-                let listed = job.out.join(crate::load::formats::vantage_v2::MANIFEST).is_file();
-                return match (listed, job.caught_up.load(std::sync::atomic::Ordering::Relaxed)) {
-                    (true, true) => Served::Dataset(job.out.clone()),
-                    (true, false) => Served::Growing(job.out.clone()),
-                    (false, _) => Served::Converting(job.out.clone()),
-                };
+                return job.served();
             }
         }
         let out = self.out_dir(path);
@@ -325,6 +332,22 @@ impl Catalog {
         let mut hash = crc32fast::Hasher::new();
         hash.update(path.as_os_str().as_encoded_bytes());
         self.options.cache.join(format!("{:08x}", hash.finalize())).join(format!("{name}.v2"))
+    }
+}
+
+#[cfg(feature = "parquet")]
+impl Job {
+    /// How its run is served as the conversion stands.
+    fn served(&self) -> Served {
+        if let Some(why) = self.failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone() {
+            return Served::Failed(why);
+        }
+        let listed = self.out.join(crate::load::formats::vantage_v2::MANIFEST).is_file();
+        match (listed, self.caught_up.load(std::sync::atomic::Ordering::Relaxed)) {
+            (true, true) => Served::Dataset(self.out.clone()),
+            (true, false) => Served::Growing(self.out.clone()),
+            (false, _) => Served::Converting(self.out.clone()),
+        }
     }
 }
 
@@ -393,4 +416,31 @@ fn size_and_time(path: &Path) -> (u64, SystemTime) {
         }
     }
     (size, newest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_whose_first_steps_are_converted_can_be_opened_while_converting() {
+        let entry = |served| Entry {
+            id: "runs/big.jsonl".to_owned(),
+            path: PathBuf::from("/data/runs/big.jsonl"),
+            format: "verl".to_owned(),
+            size: 1 << 30,
+            modified: SystemTime::UNIX_EPOCH,
+            served,
+        };
+        let out = PathBuf::from("/cache/big.jsonl.v2");
+        let growing = entry(Served::Growing(out.clone())).to_json();
+        assert_eq!(growing["status"], "converting", "{growing}");
+        assert_eq!(growing["url"], "runs/runs/big.jsonl/", "{growing}");
+        assert_eq!(growing["follow"], true, "the page follows what is converted next: {growing}");
+        assert_eq!(growing["detail"], "its first steps can be opened", "{growing}");
+        let converting = entry(Served::Converting(out.clone())).to_json();
+        assert_eq!((converting["status"].as_str(), converting["url"].is_null()), (Some("converting"), true));
+        let ready = entry(Served::Dataset(out)).to_json();
+        assert_eq!((ready["status"].as_str(), ready["follow"].as_bool()), (Some("ready"), Some(true)));
+    }
 }

@@ -53,7 +53,7 @@ pub fn convert(
         let mut scratch = LoadReport::with_budget(&name, report.budget);
         let live = {
             let mut each = |run: Run| write(run, &mut scratch);
-            let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each };
+            let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each, first_alone: false };
             match open_stream(input, format, report, &mut segments)? {
                 Some(mut live) => {
                     live.read_segments(segments_again(&mut segments))?;
@@ -85,7 +85,11 @@ pub fn convert(
 
 /// A second borrow of the same segments for [`crate::source::live::Live::read_segments`].
 fn segments_again<'a>(segments: &'a mut crate::source::live::Segments<'_>) -> crate::source::live::Segments<'a> {
-    crate::source::live::Segments { bytes: segments.bytes, each: &mut *segments.each }
+    crate::source::live::Segments {
+        bytes: segments.bytes,
+        each: &mut *segments.each,
+        first_alone: segments.first_alone,
+    }
 }
 
 /// The log as a stream read piece by piece, where its format is read that way (a compressed
@@ -138,7 +142,7 @@ pub fn follow(
             output.add(run, &options.outcomes, &mut scratch)?;
             output.publish().map(drop).map_err(LoadError::from)
         };
-        let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each };
+        let mut segments = crate::source::live::Segments { bytes: piece, each: &mut each, first_alone: true };
         let Some(mut live) = open_stream(input, format, report, &mut segments)? else {
             anyhow::bail!("{name}: only a JSON-lines log or a verl or TRL directory can be followed");
         };

@@ -731,12 +731,16 @@ pub struct Segments<'a> {
     pub bytes: usize,
     /// Takes each piece.
     pub each: &'a mut dyn FnMut(Run) -> Result<(), LoadError>,
+    /// Hand on what the first piece of the log read holds at once, whatever its size (a
+    /// followed conversion: a reader of the dataset sees the log's first steps at once).
+    pub first_alone: bool,
 }
 
 impl Segments<'_> {
-    /// Hands on the run `held` holds when it is past the size of a piece.
+    /// Hands on the run `held` holds when it is past the size of a piece (or when it is the
+    /// first piece read, and that goes alone).
     fn cut(&mut self, held: usize, take: impl FnOnce() -> Run) -> Result<(), LoadError> {
-        if held >= self.bytes { (self.each)(take()) } else { Ok(()) }
+        if held >= self.bytes || std::mem::take(&mut self.first_alone) { (self.each)(take()) } else { Ok(()) }
     }
 }
 
