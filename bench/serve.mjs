@@ -21,7 +21,8 @@
 // 4. the floor: the same page with no run named, which opens the sample bundled in the app (a few
 //    kB): what starting the app costs, with nothing to read.
 //
-// It prints each time, the medians and their ratios to vantage serve's.
+// It prints each time, the medians and their ratios to vantage serve's. VANTAGE_BIN and VANTAGE_DIST
+// name another binary and web app (a build before a change, for a side-by-side figure).
 import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
@@ -38,7 +39,7 @@ if (!logArg) {
 const log = path.resolve(logArg);
 const runs = Number(runsArg || 3);
 const bin = process.env.VANTAGE_BIN || path.join(root, "target/release/vantage");
-const dist = path.join(root, "dist");
+const dist = process.env.VANTAGE_DIST || path.join(root, "dist");
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const browser = await launchChromium();
