@@ -34,3 +34,25 @@ def dump(out):
     """Writes the cases to standard output as JSON, one space of indent."""
     json.dump(out, sys.stdout, indent=1)
     print()
+
+
+def prime_rl_algorithm(repo, path, name, ns=None):
+    """prime-rl's algorithm class `name` from its file `path` (under the checkout `repo`), run as
+    written with stand-ins for `iter_trainable_traces` (every trace trainable) and
+    `assign_advantages` (records the trace's value); returns the class and the dict of advantages
+    assigned, by trace id. `ns` adds to the namespace it runs in (torch, the config classes)."""
+    assigned = {}
+
+    def iter_trainable_traces(episodes):
+        for episode in episodes:
+            for trace in episode.traces:
+                yield episode, trace
+
+    def assign_advantages(trace, value):
+        assigned[trace.id] = value
+
+    names = {"iter_trainable_traces": iter_trainable_traces, "assign_advantages": assign_advantages,
+             "vf": None, "Algorithm": object, "InferencePool": object, **(ns or {})}
+    prefix = [ast.parse("from __future__ import annotations").body[0]]
+    run(definitions(f"{repo}/{path}", [name]), names, repo, prefix)
+    return names[name], assigned

@@ -415,6 +415,46 @@ fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
     assert!(torch_exact.is_empty(), "slime and miles not to the bit:\n{torch_exact:?}");
 }
 
+/// prime-rl's algorithms beyond GRPO (`tests/golden/prime_algos`, made by running prime-rl's own
+/// classes with torch 2.15 on the CPU) equal vantage's schemes under their `prime_rl` presets, to
+/// the bit of float32, on the batches of the trainers' cases and on groups whose mean reward is
+/// at most 0: `maxrl` (`MaxRLAlgorithm`).
+#[test]
+fn prime_rls_own_algorithms_are_reproduced_to_the_bit() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prime_algos/cases.json");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let cases = golden["cases"].as_array().unwrap();
+    assert!(cases.len() >= 12);
+    let (mut compared, mut failures) = (0, Vec::new());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let samples = case["samples"].as_array().unwrap();
+        let mut log = String::from("{\"vantage\": 1}\n");
+        for (i, sample) in samples.iter().enumerate() {
+            log.push_str(&format!(
+                r#"{{"type": "trajectory", "id": "s{i}", "group": "{}", "outcome": {{"reward": {}}}, "steps": [{{"action": "a"}}]}}"#,
+                sample[0].as_str().unwrap(),
+                sample[1]
+            ));
+            log.push('\n');
+        }
+        let run = load_bytes(name, log.as_bytes(), &mut LoadReport::new(name)).unwrap();
+        for scheme in ["maxrl"] {
+            let got = credit(&run, scheme, Some("prime_rl"), &[]);
+            for (i, want) in case["advantages"][scheme].as_array().unwrap().iter().enumerate() {
+                let t = run.trajectory_by_key(&format!("s{i}")).unwrap();
+                let (g, w) = (got[run.trajectories.path_range(t).start], want.as_f64().unwrap() as f32);
+                compared += 1;
+                if g.to_bits() != w.to_bits() && !(g == 0.0 && w == 0.0) {
+                    failures.push(format!("{name} {scheme} s{i}: {g} vs {w}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    assert!(compared >= 100, "{compared}");
+}
+
 /// slime normalizes each rollout (training step) by its own rule: a step that holds
 /// `n_samples_per_prompt × rollout_batch_size` rows by prompt-sized runs of rows, a step that
 /// dynamic sampling left short as one group, whatever the other steps hold.

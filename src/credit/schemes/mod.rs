@@ -18,6 +18,7 @@ mod length_penalty;
 mod lets;
 mod logged;
 pub mod loss_agg;
+mod maxrl;
 mod null_reward;
 mod opo;
 mod optimal_token_baseline;
@@ -56,6 +57,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &remax::Remax,
     &opo::Opo,
     &gpg::Gpg,
+    &maxrl::MaxRl,
     &optimal_token_baseline::OptimalTokenBaseline,
     &tir_optimal_token_baseline::TirOptimalTokenBaseline,
     &gae::Gae,

@@ -39,7 +39,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from reference import definitions, dump, run  # noqa: E402  (tests/golden/reference.py)
+from reference import definitions, dump, prime_rl_algorithm, run  # noqa: E402  (tests/golden/reference.py)
 
 COMMITS = {
     "nemo_rl": "7ea279abfbeb698b092856d0dab61e7cf39bc909",
@@ -94,25 +94,13 @@ def nemo_rl(repo):
 
 
 def prime_rl(repo):
-    assigned = {}
-
-    def iter_trainable_traces(episodes):
-        for episode in episodes:
-            for trace in episode.traces:
-                yield episode, trace
-
-    def assign_advantages(trace, value):
-        assigned[trace.id] = value
-
-    ns = {"torch": torch, "iter_trainable_traces": iter_trainable_traces, "assign_advantages": assign_advantages,
-          "vf": None, "Algorithm": object, "GRPOAlgoConfig": object, "InferencePool": object}
-    prefix = [__import__("ast").parse("from __future__ import annotations").body[0]]
-    run(definitions(f"{repo}/src/prime_rl/orchestrator/algo/grpo.py", ["GRPOAlgorithm"]), ns, repo, prefix)
+    cls, assigned = prime_rl_algorithm(repo, "src/prime_rl/orchestrator/algo/grpo.py", "GRPOAlgorithm",
+                                       {"torch": torch, "GRPOAlgoConfig": object})
     import asyncio
 
     def advantages(samples):
         assigned.clear()
-        algo = ns["GRPOAlgorithm"].__new__(ns["GRPOAlgorithm"])
+        algo = cls.__new__(cls)
         algo.length_penalty = None
         out = [None] * len(samples)
         for prompt in sorted({p for p, _ in samples}):
