@@ -933,3 +933,35 @@ fn a_group_whose_key_holds_its_prompt_is_titled_without_it() {
         assert_eq!(h.query_all_by_label_contains(&prompt).count(), 1, "the prompt shows once");
     }
 }
+
+/// prime-rl's 2026 schemes each in Compare against GRPO at 1280×720, desk and meeting, on the
+/// sample with agent roles (which `rae` keys its baselines by): plots whole, texts inside, the
+/// selected step marked, as every view is checked above.
+#[test]
+fn the_2026_prime_rl_schemes_fit_a_room_in_compare_against_grpo() {
+    let mut results = SnapshotResults::new();
+    let mut failures = Vec::new();
+    for scheme in ["maxrl", "rae"] {
+        let open = || {
+            let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+            app.state.scheme_a = vantage::app::state::SchemeChoice::new("grpo");
+            app.state.scheme_b = vantage::app::state::SchemeChoice::new(scheme);
+            app
+        };
+        for meeting in [false, true] {
+            check_view(&format!("{scheme}_vs_grpo"), &open, (Tab::Compare, meeting), &mut results, &mut failures);
+        }
+        let app = open();
+        let mut h = room_harness(app, Tab::Compare, false);
+        h.run_ok();
+        let credit = &h.state().current().unwrap().credit[1];
+        if let Some(why) = credit.error() {
+            failures.push(format!("{scheme}: {why}"));
+        }
+        if h.query_all_by_label_contains(&format!("B {scheme}")).next().is_none() {
+            failures.push(format!("{scheme}: Compare does not name it as B"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    results.unwrap();
+}

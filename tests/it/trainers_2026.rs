@@ -417,42 +417,58 @@ fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
 
 /// prime-rl's algorithms beyond GRPO (`tests/golden/prime_algos`, made by running prime-rl's own
 /// classes with torch 2.15 on the CPU) equal vantage's schemes under their `prime_rl` presets, to
-/// the bit of float32, on the batches of the trainers' cases and on groups whose mean reward is
-/// at most 0: `maxrl` (`MaxRLAlgorithm`).
+/// the bit of float32 for `maxrl` (`MaxRLAlgorithm`, whose torch tensor rounds the rewards to
+/// float32 as vantage holds them), within 1e-6 for `rae` (`RAEAlgorithm`, one instance over a case's
+/// groups in order, at its default decay and at 0.5: its Python floats keep the log's doubles,
+/// vantage the float32 of each reward, an ulp or two apart), on the batches of the trainers' cases,
+/// groups whose mean reward is at most 0, and multi-agent groups.
 #[test]
 fn prime_rls_own_algorithms_are_reproduced_to_the_bit() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prime_algos/cases.json");
     let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let cases = golden["cases"].as_array().unwrap();
-    assert!(cases.len() >= 12);
-    let (mut compared, mut failures) = (0, Vec::new());
+    assert!(cases.len() >= 15);
+    let (mut compared, mut failures) = (std::collections::BTreeMap::new(), Vec::new());
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let samples = case["samples"].as_array().unwrap();
         let mut log = String::from("{\"vantage\": 1}\n");
         for (i, sample) in samples.iter().enumerate() {
+            let (prompt, role, reward) = (sample[0].as_str().unwrap(), sample[1].as_str().unwrap(), &sample[2]);
+            // A role of `default` is what a trajectory without one has: written as none.
+            let role = if role == "default" { String::new() } else { format!(r#", "role": "{role}""#) };
             log.push_str(&format!(
-                r#"{{"type": "trajectory", "id": "s{i}", "group": "{}", "outcome": {{"reward": {}}}, "steps": [{{"action": "a"}}]}}"#,
-                sample[0].as_str().unwrap(),
-                sample[1]
+                r#"{{"type": "trajectory", "id": "s{i}", "group": "{prompt}", "outcome": {{"reward": {reward}}}, "steps": [{{"action": "a"{role}}}]}}"#
             ));
             log.push('\n');
         }
         let run = load_bytes(name, log.as_bytes(), &mut LoadReport::new(name)).unwrap();
-        for scheme in ["maxrl"] {
-            let got = credit(&run, scheme, Some("prime_rl"), &[]);
-            for (i, want) in case["advantages"][scheme].as_array().unwrap().iter().enumerate() {
+        // Each golden key: the scheme, and the decay set (none: the preset's).
+        for (key, scheme, decay) in
+            [("maxrl", "maxrl", None), ("rae", "rae", None), ("rae_decay_0.5", "rae", Some("0.5"))]
+        {
+            let set: Vec<(&str, &str)> = decay.map(|d| ("decay", d)).into_iter().collect();
+            let Some(wanted) = case["advantages"][key].as_array() else { continue };
+            let got = credit(&run, scheme, Some("prime_rl"), &set);
+            for (i, want) in wanted.iter().enumerate() {
                 let t = run.trajectory_by_key(&format!("s{i}")).unwrap();
                 let (g, w) = (got[run.trajectories.path_range(t).start], want.as_f64().unwrap() as f32);
-                compared += 1;
-                if g.to_bits() != w.to_bits() && !(g == 0.0 && w == 0.0) {
-                    failures.push(format!("{name} {scheme} s{i}: {g} vs {w}"));
+                *compared.entry(key).or_insert(0) += 1;
+                let exact = scheme == "maxrl";
+                let equal = if exact {
+                    g.to_bits() == w.to_bits() || (g == 0.0 && w == 0.0)
+                } else {
+                    (g - w).abs() <= 1e-6 + 1e-6 * w.abs()
+                };
+                if !equal {
+                    failures.push(format!("{name} {key} s{i}: {g} vs {w}"));
                 }
             }
         }
     }
     assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
-    assert!(compared >= 100, "{compared}");
+    assert!(compared.values().all(|&n| n >= 100), "{compared:?}");
+    assert_eq!(compared.len(), 3, "{compared:?}");
 }
 
 /// slime normalizes each rollout (training step) by its own rule: a step that holds

@@ -477,6 +477,17 @@ pub fn supports_step_rewards(run: &Run) -> Support {
     }
 }
 
+/// A trajectory's agent role: its first step's role, `default` without one (rLLM's and prime-rl's
+/// multi-agent runs give each agent's steps its role).
+pub fn trajectory_role(run: &Run, t: crate::model::TrajectoryId) -> &str {
+    run.trajectories
+        .path(t)
+        .iter()
+        .map(|n| run.label(run.nodes.role[n.index()]))
+        .find(|r| !r.is_empty())
+        .unwrap_or("default")
+}
+
 /// `Yes` when the run has outcome rewards, else why not.
 pub fn supports_outcomes(run: &Run) -> Support {
     if has_outcomes(run) { Support::Yes } else { Support::No("needs outcome rewards".to_owned()) }

@@ -27,6 +27,7 @@ mod prime;
 mod prm_process;
 mod prorag;
 mod pure;
+mod rae;
 mod reinforce_plus_plus;
 mod reinforce_plus_plus_baseline;
 mod remax;
@@ -85,6 +86,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &turn_credit::TurnCredit,
     &turn_return::TurnReturn,
     &per_role::PerRole,
+    &rae::Rae,
     &step_reward::StepReward,
     &logged::Logged,
 ];

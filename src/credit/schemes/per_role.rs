@@ -66,16 +66,6 @@ fn estimator_map(text: &str) -> Result<Vec<(String, Estimator)>, String> {
     Ok(map)
 }
 
-/// A trajectory's role: its first step's role, `default` without one.
-fn role_of(run: &Run, t: TrajectoryId) -> &str {
-    run.trajectories
-        .path(t)
-        .iter()
-        .map(|n| run.label(run.nodes.role[n.index()]))
-        .find(|r| !r.is_empty())
-        .unwrap_or("default")
-}
-
 /// Mean and population std (numpy's `np.mean`, `np.std`).
 fn moments(values: &[f64]) -> (f64, f64) {
     crate::credit::data::moments::mean_std(values, false)
@@ -157,7 +147,7 @@ impl Typed for PerRole {
                 if !tr.reward[t.index()].is_finite() {
                     continue;
                 }
-                let role = role_of(run, t);
+                let role = crate::credit::engine::inputs::trajectory_role(run, t);
                 match by_role.iter_mut().find(|(r, _)| *r == role) {
                     Some((_, members)) => members.push(t),
                     None => by_role.push((role, vec![t])),

@@ -9,7 +9,10 @@ prime-rl's classes are run as it wrote them, taken from its files by name (their
 verifiers and the orchestrator, which these methods do not use), with stand-ins for
 `iter_trainable_traces` (every trace trainable) and `assign_advantages` (records the trace's value),
 one `score_group` call per prompt (a prompt's samples are its group's episodes, one trace each):
-- `maxrl`: src/prime_rl/orchestrator/algo/max_rl.py `MaxRLAlgorithm`.
+- `maxrl`: src/prime_rl/orchestrator/algo/max_rl.py `MaxRLAlgorithm`;
+- `rae`: src/prime_rl/orchestrator/algo/rae.py `RAEAlgorithm`, one instance over a case's groups
+  in order (its baselines are the run's history), each trace's agent named by the sample's role,
+  at `decay` 0.95 (RAEAlgoConfig's default) and 0.5.
 
 The samples are those of tests/golden/trainers_2026 (groups of 1 to 16, mixed sizes, negative
 rewards, interleaved prompts, all-equal groups), with two more cases where the mean is at most 0.
@@ -20,6 +23,7 @@ commit above.
 
 import asyncio
 import sys
+from collections import defaultdict
 import types
 from pathlib import Path
 
@@ -36,6 +40,22 @@ CASES = dict(TRAINER_CASES)
 CASES["mean_zero_or_below"] = [("a", r) for r in (1.0, -1.0, 0.5, -0.5)] + [("b", r) for r in (-0.2, -0.1)] \
     + [("c", r) for r in (0.0, 0.0, 0.0)] + [("d", r) for r in (0.1, 0.0, 0.0, 0.0)]
 
+# Samples (prompt, role, reward) of multi-agent groups, for `rae`: a zero-sum two-player game (the
+# roles' rewards opposite), a proposer and its solvers, and roles that appear late.
+ROLE_CASES = {
+    "zero_sum_pairs": [(f"g{g}", role, r if role == "player_0" else -r)
+                       for g, outcomes in enumerate([(1, -1), (1, 1), (-1, 1), (1, -1), (1, 1), (-1, -1)])
+                       for r in outcomes for role in ("player_0", "player_1")],
+    "proposer_solvers": [(f"g{g}", role, r) for g, rows in enumerate([
+        [("proposer", 0.5), ("solver", 1.0), ("solver", 0.0), ("solver", 1.0)],
+        [("proposer", 0.25), ("solver", 0.0), ("solver", 0.0), ("solver", 1.0)],
+        [("proposer", 1.0), ("solver", 1.0), ("solver", 1.0), ("solver", 1.0)],
+        [("proposer", 0.0), ("solver", 0.3), ("solver", 0.7)],
+    ]) for role, r in rows],
+    "late_role": [("a", "x", 1.0), ("a", "x", 0.0), ("b", "x", 1.0), ("b", "y", 0.5), ("c", "y", -0.5), ("c", "x", 0.25)]
+    + [("d", "y", r / 16) for r in range(16)],
+}
+
 
 def per_prompt(cls, assigned, samples, setup=lambda algo: None):
     """Each sample's advantage, one `score_group` call per prompt in the order prompts first appear."""
@@ -50,14 +70,38 @@ def per_prompt(cls, assigned, samples, setup=lambda algo: None):
     return [assigned[i] for i in range(len(samples))]
 
 
+def rae_history(cls, assigned, samples, decay):
+    """Each sample's `rae` advantage: one instance scores the case's groups in order."""
+    algo = cls.__new__(cls)
+    algo.decay = decay
+    algo.baselines = defaultdict(float)
+    assigned.clear()
+    for prompt in dict.fromkeys(p for p, _, _ in samples):
+        rows = [i for i, (p, _, _) in enumerate(samples) if p == prompt]
+        episodes = [types.SimpleNamespace(id=i, traces=[types.SimpleNamespace(
+            id=i, reward=samples[i][2], agent=types.SimpleNamespace(name=samples[i][1]))]) for i in rows]
+        asyncio.run(algo.score_group(episodes))
+    return [assigned[i] for i in range(len(samples))]
+
+
 def main(repo):
     maxrl = prime_rl_algorithm(repo, "src/prime_rl/orchestrator/algo/max_rl.py", "MaxRLAlgorithm", {"torch": torch})
+    rae = prime_rl_algorithm(repo, "src/prime_rl/orchestrator/algo/rae.py", "RAEAlgorithm",
+                             {"torch": torch, "defaultdict": defaultdict, "RAEAlgoConfig": object})
     cases = []
     for name, samples in CASES.items():
+        with_role = [(p, "default", r) for p, r in samples]
         cases.append({
             "name": name,
-            "samples": [[p, r] for p, r in samples],
-            "advantages": {"maxrl": per_prompt(*maxrl, samples)},
+            "samples": [[p, "default", r] for p, r in samples],
+            "advantages": {"maxrl": per_prompt(*maxrl, samples), "rae": rae_history(*rae, with_role, 0.95),
+                           "rae_decay_0.5": rae_history(*rae, with_role, 0.5)},
+        })
+    for name, samples in ROLE_CASES.items():
+        cases.append({
+            "name": name,
+            "samples": [[p, role, r] for p, role, r in samples],
+            "advantages": {"rae": rae_history(*rae, samples, 0.95), "rae_decay_0.5": rae_history(*rae, samples, 0.5)},
         })
     dump({
         "source": {"prime_rl": {"commit": COMMIT}},
