@@ -71,6 +71,11 @@ fn verifiers_episodes_are_trees_of_branches_grouped_by_episode_group_with_their_
     assert!((reward[0] - 1.1).abs() < 1e-6 && (reward[2] - 0.1).abs() < 1e-6, "{reward:?}");
     assert!(run.trajectories.components.contains_key("format"));
     assert!(run.trajectories.components.contains_key("num_tool_calls"));
+    // Each trace's agent is its steps' role: the episodes' solver traces, and g1's judge.
+    let roles: Vec<&str> =
+        run.trajectories.ids().map(|t| run.label(run.nodes.role[run.trajectories.path(t)[0].index()])).collect();
+    assert_eq!(roles.iter().filter(|r| **r == "solver").count(), 4, "{roles:?}");
+    assert_eq!(roles.iter().filter(|r| **r == "judge").count(), 1, "{roles:?}");
     // A call that stopped at the length limit finishes `length`.
     assert!(run.trajectories.finish.iter().any(|&f| run.label(f) == "length"));
     // Tokens concatenate along each branch; advantages and reference logprobs were spread onto

@@ -14,7 +14,9 @@
 //! compactly over the sampled tokens and are spread onto them (0 elsewhere, as `Branch.spread`
 //! does). The trace's `rewards` (`score × weight`, summed) are the outcome, each reward's score
 //! and each metric an outcome component. The group is the episode's `group.id` (eval episodes
-//! apart from training ones); the training step is `run.work.step`.
+//! apart from training ones); the training step is `run.work.step`. The trace's agent
+//! (`agent.name`: a solver, its judge, a proposer, two players) is the role of its steps, which
+//! the per-role schemes (`rae`, `per_role`) key by.
 //!
 //! A trace's `info.turn_rewards` (the per-turn state scores prime-rl's `turn_credit` reads) become
 //! its turns' `turn_reward` step scores.
@@ -102,6 +104,17 @@ struct Trace {
     /// `turn_credit` reads it.
     #[serde(default)]
     info: Option<Value>,
+    /// The agent that ran the trace (`agent.name`, `agent.trainable`): a multi-agent episode's
+    /// roles (a proposer, its solvers, two players), the role of the trace's steps.
+    #[serde(default)]
+    agent: Option<Agent>,
+}
+
+/// A trace's agent, as far as it is read.
+#[derive(serde::Deserialize)]
+struct Agent {
+    #[serde(default)]
+    name: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -712,6 +725,7 @@ fn add_trace(
                 (tokens.is_some() && offsets[turn.last + 1] > 0).then(|| [offsets[turn.first], offsets[turn.last + 1]]);
             let texts = turn_step(nodes, &path[turn.first..=turn.last]);
             let mut step = texts.step(span);
+            step.role = trace.agent.as_ref().and_then(|a| a.name.as_deref()).filter(|n| !n.is_empty());
             if let Some(score) = turn_scores[first] {
                 step.scores.push(("turn_reward", score));
             }
