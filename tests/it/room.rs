@@ -934,16 +934,24 @@ fn a_group_whose_key_holds_its_prompt_is_titled_without_it() {
     }
 }
 
-/// prime-rl's 2026 schemes each in Compare against GRPO at 1280×720, desk and meeting, on the
-/// sample with agent roles (which `rae` keys its baselines by): plots whole, texts inside, the
-/// selected step marked, as every view is checked above.
+/// prime-rl's 2026 schemes each in Compare against GRPO at 1280×720, desk and meeting, on a sample
+/// with what it needs (agent roles, which `rae` keys its baselines by; token log-probs and
+/// reference ones for `opd`): plots whole, texts inside, the selected step marked, as every view
+/// is checked above; and RLOO on the same token run, as any token-level scheme is drawn there (the
+/// strip names how many tokens a step's credit is the mean of, and leaves their values to the
+/// inspector).
 #[test]
 fn the_2026_prime_rl_schemes_fit_a_room_in_compare_against_grpo() {
     let mut results = SnapshotResults::new();
     let mut failures = Vec::new();
-    for scheme in ["maxrl", "rae"] {
+    for (scheme, run) in [
+        ("maxrl", "alfworld_roles.jsonl"),
+        ("rae", "alfworld_roles.jsonl"),
+        ("opd", "verl_token_batch.jsonl"),
+        ("rloo", "verl_token_batch.jsonl"),
+    ] {
         let open = || {
-            let mut app = app_with("alfworld_roles.jsonl", &sample("alfworld_roles.jsonl"));
+            let mut app = app_with(run, &sample(run));
             app.state.scheme_a = vantage::app::state::SchemeChoice::new("grpo");
             app.state.scheme_b = vantage::app::state::SchemeChoice::new(scheme);
             app

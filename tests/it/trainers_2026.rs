@@ -476,6 +476,60 @@ fn prime_rls_own_algorithms_are_reproduced_to_the_bit() {
     assert_eq!(compared.len(), 3, "{compared:?}");
 }
 
+/// prime-rl's on-policy distillation (`opd`): each token's weight under the trainer's own
+/// `ref_kl_loss_fn` (minus its gradient with respect to the trainer's log-probs, on-policy; made
+/// with torch in `tests/golden/prime_algos`) is the token credit, to the bit, masked tokens 0; a
+/// step's credit is the mean over its policy tokens.
+#[test]
+fn prime_rls_on_policy_distillation_weights_are_the_token_credit() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prime_algos/cases.json");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let rows = golden["opd"].as_array().unwrap();
+    assert!(rows.len() >= 5);
+    let floats = |v: &serde_json::Value| -> Vec<f32> {
+        v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+    };
+    let mut log = String::from("{\"vantage\": 1}\n");
+    for (i, row) in rows.iter().enumerate() {
+        let n = row["logprob"].as_array().unwrap().len();
+        let mask: Vec<u8> = row["mask"].as_array().unwrap().iter().map(|m| u8::from(m.as_bool().unwrap())).collect();
+        log.push_str(&format!(
+            r#"{{"type": "trajectory", "id": "r{i}", "group": "g", "outcome": {{"reward": 1}}, "steps": [{{"action": "a", "token_span": [0, {n}]}}], "tokens": {{"mask": {mask:?}, "logprob": {}, "ref_logprob": {}}}}}"#,
+            row["logprob"], row["teacher"]
+        ));
+        log.push('\n');
+    }
+    let run = load_bytes("opd.jsonl", log.as_bytes(), &mut LoadReport::new("opd")).unwrap();
+    let scheme = vantage::credit::scheme("opd").unwrap();
+    let credit = vantage::credit::compute(scheme, &run, Some("prime_rl"), &Vec::new()).unwrap();
+    let token = credit.token.as_ref().expect("token credit");
+    let mut compared = 0;
+    for (i, row) in rows.iter().enumerate() {
+        let t = run.trajectory_by_key(&format!("r{i}")).unwrap();
+        let span =
+            run.trajectories.token_offsets[t.index()] as usize..run.trajectories.token_offsets[t.index() + 1] as usize;
+        let (want, mask) = (floats(&row["weights"]), row["mask"].as_array().unwrap());
+        assert_eq!(span.len(), want.len(), "r{i}");
+        for ((got, want), m) in token[span].iter().zip(&want).zip(mask) {
+            assert!(got.to_bits() == want.to_bits() || (*got == 0.0 && *want == 0.0), "r{i}: {got} vs {want}");
+            if !m.as_bool().unwrap() {
+                assert_eq!(*got, 0.0, "r{i}: a masked token has no weight");
+            }
+            compared += 1;
+        }
+        // The step's credit: the mean of its policy tokens' weights.
+        let kept: Vec<f64> =
+            want.iter().zip(mask).filter(|(_, m)| m.as_bool().unwrap()).map(|(w, _)| f64::from(*w)).collect();
+        let mean = kept.iter().sum::<f64>() / kept.len() as f64;
+        let step = credit.step[run.trajectories.path_range(t).start];
+        assert!((f64::from(step) - mean).abs() < 1e-5, "r{i}: step {step} vs {mean}");
+    }
+    assert_eq!(compared, 64);
+    // Without a teacher's log-probs it says what it needs.
+    let plain = load_bytes("p.jsonl", b"{\"vantage\": 1}\n{\"type\": \"trajectory\", \"id\": \"t\", \"group\": \"g\", \"outcome\": {\"reward\": 1}, \"steps\": [{\"action\": \"a\"}]}\n", &mut LoadReport::new("p")).unwrap();
+    assert!(matches!(scheme.supports(&plain), vantage::credit::Support::No(why) if why.contains("ref_logprob")));
+}
+
 /// slime normalizes each rollout (training step) by its own rule: a step that holds
 /// `n_samples_per_prompt × rollout_batch_size` rows by prompt-sized runs of rows, a step that
 /// dynamic sampling left short as one group, whatever the other steps hold.

@@ -20,6 +20,7 @@ mod logged;
 pub mod loss_agg;
 mod maxrl;
 mod null_reward;
+mod opd;
 mod opo;
 mod optimal_token_baseline;
 mod per_role;
@@ -57,6 +58,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &reinforce_plus_plus_baseline::ReinforcePlusPlusBaseline,
     &remax::Remax,
     &opo::Opo,
+    &opd::Opd,
     &gpg::Gpg,
     &maxrl::MaxRl,
     &optimal_token_baseline::OptimalTokenBaseline,

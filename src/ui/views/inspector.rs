@@ -76,7 +76,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     shared_note_ui(ui, open, g, p);
     for (slot, name) in [(0, "A"), (1, "B")] {
         let key = open.credit[slot].shown_name().to_owned();
-        let extra = step_terms(ui, open, ctx.state.scheme(slot), slot, t, p);
+        let extra = step_terms(ui, open, ctx.state.scheme(slot), (slot, t, p), true);
         slot_line_ui(ui, &open.credit[slot], &format!("{name}: {key}"), t.index(), p, &extra);
         super::scheme_panel::last_good_note_ui(ui, &open.credit[slot]);
     }
@@ -258,7 +258,9 @@ pub fn strip_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         columns[1].with_layout(ragged, |ui| {
             for (slot, name) in [(0, "A"), (1, "B")] {
                 let key = open.credit[slot].shown_name().to_owned();
-                let extra = step_terms(ui, open, ctx.state.scheme(slot), slot, t, p);
+                // A token-level scheme's token values stay in the inspector: two dozen of them would
+                // push the view above off a room's screen.
+                let extra = step_terms(ui, open, ctx.state.scheme(slot), (slot, t, p), false);
                 slot_line_ui(ui, &open.credit[slot], &format!("{name}: {key}"), t.index(), p, &extra);
                 super::scheme_panel::last_good_note_ui(ui, &open.credit[slot]);
             }
@@ -286,14 +288,15 @@ fn shared_note_ui(ui: &mut egui::Ui, open: &crate::app::OpenRun, g: crate::model
 }
 
 /// The terms of slot `slot`'s credit at path step `p` of trajectory `t` that its row does not hold
-/// ([`crate::credit::Scheme::step_terms`]), when the credit shown is `choice`'s own.
+/// ([`crate::credit::Scheme::step_terms`]), when the credit shown is `choice`'s own; under a
+/// token-level scheme, how many policy tokens its mean is over, and their values with
+/// `token_values`.
 fn step_terms(
     ui: &egui::Ui,
     open: &crate::app::OpenRun,
     choice: &crate::app::state::SchemeChoice,
-    slot: usize,
-    t: crate::model::TrajectoryId,
-    p: usize,
+    (slot, t, p): (usize, crate::model::TrajectoryId, usize),
+    token_values: bool,
 ) -> Vec<(String, Option<f64>)> {
     let index = slot;
     let slot = &open.credit[slot];
@@ -329,7 +332,10 @@ fn step_terms(
             }
         }
     }
-    terms.extend(token_terms(&open.run, credit, t, p));
+    let tokens = token_terms(&open.run, credit, t, p);
+    // The first is the note of how many tokens the mean is over; the values follow.
+    let keep = if token_values { tokens.len() } else { tokens.len().min(1) };
+    terms.extend(tokens.into_iter().take(keep));
     terms
 }
 

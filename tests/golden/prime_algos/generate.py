@@ -12,7 +12,11 @@ one `score_group` call per prompt (a prompt's samples are its group's episodes, 
 - `maxrl`: src/prime_rl/orchestrator/algo/max_rl.py `MaxRLAlgorithm`;
 - `rae`: src/prime_rl/orchestrator/algo/rae.py `RAEAlgorithm`, one instance over a case's groups
   in order (its baselines are the run's history), each trace's agent named by the sample's role,
-  at `decay` 0.95 (RAEAlgoConfig's default) and 0.5.
+  at `decay` 0.95 (RAEAlgoConfig's default) and 0.5;
+- `opd`: src/prime_rl/trainer/rl/loss.py `ref_kl_loss_fn` (with `LossInputs`, `LossOutputs`,
+  `compute_importance_ratio_and_mismatch_kl`, `_safe_mean`), the loss OPDAlgorithm's samples train
+  with: each token's weight is minus the loss's gradient with respect to the trainer's log-probs,
+  on-policy (trainer = inference log-probs), the teacher's log-probs as `ref_logprobs`.
 
 The samples are those of tests/golden/trainers_2026 (groups of 1 to 16, mixed sizes, negative
 rewards, interleaved prompts, all-equal groups), with two more cases where the mean is at most 0.
@@ -21,6 +25,7 @@ Made on 2026-12-07 with Python 3.11, torch 2.15.0 (the PyPI wheel, on the CPU) a
 commit above.
 """
 
+import ast
 import asyncio
 import sys
 from collections import defaultdict
@@ -30,7 +35,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from reference import dump, prime_rl_algorithm  # noqa: E402  (tests/golden/reference.py)
+from reference import definitions, dump, prime_rl_algorithm, run  # noqa: E402  (tests/golden/reference.py)
 from trainers_2026.generate import CASES as TRAINER_CASES  # noqa: E402
 
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
@@ -70,6 +75,38 @@ def per_prompt(cls, assigned, samples, setup=lambda algo: None):
     return [assigned[i] for i in range(len(samples))]
 
 
+# Rows of tokens for `opd`: (policy log-probs, teacher log-probs, mask), float32 values.
+def opd_rows():
+    gen = torch.Generator().manual_seed(20261207)
+    rows = []
+    for n in (1, 2, 5, 16, 40):
+        logprob = -torch.rand(n, generator=gen) * 3
+        teacher = -torch.rand(n, generator=gen) * 3
+        mask = torch.rand(n, generator=gen) > 0.2
+        mask[0] = True
+        rows.append((logprob.tolist(), teacher.tolist(), mask.tolist()))
+    return rows
+
+
+def opd_weights(repo, rows):
+    """Each token's weight under ref_kl_loss_fn: minus the gradient of the loss with respect to the
+    trainer's log-probs, on-policy."""
+    from dataclasses import dataclass, field
+    ns = {"torch": torch, "Tensor": torch.Tensor, "dataclass": dataclass, "field": field}
+    names = ["LossInputs", "LossOutputs", "_safe_mean", "compute_importance_ratio_and_mismatch_kl", "ref_kl_loss_fn"]
+    prefix = [ast.parse("from __future__ import annotations").body[0]]
+    run(definitions(f"{repo}/src/prime_rl/trainer/rl/loss.py", names), ns, repo, prefix)
+    out = []
+    for logprob, teacher, mask in rows:
+        trainer = torch.tensor(logprob, dtype=torch.float32, requires_grad=True)
+        inputs = ns["LossInputs"](trainer_logprobs=trainer, inference_logprobs=torch.tensor(logprob, dtype=torch.float32),
+                                  ref_logprobs=torch.tensor(teacher, dtype=torch.float32),
+                                  advantages=torch.zeros(len(logprob)), loss_mask=torch.tensor(mask))
+        ns["ref_kl_loss_fn"](inputs).loss.backward()
+        out.append((-trainer.grad).tolist())
+    return out
+
+
 def rae_history(cls, assigned, samples, decay):
     """Each sample's `rae` advantage: one instance scores the case's groups in order."""
     algo = cls.__new__(cls)
@@ -103,8 +140,12 @@ def main(repo):
             "samples": [[p, role, r] for p, role, r in samples],
             "advantages": {"rae": rae_history(*rae, samples, 0.95), "rae_decay_0.5": rae_history(*rae, samples, 0.5)},
         })
+    rows = opd_rows()
+    opd = [{"logprob": lp, "teacher": t, "mask": m, "weights": w}
+           for (lp, t, m), w in zip(rows, opd_weights(repo, rows))]
     dump({
         "source": {"prime_rl": {"commit": COMMIT}},
+        "opd": opd,
         "runtime": {"python": sys.version.split()[0], "torch": torch.__version__},
         "cases": cases,
     })
