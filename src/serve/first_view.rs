@@ -48,9 +48,25 @@ impl PieceSource for DiskPieces {
     }
 }
 
+/// The most a pack holds: a first view larger than this (a training step of hundreds of MB of
+/// numbers) is read by the page in ranges, as from any host, and the server holds no copy of it.
+pub const PACK_LIMIT: u64 = 32 << 20;
+
+/// Why there is no pack.
+#[derive(Debug)]
+pub enum NoPack {
+    /// The first view reads more than [`PACK_LIMIT`] bytes.
+    TooLarge,
+    /// It could not be read.
+    Failed(String),
+}
+
 /// The pack of the first view of the dataset at `dir` (canonical), shown as `name`.
-pub fn pack(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
-    let recorder = Recorder::new(DiskPieces { root: dir.to_path_buf() });
-    crate::load::pace::block_on(remote::read_first(&recorder, name)).map_err(|e| e.to_string())?;
-    Ok(recorder.pack())
+pub fn pack(dir: &Path, name: &str) -> Result<Vec<u8>, NoPack> {
+    let recorder = Recorder::new(DiskPieces { root: dir.to_path_buf() }, PACK_LIMIT);
+    match crate::load::pace::block_on(remote::read_first(&recorder, name)) {
+        Ok(()) => Ok(recorder.pack()),
+        Err(_) if recorder.over_limit() => Err(NoPack::TooLarge),
+        Err(e) => Err(NoPack::Failed(e.to_string())),
+    }
 }

@@ -331,7 +331,14 @@ fn first_view(shared: &Shared, segments: &[String]) -> Response {
             body: Body::Bytes(pack),
         }
         .with("Cache-Control", "no-store"),
-        Err(why) => Response::text(500, &why),
+        Err(first_view::NoPack::TooLarge) => Response::text(
+            413,
+            &format!(
+                "its first view reads more than {} bytes, more than one answer holds: read it by range",
+                first_view::PACK_LIMIT
+            ),
+        ),
+        Err(first_view::NoPack::Failed(why)) => Response::text(500, &why),
     }
 }
 

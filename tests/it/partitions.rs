@@ -575,7 +575,7 @@ fn a_pack_holds_every_piece_the_first_view_reads_and_the_rest_is_fetched() {
     let (mdir, math) = math_dataset("pack-math");
     let pieces = || DirPieces { root: math.clone(), ranges: true, served: std::cell::RefCell::new(Vec::new()) };
     // What the server sends: the pieces the first view reads, recorded.
-    let recorder = Recorder::new(pieces());
+    let recorder = Recorder::new(pieces(), u64::MAX);
     block_on(remote::read_first(&recorder, "math")).unwrap();
     let pack = recorder.pack();
     // The page opens through it: the first run needs no request at all.
@@ -598,6 +598,10 @@ fn a_pack_holds_every_piece_the_first_view_reads_and_the_rest_is_fetched() {
     let pack_pieces = std::str::from_utf8(&pack[..memchr_newline(&pack)]).unwrap().matches("\"path\"").count();
     let total = plain.served.borrow().len() + 1;
     assert!(pack_pieces < total, "{pack_pieces} of {total}");
+    // A first view larger than the recorder's limit is no pack: the read fails, and says why.
+    let small = Recorder::new(pieces(), 1000);
+    assert!(block_on(remote::read_first(&small, "math")).is_err());
+    assert!(small.over_limit());
     // Not a pack, a pack cut short, a newer pack: said, not read.
     for (bad, says) in [
         (b"hello".to_vec(), "no header line"),

@@ -492,6 +492,36 @@ kill %1
     );
 }
 
+/// A served dataset whose manifest names files outside its directory: its first view's pack
+/// reads none of them (the same rule as its files by URL).
+#[test]
+fn a_first_view_never_reads_outside_its_dataset() {
+    let (base, served) = tree("serve-first-outside");
+    let dataset = served.join("ds");
+    let converted = Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["convert", served.join("tree.jsonl").to_str().unwrap(), dataset.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(converted.status.success(), "{}", String::from_utf8_lossy(&converted.stderr));
+    let manifest_path = dataset.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    let last = manifest["partitions"].as_array_mut().unwrap().last_mut().unwrap();
+    let dir = last["dir"].as_str().unwrap().to_owned();
+    last["dir"] = serde_json::Value::from("../../secret");
+    std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    // The files it names are there, outside the dataset, holding a secret.
+    for entry in std::fs::read_dir(dataset.join(&dir)).unwrap() {
+        let name = entry.unwrap().file_name();
+        std::fs::write(base.join("secret").join(name), b"TOPSECRET").unwrap();
+    }
+    let server = serve(&[served.to_str().unwrap(), "--cache", base.join("cache").to_str().unwrap()]);
+    let answer = get(server.port, "/api/first/served/ds", "");
+    assert!(answer.status >= 400, "{}", answer.head);
+    assert!(!String::from_utf8_lossy(&answer.body).contains("TOPSECRET"), "{}", String::from_utf8_lossy(&answer.body));
+    // The server goes on answering.
+    assert_eq!(get(server.port, "/api/runs", "").status, 200);
+}
+
 #[test]
 fn a_runs_labels_are_served_read_only_and_are_no_run() {
     let (base, served) = tree("serve-labels");

@@ -31,16 +31,43 @@ struct Entry {
     file_len: u64,
 }
 
-/// A source whose every piece read is kept, to be sent as a pack.
+/// A source whose every piece read is kept, to be sent as a pack: at most `limit` bytes of them
+/// (a read past it fails, and [`Recorder::over_limit`] says why).
 pub struct Recorder<S> {
     inner: S,
     read: RefCell<Vec<(String, Piece)>>,
+    limit: u64,
+    held: std::cell::Cell<u64>,
+    over: std::cell::Cell<bool>,
 }
 
 impl<S: PieceSource> Recorder<S> {
-    /// Records what is read from `inner`.
-    pub const fn new(inner: S) -> Self {
-        Self { inner, read: RefCell::new(Vec::new()) }
+    /// Records what is read from `inner`, up to `limit` bytes.
+    pub const fn new(inner: S, limit: u64) -> Self {
+        Self {
+            inner,
+            read: RefCell::new(Vec::new()),
+            limit,
+            held: std::cell::Cell::new(0),
+            over: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Whether a read would have taken the pieces past the limit (what was read is not a pack).
+    pub fn over_limit(&self) -> bool {
+        self.over.get()
+    }
+
+    /// Keeps `piece` of `path`, or fails past the limit.
+    fn keep(&self, path: &str, piece: Piece) -> Result<(), PieceError> {
+        let held = self.held.get() + piece.bytes.len() as u64;
+        if held > self.limit {
+            self.over.set(true);
+            return Err(PieceError::Failed(format!("more than {} bytes to read", self.limit)));
+        }
+        self.held.set(held);
+        self.read.borrow_mut().push((path.to_owned(), piece));
+        Ok(())
     }
 
     /// The pieces read, as a pack.
@@ -67,15 +94,13 @@ impl<S: PieceSource> Recorder<S> {
 impl<S: PieceSource> PieceSource for Recorder<S> {
     async fn whole(&self, path: &str) -> Result<Vec<u8>, PieceError> {
         let bytes = self.inner.whole(path).await?;
-        let piece = Piece { offset: 0, file_len: bytes.len() as u64, bytes: bytes.clone() };
-        self.read.borrow_mut().push((path.to_owned(), piece));
+        self.keep(path, Piece { offset: 0, file_len: bytes.len() as u64, bytes: bytes.clone() })?;
         Ok(bytes)
     }
 
     async fn piece(&self, path: &str, want: Want) -> Result<Piece, PieceError> {
         let piece = self.inner.piece(path, want).await?;
-        let kept = Piece { offset: piece.offset, bytes: piece.bytes.clone(), file_len: piece.file_len };
-        self.read.borrow_mut().push((path.to_owned(), kept));
+        self.keep(path, Piece { offset: piece.offset, bytes: piece.bytes.clone(), file_len: piece.file_len })?;
         Ok(piece)
     }
 
