@@ -126,9 +126,14 @@ async function waitTitle(page, name, test, timeout = 120000) {
     console.log(`serve_deep_link: ${labels} request(s) for the run's labels`);
     if (labels === 0) fail("serve_deep_link: the page did not read the run's labels");
     // Its first view came in one answer, asked for by the page's script while the wasm loaded.
-    const packs = requests.filter((r) => /"GET \/api\/first\/web-serve\/tree_rollouts\.jsonl" 200/.test(r)).length;
+    const asked = () => requests.filter((r) => /"GET \/api\/first\/web-serve\/tree_rollouts\.jsonl" 200/.test(r)).length;
+    // The server logs a request once answered; its line may reach this process a moment later.
+    for (let i = 0; i < 50 && asked() === 0; i++) await page.waitForTimeout(100);
+    const packs = asked();
     console.log(`serve_deep_link: ${packs} request(s) for the run's first view in one answer`);
-    if (packs !== 1) fail(`serve_deep_link: the page asked ${packs} times for the run's first view (once is right)`);
+    if (packs !== 1) {
+      fail(`serve_deep_link: the page asked ${packs} times for the run's first view (once is right): ${requests.filter((r) => r.includes("/api/first")).join(" | ")}`);
+    }
   }
   await page.close();
 }
