@@ -530,6 +530,49 @@ fn prime_rls_on_policy_distillation_weights_are_the_token_credit() {
     assert!(matches!(scheme.supports(&plain), vantage::credit::Support::No(why) if why.contains("ref_logprob")));
 }
 
+/// ms-swift's high-entropy token training (`entropy_mask`): the mask its own statements give on
+/// the token sample's entropies (`tests/golden/ms_swift`, run with torch) at ρ = 0.2, 0.5 and 1,
+/// to the token, with the same threshold to the bit; a kept token has the base scheme's credit
+/// (GRPO's), a masked one 0.
+#[test]
+fn ms_swifts_entropy_mask_keeps_the_tokens_its_own_code_keeps() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/ms_swift/entropy_mask.json");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/verl_token_batch.jsonl");
+    let run = load_bytes("verl_token_batch.jsonl", &std::fs::read(log).unwrap(), &mut LoadReport::new("t")).unwrap();
+    assert_eq!(golden["tokens"].as_u64().unwrap() as usize, run.tokens.len);
+    let scheme = vantage::credit::scheme("entropy_mask").unwrap();
+    let grpo = vantage::credit::compute(
+        vantage::credit::scheme("grpo").unwrap(),
+        &run,
+        None,
+        &vec![("level".to_owned(), "token".to_owned())],
+    )
+    .unwrap();
+    let grpo = grpo.token.clone().unwrap();
+    for case in golden["cases"].as_array().unwrap() {
+        let quantile = case["quantile"].as_f64().unwrap();
+        let sets = vec![("quantile".to_owned(), quantile.to_string())];
+        let credit = vantage::credit::compute(scheme, &run, None, &sets).unwrap();
+        let token = credit.token.as_ref().unwrap();
+        let mask: Vec<bool> = case["mask"].as_array().unwrap().iter().map(|m| m.as_bool().unwrap()).collect();
+        let mut kept = 0;
+        for (i, &keep) in mask.iter().enumerate() {
+            let want = if keep { grpo[i] } else { 0.0 };
+            assert_eq!(token[i].to_bits(), want.to_bits(), "ρ = {quantile}, token {i}: {} vs {want}", token[i]);
+            kept += usize::from(keep && run.tokens.mask.as_ref().is_none_or(|m| m[i]));
+        }
+        if let Some(threshold) = case["threshold"].as_f64() {
+            let shown = credit.terms.for_step(0, 0).into_iter().find(|(k, _)| *k == "entropy threshold").unwrap().1;
+            assert_eq!((shown as f32).to_bits(), (threshold as f32).to_bits(), "ρ = {quantile}");
+        }
+        assert!(kept > 0, "ρ = {quantile}: no token kept");
+    }
+    // Without token entropies it says what it needs.
+    let plain = load_bytes("p.jsonl", b"{\"vantage\": 1}\n{\"type\": \"trajectory\", \"id\": \"t\", \"group\": \"g\", \"outcome\": {\"reward\": 1}, \"steps\": [{\"action\": \"a\"}]}\n", &mut LoadReport::new("p")).unwrap();
+    assert!(matches!(scheme.supports(&plain), vantage::credit::Support::No(why) if why.contains("entropy")));
+}
+
 /// slime normalizes each rollout (training step) by its own rule: a step that holds
 /// `n_samples_per_prompt × rollout_batch_size` rows by prompt-sized runs of rows, a step that
 /// dynamic sampling left short as one group, whatever the other steps hold.

@@ -5,6 +5,7 @@
 use super::Scheme;
 
 mod discounted_return;
+mod entropy_mask;
 mod first_error;
 mod gae;
 mod gigpo;
@@ -66,6 +67,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &gae::Gae,
     &discounted_return::DiscountedReturn,
     &loss_agg::LossAggWeight,
+    &entropy_mask::EntropyMask,
     &prm_process::PrmProcess,
     &triage::Triage,
     &first_error::FirstError,
