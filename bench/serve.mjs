@@ -44,6 +44,17 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const browser = await launchChromium();
 
+// The log's entry in the run list of the server at `at`, once `ready` says so of it (asked every
+// `everyMs`).
+async function listedWhen(at, ready, everyMs) {
+  for (;;) {
+    const list = await (await fetch(at + "/api/runs")).json();
+    const entry = list.runs.find((r) => r.id.endsWith(path.basename(log)));
+    if (entry && ready(entry)) return entry;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 // 0. The first view while the log is converted: a fresh server (no converted copy), the page
 // opened as soon as the run list gives the run a URL (its first pieces converted), timed from the
 // server's start; RUNS times.
@@ -53,21 +64,9 @@ for (let i = 0; i < runs && !process.env.WAYS; i++) {
   fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
   const started = Date.now();
   const { server: fresh, base: freshBase } = await startServe(spawn, bin, [path.dirname(log), "--convert-beside", "--port", "0"]);
-  let listed;
-  for (;;) {
-    const list = await (await fetch(freshBase + "/api/runs")).json();
-    listed = list.runs.find((r) => r.id.endsWith(path.basename(log)));
-    if (listed && listed.url) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const listed = await listedWhen(freshBase, (r) => r.url, 50);
   const opened = await firstView(`${freshBase}/#run=${listed.url}`, started);
-  let done;
-  for (;;) {
-    const list = await (await fetch(freshBase + "/api/runs")).json();
-    done = list.runs.find((r) => r.id.endsWith(path.basename(log)));
-    if (done.status !== "converting") break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await listedWhen(freshBase, (r) => r.status !== "converting", 100);
   const conversionDone = (Date.now() - started) / 1000;
   fresh.kill();
   whileConverting.push([opened, conversionDone]);
@@ -78,13 +77,7 @@ for (let i = 0; i < runs && !process.env.WAYS; i++) {
 fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
 const startedServe = Date.now();
 const { server, base } = await startServe(spawn, bin, [path.dirname(log), "--convert-beside", "--port", "0"]);
-let entry;
-for (;;) {
-  const list = await (await fetch(base + "/api/runs")).json();
-  entry = list.runs.find((r) => r.id.endsWith(path.basename(log)));
-  if (entry && entry.status !== "converting") break;
-  await new Promise((r) => setTimeout(r, 250));
-}
+const entry = await listedWhen(base, (r) => r.status !== "converting", 250);
 const conversion = (Date.now() - startedServe) / 1000;
 console.log(`vantage serve: ${entry.id} ${entry.status} after ${conversion.toFixed(1)} s (its one conversion to v2, at start)`);
 

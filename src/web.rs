@@ -53,10 +53,7 @@ fn app_from_page(cc: &eframe::CreationContext<'_>) -> crate::app::VantageApp {
     let link = crate::app::deeplink::DeepLink::parse(&hash);
     let url = query.run_url.clone().or_else(|| link.run_url.clone());
     // A page sent by `vantage serve` opens on its run list, not on the bundled sample.
-    let served = location
-        .as_ref()
-        .and_then(|_| web_sys::window()?.document()?.query_selector("meta[name=vantage-serve]").ok()?)
-        .is_some();
+    let served = crate::source::web_dataset::served_page();
     let mut app = if let Some(url) = url {
         let mut app = crate::app::VantageApp::restored(cc);
         // `?url=…&follow=1`: follow the log once it is in (as the Follow toggle does).

@@ -300,11 +300,7 @@ impl LoadQueue {
 /// log carries. Anything else, or a server that answers none, leaves the run as it is.
 #[cfg(target_arch = "wasm32")]
 async fn served_labels(url: &str, outcome: &mut LoadOutcome, progress: &Progress) {
-    let id = url
-        .trim_start_matches('/')
-        .strip_prefix("runs/")
-        .map(|id| id.trim_end_matches("manifest.json").trim_end_matches('/'));
-    let (Some(id), Ok(run)) = (id.filter(|id| !id.is_empty()), &mut outcome.result) else { return };
+    let (Some(id), Ok(run)) = (crate::source::served::served_run_id(url), &mut outcome.result) else { return };
     let Ok(bytes) = crate::source::open::fetch_bytes(&format!("api/labels/{id}"), progress).await else { return };
     let (entries, _) = crate::load::labels::read(&bytes);
     let imported = run.meta.imported_labels.iter().cloned().map(crate::model::labels::Entry::Add);

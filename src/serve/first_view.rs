@@ -18,10 +18,7 @@ struct DiskPieces {
 
 impl DiskPieces {
     fn open(&self, path: &str) -> Result<std::fs::File, PieceError> {
-        let real = self.root.join(path).canonicalize().map_err(|_e| PieceError::Missing)?;
-        if !real.starts_with(&self.root) || !real.is_file() {
-            return Err(PieceError::Missing);
-        }
+        let real = super::dataset_file(&self.root, Path::new(path)).ok_or(PieceError::Missing)?;
         std::fs::File::open(real).map_err(|e| PieceError::Failed(format!("{path}: {e}")))
     }
 }

@@ -352,20 +352,27 @@ fn run_file(shared: &Shared, request: &Request, segments: &[String]) -> Response
         Served::Raw => Response::text(404, "not found"),
         Served::Dataset(dir) | Served::Growing(dir) => {
             let Ok(root) = dir.canonicalize() else { return Response::text(404, "not found") };
-            let path = rest.iter().fold(root.clone(), |p, s| p.join(s));
+            let path: std::path::PathBuf = rest.iter().collect();
             // The file, through any link, must be inside the dataset's directory.
-            match path.canonicalize() {
-                Ok(real) if real.starts_with(&root) && real.is_file() => {
+            match dataset_file(&root, &path) {
+                Some(real) => {
                     let json = real.extension().is_some_and(|e| e == "json");
                     serve_file(&real, request, if json { "application/json" } else { "application/octet-stream" })
                 }
-                _ => Response::text(404, "not found"),
+                None => Response::text(404, "not found"),
             }
         }
         Served::Converting(_) => Response::text(503, "this run is being converted; the run list says when it is ready")
             .with("Retry-After", "2"),
         Served::Failed(why) => Response::text(500, &format!("this run could not be converted: {why}")),
     }
+}
+
+/// The file at `path` under the dataset directory `root` (canonical), when it is one and lies
+/// inside `root` through any link: what the server reads of a dataset, by URL or for a pack.
+fn dataset_file(root: &std::path::Path, path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let real = root.join(path).canonicalize().ok()?;
+    (real.starts_with(root) && real.is_file()).then_some(real)
 }
 
 /// A file, whole or the one range asked for.

@@ -5,6 +5,7 @@
 
 pub mod folder;
 pub mod open;
+pub mod served;
 
 // ----------------------------------------------------------------------------
 // Native: files and directories on disk.

@@ -145,10 +145,7 @@ pub fn served_page() -> bool {
 /// other server, or when the server has none.
 async fn first_view_pack(dataset: &WebDataset) -> Option<Vec<u8>> {
     let WebDataset::Url(root) = dataset else { return None };
-    let id = root.trim_start_matches('/').strip_prefix("runs/")?.trim_end_matches('/');
-    if id.is_empty() || !served_page() {
-        return None;
-    }
+    let id = super::served::served_run_id(root).filter(|_| served_page())?;
     let url = format!("api/first/{id}");
     let response = match prefetched(&url).await {
         Some(response) => response,

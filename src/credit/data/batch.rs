@@ -125,6 +125,21 @@ impl<F: Real> Batch<'_, F> {
         }
     }
 
+    /// Whether row `i` stands for its tree record where a trainer scores a tree record once
+    /// (prime-rl scores a trace once, whatever its branches): a row of no tree always, a tree's
+    /// first row met; `seen` holds the trees met so far (cleared for each group).
+    pub fn first_of_tree(&self, i: usize, seen: &mut Vec<u32>) -> bool {
+        let tree = self.tree.get(i).copied().unwrap_or(u32::MAX);
+        if tree == u32::MAX {
+            return true;
+        }
+        if seen.contains(&tree) {
+            return false;
+        }
+        seen.push(tree);
+        true
+    }
+
     /// Rows of each group, in row order (one list for all groups, cut at each group's start); a
     /// row whose group is not one of the batch's (a trajectory in no group) is in none.
     pub fn group_rows(&self) -> GroupRows {

@@ -352,12 +352,8 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, knobs: &Knobs) -> Result<Output<F>, Cre
         seen.clear();
         for &i in rows {
             // A tree record counted once: its first row stands for it.
-            let tree = batch.tree.get(i).copied().unwrap_or(u32::MAX);
-            if options.per_tree && tree != u32::MAX {
-                if seen.contains(&tree) {
-                    continue;
-                }
-                seen.push(tree);
+            if options.per_tree && !batch.first_of_tree(i, &mut seen) {
+                continue;
             }
             if !scores[i].is_nan() {
                 valid.push(scores[i]);

@@ -55,14 +55,9 @@ fn kernel<F: Real>(batch: &Batch<'_, F>, _: &Knobs) -> Result<Output<F>, CreditE
         seen.clear();
         for &i in rows {
             // A tree record counted once: its first row stands for it.
-            let tree = batch.tree.get(i).copied().unwrap_or(u32::MAX);
-            if tree != u32::MAX {
-                if seen.contains(&tree) {
-                    continue;
-                }
-                seen.push(tree);
+            if batch.first_of_tree(i, &mut seen) {
+                counted.push(scores[i]);
             }
-            counted.push(scores[i]);
         }
         // torch: `rewards.mean()` of a float32 row (an empty group's mean is NaN there; none here).
         let mean = torch_cpu_sum(&counted) / F::of(counted.len().max(1) as f64);

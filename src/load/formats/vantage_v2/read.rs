@@ -33,6 +33,7 @@ pub struct PartBytes {
 
 /// What was read of one file: pieces of it, each at its offset, among them its footer (a whole
 /// file is one piece at 0).
+#[derive(Clone)]
 pub struct FileBytes {
     /// The file's length.
     pub len: u64,

@@ -131,24 +131,12 @@ fn everything(meta: &ParquetMeta) -> Vec<(u64, u64)> {
 
 /// The files of one part as read: the groups and steps files with their footers (their texts
 /// are read later, from these), the trajectories and tokens files.
+#[derive(Clone)]
 struct PartRead {
     groups: (FileBytes, ParquetMeta),
     steps: (FileBytes, ParquetMeta),
     trajectories: FileBytes,
     tokens: Option<FileBytes>,
-}
-
-impl PartRead {
-    /// A copy (the run shown first is built from the same bytes as the whole run after it).
-    fn copy(&self) -> Self {
-        let file = |f: &FileBytes| FileBytes { len: f.len, pieces: f.pieces.clone() };
-        Self {
-            groups: (file(&self.groups.0), self.groups.1.clone()),
-            steps: (file(&self.steps.0), self.steps.1.clone()),
-            trajectories: file(&self.trajectories),
-            tokens: self.tokens.as_ref().map(file),
-        }
-    }
 }
 
 /// Reads the files of part `part` of `partition`: of the groups and steps files their footers
@@ -248,9 +236,9 @@ pub async fn open_showing_first(
     let (mut run, texts) = match (first, partitions.split_last()) {
         (Some(first), Some((latest, earlier))) if !earlier.is_empty() => {
             let latest_read = read_parts(source, &[latest]).await?;
-            let copies = latest_read.iter().map(PartRead::copy).collect();
+            // The run shown first is built from the same bytes as the whole run after it.
             let mut scratch = LoadReport::new(name);
-            let (mut shown, texts) = build(name, &manifest, &[latest], copies, &mut scratch)?;
+            let (mut shown, texts) = build(name, &manifest, &[latest], latest_read.clone(), &mut scratch)?;
             shown.meta.notes.push(format!(
                 "the latest training step's partition, shown while the {} others are read",
                 earlier.len()
