@@ -3,20 +3,18 @@
 //! `cargo run --features examples --example gen_samples` regenerates them byte for byte (a fixed seed per file);
 //! `tests/it/sample_runs.rs` checks that the committed files equal a fresh generation.
 
-use vantage::load::formats::vantage_jsonl::write::to_jsonl;
-
 #[path = "gen_samples/mod.rs"]
 mod samples;
 
 fn main() -> std::process::ExitCode {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (path, run) in samples::all() {
+    for (path, text) in samples::texts() {
         let target = root.join(path);
-        if let Err(err) = std::fs::write(&target, to_jsonl(&run)) {
+        if let Err(err) = std::fs::write(&target, &text) {
             eprintln!("gen_samples: {err}: {}", target.display());
             return std::process::ExitCode::FAILURE;
         }
-        println!("wrote {} ({} trajectories)", target.display(), run.trajectories.len());
+        println!("wrote {} ({} lines)", target.display(), text.lines().count());
     }
     std::process::ExitCode::SUCCESS
 }

@@ -35,7 +35,8 @@ fn check_on_every_sample_exits_zero_and_prints_the_summary() {
     ));
     assert!(stdout.contains("roles: exploration (201), infrastructure (135), progress (681), regression (136)"));
     assert!(stdout.contains("tree links: yes (16 trees"));
-    assert_eq!(stdout.matches("warnings: 0 (0 skipped)").count(), 6);
+    assert!(stdout.contains("sample_runs/prime_rl_episodes.jsonl: verifiers episodes"), "{stdout}");
+    assert_eq!(stdout.matches("warnings: 0 (0 skipped)").count(), 7);
 }
 
 #[test]

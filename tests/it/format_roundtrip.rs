@@ -35,6 +35,10 @@ fn samples_are_written_back_byte_for_byte() {
             }
             let text = std::fs::read_to_string(&path).unwrap();
             let run = load_clean(&path.display().to_string(), &text);
+            // A sample in another trainer's format (prime_rl_episodes.jsonl) is not written back.
+            if run.meta.format != "vantage JSONL v1" {
+                continue;
+            }
             let written = to_jsonl(&run);
             assert!(written == text, "{} changed on the way through", path.display());
             assert_same_run(&run, &load_clean("again", &written));

@@ -333,6 +333,7 @@ fn every_sample_run_fires_the_alarms_its_rollouts_give() {
     let expected: &[(&str, &[Fired<'_>])] = &[
         ("alfworld_roles.jsonl", &[("truncated", Some(0)), ("truncated", Some(1))]),
         ("math_grpo_prm.jsonl", &[]),
+        ("prime_rl_episodes.jsonl", &[]),
         ("search_qa_rag.jsonl", &[("all_failed", Some(0)), ("score_disagreement", None)]),
         (
             "terminal_turn_scores.jsonl",

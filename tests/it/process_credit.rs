@@ -208,6 +208,7 @@ fn every_scheme_runs_on_every_sample_it_supports() {
         "tree_rollouts.jsonl",
         "verl_token_batch.jsonl",
         "terminal_turn_scores.jsonl",
+        "prime_rl_episodes.jsonl",
     ] {
         let run = sample(name);
         for scheme in credit::SCHEMES {

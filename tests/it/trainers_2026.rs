@@ -1721,3 +1721,131 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// A golden case's episodes as verifiers episode lines (one user and one assistant message per
+/// trace; each trace's `info` as prime-rl wrote it), keyed `episode/trace` as the importer keys them.
+fn episode_lines(episodes: &[serde_json::Value]) -> String {
+    let mut log = String::new();
+    for e in episodes {
+        let group = e["group"].as_str().unwrap();
+        let traces: Vec<serde_json::Value> = e["traces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "id": t["id"], "agent": {"name": t["agent"], "trainable": true},
+                    "rewards": {"r": {"score": t["reward"], "weight": 1.0}},
+                    "nodes": [{"message": {"role": "user", "content": "q"}}, {"parent": 0, "message": {"role": "assistant", "content": "a"}}],
+                    "info": t.get("info").cloned().unwrap_or_else(|| serde_json::json!({})),
+                })
+            })
+            .collect();
+        let line = serde_json::json!({
+            "id": e["id"], "group": {"id": group}, "task": {"key": group.split("-s").next().unwrap()},
+            "run": {"type": "train", "work": {"type": "train", "step": e["step"]}}, "ok": true, "traces": traces,
+        });
+        log.push_str(&line.to_string());
+        log.push('\n');
+    }
+    log
+}
+
+/// prime-rl's group algorithms over episodes (`tests/golden/prime_grouped`, made by running
+/// prime-rl's own code in plain Python): `hierarchical_grpo` (`HierarchicalGRPOAlgorithm`, solvers
+/// compared within their episode, proposers and judges across the group), `ngu`
+/// (`NGUAlgorithm.score_group`, and `score_history` over a prompt's training steps) and `gar`
+/// (`GARAlgorithm.apply` on a grader's verdict, read back from the `info.gar` records prime-rl
+/// logs) equal vantage's schemes on the same episodes loaded as verifiers lines: `ngu` to the bit
+/// (binary rewards), the others within 1e-6 (prime-rl's Python floats keep the log's doubles,
+/// vantage the float32 of each reward).
+#[test]
+fn prime_rls_group_algorithms_over_episodes_are_reproduced() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prime_grouped/cases.json");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let (mut compared, mut failures) = (std::collections::BTreeMap::new(), Vec::new());
+    for case in golden["cases"].as_array().unwrap() {
+        let (scheme, name) = (case["scheme"].as_str().unwrap(), case["name"].as_str().unwrap());
+        let episodes = case["episodes"].as_array().unwrap();
+        let log = episode_lines(episodes);
+        let run = load_bytes("episodes.jsonl", log.as_bytes(), &mut LoadReport::new(name)).unwrap();
+        let set: Vec<(&str, &str)> =
+            case["set"].as_object().unwrap().iter().map(|(k, v)| (k.as_str(), v.as_str().unwrap())).collect();
+        let got = credit(&run, scheme, None, &set);
+        for e in episodes {
+            for t in e["traces"].as_array().unwrap() {
+                let key = format!("{}/{}", e["id"].as_str().unwrap(), t["id"].as_str().unwrap());
+                let trajectory = run.trajectory_by_key(&key).unwrap_or_else(|| panic!("{name}: {key} not loaded"));
+                let g = got[run.trajectories.path_range(trajectory).start];
+                let w = case["advantages"][t["id"].as_str().unwrap()].as_f64().unwrap() as f32;
+                let equal = if scheme == "ngu" {
+                    g.to_bits() == w.to_bits() || (g == 0.0 && w == 0.0)
+                } else {
+                    (g - w).abs() <= 1e-6 + 1e-6 * w.abs()
+                };
+                if !equal {
+                    failures.push(format!("{scheme} {name} {key}: {g} vs {w}"));
+                }
+                *compared.entry(scheme).or_insert(0) += 1;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(compared.len(), 3, "{compared:?}");
+    assert!(compared.values().all(|&n| n >= 60), "{compared:?}");
+}
+
+/// `gar` on groups without a verdict (a grader's fallback, or no GAR record at all) is prime-rl's
+/// GRPO, the `grpo` preset `prime_rl` (checked against prime-rl's own GRPO in
+/// `tests/golden/trainers_2026`); taking a confirmed hack's label off changes its credit to what an
+/// honest pass of its rank gets; `ngu` refuses a run with a reward that is not 0 or 1, counting them.
+#[test]
+fn gar_falls_back_to_prime_rls_grpo_follows_its_labels_and_ngu_names_a_shaped_reward() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/prime_grouped/cases.json");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let case = golden["cases"].as_array().unwrap().iter().find(|c| c["name"] == "hack_and_ranking").unwrap();
+    let mut episodes = case["episodes"].as_array().unwrap().clone();
+    // Without the records: every group is GRPO's.
+    let mut bare = episodes.clone();
+    for e in &mut bare {
+        for t in e["traces"].as_array_mut().unwrap() {
+            t.as_object_mut().unwrap().remove("info");
+        }
+    }
+    let run = load_bytes("bare.jsonl", episode_lines(&bare).as_bytes(), &mut LoadReport::new("bare")).unwrap();
+    let grpo = credit(&run, "grpo", Some("prime_rl"), &[]);
+    assert_eq!(credit(&run, "gar", None, &[]), grpo);
+    // A fallback record (the grader timed out): GRPO's too.
+    for e in &mut episodes {
+        for t in e["traces"].as_array_mut().unwrap() {
+            t["info"] =
+                serde_json::json!({"gar": {"label": "c00", "fallback_reason": "timeout", "grader_trace_id": null}});
+        }
+    }
+    let run = load_bytes("fallback.jsonl", episode_lines(&episodes).as_bytes(), &mut LoadReport::new("fb")).unwrap();
+    assert_eq!(credit(&run, "gar", None, &[]), grpo);
+    // The graded group, then its confirmed hack's label taken off: the hack's reward counts again.
+    let graded = case["episodes"].as_array().unwrap();
+    let mut run = load_bytes("graded.jsonl", episode_lines(graded).as_bytes(), &mut LoadReport::new("graded")).unwrap();
+    let hacked = run.trajectory_by_key("ga-e1/ga-e1-t0").unwrap();
+    let before = credit(&run, "gar", None, &[]);
+    let p = run.trajectories.path_range(hacked).start;
+    assert!(before[p] < 0.0, "a confirmed hack drops to the group's minimum: {}", before[p]);
+    let kept: Vec<_> = run
+        .meta
+        .imported_labels
+        .iter()
+        .filter(|l| !(l.name == "gar_hack" && l.target.trajectory == "ga-e1/ga-e1-t0"))
+        .cloned()
+        .collect();
+    run.meta.labels = std::sync::Arc::new(vantage::model::labels::RunLabels::resolve(&run, kept));
+    let after = credit(&run, "gar", None, &[]);
+    assert!(after[p] > 0.0, "without the verdict it is a pass: {}", after[p]);
+    // ngu: a shaped reward is counted.
+    let mut shaped = bare.clone();
+    shaped[3]["traces"][0]["reward"] = serde_json::json!(0.5);
+    let run = load_bytes("shaped.jsonl", episode_lines(&shaped).as_bytes(), &mut LoadReport::new("shaped")).unwrap();
+    let scheme = vantage::credit::scheme("ngu").unwrap();
+    let err = vantage::credit::compute(scheme, &run, None, &Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("binary rewards (0 or 1): 1 of 8 rollouts"), "{err}");
+}

@@ -488,6 +488,47 @@ pub fn trajectory_role(run: &Run, t: crate::model::TrajectoryId) -> &str {
         .unwrap_or("default")
 }
 
+/// A trajectory's episode: its key up to the first `/`. A log whose episodes hold several traces
+/// (verifiers: a proposer's trace and its solvers', two players) keys each trace's rollouts
+/// `episode/trace[/branch]`; a key without `/` is an episode of its own.
+pub fn trajectory_episode(run: &Run, t: crate::model::TrajectoryId) -> &str {
+    let key = run.trajectory_key(t);
+    key.split_once('/').map_or(key, |(episode, _)| episode)
+}
+
+/// The traces of group `g` in the group's order, each as the rollouts it holds: a tree record's
+/// rollouts make one trace (its first rollout stands for it: prime-rl scores a trace once, whatever
+/// its branches), any other rollout is a trace of its own. Rollouts without a finite outcome are
+/// left out.
+pub fn group_traces(run: &Run, g: crate::model::GroupId) -> Vec<Vec<crate::model::TrajectoryId>> {
+    let tr = &run.trajectories;
+    let mut traces: Vec<Vec<crate::model::TrajectoryId>> = Vec::new();
+    let mut trees: Vec<(crate::model::TreeId, usize)> = Vec::new();
+    for &t in run.groups.members(g) {
+        if !tr.reward[t.index()].is_finite() {
+            continue;
+        }
+        let tree = tr.tree[t.index()];
+        if let Some(&(_, i)) = trees.iter().find(|(id, _)| !tree.is_none() && *id == tree) {
+            traces[i].push(t);
+        } else {
+            trees.push((tree, traces.len()));
+            traces.push(vec![t]);
+        }
+    }
+    traces
+}
+
+/// Gives every step of each of `trajectories` the advantage `value` (a Python float: a float32 in
+/// training).
+pub fn fill_steps(step: &mut [f32], run: &Run, trajectories: &[crate::model::TrajectoryId], value: f64) {
+    for &t in trajectories {
+        for p in run.trajectories.path_range(t) {
+            step[p] = value as f32;
+        }
+    }
+}
+
 /// `Yes` when the run has outcome rewards, else why not.
 pub fn supports_outcomes(run: &Run) -> Support {
     if has_outcomes(run) { Support::Yes } else { Support::No("needs outcome rewards".to_owned()) }

@@ -2,6 +2,7 @@
 //! the run's model (`tests/it/architecture.rs` checks it): the engine hands it columns.
 
 pub(crate) mod exp;
+pub mod gar;
 pub mod group;
 pub mod kl;
 pub mod openrlhf;

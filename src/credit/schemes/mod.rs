@@ -8,18 +8,21 @@ mod discounted_return;
 mod entropy_mask;
 mod first_error;
 mod gae;
+mod gar;
 mod gigpo;
 mod gpg;
 mod grpo;
 mod grpo_care;
 mod grpo_passk;
 mod grpo_vectorized;
+mod hierarchical_grpo;
 mod hybrid;
 mod length_penalty;
 mod lets;
 mod logged;
 pub mod loss_agg;
 mod maxrl;
+mod ngu;
 mod null_reward;
 mod opd;
 mod opo;
@@ -91,6 +94,9 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &turn_return::TurnReturn,
     &per_role::PerRole,
     &rae::Rae,
+    &hierarchical_grpo::HierarchicalGrpo,
+    &ngu::Ngu,
+    &gar::Gar,
     &step_reward::StepReward,
     &logged::Logged,
 ];

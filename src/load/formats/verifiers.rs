@@ -312,8 +312,9 @@ impl Episodes {
 /// GAR's verdict on a trace (prime-rl `orchestrator/algo/gar.py`, `trace.info["gar"]` and its
 /// annotation update) as labels on each of the trace's rollouts (docs/LABELS.md): `gar_hack` with
 /// the grader's `hack` (`confirmed`, `suspected`; its cited evidence as the note), `gar_tier` with
-/// the rollout's ranking tier (0 best), and `gar_fallback` with the reason a group kept its plain
-/// GRPO advantages (`stale`, `timeout`, `error`, `invalid`).
+/// the rollout's ranking tier (0 best), `gar_lambda` with the λ of the group's redistribution (a
+/// verdict was applied), and `gar_fallback` with the reason a group kept its plain GRPO advantages
+/// (`stale`, `timeout`, `error`, `invalid`). The `gar` scheme reads its credit from these.
 fn import_gar(b: &mut RunBuilder, gar: &Value, keys: &[Option<String>]) {
     use crate::model::labels::{Label, Source, SourceKind, Target, Value as LabelValue};
     let word = |key: &str| gar.get(key).and_then(Value::as_str).filter(|w| !w.is_empty() && *w != "none");
@@ -340,6 +341,10 @@ fn import_gar(b: &mut RunBuilder, gar: &Value, keys: &[Option<String>]) {
     }
     if let Some(tier) = gar.get("tier").and_then(Value::as_f64) {
         found.push(("gar_tier", LabelValue::Number(tier), None));
+    }
+    // A verdict applied: the λ its redistribution took (the `gar` scheme reads the group as graded).
+    if let Some(lambda) = gar.get("lambda").and_then(Value::as_f64) {
+        found.push(("gar_lambda", LabelValue::Number(lambda), None));
     }
     if let Some(reason) = word("fallback_reason") {
         found.push(("gar_fallback", LabelValue::Word(reason.to_owned()), None));
