@@ -3120,3 +3120,50 @@ fn per_role_is_rllm_s_own_estimator_map_on_every_trajectory() {
     let err = scheme.compute(&run, &params).unwrap_err();
     assert!(format!("{err:#}").contains("\"ppo\" is not one of grpo"), "{err:#}");
 }
+
+/// CARL (`carl`) equals a third party's port of it (`tests/golden/carl`: RainyFields/Agentic-RL-CA's
+/// own `compute_carl_edge_advantages`, run on each turn of the tree sample, the math sample and
+/// hand-made runs, the states being the log's nodes or the turns merged by content) within 1e-6;
+/// a dropped turn (its state has one next state) gets 0 and its `kept` term says so.
+#[test]
+fn carl_equals_its_ports_own_edge_advantages() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/carl/cases.json");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let mut compared = 0;
+    let mut dropped = 0;
+    for case in golden["cases"].as_array().unwrap() {
+        let (name, merge) = (case["run"].as_str().unwrap(), case["merge"].as_str().unwrap());
+        let run = match case["jsonl"].as_str() {
+            Some(text) => load_bytes("hand.jsonl", text.as_bytes(), &mut LoadReport::new("hand")).unwrap(),
+            None => sample(name),
+        };
+        let scheme = credit::scheme("carl").unwrap();
+        let params = Params::resolve(scheme, None, &[("merge".to_owned(), merge.to_owned())]).unwrap();
+        let credit = scheme.compute_explained(&run, &params).unwrap();
+        let kept = credit.terms.step_names.iter().position(|n| n == "kept").unwrap();
+        let width = credit.terms.step_names.len();
+        let wanted = case["credit"].as_object().unwrap();
+        for t in run.trajectories.ids() {
+            let key = run.trajectory_key(t);
+            let range = run.trajectories.path_range(t);
+            let Some(want) = wanted.get(key) else {
+                assert!(
+                    credit.step[range].iter().all(|v| v.is_nan()),
+                    "{name} {merge} {key}: credit without an outcome"
+                );
+                continue;
+            };
+            let want = want.as_array().unwrap();
+            assert_eq!(want.len(), range.len(), "{name} {merge} {key}");
+            for (p, w) in range.zip(want) {
+                let (a, k) = (w[0].as_f64().unwrap(), w[1].as_bool().unwrap());
+                let got = f64::from(credit.step[p]);
+                assert!((got - a).abs() <= 1e-6 * (1.0 + a.abs()), "{name} {merge} {key} step {p}: {got} vs {a}");
+                assert_eq!(credit.terms.step_values[p * width + kept] == 1.0, k, "{name} {merge} {key} step {p}: kept");
+                dropped += usize::from(!k);
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 4000 && dropped > 100, "{compared} turns, {dropped} dropped");
+}

@@ -934,10 +934,11 @@ fn a_group_whose_key_holds_its_prompt_is_titled_without_it() {
     }
 }
 
-/// prime-rl's 2026 schemes each in Compare against GRPO at 1280×720, desk and meeting, on a sample
+/// The 2026 schemes each in Compare against GRPO at 1280×720, desk and meeting, on a sample
 /// with what it needs (agent roles, which `rae` keys its baselines by; token log-probs and
 /// reference ones for `opd`, entropies for `entropy_mask`; proposer and solver episodes for
-/// `hierarchical_grpo`, binary rewards over training steps for `ngu`, GAR's verdicts for `gar`): plots whole, texts inside, the selected step marked, as every view
+/// `hierarchical_grpo`, binary rewards over training steps for `ngu`, GAR's verdicts for `gar`, a tree
+/// for `carl`): plots whole, texts inside, the selected step marked, as every view
 /// is checked above; and RLOO on the same token run, as any token-level scheme is drawn there (the
 /// strip names how many tokens a step's credit is the mean of, and leaves their values to the
 /// inspector).
@@ -954,6 +955,7 @@ fn the_2026_prime_rl_schemes_fit_a_room_in_compare_against_grpo() {
         ("hierarchical_grpo", "prime_rl_episodes.jsonl"),
         ("ngu", "prime_rl_episodes.jsonl"),
         ("gar", "prime_rl_episodes.jsonl"),
+        ("carl", "tree_rollouts.jsonl"),
     ] {
         let open = || {
             let mut app = app_with(run, &sample(run));

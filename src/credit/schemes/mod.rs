@@ -4,6 +4,7 @@
 
 use super::Scheme;
 
+mod carl;
 mod discounted_return;
 mod entropy_mask;
 mod first_error;
@@ -85,6 +86,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &treepo::Treepo,
     &tree_grpo::TreeGrpo,
     &treerl::Treerl,
+    &carl::Carl,
     &pure::Pure,
     &grpo_care::GrpoCare,
     &prime::Prime,
