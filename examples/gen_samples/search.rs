@@ -100,14 +100,43 @@ fn f1(prediction: &str, gold: &str) -> f32 {
     2.0 * precision * recall / (precision + recall)
 }
 
-pub fn run(seed: u64) -> Run {
-    let mut rng = Rng::new(seed);
-    let mut b = RunBuilder::new("search_qa_rag", "vantage JSONL v1");
+/// Each step's `gold_logprob`: the policy's mean log-probability of the gold answer's tokens given
+/// the context before the step (IGPO's and TRACE's probe). It rises with each passage on a hop's
+/// subject read before the step; a small fixed jitter per rollout and step (no draw from the rng,
+/// so the rest of the sample is as it was).
+fn gold_logprobs(steps: &[Step], hops: &[&str], (q, r, train_step): (usize, usize, i64)) -> Vec<f32> {
+    let mut read = 0.0f32;
+    steps
+        .iter()
+        .enumerate()
+        .map(|(k, (_, _, observation, kind, _, _))| {
+            let jitter = ((q * 7 + r * 3 + k * 5 + train_step as usize) % 5) as f32 * 0.07;
+            let before = Rng::round3(-(2.6 - 0.95 * read) - jitter);
+            if *kind == "read" && hops.iter().any(|h| observation.contains(h)) {
+                read += 1.0;
+            }
+            before
+        })
+        .collect()
+}
+
+/// The run's metadata: what it is, its reward, and its step scores.
+fn describe(b: &mut RunBuilder, seed: u64) {
     let meta = &mut b.meta_mut().metadata;
     meta.insert("name".into(), "multi-hop QA with a search tool (Search-R1 style)".into());
     meta.insert("reward".into(), "0.9 × F1 + 0.1 × format".into());
     meta.insert("retrieval".into(), "step score `retrieval` = share of gold documents retrieved so far".into());
+    meta.insert(
+        "gold_logprob".into(),
+        "step score `gold_logprob` = the policy's mean log-probability of the gold answer given the context before the step (IGPO, TRACE)".into(),
+    );
     meta.insert("generator".into(), format!("examples/gen_samples, seed {seed:#x}").into());
+}
+
+pub fn run(seed: u64) -> Run {
+    let mut rng = Rng::new(seed);
+    let mut b = RunBuilder::new("search_qa_rag", "vantage JSONL v1");
+    describe(&mut b, seed);
     for train_step in 0..2i64 {
         for (q, question) in QUESTIONS.iter().enumerate() {
             let group_key = format!("s{train_step}-q{q}");
@@ -168,15 +197,17 @@ pub fn run(seed: u64) -> Run {
                     if format_ok { format!("<answer>{answer}</answer>") } else { format!("The answer is {answer}") };
                 let retrieval = found.iter().filter(|f| **f).count() as f32 / 2.0;
                 steps.push(("Answer.".to_owned(), action, String::new(), "answer", Vec::new(), retrieval));
+                let gold = gold_logprobs(&steps, &question.hops, (q, r, train_step));
                 let new_steps: Vec<NewStep<'_>> = steps
                     .iter()
-                    .map(|(thought, action, observation, kind, docs, retrieval)| NewStep {
+                    .zip(&gold)
+                    .map(|((thought, action, observation, kind, docs, retrieval), gold)| NewStep {
                         kind: Some(kind),
                         thought: Some(thought),
                         action: Some(action),
                         observation: (!observation.is_empty()).then_some(observation.as_str()),
                         docs: docs.iter().map(String::as_str).collect(),
-                        scores: vec![("retrieval", *retrieval)],
+                        scores: vec![("retrieval", *retrieval), ("gold_logprob", *gold)],
                         ..NewStep::default()
                     })
                     .collect();

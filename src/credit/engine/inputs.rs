@@ -529,6 +529,21 @@ pub fn fill_steps(step: &mut [f32], run: &Run, trajectories: &[crate::model::Tra
     }
 }
 
+/// The step score holding the mean log-probability of the gold answer's tokens given the context
+/// before the step (IGPO's and TRACE's probe; docs/FORMAT.md).
+pub const GOLD_LOGPROB: &str = "gold_logprob";
+
+/// `Yes` when the run has outcome rewards and some step a [`GOLD_LOGPROB`] score, else why not.
+pub fn supports_gold_logprob(run: &Run) -> Support {
+    if !has_outcomes(run) {
+        return Support::No("needs outcome rewards".to_owned());
+    }
+    match run.nodes.scores.get(GOLD_LOGPROB) {
+        Some(column) if column.iter().any(|v| v.is_finite()) => Support::Yes,
+        _ => Support::No(format!("needs the gold answer's log-probability before each step (`{GOLD_LOGPROB}`)")),
+    }
+}
+
 /// `Yes` when the run has outcome rewards, else why not.
 pub fn supports_outcomes(run: &Run) -> Support {
     if has_outcomes(run) { Support::Yes } else { Support::No("needs outcome rewards".to_owned()) }

@@ -18,6 +18,7 @@ mod grpo_passk;
 mod grpo_vectorized;
 mod hierarchical_grpo;
 mod hybrid;
+mod igpo;
 mod length_penalty;
 mod lets;
 mod logged;
@@ -42,6 +43,7 @@ mod rloo_vectorized;
 mod spo_tree;
 mod step_reward;
 mod tir_optimal_token_baseline;
+mod trace_td;
 mod tree_grpo;
 mod treepo;
 mod treeps_rag;
@@ -94,6 +96,8 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &spo_tree::SpoTree,
     &turn_credit::TurnCredit,
     &turn_return::TurnReturn,
+    &igpo::Igpo,
+    &trace_td::TraceTd,
     &per_role::PerRole,
     &rae::Rae,
     &hierarchical_grpo::HierarchicalGrpo,
