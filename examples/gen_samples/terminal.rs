@@ -31,7 +31,7 @@ pub fn run(seed: u64) -> Run {
     meta.insert("trainer".into(), "prime-rl turn_credit / NeMo-RL turn-level credit, group of 4".into());
     meta.insert(
         "turn scores".into(),
-        "turn_reward: share of the suite passing after the turn (a judge; some turns unscored); env_reward: its change"
+        "turn_reward: share of the suite passing after the turn (a judge; some turns unscored); env_reward: its change; hindsight_logratio: the turn's mean token log-ratio with the final output in the prompt (HCAPO)"
             .into(),
     );
     meta.insert("generator".into(), format!("examples/gen_samples, seed {seed:#x}").into());
@@ -59,6 +59,30 @@ pub fn run(seed: u64) -> Run {
         }
     }
     b.finish()
+}
+
+/// Each turn's `hindsight_logratio`: the mean over its policy tokens of log π(turn | context, the
+/// rollout's final output) − log π(turn | context) (HCAPO's hindsight ratio). Knowing the suite
+/// ended green makes the fixes likelier and the breakages less so; knowing it ended red, the
+/// reverse. A small fixed jitter per turn (no draw from the rng, so the rest of the sample is as it
+/// was).
+fn hindsight_logratios(texts: &[(String, String, String)], solved: bool) -> Vec<f32> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(k, (_, command, _))| {
+            let fix = FIXES.contains(&command.as_str());
+            let breaks = BREAKS.contains(&command.as_str());
+            let base = match (solved, fix, breaks) {
+                (true, true, _) => 0.3,
+                (true, _, true) => -0.25,
+                (false, true, _) => -0.05,
+                (false, _, true) => 0.15,
+                _ => 0.02,
+            };
+            Rng::round3(base + ((k * 3 + texts.len()) % 4) as f32 * 0.03)
+        })
+        .collect()
 }
 
 /// One rollout of a task whose suite has `tests` tests, `start` of them passing.
@@ -122,17 +146,21 @@ fn add_rollout(
         }
         spans.push([begin, mask.len() as u32]);
     }
+    let hindsight = hindsight_logratios(&texts, passing == tests);
     let steps: Vec<NewStep<'_>> = texts
         .iter()
         .zip(&scores)
         .zip(&env_rewards)
         .zip(&spans)
-        .map(|((((thought, command, output), score), &env), span)| NewStep {
+        .zip(&hindsight)
+        .map(|(((((thought, command, output), score), &env), span), &hind)| NewStep {
             kind: Some("command"),
             thought: Some(thought),
             action: Some(command),
             observation: Some(output),
-            scores: score.map(|s| vec![("turn_reward", s)]).unwrap_or_default(),
+            scores: score
+                .map(|s| vec![("turn_reward", s), ("hindsight_logratio", hind)])
+                .unwrap_or_else(|| vec![("hindsight_logratio", hind)]),
             env_reward: Some(env),
             token_span: Some(*span),
             ..NewStep::default()

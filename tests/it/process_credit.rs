@@ -3168,13 +3168,15 @@ fn carl_equals_its_ports_own_edge_advantages() {
     assert!(compared > 4000 && dropped > 100, "{compared} turns, {dropped} dropped");
 }
 
-/// The `gold_logprob` schemes against their sources' own code run with torch
-/// (`tests/golden/igpo`: IGPO's `compute_grpo_outcome_advantage` on the turn rewards its reward
-/// function places; `tests/golden/trace_td`: the TRACE port's `compute_grpo_hybrid_advantage`), on
-/// the search sample and hand-made turns, each at several settings: every step within 1e-5.
+/// The schemes that read a model's probe of each turn against their sources' own code run with
+/// torch (`tests/golden/igpo`: IGPO's `compute_grpo_outcome_advantage` on the turn rewards its
+/// reward function places; `tests/golden/trace_td`: the TRACE port's `compute_grpo_hybrid_advantage`,
+/// both from `gold_logprob`, on the search sample; `tests/golden/hcapo`: the HCAPO port's
+/// `compute_hcapo_advantage` from `hindsight_logratio`, on the terminal sample), and on hand-made
+/// turns, each at several settings: every step within 1e-5.
 #[test]
-fn igpo_and_trace_equal_their_sources_on_the_gold_log_probabilities() {
-    for (id, folder) in [("igpo", "igpo"), ("trace_td", "trace_td")] {
+fn igpo_trace_and_hcapo_equal_their_sources_on_each_turns_probe() {
+    for (id, folder) in [("igpo", "igpo"), ("trace_td", "trace_td"), ("hcapo", "hcapo")] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/{folder}/cases.json"));
         let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let mut compared = 0;
@@ -3202,6 +3204,6 @@ fn igpo_and_trace_equal_their_sources_on_the_gold_log_probabilities() {
                 }
             }
         }
-        assert!(compared > 1000, "{id}: {compared}");
+        assert!(compared > 500, "{id}: {compared}");
     }
 }

@@ -16,6 +16,7 @@ mod grpo;
 mod grpo_care;
 mod grpo_passk;
 mod grpo_vectorized;
+mod hcapo;
 mod hierarchical_grpo;
 mod hybrid;
 mod igpo;
@@ -98,6 +99,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &turn_return::TurnReturn,
     &igpo::Igpo,
     &trace_td::TraceTd,
+    &hcapo::Hcapo,
     &per_role::PerRole,
     &rae::Rae,
     &hierarchical_grpo::HierarchicalGrpo,
