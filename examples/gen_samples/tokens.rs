@@ -93,7 +93,7 @@ pub fn run(seed: u64) -> Run {
             let Columns { mask, text, spans, token_reward, logprob, ref_logprob, values, entropy } =
                 columns(&mut rng, &segments, reward);
             let texts: Vec<&str> = text.iter().map(String::as_str).collect();
-            let (sum_pi_squared, prm_logprob) = derived_columns(&logprob, &mask, correct);
+            let (sum_pi_squared, prm_logprob, trainer_logprob) = derived_columns(&logprob, &mask, correct);
             // The trainer's own advantage as it logged it: REINFORCE with a fixed baseline of 0.5
             // on the policy tokens, 0 on the tool's (what the `logged` scheme shows).
             let advantage: Vec<f32> = mask.iter().map(|&m| if m { reward - 0.5 } else { 0.0 }).collect();
@@ -120,6 +120,7 @@ pub fn run(seed: u64) -> Run {
                 sum_pi_squared: Some(&sum_pi_squared),
                 prm_logprob: Some(&prm_logprob),
                 advantage: Some(&advantage),
+                trainer_logprob: Some(&trainer_logprob),
                 text: Some(&texts),
             };
             // The greedy rollout of this prompt (ReMax's baseline): right for every other prompt.
@@ -136,9 +137,12 @@ pub fn run(seed: u64) -> Run {
     b.finish()
 }
 
-/// `Σ_v π(v)²` (at least π(a)², π(a) = exp(logprob)) and an implicit PRM's log-probability (PRIME's
-/// `log π_φ`): the policy's, nudged up on the tokens of correct rollouts and down on wrong ones.
-fn derived_columns(logprob: &[f32], mask: &[bool], correct: bool) -> (Vec<f32>, Vec<f32>) {
+/// `Σ_v π(v)²` (at least π(a)², π(a) = exp(logprob)), an implicit PRM's log-probability (PRIME's
+/// `log π_φ`): the policy's, nudged up on the tokens of correct rollouts and down on wrong ones, and
+/// the trainer's log-probability after its update (FIPO's `π_θ` beside the sampling `π_old`): a small
+/// shift up on correct rollouts and down on wrong ones, and on wrong ones a token every 23 that the
+/// update made over four times likelier (FIPO's safety threshold).
+fn derived_columns(logprob: &[f32], mask: &[bool], correct: bool) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
     let sum_pi_squared = logprob
         .iter()
         .zip(mask)
@@ -151,7 +155,17 @@ fn derived_columns(logprob: &[f32], mask: &[bool], correct: bool) -> (Vec<f32>, 
         .enumerate()
         .map(|(i, (&lp, &m))| if m { Rng::round3(lp + sign * 0.02 * ((i % 7) as f32 / 7.0 + 0.5)) } else { 0.0 })
         .collect();
-    (sum_pi_squared, prm_logprob)
+    let trainer_logprob = logprob
+        .iter()
+        .zip(mask)
+        .enumerate()
+        .map(|(i, (&lp, &m))| match (m, correct) {
+            (false, _) => 0.0,
+            (true, false) if i % 23 == 11 => Rng::round3(lp + 1.5),
+            (true, _) => Rng::round3(lp + sign * 0.02 * (((i * 5) % 11) as f32 / 11.0 - 0.35)),
+        })
+        .collect();
+    (sum_pi_squared, prm_logprob, trainer_logprob)
 }
 
 /// Token columns of one rollout.

@@ -307,7 +307,7 @@ pub fn trajectories(run: &Run) -> Table {
 
 /// One row per token: `trajectory`, `position` (within the trajectory), `mask` (null when the run
 /// logs none), and each per-token column the run holds (`reward`, `logprob`, `ref_logprob`,
-/// `value`, `entropy`, `sum_pi_squared`, `prm_logprob`, `advantage`).
+/// `value`, `entropy`, `sum_pi_squared`, `prm_logprob`, `advantage`, `trainer_logprob`).
 pub fn tokens(run: &Run) -> Table {
     let tr = &run.trajectories;
     let tokens = &run.tokens;
@@ -335,6 +335,7 @@ pub fn tokens(run: &Run) -> Table {
         ("sum_pi_squared", &tokens.sum_pi_squared),
         ("prm_logprob", &tokens.prm_logprob),
         ("advantage", &tokens.advantage),
+        ("trainer_logprob", &tokens.trainer_logprob),
     ];
     for (name, values) in named {
         if let Some(values) = values {

@@ -24,6 +24,9 @@ pub struct NewTokens<'a> {
     pub prm_logprob: Option<&'a [f32]>,
     /// The advantage the trainer itself gave the token (the `logged` scheme).
     pub advantage: Option<&'a [f32]>,
+    /// The trainer's log-probability under the policy being updated (`π_θ`), beside `logprob`, the
+    /// sampling policy's (FIPO's log-prob shift).
+    pub trainer_logprob: Option<&'a [f32]>,
     /// Token strings.
     pub text: Option<&'a [&'a str]>,
 }
@@ -41,6 +44,7 @@ impl NewTokens<'_> {
             ("sum_pi_squared", self.sum_pi_squared.map(<[f32]>::len)),
             ("prm_logprob", self.prm_logprob.map(<[f32]>::len)),
             ("advantage", self.advantage.map(<[f32]>::len)),
+            ("trainer_logprob", self.trainer_logprob.map(<[f32]>::len)),
             ("text", self.text.map(<[&str]>::len)),
         ];
         let mut common: Option<usize> = None;
@@ -84,6 +88,8 @@ pub struct Tokens {
     pub prm_logprob: Option<Vec<f32>>,
     /// The trainer's own advantage per token.
     pub advantage: Option<Vec<f32>>,
+    /// The trainer's log-probability under the policy being updated (`π_θ`) per token.
+    pub trainer_logprob: Option<Vec<f32>>,
     /// Token strings.
     pub text: Option<Vec<TextId>>,
 }
@@ -109,6 +115,7 @@ impl Tokens {
         push_f32s(&mut self.sum_pi_squared, start, tokens.sum_pi_squared, len);
         push_f32s(&mut self.prm_logprob, start, tokens.prm_logprob, len);
         push_f32s(&mut self.advantage, start, tokens.advantage, len);
+        push_f32s(&mut self.trainer_logprob, start, tokens.trainer_logprob, len);
         for i in 0..len {
             push_opt(&mut self.text, start + i, text.and_then(|t| t.get(i).copied()), TextId::NONE);
         }
@@ -128,6 +135,7 @@ impl Tokens {
             ("sum_pi_squared", self.sum_pi_squared.is_some()),
             ("prm_logprob", self.prm_logprob.is_some()),
             ("advantage", self.advantage.is_some()),
+            ("trainer_logprob", self.trainer_logprob.is_some()),
             ("text", self.text.is_some()),
         ] {
             if present {
@@ -149,6 +157,7 @@ impl Tokens {
             &mut self.sum_pi_squared,
             &mut self.prm_logprob,
             &mut self.advantage,
+            &mut self.trainer_logprob,
         ] {
             column.iter_mut().for_each(Vec::shrink_to_fit);
         }
@@ -166,6 +175,7 @@ impl Tokens {
             + opt_bytes(self.sum_pi_squared.as_ref())
             + opt_bytes(self.prm_logprob.as_ref())
             + opt_bytes(self.advantage.as_ref())
+            + opt_bytes(self.trainer_logprob.as_ref())
             + opt_bytes(self.text.as_ref())
     }
 }

@@ -31,7 +31,7 @@ fn check_on_every_sample_exits_zero_and_prints_the_summary() {
     assert_eq!(stdout.matches(": vantage JSONL v1").count(), 6, "{stdout}");
     assert!(stdout.contains("groups 36 · trajectories 288 · steps 1829 (nodes 1829) · tokens 0"), "{stdout}");
     assert!(stdout.contains(
-        "tokens: mask, reward, logprob, ref_logprob, value, entropy, sum_pi_squared, prm_logprob, advantage, text"
+        "tokens: mask, reward, logprob, ref_logprob, value, entropy, sum_pi_squared, prm_logprob, advantage, trainer_logprob, text"
     ));
     assert!(stdout.contains("roles: exploration (201), infrastructure (135), progress (681), regression (136)"));
     assert!(stdout.contains("tree links: yes (16 trees"));

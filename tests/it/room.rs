@@ -938,7 +938,7 @@ fn a_group_whose_key_holds_its_prompt_is_titled_without_it() {
 /// with what it needs (agent roles, which `rae` keys its baselines by; token log-probs and
 /// reference ones for `opd`, entropies for `entropy_mask`; proposer and solver episodes for
 /// `hierarchical_grpo`, binary rewards over training steps for `ngu`, GAR's verdicts for `gar`, a tree
-/// for `carl`, the gold answer's log-probabilities for `igpo` and `trace_td`, hindsight ratios for `hcapo`): plots whole, texts inside, the selected step marked, as every view
+/// for `carl`, the gold answer's log-probabilities for `igpo` and `trace_td`, hindsight ratios for `hcapo`, the trainer's log-probs for `fipo`): plots whole, texts inside, the selected step marked, as every view
 /// is checked above; and RLOO on the same token run, as any token-level scheme is drawn there (the
 /// strip names how many tokens a step's credit is the mean of, and leaves their values to the
 /// inspector).
@@ -959,6 +959,7 @@ fn the_2026_prime_rl_schemes_fit_a_room_in_compare_against_grpo() {
         ("igpo", "search_qa_rag.jsonl"),
         ("trace_td", "search_qa_rag.jsonl"),
         ("hcapo", "terminal_turn_scores.jsonl"),
+        ("fipo", "verl_token_batch.jsonl"),
     ] {
         let open = || {
             let mut app = app_with(run, &sample(run));

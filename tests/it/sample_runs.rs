@@ -158,6 +158,7 @@ fn token_sample_has_every_column_and_mask_holes() {
             "sum_pi_squared",
             "prm_logprob",
             "advantage",
+            "trainer_logprob",
             "text"
         ]
     );

@@ -1849,3 +1849,49 @@ fn gar_falls_back_to_prime_rls_grpo_follows_its_labels_and_ngu_names_a_shaped_re
     let err = vantage::credit::compute(scheme, &run, None, &Vec::new()).unwrap_err().to_string();
     assert!(err.contains("binary rewards (0 or 1): 1 of 8 rollouts"), "{err}");
 }
+
+/// FIPO (`fipo`): each policy token's credit is GRPO's times ms-swift's own influence weight
+/// (`tests/golden/fipo`: `GRPOTrainer._compute_fipo_influence` run with torch on the token sample's
+/// trainer and sampling log-probs) at its defaults, with `delta`, with a two-sided clip and at a
+/// short decay without the safety clip, within 1e-5; the tool's tokens get 0.
+#[test]
+fn fipo_weights_grpos_token_credit_by_ms_swifts_influence() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/fipo/cases.json");
+    let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let log = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/verl_token_batch.jsonl")).unwrap();
+    let run = load_bytes("verl_token_batch.jsonl", &log, &mut LoadReport::new("tokens")).unwrap();
+    let grpo = vantage::credit::compute(
+        vantage::credit::scheme("grpo").unwrap(),
+        &run,
+        None,
+        &vec![("level".to_owned(), "token".to_owned())],
+    )
+    .unwrap();
+    let grpo = grpo.token.as_ref().unwrap();
+    let mask = run.tokens.mask.as_ref().unwrap();
+    let (mut compared, mut weighted) = (0, 0);
+    for case in golden["cases"].as_array().unwrap() {
+        let sets: Vec<(String, String)> =
+            case["set"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())).collect();
+        let credit = vantage::credit::compute(vantage::credit::scheme("fipo").unwrap(), &run, None, &sets).unwrap();
+        let token = credit.token.as_ref().unwrap();
+        for (key, weights) in case["weights"].as_object().unwrap() {
+            let t = run.trajectory_by_key(key).unwrap();
+            let range = run.trajectories.token_range(t);
+            let weights = weights.as_array().unwrap();
+            assert_eq!(weights.len(), range.len(), "{key}");
+            for (i, w) in range.zip(weights) {
+                let want = if mask[i] { f64::from(grpo[i]) * w.as_f64().unwrap() } else { 0.0 };
+                let got = f64::from(token[i]);
+                assert!(
+                    (got - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                    "{} {key} token {i}: {got} vs {want}",
+                    case["name"]
+                );
+                weighted += usize::from(mask[i] && w.as_f64().unwrap() != 1.0);
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 6000 && weighted > 4000, "{compared} tokens, {weighted} weighted");
+}

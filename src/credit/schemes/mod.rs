@@ -7,6 +7,7 @@ use super::Scheme;
 mod carl;
 mod discounted_return;
 mod entropy_mask;
+mod fipo;
 mod first_error;
 mod gae;
 mod gar;
@@ -75,6 +76,7 @@ pub static SCHEMES: &[&dyn Scheme] = &[
     &discounted_return::DiscountedReturn,
     &loss_agg::LossAggWeight,
     &entropy_mask::EntropyMask,
+    &fipo::Fipo,
     &prm_process::PrmProcess,
     &triage::Triage,
     &first_error::FirstError,

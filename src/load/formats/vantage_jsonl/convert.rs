@@ -16,6 +16,7 @@ pub struct TokenColumns {
     sum_pi_squared: Option<Vec<f32>>,
     prm_logprob: Option<Vec<f32>>,
     advantage: Option<Vec<f32>>,
+    trainer_logprob: Option<Vec<f32>>,
     text: Option<Vec<String>>,
 }
 
@@ -36,6 +37,7 @@ impl TokenColumns {
             sum_pi_squared: floats(&raw.sum_pi_squared),
             prm_logprob: floats(&raw.prm_logprob),
             advantage: floats(&raw.advantage),
+            trainer_logprob: floats(&raw.trainer_logprob),
             text: raw.text.clone(),
         };
         let len = {
@@ -63,6 +65,7 @@ impl TokenColumns {
             sum_pi_squared: self.sum_pi_squared.as_deref(),
             prm_logprob: self.prm_logprob.as_deref(),
             advantage: self.advantage.as_deref(),
+            trainer_logprob: self.trainer_logprob.as_deref(),
             text: texts,
         }
     }

@@ -311,6 +311,8 @@ macro_rules! record_types {
             pub prm_logprob: Option<Vec<Num>>,
             /// The trainer's own advantage per token.
             pub advantage: Option<Vec<Num>>,
+            /// The trainer's log-probability under the policy being updated.
+            pub trainer_logprob: Option<Vec<Num>>,
             /// Token strings.
             pub text: Option<Vec<String>>,
         }
@@ -406,6 +408,7 @@ impl From<located::RawTokens> for RawTokens {
             sum_pi_squared: t.sum_pi_squared,
             prm_logprob: t.prm_logprob,
             advantage: t.advantage,
+            trainer_logprob: t.trainer_logprob,
             text: t.text,
         }
     }

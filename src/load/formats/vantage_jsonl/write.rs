@@ -341,6 +341,7 @@ fn tokens(run: &Run, trajectory: TrajectoryId, obj: &mut Obj<'_>) {
         ("sum_pi_squared", &tk.sum_pi_squared),
         ("prm_logprob", &tk.prm_logprob),
         ("advantage", &tk.advantage),
+        ("trainer_logprob", &tk.trainer_logprob),
     ] {
         if let Some(column) = column {
             push_array(o.key(name), &column[range.clone()], |out, &v| {

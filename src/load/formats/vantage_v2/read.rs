@@ -182,8 +182,17 @@ pub struct DatasetReader {
 }
 
 /// The token columns as named in the `tokens` table, in the order written.
-pub const TOKEN_FLOATS: [&str; 8] =
-    ["reward", "logprob", "ref_logprob", "value", "entropy", "sum_pi_squared", "prm_logprob", "advantage"];
+pub const TOKEN_FLOATS: [&str; 9] = [
+    "reward",
+    "logprob",
+    "ref_logprob",
+    "value",
+    "entropy",
+    "sum_pi_squared",
+    "prm_logprob",
+    "advantage",
+    "trainer_logprob",
+];
 
 /// The text columns that can be left in the files, by their code in a [`text_key`].
 pub const TEXT_COLUMNS: [&str; 5] = ["thought", "action", "observation", "prompt", "gold"];
@@ -560,7 +569,7 @@ impl StepColumns {
 #[derive(Default)]
 struct TokenArrays<'a> {
     mask: Option<Vec<bool>>,
-    floats: [Option<Vec<f32>>; 8],
+    floats: [Option<Vec<f32>>; TOKEN_FLOATS.len()],
     text: Option<Vec<&'a str>>,
 }
 
@@ -577,6 +586,7 @@ impl TokenArrays<'_> {
             sum_pi_squared: f(5),
             prm_logprob: f(6),
             advantage: f(7),
+            trainer_logprob: f(8),
             text: self.text.as_deref(),
         }
     }

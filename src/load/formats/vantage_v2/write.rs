@@ -454,7 +454,7 @@ fn steps_frame(c: &Context<'_>, rows: &[usize]) -> polars::prelude::PolarsResult
     DataFrame::new_infer_height(columns)
 }
 
-fn float_token_columns(run: &Run) -> [&Option<Vec<f32>>; 8] {
+fn float_token_columns(run: &Run) -> [&Option<Vec<f32>>; 9] {
     let tk = &run.tokens;
     [
         &tk.reward,
@@ -465,6 +465,7 @@ fn float_token_columns(run: &Run) -> [&Option<Vec<f32>>; 8] {
         &tk.sum_pi_squared,
         &tk.prm_logprob,
         &tk.advantage,
+        &tk.trainer_logprob,
     ]
 }
 
