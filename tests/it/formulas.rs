@@ -424,3 +424,37 @@ fn a_formula_nested_to_the_limit_is_checked_and_computed_on_a_small_stack() {
     let deeper = format!("{}R{}", "(".repeat(MAX_DEPTH + 1), ")".repeat(MAX_DEPTH + 1));
     assert!(Formula::parse(&deeper).unwrap_err().to_string().contains("nested at most 32 deep"));
 }
+
+/// The 2026 schemes are callable from a formula, each on a sample that has what it needs, and
+/// `credit("ID")` there is the scheme's own credit.
+#[test]
+fn the_2026_schemes_are_callable_from_a_formula() {
+    for (id, sample) in [
+        ("maxrl", "alfworld_roles.jsonl"),
+        ("rae", "alfworld_roles.jsonl"),
+        ("opd", "verl_token_batch.jsonl"),
+        ("entropy_mask", "verl_token_batch.jsonl"),
+        ("fipo", "verl_token_batch.jsonl"),
+        ("hierarchical_grpo", "prime_rl_episodes.jsonl"),
+        ("ngu", "prime_rl_episodes.jsonl"),
+        ("gar", "prime_rl_episodes.jsonl"),
+        ("carl", "tree_rollouts.jsonl"),
+        ("igpo", "search_qa_rag.jsonl"),
+        ("trace_td", "search_qa_rag.jsonl"),
+        ("hcapo", "terminal_turn_scores.jsonl"),
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs").join(sample);
+        let run = vantage::load::load_bytes(
+            sample,
+            &std::fs::read(&path).unwrap(),
+            &mut vantage::load::LoadReport::new(sample),
+        )
+        .unwrap();
+        let scheme = vantage::credit::scheme(id).unwrap();
+        let own = vantage::credit::compute(scheme, &run, None, &Vec::new()).unwrap();
+        let called = Formula::parse(&format!("credit(\"{id}\")")).unwrap().credit(&run).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&called.step), bits(&own.step), "{id} on {sample}");
+        assert!(own.step.iter().any(|v| v.is_finite() && *v != 0.0), "{id} on {sample}: no credit");
+    }
+}

@@ -92,23 +92,14 @@ impl Typed for Fipo {
     }
 
     fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
-        let failed = |reason: String| CreditError::Failed { scheme: INFO.id.to_owned(), reason };
         let (Some(old), Some(new)) = (run.tokens.logprob.as_deref(), run.tokens.trainer_logprob.as_deref()) else {
             return Err(CreditError::Unsupported {
                 scheme: INFO.id.to_owned(),
                 reason: "needs token `logprob` and the trainer's `trainer_logprob`".to_owned(),
             });
         };
-        if knobs.base == INFO.id {
-            return Err(failed("base: a scheme other than fipo itself".to_owned()));
-        }
-        let base = crate::credit::scheme(knobs.base).map_err(|e| failed(format!("base: {e}")))?;
-        let sets = vec![("level".to_owned(), "token".to_owned())];
-        let sets = if base.params().iter().any(|p| p.name == "level") { sets } else { Vec::new() };
-        let credit = crate::credit::compute(base, run, None, &sets)?;
-        let Some(token) = credit.token.as_deref() else {
-            return Err(failed(format!("base: {} gives no token-level credit", knobs.base)));
-        };
+        let credit = crate::credit::engine::inputs::base_token_credit(run, knobs.base, INFO.id)?;
+        let token = credit.token.as_deref().unwrap_or_default();
         let mask = run.tokens.mask.as_deref();
         let policy = |i: usize| mask.is_none_or(|m| m.get(i).copied().unwrap_or(true));
         // `log_ratio.masked_fill(~completion_mask, 0)`: NaN here marks the tokens off the mask.
