@@ -157,3 +157,20 @@ fn a_test_that_would_skip_fails_when_shared_data_is_required() {
         assert!(out.status.success() && text.contains("SKIPPED: "), "{text}");
     }
 }
+
+/// The 2026 schemes, each with a sample that has what it needs (the room test draws each against
+/// GRPO there; the formula test calls each there).
+pub const SCHEMES_2026: &[(&str, &str)] = &[
+    ("maxrl", "alfworld_roles.jsonl"),
+    ("rae", "alfworld_roles.jsonl"),
+    ("opd", "verl_token_batch.jsonl"),
+    ("entropy_mask", "verl_token_batch.jsonl"),
+    ("fipo", "verl_token_batch.jsonl"),
+    ("hierarchical_grpo", "prime_rl_episodes.jsonl"),
+    ("ngu", "prime_rl_episodes.jsonl"),
+    ("gar", "prime_rl_episodes.jsonl"),
+    ("carl", "tree_rollouts.jsonl"),
+    ("igpo", "search_qa_rag.jsonl"),
+    ("trace_td", "search_qa_rag.jsonl"),
+    ("hcapo", "terminal_turn_scores.jsonl"),
+];

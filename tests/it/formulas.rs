@@ -429,20 +429,7 @@ fn a_formula_nested_to_the_limit_is_checked_and_computed_on_a_small_stack() {
 /// `credit("ID")` there is the scheme's own credit.
 #[test]
 fn the_2026_schemes_are_callable_from_a_formula() {
-    for (id, sample) in [
-        ("maxrl", "alfworld_roles.jsonl"),
-        ("rae", "alfworld_roles.jsonl"),
-        ("opd", "verl_token_batch.jsonl"),
-        ("entropy_mask", "verl_token_batch.jsonl"),
-        ("fipo", "verl_token_batch.jsonl"),
-        ("hierarchical_grpo", "prime_rl_episodes.jsonl"),
-        ("ngu", "prime_rl_episodes.jsonl"),
-        ("gar", "prime_rl_episodes.jsonl"),
-        ("carl", "tree_rollouts.jsonl"),
-        ("igpo", "search_qa_rag.jsonl"),
-        ("trace_td", "search_qa_rag.jsonl"),
-        ("hcapo", "terminal_turn_scores.jsonl"),
-    ] {
+    for &(id, sample) in crate::common::SCHEMES_2026 {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs").join(sample);
         let run = vantage::load::load_bytes(
             sample,

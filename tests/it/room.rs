@@ -946,21 +946,7 @@ fn a_group_whose_key_holds_its_prompt_is_titled_without_it() {
 fn the_2026_prime_rl_schemes_fit_a_room_in_compare_against_grpo() {
     let mut results = SnapshotResults::new();
     let mut failures = Vec::new();
-    for (scheme, run) in [
-        ("maxrl", "alfworld_roles.jsonl"),
-        ("rae", "alfworld_roles.jsonl"),
-        ("opd", "verl_token_batch.jsonl"),
-        ("entropy_mask", "verl_token_batch.jsonl"),
-        ("rloo", "verl_token_batch.jsonl"),
-        ("hierarchical_grpo", "prime_rl_episodes.jsonl"),
-        ("ngu", "prime_rl_episodes.jsonl"),
-        ("gar", "prime_rl_episodes.jsonl"),
-        ("carl", "tree_rollouts.jsonl"),
-        ("igpo", "search_qa_rag.jsonl"),
-        ("trace_td", "search_qa_rag.jsonl"),
-        ("hcapo", "terminal_turn_scores.jsonl"),
-        ("fipo", "verl_token_batch.jsonl"),
-    ] {
+    for &(scheme, run) in crate::common::SCHEMES_2026.iter().chain(&[("rloo", "verl_token_batch.jsonl")]) {
         let open = || {
             let mut app = app_with(run, &sample(run));
             app.state.scheme_a = vantage::app::state::SchemeChoice::new("grpo");
