@@ -326,6 +326,24 @@ pub fn explained_under_defaults(
         .map(|s| (s, s.compute_explained(run, &Params::defaults(s))))
 }
 
+/// The token-level credit of scheme `base` under its defaults (per token where it has a `level`),
+/// for a scheme `own` that reweights another's token credit (`entropy_mask`, `fipo`); its token
+/// column is there, else the error says why.
+pub fn base_token_credit(run: &Run, base: &str, own: &str) -> Result<Credit, CreditError> {
+    let failed = |reason: String| CreditError::Failed { scheme: own.to_owned(), reason };
+    if base == own {
+        return Err(failed(format!("base: a scheme other than {own} itself")));
+    }
+    let scheme = scheme(base).map_err(|e| failed(format!("base: {e}")))?;
+    let sets = vec![("level".to_owned(), "token".to_owned())];
+    let sets = if scheme.params().iter().any(|p| p.name == "level") { sets } else { Vec::new() };
+    let credit = compute(scheme, run, None, &sets)?;
+    if credit.token.is_none() {
+        return Err(failed(format!("base: {base} gives no token-level credit")));
+    }
+    Ok(credit)
+}
+
 /// Resolves parameters and computes, checking support first: the one entry point the CLI and app use.
 pub fn compute(
     scheme: &dyn Scheme,

@@ -544,24 +544,6 @@ pub fn supports_gold_logprob(run: &Run) -> Support {
     }
 }
 
-/// The token-level credit of scheme `base` under its defaults (per token where it has a `level`),
-/// for a scheme `own` that reweights another's token credit (`entropy_mask`, `fipo`); its token
-/// column is there, else the error says why.
-pub fn base_token_credit(run: &Run, base: &str, own: &str) -> Result<Credit, CreditError> {
-    let failed = |reason: String| CreditError::Failed { scheme: own.to_owned(), reason };
-    if base == own {
-        return Err(failed(format!("base: a scheme other than {own} itself")));
-    }
-    let scheme = crate::credit::scheme(base).map_err(|e| failed(format!("base: {e}")))?;
-    let sets = vec![("level".to_owned(), "token".to_owned())];
-    let sets = if scheme.params().iter().any(|p| p.name == "level") { sets } else { Vec::new() };
-    let credit = crate::credit::compute(scheme, run, None, &sets)?;
-    if credit.token.is_none() {
-        return Err(failed(format!("base: {base} gives no token-level credit")));
-    }
-    Ok(credit)
-}
-
 /// `Yes` when the run has outcome rewards, else why not.
 pub fn supports_outcomes(run: &Run) -> Support {
     if has_outcomes(run) { Support::Yes } else { Support::No("needs outcome rewards".to_owned()) }

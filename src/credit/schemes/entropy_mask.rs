@@ -74,7 +74,7 @@ impl Typed for EntropyMask {
                 reason: "needs each token's entropy (token `entropy`)".to_owned(),
             });
         };
-        let credit = crate::credit::engine::inputs::base_token_credit(run, knobs.base, INFO.id)?;
+        let credit = crate::credit::base_token_credit(run, knobs.base, INFO.id)?;
         let token = credit.token.as_deref().unwrap_or_default();
         let mask = run.tokens.mask.as_deref();
         let policy = |i: usize| mask.is_none_or(|m| m.get(i).copied().unwrap_or(true));
