@@ -2,6 +2,7 @@
 //! comparison and the exported credit table. Pure functions, no egui, no I/O.
 
 pub mod audit;
+pub mod behaviour;
 pub mod compare;
 pub mod diff;
 pub mod export;

@@ -1,6 +1,6 @@
 //! `vantage mcp`: a Model Context Protocol server over stdio, so a coding agent can ask vantage
 //! about a run: its tools are the JSON analyses of docs/JSON.md (`check`, `compare`, `budget`,
-//! `runs`, `diff`, `step`, `health`, `forensics`, `label`) on runs opened by path, and `open_app`, which
+//! `runs`, `diff`, `graph`, `step`, `health`, `forensics`, `label`) on runs opened by path, and `open_app`, which
 //! opens the desktop app at a deep link so the agent can show a person the step it found. Each
 //! tool's description and input schema are made from its command's declaration
 //! ([`super::declare`]), and its arguments are read into that same declaration.
@@ -125,13 +125,14 @@ fn entry<T: Tool>() -> Entry {
 }
 
 /// The tools, in `tools/list`'s order.
-fn entries() -> [Entry; 10] {
+fn entries() -> [Entry; 11] {
     [
         entry::<super::check::Args>(),
         entry::<super::compare::Args>(),
         entry::<super::budget::Args>(),
         entry::<super::runs::Args>(),
         entry::<super::diff::Args>(),
+        entry::<super::graph::Args>(),
         entry::<super::step::Args>(),
         entry::<super::health::Args>(),
         entry::<super::forensics::Args>(),
@@ -227,7 +228,7 @@ mod tests {
             list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(
             names,
-            ["check", "compare", "budget", "runs", "diff", "step", "health", "forensics", "label", "open_app"]
+            ["check", "compare", "budget", "runs", "diff", "graph", "step", "health", "forensics", "label", "open_app"]
         );
         let unknown = answer(r#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#).unwrap();
         assert_eq!(unknown["error"]["code"], -32601);
@@ -306,13 +307,14 @@ mod tests {
         schema_and_serde_agree::<super::super::budget::Args>();
         schema_and_serde_agree::<super::super::runs::Args>();
         schema_and_serde_agree::<super::super::diff::Args>();
+        schema_and_serde_agree::<super::super::graph::Args>();
         schema_and_serde_agree::<super::super::step::Args>();
         schema_and_serde_agree::<super::super::health::Args>();
         schema_and_serde_agree::<super::super::forensics::Args>();
         schema_and_serde_agree::<super::super::label::Args>();
         schema_and_serde_agree::<OpenApp>();
         let checked =
-            ["check", "compare", "budget", "runs", "diff", "step", "health", "forensics", "label", "open_app"];
+            ["check", "compare", "budget", "runs", "diff", "graph", "step", "health", "forensics", "label", "open_app"];
         assert_eq!(entries().map(|e| e.name), checked, "a tool whose schema this test does not hold to serde");
     }
 

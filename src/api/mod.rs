@@ -31,6 +31,7 @@ pub mod declare;
 pub mod diff;
 pub mod forensics;
 pub mod formulas;
+pub mod graph;
 pub mod health;
 pub mod label;
 pub mod mcp;
@@ -218,6 +219,7 @@ pub fn declaration(name: &str) -> Option<clap::Command> {
         "budget" => declare::command::<budget::Args>(),
         "runs" => declare::command::<runs::Args>(),
         "diff" => declare::command::<diff::Args>(),
+        "graph" => declare::command::<graph::Args>(),
         "step" => declare::command::<step::Args>(),
         "health" => declare::command::<health::Args>(),
         "forensics" => declare::command::<forensics::Args>(),

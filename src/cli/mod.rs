@@ -73,11 +73,12 @@ enum Command {
     Budget(api::budget::Args),
     Runs(api::runs::Args),
     Diff(api::diff::Args),
+    Graph(api::graph::Args),
     Forensics(api::forensics::Args),
     Step(api::step::Args),
     /// A Model Context Protocol server over stdio for coding agents (docs/JSON.md): the tools `check`,
-    /// `compare`, `budget`, `runs`, `diff`, `step`, `health`, `forensics`, `label` and `open_app` on runs opened by
-    /// path.
+    /// `compare`, `budget`, `runs`, `diff`, `graph`, `step`, `health`, `forensics`, `label` and `open_app` on
+    /// runs opened by path.
     Mcp,
     Health(api::health::Args),
     /// Serve the web app and the runs under PATHs to a browser, read-only (docs/SERVE.md): open the
@@ -232,6 +233,7 @@ pub fn main() -> ExitCode {
         Some(Command::Budget(args)) => analysis(&args, &options),
         Some(Command::Runs(args)) => analysis(&args, &options),
         Some(Command::Diff(args)) => analysis(&args, &options),
+        Some(Command::Graph(args)) => analysis(&args, &options),
         Some(Command::Forensics(args)) => analysis(&args, &options),
         Some(Command::Step(args)) => analysis(&args, &options),
         Some(Command::Label(args)) => analysis(&args, &options),

@@ -78,6 +78,23 @@ fn vantage(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The graph example's counts are the fixture's, its credit within the doc's rounding.
+fn graph_values_are_the_fixtures(doc: &Value, graph: &Value) {
+    for key in ["merge", "rollouts", "forks", "cycles", "folded", "nodes_total"] {
+        assert_eq!(doc[key], graph[key], "graph {key}");
+    }
+    for (kind, key) in
+        [("nodes", "visits"), ("nodes", "rollouts"), ("nodes", "fork"), ("edges", "count"), ("edges", "cycle")]
+    {
+        let pick = |v: &Value| v[kind].as_array().unwrap().iter().map(|n| n[key].clone()).collect::<Vec<_>>();
+        assert_eq!(pick(doc), pick(graph), "graph {kind}.{key}");
+    }
+    for (d, g) in doc["edges"].as_array().unwrap().iter().zip(graph["edges"].as_array().unwrap()) {
+        let (d, g) = (d["b"].as_f64().unwrap(), g["b"].as_f64().unwrap());
+        assert!((d - g).abs() < 1e-4, "graph edge b: {d} in the doc, {g} printed");
+    }
+}
+
 #[test]
 fn the_documented_json_is_what_the_commands_print() {
     let examples = examples();
@@ -102,9 +119,23 @@ fn the_documented_json_is_what_the_commands_print() {
         "1",
         "--json",
     ]);
+    let graph = vantage(&[
+        "graph",
+        "tests/fixtures/graph/loop_and_fork.jsonl",
+        "--group",
+        "g",
+        "--a",
+        "grpo",
+        "--b",
+        "triage",
+        "--limit",
+        "2",
+        "--json",
+    ]);
     let step = vantage(&["step", alfworld, "--trajectory", "s0-task1-r5", "--step", "3", "--json"]);
     let forensics = vantage(&["forensics", "tests/fixtures/forensics/failed_rollout.jsonl", "--json"]);
-    let [check_doc, compare_doc, budget_doc, runs_doc, diff_doc, step_doc, health_doc, forensics_doc] = &examples[..]
+    let [check_doc, compare_doc, budget_doc, runs_doc, diff_doc, graph_doc, step_doc, health_doc, forensics_doc] =
+        &examples[..]
     else {
         panic!("one example per command")
     };
@@ -114,6 +145,7 @@ fn the_documented_json_is_what_the_commands_print() {
         ("budget", budget_doc, &budget),
         ("runs", runs_doc, &runs),
         ("diff", diff_doc, &diff),
+        ("graph", graph_doc, &graph),
         ("step", step_doc, &step),
         ("health", health_doc, &health),
         ("forensics", forensics_doc, &forensics),
@@ -148,6 +180,7 @@ fn the_documented_json_is_what_the_commands_print() {
     for key in ["left", "right", "matched", "divergence", "rows_total", "rows"] {
         assert_eq!(diff_doc[key], diff[key], "diff {key}");
     }
+    graph_values_are_the_fixtures(graph_doc, &graph);
     assert_eq!(step_doc["texts"], step["texts"]);
     assert_eq!(forensics_doc["findings"], forensics["findings"]);
     assert_eq!(forensics_doc["counts"], forensics["counts"]);

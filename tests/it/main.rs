@@ -15,6 +15,7 @@ mod format_roundtrip;
 mod formulas;
 mod golden_trainers;
 mod golden_verl;
+mod graph;
 mod health;
 mod importers;
 mod invariants;

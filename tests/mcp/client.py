@@ -31,7 +31,7 @@ async def main(vantage):
             info = await session.initialize()
             assert attr(info, "server_info", "serverInfo").name == "vantage", info
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["budget", "check", "compare", "diff", "forensics", "health", "label", "open_app", "runs", "step"], tools
+            assert tools == ["budget", "check", "compare", "diff", "forensics", "graph", "health", "label", "open_app", "runs", "step"], tools
 
             run = "sample_runs/alfworld_roles.jsonl"
             check = payload(await session.call_tool("check", {"path": run}))
@@ -60,6 +60,12 @@ async def main(vantage):
             diff = payload(await session.call_tool("diff", {"path": run, "left": top["trajectory"], "a": "grpo", "b": "triage"}))
             assert diff["left"]["success"] != diff["right"]["success"] and diff["rows_total"] >= diff["matched"] > 0, diff
             print(f"diff: {diff['left']['trajectory']} and {diff['right']['trajectory']} part at row {diff['divergence']['row'] + 1}")
+
+            # The group's behaviour graph: its states, loops and forks, coloured by both schemes.
+            group = diff["left"]["trajectory"].rsplit("-r", 1)[0]
+            graph = payload(await session.call_tool("graph", {"path": run, "group": group, "a": "grpo", "b": "triage"}))
+            assert graph["merge"] == "state" and graph["forks"] > 0 and graph["nodes"][0]["key"] == "start", graph
+            print(f"graph: {graph['nodes_total']} states, {graph['cycles']} loops, {graph['forks']} forks in group {group}")
 
             budget = payload(await session.call_tool("budget", {"path": run, "a": "grpo", "b": "triage"}))
             assert [s["train_step"] for s in budget["steps"]] == [0, 1], budget
