@@ -262,6 +262,42 @@ pub enum TokenColor {
     LossWeight,
 }
 
+/// What the Graph view colours states and transitions by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum GraphColor {
+    /// Mean credit under A.
+    #[default]
+    CreditA,
+    /// Mean credit under B.
+    CreditB,
+    /// A − B.
+    Difference,
+}
+
+impl GraphColor {
+    /// Every choice, in the order of the picker.
+    pub const ALL: [Self; 3] = [Self::CreditA, Self::CreditB, Self::Difference];
+
+    /// Label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::CreditA => "credit A",
+            Self::CreditB => "credit B",
+            Self::Difference => "A − B",
+        }
+    }
+}
+
+/// What the Group view draws above (beside, in meeting mode) the heatmap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum GroupShows {
+    /// The rollout tree.
+    #[default]
+    Tree,
+    /// The behaviour graph.
+    Graph,
+}
+
 /// The persisted state.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -281,6 +317,12 @@ pub struct AppState {
     pub tree_merge: TreeMerge,
     /// What tree nodes are colored by.
     pub tree_value: HeatValue,
+    /// The tree or the behaviour graph in the Group view.
+    pub group_shows: GroupShows,
+    /// What the graph colours states by.
+    pub graph_color: GraphColor,
+    /// How the graph merges steps into states.
+    pub graph_merge: crate::analysis::behaviour::GraphMerge,
     /// The central view.
     pub tab: Tab,
     /// Meeting mode: larger type, side panels hidden, comparison pinned. Not saved: the next
@@ -310,6 +352,9 @@ impl Default for AppState {
             heat_whole_run: false,
             tree_merge: TreeMerge::Logged,
             tree_value: HeatValue::CreditA,
+            group_shows: GroupShows::Tree,
+            graph_color: GraphColor::CreditA,
+            graph_merge: crate::analysis::behaviour::GraphMerge::Auto,
             tab: Tab::Group,
             meeting_mode: false,
             browser: BrowserOptions::default(),

@@ -260,7 +260,8 @@ fn check_view(
     room.plots();
     room.texts();
     room.marks();
-    if tab == Tab::Group {
+    // The tree's rows (the graph has none: its texts and marks are checked above).
+    if tab == Tab::Group && room.h.state().state.group_shows == vantage::app::state::GroupShows::Tree {
         room.group_rows_named();
     }
 }
@@ -965,6 +966,58 @@ fn the_2026_prime_rl_schemes_fit_a_room_in_compare_against_grpo() {
         }
         if h.query_all_by_label_contains(&format!("B {scheme}")).next().is_none() {
             failures.push(format!("{scheme}: Compare does not name it as B"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    results.unwrap();
+}
+
+/// The behaviour graph beside the tree (the Group view's Graph switch) on the `ALFWorld` and
+/// terminal samples at 1280×720, desk and meeting: its states, loops and forks drawn, texts inside;
+/// and what it draws is what `vantage graph` prints for that group.
+#[test]
+fn the_behaviour_graph_of_a_group_fits_a_room() {
+    let mut results = SnapshotResults::new();
+    let mut failures = Vec::new();
+    for run in ["alfworld_roles.jsonl", "terminal_turn_scores.jsonl"] {
+        let open = || {
+            let mut app = app_with(run, &sample(run));
+            app.state.group_shows = vantage::app::state::GroupShows::Graph;
+            app.state.scheme_a = vantage::app::state::SchemeChoice::new("grpo");
+            app.state.scheme_b = vantage::app::state::SchemeChoice::new("triage");
+            app
+        };
+        for meeting in [false, true] {
+            check_view(
+                &format!("{}_graph", run.trim_end_matches(".jsonl")),
+                &open,
+                (Tab::Group, meeting),
+                &mut results,
+                &mut failures,
+            );
+        }
+        let mut h = room_harness(open(), Tab::Group, false);
+        h.run_ok();
+        let summary = h
+            .query_all_by_label_contains(" transition")
+            .next()
+            .map(|n| n.accesskit_node().label().or_else(|| n.value()).unwrap_or_default());
+        let Some(summary) = summary else {
+            failures.push(format!("{run}: the graph's summary line is missing"));
+            continue;
+        };
+        let open_run = h.state().current().unwrap();
+        let group = open_run.selection.group.unwrap();
+        let graph = vantage::analysis::behaviour::build(
+            &open_run.run,
+            group,
+            [&[], &[]],
+            vantage::analysis::behaviour::GraphMerge::Auto,
+            vantage::analysis::behaviour::MAX_NODES,
+        );
+        let states = graph.nodes.len() - 1;
+        if !summary.starts_with(&format!("{states} states")) || !summary.contains("fork") || !summary.contains("loop") {
+            failures.push(format!("{run}: the summary {summary:?} is not the graph's ({states} states)"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

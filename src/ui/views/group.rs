@@ -24,6 +24,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
                 };
             ui.label(egui::RichText::new(format!("Group {title}{task}")).strong());
             walk_ui(ui, ctx.open, ctx.commands, g);
+            shows_ui(ui, ctx.state);
         });
         let headline = crate::analysis::runs::headline(&prompt);
         if headline.is_empty() {
@@ -44,7 +45,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     // side, rows level (the heatmap's rows follow the tree's leaves), each as tall as the view.
     if ctx.state.meeting_mode {
         ui.columns(2, |columns| {
-            super::tree::ui(&mut columns[0], ctx);
+            tree_or_graph_ui(&mut columns[0], ctx);
             super::heatmap::ui(&mut columns[1], ctx);
         });
         return;
@@ -52,10 +53,32 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let size = ui.available_size();
     ui.allocate_ui(egui::vec2(size.x, size.y * 0.55), |ui| {
         ui.set_min_height(size.y * 0.55);
-        super::tree::ui(ui, ctx);
+        tree_or_graph_ui(ui, ctx);
     });
     ui.separator();
     super::heatmap::ui(ui, ctx);
+}
+
+/// The switch between the tree and the behaviour graph, on the title line (the rows below keep
+/// their height).
+fn shows_ui(ui: &mut egui::Ui, state: &mut crate::app::state::AppState) {
+    use crate::app::state::GroupShows;
+    ui.separator();
+    for (shows, label) in [(GroupShows::Tree, "Tree"), (GroupShows::Graph, "Graph")] {
+        let r = ui.selectable_label(state.group_shows == shows, label);
+        crate::ui::widgets::name(&r, &format!("group shows {label}"));
+        if r.clicked() {
+            state.group_shows = shows;
+        }
+    }
+}
+
+/// The tree, or the behaviour graph beside it.
+fn tree_or_graph_ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
+    match ctx.state.group_shows {
+        crate::app::state::GroupShows::Tree => super::tree::ui(ui, ctx),
+        crate::app::state::GroupShows::Graph => super::graph::ui(ui, ctx),
+    }
 }
 
 /// The groups being walked (an alarm's), on the title line: which of them this is, previous,

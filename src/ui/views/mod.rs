@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod diff;
 pub mod forensics;
+pub mod graph;
 pub mod group;
 pub mod heatmap;
 pub mod inspector;
