@@ -173,6 +173,82 @@ pub fn default_partner(run: &Run, t: TrajectoryId) -> Option<TrajectoryId> {
         .or_else(|| members.iter().copied().find(|&o| o != t))
 }
 
+/// Rollouts aligned together: one column per aligned position, each rollout's step there (or none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupAlignment {
+    /// The rollouts, the first the one the others are aligned to.
+    pub rollouts: Vec<TrajectoryId>,
+    /// Per column, each rollout's step index there (`None`: a gap).
+    pub columns: Vec<Vec<Option<usize>>>,
+}
+
+impl GroupAlignment {
+    /// The columns where the rollouts part: some have a step there and some do not, the first
+    /// rollout's step being one of them (a state where some went on the same way and some not).
+    pub fn forks(&self) -> Vec<usize> {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c[0].is_some() && c.iter().any(Option::is_none) && c.iter().skip(1).any(Option::is_some))
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
+/// The most rollouts aligned together.
+pub const MAX_ALIGNED: usize = 16;
+
+/// `rollouts` (the first the anchor, at most [`MAX_ALIGNED`]) aligned on the same columns: each
+/// other rollout is aligned with the first as [`align`] aligns two, and the columns merged around
+/// the first's steps; a rollout's steps that match none of the first's sit in the columns just
+/// before the first's next step, in their order. With two rollouts the columns are [`align`]'s rows.
+pub fn align_group(run: &Run, rollouts: &[TrajectoryId], by: AlignBy) -> GroupAlignment {
+    let rollouts: Vec<TrajectoryId> = rollouts.iter().copied().take(MAX_ALIGNED).collect();
+    let Some(&anchor) = rollouts.first() else { return GroupAlignment::default() };
+    let n = run.trajectories.num_steps(anchor);
+    // Per other rollout: its step matched to each of the anchor's, and its steps before each of
+    // the anchor's (the last slot: after its last step).
+    let mut matched: Vec<Vec<Option<usize>>> = Vec::new();
+    let mut before: Vec<Vec<Vec<usize>>> = Vec::new();
+    for &other in &rollouts[1..] {
+        let (mut m, mut b) = (vec![None; n], vec![Vec::new(); n + 1]);
+        let rows = align(run, anchor, other, by);
+        // Each right-only step waits for the anchor's next step.
+        let mut pending: Vec<usize> = Vec::new();
+        for row in &rows {
+            match (row.left, row.right) {
+                (Some(i), right) => {
+                    b[i].append(&mut pending);
+                    m[i] = right;
+                }
+                (None, Some(j)) => pending.push(j),
+                (None, None) => {}
+            }
+        }
+        b[n].append(&mut pending);
+        matched.push(m);
+        before.push(b);
+    }
+    let k = rollouts.len();
+    let mut columns = Vec::new();
+    for i in 0..=n {
+        let width = before.iter().map(|b| b[i].len()).max().unwrap_or(0);
+        for slot in 0..width {
+            let mut column = vec![None; k];
+            for (r, b) in before.iter().enumerate() {
+                column[r + 1] = b[i].get(slot).copied();
+            }
+            columns.push(column);
+        }
+        if i < n {
+            let mut column = vec![Some(i); 1];
+            column.extend(matched.iter().map(|m| m[i]));
+            columns.push(column);
+        }
+    }
+    GroupAlignment { rollouts, columns }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

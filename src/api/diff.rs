@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::{Analysis, number32};
-use crate::analysis::diff::{AlignBy, align, default_partner, divergence};
+use crate::analysis::diff::{AlignBy, MAX_ALIGNED, align, align_group, default_partner, divergence};
 use crate::model::{Run, TrajectoryId};
 use crate::source::OpenOptions;
 
@@ -21,10 +21,12 @@ pub struct Args {
     /// The left rollout (its id, as `compare` and the app name it).
     #[arg(long)]
     pub left: String,
-    /// The right rollout (default: one of its group with the other outcome, else the next one).
+    /// The right rollout (default: one of its group with the other outcome, else the next one);
+    /// given more than once, every one of them is aligned with the left on the same columns too
+    /// (`aligned`: up to 15 beside the left).
     #[arg(long)]
-    #[serde(default)]
-    pub right: Option<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub right: Vec<String>,
     /// How steps match: text (the same thought and action), state (the same state key), similar
     /// (half their words in common).
     #[arg(long, default_value = "text", value_parser = super::declare::Choices(WAYS.map(|(name, _)| name).to_vec()))]
@@ -38,6 +40,21 @@ pub struct Args {
     #[command(flatten)]
     #[serde(flatten)]
     pub page: super::Page,
+}
+
+/// A rollout or a list of them (an agent may pass either).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match <Option<OneOrMany> as serde::Deserialize>::deserialize(d)? {
+        None => Vec::new(),
+        Some(OneOrMany::One(one)) => vec![one],
+        Some(OneOrMany::Many(many)) => many,
+    })
 }
 
 fn text_way() -> String {
@@ -58,6 +75,53 @@ fn rollout(run: &Run, t: TrajectoryId) -> Value {
     })
 }
 
+impl Args {
+    /// The left and every right rollout on the same columns (`aligned`): each column's step of
+    /// each rollout (with its credit under A and B), and the columns where they part.
+    fn aligned(
+        &self,
+        run: &Run,
+        left: TrajectoryId,
+        by: AlignBy,
+        credit: [Option<&[f32]>; 2],
+    ) -> anyhow::Result<Value> {
+        let mut rollouts = vec![left];
+        for key in &self.right {
+            rollouts.push(super::trajectory(run, key)?);
+        }
+        if rollouts.len() > MAX_ALIGNED {
+            anyhow::bail!("--right: at most {} rollouts beside the left", MAX_ALIGNED - 1);
+        }
+        let alignment = align_group(run, &rollouts, by);
+        let tr = &run.trajectories;
+        let columns: Vec<Value> = alignment
+            .columns
+            .iter()
+            .map(|column| {
+                Value::Array(
+                    column
+                        .iter()
+                        .zip(&alignment.rollouts)
+                        .map(|(k, &t)| match k {
+                            Some(k) => {
+                                let p = tr.path_range(t).start + k;
+                                let value = |c: Option<&[f32]>| c.map_or(Value::Null, |c| number32(c[p]));
+                                json!({"step": k, "a": value(credit[0]), "b": value(credit[1])})
+                            }
+                            None => Value::Null,
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        Ok(json!({
+            "rollouts": alignment.rollouts.iter().map(|&t| rollout(run, t)).collect::<Vec<_>>(),
+            "columns": columns,
+            "forks": alignment.forks(),
+        }))
+    }
+}
+
 impl Analysis for Args {
     const NAME: &'static str = "diff";
 
@@ -73,7 +137,7 @@ impl Analysis for Args {
             .ok_or_else(|| anyhow::anyhow!("--by {}: one of {}", self.by, WAYS.map(|(n, _)| n).join(", ")))?;
         let run = super::open(&self.file, options)?;
         let left = super::trajectory(&run, &self.left)?;
-        let right = match &self.right {
+        let right = match self.right.first() {
             Some(key) => super::trajectory(&run, key)?,
             None => default_partner(&run, left).ok_or_else(|| {
                 anyhow::anyhow!("{} is alone in its group: name the rollout to align it with (--right)", self.left)
@@ -112,7 +176,7 @@ impl Analysis for Args {
                 })
             })
             .collect();
-        Ok(json!({
+        let mut out = json!({
             "vantage_diff": 1,
             "run": self.file.display().to_string(),
             "left": rollout(&run, left),
@@ -126,7 +190,11 @@ impl Analysis for Args {
             "limit": self.page.limit,
             "rows_total": rows.len(),
             "rows": listed,
-        }))
+        });
+        if self.right.len() > 1 {
+            out["aligned"] = self.aligned(&run, left, by, [a.as_deref(), b.as_deref()])?;
+        }
+        Ok(out)
     }
 
     fn text(&self, json: &Value) -> String {
@@ -168,6 +236,24 @@ impl Analysis for Args {
             }
             cell
         };
+        if let Some(aligned) = json["aligned"].as_object() {
+            let names: Vec<&str> =
+                aligned["rollouts"].as_array().into_iter().flatten().filter_map(|r| r["trajectory"].as_str()).collect();
+            let forks: Vec<String> = aligned["forks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_u64)
+                .map(|c| (c + 1).to_string())
+                .collect();
+            out.push_str(&format!(
+                "\n{} rollouts on {} columns ({}); they part at column(s) {}",
+                names.len(),
+                aligned["columns"].as_array().map_or(0, Vec::len),
+                names.join(", "),
+                if forks.is_empty() { "none".to_owned() } else { forks.join(", ") }
+            ));
+        }
         for r in json["rows"].as_array().into_iter().flatten() {
             let mark = match r["side"].as_str() {
                 Some("both") => "=",

@@ -323,6 +323,8 @@ pub struct AppState {
     pub graph_color: GraphColor,
     /// How the graph merges steps into states.
     pub graph_merge: crate::analysis::behaviour::GraphMerge,
+    /// The Diff view aligns the selected rollout's whole group at once.
+    pub diff_align_group: bool,
     /// The central view.
     pub tab: Tab,
     /// Meeting mode: larger type, side panels hidden, comparison pinned. Not saved: the next
@@ -355,6 +357,7 @@ impl Default for AppState {
             group_shows: GroupShows::Tree,
             graph_color: GraphColor::CreditA,
             graph_merge: crate::analysis::behaviour::GraphMerge::Auto,
+            diff_align_group: false,
             tab: Tab::Group,
             meeting_mode: false,
             browser: BrowserOptions::default(),

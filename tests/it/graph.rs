@@ -163,3 +163,56 @@ fn the_command_prints_the_graph_the_app_draws() {
         );
     }
 }
+
+/// The group's rollouts aligned on the same columns (`align_group`, the diff's `aligned`): with two
+/// rollouts the columns are the pairwise alignment's rows; with eight, every rollout's steps appear
+/// once each and in order, and each rollout's columns against the first, gaps of both dropped, are
+/// its pairwise alignment with the first.
+#[test]
+fn a_group_aligned_at_once_is_each_pairwise_alignment() {
+    use vantage::analysis::diff::{AlignBy, align, align_group};
+    let run = load("sample_runs/math_grpo_prm.jsonl");
+    let g = run.group_by_key(run.group_key(run.groups.ids().next().unwrap())).unwrap();
+    let members: Vec<_> = run.groups.members(g).to_vec();
+    assert_eq!(members.len(), 8);
+    for by in AlignBy::ALL {
+        for &other in &members[1..] {
+            let pair = align_group(&run, &[members[0], other], by);
+            let rows: Vec<Vec<Option<usize>>> =
+                align(&run, members[0], other, by).iter().map(|r| vec![r.left, r.right]).collect();
+            assert_eq!(pair.columns, rows, "{by:?}: two rollouts");
+        }
+        let all = align_group(&run, &members, by);
+        for (r, &t) in members.iter().enumerate() {
+            let steps: Vec<usize> = all.columns.iter().filter_map(|c| c[r]).collect();
+            assert_eq!(steps, (0..run.trajectories.num_steps(t)).collect::<Vec<_>>(), "{by:?}: rollout {r}");
+            if r == 0 {
+                continue;
+            }
+            let projected: Vec<Vec<Option<usize>>> =
+                all.columns.iter().map(|c| vec![c[0], c[r]]).filter(|c| c.iter().any(Option::is_some)).collect();
+            let rows: Vec<Vec<Option<usize>>> =
+                align(&run, members[0], t, by).iter().map(|row| vec![row.left, row.right]).collect();
+            assert_eq!(projected, rows, "{by:?}: rollout {r} against the first");
+        }
+    }
+    // The command: several --right give the aligned columns beside the pairwise rows.
+    let keys: Vec<&str> = members.iter().map(|&t| run.trajectory_key(t)).collect();
+    let mut args = vec!["diff", "sample_runs/math_grpo_prm.jsonl", "--left", keys[0], "--a", "grpo", "--json"];
+    for key in &keys[1..] {
+        args.extend(["--right", key]);
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let aligned = &json["aligned"];
+    assert_eq!(aligned["rollouts"].as_array().unwrap().len(), 8);
+    let all = align_group(&run, &members, AlignBy::Text);
+    assert_eq!(aligned["columns"].as_array().unwrap().len(), all.columns.len());
+    assert_eq!(aligned["forks"].as_array().unwrap().len(), all.forks().len());
+    assert_eq!(json["right"]["trajectory"], keys[1], "the pairwise rows are with the first --right");
+}

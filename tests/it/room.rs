@@ -1023,3 +1023,36 @@ fn the_behaviour_graph_of_a_group_fits_a_room() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     results.unwrap();
 }
+
+/// The Diff view's "align the group" on the math sample: eight rollouts of a group on the same
+/// columns at 1280×720, desk and meeting, texts inside, the columns where they part marked; the
+/// column count it says is `align_group`'s.
+#[test]
+fn eight_rollouts_aligned_at_once_fit_a_room() {
+    let mut results = SnapshotResults::new();
+    let mut failures = Vec::new();
+    let run = "math_grpo_prm.jsonl";
+    let open = || {
+        let mut app = app_with(run, &sample(run));
+        app.state.diff_align_group = true;
+        app
+    };
+    for meeting in [false, true] {
+        check_view("math_grpo_prm_aligned", &open, (Tab::Diff, meeting), &mut results, &mut failures);
+    }
+    let mut h = room_harness(open(), Tab::Diff, false);
+    h.run_ok();
+    let open_run = h.state().current().unwrap();
+    let left = open_run.selection.trajectory.unwrap();
+    let members = open_run.run.groups.members(open_run.run.trajectories.group[left.index()]);
+    let rollouts: Vec<_> = std::iter::once(left).chain(members.iter().copied().filter(|&t| t != left)).collect();
+    assert_eq!(rollouts.len(), 8);
+    let alignment =
+        vantage::analysis::diff::align_group(&open_run.run, &rollouts, vantage::analysis::diff::AlignBy::Text);
+    let said = format!("8 rollouts on {} columns", alignment.columns.len());
+    if h.query_all_by_label_contains(&said).next().is_none() {
+        failures.push(format!("the view does not say {said:?}"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    results.unwrap();
+}
