@@ -144,8 +144,45 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
 /// The behaviour graph of group `group`, with the step credit (by path position) of schemes A and
 /// B; at most `max_nodes` states (the rarest beyond folded into `other`).
 pub fn build(run: &Run, group: GroupId, credit: [&[f32]; 2], merge: GraphMerge, max_nodes: usize) -> BehaviourGraph {
+    build_over(run, run.groups.members(group), credit, merge, max_nodes)
+}
+
+/// The groups of `group`'s task across the run's training steps (every group with its task, in
+/// training-step order, then as logged); the group alone when it has no task.
+pub fn task_groups(run: &Run, group: GroupId) -> Vec<GroupId> {
+    let task = run.groups.task[group.index()];
+    if run.label(task).is_empty() {
+        return vec![group];
+    }
+    let mut groups: Vec<GroupId> = run.groups.ids().filter(|g| run.groups.task[g.index()] == task).collect();
+    groups.sort_by_key(|g| run.groups.train_step[g.index()].unwrap_or(i64::MIN));
+    groups
+}
+
+/// The behaviour graph of `group`'s task across training steps: the rollouts of every group of
+/// its task ([`task_groups`]) in one graph, in training-step order, so a state's column and row
+/// are where the earliest step first reached it.
+pub fn build_task(
+    run: &Run,
+    group: GroupId,
+    credit: [&[f32]; 2],
+    merge: GraphMerge,
+    max_nodes: usize,
+) -> BehaviourGraph {
+    let members: Vec<TrajectoryId> =
+        task_groups(run, group).into_iter().flat_map(|g| run.groups.members(g).iter().copied()).collect();
+    build_over(run, &members, credit, merge, max_nodes)
+}
+
+/// The behaviour graph of the rollouts `members`, in their order.
+fn build_over(
+    run: &Run,
+    members: &[TrajectoryId],
+    credit: [&[f32]; 2],
+    merge: GraphMerge,
+    max_nodes: usize,
+) -> BehaviourGraph {
     let tr = &run.trajectories;
-    let members = run.groups.members(group);
     let has_key = |n: &NodeId| !run.label(run.nodes.state_key[n.index()]).is_empty();
     let merge = match merge {
         GraphMerge::Auto if members.iter().flat_map(|&t| tr.path(t)).all(has_key) && !members.is_empty() => {

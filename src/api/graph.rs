@@ -1,4 +1,4 @@
-//! `vantage graph RUN --group G [--merge auto|state|action] [--a S] [--b S] [--json]`: the
+//! `vantage graph RUN --group G [--across-steps] [--merge auto|state|action] [--a S] [--b S] [--json]`: the
 //! behaviour graph of a group, as the app's Graph view draws it: its states merged across rollouts,
 //! the transitions between them with their counts, each state's visits, mean credit under schemes
 //! A and B and outcome spread, and the forks (docs/JSON.md has the JSON).
@@ -20,6 +20,10 @@ pub struct Args {
     /// The group (its id, as `compare` and the app name it).
     #[arg(long)]
     pub group: String,
+    /// The graph of the group's task across training steps: every group of its task in one graph.
+    #[arg(long)]
+    #[serde(default)]
+    pub across_steps: bool,
     /// How steps become states: auto (state keys when every step has one, else actions), state,
     /// action (the action with numbers and paths folded).
     #[arg(long, default_value = "auto", value_parser = super::declare::Choices(GraphMerge::ALL.map(GraphMerge::name).to_vec()))]
@@ -65,13 +69,12 @@ impl Analysis for Args {
         };
         let [a, b] = schemes.credit(&run)?;
         let none: Vec<f32> = Vec::new();
-        let graph = behaviour::build(
-            &run,
-            group,
-            [a.as_deref().unwrap_or(&none), b.as_deref().unwrap_or(&none)],
-            merge,
-            MAX_NODES,
-        );
+        let credit = [a.as_deref().unwrap_or(&none), b.as_deref().unwrap_or(&none)];
+        let (graph, groups) = if self.across_steps {
+            (behaviour::build_task(&run, group, credit, merge, MAX_NODES), behaviour::task_groups(&run, group).len())
+        } else {
+            (behaviour::build(&run, group, credit, merge, MAX_NODES), 1)
+        };
         let nodes: Vec<Value> = self
             .page
             .of(graph.nodes.iter().enumerate())
@@ -110,6 +113,7 @@ impl Analysis for Args {
             "vantage_graph": 1,
             "run": self.file.display().to_string(),
             "group": self.group,
+            "groups": groups,
             "merge": graph.merge.name(),
             "a": schemes.a,
             "b": schemes.b,
@@ -127,9 +131,10 @@ impl Analysis for Args {
 
     fn text(&self, json: &Value) -> String {
         let mut out = format!(
-            "{}: group {}, {} rollouts, {} states by {}, {} transitions ({} closing a cycle), {} fork(s)",
+            "{}: group {}{}, {} rollouts, {} states by {}, {} transitions ({} closing a cycle), {} fork(s)",
             self.file.display(),
             self.group,
+            if self.across_steps { format!(" and its task across {} groups", json["groups"]) } else { String::new() },
             json["rollouts"],
             json["nodes_total"],
             json["merge"].as_str().unwrap_or_default(),

@@ -325,6 +325,8 @@ pub struct AppState {
     pub graph_merge: crate::analysis::behaviour::GraphMerge,
     /// The Diff view aligns the selected rollout's whole group at once.
     pub diff_align_group: bool,
+    /// The graph shows the group's task across training steps, not the group alone.
+    pub graph_across_steps: bool,
     /// The central view.
     pub tab: Tab,
     /// Meeting mode: larger type, side panels hidden, comparison pinned. Not saved: the next
@@ -358,6 +360,7 @@ impl Default for AppState {
             graph_color: GraphColor::CreditA,
             graph_merge: crate::analysis::behaviour::GraphMerge::Auto,
             diff_align_group: false,
+            graph_across_steps: false,
             tab: Tab::Group,
             meeting_mode: false,
             browser: BrowserOptions::default(),

@@ -216,3 +216,59 @@ fn a_group_aligned_at_once_is_each_pairwise_alignment() {
     assert_eq!(aligned["forks"].as_array().unwrap().len(), all.forks().len());
     assert_eq!(json["right"]["trajectory"], keys[1], "the pairwise rows are with the first --right");
 }
+
+/// The layout does not move as a run grows: the graph of a group's first rollouts and of all of
+/// them put every state the first drew at the same column and row.
+#[test]
+fn the_layout_stays_as_rollouts_arrive() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/alfworld_roles.jsonl"),
+    )
+    .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // The header, the groups, and the first group's rollouts: three of them, then all six.
+    let group_lines: Vec<&str> = lines.iter().copied().filter(|l| l.contains("\"type\":\"group\"")).collect();
+    let rollouts: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.contains("\"group\":\"s0-task0\"") && l.contains("\"type\":\"trajectory\""))
+        .collect();
+    assert_eq!(rollouts.len(), 6);
+    let place = |n: usize| {
+        let log = [&[lines[0]][..], &group_lines, &rollouts[..n]].concat().join("\n");
+        let run = load_bytes("grow.jsonl", log.as_bytes(), &mut LoadReport::new("grow")).unwrap();
+        let graph = build(&run, run.group_by_key("s0-task0").unwrap(), [&[], &[]], GraphMerge::Auto, MAX_NODES);
+        graph.nodes.iter().map(|n| (n.key.clone(), (n.column, n.row))).collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (before, after) = (place(3), place(6));
+    assert!(after.len() > before.len(), "the later rollouts reach new states");
+    for (key, at) in &before {
+        assert_eq!(after.get(key), Some(at), "{key} moved");
+    }
+}
+
+/// A task across training steps: `ALFWorld`'s tasks come back at each step, so the graph of a
+/// group's task holds both steps' rollouts (`--across-steps`; `groups` says how many groups).
+#[test]
+fn a_task_across_training_steps_is_one_graph() {
+    let run = load("sample_runs/alfworld_roles.jsonl");
+    let g = run.group_by_key("s0-task0").unwrap();
+    let groups = vantage::analysis::behaviour::task_groups(&run, g);
+    assert_eq!(groups.iter().map(|&g| run.group_key(g)).collect::<Vec<_>>(), ["s0-task0", "s1-task0"]);
+    let task = vantage::analysis::behaviour::build_task(&run, g, [&[], &[]], GraphMerge::Auto, MAX_NODES);
+    let one = build(&run, g, [&[], &[]], GraphMerge::Auto, MAX_NODES);
+    assert_eq!(task.paths.len(), 12);
+    assert!(task.nodes.len() >= one.nodes.len());
+    // The first group's states keep their places: it comes first.
+    for (a, b) in one.nodes.iter().zip(&task.nodes) {
+        assert_eq!((&a.key, a.column, a.row), (&b.key, b.column, b.row));
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vantage"))
+        .args(["graph", "sample_runs/alfworld_roles.jsonl", "--group", "s0-task0", "--across-steps", "--json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((json["groups"].as_u64(), json["rollouts"].as_u64()), (Some(2), Some(12)));
+    assert_eq!(json["nodes_total"].as_u64(), Some(task.nodes.len() as u64));
+}

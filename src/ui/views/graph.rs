@@ -5,7 +5,7 @@
 //! outcomes apart) is ringed. Hover a state for its numbers; click it to list the rollouts through
 //! it, and click one of those to select it at its first step there.
 
-use crate::analysis::behaviour::{BehaviourGraph, GraphMerge, MAX_NODES, build};
+use crate::analysis::behaviour::{BehaviourGraph, GraphMerge, MAX_NODES, build, build_task};
 use crate::app::Command;
 use crate::app::state::GraphColor;
 use crate::ui::{ViewCtx, theme};
@@ -33,6 +33,14 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
         return;
     };
     ui.horizontal_wrapped(|ui| {
+        for (across, label) in [(false, "this group"), (true, "its task across steps")] {
+            let r = ui.selectable_label(ctx.state.graph_across_steps == across, label);
+            crate::ui::widgets::name(&r, &format!("graph of {label}"));
+            if r.clicked() {
+                ctx.state.graph_across_steps = across;
+            }
+        }
+        ui.separator();
         ui.label("colour");
         for color in GraphColor::ALL {
             let on = ctx.state.graph_color == color;
@@ -56,7 +64,11 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     let run = &open.run;
     let none: Vec<f32> = Vec::new();
     let credit = [open.credit[0].step().unwrap_or(&none), open.credit[1].step().unwrap_or(&none)];
-    let graph = build(run, group, credit, ctx.state.graph_merge, MAX_NODES);
+    let graph = if ctx.state.graph_across_steps {
+        build_task(run, group, credit, ctx.state.graph_merge, MAX_NODES)
+    } else {
+        build(run, group, credit, ctx.state.graph_merge, MAX_NODES)
+    };
     let color = ctx.state.graph_color;
     let values: Vec<f32> = graph.nodes.iter().map(|n| shown(n.credit, color)).filter(|v| v.is_finite()).collect();
     let range = values.iter().fold((0.0f32, 0.0f32), |(lo, hi), &v| (lo.min(v), hi.max(v)));
