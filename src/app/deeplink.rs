@@ -23,6 +23,8 @@ pub struct DeepLink {
     pub scheme_b: Option<SchemeChoice>,
     /// The view.
     pub tab: Option<Tab>,
+    /// The Group view with its behaviour graph rather than its tree (`view=graph`).
+    pub graph: bool,
 }
 
 /// Percent-encodes everything but unreserved characters.
@@ -59,6 +61,11 @@ impl DeepLink {
                 "group" => link.group = Some(value),
                 "traj" => link.trajectory = Some(value),
                 "step" => link.step = value.parse::<usize>().ok().map(|k| k.saturating_sub(1)),
+                // `graph`: the Group view, showing its behaviour graph.
+                "view" if value.eq_ignore_ascii_case("graph") => {
+                    link.tab = Some(Tab::Group);
+                    link.graph = true;
+                }
                 "view" => link.tab = Tab::ALL.into_iter().find(|t| t.label().eq_ignore_ascii_case(&value)),
                 "a" => schemes[0] = Some(value),
                 "b" => schemes[1] = Some(value),
@@ -98,7 +105,8 @@ impl DeepLink {
             push("run", url);
         }
         if let Some(tab) = self.tab {
-            push("view", &tab.label().to_lowercase());
+            let view = if self.graph && tab == Tab::Group { "graph".to_owned() } else { tab.label().to_lowercase() };
+            push("view", &view);
         }
         if let Some(group) = &self.group {
             push("group", group);
@@ -149,6 +157,7 @@ mod tests {
             scheme_a: Some(a),
             scheme_b: Some(SchemeChoice::new("triage")),
             tab: Some(Tab::Compare),
+            graph: false,
         };
         let fragment = link.to_fragment();
         assert!(fragment.contains("traj=s0-q0-r3%26x"), "{fragment}");
@@ -157,6 +166,11 @@ mod tests {
         assert_eq!(DeepLink::parse("#step=1").step, Some(0));
         assert_eq!(DeepLink::parse("#step=0").step, Some(0), "an older link's first step");
         assert_eq!(DeepLink::parse(&format!("#{fragment}")), link);
+        // The Group view's graph: `view=graph`, and back.
+        let graph = DeepLink::parse("#view=graph&group=g1");
+        assert_eq!((graph.tab, graph.graph), (Some(Tab::Group), true));
+        assert!(graph.to_fragment().contains("view=graph"), "{}", graph.to_fragment());
+        assert!(!DeepLink::parse("#view=group").graph);
         let junk = DeepLink::parse("#step=x&%zz=1&traj=%E2%9C%93&unknown=3");
         assert_eq!(junk.step, None);
         assert_eq!(junk.trajectory.as_deref(), Some("✓"));

@@ -169,7 +169,12 @@ impl VantageApp {
         if let Some(name) = start.tab {
             match state::Tab::from_name(&name) {
                 Some(tab) => self.state.tab = tab,
-                None => self.notifications.push(format!("--view {name}: not a view ({})", state::Tab::names())),
+                // `graph`: the Group view with its behaviour graph.
+                None if name.eq_ignore_ascii_case("graph") => {
+                    self.state.tab = state::Tab::Group;
+                    self.state.group_shows = state::GroupShows::Graph;
+                }
+                None => self.notifications.push(format!("--view {name}: not a view ({}, graph)", state::Tab::names())),
             }
         }
         self.schemes_given |= start.scheme_a.is_some() || start.scheme_b.is_some();
@@ -208,6 +213,9 @@ impl VantageApp {
         }
         if let Some(tab) = link.tab {
             self.state.tab = tab;
+            if tab == state::Tab::Group {
+                self.state.group_shows = if link.graph { state::GroupShows::Graph } else { state::GroupShows::Tree };
+            }
         }
         self.pending_link = Some(link);
         self.apply_pending_link();
@@ -254,6 +262,7 @@ impl VantageApp {
             scheme_a: Some(self.state.scheme_a.clone()),
             scheme_b: Some(self.state.scheme_b.clone()),
             tab: Some(self.state.tab),
+            graph: self.state.group_shows == state::GroupShows::Graph,
         }
     }
 

@@ -218,6 +218,12 @@ await visit(
   "/?url=/sample_runs/tree_rollouts.jsonl#traj=tree-s0-p0/n9&step=3&a=grpo&b=treeps_rag",
   "vantage — tree-s0-p0/n9 · step 3",
 );
+// The Group view's behaviour graph in a deep link (`view=graph`): drawn on the web build too.
+await visit(
+  "graph_view",
+  "/?url=/sample_runs/alfworld_roles.jsonl#view=graph&group=s0-task1&traj=s0-task1-r5&a=grpo&b=triage",
+  "vantage — s0-task1-r5",
+);
 // The page keeps drawing while a large log loads: the load runs in slices of the event loop.
 const big = await visit("big_dump", `/?url=/test/1.jsonl`, "vantage — ");
 console.log(`big_dump: read in ${big.slices} slices; credit in the worker: ${big.workerCredit.join(", ")}`);
