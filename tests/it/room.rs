@@ -1056,3 +1056,54 @@ fn eight_rollouts_aligned_at_once_fit_a_room() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     results.unwrap();
 }
+
+/// A click on a state of the graph lists the rollouts through it, and a click on one of those
+/// selects that rollout at its first step there (the inspector shows it).
+#[test]
+fn a_clicked_state_lists_its_rollouts_and_opens_one() {
+    let run = "terminal_turn_scores.jsonl";
+    let mut app = app_with(run, &sample(run));
+    app.state.group_shows = vantage::app::state::GroupShows::Graph;
+    let mut h = room_harness(app, Tab::Group, true);
+    h.run_ok();
+    let open = h.state().current().unwrap();
+    let group = open.selection.group.unwrap();
+    let graph = vantage::analysis::behaviour::build(
+        &open.run,
+        group,
+        [&[], &[]],
+        vantage::analysis::behaviour::GraphMerge::Auto,
+        vantage::analysis::behaviour::MAX_NODES,
+    );
+    // A fork other than the start: some of the group's rollouts pass through it, not all.
+    let (i, fork) = graph.nodes.iter().enumerate().skip(1).find(|(_, n)| n.fork).expect("a fork");
+    let label = vantage::model::truncate(&fork.label, 40);
+    // The state drawn where its widget is: a pointer's click there, as a person's.
+    let at = h.get_by_label(&format!("graph state {label}")).rect().center();
+    h.hover_at(at);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    h.run_ok();
+    let through: Vec<String> = fork.rollouts.iter().map(|&t| open_key(&h, t)).collect();
+    for key in &through {
+        assert!(h.query_by_label(&format!("graph rollout {key}")).is_some(), "{key} is listed");
+    }
+    let (t, walk) = graph.paths.iter().find(|(t, _)| fork.rollouts.contains(t)).unwrap();
+    let key = open_key(&h, *t);
+    h.get_by_label(&format!("graph rollout {key}")).click();
+    h.run_ok();
+    let open = h.state().current().unwrap();
+    assert_eq!(open.selection.trajectory, Some(*t), "the rollout is selected");
+    let k = walk.iter().position(|&s| s as usize == i).unwrap() - 1;
+    assert_eq!(open.selection.position, Some(open.run.trajectories.path_range(*t).start + k), "at its step there");
+}
+
+fn open_key(h: &Harness<'_, VantageApp>, t: vantage::model::TrajectoryId) -> String {
+    h.state().current().unwrap().run.trajectory_key(t).to_owned()
+}

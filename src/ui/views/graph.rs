@@ -91,19 +91,19 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     }
     ui.label(egui::RichText::new(summary).color(theme::MUTED));
     let picked_id = egui::Id::unique(("graph_picked", open.instance, group.0));
-    let mut picked: Option<u32> = ui.data(|d| d.get_temp(picked_id));
+    let mut picked: Option<u32> = ui.data(|d| d.get_temp::<Option<u32>>(picked_id)).flatten();
     let list_height = if picked.is_some() { 90.0 } else { 0.0 };
     let height = (ui.available_height() - list_height).max(120.0);
     let columns = graph.nodes.iter().map(|n| n.column).max().unwrap_or(0) + 1;
     // Columns at least MIN_DX apart: a long group scrolls sideways rather than crowding.
     let width = ui.available_width().max(40.0 + columns as f32 * MIN_DX);
-    let (response, hovered) = egui::ScrollArea::horizontal()
+    let (response, _, clicked) = egui::ScrollArea::horizontal()
         .id_salt(("graph", open.instance, group.0))
         .max_height(height)
         .show(ui, |ui| draw_ui(ui, &graph, egui::vec2(width, height), (&colors, color), picked))
         .inner;
-    if response.clicked() {
-        picked = hovered.map(|i| i as u32);
+    if clicked.is_some() || response.clicked() {
+        picked = clicked.map(|i| i as u32);
         ui.data_mut(|d| d.insert_temp(picked_id, picked));
     }
     if let Some(i) = picked.filter(|&i| (i as usize) < graph.nodes.len()) {
@@ -111,15 +111,15 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     }
 }
 
-/// Draws the states and transitions into a rect of `size`; the response and the state under the
-/// pointer.
+/// Draws the states and transitions into a rect of `size`; the canvas's response, the state under
+/// the pointer and the state clicked.
 fn draw_ui(
     ui: &mut egui::Ui,
     graph: &BehaviourGraph,
     size: egui::Vec2,
     (colors, color): (&theme::ValueColors, GraphColor),
     picked: Option<u32>,
-) -> (egui::Response, Option<usize>) {
+) -> (egui::Response, Option<usize>, Option<usize>) {
     let columns = graph.nodes.iter().map(|n| n.column).max().unwrap_or(0) + 1;
     let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click());
     let rows = graph.nodes.iter().map(|n| n.row).max().unwrap_or(0) + 1;
@@ -135,7 +135,9 @@ fn draw_ui(
     draw_edges(&painter, graph, &at, (colors, color), dx.min(dy));
     let max_visits = graph.nodes.iter().map(|n| n.visits).max().unwrap_or(1).max(1) as f32;
     let largest = (dx.min(dy) * 0.4).clamp(3.0, 14.0);
-    let mut hovered = None;
+    let (mut hovered, mut clicked) = (None, None);
+    // The widget a tooltip hangs on: the state's own where it has one, else the canvas.
+    let mut tip_on: Option<egui::Response> = None;
     for (i, node) in graph.nodes.iter().enumerate() {
         let center = at(i);
         let radius = (largest * (node.visits as f32 / max_visits).sqrt()).max(2.5);
@@ -153,10 +155,24 @@ fn draw_ui(
         {
             hovered = Some(i);
         }
+        // Each state in view is a widget of its own, named, so it can be found and clicked (by a
+        // screen reader or a test) as the pointer does.
+        let area = egui::Rect::from_center_size(center, egui::Vec2::splat(2.0 * radius + 6.0));
+        if ui.clip_rect().contains_rect(area) {
+            let state = ui.interact(area, ui.scope_id().with(("graph_state", i)), egui::Sense::click());
+            crate::ui::widgets::name(&state, &format!("graph state {}", crate::model::truncate(&node.label, 40)));
+            if state.clicked() {
+                clicked = Some(i);
+            }
+            if state.hovered() {
+                hovered = Some(i);
+                tip_on = Some(state);
+            }
+        }
     }
     if let Some(i) = hovered {
         let node = &graph.nodes[i];
-        response.clone().on_hover_ui_at_pointer(|ui| {
+        tip_on.unwrap_or_else(|| response.clone()).on_hover_ui_at_pointer(|ui| {
             ui.label(egui::RichText::new(crate::model::truncate(&node.label, 120)).strong());
             ui.label(format!(
                 "{} · {} · outcome spread {}",
@@ -177,7 +193,10 @@ fn draw_ui(
             }
         });
     }
-    (response, hovered)
+    if clicked.is_none() && response.clicked() {
+        clicked = hovered;
+    }
+    (response, hovered, clicked)
 }
 
 /// The transitions: a line from state to state as thick as its count, a loop an arc above.
