@@ -100,7 +100,7 @@ def show(run: Run, scheme_a: str | None = None, scheme_b: str | None = None, *, 
         run: The run to show.
         scheme_a: App: scheme A (a registry id, `expr:FORMULA` or `formula:NAME`; see `vantage schemes`)
         scheme_b: App: scheme B.
-        view: App: the view to open (group, compare, overview, tokens, diff, transcript, runs, summary)
+        view: App: the view to open (group, compare, overview, tokens, diff, transcript, runs, summary; graph: the Group view on its behaviour graph)
         app: Start the app (else only print the command).
     """
 

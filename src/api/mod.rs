@@ -189,7 +189,8 @@ pub struct OpenArgs {
 /// `vantage.show`'s arguments).
 #[derive(Debug, Default, clap::Args)]
 pub struct Show {
-    /// App: the view to open (group, compare, overview, tokens, diff, transcript, runs, summary).
+    /// App: the view to open (group, compare, overview, tokens, diff, transcript, runs, summary;
+    /// graph: the Group view on its behaviour graph).
     #[arg(long)]
     pub view: Option<String>,
     /// App: scheme A (a registry id, `expr:FORMULA` or `formula:NAME`; see `vantage schemes`).
@@ -249,9 +250,14 @@ pub fn scheme_choice(name: &str, saved: &[crate::app::SavedFormula]) -> Result<c
         .ok_or_else(|| format!("{name}: not a scheme (see `vantage schemes`)"))
 }
 
-/// The app's view named `name`, or why none.
-pub fn view(name: &str) -> Result<crate::app::Tab, String> {
-    crate::app::Tab::from_name(name).ok_or_else(|| format!("{name}: not a view; one of {}", crate::app::Tab::names()))
+/// The app's view named `name` (and whether it is the Group view's graph: `graph`), or why none.
+pub fn view(name: &str) -> Result<(crate::app::Tab, bool), String> {
+    if name.eq_ignore_ascii_case("graph") {
+        return Ok((crate::app::Tab::Group, true));
+    }
+    crate::app::Tab::from_name(name)
+        .map(|tab| (tab, false))
+        .ok_or_else(|| format!("{name}: not a view; one of {}, graph", crate::app::Tab::names()))
 }
 
 /// The run at `path`, or its located error.

@@ -607,12 +607,13 @@ pub fn deep_link(
 ) -> Result<String, String> {
     let saved = super::saved_formulas();
     let choice = |name: Option<&str>| name.map(|n| super::scheme_choice(n, &saved)).transpose();
-    let tab = view.map(super::view).transpose()?;
+    let view = view.map(super::view).transpose()?;
     let link = crate::app::deeplink::DeepLink {
         run_url: run_url.map(str::to_owned),
         scheme_a: choice(a)?,
         scheme_b: choice(b)?,
-        tab,
+        tab: view.map(|(tab, _)| tab),
+        graph: view.is_some_and(|(_, graph)| graph),
         ..Default::default()
     };
     Ok(link.to_fragment())

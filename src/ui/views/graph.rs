@@ -3,7 +3,7 @@
 //! its first arrival, sized by its visits and coloured by its mean credit under A, B or A − B;
 //! transitions are lines as thick as their count, a loop an arc back; a fork (next states apart,
 //! outcomes apart) is ringed. Hover a state for its numbers; click it to list the rollouts through
-//! it, and click one of those to select it at its first step there.
+//! it (above the graph), and click one of those to select it at its first step there.
 
 use crate::analysis::behaviour::{BehaviourGraph, GraphMerge, MAX_NODES, build, build_task};
 use crate::app::Command;
@@ -92,8 +92,13 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     ui.label(egui::RichText::new(summary).color(theme::MUTED));
     let picked_id = egui::Id::unique(("graph_picked", open.instance, group.0));
     let mut picked: Option<u32> = ui.data(|d| d.get_temp::<Option<u32>>(picked_id)).flatten();
-    let list_height = if picked.is_some() { 90.0 } else { 0.0 };
-    let height = (ui.available_height() - list_height).max(120.0);
+    // The rollouts through the picked state, above the graph: always in view, whatever room the
+    // graph leaves below it.
+    if let Some(i) = picked.filter(|&i| (i as usize) < graph.nodes.len()) {
+        rollouts_ui(ui, ctx.commands, run, &graph, i);
+    }
+    // The horizontal scroll bar's room kept below the graph.
+    let height = (ui.available_height() - 14.0).max(80.0);
     let columns = graph.nodes.iter().map(|n| n.column).max().unwrap_or(0) + 1;
     // Columns at least MIN_DX apart: a long group scrolls sideways rather than crowding.
     let width = ui.available_width().max(40.0 + columns as f32 * MIN_DX);
@@ -105,9 +110,7 @@ pub fn ui(ui: &mut egui::Ui, ctx: &mut ViewCtx<'_>) {
     if clicked.is_some() || response.clicked() {
         picked = clicked.map(|i| i as u32);
         ui.data_mut(|d| d.insert_temp(picked_id, picked));
-    }
-    if let Some(i) = picked.filter(|&i| (i as usize) < graph.nodes.len()) {
-        rollouts_ui(ui, ctx.commands, run, &graph, i);
+        ui.ctx().request_repaint();
     }
 }
 
