@@ -32,7 +32,15 @@ export function distinctColours(png) {
 /// prints; its stderr (the request log) goes to `onLog` line by line when given.
 export async function startServe(spawn, bin, args, onLog) {
   const server = spawn(bin, ["serve", ...args], { stdio: ["ignore", "pipe", onLog ? "pipe" : "ignore"] });
-  if (onLog) server.stderr.on("data", (d) => d.toString().split("\n").filter(Boolean).forEach(onLog));
+  if (onLog) {
+    // A chunk of the pipe can end inside a line: the rest of it waits for the next chunk.
+    let partial = "";
+    server.stderr.on("data", (d) => {
+      const lines = (partial + d.toString()).split("\n");
+      partial = lines.pop();
+      lines.filter(Boolean).forEach(onLog);
+    });
+  }
   const base = await new Promise((resolve, reject) => {
     let out = "";
     server.stdout.on("data", (d) => {
