@@ -24,11 +24,8 @@ pub fn token_terms(run: &Run, credit: &Credit, t: TrajectoryId, p: usize) -> Vec
     else {
         return Vec::new();
     };
-    let mask = run.tokens.mask.as_deref();
-    let values: Vec<f32> = range
-        .filter(|&i| mask.is_none_or(|m| m.get(i).copied().unwrap_or(true)))
-        .map(|i| token.get(i).copied().unwrap_or(f32::NAN))
-        .collect();
+    let values: Vec<f32> =
+        range.filter(|&i| run.tokens.is_policy(i)).map(|i| token.get(i).copied().unwrap_or(f32::NAN)).collect();
     let mut terms = vec![(format!("the mean of its {} policy tokens' values", values.len()), None)];
     terms.extend(
         values.iter().take(TOKEN_TERMS).enumerate().map(|(i, &v)| (format!("token {}", i + 1), Some(f64::from(v)))),

@@ -122,6 +122,11 @@ impl Tokens {
         self.len += len;
     }
 
+    /// Whether token `i` is the policy's (a run without a mask, or past it: every token is).
+    pub fn is_policy(&self, i: usize) -> bool {
+        self.mask.as_ref().is_none_or(|m| m.get(i).copied().unwrap_or(true))
+    }
+
     /// Names of the columns present.
     pub fn present(&self) -> Vec<&'static str> {
         let mut out = Vec::new();

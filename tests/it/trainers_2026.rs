@@ -420,6 +420,16 @@ fn the_2026_trainers_presets_reproduce_the_trainers_own_advantages() {
     assert!(torch_exact.is_empty(), "slime and miles not to the bit:\n{torch_exact:?}");
 }
 
+/// Whether vantage's `got` is a golden `want`: to the bit (either zero) when `exact`, else within
+/// 1e-6 absolute and relative (Python's doubles against vantage's float32 rewards).
+fn agrees(got: f32, want: f32, exact: bool) -> bool {
+    if exact {
+        got.to_bits() == want.to_bits() || (got == 0.0 && want == 0.0)
+    } else {
+        (got - want).abs() <= 1e-6 + 1e-6 * want.abs()
+    }
+}
+
 /// prime-rl's algorithms beyond GRPO (`tests/golden/prime_algos`, made by running prime-rl's own
 /// classes with torch 2.15 on the CPU) equal vantage's schemes under their `prime_rl` presets, to
 /// the bit of float32 for `maxrl` (`MaxRLAlgorithm`, whose torch tensor rounds the rewards to
@@ -459,13 +469,7 @@ fn prime_rls_own_algorithms_are_reproduced_to_the_bit() {
                 let t = run.trajectory_by_key(&format!("s{i}")).unwrap();
                 let (g, w) = (got[run.trajectories.path_range(t).start], want.as_f64().unwrap() as f32);
                 *compared.entry(key).or_insert(0) += 1;
-                let exact = scheme == "maxrl";
-                let equal = if exact {
-                    g.to_bits() == w.to_bits() || (g == 0.0 && w == 0.0)
-                } else {
-                    (g - w).abs() <= 1e-6 + 1e-6 * w.abs()
-                };
-                if !equal {
+                if !agrees(g, w, scheme == "maxrl") {
                     failures.push(format!("{name} {key} s{i}: {g} vs {w}"));
                 }
             }
@@ -1778,12 +1782,7 @@ fn prime_rls_group_algorithms_over_episodes_are_reproduced() {
                 let trajectory = run.trajectory_by_key(&key).unwrap_or_else(|| panic!("{name}: {key} not loaded"));
                 let g = got[run.trajectories.path_range(trajectory).start];
                 let w = case["advantages"][t["id"].as_str().unwrap()].as_f64().unwrap() as f32;
-                let equal = if scheme == "ngu" {
-                    g.to_bits() == w.to_bits() || (g == 0.0 && w == 0.0)
-                } else {
-                    (g - w).abs() <= 1e-6 + 1e-6 * w.abs()
-                };
-                if !equal {
+                if !agrees(g, w, scheme == "ngu") {
                     failures.push(format!("{scheme} {name} {key}: {g} vs {w}"));
                 }
                 *compared.entry(scheme).or_insert(0) += 1;

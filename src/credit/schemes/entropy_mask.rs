@@ -76,8 +76,7 @@ impl Typed for EntropyMask {
         };
         let credit = crate::credit::base_token_credit(run, knobs.base, INFO.id)?;
         let token = credit.token.as_deref().unwrap_or_default();
-        let mask = run.tokens.mask.as_deref();
-        let policy = |i: usize| mask.is_none_or(|m| m.get(i).copied().unwrap_or(true));
+        let policy = |i: usize| run.tokens.is_policy(i);
         // ms-swift fills the padding (tokens outside the completion mask) with NaN first.
         let mut values: Vec<f32> = (0..entropy.len()).map(|i| if policy(i) { entropy[i] } else { f32::NAN }).collect();
         let threshold = nanquantile(&mut values, 1.0 - knobs.quantile);

@@ -45,6 +45,9 @@ params! {
     }
 }
 
+/// Why a run without both log-probs cannot take it.
+const NEEDS: &str = "needs token `logprob` and the trainer's `trainer_logprob`";
+
 /// Each token's influence weight (ms-swift's `_compute_fipo_influence`) and future KL, given each
 /// token's log-prob shift (`NaN` off the policy's tokens) and the credit's sign.
 fn influence(
@@ -86,22 +89,18 @@ fn influence(
 impl Typed for Fipo {
     fn supports(&self, run: &Run) -> Support {
         if run.tokens.logprob.is_none() || run.tokens.trainer_logprob.is_none() {
-            return Support::No("needs token `logprob` and the trainer's `trainer_logprob`".to_owned());
+            return Support::No(NEEDS.to_owned());
         }
         crate::credit::engine::inputs::supports_rewards(run)
     }
 
     fn credit(&self, run: &Run, knobs: &Knobs, _explain: bool) -> Result<Credit, CreditError> {
         let (Some(old), Some(new)) = (run.tokens.logprob.as_deref(), run.tokens.trainer_logprob.as_deref()) else {
-            return Err(CreditError::Unsupported {
-                scheme: INFO.id.to_owned(),
-                reason: "needs token `logprob` and the trainer's `trainer_logprob`".to_owned(),
-            });
+            return Err(CreditError::Unsupported { scheme: INFO.id.to_owned(), reason: NEEDS.to_owned() });
         };
         let credit = crate::credit::base_token_credit(run, knobs.base, INFO.id)?;
         let token = credit.token.as_deref().unwrap_or_default();
-        let mask = run.tokens.mask.as_deref();
-        let policy = |i: usize| mask.is_none_or(|m| m.get(i).copied().unwrap_or(true));
+        let policy = |i: usize| run.tokens.is_policy(i);
         // `log_ratio.masked_fill(~completion_mask, 0)`: NaN here marks the tokens off the mask.
         let shift: Vec<f32> = (0..token.len()).map(|i| if policy(i) { new[i] - old[i] } else { f32::NAN }).collect();
         let negative: Vec<bool> = token.iter().map(|a| *a < 0.0).collect();

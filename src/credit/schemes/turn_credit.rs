@@ -92,13 +92,11 @@ fn turn_weights(run: &Run, t: TrajectoryId) -> Vec<f64> {
     if tr.token_range(t).is_empty() {
         return vec![1.0; tr.num_steps(t)];
     }
-    let mask = run.tokens.mask.as_deref();
     tr.path(t)
         .iter()
         .map(|&node| {
-            crate::credit::step_token_range(run, t, node).map_or(0.0, |range| {
-                range.filter(|&i| mask.is_none_or(|m| m.get(i).copied().unwrap_or(true))).count() as f64
-            })
+            crate::credit::step_token_range(run, t, node)
+                .map_or(0.0, |range| range.filter(|&i| run.tokens.is_policy(i)).count() as f64)
         })
         .collect()
 }
