@@ -16,6 +16,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::records::{JsonText, RawOutcome, RawRecord, RawStep, Scores};
+#[cfg(any(target_feature = "sse2", target_feature = "neon", target_feature = "simd128"))]
+use super::scan;
 use crate::load::lenient::{Id, Key, Num};
 
 /// The record of `line` when it is a trajectory of the common shape, read as `serde_json` reads
@@ -121,6 +123,20 @@ impl<'a> Cursor<'a, '_> {
     fn string(&mut self) -> Option<(&'a str, bool)> {
         self.eat(b'"')?;
         let start = self.at;
+        // Where SIMD compares are at hand; elsewhere (the web build, without `simd128`) a block's
+        // compares would be byte by byte, slower than the word-at-a-time scan below.
+        #[cfg(any(target_feature = "sse2", target_feature = "neon", target_feature = "simd128"))]
+        match scan::string_end(self.bytes, start) {
+            scan::End::Quote { quote, escaped } => {
+                let inside = self.text.get(start..quote)?;
+                self.at = quote + 1;
+                return Some((inside, escaped));
+            }
+            scan::End::Unicode { resume } => self.at = resume,
+            scan::End::Invalid => return None,
+        }
+        // A `\u` escape ahead (or no SIMD): from there a word at a time to each special byte, each
+        // escape checked as it is decoded (the `\u` ahead sets `escaped`).
         let mut escaped = false;
         loop {
             self.at = special_from(self.bytes, self.at);

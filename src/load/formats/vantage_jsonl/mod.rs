@@ -4,6 +4,8 @@
 mod convert;
 mod fast;
 mod records;
+#[cfg(any(target_feature = "sse2", target_feature = "neon", target_feature = "simd128"))]
+mod scan;
 mod tree;
 pub mod write;
 
