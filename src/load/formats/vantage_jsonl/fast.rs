@@ -16,10 +16,6 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::records::{JsonText, RawOutcome, RawRecord, RawStep, Scores};
-#[cfg(all(
-    any(target_feature = "sse2", target_feature = "neon", target_feature = "simd128"),
-    any(not(debug_assertions), test)
-))]
 use super::scan;
 use crate::load::lenient::{Id, Key, Num};
 
@@ -126,45 +122,10 @@ impl<'a> Cursor<'a, '_> {
     fn string(&mut self) -> Option<(&'a str, bool)> {
         self.eat(b'"')?;
         let start = self.at;
-        // Where SIMD compares are at hand; elsewhere (the web build, without `simd128`) a block's
-        // compares would be byte by byte, slower than the word-at-a-time scan below. So would
-        // they in an unoptimized build (each compare a call), but for the unit tests, which hold
-        // this path to `serde_json` there too.
-        #[cfg(all(
-            any(target_feature = "sse2", target_feature = "neon", target_feature = "simd128"),
-            any(not(debug_assertions), test)
-        ))]
-        match scan::string_end(self.bytes, start) {
-            scan::End::Quote { quote, escaped } => {
-                let inside = self.text.get(start..quote)?;
-                self.at = quote + 1;
-                return Some((inside, escaped));
-            }
-            scan::End::Unicode { resume } => self.at = resume,
-            scan::End::Invalid => return None,
-        }
-        // A `\u` escape ahead (or no SIMD): from there a word at a time to each special byte, each
-        // escape checked as it is decoded (the `\u` ahead sets `escaped`).
-        let mut escaped = false;
-        loop {
-            self.at = special_from(self.bytes, self.at);
-            match *self.bytes.get(self.at)? {
-                b'"' => {
-                    let inside = self.text.get(start..self.at)?;
-                    self.at += 1;
-                    return Some((inside, escaped));
-                }
-                b'\\' => {
-                    escaped = true;
-                    self.at += match *self.bytes.get(self.at + 1)? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
-                        b'u' => crate::model::decode_escape(self.bytes, self.at)?.1,
-                        _ => return None,
-                    };
-                }
-                _ => return None,
-            }
-        }
+        let (quote, escaped) = scan::string_end(self.bytes, start)?;
+        let inside = self.text.get(start..quote)?;
+        self.at = quote + 1;
+        Some((inside, escaped))
     }
 
     /// A string without escapes, borrowed.
@@ -474,36 +435,6 @@ impl<'a> Cursor<'a, '_> {
     }
 }
 
-/// The first place at or after `from` holding a `"`, a `\` or a control character (the end when
-/// none): eight bytes at a time, as `serde_json` scans a string.
-fn special_from(bytes: &[u8], from: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut at = from;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let backslash = x ^ (ONES * u64::from(b'\\'));
-        // A byte that is zero in `quote` or `backslash`, or below 0x20 in `x`: its high bit set.
-        // Bits above the first such byte may be wrong (a borrow carries), the first one never is.
-        let found = (quote.wrapping_sub(ONES) & !quote
-            | backslash.wrapping_sub(ONES) & !backslash
-            | x.wrapping_sub(ONES * 0x20) & !x)
-            & HIGH;
-        if found != 0 {
-            return at + (found.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while let Some(&b) = bytes.get(at) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            return at;
-        }
-        at += 1;
-    }
-    at
-}
-
 /// Whether the fast path agrees with `serde_json` on `line`: when it gives a record, `serde_json`
 /// gives the same one (the fuzz target `vantage_fast_path`, and the tests).
 pub fn agrees_with_serde(line: &str) -> bool {
@@ -560,36 +491,6 @@ mod tests {
         ];
         for line in left {
             assert!(parse(line, &mut Labels::default()).is_none(), "taken: {line}");
-        }
-    }
-
-    #[test]
-    fn the_special_bytes_are_found_where_they_are() {
-        let mut texts: Vec<String> =
-            ["", "abc", "abcdefgh\"", "abcdefghijklmnop\\", "a\u{1}", "ééééééé\"", "\u{1f}bcdefghi"]
-                .map(String::from)
-                .into();
-        // Each special byte at each place of a 40-byte text, after ones that only look near it.
-        for special in ['"', '\\', '\n', '\u{1f}'] {
-            for at in 0..40 {
-                let mut text: String = "!#[]ab é\u{7f}".chars().cycle().take(40).collect();
-                text.replace_range(text.char_indices().nth(at).map_or(0, |(i, _)| i)..text.len(), "");
-                text.push(special);
-                text.push_str("tail\"");
-                texts.push(text);
-            }
-        }
-        for text in &texts {
-            let bytes = text.as_bytes();
-            let expected = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(bytes.len());
-            for from in 0..bytes.len().min(3) {
-                let expected = bytes[from..]
-                    .iter()
-                    .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-                    .map_or(bytes.len(), |p| p + from);
-                assert_eq!(special_from(bytes, from), expected, "{text:?} from {from}");
-            }
-            assert_eq!(special_from(bytes, 0), expected, "{text:?}");
         }
     }
 }

@@ -4,10 +4,6 @@
 mod convert;
 mod fast;
 mod records;
-#[cfg(all(
-    any(target_feature = "sse2", target_feature = "neon", target_feature = "simd128"),
-    any(not(debug_assertions), test)
-))]
 mod scan;
 mod tree;
 pub mod write;
