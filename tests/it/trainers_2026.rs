@@ -40,6 +40,18 @@ fn credit(run: &Run, scheme: &str, preset: Option<&str>, set: &[(&str, &str)]) -
     vantage::credit::compute(scheme, run, preset, &set).unwrap().step.clone()
 }
 
+/// The token sample (`sample_runs/verl_token_batch.jsonl`) and GRPO's credit of each of its tokens,
+/// which the token schemes' goldens mask or weight.
+fn token_sample_with_grpo() -> (Run, Vec<f32>) {
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/verl_token_batch.jsonl");
+    let run =
+        load_bytes("verl_token_batch.jsonl", &std::fs::read(log).unwrap(), &mut LoadReport::new("tokens")).unwrap();
+    let set = vec![("level".to_owned(), "token".to_owned())];
+    let grpo = vantage::credit::compute(vantage::credit::scheme("grpo").unwrap(), &run, None, &set).unwrap();
+    let grpo = grpo.token.clone().unwrap();
+    (run, grpo)
+}
+
 fn assert_close(a: &[f32], b: &[f32], what: &str) {
     assert_eq!(a.len(), b.len(), "{what}");
     assert!(a.iter().chain(b).all(|v| v.is_finite()), "{what}: a value is missing");
@@ -542,18 +554,9 @@ fn prime_rls_on_policy_distillation_weights_are_the_token_credit() {
 fn ms_swifts_entropy_mask_keeps_the_tokens_its_own_code_keeps() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/ms_swift/entropy_mask.json");
     let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/verl_token_batch.jsonl");
-    let run = load_bytes("verl_token_batch.jsonl", &std::fs::read(log).unwrap(), &mut LoadReport::new("t")).unwrap();
+    let (run, grpo) = token_sample_with_grpo();
     assert_eq!(golden["tokens"].as_u64().unwrap() as usize, run.tokens.len);
     let scheme = vantage::credit::scheme("entropy_mask").unwrap();
-    let grpo = vantage::credit::compute(
-        vantage::credit::scheme("grpo").unwrap(),
-        &run,
-        None,
-        &vec![("level".to_owned(), "token".to_owned())],
-    )
-    .unwrap();
-    let grpo = grpo.token.clone().unwrap();
     for case in golden["cases"].as_array().unwrap() {
         let quantile = case["quantile"].as_f64().unwrap();
         let sets = vec![("quantile".to_owned(), quantile.to_string())];
@@ -1857,16 +1860,7 @@ fn gar_falls_back_to_prime_rls_grpo_follows_its_labels_and_ngu_names_a_shaped_re
 fn fipo_weights_grpos_token_credit_by_ms_swifts_influence() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/fipo/cases.json");
     let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let log = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_runs/verl_token_batch.jsonl")).unwrap();
-    let run = load_bytes("verl_token_batch.jsonl", &log, &mut LoadReport::new("tokens")).unwrap();
-    let grpo = vantage::credit::compute(
-        vantage::credit::scheme("grpo").unwrap(),
-        &run,
-        None,
-        &vec![("level".to_owned(), "token".to_owned())],
-    )
-    .unwrap();
-    let grpo = grpo.token.as_ref().unwrap();
+    let (run, grpo) = token_sample_with_grpo();
     let mask = run.tokens.mask.as_ref().unwrap();
     let (mut compared, mut weighted) = (0, 0);
     for case in golden["cases"].as_array().unwrap() {
