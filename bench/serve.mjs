@@ -28,7 +28,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { launchChromium, startServe } from "../tests/web/browser.mjs";
+import { launchChromium, listedWhen, startServe } from "../tests/web/browser.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const [logArg, runsArg] = process.argv.slice(2);
@@ -44,17 +44,6 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const browser = await launchChromium();
 
-// The log's entry in the run list of the server at `at`, once `ready` says so of it (asked every
-// `everyMs`).
-async function listedWhen(at, ready, everyMs) {
-  for (;;) {
-    const list = await (await fetch(at + "/api/runs")).json();
-    const entry = list.runs.find((r) => r.id.endsWith(path.basename(log)));
-    if (entry && ready(entry)) return entry;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
 // 0. The first view while the log is converted: a fresh server (no converted copy), the page
 // opened as soon as the run list gives the run a URL (its first pieces converted), timed from the
 // server's start; RUNS times.
@@ -64,9 +53,9 @@ for (let i = 0; i < runs && !process.env.WAYS; i++) {
   fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
   const started = Date.now();
   const { server: fresh, base: freshBase } = await startServe(spawn, bin, [path.dirname(log), "--convert-beside", "--port", "0"]);
-  const listed = await listedWhen(freshBase, (r) => r.url, 50);
+  const listed = await listedWhen(freshBase, path.basename(log), (r) => r.url, 50);
   const opened = await firstView(`${freshBase}/#run=${listed.url}`, started);
-  await listedWhen(freshBase, (r) => r.status !== "converting", 100);
+  await listedWhen(freshBase, path.basename(log), (r) => r.status !== "converting", 100);
   const conversionDone = (Date.now() - started) / 1000;
   fresh.kill();
   whileConverting.push([opened, conversionDone]);
@@ -77,7 +66,7 @@ for (let i = 0; i < runs && !process.env.WAYS; i++) {
 fs.rmSync(path.join(path.dirname(log), ".vantage"), { recursive: true, force: true });
 const startedServe = Date.now();
 const { server, base } = await startServe(spawn, bin, [path.dirname(log), "--convert-beside", "--port", "0"]);
-const entry = await listedWhen(base, (r) => r.status !== "converting", 250);
+const entry = await listedWhen(base, path.basename(log), (r) => r.status !== "converting", 250);
 const conversion = (Date.now() - startedServe) / 1000;
 console.log(`vantage serve: ${entry.id} ${entry.status} after ${conversion.toFixed(1)} s (its one conversion to v2, at start)`);
 

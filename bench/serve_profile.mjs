@@ -12,7 +12,7 @@
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { launchChromium, startServe } from "../tests/web/browser.mjs";
+import { launchChromium, listedWhen, startServe } from "../tests/web/browser.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const [logArg, topArg] = process.argv.slice(2);
@@ -26,13 +26,7 @@ const bin = process.env.VANTAGE_BIN || path.join(root, "target/release/vantage")
 
 const browser = await launchChromium();
 const { server, base } = await startServe(spawn, bin, [path.dirname(log), "--convert-beside", "--port", "0"]);
-let entry;
-for (;;) {
-  const list = await (await fetch(base + "/api/runs")).json();
-  entry = list.runs.find((r) => r.id.endsWith(path.basename(log)));
-  if (entry && entry.status !== "converting") break;
-  await new Promise((r) => setTimeout(r, 250));
-}
+const entry = await listedWhen(base, path.basename(log), (r) => r.status !== "converting", 250);
 
 // One page at `url`, profiled until its title names a step (`wantStep`) or it shows its first
 // frame with a title of its own.

@@ -1,5 +1,6 @@
-// What the browser tests and benchmarks share: headless Chromium as this machine runs it, and a
-// count of a screenshot's colours (a blank canvas has few).
+// What the browser tests and benchmarks share: headless Chromium as this machine runs it, `vantage
+// serve` started and its run list waited on, and a count of a screenshot's colours (a blank canvas
+// has few).
 import { chromium } from "playwright-core";
 import { PNG } from "pngjs";
 
@@ -51,4 +52,15 @@ export async function startServe(spawn, bin, args, onLog) {
     server.on("exit", (code) => reject(new Error(`vantage serve exited (${code}): ${out}`)));
   });
   return { server, base };
+}
+
+/// The entry of the run list of the server at `base` whose id ends with `name`, once `ready` says
+/// so of it (the list asked for every `everyMs`).
+export async function listedWhen(base, name, ready, everyMs) {
+  for (;;) {
+    const list = await (await fetch(base + "/api/runs")).json();
+    const entry = list.runs.find((r) => r.id.endsWith(name));
+    if (entry && ready(entry)) return entry;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
 }
