@@ -368,7 +368,7 @@ await pickFolder("v2_folder", v2root, /^vantage — s\d\/g/);
 await pickFolder("run_folder", path.join(root, "tests/fixtures/runs/sidecars"), /^vantage — s0-task0-r0/);
 await browser.close();
 
-// A browser without WebGL2 or WebGPU: the page says what vantage needs, not "The app has crashed".
+// A browser without WebGL2: the page says what vantage needs, not "The app has crashed".
 {
   const bare = await launchChromium(["--disable-3d-apis", "--disable-webgl", "--disable-webgl2"]);
   const page = await bare.newPage({ viewport: { width: 1280, height: 720 } });
@@ -377,7 +377,7 @@ await browser.close();
   const said = (await page.textContent("#loading_text").catch(() => "")) || "";
   console.log(`no_webgl: the page says "${said.trim()}"`);
   if (!/WebGL2/.test(said) || /crashed/.test(said)) {
-    console.log(`FAIL no_webgl: the page does not say it needs WebGL2 or WebGPU ("${said.trim()}")`);
+    console.log(`FAIL no_webgl: the page does not say it needs WebGL2 ("${said.trim()}")`);
     failures++;
   }
   await bare.close();
