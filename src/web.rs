@@ -9,8 +9,13 @@ pub fn start() {
         // The credit worker runs this module too; it starts through `vantage_credit_worker`.
         return;
     }
-    // Loads give the page its frames: after 25 ms of work they wait for a `setTimeout(0)`.
-    crate::load::pace::set_yielder(std::time::Duration::from_millis(25), || Box::pin(next_task()));
+    // Loads give the page its frames: after 25 ms of work they wait for a `setTimeout(0)`, and
+    // after handing a first view over they wait for the frame that draws it.
+    crate::load::pace::set_yielder(
+        std::time::Duration::from_millis(25),
+        || Box::pin(next_task()),
+        || Box::pin(after_next_frame()),
+    );
     wasm_bindgen_futures::spawn_local(async {
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {
             log::error!("no document");
@@ -125,6 +130,26 @@ fn listen_for_folders(ctx: &egui::Context, sender: std::sync::mpsc::Sender<Vec<(
     if added.is_ok() {
         on_drop.forget();
     }
+}
+
+/// Completes once the page has drawn its next frame: after the next animation frame's callbacks
+/// (eframe paints in one, asked for before this one when the app was told to repaint), in the
+/// task after them; or after 100 ms, where the page draws no frames (a hidden tab).
+async fn after_next_frame() {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        if let Some(window) = web_sys::window() {
+            let after_paint = resolve.clone();
+            let later = eframe::wasm_bindgen::closure::Closure::once_into_js(move || {
+                if let Some(window) = web_sys::window() {
+                    let _: Result<i32, _> = window.set_timeout_with_callback(&after_paint);
+                }
+            });
+            let _: Result<i32, _> = window.request_animation_frame(later.unchecked_ref());
+            let _: Result<i32, _> =
+                window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 100);
+        }
+    });
+    let _: Result<_, _> = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 /// Completes in a later task of the event loop (after the browser has had its chance to draw).

@@ -5,7 +5,8 @@
 //! that waits for a `setTimeout(0)`), and then gives the event loop back once the load has run for
 //! the yielder's budget. Everywhere else a load runs straight through: [`block_on`] polls it on
 //! the calling thread and pacing is off inside it, so the CLI, the tests and the native app's
-//! loader threads are unaffected.
+//! loader threads are unaffected. A load that hands a first view over before it goes on awaits
+//! [`after_frame`], so the page draws that view before the rest of the load's work.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -23,6 +24,7 @@ pub type LoadFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 struct Yielder {
     budget: Duration,
     sleep: Box<dyn Fn() -> Sleep>,
+    frame: Box<dyn Fn() -> Sleep>,
     since: Cell<web_time::Instant>,
     calls: Cell<u32>,
     yields: Cell<u64>,
@@ -37,12 +39,18 @@ thread_local! {
 /// How often [`pace`] reads the clock (it is called once per record).
 const CALLS_PER_CHECK: u32 = 32;
 
-/// Installs, for loads awaited on this thread, how to give the event loop back (`sleep`) and how
-/// long a load may run in between (`budget`).
-pub fn set_yielder(budget: Duration, sleep: impl Fn() -> Sleep + 'static) {
+/// Installs, for loads awaited on this thread, how to give the event loop back (`sleep`), how
+/// long a load may run in between (`budget`), and how to wait until the page has drawn its next
+/// frame (`frame`, for [`after_frame`]).
+pub fn set_yielder(
+    budget: Duration,
+    sleep: impl Fn() -> Sleep + 'static,
+    frame: impl Fn() -> Sleep + 'static,
+) {
     let yielder = Yielder {
         budget,
         sleep: Box::new(sleep),
+        frame: Box::new(frame),
         since: Cell::new(web_time::Instant::now()),
         calls: Cell::new(0),
         yields: Cell::new(0),
@@ -80,6 +88,19 @@ pub async fn pace() {
     }
     (yielder.sleep)().await;
     yielder.yields.set(yielder.yields.get() + 1);
+    yielder.since.set(web_time::Instant::now());
+}
+
+/// Where a load has handed something to show over (the first view of a large dataset) and has
+/// more to do: when a yielder is installed and this is not inside [`block_on`], it waits until
+/// the page has drawn a frame, so what was handed over is on screen before the load goes on (the
+/// requests and decoding after it would otherwise run first).
+pub async fn after_frame() {
+    if BLOCKING.with(Cell::get) > 0 {
+        return;
+    }
+    let Some(yielder) = YIELDER.with(|y| y.borrow().clone()) else { return };
+    (yielder.frame)().await;
     yielder.since.set(web_time::Instant::now());
 }
 

@@ -244,6 +244,8 @@ pub async fn open_showing_first(
                 earlier.len()
             ));
             first(shown, texts, &scratch);
+            // The page draws the first view before the other partitions' requests are made.
+            crate::load::pace::after_frame().await;
             let mut reads = read_parts(source, earlier).await?;
             reads.extend(latest_read);
             build(name, &manifest, &partitions, reads, report)?
