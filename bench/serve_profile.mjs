@@ -1,5 +1,7 @@
 // Where the first view of a served run spends its time, in headless Chromium: the page's timeline
-// (its console lines and the requests it made, each with its time from navigation) and a CPU
+// (its console lines, the requests it made and the steps of the app's start: the wasm compiled,
+// the WebGL context made, the first animation frames, each title; each with its time from
+// navigation) and a CPU
 // profile of the page up to the first view (self time by function: the app's wasm functions by
 // name, the browser's own work as "(program)"), beside the same for the page with no run named
 // (the served page with no run named, which opens on the run list: the app's start):
@@ -39,6 +41,34 @@ async function profiled(url, wantStep) {
   const said = [];
   const started = Date.now();
   page.on("console", (m) => said.push([Date.now() - started, m.text().replace(/\s+/g, " ").slice(0, 140)]));
+  // The app's start, as the page sees it: wrapped before any of the page's scripts run.
+  await page.addInitScript(() => {
+    const marks = (window.__vantageStart = []);
+    const mark = (what) => marks.push([Math.round(performance.now()), what]);
+    const streaming = WebAssembly.instantiateStreaming;
+    WebAssembly.instantiateStreaming = async (...args) => {
+      mark("wasm: compiling as it arrives");
+      const made = await streaming(...args);
+      mark("wasm: compiled and instantiated");
+      return made;
+    };
+    const getContext = HTMLCanvasElement.prototype.getContext;
+    HTMLCanvasElement.prototype.getContext = function (...args) {
+      const made = getContext.apply(this, args);
+      mark(`canvas: ${args[0]} context ${made ? "made" : "refused"}`);
+      return made;
+    };
+    const frame = window.requestAnimationFrame;
+    let frames = 0;
+    window.requestAnimationFrame = (callback) => frame((t) => {
+      if (frames++ < 3) mark(`animation frame ${frames}`);
+      callback(t);
+    });
+    let title = null;
+    new MutationObserver(() => {
+      if (document.title !== title) mark(`title: ${(title = document.title)}`);
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
   await page.goto(url);
   let shown = null;
   while (Date.now() - started < 60_000) {
@@ -52,6 +82,7 @@ async function profiled(url, wantStep) {
   const { profile } = await cdp.send("Profiler.stop");
   const requests = await page.evaluate(() =>
     performance.getEntriesByType("resource").map((e) => [e.name, Math.round(e.startTime), Math.round(e.responseEnd), e.transferSize]));
+  const steps = await page.evaluate(() => window.__vantageStart || []);
   await page.close();
   console.log(`\n${url}\nfirst view after ${shown === null ? "- (not shown in 60 s)" : `${shown} ms`} (profiled: slower than unprofiled)`);
   console.log("requests (from navigation: asked, answered, bytes):");
@@ -63,6 +94,8 @@ async function profiled(url, wantStep) {
     const last = Math.max(...ranged.map((r) => r[2]));
     console.log(`  ${String(first).padStart(6)} ${String(last).padStart(6)} ms  ${ranged.length} Parquet pieces read by range`);
   }
+  console.log("the app's start (from navigation):");
+  steps.forEach(([at, what]) => console.log(`  ${String(at).padStart(6)} ms  ${what}`));
   console.log("the page's console:");
   said.forEach(([at, text]) => console.log(`  ${String(at).padStart(6)} ms  ${text}`));
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
