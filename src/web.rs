@@ -145,8 +145,7 @@ async fn after_next_frame() {
                 }
             });
             let _: Result<i32, _> = window.request_animation_frame(later.unchecked_ref());
-            let _: Result<i32, _> =
-                window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 100);
+            let _: Result<i32, _> = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 100);
         }
     });
     let _: Result<_, _> = wasm_bindgen_futures::JsFuture::from(promise).await;

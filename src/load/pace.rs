@@ -42,11 +42,7 @@ const CALLS_PER_CHECK: u32 = 32;
 /// Installs, for loads awaited on this thread, how to give the event loop back (`sleep`), how
 /// long a load may run in between (`budget`), and how to wait until the page has drawn its next
 /// frame (`frame`, for [`after_frame`]).
-pub fn set_yielder(
-    budget: Duration,
-    sleep: impl Fn() -> Sleep + 'static,
-    frame: impl Fn() -> Sleep + 'static,
-) {
+pub fn set_yielder(budget: Duration, sleep: impl Fn() -> Sleep + 'static, frame: impl Fn() -> Sleep + 'static) {
     let yielder = Yielder {
         budget,
         sleep: Box::new(sleep),

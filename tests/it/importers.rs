@@ -808,7 +808,7 @@ fn a_paced_load_gives_the_event_loop_back_and_reads_the_same_run() {
             )
         })
         .collect();
-    pace::set_yielder(std::time::Duration::ZERO, || Box::pin(YieldOnce(false)));
+    pace::set_yielder(std::time::Duration::ZERO, || Box::pin(YieldOnce(false)), || Box::pin(YieldOnce(false)));
     for (name, bytes) in [("math_grpo_prm.jsonl", sample.as_slice()), ("3.jsonl", verl.as_bytes())] {
         let (paced, pending) = paced_load(name, bytes);
         let mut report = LoadReport::new(name);

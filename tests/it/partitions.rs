@@ -568,6 +568,60 @@ fn a_large_dataset_shows_its_latest_partition_first_then_the_whole_run() {
 }
 
 #[test]
+fn a_paced_load_waits_for_the_first_view_to_be_drawn_before_asking_for_the_rest() {
+    use std::future::Future as _;
+    use std::task::{Context, Poll, Waker};
+    use vantage::load::formats::vantage_v2::remote;
+    use vantage::load::pace;
+    let (mdir, math) = math_dataset("frame-math");
+    let source = DirPieces { root: math.clone(), ranges: true, served: std::cell::RefCell::new(Vec::new()) };
+    // The page's yielder, as the web entry installs it: a frame is a wait the page answers later
+    // (here: the next poll). The budget is long enough that no other wait happens.
+    pace::set_yielder(
+        std::time::Duration::from_secs(3600),
+        || Box::pin(std::future::ready(())),
+        || {
+            let mut polled = false;
+            Box::pin(std::future::poll_fn(move |_| {
+                if std::mem::replace(&mut polled, true) { Poll::Ready(()) } else { Poll::Pending }
+            }))
+        },
+    );
+    let mut reads_at_first = None;
+    let mut reads_at_frames = Vec::new();
+    let mut report = LoadReport::new("math");
+    let opened = {
+        let mut first = |_run: Run, _texts: std::sync::Arc<remote::RemoteTexts>, _report: &LoadReport| {
+            reads_at_first = Some(source.served.borrow().len());
+        };
+        let mut load = std::pin::pin!(remote::open_showing_first(&source, "math", None, &mut report, Some(&mut first)));
+        let mut cx = Context::from_waker(Waker::noop());
+        loop {
+            match load.as_mut().poll(&mut cx) {
+                Poll::Ready(opened) => break opened,
+                // Only a frame wait leaves the load pending (the pieces are read at once).
+                Poll::Pending => reads_at_frames.push(source.served.borrow().len()),
+            }
+        }
+    };
+    pace::clear_yielder();
+    let (run, texts) = opened.unwrap();
+    let reads_at_first = reads_at_first.expect("a first view was handed over");
+    // One frame was waited for, right after the first view, before any other piece was asked for.
+    assert_eq!(reads_at_frames, vec![reads_at_first]);
+    assert!(source.served.borrow().len() > reads_at_first, "the other partitions were read after the frame");
+    assert_eq!(content_with_texts(&run, &texts, &source), content(&load(&math, None)));
+    // Unpaced (the CLI, the tests, the native app's loader threads), the load never waits.
+    let plain = DirPieces { root: math.clone(), ranges: true, served: std::cell::RefCell::new(Vec::new()) };
+    let mut shown = 0;
+    let mut first = |_run: Run, _texts: std::sync::Arc<remote::RemoteTexts>, _report: &LoadReport| shown += 1;
+    pace::block_on(remote::open_showing_first(&plain, "math", None, &mut LoadReport::new("m"), Some(&mut first)))
+        .unwrap();
+    assert_eq!(shown, 1);
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&mdir);
+}
+
+#[test]
 fn a_pack_holds_every_piece_the_first_view_reads_and_the_rest_is_fetched() {
     use vantage::load::formats::vantage_v2::pack::{Packed, Recorder};
     use vantage::load::formats::vantage_v2::remote;
