@@ -134,7 +134,8 @@ fn listen_for_folders(ctx: &egui::Context, sender: std::sync::mpsc::Sender<Vec<(
 
 /// Completes once the page has drawn its next frame: after the next animation frame's callbacks
 /// (eframe paints in one, asked for before this one when the app was told to repaint), in the
-/// task after them; or after 100 ms, where the page draws no frames (a hidden tab).
+/// task after them; or after 100 ms where no frame comes (a hidden tab, whose timers the browser
+/// may slow further).
 async fn after_next_frame() {
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
         if let Some(window) = web_sys::window() {
