@@ -181,15 +181,29 @@ struct Answer {
     bytes: Vec<u8>,
 }
 
-/// GETs `url`, with a `Range` header when given.
+/// GETs `url`, with a `Range` header when given. A server that answers 503 with a short
+/// `Retry-After` (`vantage serve` while it converts the run a deep link names) is asked again
+/// after that wait, for up to [`remote::RETRY_FOR`] seconds in all.
 async fn fetch(url: &str, range: Option<&str>) -> Result<Answer, PieceError> {
-    let response = super::http::get(url, range, None).await.map_err(|e| match e {
-        super::http::GetError::Unreachable => PieceError::Failed(
-            "the request failed: the server is unreachable, or it does not allow cross-origin requests (CORS)"
-                .to_owned(),
-        ),
-        super::http::GetError::Failed(why) => PieceError::Failed(why),
-    })?;
+    let mut waited = 0;
+    let response = loop {
+        let response = super::http::get(url, range, None).await.map_err(|e| match e {
+            super::http::GetError::Unreachable => PieceError::Failed(
+                "the request failed: the server is unreachable, or it does not allow cross-origin requests (CORS)"
+                    .to_owned(),
+            ),
+            super::http::GetError::Failed(why) => PieceError::Failed(why),
+        })?;
+        let again = response.headers().get("retry-after").ok().flatten();
+        match remote::retry_after(response.status(), again.as_deref(), waited) {
+            Some(seconds) => {
+                log::info!("{url}: HTTP 503, asked again in {seconds} s (the server converts the run)");
+                sleep(1000 * seconds as i32).await;
+                waited += seconds;
+            }
+            None => break response,
+        }
+    };
     let status = response.status();
     if status == 404 {
         return Err(PieceError::Missing);

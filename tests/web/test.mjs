@@ -118,8 +118,23 @@ function serveDataset(req, res, rel, ranges) {
   res.end(body.subarray(start, end + 1));
 }
 
+// Under /v2busy/: the same dataset from a server that is still making it, as `vantage serve` is
+// while it converts a run: its first two answers to the manifest are 503 with Retry-After.
+let busyAnswers = 0;
 const server = http.createServer((req, res) => {
   const url = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  if (url.startsWith("/v2busy/run/")) {
+    const rel = url.slice("/v2busy/run/".length);
+    if (rel === "manifest.json" && busyAnswers < 2) {
+      busyAnswers++;
+      v2requests.push({ at: Date.now(), rel, ranges: true, range: null, status: 503, bytes: 0, size: 0, busy: true });
+      res.writeHead(503, { "Retry-After": "1" });
+      res.end("this run is being converted");
+      return;
+    }
+    serveDataset(req, res, rel, true);
+    return;
+  }
   if (url.startsWith("/v2/run/") || url.startsWith("/v2whole/run/")) {
     const ranges = url.startsWith("/v2/");
     serveDataset(req, res, url.slice(ranges ? "/v2/run/".length : "/v2whole/run/".length), ranges);
@@ -321,6 +336,17 @@ await visit("slime_rollout", "/?url=/tests/fixtures/trainers/slime/dump/rollout_
   const plain = v2requests.slice(before).filter((r) => r.status !== 404 && r.rel.endsWith(".parquet"));
   if (plain.length !== 9) {
     console.log(`FAIL v2_dataset_whole: a server without Range requests should serve each file once (${plain.length} reads)`);
+    failures++;
+  }
+  // A server that says to try again (503, Retry-After: 1) while it makes the dataset: the page
+  // waits as told and opens the run once the manifest comes.
+  const busyFrom = v2requests.length;
+  await visit("v2_dataset_busy", `/?url=/v2busy/run/${link}`, "vantage — s2/g5/r3 · step 2");
+  const manifests = v2requests.slice(busyFrom).filter((r) => r.rel === "manifest.json").map((r) => [r.status, r.at]);
+  console.log(`v2_dataset_busy: the manifest answered ${manifests.map(([status]) => status).join(", ")}`);
+  const waits = manifests.slice(1).map(([, at], i) => at - manifests[i][1]);
+  if (manifests.length < 3 || manifests[0][0] !== 503 || manifests[1][0] !== 503 || manifests[2][0] !== 200 || waits.slice(0, 2).some((w) => w < 900)) {
+    console.log(`FAIL v2_dataset_busy: the page should ask again after each 503 as Retry-After says (${JSON.stringify(manifests)}, waits ${waits} ms)`);
     failures++;
   }
 }

@@ -80,6 +80,19 @@ pub fn parse_content_range(header: &str) -> Option<(u64, u64)> {
     Some((start.trim().parse().ok()?, len.trim().parse().ok()?))
 }
 
+/// How long to wait before asking again for a file a server answered `status` with its
+/// `Retry-After` header: only a 503 (`vantage serve` answers so while it converts a run, and when
+/// its connections are all taken) that says a number of seconds, at most 10, and only while the
+/// waits so far (`waited`, in seconds) and this one stay within [`RETRY_FOR`] seconds.
+pub fn retry_after(status: u16, header: Option<&str>, waited: u32) -> Option<u32> {
+    let seconds: u32 = header?.trim().parse().ok()?;
+    (status == 503 && seconds <= 10 && waited + seconds.max(1) <= RETRY_FOR).then_some(seconds.max(1))
+}
+
+/// How long a dataset's requests keep waiting on a server that says to try again: as long as
+/// `vantage serve` may take to convert a large run before its first pieces can be read.
+pub const RETRY_FOR: u32 = 300;
+
 fn failed(path: &str, err: &PieceError) -> LoadError {
     LoadError::from(std::io::Error::other(err.to_string())).with_path(path)
 }
@@ -373,5 +386,21 @@ mod tests {
         assert_eq!(super::parse_content_range("bytes 100-199/5000"), Some((100, 5000)));
         assert_eq!(super::parse_content_range("bytes */5000"), None);
         assert_eq!(super::parse_content_range("bytes 0-9/*"), None);
+    }
+
+    #[test]
+    fn retry_after() {
+        use super::{RETRY_FOR, retry_after};
+        // vantage serve converting a run: 503, Retry-After: 2.
+        assert_eq!(retry_after(503, Some("2"), 0), Some(2));
+        assert_eq!(retry_after(503, Some(" 0 "), 0), Some(1), "asked again at once is still a wait");
+        assert_eq!(retry_after(503, Some("2"), RETRY_FOR - 2), Some(2));
+        assert_eq!(retry_after(503, Some("2"), RETRY_FOR - 1), None, "no wait past the limit");
+        // Not a wait: another status, no header, a date, a long wait.
+        assert_eq!(retry_after(500, Some("2"), 0), None);
+        assert_eq!(retry_after(429, Some("2"), 0), None);
+        assert_eq!(retry_after(503, None, 0), None);
+        assert_eq!(retry_after(503, Some("Wed, 21 Oct 2026 07:28:00 GMT"), 0), None);
+        assert_eq!(retry_after(503, Some("60"), 0), None);
     }
 }
