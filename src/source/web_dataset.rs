@@ -197,7 +197,7 @@ async fn fetch(url: &str, range: Option<&str>) -> Result<Answer, PieceError> {
         let again = response.headers().get("retry-after").ok().flatten();
         match remote::retry_after(response.status(), again.as_deref(), waited) {
             Some(seconds) => {
-                log::info!("{url}: HTTP 503, asked again in {seconds} s (the server converts the run)");
+                log::info!("{url}: HTTP 503, asked again in {seconds} s, as the server says");
                 sleep(1000 * seconds as i32).await;
                 waited += seconds;
             }
