@@ -36,9 +36,9 @@ fn by_words(bytes: &[u8], from: usize) -> Option<(usize, bool)> {
             b'"' => return Some((at, escaped)),
             b'\\' => {
                 escaped = true;
-                at += match *bytes.get(at + 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
-                    b'u' => crate::model::decode_escape(bytes, at)?.1,
+                at += match ESCAPE[usize::from(*bytes.get(at + 1)?)] {
+                    SHORT => 2,
+                    UNICODE => crate::model::decode_escape(bytes, at)?.1,
                     _ => return None,
                 };
             }
@@ -77,12 +77,32 @@ fn special_from(bytes: &[u8], from: usize) -> usize {
     at
 }
 
+/// What the byte after an escaping backslash makes of the escape: one of the short escapes
+/// ([`SHORT`]), the start of a `\u` escape ([`UNICODE`]), or a bad escape ([`BAD`]). A table
+/// rather than a `match`: the kinds of escape in a text follow no pattern a branch predictor
+/// learns.
+const ESCAPE: [u8; 256] = {
+    let mut table = [BAD; 256];
+    let short = *b"\"\\/bfnrt";
+    let mut i = 0;
+    while i < short.len() {
+        table[short[i] as usize] = SHORT;
+        i += 1;
+    }
+    table[b'u' as usize] = UNICODE;
+    table
+};
+const SHORT: u8 = 0;
+const UNICODE: u8 = 1;
+const BAD: u8 = 2;
+
 /// The block scan.
 #[cfg(all(
     any(target_feature = "sse2", target_feature = "neon", target_feature = "simd128"),
     any(not(debug_assertions), test)
 ))]
 mod block_scan {
+    use super::{BAD, ESCAPE, UNICODE};
     use wide::u8x16;
 
     /// How the string starting at a place ends, as far as the block scan finds it.
@@ -151,23 +171,6 @@ mod block_scan {
             at += BLOCK;
         }
     }
-
-    /// What the byte after an escaping backslash makes of the escape: one of the short escapes (0),
-    /// the start of a `\u` escape, or a bad escape. A table rather than a `match`: the kinds of
-    /// escape in a text follow no pattern a branch predictor learns.
-    const ESCAPE: [u8; 256] = {
-        let mut table = [BAD; 256];
-        let short = *b"\"\\/bfnrt";
-        let mut i = 0;
-        while i < short.len() {
-            table[short[i] as usize] = 0;
-            i += 1;
-        }
-        table[b'u' as usize] = UNICODE;
-        table
-    };
-    const UNICODE: u8 = 1;
-    const BAD: u8 = 2;
 
     /// The last bytes of the input, then zeros: a control character, so a string without its closing
     /// quote there is invalid, as it is, and the scan ends in this block.
