@@ -67,16 +67,21 @@ pub fn yields() -> u64 {
 /// Whether loads on this thread give the event loop back (a yielder is installed, and this is
 /// not inside [`block_on`]): a load then works in small slices.
 pub fn is_paced() -> bool {
-    BLOCKING.with(Cell::get) == 0 && YIELDER.with(|y| y.borrow().is_some())
+    active().is_some()
+}
+
+/// This thread's yielder, unless this is inside [`block_on`] (where loads run straight through).
+fn active() -> Option<Rc<Yielder>> {
+    if BLOCKING.with(Cell::get) > 0 {
+        return None;
+    }
+    YIELDER.with(|y| y.borrow().clone())
 }
 
 /// A point where a load may give the event loop back: when a yielder is installed, this is not
 /// inside [`block_on`], and the load has run for the yielder's budget since the last yield.
 pub async fn pace() {
-    if BLOCKING.with(Cell::get) > 0 {
-        return;
-    }
-    let Some(yielder) = YIELDER.with(|y| y.borrow().clone()) else { return };
+    let Some(yielder) = active() else { return };
     let calls = yielder.calls.get() + 1;
     yielder.calls.set(calls % CALLS_PER_CHECK);
     if calls < CALLS_PER_CHECK || yielder.since.get().elapsed() < yielder.budget {
@@ -92,10 +97,7 @@ pub async fn pace() {
 /// the page has drawn a frame, so what was handed over is on screen before the load goes on (the
 /// requests and decoding after it would otherwise run first).
 pub async fn after_frame() {
-    if BLOCKING.with(Cell::get) > 0 {
-        return;
-    }
-    let Some(yielder) = YIELDER.with(|y| y.borrow().clone()) else { return };
+    let Some(yielder) = active() else { return };
     (yielder.frame)().await;
     yielder.since.set(web_time::Instant::now());
 }
