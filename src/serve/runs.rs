@@ -270,17 +270,33 @@ impl Catalog {
         if web_reads && followed_raw && size <= self.options.convert_above {
             return Served::Raw;
         }
-        self.converted(state, id, path, size, modified)
+        self.converted(state, id, path, (format, lines), size, modified)
     }
 
     #[cfg(not(feature = "parquet"))]
-    fn converted(&self, _state: &mut State, _id: &str, _path: &Path, _size: u64, _modified: SystemTime) -> Served {
+    fn converted(
+        &self,
+        _state: &mut State,
+        _id: &str,
+        _path: &Path,
+        _format: (&str, bool),
+        _size: u64,
+        _modified: SystemTime,
+    ) -> Served {
         let _: &Self = self;
         Served::Failed("this build has no Parquet writer (built without the `parquet` feature)".to_owned())
     }
 
     #[cfg(feature = "parquet")]
-    fn converted(&self, state: &mut State, id: &str, path: &Path, size: u64, modified: SystemTime) -> Served {
+    fn converted(
+        &self,
+        state: &mut State,
+        id: &str,
+        path: &Path,
+        (format, lines): (&str, bool),
+        size: u64,
+        modified: SystemTime,
+    ) -> Served {
         if let Some(job) = state.jobs.get(id) {
             let failed = job.failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
             // A log read whole is converted again when it changed; a followed one is kept current
@@ -291,8 +307,16 @@ impl Catalog {
             }
         }
         let out = self.out_dir(path);
-        let followed = crate::source::folders::reads_as_stream(path, None)
-            && !path.extension().is_some_and(|e| e == "gz" || e == "zst");
+        // Followed (converted as a stream, kept current as it grows): a JSON-lines log (not a
+        // compressed one: its format is `compressed (…)`), or a folder of a format read file by
+        // file. Any other run (a run folder, a folder read joined, an Inspect `.eval`) is converted
+        // whole, and again when it changes: following one failed at once ("only a JSON-lines log or
+        // a verl or TRL directory can be followed").
+        let followed = if path.is_dir() {
+            crate::source::folders::named(format).is_some_and(crate::source::folders::FolderFormat::streams)
+        } else {
+            lines
+        };
         let job = Arc::new(Job {
             out: out.clone(),
             source: (size, modified),

@@ -495,6 +495,43 @@ kill %1
 /// A served dataset whose manifest names files outside its directory: its first view's pack
 /// reads none of them (the same rule as its files by URL).
 #[test]
+fn a_run_folder_that_is_no_stream_is_converted_whole() {
+    // A folder of mini-SWE-agent trajectories (`*.traj.json`): a run folder, read whole, which the
+    // server once tried to follow as a stream and listed as failed.
+    let data = std::env::var_os("VANTAGE_DATA_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"), PathBuf::from);
+    let folder = data.join("mini-swe-agent-v2");
+    if !folder.is_dir() {
+        common::skipped(&format!("{} is absent", folder.display()));
+        return;
+    }
+    let cache = common::scratch("serve-run-folder");
+    let server = serve(&[folder.to_str().unwrap(), "--cache", cache.to_str().unwrap()]);
+    let until = Instant::now() + Duration::from_secs(120);
+    let run = loop {
+        let list: serde_json::Value = serde_json::from_slice(&get(server.port, "/api/runs", "").body).unwrap();
+        let run = list["runs"][0].clone();
+        if run["status"] != "converting" {
+            break run;
+        }
+        assert!(Instant::now() < until, "not converted in time: {run}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(run["format"], "run folder", "{run}");
+    assert_eq!(run["status"], "ready", "{run}");
+    let url = run["url"].as_str().unwrap();
+    assert!(url.ends_with('/'), "served as a dataset: {run}");
+    // Its 8 trajectories (SOURCE.md), all in the dataset.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&get(server.port, &format!("/{url}manifest.json"), "").body).unwrap();
+    let trajectories: u64 =
+        manifest["partitions"].as_array().unwrap().iter().map(|p| p["trajectories"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(trajectories, 8, "{manifest}");
+    drop(server);
+    let _: std::io::Result<()> = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
 fn a_first_view_never_reads_outside_its_dataset() {
     let (base, served) = tree("serve-first-outside");
     let dataset = served.join("ds");
